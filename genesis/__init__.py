@@ -1,0 +1,24 @@
+"""Genesis: a PyTorch-style autograd framework on NumPy (CPU) and CuPy (CUDA).
+
+>>> import genesis
+>>> x = genesis.tensor([1., 2., 3.], requires_grad=True)
+>>> (x ** 2).sum().backward()
+>>> x.grad
+tensor([2., 4., 6.])
+"""
+from . import dtypes
+from .device import Device, DeviceError, device
+from .dtypes import (DType, bfloat16, bool, double, float, float16, float32, float64, get_default_dtype,
+                     half, int, int8, int16, int32, int64, long, short, uint8)
+from .tensor import Tensor
+from . import ops as _ops  # binds operators and methods onto Tensor
+from . import autograd
+from .autograd import Function, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .creation import (arange, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones,
+                       ones_like, rand, rand_like, randint, randint_like, randn, randn_like, tensor,
+                       zeros, zeros_like)
+from .random import get_rng_state, manual_seed, seed, set_rng_state
+
+globals().update(_ops.public_functions())
+
+__version__ = "0.1.0"

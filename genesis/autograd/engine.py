@@ -1,0 +1,417 @@
+"""The backward engine: runs a graph's nodes in dependency order, without recursion.
+
+Discovery walks `next_functions` with an explicit stack and counts, for each
+node, the edges that reach it; a node runs once all of them have delivered
+their gradient, so every node's gradients are summed before it runs, in one
+pass. Gradients go to the next nodes by position; the engine sums a gradient
+back to its input's shape when the backward left it broadcast.
+"""
+from __future__ import annotations
+
+import sys
+
+from ..tensor import Tensor, wrap_array
+from .function import AccumulateGrad, gradient_edge
+from .grad_mode import grad_state
+
+__all__ = ["backward", "grad", "node_checkers"]
+
+# Callables run after each node's backward while non-empty (anomaly mode):
+# each gets (node, grad_inputs, flowed_from) where flowed_from maps a node to
+# the node that first sent it gradient, so a checker can print the chain.
+node_checkers: list = []
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+    """Accumulate into `.grad` of graph leaves the gradient of `tensors`.
+
+    With `inputs`, only those tensors receive `.grad` (as in PyTorch).
+    """
+    tensors = _as_tuple(tensors)
+    grads = _root_grads(tensors, grad_tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = [_root_edge(tensor, index) for index, tensor in enumerate(tensors)]
+    if inputs is None:
+        run_graph(roots, grads, retain_graph, create_graph)
+        return
+    inputs = _as_tuple(inputs)
+    captured = run_graph(roots, grads, retain_graph, create_graph,
+                         targets=[_input_edge(tensor, index) for index, tensor in enumerate(inputs)])
+    for tensor, gradient in zip(inputs, captured):
+        if gradient is not None:
+            if not create_graph:
+                gradient = gradient.detach()
+            tensor._grad = gradient if tensor._grad is None else tensor._grad + gradient
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=False, materialize_grads=False) -> tuple:
+    """Return the gradients of `outputs` w.r.t. `inputs` without touching `.grad`.
+
+    >>> import genesis
+    >>> x = genesis.tensor(3.0, requires_grad=True)
+    >>> (dx,) = genesis.autograd.grad(x ** 3, x, create_graph=True)
+    >>> dx, genesis.autograd.grad(dx, x)[0]
+    (tensor(27., grad_fn=<MulBackward>), tensor(18.))
+    """
+    outputs = _as_tuple(outputs)
+    inputs_tuple = _as_tuple(inputs)
+    grads = _root_grads(outputs, grad_outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = [_root_edge(tensor, index) for index, tensor in enumerate(outputs)]
+    targets = [_input_edge(tensor, index) for index, tensor in enumerate(inputs_tuple)]
+    captured = run_graph(roots, grads, retain_graph, create_graph, targets=targets)
+    result = []
+    for index, (tensor, gradient) in enumerate(zip(inputs_tuple, captured)):
+        if gradient is None:
+            if materialize_grads:
+                gradient = wrap_array(tensor._device.xp.zeros_like(tensor._data), tensor._device)
+            elif not allow_unused:
+                raise RuntimeError(
+                    f"input {index} (shape {tuple(tensor.shape)}) was not used to compute the "
+                    "outputs, so it has no gradient. Pass allow_unused=True to get None for it.")
+        result.append(gradient)
+    return tuple(result)
+
+
+def _as_tuple(value) -> tuple:
+    if isinstance(value, Tensor):
+        return (value,)
+    return tuple(value)
+
+
+def _root_edge(tensor: Tensor, index: int) -> tuple:
+    if not tensor._requires_grad:
+        raise RuntimeError(
+            f"output {index} does not require grad and has no grad_fn: nothing it was computed "
+            "from requires grad. Create the inputs with requires_grad=True (and not under "
+            "genesis.no_grad()) to differentiate it.")
+    return gradient_edge(tensor)
+
+
+def _input_edge(tensor: Tensor, index: int) -> tuple:
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"inputs[{index}] is a {type(tensor).__name__}, expected a Tensor")
+    if not tensor._requires_grad:
+        raise RuntimeError(f"inputs[{index}] does not require grad; set requires_grad=True on it "
+                           "before computing the outputs")
+    return gradient_edge(tensor)
+
+
+def _root_grads(tensors: tuple, grad_tensors) -> list:
+    if grad_tensors is None or isinstance(grad_tensors, Tensor):
+        grad_tensors = [grad_tensors] * len(tensors) if grad_tensors is None else [grad_tensors]
+    grad_tensors = list(grad_tensors)
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(f"got {len(grad_tensors)} gradients for {len(tensors)} outputs")
+    grads = []
+    for index, (tensor, gradient) in enumerate(zip(tensors, grad_tensors)):
+        if gradient is None:
+            if tensor._data.size != 1:
+                raise RuntimeError(
+                    f"grad can be created implicitly only for one-element outputs, but output "
+                    f"{index} has shape {tuple(tensor.shape)}; pass gradient= (a tensor of that "
+                    "shape, e.g. genesis.ones_like(out)) to backward(), or reduce it first (.sum()).")
+            gradient = wrap_array(tensor._device.xp.ones_like(tensor._data), tensor._device)
+        elif not isinstance(gradient, Tensor):
+            gradient = Tensor(gradient, device=tensor._device, dtype=tensor.dtype)
+        elif gradient.shape != tensor.shape:
+            raise RuntimeError(f"gradient {index} has shape {tuple(gradient.shape)} but output "
+                               f"{index} has shape {tuple(tensor.shape)}; they must match")
+        elif gradient._data.dtype != tensor._data.dtype:
+            gradient = gradient.to(tensor.dtype)
+        grads.append(gradient)
+    return grads
+
+
+def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
+    """Run backward from `roots` (edges) seeded with `root_grads`.
+
+    Without `targets`, gradients accumulate into leaves' `.grad`. With
+    `targets` (edges), only the nodes leading to them run, nothing is
+    accumulated, and the gradient reaching each target is returned.
+    """
+    root_nodes = []
+    for node, _ in roots:
+        if node not in root_nodes:
+            root_nodes.append(node)
+    if targets is None:
+        dependencies, runs = _count_dependencies(root_nodes), None
+        capture = None
+    else:
+        dependencies, runs = _plan_for_targets(root_nodes, {node for node, _ in targets})
+        capture = {}
+        for node, output_nr in targets:
+            capture.setdefault(node, set()).add(output_nr)
+    buffers = {}
+    for (node, output_nr), gradient in zip(roots, root_grads):
+        _add_to_buffer(buffers, node, output_nr, gradient)
+    ready = [node for node in root_nodes if dependencies[node] == 0]
+    captured = {}
+    checkers = list(node_checkers)
+    flowed_from = {} if checkers else None
+    previous_mode, grad_state.enabled = grad_state.enabled, bool(create_graph)
+    try:
+        while ready:
+            node = ready.pop()
+            grads = buffers.pop(node, None)
+            if grads is None:  # no gradient reached this node: nothing flows on
+                _release_children(node, dependencies, runs, ready)
+                continue
+            if node.__class__ is AccumulateGrad:
+                _accumulate_leaf(node, grads, create_graph, capture, captured)
+                continue
+            if node._tensor_hooks is not None or node._retained is not None:
+                _run_tensor_hooks(node, grads)
+            if capture is not None:
+                if node in capture:
+                    for output_nr in capture[node]:
+                        captured[(node, output_nr)] = grads[output_nr]
+                if node not in runs:
+                    _release_children(node, dependencies, runs, ready)
+                    continue
+            grad_inputs = _call_backward(node, grads)
+            if not retain_graph and node._saved is not None:
+                node._release()
+            for checker in checkers:
+                checker(node, grad_inputs, flowed_from)
+            # Route each input's gradient to the node it came from, by position.
+            input_meta = node._input_meta
+            for index, (child, output_nr) in enumerate(node.next_functions):
+                if child is None or (runs is not None and child not in dependencies):
+                    continue
+                gradient = grad_inputs[index]
+                if gradient is not None:
+                    meta = input_meta[index]
+                    if gradient.__class__ is not Tensor or gradient._data.shape != meta[0] \
+                            or gradient._data.dtype != meta[1]:
+                        gradient = _conform(node, index, gradient, meta)
+                    child_grads = buffers.get(child)
+                    if child_grads is None:
+                        child_grads = buffers[child] = [None] * len(child._output_meta)
+                    existing = child_grads[output_nr]
+                    child_grads[output_nr] = gradient if existing is None else existing + gradient
+                    if flowed_from is not None and child not in flowed_from:
+                        flowed_from[child] = node
+                remaining = dependencies[child] - 1
+                dependencies[child] = remaining
+                if remaining == 0:
+                    ready.append(child)
+    finally:
+        grad_state.enabled = previous_mode
+    if targets is None:
+        return None
+    return [captured.get(edge) for edge in targets]
+
+
+def _count_dependencies(root_nodes) -> dict:
+    dependencies = dict.fromkeys(root_nodes, 0)
+    stack = list(root_nodes)
+    while stack:
+        node = stack.pop()
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            count = dependencies.get(child)
+            if count is None:
+                dependencies[child] = 1
+                stack.append(child)
+            else:
+                dependencies[child] = count + 1
+    return dependencies
+
+
+def _plan_for_targets(root_nodes, target_nodes) -> tuple:
+    """Nodes that lead to a target; their edge counts; and which of them must run backward."""
+    leads = {}
+    for root in root_nodes:
+        if root in leads:
+            continue
+        leads[root] = None  # in progress
+        stack = [(root, iter(root.next_functions))]
+        while stack:
+            node, children = stack[-1]
+            for child, _ in children:
+                if child is not None and child not in leads:
+                    leads[child] = None
+                    stack.append((child, iter(child.next_functions)))
+                    break
+            else:
+                stack.pop()
+                leads[node] = node in target_nodes or any(
+                    leads.get(child) for child, _ in node.next_functions if child is not None)
+    needed = {node for node, flag in leads.items() if flag}
+    runs = {node for node in needed
+            if any(child in needed for child, _ in node.next_functions if child is not None)}
+    dependencies = dict.fromkeys(root_nodes, 0)
+    for node in runs:
+        for child, _ in node.next_functions:
+            if child in needed:
+                dependencies[child] = dependencies.get(child, 0) + 1
+    for node in needed:
+        dependencies.setdefault(node, 0)
+    return dependencies, runs
+
+
+def _add_to_buffer(buffers, node, output_nr, gradient) -> None:
+    grads = buffers.get(node)
+    if grads is None:
+        grads = buffers[node] = [None] * len(node._output_meta)
+    existing = grads[output_nr]
+    grads[output_nr] = gradient if existing is None else existing + gradient
+
+
+def _release_children(node, dependencies, runs, ready) -> None:
+    for child, _ in node.next_functions:
+        if child is None or (runs is not None and child not in dependencies):
+            continue
+        remaining = dependencies[child] - 1
+        dependencies[child] = remaining
+        if remaining == 0:
+            ready.append(child)
+
+
+def _run_tensor_hooks(node, grads: list) -> None:
+    for output_nr, hooks in (node._tensor_hooks or {}).items():
+        for hook in list(hooks):
+            if grads[output_nr] is None:
+                break
+            replacement = hook(grads[output_nr])
+            if replacement is not None:
+                grads[output_nr] = _checked_replacement(node, output_nr, grads[output_nr], replacement)
+    for output_nr, reference in (node._retained or {}).items():
+        tensor = reference()
+        gradient = grads[output_nr]
+        if tensor is None or gradient is None:
+            continue
+        if tensor._grad is None:
+            tensor._grad = gradient if grad_state.enabled else _fresh_copy(gradient)
+        else:
+            tensor._grad = tensor._grad + gradient
+
+
+def _checked_replacement(node, output_nr, old: Tensor, new) -> Tensor:
+    if not isinstance(new, Tensor) or new.shape != old.shape:
+        shape = tuple(new.shape) if isinstance(new, Tensor) else type(new).__name__
+        raise RuntimeError(f"a hook on output {output_nr} of {type(node).__name__} returned "
+                           f"{shape}; a hook must return None or a Tensor of shape {tuple(old.shape)}")
+    return new
+
+
+def _call_backward(node, grads: list) -> tuple:
+    if len(grads) > 1 and node._materialize_grads:  # outputs that got no gradient get zeros
+        for output_nr, gradient in enumerate(grads):
+            if gradient is None:
+                shape, numpy_dtype, device = node._output_meta[output_nr]
+                grads[output_nr] = wrap_array(device.xp.zeros(shape, numpy_dtype), device)
+    if node._prehooks:
+        for hook in list(node._prehooks):
+            replacement = hook(tuple(grads))
+            if replacement is not None:
+                grads = list(replacement)
+    try:
+        result = node._forward_cls.backward(node, *grads)
+    except Exception as error:
+        error.add_note(_backward_note(node))
+        raise
+    if result.__class__ is not tuple:
+        result = tuple(result) if result.__class__ is list else (result,)
+    expected = len(node.next_functions)
+    if len(result) != expected:
+        if len(result) < expected or any(extra is not None for extra in result[expected:]):
+            raise RuntimeError(
+                f"{type(node).__name__}: backward returned {len(result)} gradient(s) but forward took {expected} "
+                f"argument(s); return one gradient (or None) per forward argument, in order.")
+        result = result[:expected]
+    if node._hooks:
+        for hook in list(node._hooks):
+            replacement = hook(result, tuple(grads))
+            if replacement is not None:
+                result = tuple(replacement)
+    return result
+
+
+def _backward_note(node) -> str:
+    source = node._source
+    where = f"; its forward was called at {source}" if source is not None else ""
+    return f"(raised by the backward of {type(node).__name__}{where})"
+
+
+def _conform(node, index: int, gradient, meta) -> Tensor:
+    """Sum a broadcast gradient back to the input's shape; cast between float dtypes."""
+    from ..ops.broadcast import sum_to_shape
+
+    shape, numpy_dtype, device = meta
+    name = type(node).__name__
+    if not isinstance(gradient, Tensor):
+        raise TypeError(f"{name}: backward returned a {type(gradient).__name__} for input {index}; "
+                        "return a genesis Tensor (or None)")
+    if gradient._device != device:
+        raise RuntimeError(f"{name}: the gradient for input {index} is on {gradient._device} but "
+                           f"the input is on {device}")
+    if gradient._data.shape != shape:
+        if not _sums_to(gradient._data.shape, shape):
+            raise RuntimeError(
+                f"{name}: backward returned a gradient of shape {tuple(gradient.shape)} for input "
+                f"{index}, which has shape {tuple(shape)}; the gradient must have the input's "
+                "shape (or a shape it was broadcast to).")
+        gradient = sum_to_shape(gradient, shape)
+    if gradient._data.dtype != numpy_dtype:
+        if gradient._data.dtype.kind != "f" or numpy_dtype.kind != "f":
+            raise RuntimeError(f"{name}: backward returned a {gradient.dtype.name} gradient for "
+                               f"input {index}, which is {numpy_dtype}; return a floating point "
+                               "gradient of the input's dtype")
+        gradient = gradient.to(numpy_dtype.name)
+    return gradient
+
+
+def _sums_to(grad_shape: tuple, shape: tuple) -> bool:
+    if len(grad_shape) < len(shape):
+        return False
+    for grad_extent, extent in zip(grad_shape[len(grad_shape) - len(shape):], shape):
+        if extent != 1 and grad_extent != extent:
+            return False
+    return True
+
+
+def _accumulate_leaf(node, grads: list, create_graph: bool, capture, captured) -> None:
+    gradient = grads[0]
+    variable = node._variable()
+    if gradient is None or variable is None:
+        return
+    if variable._hooks:
+        for hook in list(variable._hooks):
+            replacement = hook(gradient)
+            if replacement is not None:
+                gradient = _checked_replacement(node, 0, gradient, replacement)
+    if capture is not None:
+        if node in capture:
+            captured[(node, 0)] = gradient
+        return
+    existing = variable._grad
+    if existing is None:
+        variable._grad = gradient if create_graph else _owned(gradient, grads)
+    elif create_graph or existing.grad_fn is not None or not existing._data.flags.writeable:
+        variable._grad = existing + gradient
+    else:
+        existing._device.xp.add(existing._data, gradient._data, out=existing._data)
+        existing._version_counter[0] += 1
+
+
+def _owned(gradient: Tensor, holder: list) -> Tensor:
+    """The gradient as a leaf's `.grad`: its buffer is reused when nothing else can see it."""
+    array = gradient._data
+    # References to the Tensor: the engine's buffer list, this argument, getrefcount's
+    # argument; to the array: the Tensor's slot and getrefcount's argument.
+    if array.base is None and sys.getrefcount(array) == 2 and sys.getrefcount(gradient) <= 3 \
+            and holder[0] is gradient:
+        if gradient.grad_fn is None and not gradient._requires_grad:
+            return gradient
+        return wrap_array(array, gradient._device)
+    return _fresh_copy(gradient)
+
+
+def _fresh_copy(gradient: Tensor) -> Tensor:
+    return wrap_array(gradient._data.copy(), gradient._device)

@@ -1,0 +1,421 @@
+"""`Function`, its backward node (which is also the forward's `ctx`), and `AccumulateGrad`.
+
+A `Function` subclass defines `forward(ctx, *args)` and `backward(ctx, *grads)`.
+`Function.apply` runs forward with grad disabled, then, if any input requires
+grad, links the outputs to a node of the class `<Name>Backward`. That node is
+the `ctx` the forward saw: it holds saved tensors and any attributes set on it,
+and its `next_functions` has one `(node, output_nr)` slot per forward argument,
+so `backward` returns one gradient (or None) per argument, routed by position.
+
+>>> import genesis
+>>> class Cube(genesis.Function):
+...     @staticmethod
+...     def forward(ctx, x):
+...         ctx.save_for_backward(x)
+...         return x * x * x
+...     @staticmethod
+...     def backward(ctx, grad):
+...         (x,) = ctx.saved_tensors
+...         return grad * 3 * x * x
+>>> x = genesis.tensor([2.0], requires_grad=True)
+>>> y = Cube.apply(x)
+>>> y.grad_fn
+<CubeBackward>
+>>> y.backward(genesis.ones(1)); x.grad
+tensor([12.])
+"""
+from __future__ import annotations
+
+import weakref
+
+from ..dtypes import FLOATING_NUMPY_DTYPES
+from ..tensor import Tensor, wrap_array
+from .grad_mode import grad_state
+from .hooks import RemovableHandle
+
+__all__ = ["Function", "Node", "AccumulateGrad", "gradient_edge", "observers"]
+
+# Callables run after every Function call while non-empty (anomaly mode and
+# `genesis.debug.record` register here); each gets (node, args, outputs).
+observers: list = []
+
+_FREED = ("freed",)
+
+
+class Node:
+    """A node of the backward graph: a tensor's `grad_fn`, and the forward's `ctx`.
+
+    `next_functions` holds one `(node, output_nr)` pair per forward argument
+    (`(None, 0)` where no gradient flows). Hooks: `register_hook(fn)` runs
+    `fn(grad_inputs, grad_outputs)` after backward, `register_prehook(fn)` runs
+    `fn(grad_outputs)` before; either may return replacements.
+    """
+
+    __slots__ = ("next_functions", "_saved", "_input_meta", "_output_meta",
+                 "needs_input_grad", "__dict__", "__weakref__")
+
+    _forward_cls = None
+    _hooks = ()
+    _prehooks = ()
+    _tensor_hooks = None      # {output_nr: [hook]} from Tensor.register_hook on outputs
+    _retained = None          # {output_nr: weakref(tensor)} from Tensor.retain_grad
+    _source = None            # where the forward was called, when recorded
+    _materialize_grads = True
+    _non_differentiable = ()
+
+    # Slots are filled lazily (a ctx that never joins a graph only gets
+    # `needs_input_grad`); an unset one reads as its default here.
+    _SLOT_DEFAULTS = {"next_functions": (), "_saved": None, "_input_meta": (),
+                      "_output_meta": (), "needs_input_grad": ()}
+
+    def __getattr__(self, name):
+        try:
+            return Node._SLOT_DEFAULTS[name]
+        except KeyError:
+            raise AttributeError(f"{type(self).__name__} has no attribute {name!r}") from None
+
+    # -- identity -----------------------------------------------------------
+    @classmethod
+    def name(cls) -> str:
+        return cls.__name__
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+    @property
+    def metadata(self) -> dict:
+        """A dict free for tools to annotate the node with."""
+        meta = self.__dict__.get("_metadata")
+        if meta is None:
+            meta = self.__dict__["_metadata"] = {}
+        return meta
+
+    @property
+    def forward_location(self):
+        """Where the forward was called, when recorded (anomaly mode or tracing), else None."""
+        return self._source
+
+    # -- ctx API used inside forward ------------------------------------------
+    def save_for_backward(self, *tensors) -> None:
+        """Keep tensors for backward; later in-place changes to them are detected.
+
+        Numbers and None may be saved too (kept as they are).
+        """
+        self._saved = tensors  # packed with their versions when the node joins the graph
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to `save_for_backward`, checked for in-place changes."""
+        saved = self._saved
+        if saved is None:
+            return ()
+        if saved is _FREED:
+            raise RuntimeError(_freed_message(self))
+        if not self.next_functions:  # read inside forward, before packing
+            return saved
+        unpacked = []
+        for index, (tensor, version, output_nr) in enumerate(saved):
+            if version is not None:
+                if tensor._version_counter[0] != version:
+                    raise RuntimeError(_modified_message(self, index, tensor, version))
+                if output_nr >= 0:
+                    tensor = _reattach_output(tensor, self, output_nr)
+            unpacked.append(tensor)
+        return tuple(unpacked)
+
+    @property
+    def saved_tensor_info(self) -> tuple:
+        """(shape, dtype) of each saved tensor without unpacking; () once freed."""
+        saved = self._saved
+        if saved is None or saved is _FREED or not self.next_functions:
+            return ()
+        return tuple((t.shape, t.dtype) if version is not None else None for t, version, _ in saved)
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        """Declare outputs that get no gradient (e.g. indices)."""
+        self._non_differentiable = tuple(id(t._data) for t in tensors)
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """If False, backward receives None (not zeros) for outputs that got no gradient."""
+        self._materialize_grads = bool(value)
+
+    def mark_dirty(self, *tensors) -> None:
+        """Accepted for PyTorch compatibility; in-place inputs are handled by `apply`."""
+
+    # -- hooks ----------------------------------------------------------------
+    def register_hook(self, hook) -> RemovableHandle:
+        """`hook(grad_inputs, grad_outputs)` runs after this node's backward."""
+        if not isinstance(self._hooks, list):
+            self._hooks = []
+        return RemovableHandle(self._hooks, hook)
+
+    def register_prehook(self, hook) -> RemovableHandle:
+        """`hook(grad_outputs)` runs before this node's backward."""
+        if not isinstance(self._prehooks, list):
+            self._prehooks = []
+        return RemovableHandle(self._prehooks, hook)
+
+    def _add_tensor_hook(self, output_nr: int, hook) -> RemovableHandle:
+        if self._tensor_hooks is None:
+            self._tensor_hooks = {}
+        return RemovableHandle(self._tensor_hooks.setdefault(output_nr, []), hook)
+
+    def _retain_output(self, output_nr: int, tensor: Tensor) -> None:
+        if self._retained is None:
+            self._retained = {}
+        self._retained[output_nr] = weakref.ref(tensor)
+
+    def _release(self) -> None:
+        if self._saved is not None:
+            self._saved = _FREED
+
+
+class AccumulateGrad(Node):
+    """The node for a leaf that requires grad: adds incoming gradients to `.grad`."""
+
+    __slots__ = ("_variable",)
+
+    def __init__(self, variable: Tensor):
+        self._variable = weakref.ref(variable)
+        self.next_functions = ()
+        self._saved = None
+        self._input_meta = ()
+        self.needs_input_grad = ()
+        self._output_meta = ((variable._data.shape, variable._data.dtype, variable._device),)
+
+    @property
+    def variable(self) -> Tensor:
+        return self._variable()
+
+
+def gradient_edge(tensor: Tensor) -> tuple:
+    """The `(node, output_nr)` through which gradient reaches `tensor`."""
+    if tensor.grad_fn is not None:
+        return tensor.grad_fn, tensor._output_nr
+    accumulator = tensor._accumulator
+    if accumulator is None:
+        accumulator = tensor._accumulator = AccumulateGrad(tensor)
+    return accumulator, 0
+
+
+class Function:
+    """Base class of differentiable operations; subclass it and call `apply`.
+
+    `forward(ctx, *args, **kwargs)` receives tensors (grad disabled) and
+    returns a Tensor, an array of the tensor's namespace, or a tuple of them.
+    `backward(ctx, *grad_outputs)` returns one gradient per positional forward
+    argument (None for arguments that get none). Shapes may be left
+    broadcast: the engine sums them back to each input's shape.
+    """
+
+    _backward_cls: type = Node
+    is_view = False          # the output is a view of the first input (shares memory)
+    nondeterministic = False  # forward draws random numbers (dropout): checks skip it
+    _builtin = False         # defined inside genesis: forward works on arrays only
+    forward_inplace = None   # optional fast path writing into target._data (no graph)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._builtin = cls.__module__.startswith("genesis.")
+        cls._backward_cls = type(f"{cls.__name__}Backward", (Node,),
+                                 {"__slots__": (), "_forward_cls": cls,
+                                  "__module__": cls.__module__})
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("subclasses of Function must implement forward(ctx, *args)")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("subclasses of Function must implement backward(ctx, *grads)")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Run forward and, when gradients are needed, link the result into the graph."""
+        ctx = _new_object(cls._backward_cls)
+        device = None
+        graph = False
+        enabled = grad_state.enabled
+        for arg in args:
+            if isinstance(arg, Tensor):
+                if device is None:
+                    device = arg._device
+                if enabled and arg._requires_grad:
+                    graph = True
+        if graph:
+            _link_inputs(ctx, args)
+        else:
+            ctx.needs_input_grad = _NO_NEEDS[len(args)] if len(args) < 16 else (False,) * len(args)
+        if cls._builtin:
+            try:
+                result = cls.forward(ctx, *args, **kwargs)
+            except ValueError as error:  # NumPy's shape errors, reworded with the op and shapes
+                raise _op_error(cls, args, error) from None
+        else:
+            previous, grad_state.enabled = grad_state.enabled, False
+            try:
+                result = cls.forward(ctx, *args, **kwargs)
+            finally:
+                grad_state.enabled = previous
+        if device is None:
+            device = _first_device(args)
+        if result.__class__ is tuple:
+            output = tuple(_as_output(value, device, args) for value in result)
+            outputs = output
+        else:
+            output = wrap_array(result, device) if not isinstance(result, Tensor) else \
+                _as_output(result, device, args)
+            outputs = (output,)
+        if cls.is_view:
+            _mark_view(outputs[0], args, kwargs, cls)
+        if graph:
+            _link_outputs(ctx, outputs)
+        if observers:
+            for observer in observers:
+                observer(ctx, args, outputs)
+        return output
+
+
+_new_object = object.__new__
+_NO_NEEDS = [(False,) * count for count in range(16)]
+
+
+def _op_error(cls, args: tuple, error: Exception) -> RuntimeError:
+    shapes = ", ".join(str(tuple(arg.shape)) for arg in args if isinstance(arg, Tensor))
+    name = cls.__name__.lower()
+    return RuntimeError(f"{name}: {error} (input shapes: {shapes})")
+
+
+def _first_device(args):
+    for arg in args:
+        if isinstance(arg, Tensor):
+            return arg._device
+        if arg.__class__ in (list, tuple):
+            for item in arg:
+                if isinstance(item, Tensor):
+                    return item._device
+    from ..device import cpu
+    return cpu
+
+
+def _as_output(value, device, args) -> Tensor:
+    if isinstance(value, Tensor):
+        for arg in args:
+            if value is arg:  # forward returned its input: hand back an alias, not the input itself
+                return wrap_array(value._data, value._device)
+        if value.grad_fn is not None or value._requires_grad:
+            value = wrap_array(value._data, value._device)
+        return value
+    if value is None:
+        return None
+    return wrap_array(value, device)
+
+
+def _link_inputs(ctx: Node, args: tuple) -> None:
+    """Record one edge per argument: where its gradient goes, and its shape/dtype/device."""
+    edges = []
+    meta = []
+    for arg in args:
+        if isinstance(arg, Tensor) and arg._requires_grad:
+            node = arg.grad_fn
+            edges.append((node, arg._output_nr) if node is not None else gradient_edge(arg))
+            meta.append((arg._data.shape, arg._data.dtype, arg._device))
+        else:
+            edges.append(_NO_EDGE)
+            meta.append(None)
+    ctx.next_functions = tuple(edges)
+    ctx._input_meta = tuple(meta)
+    ctx.needs_input_grad = tuple([entry is not None for entry in meta])
+    ctx._saved = None
+    ctx._output_meta = ()
+
+
+_NO_EDGE = (None, 0)
+
+
+def _link_outputs(ctx: Node, outputs: tuple) -> None:
+    """Make `ctx` the grad_fn of each differentiable output."""
+    non_differentiable = ctx._non_differentiable
+    output_meta = []
+    for output_nr, output in enumerate(outputs):
+        if output is None:
+            output_meta.append(None)
+            continue
+        data = output._data
+        output_meta.append((data.shape, data.dtype, output._device))
+        if data.dtype in FLOATING_NUMPY_DTYPES and id(data) not in non_differentiable:
+            output._requires_grad = True
+            output.grad_fn = ctx
+            output._output_nr = output_nr
+    ctx._output_meta = tuple(output_meta)
+    saved = ctx._saved
+    if saved is not None:
+        ctx._saved = tuple(_pack_saved(value, outputs) for value in saved)
+
+
+def _mark_view(output: Tensor, args: tuple, kwargs: dict, cls) -> None:
+    """An output sharing storage with input 0 shares its version counter and remembers how
+    it was derived from the base tensor (for in-place updates through the view)."""
+    source = args[0]
+    out_array, in_array = output._data, source._data
+    out_owner = out_array if out_array.base is None else out_array.base
+    in_owner = in_array if in_array.base is None else in_array.base
+    if out_owner is not in_owner:
+        return
+    output._version_counter = source._version_counter
+    step = (cls, args[1:], kwargs)
+    if source._view is None:
+        output._view = (source, (step,))
+    else:
+        base, steps = source._view
+        output._view = (base, steps + (step,))
+
+
+def _pack_saved(value, outputs: tuple) -> tuple:
+    """(value, version when saved or None for non-tensors, output_nr or -1).
+
+    A saved output is kept without its grad_fn (no node -> tensor -> node cycle)
+    and re-linked to the node when unpacked.
+    """
+    if not isinstance(value, Tensor):
+        return value, None, -1
+    if value.grad_fn is not None:
+        for output_nr, output in enumerate(outputs):
+            if value is output:
+                return _detached_alias(value), value._version_counter[0], output_nr
+    return value, value._version_counter[0], -1
+
+
+def _detached_alias(tensor: Tensor) -> Tensor:
+    alias = wrap_array(tensor._data, tensor._device)
+    alias._version_counter = tensor._version_counter
+    return alias
+
+
+def _reattach_output(alias: Tensor, node: Node, output_nr: int) -> Tensor:
+    tensor = _detached_alias(alias)
+    tensor._requires_grad = True
+    tensor.grad_fn = node
+    tensor._output_nr = output_nr
+    return tensor
+
+
+def _where(node: Node) -> str:
+    source = node._source
+    return f" The forward call was at {source}." if source is not None else (
+        " Run under genesis.autograd.detect_anomaly() to see where that forward was called.")
+
+
+def _freed_message(node: Node) -> str:
+    return (f"Trying to backward through {type(node).__name__} a second time: its saved tensors "
+            "were freed after the first backward. Pass retain_graph=True to the first "
+            "backward() (or autograd.grad()) if you need to backward through the graph again."
+            + _where(node))
+
+
+def _modified_message(node: Node, index: int, tensor: Tensor, version: int) -> str:
+    return (f"one of the tensors saved by {type(node).__name__} for its backward (saved tensor "
+            f"{index}, shape {tuple(tensor.shape)}, {tensor.dtype.name}) was modified by an "
+            f"in-place operation: it is now at version {tensor._version_counter[0]}, but was saved at "
+            f"version {version}. Use the out-of-place form of that operation (e.g. `y = y * 2` "
+            "instead of `y *= 2`) or .clone() the tensor before changing it." + _where(node))

@@ -1,0 +1,119 @@
+"""Grad modes: `no_grad`, `enable_grad`, `set_grad_enabled`, thread-local.
+
+Each works as a context manager and as a decorator; `set_grad_enabled(False)`
+also works as a plain call, as in PyTorch.
+
+>>> import genesis
+>>> x = genesis.tensor([1.0], requires_grad=True)
+>>> with genesis.no_grad():
+...     (x * 2).requires_grad
+False
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
+
+
+class _GradState(threading.local):
+    enabled = True
+
+
+grad_state = _GradState()
+
+
+def is_grad_enabled() -> bool:
+    """Whether operations on this thread currently record a graph."""
+    return grad_state.enabled
+
+
+class _GradModeContext:
+    """Base: subclasses set `_mode`; usable with `with` and as a decorator."""
+
+    _mode: bool
+
+    def __enter__(self):
+        self._previous = grad_state.enabled
+        grad_state.enabled = self._mode
+        return self
+
+    def __exit__(self, *exc_info):
+        grad_state.enabled = self._previous
+        return False
+
+    def __call__(self, function):
+        mode = self._mode
+        if inspect.isgeneratorfunction(function):
+            return _wrap_generator(function, mode)
+
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            previous = grad_state.enabled
+            grad_state.enabled = mode
+            try:
+                return function(*args, **kwargs)
+            finally:
+                grad_state.enabled = previous
+
+        return wrapper
+
+
+def _wrap_generator(function, mode):
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        generator = function(*args, **kwargs)
+        to_send = None
+        while True:
+            previous = grad_state.enabled
+            grad_state.enabled = mode
+            try:
+                item = generator.send(to_send)
+            except StopIteration as stop:
+                return stop.value
+            finally:
+                grad_state.enabled = previous
+            to_send = yield item
+
+    return wrapper
+
+
+class no_grad(_GradModeContext):
+    """Disable graph recording: results have `requires_grad=False`."""
+
+    _mode = False
+
+
+class enable_grad(_GradModeContext):
+    """Re-enable graph recording, e.g. inside a `no_grad` block."""
+
+    _mode = True
+
+
+class set_grad_enabled(_GradModeContext):
+    """Set grad mode to `mode`: immediately as a call, or scoped with `with`.
+
+    >>> set_grad_enabled(False); is_grad_enabled()
+    <...>
+    False
+    >>> set_grad_enabled(True); is_grad_enabled()
+    <...>
+    True
+    """
+
+    def __init__(self, mode: bool):
+        self._mode = bool(mode)
+        self._previous = grad_state.enabled
+        grad_state.enabled = self._mode
+
+    def __enter__(self):
+        return self
+
+    def __call__(self, function):
+        grad_state.enabled = self._previous  # used as a decorator: undo the eager switch
+        return super().__call__(function)
+
+    def __repr__(self) -> str:
+        return f"<set_grad_enabled({self._mode})>"

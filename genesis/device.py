@@ -1,0 +1,129 @@
+"""Devices and their array namespaces: NumPy for "cpu", CuPy for "cuda".
+
+Each device resolves its namespace once; CuPy is imported only when a CUDA
+device is actually used, and its absence is reported then, with the cause.
+
+>>> import genesis
+>>> genesis.device("cpu")
+device(type='cpu')
+>>> str(genesis.device("cuda:1"))
+'cuda:1'
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+__all__ = ["Device", "device", "cpu", "DeviceError"]
+
+
+class DeviceError(RuntimeError):
+    """A device was asked for that this machine cannot provide."""
+
+
+class Device:
+    """A compute device: `type` is "cpu" or "cuda", `index` the GPU number."""
+
+    __slots__ = ("type", "index", "_xp")
+    _cache: dict = {}
+
+    def __new__(cls, type: str, index: int | None = None):
+        key = (type, index)
+        cached = cls._cache.get(key)
+        if cached is not None:
+            return cached
+        self = object.__new__(cls)
+        self.type, self.index, self._xp = type, index, None
+        cls._cache[key] = self
+        return self
+
+    @property
+    def xp(self):
+        """The array namespace (module) that holds this device's arrays."""
+        if self._xp is None:
+            self._xp = np if self.type == "cpu" else _cuda_namespace(self.index or 0)
+        return self._xp
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, Device) and self.type == other.type and self.index == other.index
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (device, (str(self),))
+
+
+def device(spec="cpu") -> Device:
+    """Parse "cpu", "cuda", "cuda:N" (or a Device) into a Device.
+
+    A bare "cuda" means GPU 0. Creating the object never fails; using a CUDA
+    device without CuPy or a GPU raises `DeviceError` saying why.
+    """
+    if isinstance(spec, Device):
+        return spec
+    if spec is None:
+        return cpu
+    if isinstance(spec, int):
+        return Device("cuda", spec)
+    text = str(spec).strip().lower()
+    kind, _, index = text.partition(":")
+    if kind == "cpu" and not index:
+        return cpu
+    if kind == "cuda":
+        if not index:
+            return Device("cuda", 0)
+        if index.isdigit():
+            return Device("cuda", int(index))
+    raise DeviceError(f"unknown device {spec!r}; expected 'cpu', 'cuda' or 'cuda:N'")
+
+
+cpu = Device("cpu")
+
+
+def _fake_cuda() -> bool:
+    """Test-only switch: back "cuda" with NumPy so device plumbing runs without a GPU."""
+    return os.environ.get("GENESIS_FAKE_CUDA") == "1"
+
+
+def _cuda_namespace(index: int):
+    if _fake_cuda():
+        return np
+    try:
+        import cupy
+    except ImportError as error:
+        raise DeviceError(
+            "CUDA was requested but CuPy is not importable "
+            f"({error}); install it with: pip install 'genesis-autograd[cuda]'"
+        ) from None
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as error:  # CuPy raises its own CUDARuntimeError subclasses
+        raise DeviceError(f"CUDA was requested but no usable GPU was found: {error}") from None
+    if index >= count:
+        raise DeviceError(f"cuda:{index} was requested but this machine has {count} GPU(s)")
+    return cupy
+
+
+def transfer(array, source: Device, target: Device):
+    """Copy `array` from `source` to `target` (same device: returned as is)."""
+    if source == target:
+        return array
+    if target.type == "cpu":
+        return np.array(array) if source.xp is np else array.get()
+    xp = target.xp
+    if xp is np:
+        return np.array(array)
+    with xp.cuda.Device(target.index or 0):
+        return xp.asarray(array)

@@ -1,0 +1,122 @@
+"""Data types: one `DType` object per supported element type.
+
+>>> import genesis
+>>> genesis.float32.is_floating_point, genesis.float32.itemsize
+(True, 4)
+>>> genesis.tensor([1, 2]).dtype
+genesis.int64
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+__all__ = [
+    "DType", "float16", "float32", "float64", "bfloat16", "int8", "int16", "int32",
+    "int64", "uint8", "bool", "half", "float", "double", "long", "int", "short",
+    "get_dtype", "promote_types", "get_default_dtype",
+]
+
+_BOOL, _INT, _FLOAT = 0, 1, 2
+
+
+class DType:
+    """An element type: its name, NumPy type, size in bytes and category."""
+
+    __slots__ = ("name", "numpy_dtype", "itemsize", "is_floating_point", "category")
+
+    def __init__(self, name: str, numpy_dtype, category: int):
+        self.name = name
+        self.numpy_dtype = np.dtype(numpy_dtype) if numpy_dtype is not None else None
+        self.itemsize = self.numpy_dtype.itemsize if numpy_dtype is not None else 2
+        self.category = category
+        self.is_floating_point = category == _FLOAT
+
+    def __repr__(self) -> str:
+        return f"genesis.{self.name}"
+
+    def __reduce__(self):
+        return (get_dtype, (self.name,))
+
+
+float16 = DType("float16", np.float16, _FLOAT)
+float32 = DType("float32", np.float32, _FLOAT)
+float64 = DType("float64", np.float64, _FLOAT)
+int8 = DType("int8", np.int8, _INT)
+int16 = DType("int16", np.int16, _INT)
+int32 = DType("int32", np.int32, _INT)
+int64 = DType("int64", np.int64, _INT)
+uint8 = DType("uint8", np.uint8, _INT)
+bool = DType("bool", np.bool_, _BOOL)
+
+
+def _bfloat16_numpy_type():
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    return ml_dtypes.bfloat16
+
+
+bfloat16 = DType("bfloat16", _bfloat16_numpy_type(), _FLOAT)
+
+half, float, double = float16, float32, float64
+short, int, long = int16, int32, int64
+
+_ALL = (float16, float32, float64, bfloat16, int8, int16, int32, int64, uint8, bool)
+_BY_NAME = {d.name: d for d in _ALL}
+_BY_NAME.update(half=float16, float=float32, double=float64, short=int16, int=int32, long=int64)
+_BY_NUMPY = {d.numpy_dtype: d for d in _ALL if d.numpy_dtype is not None}
+FLOATING_NUMPY_DTYPES = frozenset(d.numpy_dtype for d in _ALL
+                                  if d.is_floating_point and d.numpy_dtype is not None)
+_PYTHON_TYPES = {builtins.float: float32, builtins.int: int64, builtins.bool: bool}
+
+
+def get_default_dtype() -> DType:
+    """The dtype given to Python floats: float32, as in PyTorch."""
+    return float32
+
+
+def get_dtype(spec) -> DType:
+    """Turn a DType, a name ('float32'), a NumPy dtype or a Python type into a DType.
+
+    >>> get_dtype("float64"), get_dtype(np.int32), get_dtype(builtins.float)
+    (genesis.float64, genesis.int32, genesis.float32)
+    """
+    if spec.__class__ is DType:
+        if spec.numpy_dtype is None:
+            raise TypeError("genesis.bfloat16 needs the ml_dtypes package: pip install ml_dtypes")
+        return spec
+    if isinstance(spec, str):
+        name = spec.removeprefix("genesis.").removeprefix("torch.")
+        if name in _BY_NAME:
+            return get_dtype(_BY_NAME[name])
+        raise TypeError(f"unknown dtype {spec!r}; expected one of {sorted(_BY_NAME)}")
+    if spec in _PYTHON_TYPES:
+        return _PYTHON_TYPES[spec]
+    try:
+        return _BY_NUMPY[np.dtype(spec)]
+    except (TypeError, KeyError):
+        raise TypeError(f"unsupported dtype {spec!r}; genesis supports {[d.name for d in _ALL]}") from None
+
+
+def from_numpy_dtype(numpy_dtype) -> DType:
+    """The DType of a NumPy dtype object (fast path used by Tensor.dtype)."""
+    try:
+        return _BY_NUMPY[numpy_dtype]
+    except KeyError:
+        raise TypeError(f"NumPy dtype {numpy_dtype} has no genesis equivalent") from None
+
+
+def promote_types(a: DType, b: DType) -> DType:
+    """The dtype of a binary op on tensors of dtypes `a` and `b` (PyTorch's rules).
+
+    >>> promote_types(int64, float16), promote_types(float16, float32)
+    (genesis.float16, genesis.float32)
+    """
+    if a is b:
+        return a
+    if a.category != b.category:
+        return a if a.category > b.category else b
+    return _BY_NUMPY[np.promote_types(a.numpy_dtype, b.numpy_dtype)]

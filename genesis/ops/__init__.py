@@ -1,0 +1,26 @@
+"""The op library: one module per family, each with its Functions, public functions
+(`__all__`) and the Tensor methods it provides (`METHODS`), bound here in one place."""
+from __future__ import annotations
+
+from ..tensor import Tensor
+from . import broadcast, comparison, convert, elementwise, fill, index, linalg, reduce, shape
+
+FAMILIES = (elementwise, comparison, reduce, shape, broadcast, index, linalg, convert, fill)
+
+
+def _bind_methods() -> None:
+    for family in FAMILIES:
+        for name, method in family.METHODS.items():
+            setattr(Tensor, name, method)
+
+
+def public_functions() -> dict:
+    """Every function the families export, by name (becomes `genesis.<name>`)."""
+    functions = {}
+    for family in FAMILIES:
+        for name in family.__all__:
+            functions[name] = getattr(family, name)
+    return functions
+
+
+_bind_methods()

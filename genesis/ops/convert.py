@@ -1,0 +1,141 @@
+"""Conversions between dtypes and devices, and copies; all differentiable."""
+from __future__ import annotations
+
+from ..autograd.function import Function
+from ..device import Device, DeviceError, device as as_device, transfer
+from ..dtypes import DType, get_dtype
+from ..tensor import Tensor
+
+__all__ = ["clone"]
+
+
+class ToCopy(Function):
+    """A copy with another dtype and/or device; the gradient goes back the same way."""
+
+    @staticmethod
+    def forward(ctx, a, dtype, device):
+        ctx.source = (a.dtype, a._device)
+        array = transfer(a._data, a._device, device)
+        if dtype is not None and array.dtype != dtype.numpy_dtype:
+            return array.astype(dtype.numpy_dtype)
+        return array.copy() if array is a._data else array
+
+    @staticmethod
+    def backward(ctx, grad):
+        dtype, device = ctx.source
+        return grad.to(device=device, dtype=dtype if dtype.is_floating_point else None), None, None
+
+
+class ToDevice(Function):
+    """Same values on another device (keeps the dtype)."""
+
+    @staticmethod
+    def forward(ctx, a, device):
+        ctx.source = a._device
+        return transfer(a._data, a._device, device)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.to(ctx.source), None
+
+
+def _parse_to(args, kwargs):
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for arg in args:
+        if isinstance(arg, Tensor):
+            dtype, device = arg.dtype, arg.device
+        elif isinstance(arg, DType):
+            dtype = arg
+        elif isinstance(arg, Device):
+            device = arg
+        elif isinstance(arg, str):
+            try:
+                device = as_device(arg)
+            except DeviceError:
+                dtype = get_dtype(arg)
+        elif arg is not None:
+            dtype = get_dtype(arg)
+    return (get_dtype(dtype) if dtype is not None else None,
+            as_device(device) if device is not None else None, copy)
+
+
+def to(input: Tensor, *args, **kwargs) -> Tensor:
+    """Convert dtype and/or device: `t.to(genesis.float64)`, `t.to("cuda")`,
+    `t.to("cuda", genesis.float16)`, `t.to(other_tensor)`. Returns `t` itself when
+    nothing changes (unless `copy=True`).
+
+    >>> import genesis
+    >>> genesis.tensor([1, 2]).to(genesis.float32)
+    tensor([1., 2.])
+    """
+    dtype, device, copy = _parse_to(args, dict(kwargs))
+    target_device = device if device is not None else input._device
+    same_dtype = dtype is None or dtype.numpy_dtype == input._data.dtype
+    if same_dtype and target_device == input._device and not copy:
+        return input
+    if same_dtype and target_device != input._device:
+        return ToDevice.apply(input, target_device)
+    return ToCopy.apply(input, None if same_dtype else dtype, target_device)
+
+
+class Clone(Function):
+    """A copy with its own storage."""
+
+    @staticmethod
+    def forward(ctx, a):
+        return a._data.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+def clone(input: Tensor) -> Tensor:
+    """A copy that does not share storage; gradients flow through it."""
+    return Clone.apply(input)
+
+
+def contiguous(input: Tensor) -> Tensor:
+    """`input` if already C-contiguous, else a contiguous copy."""
+    if input._data.flags.c_contiguous:
+        return input
+    return Clone.apply(input)
+
+
+def _converter(dtype_name: str):
+    def convert(self, memory_format=None):
+        return to(self, dtype_name)
+
+    convert.__name__ = dtype_name
+    convert.__doc__ = f"`self.to({dtype_name})`."
+    return convert
+
+
+def cpu(input: Tensor) -> Tensor:
+    """A copy on the CPU (the tensor itself if already there)."""
+    return to(input, "cpu")
+
+
+def cuda(input: Tensor, device=None) -> Tensor:
+    """A copy on a CUDA device (GPU 0 unless `device` is given)."""
+    return to(input, as_device("cuda" if device is None else device if not isinstance(device, int)
+                               else f"cuda:{device}"))
+
+
+def type_as(input: Tensor, other: Tensor) -> Tensor:
+    return to(input, other.dtype)
+
+
+METHODS = {
+    "to": to, "clone": clone, "contiguous": contiguous, "cpu": cpu, "cuda": cuda,
+    "type_as": type_as,
+    "float": _converter("float32"), "half": _converter("float16"),
+    "double": _converter("float64"), "long": _converter("int64"), "int": _converter("int32"),
+    "bool": _converter("bool"), "short": _converter("int16"), "byte": _converter("uint8"),
+    "bfloat16": _converter("bfloat16"),
+}

@@ -1,0 +1,77 @@
+"""Whole-tensor overwrites: `fill_`, `zero_`, `copy_`."""
+from __future__ import annotations
+
+from ..autograd.function import Function
+from ..device import transfer
+from ..tensor import Tensor
+from .inplace import apply_inplace
+
+__all__ = []
+
+
+class Fill(Function):
+    """A tensor like `a` filled with `value` (a number or a one-element tensor)."""
+
+    @staticmethod
+    def forward(ctx, a, value):
+        xp = a._device.xp
+        fill = value._data.reshape(()) if isinstance(value, Tensor) else value
+        return xp.full(a.shape, fill, a._data.dtype)
+
+    @staticmethod
+    def forward_inplace(target, value):
+        target._data[...] = value._data.reshape(()) if isinstance(value, Tensor) else value
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, (grad.sum() if ctx.needs_input_grad[1] else None)
+
+
+class Copy(Function):
+    """`src` broadcast to `a`'s shape, cast to its dtype and moved to its device."""
+
+    @staticmethod
+    def forward(ctx, a, src):
+        ctx.src_device = src._device
+        array = transfer(src._data, src._device, a._device)
+        xp = a._device.xp
+        return xp.broadcast_to(array, a.shape).astype(a._data.dtype, copy=False)
+
+    @staticmethod
+    def forward_inplace(target, src):
+        array = transfer(src._data, src._device, target._device)
+        target._device.xp.copyto(target._data, array, casting="unsafe")
+
+    @staticmethod
+    def backward(ctx, grad):
+        if ctx.src_device != grad.device:
+            grad = grad.to(ctx.src_device)
+        return None, grad
+
+
+def fill_(self: Tensor, value) -> Tensor:
+    """Set every element to `value`."""
+    return apply_inplace(Fill, self, value)
+
+
+def zero_(self: Tensor) -> Tensor:
+    """Set every element to zero."""
+    return apply_inplace(Fill, self, 0)
+
+
+def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    """Copy `src` (broadcast, cast, moved as needed) into self.
+
+    >>> import genesis
+    >>> w = genesis.zeros(2, requires_grad=True)
+    >>> with genesis.no_grad():
+    ...     _ = w.copy_(genesis.tensor([1., 2.]))
+    >>> w
+    tensor([1., 2.], requires_grad=True)
+    """
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_: src must be a Tensor, got {type(src).__name__}")
+    return apply_inplace(Copy, self, src)
+
+
+METHODS = {"fill_": fill_, "zero_": zero_, "copy_": copy_}

@@ -1,0 +1,179 @@
+"""Indexing: `t[key]` and `t[key] = value`.
+
+Basic keys (ints, slices, None, Ellipsis) give views; integer-array and
+boolean-mask keys give copies. The gradient of `t[key]` scatters back with
+accumulation, so repeated indices add up.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import Tensor
+from . import samples
+from .inplace import apply_inplace
+from .registry import OpInfo, Sample
+
+__all__ = []
+
+
+def array_key(key, device):
+    """A tuple NumPy/CuPy can index with: Tensors become arrays, and a trailing Ellipsis
+    makes integer indexing return a 0-d view instead of a scalar copy."""
+    items = key if isinstance(key, tuple) else (key,)
+    converted = []
+    for item in items:
+        if isinstance(item, Tensor):
+            if item._data.dtype.kind not in "biu":
+                raise IndexError(f"tensors used as indices must be integer or bool tensors, got "
+                                 f"{item.dtype!r}")
+            if item._device != device:
+                raise IndexError(f"the index tensor is on {item._device}, the indexed one on {device}")
+            item = item._data
+        elif isinstance(item, list):
+            item = device.xp.asarray(item)
+        converted.append(item)
+    if not any(item is Ellipsis for item in converted):
+        converted.append(Ellipsis)
+    return tuple(converted)
+
+
+def _is_advanced(key: tuple) -> bool:
+    return any(getattr(item, "ndim", 0) > 0 or isinstance(item, bool) for item in key)
+
+
+def _index(array, key, shape):
+    try:
+        return array[key]
+    except IndexError as error:
+        raise IndexError(f"index {_describe(key)} is out of range for a tensor of shape "
+                         f"{tuple(shape)}: {error}") from None
+
+
+def _describe(key: tuple) -> str:
+    return "[" + ", ".join("..." if item is Ellipsis else repr(item) for item in key[:-1]) + "]"
+
+
+class GetItem(Function):
+    """t[key]: a view for basic keys, a copy for advanced ones."""
+
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a, key):
+        ctx.shape, ctx.key = a.shape, key
+        return _index(a._data, key, a.shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexScatter.apply(grad, ctx.shape, ctx.key), None
+
+
+class IndexScatter(Function):
+    """Zeros of `shape` with `values` added at `key` (the adjoint of indexing)."""
+
+    @staticmethod
+    def forward(ctx, values, shape, key):
+        ctx.key = key
+        xp = values._device.xp
+        out = xp.zeros(shape, values._data.dtype)
+        if _is_advanced(key):
+            xp.add.at(out, key, values._data)
+        else:
+            out[key] = values._data
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return GetItem.apply(grad, ctx.key), None, None
+
+
+class IndexPut(Function):
+    """t with t[key] replaced by value (used in place for `t[key] = value`)."""
+
+    @staticmethod
+    def forward(ctx, a, value, key):
+        ctx.key = key
+        out = a._data.copy()
+        out[key] = _value_array(a, value)
+        return out
+
+    @staticmethod
+    def forward_inplace(target, value, key):
+        target._data[key] = _value_array(target, value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        needs = ctx.needs_input_grad
+        grad_a = IndexFill.apply(grad, ctx.key) if needs[0] else None
+        grad_value = GetItem.apply(grad, ctx.key) if needs[1] else None
+        return grad_a, grad_value, None
+
+
+class IndexFill(Function):
+    """`a` with zeros at `key` (the gradient of the part of the target that was overwritten)."""
+
+    @staticmethod
+    def forward(ctx, a, key):
+        ctx.key = key
+        out = a._data.copy()
+        out[key] = 0
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexFill.apply(grad, ctx.key), None
+
+
+def _value_array(target: Tensor, value):
+    if isinstance(value, Tensor):
+        if value._device != target._device:
+            raise RuntimeError(f"setitem: the value is on {value._device}, the tensor on "
+                               f"{target._device}")
+        return value._data
+    return value
+
+
+def getitem(input: Tensor, key) -> Tensor:
+    """`input[key]` with NumPy/PyTorch semantics.
+
+    >>> import genesis
+    >>> x = genesis.arange(12).reshape(3, 4)
+    >>> x[1:, ::2]
+    tensor([[ 4,  6],
+            [ 8, 10]])
+    """
+    return GetItem.apply(input, array_key(key, input._device))
+
+
+def setitem(input: Tensor, key, value) -> None:
+    """`input[key] = value`: in place; differentiable w.r.t. `value` and the kept part of `input`."""
+    apply_inplace(IndexPut, input, value, array_key(key, input._device))
+
+
+METHODS = {"__getitem__": getitem, "__setitem__": setitem}
+
+
+def _index_samples(rng):
+    def sample(key, shape=(4, 5), layout="contiguous"):
+        return Sample((samples.values(rng, shape), key), layout=layout, note=repr(key))
+
+    return [
+        sample(1), sample(-1), sample((slice(1, 3), slice(None, None, 2))),
+        sample((Ellipsis, None, 2)), sample((slice(None), 0), layout="transposed"),
+        sample(np.array([0, 2, 2])),  # repeated indices accumulate
+        sample((np.array([0, 3]), np.array([1, 4]))),
+        sample(np.array([True, False, True, False])),
+    ]
+
+
+OPS = [
+    OpInfo("getitem", getitem, _index_samples,
+           torch=lambda torch, a, key: a[_torch_key(torch, key)]),
+]
+
+
+def _torch_key(torch, key):
+    items = key if isinstance(key, tuple) else (key,)
+    converted = tuple(torch.as_tensor(item) if isinstance(item, np.ndarray) else item for item in items)
+    return converted if isinstance(key, tuple) else converted[0]

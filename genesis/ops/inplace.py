@@ -1,0 +1,112 @@
+"""In-place ops: the same Functions as the out-of-place forms, written into the target.
+
+Rules (PyTorch's): every in-place change bumps the storage's version counter,
+so a saved tensor changed later is detected at backward; a leaf that requires
+grad (or a view of one) can't be changed in place while grad is enabled; a
+non-leaf changed in place gets the op as its new grad_fn, so `y *= 3` keeps
+gradients right; a change through a view rewires the view's base (`views.py`).
+"""
+from __future__ import annotations
+
+from ..autograd.grad_mode import grad_state
+from ..tensor import Tensor, wrap_array
+from .views import rebase_view
+
+__all__ = ["apply_inplace"]
+
+
+def apply_inplace(cls, target: Tensor, *args, **kwargs) -> Tensor:
+    """Run Function `cls` on (target, *args) and store the result in `target`."""
+    graph = grad_state.enabled and (target._requires_grad or any(
+        isinstance(arg, Tensor) and arg._requires_grad for arg in args))
+    if not graph:
+        _write_without_graph(cls, target, args, kwargs)
+        return target
+    _refuse_leaf(cls, target)
+    result = cls.apply(target, *args, **kwargs)
+    node = result.grad_fn
+    if node is not None:
+        _snapshot_saved_target(node, target)
+    _store(cls, target, result._data)
+    if node is None:
+        return target
+    _retarget_saved_output(node, target)
+    if target._view is not None:
+        rebase_view(target, result)
+    else:
+        target.grad_fn = node
+        target._output_nr = 0
+        target._requires_grad = True
+    return target
+
+
+def _write_without_graph(cls, target: Tensor, args, kwargs) -> None:
+    fast = cls.forward_inplace
+    try:
+        if fast is not None and not kwargs:
+            fast(target, *args)
+        else:
+            ctx = cls._backward_cls()
+            ctx.needs_input_grad = (False,) * (len(args) + 1)
+            result = cls.forward(ctx, target, *args, **kwargs)
+            _copy_into(cls, target, result._data if isinstance(result, Tensor) else result)
+    except (TypeError, ValueError) as error:
+        raise _inplace_error(cls, target, error) from None
+    target._version_counter[0] += 1
+
+
+def _store(cls, target: Tensor, array) -> None:
+    try:
+        _copy_into(cls, target, array)
+    except (TypeError, ValueError) as error:
+        raise _inplace_error(cls, target, error) from None
+    target._version_counter[0] += 1
+
+
+def _copy_into(cls, target: Tensor, array) -> None:
+    xp = target._device.xp
+    if array.shape != target._data.shape:
+        raise ValueError(f"the result has shape {tuple(array.shape)}, but the in-place target "
+                         f"has shape {tuple(target.shape)}")
+    xp.copyto(target._data, array, casting="same_kind")
+
+
+def _inplace_error(cls, target: Tensor, error: Exception) -> RuntimeError:
+    name = f"{cls.__name__.lower()}_"
+    return RuntimeError(f"{name}: can't update a tensor of shape {tuple(target.shape)} and dtype "
+                        f"{target.dtype.name} in place: {error}")
+
+
+def _refuse_leaf(cls, target: Tensor) -> None:
+    base = target._view[0] if target._view is not None else target
+    if base.grad_fn is None and base._requires_grad:
+        what = "a view of a leaf tensor" if base is not target else "a leaf tensor"
+        raise RuntimeError(
+            f"{cls.__name__.lower()}_: {what} that requires grad (shape {tuple(base.shape)}) "
+            "can't be changed in place while gradients are recorded. Wrap the update in "
+            "`with genesis.no_grad():` (as optimizers and initializers do), or use the "
+            "out-of-place form (x = x + y).")
+
+
+def _snapshot_saved_target(node, target: Tensor) -> None:
+    """The op may have saved the target itself, whose storage is about to change: keep a copy."""
+    saved = node._saved
+    if not saved or not any(entry[0] is target for entry in saved):
+        return
+    snapshot = wrap_array(target._data.copy(), target._device)
+    snapshot.grad_fn, snapshot._output_nr = target.grad_fn, target._output_nr
+    snapshot._requires_grad = target._requires_grad
+    node._saved = tuple((snapshot, 0, nr) if value is target else (value, version, nr)
+                        for value, version, nr in saved)
+
+
+def _retarget_saved_output(node, target: Tensor) -> None:
+    """A saved output now lives in the target's storage: track the target's version."""
+    saved = node._saved
+    if not saved or not any(nr >= 0 for _, _, nr in saved):
+        return
+    alias = wrap_array(target._data, target._device)
+    alias._version_counter = target._version_counter
+    version = target._version_counter[0]
+    node._saved = tuple((alias, version, nr) if nr >= 0 else (value, old_version, nr)
+                        for value, old_version, nr in saved)

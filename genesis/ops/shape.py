@@ -1,0 +1,221 @@
+"""Shape ops. Most return views that share storage (and the version counter) with their input."""
+from __future__ import annotations
+
+from ..autograd.function import Function
+from ..tensor import Tensor
+from . import samples
+from ._operands import normalize_dim
+from .registry import OpInfo, Sample
+
+__all__ = ["reshape", "transpose", "permute", "squeeze", "unsqueeze", "flatten", "swapaxes"]
+
+
+def _sizes(sizes) -> tuple:
+    if len(sizes) == 1 and isinstance(sizes[0], tuple | list):
+        sizes = sizes[0]
+    return tuple(int(s) for s in sizes)
+
+
+def _resolve_shape(shape: tuple, count: int, op: str) -> tuple:
+    unknown = [index for index, extent in enumerate(shape) if extent == -1]
+    known = 1
+    for extent in shape:
+        if extent != -1:
+            if extent < 0:
+                raise RuntimeError(f"{op}: invalid extent {extent} in shape {shape}")
+            known *= extent
+    if len(unknown) > 1:
+        raise RuntimeError(f"{op}: only one dimension can be -1, got shape {shape}")
+    if unknown:
+        if known == 0 or count % known:
+            raise RuntimeError(f"{op}: shape {shape} is invalid for a tensor of {count} elements")
+        shape = shape[:unknown[0]] + (count // known,) + shape[unknown[0] + 1:]
+    elif known != count:
+        raise RuntimeError(f"{op}: shape {shape} is invalid for a tensor of {count} elements")
+    return shape
+
+
+class Reshape(Function):
+    """Same elements, new shape; a view whenever the layout allows (else a copy)."""
+
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a, shape):
+        ctx.input_shape = a.shape
+        return a._data.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.input_shape), None
+
+
+def reshape(input: Tensor, *shape) -> Tensor:
+    """Same elements in a new shape (one extent may be -1).
+
+    >>> import genesis
+    >>> genesis.arange(6).reshape(2, -1)
+    tensor([[0, 1, 2],
+            [3, 4, 5]])
+    """
+    return Reshape.apply(input, _resolve_shape(_sizes(shape), input._data.size, "reshape"))
+
+
+def view(input: Tensor, *shape) -> Tensor:
+    """Like reshape, but must share storage; raises if that needs a copy."""
+    shape = _resolve_shape(_sizes(shape), input._data.size, "view")
+    result = Reshape.apply(input, shape)
+    if result._version_counter is not input._version_counter:
+        raise RuntimeError(
+            f"view: a tensor of shape {tuple(input.shape)} with strides "
+            f"{input._data.strides} can't be viewed as {shape} without copying; use .reshape() "
+            "(which copies when needed) or call .contiguous() first")
+    return result
+
+
+class Transpose(Function):
+    """Swap two dimensions (a view)."""
+
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a, dim0, dim1):
+        ctx.dims = (dim0, dim1)
+        return a._device.xp.swapaxes(a._data, dim0, dim1)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.transpose(*ctx.dims), None, None
+
+
+def transpose(input: Tensor, *dims) -> Tensor:
+    """Swap dims `dim0` and `dim1` (PyTorch). With no dims: reverse (as `.T`);
+    with one tuple of all dims: permute (NumPy style).
+
+    >>> import genesis
+    >>> genesis.zeros(2, 3, 4).transpose(0, 2).shape
+    (4, 3, 2)
+    """
+    if not dims:
+        return permute(input, tuple(reversed(range(input.ndim))))
+    if len(dims) == 1 and isinstance(dims[0], tuple | list):
+        return permute(input, tuple(dims[0]))
+    if len(dims) != 2:
+        raise TypeError(f"transpose takes two dims (dim0, dim1), got {dims}")
+    dim0 = normalize_dim(dims[0], input.ndim, "transpose")
+    dim1 = normalize_dim(dims[1], input.ndim, "transpose")
+    if input.ndim < 2 or dim0 == dim1:
+        return Reshape.apply(input, input.shape)
+    return Transpose.apply(input, dim0, dim1)
+
+
+swapaxes = transpose
+
+
+class Permute(Function):
+    """Reorder dimensions (a view)."""
+
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a, dims):
+        ctx.dims = dims
+        return a._device.xp.transpose(a._data, dims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        inverse = [0] * len(ctx.dims)
+        for position, dim in enumerate(ctx.dims):
+            inverse[dim] = position
+        return grad.permute(tuple(inverse)), None
+
+
+def permute(input: Tensor, *dims) -> Tensor:
+    """Reorder the dimensions: output dim i is input dim `dims[i]`."""
+    dims = tuple(normalize_dim(d, input.ndim, "permute") for d in _sizes(dims))
+    if sorted(dims) != list(range(input.ndim)):
+        raise RuntimeError(f"permute: dims {dims} must name each of the tensor's {input.ndim} "
+                           "dimensions exactly once")
+    return Permute.apply(input, dims)
+
+
+def squeeze(input: Tensor, dim=None) -> Tensor:
+    """Drop dimensions of size 1 (all of them, or only `dim` if it has size 1)."""
+    if dim is None:
+        dims = {index for index, extent in enumerate(input.shape) if extent == 1}
+    else:
+        dim_list = dim if isinstance(dim, tuple | list) else (dim,)
+        dims = {normalize_dim(d, input.ndim, "squeeze") for d in dim_list}
+        dims = {d for d in dims if input.ndim and input.shape[d] == 1}
+    shape = tuple(extent for index, extent in enumerate(input.shape) if index not in dims)
+    return Reshape.apply(input, shape)
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    """Insert a dimension of size 1 at `dim` (negative counts from the end of the result)."""
+    dim = normalize_dim(dim, input.ndim + 1, "unsqueeze")
+    shape = input.shape[:dim] + (1,) + input.shape[dim:]
+    return Reshape.apply(input, shape)
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Merge dims `start_dim`..`end_dim` into one."""
+    if input.ndim == 0:
+        return Reshape.apply(input, (1,))
+    start = normalize_dim(start_dim, input.ndim, "flatten")
+    end = normalize_dim(end_dim, input.ndim, "flatten")
+    if start > end:
+        raise RuntimeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+    merged = 1
+    for extent in input.shape[start:end + 1]:
+        merged *= extent
+    return Reshape.apply(input, input.shape[:start] + (merged,) + input.shape[end + 1:])
+
+
+def _matrix_transpose(input: Tensor) -> Tensor:
+    if input.ndim < 2:
+        raise RuntimeError(f".mT needs at least 2 dimensions, got shape {tuple(input.shape)}")
+    return Transpose.apply(input, input.ndim - 2, input.ndim - 1)
+
+
+def _reverse_dims(input: Tensor) -> Tensor:
+    return permute(input, tuple(reversed(range(input.ndim))))
+
+
+METHODS = {
+    "reshape": reshape, "view": view, "transpose": transpose, "swapaxes": swapaxes,
+    "permute": permute, "squeeze": squeeze, "unsqueeze": unsqueeze, "flatten": flatten,
+    "T": property(_reverse_dims), "mT": property(_matrix_transpose),
+}
+
+
+def _shape_sample(rng, shape, *args, layout="contiguous", **kwargs):
+    return Sample((samples.values(rng, shape),) + args, kwargs, layout=layout,
+                  note=f"{shape} {args} {layout}")
+
+
+OPS = [
+    OpInfo("reshape", reshape, lambda rng: [
+        _shape_sample(rng, (3, 4), (2, 6)), _shape_sample(rng, (3, 4), (-1,)),
+        _shape_sample(rng, (3, 4), (4, -1), layout="transposed"),
+        _shape_sample(rng, (), (1, 1))],
+        torch=lambda torch, a, shape: torch.reshape(a, shape)),
+    OpInfo("transpose", transpose, lambda rng: [
+        _shape_sample(rng, (2, 3, 4), 0, 2), _shape_sample(rng, (3, 4), -1, 0),
+        _shape_sample(rng, (3, 4), 0, 1, layout="strided")],
+        torch=lambda torch, a, d0, d1: torch.transpose(a, d0, d1)),
+    OpInfo("permute", permute, lambda rng: [
+        _shape_sample(rng, (2, 3, 4), (2, 0, 1)), _shape_sample(rng, (2, 3), (1, 0), layout="transposed")],
+        torch=lambda torch, a, dims: torch.permute(a, dims)),
+    OpInfo("squeeze", squeeze, lambda rng: [
+        _shape_sample(rng, (3, 1, 4, 1)), _shape_sample(rng, (3, 1, 4), 1),
+        _shape_sample(rng, (3, 2), 1)],
+        torch=lambda torch, a, *dim: torch.squeeze(a, *dim)),
+    OpInfo("unsqueeze", unsqueeze, lambda rng: [
+        _shape_sample(rng, (3, 4), 0), _shape_sample(rng, (3, 4), -1), _shape_sample(rng, (), 0)],
+        torch=lambda torch, a, dim: torch.unsqueeze(a, dim)),
+    OpInfo("flatten", flatten, lambda rng: [
+        _shape_sample(rng, (2, 3, 4)), _shape_sample(rng, (2, 3, 4), 1),
+        _shape_sample(rng, (2, 3, 4), 0, 1, layout="transposed")],
+        torch=lambda torch, a, *dims: torch.flatten(a, *dims)),
+]

@@ -1,0 +1,122 @@
+"""Autograd for in-place updates made through a view.
+
+When `v = base[...]` is changed in place, the change lands in `base`'s
+storage, so `base` gets a new grad_fn (`CopySlices`: its old value outside the
+view, the new value inside) and `v` becomes a view of the new `base`
+(`ViewOf`). The view region is described by a flat index map: for each element
+of the view, its position in `base`, found by replaying the view ops on an
+`arange`. Every gradient here is linear, so higher-order gradients work.
+"""
+from __future__ import annotations
+
+from ..autograd.function import Function
+from ..tensor import Tensor, wrap_array
+
+
+def replay_view(array, device, steps):
+    """Apply the recorded view ops `steps` to `array` (of the base's shape)."""
+    for cls, args, kwargs in steps:
+        ctx = cls._backward_cls()
+        ctx.needs_input_grad = (False,) * (len(args) + 1)
+        result = cls.forward(ctx, wrap_array(array, device), *args, **kwargs)
+        array = result._data if isinstance(result, Tensor) else result
+    return array
+
+
+def flat_index_map(base: Tensor, steps):
+    """For each element of the view, its flat position in `base`."""
+    xp = base._device.xp
+    positions = xp.arange(base._data.size).reshape(base.shape)
+    return xp.ascontiguousarray(replay_view(positions, base._device, steps))
+
+
+class TakeFlat(Function):
+    """The view region of `a` (shape of the index map)."""
+
+    @staticmethod
+    def forward(ctx, a, index_map):
+        ctx.shape, ctx.index_map = a.shape, index_map
+        return a._data.reshape(-1)[index_map]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return PutFlat.apply(grad, ctx.shape, ctx.index_map), None
+
+
+class PutFlat(Function):
+    """Zeros of `shape` with `values` added at the view region."""
+
+    @staticmethod
+    def forward(ctx, values, shape, index_map):
+        ctx.index_map = index_map
+        xp = values._device.xp
+        size = 1
+        for extent in shape:
+            size *= extent
+        flat = xp.zeros(size, values._data.dtype)
+        xp.add.at(flat, index_map.reshape(-1), xp.broadcast_to(values._data, index_map.shape).reshape(-1))
+        return flat.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return TakeFlat.apply(grad, ctx.index_map), None, None
+
+
+class ZeroFlat(Function):
+    """`a` with its view region set to zero."""
+
+    @staticmethod
+    def forward(ctx, a, index_map):
+        ctx.index_map = index_map
+        out = a._data.copy()
+        out.reshape(-1)[index_map.reshape(-1)] = 0
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ZeroFlat.apply(grad, ctx.index_map), None
+
+
+class CopySlices(Function):
+    """New grad_fn of a base whose view region was overwritten by `value` (already written)."""
+
+    @staticmethod
+    def forward(ctx, base, value, index_map):
+        ctx.index_map = index_map
+        return base._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        index_map = ctx.index_map
+        grad_base = ZeroFlat.apply(grad, index_map) if ctx.needs_input_grad[0] else None
+        grad_value = TakeFlat.apply(grad, index_map) if ctx.needs_input_grad[1] else None
+        return grad_base, grad_value, None
+
+
+class ViewOf(Function):
+    """New grad_fn of a view after an in-place update: the view region of its base."""
+
+    @staticmethod
+    def forward(ctx, base, view_array, index_map):
+        ctx.shape, ctx.index_map = base.shape, index_map
+        return view_array
+
+    @staticmethod
+    def backward(ctx, grad):
+        return PutFlat.apply(grad, ctx.shape, ctx.index_map), None, None
+
+
+def rebase_view(view: Tensor, value: Tensor) -> None:
+    """After `value` was written into `view`'s storage, rewire the graph of base and view."""
+    base, steps = view._view
+    index_map = flat_index_map(base, steps)
+    copied = CopySlices.apply(base, value, index_map)
+    _adopt_grad_fn(base, copied)
+    rebuilt = ViewOf.apply(base, view._data, index_map)
+    _adopt_grad_fn(view, rebuilt)
+
+
+def _adopt_grad_fn(tensor: Tensor, source: Tensor) -> None:
+    tensor.grad_fn = source.grad_fn
+    tensor._output_nr = source._output_nr
+    tensor._requires_grad = source._requires_grad

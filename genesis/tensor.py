@@ -1,0 +1,403 @@
+"""`Tensor`: an array of its device's namespace plus the fields autograd needs.
+
+Operators and math methods (`+`, `exp`, `sum`, ...) are bound onto the class
+from the op table in `genesis.ops`; this file holds the data model: storage,
+dtype/device, conversions, and the autograd-facing methods.
+
+>>> import genesis
+>>> x = genesis.tensor([1., 2., 3.], requires_grad=True)
+>>> y = (x ** 2).sum()
+>>> y.backward()
+>>> x.grad
+tensor([2., 4., 6.])
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes
+from .device import Device, cpu, device as as_device, transfer
+from .dtypes import DType, from_numpy_dtype, get_dtype
+
+__all__ = ["Tensor", "wrap_array"]
+
+_new_object = object.__new__
+
+
+class _Size(int):
+    """`t.size` is the element count (as the spec says); `t.size()` / `t.size(d)` give the shape."""
+
+    def __new__(cls, shape: tuple):
+        count = 1
+        for extent in shape:
+            count *= extent
+        self = int.__new__(cls, count)
+        self._shape = shape
+        return self
+
+    def __call__(self, dim: int | None = None):
+        if dim is None:
+            return self._shape
+        return self._shape[dim]
+
+
+class Tensor:
+    """A multi-dimensional array that can record the operations applied to it.
+
+    Args:
+        array: a list, scalar, NumPy array or Tensor (copied).
+        device: "cpu", "cuda", "cuda:N" or a `genesis.device`.
+        dtype: a genesis dtype or its name; inferred when None (Python float ->
+            float32, int -> int64, bool -> bool, NumPy float64 -> float32).
+        requires_grad: record operations for `backward` (floating dtypes only).
+    """
+
+    __slots__ = ("_data", "_device", "_requires_grad", "grad_fn", "_output_nr",
+                 "_version_counter", "_grad", "_view", "_hooks", "_accumulator",
+                 "_retains_grad", "__weakref__")
+
+    __array_ufunc__ = None  # numpy scalars on the left defer to our reflected operators
+
+    def __init__(self, array, device=None, dtype=None, requires_grad: bool = False, **kwargs):
+        target = as_device(device) if device is not None else (
+            array._device if isinstance(array, Tensor) else cpu)
+        self._data = to_array(array, dtype, target)
+        self._device = target
+        self._requires_grad = False
+        self.grad_fn = None
+        self._output_nr = 0
+        self._version_counter = [0]
+        self._grad = None
+        self._view = None
+        self._hooks = None
+        self._accumulator = None
+        self._retains_grad = False
+        if requires_grad:
+            self.requires_grad = True
+
+    # -- shape, type, device --------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        return self._data.shape
+
+    @property
+    def dtype(self) -> DType:
+        return from_numpy_dtype(self._data.dtype)
+
+    @property
+    def device(self) -> Device:
+        return self._device
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._device.type == "cuda"
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def size(self) -> _Size:
+        """Number of elements; also callable: `t.size()` is the shape, `t.size(d)` one extent."""
+        return _Size(self._data.shape)
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    def element_size(self) -> int:
+        return self._data.dtype.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f" or self.dtype.is_floating_point
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    @property
+    def _version(self) -> int:
+        """How many in-place changes this tensor's storage has seen."""
+        return self._version_counter[0]
+
+    # -- autograd fields ------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        value = bool(value)
+        if self.grad_fn is not None:
+            if not value:
+                raise RuntimeError(
+                    "you can only change requires_grad of leaf tensors; this tensor was made by "
+                    f"{type(self.grad_fn).__name__}. Use t.detach() to get a tensor that does not "
+                    "require grad.")
+            return
+        if value and not self.dtype.is_floating_point:
+            raise RuntimeError(
+                f"only tensors of floating point dtype can require gradients, got {self.dtype!r}; "
+                "convert first, e.g. t.float().requires_grad_()")
+        self._requires_grad = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Set `requires_grad` in place and return self."""
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        """True unless the tensor was produced by an op that recorded a graph."""
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad must be a Tensor or None, got {type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"assigned grad has shape {tuple(value.shape)}, but the tensor "
+                                   f"has shape {tuple(self.shape)}")
+            if value._device != self._device:
+                raise RuntimeError(f"assigned grad is on {value._device}, the tensor on {self._device}")
+        self._grad = value
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    @property
+    def data(self) -> "Tensor":
+        """The same storage as a tensor outside the graph (changes are not tracked)."""
+        return wrap_array(self._data, self._device)
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be set to a Tensor, got {type(value).__name__}")
+        self._data = value._data
+        self._device = value._device
+
+    def detach(self) -> "Tensor":
+        """A tensor sharing storage (and version counter) that is outside the graph."""
+        alias = wrap_array(self._data, self._device)
+        alias._version_counter = self._version_counter
+        return alias
+
+    def detach_(self) -> "Tensor":
+        """Cut this tensor out of the graph in place: it becomes a leaf."""
+        if self._view is not None and self.grad_fn is not None:
+            raise RuntimeError("can't detach a view in place; use t = t.detach() instead")
+        self.grad_fn = None
+        self._output_nr = 0
+        self._requires_grad = False
+        return self
+
+    def retain_grad(self) -> None:
+        """Keep `.grad` for this non-leaf tensor after backward (leaves always keep it)."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on a tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        self.grad_fn._retain_output(self._output_nr, self)
+        self._retains_grad = True
+
+    def register_hook(self, hook):
+        """Call `hook(grad)` when this tensor's gradient is computed.
+
+        The hook may return a replacement gradient. Returns a handle whose
+        `.remove()` unregisters it.
+
+        >>> import genesis
+        >>> x = genesis.tensor([1., 2.], requires_grad=True)
+        >>> handle = x.register_hook(lambda g: g * 10)
+        >>> (x * x).sum().backward(); x.grad
+        tensor([20., 40.])
+        """
+        from .autograd.hooks import RemovableHandle
+
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn._add_tensor_hook(self._output_nr, hook)
+        if self._hooks is None:
+            self._hooks = []
+        return RemovableHandle(self._hooks, hook)
+
+    def zero_grad(self) -> None:
+        """Clear the accumulated gradient (sets `.grad` to None)."""
+        self._grad = None
+
+    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
+        """Compute gradients of this tensor w.r.t. graph leaves, accumulating into `.grad`.
+
+        `gradient` defaults to 1 for a one-element tensor. Saved buffers are freed
+        afterwards unless `retain_graph=True` (default: `create_graph`).
+        `create_graph=True` records the backward itself for higher-order grads.
+        """
+        from .autograd.engine import backward
+
+        backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+
+    # -- conversions ------------------------------------------------------------
+    def _host_array(self) -> np.ndarray:
+        return transfer(self._data, self._device, cpu)
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The CPU array (shared storage). Refuses tensors that require grad unless `force`."""
+        if force:
+            return self._host_array().copy() if self._device.type != "cpu" else self._data
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on a tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        if self._device.type != "cpu":
+            raise TypeError(f"can't convert a {self._device} tensor to numpy; "
+                            "use tensor.cpu() to copy it to host memory first.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        array = self.detach().numpy() if self._device.type == "cpu" else self._host_array()
+        if self._requires_grad:
+            raise RuntimeError("Can't convert a tensor that requires grad to a NumPy array. "
+                               "Use tensor.detach().numpy() instead.")
+        return array.astype(dtype, copy=False) if dtype is not None else array
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+                               "to a Python scalar; use .tolist() for all values")
+        return self._host_array().reshape(()).item()
+
+    def tolist(self):
+        return self._host_array().tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of a Tensor with {self._data.size} values is "
+                               "ambiguous; use .any() or .all()")
+        return bool(self.item())
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[index] for index in range(self._data.shape[0]))
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        from ._tensor_str import tensor_repr
+
+        return tensor_repr(self)
+
+    def __format__(self, spec: str) -> str:
+        if self._data.size == 1 and spec:
+            return format(self.item(), spec)
+        if spec:
+            raise TypeError(f"format spec {spec!r} needs a one-element tensor, "
+                            f"got shape {tuple(self.shape)}")
+        return repr(self)
+
+    def __reduce__(self):
+        return (_rebuild, (self._host_array(), str(self._device), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if self.grad_fn is not None:
+            raise RuntimeError("only leaf tensors support deepcopy; detach() it first")
+        copied = wrap_array(self._data.copy(), self._device)
+        copied._requires_grad = self._requires_grad
+        if self._grad is not None:
+            copied._grad = wrap_array(self._grad._data.copy(), self._device)
+        memo[id(self)] = copied
+        return copied
+
+
+def _rebuild(array, device_name, requires_grad):
+    return Tensor(array, device=device_name, dtype=from_numpy_dtype(array.dtype),
+                  requires_grad=requires_grad)
+
+
+def wrap_array(array, device: Device = cpu, requires_grad: bool = False) -> Tensor:
+    """Wrap an array of `device`'s namespace as a leaf Tensor without copying (fast path)."""
+    if array.__class__ is not np.ndarray and device.xp is np:
+        array = np.asarray(array)  # NumPy reductions return scalars, not 0-d arrays
+    tensor = _new_object(Tensor)
+    tensor._data = array
+    tensor._device = device
+    tensor._requires_grad = requires_grad
+    tensor.grad_fn = None
+    tensor._output_nr = 0
+    tensor._version_counter = [0]
+    tensor._grad = None
+    tensor._view = None
+    tensor._hooks = None
+    tensor._accumulator = None
+    tensor._retains_grad = False
+    return tensor
+
+
+def to_array(data, dtype, target: Device):
+    """Turn user data into a fresh array of `target`'s namespace with the inferred dtype."""
+    if isinstance(data, Tensor):
+        array = transfer(data._data, data._device, target)
+        if array is data._data:
+            array = array.copy()
+        return _cast(array, dtype)
+    if dtype is not None:
+        dtype = get_dtype(dtype)
+    xp = target.xp
+    if isinstance(data, np.ndarray | np.generic):
+        array = np.array(data)
+    elif type(data).__module__.startswith("cupy"):
+        array = data.get()
+    else:
+        array = _from_python(data, dtype)
+    if dtype is None:
+        dtype = _inferred_dtype(array)
+    array = array.astype(dtype.numpy_dtype, copy=False)
+    return array if xp is np else transfer(array, cpu, target)
+
+
+def _from_python(data, dtype):
+    try:
+        return np.array(data, dtype=dtype.numpy_dtype if dtype is not None else None)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"can't make a tensor from {type(data).__name__}: {error}") from None
+
+
+def _inferred_dtype(array: np.ndarray) -> DType:
+    kind = array.dtype.kind
+    if kind == "f":
+        return dtypes.float16 if array.dtype == np.float16 else dtypes.float32
+    if kind in "iub":
+        return from_numpy_dtype(array.dtype)
+    raise TypeError(f"can't make a tensor of NumPy dtype {array.dtype}; genesis supports "
+                    "bool, integer and floating point data")
+
+
+def _cast(array, dtype):
+    if dtype is None:
+        return array
+    return array.astype(get_dtype(dtype).numpy_dtype, copy=False)

@@ -1,0 +1,1 @@
+"""The `genesis` command line: trace scripts, check gradients, render saved traces."""

@@ -1,0 +1,35 @@
+"""The Typer application behind the `genesis` command."""
+from __future__ import annotations
+
+import typer
+
+import genesis
+
+app = typer.Typer(
+    name="genesis",
+    help="Genesis: see your autograd graph and find the wrong gradient.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"genesis {genesis.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                 help="Show the version and exit."),
+) -> None:
+    """Genesis: see your autograd graph and find the wrong gradient."""
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,33 @@
+"""Devices: parsing, namespaces, and clear errors when CUDA is unavailable."""
+import importlib.util
+
+import numpy as np
+import pytest
+
+import genesis
+from genesis.device import Device, DeviceError
+
+
+def test_parse_devices():
+    assert genesis.device("cpu") is genesis.device("cpu")
+    assert genesis.device("cuda") == genesis.device("cuda:0")
+    assert genesis.device("cuda:1").index == 1
+    assert repr(genesis.device("cpu")) == "device(type='cpu')"
+    assert str(genesis.device("cuda:2")) == "cuda:2"
+    assert genesis.device("cpu") == "cpu"
+    with pytest.raises(DeviceError, match="unknown device"):
+        genesis.device("tpu")
+
+
+def test_cpu_namespace_is_numpy():
+    assert genesis.device("cpu").xp is np
+
+
+@pytest.mark.skipif(importlib.util.find_spec("cupy") is not None, reason="CuPy is installed")
+def test_cuda_without_cupy_is_a_clear_error(monkeypatch):
+    monkeypatch.delenv("GENESIS_FAKE_CUDA", raising=False)
+    Device._cache.pop(("cuda", 7), None)
+    with pytest.raises(DeviceError, match="CuPy"):
+        genesis.zeros(2, device="cuda:7")
+    with pytest.raises(DeviceError, match="CuPy"):
+        genesis.tensor([1.0]).to("cuda:7")

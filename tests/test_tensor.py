@@ -1,0 +1,226 @@
+"""Tensor construction, dtype inference, properties, conversions and printing."""
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+import genesis
+
+
+@pytest.mark.parametrize("data, dtype", [
+    (1, genesis.int64), (1.5, genesis.float32), (True, genesis.bool),
+    ([1, 2], genesis.int64), ([1.0, 2], genesis.float32), ([[True, False]], genesis.bool),
+    (np.array([1.0, 2.0]), genesis.float32),  # NumPy float64 -> float32, as the spec says
+    (np.array([1, 2], dtype=np.int32), genesis.int32),
+    (np.array([1, 2], dtype=np.uint8), genesis.uint8),
+    (np.array([True]), genesis.bool),
+    (np.array([1.0], dtype=np.float16), genesis.float16),
+])
+def test_dtype_inference(data, dtype):
+    assert genesis.tensor(data).dtype is dtype
+    assert genesis.Tensor(data).dtype is dtype
+
+
+def test_explicit_dtype_and_names():
+    assert genesis.tensor([1, 2], dtype=genesis.float64).dtype is genesis.float64
+    assert genesis.tensor([1, 2], dtype="float16").dtype is genesis.float16
+    assert genesis.tensor([1.5], dtype=np.int32).dtype is genesis.int32
+    with pytest.raises(TypeError, match="unknown dtype"):
+        genesis.tensor([1], dtype="float128")
+
+
+def test_dtype_objects():
+    assert genesis.float32.is_floating_point and not genesis.int64.is_floating_point
+    assert genesis.float64.itemsize == 8 and genesis.int8.itemsize == 1
+    assert genesis.float16.numpy_dtype == np.float16
+    assert repr(genesis.float32) == "genesis.float32"
+    assert genesis.half is genesis.float16 and genesis.long is genesis.int64
+    assert pickle.loads(pickle.dumps(genesis.float64)) is genesis.float64
+
+
+def test_unsupported_data_is_a_clear_error():
+    with pytest.raises(TypeError, match="can't make a tensor"):
+        genesis.tensor(np.array(["a", "b"]))
+    with pytest.raises(TypeError):
+        genesis.tensor([[1, 2], [3]])
+
+
+def test_properties():
+    x = genesis.zeros(2, 3)
+    assert x.shape == (2, 3) and x.ndim == 2 and x.dim() == 2
+    assert x.size == 6 and x.numel() == 6          # size is the element count (spec)
+    assert x.size() == (2, 3) and x.size(1) == 3    # and callable like PyTorch
+    assert x.device == genesis.device("cpu") and str(x.device) == "cpu"
+    assert x.is_leaf and x.grad is None and x.grad_fn is None and not x.requires_grad
+    assert len(x) == 2
+
+
+def test_requires_grad_rules():
+    x = genesis.tensor([1.0, 2.0])
+    x.requires_grad = True
+    assert x.requires_grad and x.requires_grad_(False) is x and not x.requires_grad
+    with pytest.raises(RuntimeError, match="floating point"):
+        genesis.tensor([1, 2], requires_grad=True)
+    y = genesis.tensor([1.0], requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match="leaf"):
+        y.requires_grad = False
+    y.requires_grad = True  # a no-op on a non-leaf that already requires grad
+
+
+def test_grad_setter_validates():
+    x = genesis.tensor([1.0, 2.0], requires_grad=True)
+    x.grad = genesis.tensor([0.5, 0.5])
+    assert x.grad.tolist() == [0.5, 0.5]
+    x.grad = None
+    assert x.grad is None
+    with pytest.raises(RuntimeError, match="shape"):
+        x.grad = genesis.zeros(3)
+    with pytest.raises(TypeError):
+        x.grad = [1.0, 2.0]
+
+
+def test_data_shares_storage_and_is_detached():
+    x = genesis.tensor([1.0, 2.0], requires_grad=True)
+    d = x.data
+    assert not d.requires_grad and d.grad_fn is None
+    d.mul_(10)  # changes through .data are not tracked, but land in x
+    assert x.tolist() == [10.0, 20.0]
+    x.data = genesis.tensor([3.0, 4.0])
+    assert x.tolist() == [3.0, 4.0] and x.requires_grad
+
+
+def test_creation_functions():
+    assert genesis.zeros(2, 3).tolist() == [[0.0] * 3] * 2
+    assert genesis.ones((2,)).dtype is genesis.float32
+    assert genesis.full((2,), 7).dtype is genesis.int64
+    assert genesis.full((2,), 7.0).tolist() == [7.0, 7.0]
+    assert genesis.empty(4).shape == (4,)
+    assert genesis.arange(5).tolist() == [0, 1, 2, 3, 4]
+    assert genesis.arange(1, 2, 0.5).dtype is genesis.float32
+    assert genesis.linspace(0, 1, 5).tolist() == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert genesis.eye(2).tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    x = genesis.randn(3, 4, dtype=genesis.float64)
+    assert genesis.zeros_like(x).dtype is genesis.float64
+    assert genesis.ones_like(x).shape == (3, 4)
+    assert genesis.randn_like(x).dtype is genesis.float64
+    u = genesis.rand(1000).numpy()
+    assert u.min() >= 0 and u.max() < 1
+    r = genesis.randint(0, 5, (100,))
+    assert r.dtype is genesis.int64 and 0 <= r.numpy().min() and r.numpy().max() < 5
+    assert genesis.randn(2, requires_grad=True).requires_grad
+
+
+def test_manual_seed_reproducible():
+    genesis.manual_seed(123)
+    a = genesis.randn(5)
+    genesis.manual_seed(123)
+    b = genesis.randn(5)
+    assert a.tolist() == b.tolist()
+
+
+def test_rng_state_round_trip():
+    state = genesis.get_rng_state()
+    a = genesis.rand(4)
+    genesis.set_rng_state(state)
+    assert genesis.rand(4).tolist() == a.tolist()
+
+
+def test_from_numpy_shares_memory_and_keeps_dtype():
+    array = np.arange(4, dtype=np.float64)
+    t = genesis.from_numpy(array)
+    assert t.dtype is genesis.float64
+    array[0] = 42
+    assert t[0].item() == 42
+    with pytest.raises(TypeError):
+        genesis.from_numpy([1, 2])
+
+
+def test_tensor_copies_its_input():
+    array = np.arange(3.0)
+    t = genesis.tensor(array)
+    array[0] = 5
+    assert t[0].item() == 0
+
+
+def test_conversions():
+    x = genesis.tensor([[1.5, 2.5]])
+    assert x.tolist() == [[1.5, 2.5]]
+    assert isinstance(x.numpy(), np.ndarray)
+    assert np.asarray(x).dtype == np.float32
+    assert genesis.tensor([2.5]).item() == 2.5 and isinstance(genesis.tensor(3).item(), int)
+    assert x.double().dtype is genesis.float64 and x.half().dtype is genesis.float16
+    assert x.long().tolist() == [[1, 2]] and x.int().dtype is genesis.int32
+    assert x.float() is x and x.to(genesis.float32) is x
+    assert x.to("float64").dtype is genesis.float64
+    assert x.cpu() is x and x.to("cpu") is x
+    assert x.to(genesis.float16, copy=False).dtype is genesis.float16
+    assert float(genesis.tensor(2.0)) == 2.0 and int(genesis.tensor(3)) == 3
+    assert bool(genesis.tensor([1])) is True
+    assert [0, 1, 2][genesis.tensor(1)] == 1
+
+
+def test_conversion_errors_are_clear():
+    x = genesis.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="detach"):
+        x.numpy()
+    assert x.detach().numpy().tolist() == [1.0, 2.0]
+    with pytest.raises(RuntimeError, match="2 elements"):
+        x.item()
+    with pytest.raises(RuntimeError, match="ambiguous"):
+        bool(genesis.tensor([1, 2]))
+    with pytest.raises(TypeError, match="0-d"):
+        len(genesis.tensor(1.0))
+
+
+@pytest.mark.parametrize("make, text", [
+    (lambda: genesis.tensor([2.0, 4.0, 6.0], requires_grad=True), "tensor([2., 4., 6.], requires_grad=True)"),
+    (lambda: genesis.tensor([1.0, 1.0]), "tensor([1., 1.])"),
+    (lambda: genesis.tensor(12.0), "tensor(12.)"),
+    (lambda: genesis.tensor([0.1, 0.25]), "tensor([0.1000, 0.2500])"),
+    (lambda: genesis.tensor([1, 2, 3]), "tensor([1, 2, 3])"),
+    (lambda: genesis.tensor([True, False]), "tensor([ True, False])"),
+    (lambda: genesis.tensor([1.0], dtype=genesis.float64), "tensor([1.], dtype=genesis.float64)"),
+    (lambda: genesis.tensor([1e-5, 1e5]), "tensor([1.0000e-05, 1.0000e+05])"),
+    (lambda: genesis.tensor([float("nan"), float("inf"), 1.0]), "tensor([nan, inf, 1.])"),
+    (lambda: genesis.tensor([[1.0, 2.0], [3.0, 4.0]]), "tensor([[1., 2.],\n        [3., 4.]])"),
+    (lambda: genesis.zeros(0, 3), "tensor([], size=(0, 3))"),
+    (lambda: genesis.tensor([1.0, 2.0], requires_grad=True) * 2, "tensor([2., 4.], grad_fn=<MulBackward>)"),
+])
+def test_repr_like_pytorch(make, text):
+    assert repr(make()) == text
+
+
+def test_repr_summarises_large_tensors():
+    text = repr(genesis.arange(2000))
+    assert "..." in text and text.startswith("tensor([   0,    1,    2,")
+
+
+def test_format_one_element():
+    assert f"{genesis.tensor(3.14159):.2f}" == "3.14"
+    assert f"{genesis.tensor([2.5]):.1f}" == "2.5"
+    with pytest.raises(TypeError, match="one-element"):
+        f"{genesis.tensor([1.0, 2.0]):.2f}"
+
+
+def test_numpy_scalars_defer_to_tensor_operators():
+    t = np.float32(2.0) * genesis.tensor([1.0, 2.0])
+    assert isinstance(t, genesis.Tensor) and t.tolist() == [2.0, 4.0]
+
+
+def test_pickle_and_deepcopy():
+    x = genesis.tensor([1.0, 2.0], requires_grad=True)
+    y = pickle.loads(pickle.dumps(x))
+    assert y.tolist() == [1.0, 2.0] and y.requires_grad
+    z = copy.deepcopy(x)
+    z.data.fill_(0)
+    assert x.tolist() == [1.0, 2.0] and z.requires_grad
+    with pytest.raises(RuntimeError, match="leaf"):
+        copy.deepcopy(x * 2)
+
+
+def test_hash_is_identity_and_iteration():
+    a, b = genesis.tensor([1.0]), genesis.tensor([1.0])
+    assert len({a, b}) == 2
+    rows = list(genesis.tensor([[1, 2], [3, 4]]))
+    assert [r.tolist() for r in rows] == [[1, 2], [3, 4]]
