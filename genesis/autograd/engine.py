@@ -16,9 +16,10 @@ from .grad_mode import grad_state
 
 __all__ = ["backward", "grad", "node_checkers"]
 
-# Callables run after each node's backward while non-empty (anomaly mode):
-# each gets (node, grad_inputs, flowed_from) where flowed_from maps a node to
-# the node that first sent it gradient, so a checker can print the chain.
+# Callables run after each node's backward while non-empty (anomaly mode,
+# recording): each gets (node, grad_outputs, grad_inputs, flowed_from), where
+# flowed_from maps a node to the node that first sent it gradient, so a
+# checker can print the chain the gradient took.
 node_checkers: list = []
 
 
@@ -176,7 +177,7 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
             if not retain_graph and node._saved is not None:
                 node._release()
             for checker in checkers:
-                checker(node, grad_inputs, flowed_from)
+                checker(node, grads, grad_inputs, flowed_from)
             # Route each input's gradient to the node it came from, by position.
             input_meta = node._input_meta
             for index, (child, output_nr) in enumerate(node.next_functions):

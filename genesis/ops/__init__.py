@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from ..tensor import Tensor
-from . import broadcast, comparison, convert, elementwise, fill, index, linalg, reduce, shape
+from . import (activation, broadcast, comparison, convert, elementwise, fill, index, linalg, reduce,
+               shape, unary)
 
-FAMILIES = (elementwise, comparison, reduce, shape, broadcast, index, linalg, convert, fill)
+FAMILIES = (elementwise, unary, activation, comparison, reduce, shape, broadcast, index, linalg,
+            convert, fill)
 
 
 def _bind_methods() -> None:
