@@ -154,6 +154,7 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
     checkers = list(node_checkers)
     flowed_from = {} if checkers else None
     previous_mode, grad_state.enabled = grad_state.enabled, bool(create_graph)
+    previous_in_backward, grad_state.in_backward = grad_state.in_backward, True
     try:
         while ready:
             node = ready.pop()
@@ -202,6 +203,7 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
                     ready.append(child)
     finally:
         grad_state.enabled = previous_mode
+        grad_state.in_backward = previous_in_backward
     if targets is None:
         return None
     return [captured.get(edge) for edge in targets]

@@ -35,8 +35,9 @@ from .hooks import RemovableHandle
 
 __all__ = ["Function", "Node", "AccumulateGrad", "gradient_edge", "observers"]
 
-# Callables run after every Function call while non-empty (anomaly mode and
-# `genesis.debug.record` register here); each gets (node, args, outputs).
+# Callables run after every Function call made outside the engine's backward
+# pass while non-empty (anomaly mode and `genesis.debug.record` register
+# here); each gets (node, args, outputs).
 observers: list = []
 
 _FREED = ("freed",)
@@ -270,7 +271,7 @@ class Function:
             _mark_view(outputs[0], args, kwargs, cls)
         if graph:
             _link_outputs(ctx, outputs)
-        if observers:
+        if observers and not grad_state.in_backward:
             for observer in observers:
                 observer(ctx, args, outputs)
         return output
@@ -315,17 +316,24 @@ def _link_inputs(ctx: Node, args: tuple) -> None:
     """Record one edge per argument: where its gradient goes, and its shape/dtype/device."""
     edges = []
     meta = []
+    needs = []
     for arg in args:
         if isinstance(arg, Tensor) and arg._requires_grad:
             node = arg.grad_fn
-            edges.append((node, arg._output_nr) if node is not None else gradient_edge(arg))
-            meta.append((arg._data.shape, arg._data.dtype, arg._device))
+            if node is None:
+                edges.append(gradient_edge(arg))
+            else:
+                edges.append((node, arg._output_nr))
+            data = arg._data
+            meta.append((data.shape, data.dtype, arg._device))
+            needs.append(True)
         else:
             edges.append(_NO_EDGE)
             meta.append(None)
+            needs.append(False)
     ctx.next_functions = tuple(edges)
     ctx._input_meta = tuple(meta)
-    ctx.needs_input_grad = tuple([entry is not None for entry in meta])
+    ctx.needs_input_grad = tuple(needs)
     ctx._saved = None
     ctx._output_meta = ()
 
@@ -334,7 +342,7 @@ _NO_EDGE = (None, 0)
 
 
 def _link_outputs(ctx: Node, outputs: tuple) -> None:
-    """Make `ctx` the grad_fn of each differentiable output."""
+    """Make `ctx` the grad_fn of each differentiable output; pack what forward saved."""
     non_differentiable = ctx._non_differentiable
     output_meta = []
     for output_nr, output in enumerate(outputs):
@@ -350,7 +358,24 @@ def _link_outputs(ctx: Node, outputs: tuple) -> None:
     ctx._output_meta = tuple(output_meta)
     saved = ctx._saved
     if saved is not None:
-        ctx._saved = tuple(_pack_saved(value, outputs) for value in saved)
+        ctx._saved = _pack_saved(ctx, saved)
+
+
+def _pack_saved(ctx: Node, saved: tuple) -> tuple:
+    """Each saved value as (value, version when saved or None for non-tensors, output_nr or -1).
+
+    A saved output of this very node is kept without its grad_fn (no node ->
+    tensor -> node cycle) and re-linked to the node when unpacked.
+    """
+    packed = []
+    for value in saved:
+        if not isinstance(value, Tensor):
+            packed.append((value, None, -1))
+        elif value.grad_fn is ctx:
+            packed.append((_detached_alias(value), value._version_counter[0], value._output_nr))
+        else:
+            packed.append((value, value._version_counter[0], -1))
+    return tuple(packed)
 
 
 def _mark_view(output: Tensor, args: tuple, kwargs: dict, cls) -> None:
@@ -369,21 +394,6 @@ def _mark_view(output: Tensor, args: tuple, kwargs: dict, cls) -> None:
     else:
         base, steps = source._view
         output._view = (base, steps + (step,))
-
-
-def _pack_saved(value, outputs: tuple) -> tuple:
-    """(value, version when saved or None for non-tensors, output_nr or -1).
-
-    A saved output is kept without its grad_fn (no node -> tensor -> node cycle)
-    and re-linked to the node when unpacked.
-    """
-    if not isinstance(value, Tensor):
-        return value, None, -1
-    if value.grad_fn is not None:
-        for output_nr, output in enumerate(outputs):
-            if value is output:
-                return _detached_alias(value), value._version_counter[0], output_nr
-    return value, value._version_counter[0], -1
 
 
 def _detached_alias(tensor: Tensor) -> Tensor:

@@ -20,6 +20,7 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
 
 class _GradState(threading.local):
     enabled = True
+    in_backward = False  # set by the engine while it runs backward formulas
 
 
 grad_state = _GradState()
