@@ -1,0 +1,177 @@
+"""`capture_graph`: walk a backward graph (iteratively) into a plain-data `Graph`.
+
+>>> import genesis
+>>> x = genesis.tensor([1., 2.], requires_grad=True)
+>>> y = x * 2 + 3
+>>> graph = capture_graph(y)
+>>> [(node.kind, node.name) for node in graph.nodes]
+[('output', 'y'), ('op', 'AddBackward'), ('op', 'MulBackward'), ('input', 'x')]
+"""
+from __future__ import annotations
+
+import sys
+from collections import deque
+
+from ..autograd.function import AccumulateGrad
+from ..tensor import Tensor
+from .graph import Edge, Graph, GraphNode, Source, TensorInfo
+from .names import Names
+from .stats import grad_stats, value_stats
+
+__all__ = ["capture_graph", "GraphBuilder", "RECORD_KEY", "PARAM_KEY"]
+
+RECORD_KEY = "genesis.debug.record"   # node.metadata entry: the OpRecord written during forward
+PARAM_KEY = "genesis.debug.param"     # AccumulateGrad metadata: the parameter's dotted name
+
+
+def capture_graph(*roots, params: dict | None = None, include_saved: bool = True,
+                  namespace: dict | None = None) -> Graph:
+    """Snapshot the graph that produced `roots` (tensors).
+
+    Leaves are named by module parameter paths (for modules seen while
+    recording, or modules among the caller's variables), by `params`
+    (name -> tensor, which wins), by the caller's variable names, else
+    `input0`, `input1`, ...; outputs likewise (`output0`, ...). `namespace`
+    replaces the caller's local variables as the place names are looked up.
+    Value statistics are taken from the outputs and leaves, gradient
+    statistics from `.grad` after backward; ops carry more (module path,
+    source line, per-output statistics) when the forward ran under
+    `genesis.debug.record()`.
+    """
+    for index, root in enumerate(roots):
+        if not isinstance(root, Tensor):
+            raise TypeError(f"capture_graph takes tensors; argument {index} is a {type(root).__name__}")
+    if namespace is None:
+        namespace = sys._getframe(1).f_locals
+    builder = GraphBuilder(Names.from_namespace(namespace, params), include_saved)
+    for root in roots:
+        builder.add_output_tensor(root)
+    builder.expand()
+    return builder.graph
+
+
+class GraphBuilder:
+    """Builds a Graph breadth-first from output tensors or root nodes; extendable."""
+
+    def __init__(self, names: Names, include_saved: bool = True, modules: dict | None = None):
+        self.names = names
+        self.include_saved = include_saved
+        self.graph = Graph(modules=dict(modules or {}))
+        self.ids = {}          # autograd node -> graph id
+        self.in_degree = {}    # autograd node -> edges into it (how many gradients it receives)
+        self._pending = deque()
+
+    # -- roots ----------------------------------------------------------------
+    def add_output_tensor(self, tensor: Tensor) -> int:
+        name = self.names.variable_name(tensor) or self.names.positional("output")
+        info = TensorInfo(tuple(tensor.shape), tensor.dtype.name, value_stats(tensor._data),
+                          grad_stats(tensor._grad._data) if tensor._grad is not None else None)
+        output_id = self._add(GraphNode(0, "output", name, [info], device=str(tensor.device)))
+        if tensor.grad_fn is not None:
+            self._link(tensor.grad_fn, tensor._output_nr, output_id, 0, tuple(tensor.shape))
+        elif tensor.requires_grad:
+            self._link(tensor._accumulator or AccumulateGrad(tensor), 0, output_id, 0, tuple(tensor.shape))
+        return output_id
+
+    def add_output_of(self, node, output_nr: int, name: str | None = None) -> int:
+        """An output node for output `output_nr` of the autograd `node` (a root of a backward run)."""
+        shape, numpy_dtype, device = node._output_meta[output_nr]
+        record = node.metadata.get(RECORD_KEY)
+        stats = record.values[output_nr] if record is not None and record.values else None
+        output_id = self._add(GraphNode(0, "output", name or self.names.positional("output"),
+                                        [TensorInfo(tuple(shape), numpy_dtype.name, stats)],
+                                        device=str(device)))
+        self._link(node, output_nr, output_id, 0, tuple(shape))
+        return output_id
+
+    # -- the walk -------------------------------------------------------------
+    def expand(self) -> None:
+        """Visit every node reachable from what was added so far (breadth first, no recursion)."""
+        pending = self._pending
+        while pending:
+            node = pending.popleft()
+            node_id = self.ids[node]
+            input_meta = node._input_meta
+            for index, (child, output_nr) in enumerate(node.next_functions):
+                if child is not None:
+                    self._link(child, output_nr, node_id, index, tuple(input_meta[index][0]))
+            if self.include_saved and node.__class__ is not AccumulateGrad:
+                self._add_saved(node, node_id)
+
+    def _link(self, child, output_nr: int, consumer: int, index: int, shape: tuple) -> None:
+        child_id = self.ids.get(child)
+        if child_id is None:
+            child_id = self._add_autograd_node(child)
+            self.in_degree[child] = 1
+        else:
+            self.in_degree[child] += 1
+        self.graph.edges.append(Edge(child_id, consumer, index, output_nr, shape))
+
+    def _add(self, node: GraphNode) -> int:
+        nodes = self.graph.nodes
+        node.id = len(nodes)
+        nodes.append(node)
+        return node.id
+
+    def _add_autograd_node(self, node) -> int:
+        if node.__class__ is AccumulateGrad:
+            graph_node = self._leaf_node(node)
+        else:
+            graph_node = self._op_node(node)
+        node_id = self._add(graph_node)
+        self.ids[node] = node_id
+        self._pending.append(node)
+        return node_id
+
+    def _leaf_node(self, node) -> GraphNode:
+        variable = node.variable
+        shape, numpy_dtype, device = node._output_meta[0]
+        recorded = node.metadata.get(PARAM_KEY)
+        if recorded is not None:
+            name, kind = recorded, "param"
+        else:
+            name, kind = self.names.leaf_name(variable)
+        info = TensorInfo(tuple(shape), numpy_dtype.name)
+        if variable is not None:
+            info.stats = value_stats(variable._data)
+            if variable._grad is not None:
+                info.grad = grad_stats(variable._grad._data)
+        module = name.rpartition(".")[0] if kind == "param" else None
+        return GraphNode(0, kind, name, [info], device=str(device), module=module)
+
+    def _op_node(self, node) -> GraphNode:
+        cls = node._forward_cls
+        record = node.metadata.get(RECORD_KEY)
+        outputs = [None if meta is None else TensorInfo(tuple(meta[0]), meta[1].name)
+                   for meta in node._output_meta]
+        module = None
+        if record is not None:
+            module = record.module
+            if record.values:
+                for info, stats in zip(outputs, record.values):
+                    if info is not None:
+                        info.stats = stats
+        device = next((str(meta[2]) for meta in node._output_meta if meta is not None), "cpu")
+        source = node._source
+        return GraphNode(0, "op", type(node).__name__, outputs,
+                         function=cls.__name__ if cls is not None else None,
+                         user_defined=cls is not None and not cls._builtin, device=device,
+                         module=module, source=_source(source) if source is not None else None)
+
+    def _add_saved(self, node, node_id: int) -> None:
+        record = node.metadata.get(RECORD_KEY)
+        saved = record.saved if record is not None else node.saved_tensor_info
+        module = self.graph.nodes[node_id].module
+        for index, entry in enumerate(saved):
+            if entry is None:
+                continue
+            shape, dtype = entry
+            saved_id = self._add(GraphNode(0, "saved", f"saved {index}",
+                                           [TensorInfo(tuple(shape), dtype.name)],
+                                           device=self.graph.nodes[node_id].device, module=module))
+            self.graph.edges.append(Edge(saved_id, node_id, index, 0, tuple(shape)))
+
+
+def _source(location) -> Source:
+    frame = location.frames[0]
+    return Source(frame.file, frame.line, frame.function, frame.code)

@@ -1,0 +1,233 @@
+"""`record()`: capture the graph of every backward call made while it is active.
+
+While recording, every Function call notes the module it ran in and the
+user's source line (and its outputs' value statistics); every backward run is
+snapshotted into a `Graph` when it starts, with gradient statistics added as
+they flow. Steps with the same structure share one Graph, which keeps the
+per-step gradient norm of each leaf.
+
+>>> import genesis
+>>> w = genesis.tensor([1.0, 2.0], requires_grad=True)
+>>> with record() as recording:
+...     for step in range(3):
+...         w.grad = None
+...         loss = (w * w).sum()
+...         loss.backward()
+>>> graph, = recording.graphs
+>>> graph.steps, [round(norm, 3) for norm in graph.grad_norms["w"]]
+([0, 1, 2], [4.472, 4.472, 4.472])
+
+Nothing is paid when not recording: the hook lists the core consults stay empty.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from ..autograd import engine, function, module_scope
+from ..autograd.function import AccumulateGrad
+from ..autograd.source import SourceLocation
+from ..tensor import Tensor
+from .capture import PARAM_KEY, RECORD_KEY, GraphBuilder
+from .names import Names, parameter_names, user_namespace
+from .stats import grad_stats, value_stats
+
+__all__ = ["record", "OpRecord"]
+
+
+@dataclass(slots=True)
+class OpRecord:
+    """What the forward of one op left for the graph: its module path, its outputs'
+    value statistics (None when not collected) and its saved tensors' (shape, dtype)."""
+
+    module: str | None
+    values: list | None
+    saved: tuple
+
+
+class record:
+    """Record module paths, source lines and statistics; capture a Graph per backward.
+
+    Args:
+        stats: also collect value statistics of every op output (a few reductions per op).
+        include_saved: add saved tensors to the captured graphs.
+
+    `graphs` lists the distinct graphs seen so far (in order of first appearance).
+    The gradients a backward sends to leaves are kept until that backward's graph
+    is built (at the next backward, on reading `graphs`, or on exit).
+    """
+
+    def __init__(self, *, stats: bool = True, include_saved: bool = True):
+        self.stats = stats
+        self.include_saved = include_saved
+        self.scope = _ModuleScope()
+        self._graphs = []
+        self._by_structure = {}
+        self._open_runs = {}
+        self._steps = 0
+        self._observer = self._observe
+        self._checker = self._check
+
+    def __enter__(self) -> "record":
+        function.observers.append(self._observer)
+        module_scope.listeners.append(self.scope)
+        engine.node_checkers.append(self._checker)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        function.observers.remove(self._observer)
+        module_scope.listeners.remove(self.scope)
+        engine.node_checkers.remove(self._checker)
+        self._finish_runs(everything=True)
+
+    @property
+    def graphs(self) -> list:
+        """The distinct Graphs of the backward calls seen so far."""
+        self._finish_runs()
+        return list(self._graphs)
+
+    # -- forward: one call per Function.apply -------------------------------
+    def _observe(self, node, args, outputs) -> None:
+        if not node.next_functions:  # no graph recorded for this call
+            return
+        node._source = SourceLocation.capture(max_frames=2)
+        values = [value_stats(o._data) if o is not None else None for o in outputs] if self.stats else None
+        node.metadata[RECORD_KEY] = OpRecord(self.scope.current, values, node.saved_tensor_info)
+        params = self.scope.params
+        if params:
+            for child, _ in node.next_functions:
+                if child.__class__ is AccumulateGrad:
+                    entry = params.get(id(child.variable))
+                    if entry is not None and entry[1] is child.variable:
+                        child.metadata[PARAM_KEY] = entry[0]
+
+    # -- backward: one call per node run --------------------------------------
+    def _check(self, node, grads, grad_inputs, flowed_from) -> None:
+        run = self._open_runs.get(id(flowed_from))
+        if run is None or run.flowed_from is not flowed_from:
+            self._finish_runs()
+            run = self._open_runs[id(flowed_from)] = _Run(self, flowed_from)
+        if node not in run.builder.ids:  # a root of this backward
+            run.add_root(node, grads)
+        run.grads[node] = [grad_stats(g._data) if g is not None else None for g in grads]
+        for index, (child, _) in enumerate(node.next_functions):
+            if child.__class__ is AccumulateGrad and isinstance(grad_inputs[index], Tensor):
+                run.add_leaf_gradient(child, grad_inputs[index]._data)
+
+    def _finish_runs(self, everything: bool = False) -> None:
+        for key, run in list(self._open_runs.items()):
+            # The engine's `flowed_from` dict lives as long as its backward call: when only
+            # this run and getrefcount's argument still refer to it, that backward returned.
+            if everything or sys.getrefcount(run.flowed_from) <= 2:
+                del self._open_runs[key]
+                self._add_graph(run.finish())
+
+    def _add_graph(self, graph) -> None:
+        step = graph.steps[0]
+        norms = {node.name: (node.outputs[0].grad or {}).get("norm")
+                 for node in graph.nodes if node.kind in ("param", "input")}
+        key = graph.structure_key()
+        existing = self._by_structure.get(key)
+        if existing is None:
+            graph.grad_norms = {name: [norm] for name, norm in norms.items()}
+            self._by_structure[key] = graph
+            self._graphs.append(graph)
+            return
+        existing.nodes = graph.nodes  # the latest step's statistics
+        existing.steps.append(step)
+        for name, norm in norms.items():
+            existing.grad_norms.setdefault(name, []).append(norm)
+
+
+class _Run:
+    """One backward call being recorded: its graph, and the gradients seen so far."""
+
+    def __init__(self, recorder: record, flowed_from: dict):
+        self.flowed_from = flowed_from
+        self.namespace = user_namespace()
+        names = Names.from_namespace(self.namespace, known_params=recorder.scope.params)
+        self.builder = GraphBuilder(names, recorder.include_saved, recorder.scope.classes)
+        self.builder.graph.steps = [recorder._steps]
+        recorder._steps += 1
+        self.grads = {}           # autograd node -> grad stats per output
+        self.leaf_gradients = {}  # AccumulateGrad -> summed gradient array
+
+    def add_root(self, node, grads) -> None:
+        builder = self.builder
+        for output_nr, gradient in enumerate(grads):
+            if gradient is None:
+                continue
+            output_id = builder.add_output_of(node, output_nr, self._root_name(node, output_nr))
+            builder.graph.nodes[output_id].outputs[0].grad = grad_stats(gradient._data)
+        builder.expand()
+
+    def _root_name(self, node, output_nr: int) -> str | None:
+        for name, value in self.namespace.items():
+            if isinstance(value, Tensor) and value.grad_fn is node and value._output_nr == output_nr \
+                    and not name.startswith("_"):
+                return name
+        return None
+
+    def add_leaf_gradient(self, leaf, array) -> None:
+        shape = leaf._output_meta[0][0]
+        if array.shape != shape:
+            array = _sum_to_shape(array, shape)
+        total = self.leaf_gradients.get(leaf)
+        self.leaf_gradients[leaf] = array if total is None else total + array
+
+    def finish(self):
+        builder = self.builder
+        nodes = builder.graph.nodes
+        for node, node_id in builder.ids.items():
+            outputs = nodes[node_id].outputs
+            if node.__class__ is AccumulateGrad:
+                total = self.leaf_gradients.get(node)
+                outputs[0].grad = grad_stats(total) if total is not None else None
+                continue
+            for info, stats in zip(outputs, self.grads.get(node, ())):
+                if info is not None:
+                    info.grad = stats
+        graph = builder.graph
+        self.builder = self.grads = self.leaf_gradients = self.namespace = None
+        return graph
+
+
+def _sum_to_shape(array, shape: tuple):
+    """Sum a broadcast gradient array back to `shape` (as the engine does for tensors)."""
+    lead = array.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, extent in enumerate(shape)
+                                      if extent == 1 and array.shape[lead + i] != 1)
+    return array.sum(axis=axes, keepdims=True).reshape(shape) if axes else array.reshape(shape)
+
+
+class _ModuleScope:
+    """Listener for `genesis.autograd.module_scope`: the path of the module running now,
+    relative to the outermost module called, and the parameters of the modules seen."""
+
+    def __init__(self):
+        self.stack = []
+        self.paths = {}
+        self.params = {}    # id -> (dotted name, tensor)
+        self.classes = {}   # module path -> class name
+
+    @property
+    def current(self) -> str | None:
+        return self.stack[-1] if self.stack else None
+
+    def enter(self, module) -> None:
+        if not self.stack:
+            self.paths = {}
+            for name, sub in module.named_modules():
+                self.paths[id(sub)] = name
+                self.classes[name] = type(sub).__name__
+            self.params.update(parameter_names(module))
+        path = self.paths.get(id(module))
+        if path is None:  # a module outside the outer one's tree, e.g. made inside forward
+            parent = self.stack[-1] if self.stack else ""
+            path = f"{parent}.{type(module).__name__}" if parent else type(module).__name__
+            self.classes.setdefault(path, type(module).__name__)
+        self.stack.append(path)
+
+    def exit(self, module) -> None:
+        if self.stack:
+            self.stack.pop()
