@@ -1,4 +1,5 @@
-"""Automatic differentiation: Function, the backward engine, grad modes.
+"""Automatic differentiation: Function, the backward engine, grad modes, gradient checks,
+`functional` (jacobian, hessian, vjp, jvp) and anomaly detection.
 
 >>> import genesis
 >>> x = genesis.tensor([1., 2.], requires_grad=True)
@@ -6,9 +7,17 @@
 >>> y.grad_fn, y.grad_fn.next_functions
 (<AddBackward>, ((<MulBackward>, 0), (None, 0)))
 """
+from . import functional
+from .anomaly import (AnomalyError, detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                      set_detect_anomaly)
 from .engine import backward, grad
 from .function import AccumulateGrad, Function, Node
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .gradcheck import GradcheckError, GradcheckWarning, check_gradients, gradcheck, gradgradcheck
+from .gradcheck_report import GradcheckResult, format_report
 
 __all__ = ["Function", "Node", "AccumulateGrad", "backward", "grad", "no_grad", "enable_grad",
-           "set_grad_enabled", "is_grad_enabled"]
+           "set_grad_enabled", "is_grad_enabled", "gradcheck", "gradgradcheck", "check_gradients",
+           "GradcheckError", "GradcheckWarning", "GradcheckResult", "format_report", "functional",
+           "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+           "AnomalyError"]

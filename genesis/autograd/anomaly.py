@@ -1,0 +1,241 @@
+"""Anomaly detection: find the line of code where a NaN or Inf was born.
+
+While on, every op records where it was called from (the user's file, line
+and code; errors raised inside a backward then name that line), and:
+
+- `check_nan`: a backward that returns NaN/Inf raises `AnomalyError` naming
+  the node (e.g. `LogBackward`), the input, the forward line that created the
+  node, and the chain of nodes the gradient flowed through from the root.
+- `check_forward` (beyond PyTorch): the first op whose output has NaN/Inf
+  although all its inputs were finite raises `AnomalyError` right there, with
+  its source line. Non-finite inputs (a deliberate `-inf` mask, say) are not
+  flagged. Turn it off with `check_forward=False` if an op is meant to
+  produce them.
+
+Off by default, and then free: no observer is registered, so no frame is
+inspected. Works as a context manager, a decorator, or (with
+`set_detect_anomaly`) a plain call; nesting and exceptions restore the
+previous state.
+
+>>> import genesis, numpy
+>>> x = genesis.tensor([0.0, 1.0], requires_grad=True)
+>>> with detect_anomaly(), numpy.errstate(invalid="ignore"):
+...     y = x / x
+Traceback (most recent call last):
+  ...
+genesis.autograd.anomaly.AnomalyError: anomaly detected in forward: Div produced NaN from finite inputs: 1 of 2 values
+This is where the non-finite value was born:
+...
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+from ..tensor import Tensor
+from . import engine, function
+from .source import SourceLocation
+
+__all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+           "is_anomaly_check_nan_enabled", "AnomalyError"]
+
+
+class AnomalyError(RuntimeError):
+    """A NaN or Inf appeared: the message says where (op, source line, gradient chain)."""
+
+
+@dataclass(frozen=True)
+class _Mode:
+    enabled: bool = False
+    check_nan: bool = True
+    check_forward: bool = True
+
+
+_mode = _Mode()
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection is on."""
+    return _mode.enabled
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection checks backward results for NaN/Inf."""
+    return _mode.enabled and _mode.check_nan
+
+
+def _apply(mode: _Mode) -> None:
+    """Make `mode` current: register exactly the hooks it needs, remove the others."""
+    global _mode
+    _mode = mode
+    _set_registered(function.observers, _record_forward, mode.enabled)
+    _set_registered(engine.node_checkers, _check_backward, mode.enabled and mode.check_nan)
+
+
+def _set_registered(hooks: list, hook, wanted: bool) -> None:
+    if wanted and hook not in hooks:
+        hooks.append(hook)
+    elif not wanted and hook in hooks:
+        hooks.remove(hook)
+
+
+class _ModeContext:
+    """Base of the two public switches: restores the previous mode on exit; a decorator too."""
+
+    _target: _Mode
+
+    def __enter__(self):
+        self._previous = _mode
+        _apply(self._target)
+        return self
+
+    def __exit__(self, *exc_info):
+        _apply(self._previous)
+        return False
+
+    def __call__(self, func):
+        target = self._target
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            previous = _mode
+            _apply(target)
+            try:
+                return func(*args, **kwargs)
+            finally:
+                _apply(previous)
+
+        return wrapper
+
+
+class detect_anomaly(_ModeContext):
+    """Turn anomaly detection on inside a `with` block or a decorated function.
+
+    >>> import genesis
+    >>> with genesis.autograd.detect_anomaly():
+    ...     genesis.autograd.is_anomaly_enabled()
+    True
+    """
+
+    def __init__(self, check_nan: bool = True, check_forward: bool = True):
+        self._target = _Mode(True, bool(check_nan), bool(check_forward))
+
+
+class set_detect_anomaly(_ModeContext):
+    """Turn anomaly detection on or off; takes effect at once, so it works as a plain call.
+    As a context manager, the previous mode comes back on exit.
+
+    >>> import genesis
+    >>> with genesis.autograd.set_detect_anomaly(True, check_nan=False):
+    ...     genesis.autograd.is_anomaly_check_nan_enabled()
+    False
+    """
+
+    def __init__(self, mode: bool, check_nan: bool = True, check_forward: bool = True):
+        self._previous = _mode
+        self._target = _Mode(bool(mode), bool(check_nan), bool(check_forward))
+        _apply(self._target)
+
+    def __enter__(self):
+        return self
+
+    def __call__(self, func):
+        raise TypeError("set_detect_anomaly is not a decorator; use @genesis.autograd.detect_anomaly()")
+
+
+# -- forward: remember the call site; catch the op where a NaN/Inf is born ----------
+
+def _record_forward(node, args, outputs) -> None:
+    node._source = SourceLocation.capture()
+    if _mode.check_forward:
+        for output_nr, output in enumerate(outputs):
+            if output is not None and not _all_finite(output) and _inputs_finite(args):
+                raise AnomalyError(_forward_message(node, args, outputs, output_nr))
+
+
+def _all_finite(tensor: Tensor) -> bool:
+    data = tensor._data
+    return data.dtype.kind != "f" or bool(tensor._device.xp.isfinite(data).all())
+
+
+def _inputs_finite(args) -> bool:
+    for arg in args:
+        if isinstance(arg, Tensor):
+            if not _all_finite(arg):
+                return False
+        elif isinstance(arg, float):
+            if not math.isfinite(arg):
+                return False
+        elif isinstance(arg, (list, tuple)) and not _inputs_finite(arg):
+            return False
+    return True
+
+
+def _forward_message(node, args, outputs, output_nr) -> str:
+    name = type(node).__name__.removesuffix("Backward")
+    output = outputs[output_nr]
+    which = f" (output {output_nr})" if len(outputs) > 1 else ""
+    lines = [f"anomaly detected in forward: {name} produced {_non_finite_kinds(output)} from "
+             f"finite inputs{which}: {_count_non_finite(output)} of {output._data.size} values",
+             "This is where the non-finite value was born:",
+             _describe(node._source)]
+    shapes = ", ".join(f"{tuple(arg.shape)} {arg.dtype.name}" for arg in args if isinstance(arg, Tensor))
+    if shapes:
+        lines.append(f"inputs: {shapes}")
+    lines.append("If non-finite values are expected here, pass check_forward=False to detect_anomaly.")
+    return "\n".join(lines)
+
+
+# -- backward: catch the node whose backward returns NaN/Inf ----------------------------
+
+def _check_backward(node, grad_outputs, grad_inputs, flowed_from) -> None:
+    for index, gradient in enumerate(grad_inputs):
+        if isinstance(gradient, Tensor) and not _all_finite(gradient):
+            raise AnomalyError(_backward_message(node, grad_outputs, index, gradient, flowed_from))
+
+
+def _backward_message(node, grad_outputs, index, gradient, flowed_from) -> str:
+    name = type(node).__name__
+    incoming = all(g is None or _all_finite(g) for g in grad_outputs)
+    origin = "the gradient it received was finite, so this backward produced it" if incoming else \
+        "the gradient it received was already non-finite"
+    lines = [f"anomaly detected in backward: {name} returned {_non_finite_kinds(gradient)} in its "
+             f"gradient for input {index}: {_count_non_finite(gradient)} of {gradient._data.size} "
+             f"values ({origin})",
+             f"The forward call that created {name}:",
+             _describe(node._source),
+             "The gradient flowed from the root through:"]
+    lines.extend(f"  {step}" for step in _chain(node, flowed_from))
+    lines.append("If non-finite gradients are expected here, pass check_nan=False to detect_anomaly.")
+    return "\n".join(lines)
+
+
+def _chain(node, flowed_from) -> list:
+    """The nodes from the root to `node`, each with the line of its forward call."""
+    path = [node]
+    while path[-1] in flowed_from and len(path) <= len(flowed_from):
+        path.append(flowed_from[path[-1]])
+    steps = []
+    for step in reversed(path):
+        source = step._source
+        where = f"  ({source}: {source.code})" if source is not None else ""
+        steps.append(f"{type(step).__name__}{where}")
+    return steps
+
+
+def _describe(source) -> str:
+    if source is None:
+        return "  (unknown: the op ran before anomaly detection was turned on, or inside backward)"
+    return source.describe()
+
+
+def _non_finite_kinds(tensor: Tensor) -> str:
+    xp = tensor._device.xp
+    has_nan = bool(xp.isnan(tensor._data).any())
+    has_inf = bool(xp.isinf(tensor._data).any())
+    return " and ".join(kind for kind, present in (("NaN", has_nan), ("Inf", has_inf)) if present)
+
+
+def _count_non_finite(tensor: Tensor) -> int:
+    return int((~tensor._device.xp.isfinite(tensor._data)).sum())

@@ -1,0 +1,486 @@
+"""`gradcheck` and `gradgradcheck`: compare backward with central finite differences.
+
+Every (output, input) pair whose input requires grad is checked, and a failure
+says which check failed, where, by how much, and shows the worst Jacobian
+entries (see `gradcheck_report`). `check_gradients` returns the same verdict as
+data for tools.
+
+>>> import genesis
+>>> x = genesis.tensor([1., 2., 3.], dtype=genesis.float64, requires_grad=True)
+>>> gradcheck(lambda x: (x ** 2).sum(), x)
+True
+
+Inputs that are not float64 are checked too, with a `GradcheckWarning`: their
+analytical gradients are computed in their own dtype, but the numerical side
+runs on float64 copies, because float32 central differences with a small
+`eps` are mostly rounding noise.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..tensor import Tensor, wrap_array
+from .engine import grad
+from .grad_mode import enable_grad
+from .gradcheck_jacobians import (WrongGradientLayout, analytical_rows, flat_values,
+                                  gradient_layout_checked, numerical_jacobians,
+                                  numerical_projections, vjp_arrays)
+from .gradcheck_report import GradcheckResult, Mismatch, TensorSummary, Tolerances, format_report
+
+__all__ = ["gradcheck", "gradgradcheck", "check_gradients", "GradcheckError", "GradcheckWarning"]
+
+_GENESIS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+class GradcheckError(RuntimeError):
+    """A gradient check failed; `.result` holds the `GradcheckResult`."""
+
+    def __init__(self, message: str, result: GradcheckResult | None = None):
+        super().__init__(message)
+        self.result = result
+
+
+class GradcheckWarning(UserWarning):
+    """An input makes the check less reliable (e.g. it is not float64)."""
+
+
+def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True, nondet_tol: float = 0.0, fast_mode: bool = False,
+              check_undefined_grad: bool = True, check_batched_grad: bool = False,
+              max_report: int = 10) -> bool:
+    """Check the gradients of `func` at `inputs` against central finite differences.
+
+    `inputs` is a tensor or a tuple (non-tensor items are passed through);
+    `func(*inputs)` returns a tensor or a tuple of tensors. Entry by entry,
+    |analytical - numerical| must be at most atol + rtol * |numerical|.
+    Also checked: two backward runs agree within `nondet_tol`; gradients
+    have their input's shape; (`check_undefined_grad`) backward treats missing
+    output gradients as zeros; (`check_batched_grad`) backward is linear in
+    its grad_outputs (genesis has no vmap, so this property, which batching
+    relies on, is what is checked). `fast_mode` compares one random projection
+    v^T J u per pair instead of the whole Jacobian and re-runs the exact check
+    only when it fails. Returns True, or raises `GradcheckError` with a report
+    (returns False if `raise_exception=False`).
+
+    >>> import genesis
+    >>> x = genesis.tensor([0.5, -1.0], dtype=genesis.float64, requires_grad=True)
+    >>> gradcheck(lambda x: x.tanh() * x, x, fast_mode=True)
+    True
+    """
+    result = check_gradients(func, inputs, eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol,
+                             fast_mode=fast_mode, check_undefined_grad=check_undefined_grad,
+                             check_batched_grad=check_batched_grad, max_report=max_report)
+    return _verdict(result, raise_exception)
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,
+                  rtol: float = 1e-3, raise_exception: bool = True, nondet_tol: float = 0.0,
+                  fast_mode: bool = False, check_undefined_grad: bool = True,
+                  check_batched_grad: bool = False, max_report: int = 10) -> bool:
+    """Check second derivatives: gradcheck of (inputs, v) -> vjp of `func` with v, built with
+    create_graph=True. `grad_outputs` (v) default to fixed random tensors like the outputs.
+
+    >>> import genesis
+    >>> x = genesis.tensor([0.5, -1.0], dtype=genesis.float64, requires_grad=True)
+    >>> gradgradcheck(lambda x: x.tanh(), x)
+    True
+    """
+    args = _as_args(inputs)
+    with enable_grad():
+        outputs = [o for o in _tensor_outputs(func(*args), "gradgradcheck") if o._requires_grad]
+    if grad_outputs is None:
+        rng = np.random.default_rng(0)
+        grad_outputs = tuple(_random_like(rng, output) for output in outputs)
+    else:
+        grad_outputs = _as_args(grad_outputs)
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(f"gradgradcheck: got {len(grad_outputs)} grad_outputs for {len(outputs)} "
+                         "outputs that require grad; pass one per such output")
+    count = len(args)
+
+    def first_derivatives(*all_args):
+        own_args, vectors = all_args[:count], all_args[count:]
+        own_outputs = [o for o in _tensor_outputs(func(*own_args), "gradgradcheck") if o._requires_grad]
+        differentiable = [a for a in own_args if isinstance(a, Tensor) and a._requires_grad]
+        grads = grad(own_outputs, differentiable, vectors, create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    result = check_gradients(first_derivatives, args + tuple(grad_outputs), eps=eps, atol=atol,
+                             rtol=rtol, nondet_tol=nondet_tol, fast_mode=fast_mode,
+                             check_undefined_grad=check_undefined_grad,
+                             check_batched_grad=check_batched_grad, max_report=max_report,
+                             check_name="gradgradcheck")
+    if not result.ok:
+        legend = (f"(here inputs 0 to {count - 1} are func's inputs and input {count} + m is the "
+                  "grad_output for func's output m; output n is the gradient w.r.t. func's n-th input "
+                  "that requires grad)")
+        result.detail = f"{result.detail}\n{legend}" if result.detail else legend
+    return _verdict(result, raise_exception)
+
+
+def _verdict(result: GradcheckResult, raise_exception: bool) -> bool:
+    if result.ok:
+        return True
+    if raise_exception:
+        raise GradcheckError(format_report(result), result)
+    return False
+
+
+def check_gradients(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+                    nondet_tol: float = 0.0, fast_mode: bool = False, check_undefined_grad: bool = True,
+                    check_batched_grad: bool = False, max_report: int = 10,
+                    check_name: str = "gradcheck") -> GradcheckResult:
+    """`gradcheck`'s verdict as a `GradcheckResult` (never raises for a failed check).
+
+    >>> import genesis
+    >>> x = genesis.tensor([1., 2.], dtype=genesis.float64, requires_grad=True)
+    >>> result = check_gradients(lambda x: x * 3, x)
+    >>> result.ok, result.failed_check
+    (True, None)
+    """
+    problem = _Problem.build(func, inputs, check_name)
+    tolerances = Tolerances(eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol)
+    with gradient_layout_checked():
+        try:
+            if fast_mode:
+                result = _fast_check(problem, tolerances, max_report)
+            else:
+                result = _slow_check(problem, tolerances, max_report)
+            if result.ok and check_undefined_grad:
+                result = _undefined_grad_check(problem, result)
+            if result.ok and check_batched_grad:
+                result = _linearity_check(problem, tolerances, max_report, result)
+        except WrongGradientLayout as error:
+            result = GradcheckResult(ok=False, failed_check="grad_shape", detail=str(error),
+                                     tolerances=tolerances)
+    result.check_name = check_name
+    return result
+
+
+@dataclass
+class _Problem:
+    """What is checked: the arguments, the inputs that require grad (and float64 copies for
+    the numerical side where they are not float64), and the outputs' graph."""
+
+    func: object
+    args: tuple
+    input_indices: list       # positions in args of the inputs that require grad
+    inputs: list
+    numeric_args: tuple
+    numeric_inputs: list
+    output_indices: list      # positions in func's result of the floating outputs
+    outputs: list
+
+    @classmethod
+    def build(cls, func, inputs, check_name: str) -> "_Problem":
+        args = _as_args(inputs)
+        input_indices = [index for index, arg in enumerate(args)
+                         if isinstance(arg, Tensor) and arg._requires_grad]
+        if not input_indices:
+            raise ValueError(f"{check_name}: no input requires grad, so there is nothing to check; "
+                             "create the inputs to check with requires_grad=True")
+        _warn_low_precision(args, input_indices, check_name)
+        numeric_args = list(args)
+        for index in input_indices:
+            if args[index]._data.dtype != np.float64:
+                numeric_args[index] = _float64_copy(args[index])
+        with enable_grad():
+            all_outputs = _tensor_outputs(func(*args), check_name)
+        output_indices = [index for index, output in enumerate(all_outputs)
+                          if output._data.dtype.kind == "f"]
+        return cls(func, args, input_indices, [args[index] for index in input_indices],
+                   tuple(numeric_args), [numeric_args[index] for index in input_indices],
+                   output_indices, [all_outputs[index] for index in output_indices])
+
+    def evaluate(self) -> list:
+        """The floating outputs at the (perturbed) numeric inputs, as flat float64 arrays."""
+        with enable_grad():
+            outputs = _tensor_outputs(self.func(*self.numeric_args), "the function")
+        values = []
+        for index, reference in zip(self.output_indices, self.outputs):
+            if index >= len(outputs) or outputs[index].shape != reference.shape:
+                raise RuntimeError(f"the function's output {index} changed shape when an input was "
+                                   "perturbed; gradcheck needs outputs of fixed shapes")
+            values.append(flat_values(outputs[index]))
+        return values
+
+    def differentiable_outputs(self) -> list:
+        return [output for output in self.outputs if output._requires_grad]
+
+    def summary(self, output_number: int, input_number: int) -> dict:
+        fields = {}
+        if output_number is not None:
+            output = self.outputs[output_number]
+            fields.update(output_index=self.output_indices[output_number],
+                          output=TensorSummary(tuple(output.shape), output.dtype.name))
+        if input_number is not None:
+            tensor = self.inputs[input_number]
+            fields.update(input_index=self.input_indices[input_number],
+                          input=TensorSummary(tuple(tensor.shape), tensor.dtype.name))
+        return fields
+
+
+def _slow_check(problem: _Problem, tol: Tolerances, max_report: int) -> GradcheckResult:
+    numerical = numerical_jacobians(problem.evaluate, problem.numeric_inputs, tol.eps,
+                                    [output._data.size for output in problem.outputs])
+    analytical = []
+    differentiable = problem.differentiable_outputs()
+    for output in problem.outputs:
+        if output._requires_grad:
+            analytical.append(analytical_rows(differentiable, _index_of(differentiable, output),
+                                              problem.inputs))
+        else:
+            zeros = [np.zeros((output._data.size, t._data.size)) for t in problem.inputs]
+            analytical.append((zeros, zeros, [False] * len(problem.inputs)))
+    for i, (first, second, _) in enumerate(analytical):
+        for j in range(len(problem.inputs)):
+            if np.any(~(np.abs(first[j] - second[j]) <= tol.nondet_tol)):
+                return _reentrant_result(problem, tol, max_report, i, j, first[j], second[j])
+    failures = []
+    largest_abs = largest_rel = 0.0
+    for i, (first, _, connected) in enumerate(analytical):
+        for j in range(len(problem.inputs)):
+            result = _compare(problem, tol, max_report, i, j, first[j], numerical[i][j], connected[j])
+            largest_abs = max(largest_abs, result.max_abs_error)
+            largest_rel = max(largest_rel, result.max_rel_error)
+            if not result.ok:
+                failures.append(result)
+    if failures:
+        failures[0].also_failing = [(f.output_index, f.input_index) for f in failures[1:]]
+        return failures[0]
+    return GradcheckResult(ok=True, max_abs_error=largest_abs, max_rel_error=largest_rel,
+                           tolerances=tol)
+
+
+def _compare(problem, tol, max_report, i, j, analytical, numerical, connected) -> GradcheckResult:
+    error = np.abs(analytical - numerical)
+    failing = ~(error <= tol.atol + tol.rtol * np.abs(numerical))
+    measured = dict(tolerances=tol, max_abs_error=float(error.max(initial=0.0)),
+                    max_rel_error=float(_relative_error(error, numerical).max(initial=0.0)),
+                    failing_entries=int(failing.sum()), total_entries=int(error.size))
+    if not failing.any():
+        return GradcheckResult(ok=True, **measured)
+    if not connected:
+        check = "missing_gradient"
+    elif np.all(np.abs(numerical) <= tol.atol):
+        check = "expected_zero"
+    else:
+        check = "values"
+    worst = _worst_entries(problem, i, j, analytical, numerical, error, failing, max_report)
+    return GradcheckResult(ok=False, failed_check=check, worst=worst, **measured,
+                           **problem.summary(i, j))
+
+
+def _reentrant_result(problem, tol, max_report, i, j, first, second) -> GradcheckResult:
+    difference = np.abs(first - second)
+    failing = ~(difference <= tol.nondet_tol)
+    result = GradcheckResult(ok=False, failed_check="reentrant", tolerances=tol,
+                             max_abs_error=float(difference.max()),
+                             max_rel_error=float(_relative_error(difference, second).max()),
+                             failing_entries=int(failing.sum()), total_entries=int(difference.size),
+                             **problem.summary(i, j))
+    result.worst = _worst_entries(problem, i, j, first, second, difference, failing, max_report)
+    return result
+
+
+def _relative_error(error: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        relative = error / np.abs(reference)
+    return np.where(error == 0, 0.0, relative)
+
+
+def _worst_entries(problem, i, j, first, second, error, failing, max_report) -> list:
+    """The failing entries with the largest error (NaN first), as `Mismatch`es."""
+    rows, columns = np.nonzero(failing)
+    order = np.argsort(-np.nan_to_num(error[rows, columns], nan=np.inf), kind="stable")[:max_report]
+    output_shape = tuple(problem.outputs[i].shape)
+    input_shape = tuple(problem.inputs[j].shape)
+    return [Mismatch(_position(columns[k], input_shape), _position(rows[k], output_shape),
+                     float(first[rows[k], columns[k]]), float(second[rows[k], columns[k]]),
+                     float(error[rows[k], columns[k]])) for k in order]
+
+
+def _position(flat, shape: tuple) -> tuple:
+    return tuple(int(index) for index in np.unravel_index(flat, shape))
+
+
+def _fast_check(problem: _Problem, tol: Tolerances, max_report: int) -> GradcheckResult:
+    """Compare v^T J u per pair for random unit u (input side) and v (output side)."""
+    rng = np.random.default_rng(0)
+    directions = [_unit_vector(rng, tensor._data.size) for tensor in problem.inputs]
+    weights = [_unit_vector(rng, output._data.size) for output in problem.outputs]
+    # v is fed to backward in the output's dtype: use exactly those values on both sides
+    weights = [w.astype(output._data.dtype).astype(np.float64) for w, output in zip(weights, problem.outputs)]
+    numerical = numerical_projections(problem.evaluate, problem.numeric_inputs, directions, weights, tol.eps)
+    differentiable = problem.differentiable_outputs()
+    largest_abs = largest_rel = 0.0
+    for i, (output, weight) in enumerate(zip(problem.outputs, weights)):
+        first = second = [None] * len(problem.inputs)
+        if output._requires_grad:
+            seeds = [weight if other is output else np.zeros(other._data.size) for other in differentiable]
+            first = vjp_arrays(differentiable, problem.inputs, seeds)
+            second = vjp_arrays(differentiable, problem.inputs, seeds)
+        for j, direction in enumerate(directions):
+            if not _same_run(first[j], second[j], tol.nondet_tol):
+                return _confirmed(problem, tol, max_report, "two backward runs with v differ")
+            analytical = 0.0 if first[j] is None else float(first[j] @ direction)
+            error = abs(analytical - numerical[i, j])
+            bound = tol.atol * np.abs(direction).sum() * np.abs(weight).sum() + tol.rtol * abs(numerical[i, j])
+            if not error <= bound:
+                return _confirmed(problem, tol, max_report,
+                                  f"v^T J u for output {problem.output_indices[i]} and input "
+                                  f"{problem.input_indices[j]}: analytical {analytical:.6g}, "
+                                  f"numerical {numerical[i, j]:.6g}")
+            largest_abs = max(largest_abs, error)
+            largest_rel = max(largest_rel, float(_relative_error(np.array(error), np.array(numerical[i, j]))))
+    return GradcheckResult(ok=True, max_abs_error=largest_abs, max_rel_error=largest_rel,
+                           tolerances=tol, fast_mode=True)
+
+
+def _confirmed(problem, tol, max_report, finding: str) -> GradcheckResult:
+    """Fast mode found a problem: the exact check decides, and gives the entries table."""
+    result = _slow_check(problem, tol, max_report)
+    if not result.ok:
+        result.detail = f"fast mode found it ({finding}); the exact check confirms:"
+    return result
+
+
+def _index_of(items: list, item) -> int:
+    return next(index for index, candidate in enumerate(items) if candidate is item)
+
+
+def _same_run(first, second, nondet_tol: float) -> bool:
+    if first is None or second is None:
+        return first is None and second is None
+    return bool(np.all(np.abs(first - second) <= nondet_tol))
+
+
+def _unit_vector(rng, size: int) -> np.ndarray:
+    vector = rng.standard_normal(size)
+    norm = np.linalg.norm(vector)
+    return vector / norm if norm > 0 else vector
+
+
+def _undefined_grad_check(problem: _Problem, passed: GradcheckResult) -> GradcheckResult:
+    """Backward with each output's gradient zero (its siblings' undefined) gives zero or None."""
+    for i, output in enumerate(problem.outputs):
+        if not output._requires_grad:
+            continue
+        try:
+            grads = vjp_arrays([output], problem.inputs, [np.zeros(output._data.size)])
+        except WrongGradientLayout:
+            raise
+        except Exception as error:  # the backward could not cope with a missing gradient
+            notes = "".join(f"\n{note}" for note in getattr(error, "__notes__", ()))
+            return GradcheckResult(ok=False, failed_check="undefined_grad", tolerances=passed.tolerances,
+                                   detail=f"backward raised {type(error).__name__}: {error}{notes}",
+                                   **problem.summary(i, None))
+        for j, values in enumerate(grads):
+            if values is not None and np.any(values != 0):
+                return GradcheckResult(
+                    ok=False, failed_check="undefined_grad", tolerances=passed.tolerances,
+                    detail=f"the gradient for this input has non-zero entries (max |g| = "
+                           f"{np.abs(values).max():.6g}) although the output gradient was zero",
+                    **problem.summary(i, j))
+    return passed
+
+
+_LINEAR_COEFFICIENTS = (0.75, -1.25)
+
+
+def _linearity_check(problem: _Problem, tol: Tolerances, max_report: int,
+                     passed: GradcheckResult) -> GradcheckResult:
+    """vjp(a*v1 + b*v2) == a*vjp(v1) + b*vjp(v2): what a batched backward relies on."""
+    rng = np.random.default_rng(1)
+    a, b = _LINEAR_COEFFICIENTS
+    for i, output in enumerate(problem.outputs):
+        if not output._requires_grad:
+            continue
+        dtype = output._data.dtype
+        v1, v2 = (rng.standard_normal(output._data.size).astype(dtype).astype(np.float64)
+                  for _ in range(2))
+        separate = zip(vjp_arrays([output], problem.inputs, [v1]), vjp_arrays([output], problem.inputs, [v2]))
+        combined = vjp_arrays([output], problem.inputs, [a * v1 + b * v2])
+        for j, ((g1, g2), together) in enumerate(zip(separate, combined)):
+            size = problem.inputs[j]._data.size
+            expected = a * _or_zeros(g1, size) + b * _or_zeros(g2, size)
+            together = _or_zeros(together, size)
+            error = np.abs(together - expected)
+            failing = ~(error <= tol.atol + tol.rtol * np.abs(expected))
+            if failing.any():
+                result = GradcheckResult(
+                    ok=False, failed_check="batched_grad", tolerances=tol,
+                    max_abs_error=float(error.max()),
+                    max_rel_error=float(_relative_error(error, expected).max()),
+                    failing_entries=int(failing.sum()), total_entries=size,
+                    detail=f"a={a}, b={b}, v1 and v2 random", **problem.summary(i, j))
+                (positions,) = np.nonzero(failing)
+                order = np.argsort(-np.nan_to_num(error[positions], nan=np.inf), kind="stable")
+                shape = tuple(problem.inputs[j].shape)
+                result.worst = [Mismatch(_position(k, shape), None, float(together[k]),
+                                         float(expected[k]), float(error[k]))
+                                for k in positions[order[:max_report]]]
+                return result
+    return passed
+
+
+def _or_zeros(values, size: int) -> np.ndarray:
+    return np.zeros(size) if values is None else values
+
+
+def _as_args(inputs) -> tuple:
+    if isinstance(inputs, Tensor):
+        return (inputs,)
+    if isinstance(inputs, (tuple, list)):
+        return tuple(inputs)
+    raise TypeError(f"inputs must be a Tensor or a tuple of arguments, got {type(inputs).__name__}")
+
+
+def _tensor_outputs(result, check_name: str) -> tuple:
+    outputs = (result,) if isinstance(result, Tensor) else result
+    if not isinstance(outputs, (tuple, list)):
+        raise TypeError(f"{check_name}: the function must return a Tensor or a tuple of Tensors, "
+                        f"got {type(result).__name__}")
+    for index, output in enumerate(outputs):
+        if not isinstance(output, Tensor):
+            raise TypeError(f"{check_name}: the function must return a Tensor or a tuple of Tensors, "
+                            f"but output {index} is a {type(output).__name__}")
+    return tuple(outputs)
+
+
+def _float64_copy(tensor: Tensor) -> Tensor:
+    copy = wrap_array(tensor._data.astype(np.float64), tensor._device)
+    copy._requires_grad = True
+    return copy
+
+
+def _random_like(rng, output: Tensor) -> Tensor:
+    values = rng.standard_normal(output.shape)
+    vector = wrap_array(output._device.xp.asarray(values, dtype=output._data.dtype), output._device)
+    vector._requires_grad = True
+    return vector
+
+
+def _warn_low_precision(args: tuple, input_indices: list, check_name: str) -> None:
+    low = [f"input {index} ({args[index].dtype.name})" for index in input_indices
+           if args[index]._data.dtype != np.float64]
+    if low:
+        warnings.warn(
+            f"{check_name}: {', '.join(low)} requires grad but is not float64. Finite differences in "
+            "float32 are unreliable (with eps=1e-6 they are mostly rounding noise), so the numerical "
+            "gradient is taken on float64 copies while the analytical one stays in the input's dtype. "
+            "For the most precise check, pass float64 inputs.", GradcheckWarning,
+            stacklevel=_user_stacklevel())
+
+
+def _user_stacklevel() -> int:
+    """The stacklevel of the innermost caller outside genesis (for warnings)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_GENESIS_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
