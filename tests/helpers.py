@@ -49,36 +49,3 @@ def outputs_of(value) -> list:
     if isinstance(value, genesis.Tensor):
         return [value]
     return [v for v in value if isinstance(v, genesis.Tensor)]
-
-
-def finite_difference_check(call, args, kwargs, eps=1e-6, atol=1e-6, rtol=1e-5):
-    """Check the vector-Jacobian product of `call` against central differences, in place on the
-    leaves in `args` (which may be non-contiguous); float64 inputs expected."""
-    leaves = [a for a in args if isinstance(a, genesis.Tensor) and a.requires_grad]
-    if not leaves:
-        return
-    outs = [o for o in outputs_of(call(*args, **kwargs)) if o.requires_grad]
-    rng = np.random.default_rng(7)
-    weights = [genesis.tensor(rng.standard_normal(o.shape), dtype=o.dtype) for o in outs]
-    if not outs:
-        return
-    analytic = genesis.autograd.grad(outs, leaves, weights, allow_unused=True)
-
-    def objective():
-        with genesis.no_grad():
-            values = [v for v in outputs_of(call(*args, **kwargs)) if v.dtype.is_floating_point]
-        return sum(float((v.numpy() * w.numpy()).sum()) for v, w in zip(values, weights))
-
-    for leaf, grad in zip(leaves, analytic):
-        numeric = np.zeros(leaf.shape)
-        data = leaf._data
-        for index in np.ndindex(*leaf.shape):
-            original = data[index]
-            data[index] = original + eps
-            plus = objective()
-            data[index] = original - eps
-            minus = objective()
-            data[index] = original
-            numeric[index] = (plus - minus) / (2 * eps)
-        got = np.zeros(leaf.shape) if grad is None else grad.numpy()
-        np.testing.assert_allclose(got, numeric, atol=atol, rtol=rtol)
