@@ -18,6 +18,8 @@ from .creation import (arange, empty, empty_like, eye, from_numpy, full, full_li
                        ones_like, rand, rand_like, randint, randint_like, randn, randn_like, tensor,
                        zeros, zeros_like)
 from .random import get_rng_state, manual_seed, seed, set_rng_state
+from . import nn, optim
+from .serialization import load, save
 from . import debug
 
 globals().update(_ops.public_functions())

@@ -1,2 +1,18 @@
-"""Neural-network building blocks: `genesis.nn.functional` (and, with the nn issue, modules)."""
-from . import functional
+"""Neural-network building blocks: `Module`, `Parameter`, containers, layers, `init`,
+`utils` and `functional` (imported as `F`).
+
+>>> import genesis
+>>> from genesis import nn
+>>> model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+>>> model(genesis.ones(2, 3)).shape
+(2, 1)
+"""
+from . import functional, init, utils
+from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .dropout import Dropout
+from .embedding import Embedding
+from .flatten import Flatten, Unflatten
+from .linear import Identity, Linear
+from .module import Module
+from .parameter import Parameter

@@ -1,4 +1,176 @@
-"""Functional layers and losses (linear, dropout, convolutions, cross_entropy, ...)."""
+"""Functional layers: linear, dropout, embedding (losses and norms live in sibling modules)."""
 from __future__ import annotations
 
-__all__: list = []
+from ..autograd.function import Function
+from ..ops.index import IndexScatter
+from ..ops.inplace import apply_inplace
+from ..random import generator_for
+from ..tensor import Tensor, wrap_array
+
+__all__ = ["linear", "dropout", "embedding"]
+
+
+class Linear(Function):
+    """input @ weight.T + bias in one node (PyTorch's addmm)."""
+
+    @staticmethod
+    def forward(ctx, input, weight, bias):
+        needs = ctx.needs_input_grad
+        ctx.save_for_backward(input if needs[1] else None, weight if needs[0] else None)
+        out = input._data @ weight._data.T
+        if bias is not None:
+            out += bias._data
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, weight = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        grad_input = grad @ weight if needs[0] else None
+        grad_weight = grad_bias = None
+        if needs[1]:
+            if grad.ndim == 2:
+                grad_weight = grad.T @ input
+            else:
+                grad_weight = grad.reshape(-1, grad.shape[-1]).T @ input.reshape(-1, input.shape[-1])
+        if needs[2]:
+            grad_bias = grad.sum(tuple(range(grad.ndim - 1))) if grad.ndim > 1 else grad
+        return grad_input, grad_weight, grad_bias
+
+
+def _check_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    if input.ndim == 0 or weight.ndim != 2 or input.shape[-1] != weight.shape[1]:
+        raise RuntimeError(f"linear: input of shape {tuple(input.shape)} can't be multiplied by "
+                           f"a weight of shape {tuple(weight.shape)} (out_features, in_features): "
+                           "the input's last dimension must equal in_features")
+    if bias is not None and bias.shape != (weight.shape[0],):
+        raise RuntimeError(f"linear: bias has shape {tuple(bias.shape)}, expected "
+                           f"({weight.shape[0]},) to match out_features")
+    dtypes = {input._data.dtype, weight._data.dtype} | ({bias._data.dtype} if bias is not None else set())
+    if len(dtypes) > 1:
+        names = ", ".join(f"{what} {t.dtype.name}" for what, t in
+                          (("input", input), ("weight", weight), ("bias", bias)) if t is not None)
+        raise RuntimeError(f"linear: dtypes differ ({names}); cast the input (e.g. x.float()) or "
+                           "the layer (e.g. layer.double()) so they match")
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """`input @ weight.T + bias`, for input of shape (*, in_features).
+
+    >>> import genesis
+    >>> import genesis.nn.functional as F
+    >>> F.linear(genesis.ones(2, 3), genesis.ones(4, 3), genesis.zeros(4))
+    tensor([[3., 3., 3., 3.],
+            [3., 3., 3., 3.]])
+    """
+    _check_linear(input, weight, bias)
+    return Linear.apply(input, weight, bias)
+
+
+class Dropout(Function):
+    """Zero each element with probability p and scale the rest by 1 / (1 - p)."""
+
+    nondeterministic = True
+
+    @staticmethod
+    def forward(ctx, input, p):
+        data = input._data
+        draw_dtype = data.dtype if data.dtype.itemsize >= 4 else "float32"
+        keep = generator_for(input._device).random(data.shape, dtype=draw_dtype) >= p
+        mask = keep.astype(data.dtype) * (1.0 / (1.0 - p)) if p < 1 else keep.astype(data.dtype)
+        if ctx.needs_input_grad[0]:
+            ctx.mask = wrap_array(mask, input._device)
+        return data * mask
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.mask, None
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """During training, zero elements with probability `p` (scaling the rest by 1 / (1 - p));
+    the identity when `training` is False.
+
+    >>> import genesis
+    >>> import genesis.nn.functional as F
+    >>> F.dropout(genesis.ones(4), 0.5, training=False)
+    tensor([1., 1., 1., 1.])
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not input.is_floating_point():
+        raise RuntimeError(f"dropout needs a floating point input, got {input.dtype!r}")
+    if not training or p == 0:
+        return input
+    if inplace:
+        return apply_inplace(Dropout, input, p)
+    return Dropout.apply(input, p)
+
+
+class Embedding(Function):
+    """Rows of `weight` picked by integer `indices`; the gradient adds back into those rows."""
+
+    @staticmethod
+    def forward(ctx, weight, indices, padding_idx):
+        ctx.weight_shape = weight.shape
+        ctx.indices = indices._data
+        ctx.padding_idx = padding_idx
+        return weight._data[indices._data]
+
+    @staticmethod
+    def backward(ctx, grad):
+        if ctx.padding_idx is not None:  # the padding row gets no gradient
+            keep = (ctx.indices != ctx.padding_idx)[..., None].astype(grad._data.dtype)
+            grad = grad * wrap_array(keep, grad.device)
+        return IndexScatter.apply(grad, ctx.weight_shape, (ctx.indices, Ellipsis)), None, None
+
+
+def _check_indices(input: Tensor, weight: Tensor) -> None:
+    if not isinstance(input, Tensor) or input._data.dtype.kind not in "iu":
+        what = input.dtype if isinstance(input, Tensor) else type(input).__name__
+        raise RuntimeError(f"embedding: indices must be an integer tensor, got {what}; "
+                           "use genesis.tensor([...]) of ints or t.long()")
+    if weight.ndim != 2:
+        raise RuntimeError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got "
+                           f"shape {tuple(weight.shape)}")
+    if input._device != weight._device:
+        raise RuntimeError(f"embedding: indices are on {input.device}, weight on {weight.device}")
+    data = input._data
+    if data.size and (int(data.min()) < 0 or int(data.max()) >= weight.shape[0]):
+        bad = int(data.min()) if int(data.min()) < 0 else int(data.max())
+        raise IndexError(f"embedding: index {bad} is out of range for a table of "
+                         f"{weight.shape[0]} rows (valid: 0..{weight.shape[0] - 1})")
+
+
+def _renorm_rows(weight: Tensor, indices, max_norm: float, norm_type: float) -> None:
+    """Scale the looked-up rows whose norm exceeds max_norm down to it, in place (no graph)."""
+    xp = weight._device.xp
+    rows = xp.unique(indices)
+    norms = xp.linalg.norm(weight._data[rows], ord=norm_type, axis=1)
+    scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+    weight._data[rows] *= scale[:, None].astype(weight._data.dtype)
+    weight._version_counter[0] += 1
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0) -> Tensor:
+    """Look up rows of `weight` (num_embeddings, embedding_dim) at integer `input`.
+
+    `padding_idx`: that row gets no gradient. `max_norm`: rows looked up are
+    first renormalised in place to at most that `norm_type`-norm.
+
+    >>> import genesis
+    >>> import genesis.nn.functional as F
+    >>> F.embedding(genesis.tensor([2, 0]), genesis.arange(6.).reshape(3, 2))
+    tensor([[4., 5.],
+            [0., 1.]])
+    """
+    _check_indices(input, weight)
+    if padding_idx is not None:
+        if not -weight.shape[0] <= padding_idx < weight.shape[0]:
+            raise ValueError(f"embedding: padding_idx {padding_idx} must be within the "
+                             f"{weight.shape[0]} rows of weight")
+        padding_idx %= weight.shape[0]
+    if max_norm is not None:
+        _renorm_rows(weight, input._data, max_norm, norm_type)
+    return Embedding.apply(weight, input, padding_idx)

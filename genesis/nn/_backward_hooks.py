@@ -1,0 +1,124 @@
+"""Module backward hooks: identity Functions around a module's inputs and outputs.
+
+The output identity's backward sees the gradients w.r.t. the module's outputs
+(it runs first); the input identity's backward sees those w.r.t. its inputs
+(it runs once the module's own backward is done). Together they give
+`hook(module, grad_input, grad_output)`, as in PyTorch's full backward hooks.
+"""
+from __future__ import annotations
+
+from ..autograd.function import Function
+from ..autograd.grad_mode import grad_state
+from ..tensor import Tensor
+
+__all__ = ["BackwardHook"]
+
+
+class HookIdentity(Function):
+    """Returns its tensors unchanged; its backward passes their gradients through `on_backward`."""
+
+    @staticmethod
+    def forward(ctx, on_backward, *tensors):
+        ctx.on_backward = on_backward
+        return tuple(tensor._data for tensor in tensors)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return (None, *ctx.on_backward(grads))
+
+
+def _pass_through(on_backward, tensors: list) -> tuple:
+    outputs = HookIdentity.apply(on_backward, *tensors)
+    for source, output in zip(tensors, outputs):
+        output._version_counter = source._version_counter  # same storage, same version
+    return outputs
+
+
+def _grad_positions(values) -> list:
+    return [index for index, value in enumerate(values)
+            if isinstance(value, Tensor) and value._requires_grad]
+
+
+class BackwardHook:
+    """The backward hooks of one module call: wraps its inputs and outputs, runs the hooks."""
+
+    def __init__(self, module, hooks: list, pre_hooks: list):
+        self.module, self.hooks, self.pre_hooks = module, hooks, pre_hooks
+        self.arg_count = 0
+        self.input_positions: list = []
+        self.output_count = 0
+        self.output_positions: list = []
+        self.grad_outputs = None
+
+    def wrap_inputs(self, args: tuple) -> tuple:
+        self.arg_count = len(args)
+        if not grad_state.enabled:
+            return args
+        self.input_positions = _grad_positions(args)
+        if not self.input_positions or not self.hooks:
+            return args
+        outputs = _pass_through(self._on_input_grads, [args[i] for i in self.input_positions])
+        wrapped = list(args)
+        for index, output in zip(self.input_positions, outputs):
+            wrapped[index] = output
+        return tuple(wrapped)
+
+    def wrap_outputs(self, result):
+        single = isinstance(result, Tensor)
+        values = (result,) if single else result
+        if not grad_state.enabled or not isinstance(values, tuple | list):
+            return result
+        self.output_count = len(values)
+        self.output_positions = _grad_positions(values)
+        if not self.output_positions:
+            return result
+        outputs = _pass_through(self._on_output_grads, [values[i] for i in self.output_positions])
+        if single:
+            return outputs[0]
+        wrapped = list(values)
+        for index, output in zip(self.output_positions, outputs):
+            wrapped[index] = output
+        return type(values)(wrapped)
+
+    def _on_output_grads(self, grads: tuple) -> tuple:
+        grad_output = self._spread(grads, self.output_positions, self.output_count)
+        for hook in self.pre_hooks:
+            replacement = hook(self.module, grad_output)
+            if replacement is not None:
+                grad_output = self._checked(replacement, len(grad_output), "pre-hook", "grad_output")
+        self.grad_outputs = grad_output
+        if not self.input_positions:
+            self._run_hooks_without_inputs()
+        return tuple(grad_output[i] for i in self.output_positions)
+
+    def _on_input_grads(self, grads: tuple) -> tuple:
+        grad_input = self._spread(grads, self.input_positions, self.arg_count)
+        for hook in self.hooks:
+            replacement = hook(self.module, grad_input, self.grad_outputs)
+            if replacement is not None:
+                grad_input = self._checked(replacement, len(grad_input), "hook", "grad_input")
+        return tuple(grad_input[i] for i in self.input_positions)
+
+    def _run_hooks_without_inputs(self) -> None:
+        grad_input = (None,) * self.arg_count
+        for hook in self.hooks:
+            replacement = hook(self.module, grad_input, self.grad_outputs)
+            if replacement is not None and any(value is not None for value in replacement):
+                raise RuntimeError(
+                    f"a backward hook of {type(self.module).__name__} returned gradients, but no "
+                    "input of the module requires grad; return None (or all Nones) instead.")
+
+    @staticmethod
+    def _spread(grads: tuple, positions: list, count: int) -> tuple:
+        spread = [None] * count
+        for index, grad in zip(positions, grads):
+            spread[index] = grad
+        return tuple(spread)
+
+    def _checked(self, replacement, expected: int, kind: str, what: str) -> tuple:
+        replacement = (replacement,) if isinstance(replacement, Tensor) else tuple(replacement)
+        if len(replacement) != expected:
+            raise RuntimeError(
+                f"a backward {kind} of {type(self.module).__name__} returned {len(replacement)} "
+                f"{what} entries, but the module has {expected}; return one (or None) per entry.")
+        return replacement

@@ -1,0 +1,4 @@
+"""Gradient utilities: clipping, and flattening parameters into one vector."""
+from .clip_grad import clip_grad_norm_, clip_grad_value_, get_total_norm
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]

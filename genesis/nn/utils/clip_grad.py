@@ -1,0 +1,102 @@
+"""Gradient clipping by total norm or by value, in place, as in `torch.nn.utils`."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...device import cpu, transfer
+from ...tensor import Tensor, wrap_array
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
+
+
+def _as_list(parameters) -> list:
+    return [parameters] if isinstance(parameters, Tensor) else list(parameters)
+
+
+def _norm(array, xp, norm_type: float):
+    flat = array.reshape(-1)
+    if flat.size == 0:
+        return xp.zeros((), array.dtype)
+    if norm_type == math.inf:
+        return xp.abs(flat).max()
+    if norm_type == 2.0:
+        return xp.sqrt(xp.dot(flat, flat))
+    return (xp.abs(flat) ** norm_type).sum() ** (1.0 / norm_type)
+
+
+def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = False) -> Tensor:
+    """The `norm_type`-norm of all `tensors` together (as if concatenated), as a 0-d tensor
+    on the first tensor's device.
+
+    >>> import genesis
+    >>> genesis.nn.utils.get_total_norm([genesis.tensor([3.]), genesis.tensor([4.])])
+    tensor(5.)
+    """
+    tensors = _as_list(tensors)
+    norm_type = float(norm_type)
+    if not tensors:
+        return wrap_array(np.zeros((), np.float32), cpu)
+    device = tensors[0]._device
+    xp = device.xp
+    norms = xp.stack([transfer(_norm(t._data, t._device.xp, norm_type), t._device, device)
+                      for t in tensors])
+    total = _norm(norms, xp, norm_type)
+    if error_if_nonfinite and not bool(xp.isfinite(total)):
+        raise RuntimeError(
+            f"the total norm of order {norm_type} of the gradients is non-finite, so it cannot be "
+            "clipped. To scale the gradients by the non-finite norm anyway, pass "
+            "error_if_nonfinite=False; to find where the NaN/Inf comes from, run the backward "
+            "under genesis.autograd.detect_anomaly()")
+    return wrap_array(total, device)
+
+
+def _scale_grad(param: Tensor, factor: float) -> None:
+    grad = param._grad
+    if grad._data.flags.writeable and grad.grad_fn is None:
+        grad._data *= factor
+        grad._version_counter[0] += 1
+    else:
+        param._grad = wrap_array(grad._data * factor, grad._device)
+
+
+def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
+                    error_if_nonfinite: bool = False) -> Tensor:
+    """Scale the gradients of `parameters` in place so that their total norm is at most
+    `max_norm`; returns the total norm before clipping (a 0-d tensor).
+
+    The scale is max_norm / (total_norm + 1e-6), applied only when below 1 (as in PyTorch).
+
+    >>> import genesis
+    >>> w = genesis.tensor([3., 4.], requires_grad=True)
+    >>> w.grad = genesis.tensor([3., 4.])
+    >>> genesis.nn.utils.clip_grad_norm_([w], max_norm=1.0), w.grad
+    (tensor(5.), tensor([0.6000, 0.8000]))
+    """
+    params = [p for p in _as_list(parameters) if p._grad is not None]
+    grads = [p._grad for p in params]
+    total = get_total_norm(grads, norm_type, error_if_nonfinite)
+    if not grads:
+        return total
+    scale = float(max_norm) / (float(total.item()) + 1e-6)
+    if not scale < 1.0 and not math.isnan(scale):
+        return total
+    for param in params:
+        _scale_grad(param, scale)
+    return total
+
+
+def clip_grad_value_(parameters, clip_value: float) -> None:
+    """Clamp every gradient of `parameters` into [-clip_value, clip_value], in place."""
+    clip_value = float(clip_value)
+    for param in _as_list(parameters):
+        grad = param._grad
+        if grad is None:
+            continue
+        xp = grad._device.xp
+        if grad._data.flags.writeable and grad.grad_fn is None:
+            xp.clip(grad._data, -clip_value, clip_value, out=grad._data)
+            grad._version_counter[0] += 1
+        else:
+            param._grad = wrap_array(xp.clip(grad._data, -clip_value, clip_value), grad._device)

@@ -1,0 +1,16 @@
+"""Optimizers (`SGD`, `Adam`, `AdamW`, `RMSprop`, `Adagrad`) and `lr_scheduler`.
+
+>>> import genesis
+>>> model = genesis.nn.Linear(2, 1)
+>>> optimizer = genesis.optim.Adam(model.parameters(), lr=1e-2)
+>>> loss = model(genesis.ones(4, 2)).sum()
+>>> optimizer.zero_grad(); loss.backward(); optimizer.step()
+"""
+from . import lr_scheduler
+from .adagrad import Adagrad
+from .adam import Adam, AdamW
+from .optimizer import Optimizer
+from .rmsprop import RMSprop
+from .sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]

@@ -1,0 +1,64 @@
+"""Adagrad, as in PyTorch."""
+from __future__ import annotations
+
+from ..tensor import wrap_array
+from .optimizer import Optimizer
+
+__all__ = ["Adagrad"]
+
+
+class Adagrad(Optimizer):
+    """s += g * g; p -= clr * g / (sqrt(s) + eps) with clr = lr / (1 + (t - 1) * lr_decay).
+
+    >>> import genesis
+    >>> w = genesis.tensor([1.], requires_grad=True)
+    >>> optimizer = genesis.optim.Adagrad([w], lr=0.1)
+    >>> (w * 2).sum().backward(); optimizer.step(); w
+    tensor([0.9000], requires_grad=True)
+    """
+
+    def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
+                 initial_accumulator_value: float = 0, eps: float = 1e-10, *, maximize: bool = False):
+        for name, value in (("learning rate", lr), ("lr_decay value", lr_decay),
+                            ("weight_decay value", weight_decay), ("epsilon value", eps),
+                            ("initial_accumulator_value value", initial_accumulator_value)):
+            if value < 0:
+                raise ValueError(f"Invalid {name}: {value}")
+        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                                      initial_accumulator_value=initial_accumulator_value, eps=eps,
+                                      maximize=maximize))
+        for group in self.param_groups:
+            for param in group["params"]:
+                self._init_state(param, group)
+
+    def _init_state(self, param, group: dict) -> dict:
+        state = self.state[param]
+        state["step"] = 0
+        state["sum"] = wrap_array(param._device.xp.full_like(param._data, group["initial_accumulator_value"]),
+                                  param._device)
+        return state
+
+    def _update_group(self, group: dict) -> None:
+        lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
+        weight_decay, maximize = group["weight_decay"], group["maximize"]
+        for param in group["params"]:
+            grad = param._grad
+            if grad is None:
+                continue
+            data, g = param._data, grad._data
+            xp = param._device.xp
+            state = self.state[param] or self._init_state(param, group)
+            if maximize:
+                g = -g
+            step = state["step"] = state["step"] + 1
+            if weight_decay != 0:
+                g = g + weight_decay * data
+            clr = lr / (1 + (step - 1) * lr_decay)
+            accumulated = state["sum"]._data
+            accumulated += g * g
+            std = xp.sqrt(accumulated)
+            std += eps
+            update = g * -clr
+            update /= std
+            data += update
+            param._version_counter[0] += 1

@@ -1,0 +1,101 @@
+"""Adam and AdamW (decoupled weight decay), with amsgrad, as in PyTorch."""
+from __future__ import annotations
+
+from ..tensor import wrap_array
+from .optimizer import Optimizer
+
+__all__ = ["Adam", "AdamW"]
+
+
+def lerp_(target, end, weight: float) -> None:
+    """target += weight * (end - target), rounded the way PyTorch's lerp_ kernel rounds."""
+    if abs(weight) < 0.5:
+        target += weight * (end - target)
+    else:
+        target[...] = end - (end - target) * (1 - weight)
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba): m = lerp(m, g, 1 - beta1), v = beta2 * v + (1 - beta2) * g * g,
+    p -= lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps).
+
+    `weight_decay` adds weight_decay * p to the gradient (L2); use `AdamW` for
+    decoupled decay. `amsgrad` uses the running maximum of v.
+    """
+
+    def __init__(self, params, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, amsgrad: bool = False, *, maximize: bool = False,
+                 decoupled_weight_decay: bool = False):
+        if lr < 0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if eps < 0:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        for index, beta in enumerate(betas):
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {index}: {beta}")
+        if weight_decay < 0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                                      amsgrad=amsgrad, maximize=maximize,
+                                      decoupled_weight_decay=decoupled_weight_decay))
+
+    def _update_group(self, group: dict) -> None:
+        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        weight_decay, amsgrad, maximize = group["weight_decay"], group["amsgrad"], group["maximize"]
+        decoupled = group["decoupled_weight_decay"]
+        for param in group["params"]:
+            grad = param._grad
+            if grad is None:
+                continue
+            data, g = param._data, grad._data
+            xp = param._device.xp
+            state = self.state[param]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = wrap_array(xp.zeros_like(data), param._device)
+                state["exp_avg_sq"] = wrap_array(xp.zeros_like(data), param._device)
+                if amsgrad:
+                    state["max_exp_avg_sq"] = wrap_array(xp.zeros_like(data), param._device)
+            if maximize:
+                g = -g
+            step = state["step"] = state["step"] + 1
+            if weight_decay != 0:
+                if decoupled:
+                    data *= 1 - lr * weight_decay
+                else:
+                    g = g + weight_decay * data
+            exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
+            lerp_(exp_avg, g, 1 - beta1)
+            exp_avg_sq *= beta2
+            exp_avg_sq += (1 - beta2) * g * g
+            step_size = lr / (1 - beta1 ** step)
+            bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+            if amsgrad:
+                max_exp_avg_sq = state["max_exp_avg_sq"]._data
+                xp.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
+                denom = xp.sqrt(max_exp_avg_sq)
+            else:
+                denom = xp.sqrt(exp_avg_sq)
+            denom /= bias_correction2_sqrt
+            denom += eps
+            update = exp_avg * -step_size
+            update /= denom
+            data += update
+            param._version_counter[0] += 1
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter): p *= 1 - lr * weight_decay
+    before the Adam update. Default weight_decay is 0.01.
+
+    >>> import genesis
+    >>> w = genesis.tensor([1., -1.], requires_grad=True)
+    >>> optimizer = genesis.optim.AdamW([w], lr=0.1)
+    >>> (w * w).sum().backward(); optimizer.step(); w
+    tensor([ 0.8990, -0.8990], requires_grad=True)
+    """
+
+    def __init__(self, params, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                         decoupled_weight_decay=True)

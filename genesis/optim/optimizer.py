@@ -1,0 +1,161 @@
+"""`Optimizer`: parameter groups, per-parameter state, `step`, and state dicts (PyTorch layout).
+
+Updates work directly on the parameters' arrays (no graph, like PyTorch's
+kernels) and bump each parameter's version counter, so a graph that saved a
+parameter before the step refuses to backward with the changed values.
+
+>>> import genesis
+>>> w = genesis.tensor([1., 2.], requires_grad=True)
+>>> optimizer = genesis.optim.SGD([w], lr=0.1)
+>>> (w * w).sum().backward()
+>>> optimizer.step(); w
+tensor([0.8000, 1.6000], requires_grad=True)
+"""
+from __future__ import annotations
+
+import warnings
+from collections import defaultdict
+
+from ..autograd.grad_mode import enable_grad
+from ..nn.utils.clear_grads import clear_grads
+from ..tensor import Tensor
+
+__all__ = ["Optimizer", "required"]
+
+
+class _Required:
+    """Marks a hyperparameter that has no default and must be given per group."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _Required()
+
+
+class Optimizer:
+    """Base class: subclasses pass their defaults and implement `_update_group(group)`.
+
+    `params` is an iterable of tensors, or of dicts ("param groups") each with a
+    "params" entry and optional per-group options overriding the defaults.
+    """
+
+    def __init__(self, params, defaults: dict):
+        self.defaults = defaults
+        self.state: dict = defaultdict(dict)
+        self.param_groups: list = []
+        if isinstance(params, Tensor):
+            raise TypeError("params should be an iterable of Tensors or dicts, but got a Tensor; "
+                            "wrap it in a list: [tensor]")
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for index, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {index}")
+            lines.extend(f"    {key}: {group[key]}" for key in sorted(group) if key != "params")
+        lines.append(")")
+        return "\n".join(lines)
+
+    def add_param_group(self, param_group: dict) -> None:
+        """Add a group of parameters (a dict with "params" and optional options)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"a param group must be a dict, got {type(param_group).__name__}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be in an ordered collection (the order "
+                            "of a set changes between runs); use a list instead")
+        params = list(params)
+        for index, param in enumerate(params):
+            if not isinstance(param, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but params[{index}] is a "
+                                f"{type(param).__name__}")
+            if not param.is_leaf:
+                raise ValueError(f"can't optimize a non-leaf Tensor (params[{index}], made by "
+                                 f"{type(param.grad_fn).__name__}); optimize the leaf it came from, "
+                                 "or detach().requires_grad_() it")
+        group = dict(param_group, params=params)
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError(f"parameter group didn't specify a value of required "
+                                 f"optimization parameter {name!r}")
+            group.setdefault(name, default)
+        if len({id(p) for p in params}) != len(params):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; "
+                          "they will be updated more than once per step", stacklevel=3)
+        existing = {id(p) for other in self.param_groups for p in other["params"]}
+        if any(id(p) in existing for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear the gradients of all optimized parameters (None, or zeros in place)."""
+        clear_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
+
+    def step(self, closure=None):
+        """Update the parameters once; `closure` (re-evaluating the loss, with grad) is called
+        first when given, and its result returned."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            self._update_group(group)
+        return loss
+
+    def _update_group(self, group: dict) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must implement _update_group(group) "
+                                  "(or override step)")
+
+    # -- state dict -------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """{"state": {index: {...}}, "param_groups": [{..., "params": [indices]}]}, as in
+        PyTorch; parameters are numbered in group order."""
+        index_of = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {key: value for key, value in group.items() if key != "params"}
+            packed["params"] = [index_of.setdefault(id(p), len(index_of)) for p in group["params"]]
+            groups.append(packed)
+        state = {index_of[id(param)]: values for param, values in self.state.items()
+                 if id(param) in index_of}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restore hyperparameters and state saved by `state_dict()` (tensors are copied and
+        cast to each parameter's dtype and device)."""
+        saved_groups = state_dict["param_groups"]
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(f"loaded state dict has {len(saved_groups)} parameter group(s), "
+                             f"this optimizer has {len(self.param_groups)}")
+        params_by_index = {}
+        for number, (group, saved) in enumerate(zip(self.param_groups, saved_groups)):
+            if len(group["params"]) != len(saved["params"]):
+                raise ValueError(f"loaded parameter group {number} has {len(saved['params'])} "
+                                 f"parameters, this optimizer's has {len(group['params'])}")
+            params_by_index.update(zip(saved["params"], group["params"]))
+        state = defaultdict(dict)
+        for index, values in state_dict["state"].items():
+            param = params_by_index.get(index)
+            if param is not None:
+                state[param] = {key: _cast_state(value, param, key) for key, value in values.items()}
+        self.state = state
+        self.param_groups = [dict(saved, params=group["params"])
+                             for group, saved in zip(self.param_groups, saved_groups)]
+
+
+def _cast_state(value, param: Tensor, key: str):
+    """A copy of a saved state value placed like `param` (floating tensors take its dtype)."""
+    if not isinstance(value, Tensor):
+        return value
+    if key != "step" and value.is_floating_point():
+        return value.to(device=param.device, dtype=param.dtype, copy=True)
+    return value.to(device=param.device, copy=True)

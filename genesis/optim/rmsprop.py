@@ -1,0 +1,74 @@
+"""RMSprop (optionally centered, with momentum), as in PyTorch."""
+from __future__ import annotations
+
+from ..tensor import wrap_array
+from .adam import lerp_
+from .optimizer import Optimizer
+
+__all__ = ["RMSprop"]
+
+
+class RMSprop(Optimizer):
+    """v = alpha * v + (1 - alpha) * g * g; avg = sqrt(v) (centered: sqrt(v - mean(g)**2)) + eps;
+    p -= lr * g / avg, or with momentum b = momentum * b + g / avg and p -= lr * b.
+
+    >>> import genesis
+    >>> w = genesis.tensor([1.], requires_grad=True)
+    >>> optimizer = genesis.optim.RMSprop([w], lr=0.01)
+    >>> (w * 3).sum().backward(); optimizer.step(); w
+    tensor([0.9000], requires_grad=True)
+    """
+
+    def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
+                 weight_decay: float = 0, momentum: float = 0, centered: bool = False, *,
+                 maximize: bool = False):
+        for name, value in (("learning rate", lr), ("epsilon value", eps), ("momentum value", momentum),
+                            ("weight_decay value", weight_decay), ("alpha value", alpha)):
+            if value < 0:
+                raise ValueError(f"Invalid {name}: {value}")
+        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
+                                      momentum=momentum, centered=centered, maximize=maximize))
+
+    def _update_group(self, group: dict) -> None:
+        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+        weight_decay, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
+        maximize = group["maximize"]
+        for param in group["params"]:
+            grad = param._grad
+            if grad is None:
+                continue
+            data, g = param._data, grad._data
+            xp = param._device.xp
+            state = self.state[param]
+            if not state:
+                state["step"] = 0
+                state["square_avg"] = wrap_array(xp.zeros_like(data), param._device)
+                if momentum > 0:
+                    state["momentum_buffer"] = wrap_array(xp.zeros_like(data), param._device)
+                if centered:
+                    state["grad_avg"] = wrap_array(xp.zeros_like(data), param._device)
+            if maximize:
+                g = -g
+            state["step"] += 1
+            if weight_decay != 0:
+                g = g + weight_decay * data
+            square_avg = state["square_avg"]._data
+            square_avg *= alpha
+            square_avg += (1 - alpha) * g * g
+            if centered:
+                grad_avg = state["grad_avg"]._data
+                lerp_(grad_avg, g, 1 - alpha)
+                avg = xp.sqrt(square_avg + -1 * grad_avg * grad_avg)
+            else:
+                avg = xp.sqrt(square_avg)
+            avg += eps
+            if momentum > 0:
+                buffer = state["momentum_buffer"]._data
+                buffer *= momentum
+                buffer += g / avg
+                data -= lr * buffer
+            else:
+                update = g * -lr
+                update /= avg
+                data += update
+            param._version_counter[0] += 1

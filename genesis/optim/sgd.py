@@ -1,0 +1,61 @@
+"""Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
+from __future__ import annotations
+
+from ..tensor import wrap_array
+from .optimizer import Optimizer
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    """PyTorch's SGD: g = grad + weight_decay * p; with momentum, b = momentum * b +
+    (1 - dampening) * g (b = g on the first step) and g = b (or g + momentum * b with
+    Nesterov); then p -= lr * g. `maximize` ascends instead.
+
+    >>> import genesis
+    >>> w = genesis.tensor([1.], requires_grad=True)
+    >>> optimizer = genesis.optim.SGD([w], lr=0.5, momentum=0.9)
+    >>> for _ in range(2):
+    ...     optimizer.zero_grad(); (w * 2).sum().backward(); optimizer.step()
+    >>> w
+    tensor([-1.9000], requires_grad=True)
+    """
+
+    def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
+                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False):
+        if lr < 0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov,
+                                      maximize=maximize))
+
+    def _update_group(self, group: dict) -> None:
+        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+        weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
+        for param in group["params"]:
+            grad = param._grad
+            if grad is None:
+                continue
+            data, g = param._data, grad._data
+            if maximize:
+                g = -g
+            if weight_decay != 0:
+                g = g + weight_decay * data
+            if momentum != 0:
+                state = self.state[param]
+                buffer = state.get("momentum_buffer")
+                if buffer is None:
+                    state["momentum_buffer"] = buffer = wrap_array(g.copy(), param._device)
+                else:
+                    b = buffer._data
+                    b *= momentum
+                    b += (1 - dampening) * g
+                g = g + momentum * buffer._data if nesterov else buffer._data
+            data -= lr * g
+            param._version_counter[0] += 1

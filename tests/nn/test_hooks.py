@@ -1,0 +1,189 @@
+"""Module hooks (forward, forward pre, full backward, backward pre) and the module_scope hook point."""
+import numpy as np
+import pytest
+
+import genesis
+from genesis import nn
+from genesis.autograd import module_scope
+from tests.helpers import torch_or_skip
+
+
+class Scale(nn.Module):
+    def __init__(self, factor):
+        super().__init__()
+        self.factor = factor
+
+    def forward(self, x, shift=0.0):
+        return x * self.factor + shift
+
+
+def test_forward_pre_hook_can_replace_the_arguments():
+    module = Scale(2.0)
+    seen = []
+
+    def pre_hook(mod, args):
+        seen.append((mod, args))
+        return args[0] + 1  # a single value becomes a 1-tuple
+
+    handle = module.register_forward_pre_hook(pre_hook)
+    x = genesis.tensor([1.0])
+    assert module(x).tolist() == [4.0]
+    assert seen[0][0] is module and seen[0][1][0] is x
+    handle.remove()
+    assert module(x).tolist() == [2.0]
+
+
+def test_forward_pre_hook_with_kwargs():
+    module = Scale(2.0)
+    module.register_forward_pre_hook(lambda mod, args, kwargs: (args, {"shift": 10.0}),
+                                     with_kwargs=True)
+    assert module(genesis.tensor([1.0])).tolist() == [12.0]
+    module.register_forward_pre_hook(lambda mod, args, kwargs: "bad", with_kwargs=True)
+    with pytest.raises(RuntimeError, match=r"must return None or \(args, kwargs\)"):
+        module(genesis.tensor([1.0]))
+
+
+def test_forward_hook_sees_inputs_and_output_and_can_replace_it():
+    module = Scale(3.0)
+    calls = []
+    module.register_forward_hook(lambda mod, args, out: calls.append((args[0].tolist(), out.tolist())))
+    module.register_forward_hook(lambda mod, args, out: out * 0 - 1)
+    module.register_forward_hook(lambda mod, args, kwargs, out: calls.append(kwargs) or None,
+                                 with_kwargs=True)
+    result = module(genesis.tensor([1.0]), shift=1.0)
+    assert result.tolist() == [-1.0]
+    assert calls == [([1.0], [4.0]), {"shift": 1.0}]
+
+
+def test_prepend_puts_a_hook_first_and_handles_work_as_context_managers():
+    module = Scale(1.0)
+    order = []
+    module.register_forward_hook(lambda *a: order.append("second"))
+    with module.register_forward_hook(lambda *a: order.append("first"), prepend=True):
+        module(genesis.tensor([1.0]))
+    module(genesis.tensor([1.0]))
+    assert order == ["first", "second", "second"]
+
+
+def test_hooks_fire_on_nested_modules():
+    model = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))
+    names = []
+    for name, module in model.named_modules():
+        module.register_forward_hook(lambda mod, args, out, name=name: names.append(name or "root"))
+    model(genesis.ones(1, 2))
+    assert names == ["0", "1", "2", "root"]
+
+
+def test_full_backward_hook_matches_pytorch():
+    torch = torch_or_skip()
+    layer = nn.Linear(3, 2)
+    reference = torch.nn.Linear(3, 2)
+    with torch.no_grad():
+        reference.weight.copy_(torch.tensor(layer.weight.detach().numpy()))
+        reference.bias.copy_(torch.tensor(layer.bias.detach().numpy()))
+    ours, theirs = [], []
+    layer.register_full_backward_hook(lambda m, gi, go: ours.append((gi, go)))
+    reference.register_full_backward_hook(lambda m, gi, go: theirs.append((gi, go)))
+    x = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+    (layer(genesis.tensor(x, requires_grad=True)) ** 2).sum().backward()
+    (reference(torch.tensor(x, requires_grad=True)) ** 2).sum().backward()
+    (grad_input,), (grad_output,) = ours[0]
+    (torch_grad_input,), (torch_grad_output,) = theirs[0]
+    np.testing.assert_allclose(grad_output.numpy(), torch_grad_output.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(grad_input.numpy(), torch_grad_input.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_full_backward_hook_can_replace_grad_input():
+    module = Scale(2.0)
+    module.register_full_backward_hook(lambda m, grad_input, grad_output: (grad_input[0] * 10, None))
+    x = genesis.tensor([1.0, 2.0], requires_grad=True)
+    module(x, 1.0).sum().backward()
+    assert x.grad.tolist() == [20.0, 20.0]
+    module.register_full_backward_hook(lambda m, grad_input, grad_output: (grad_input[0],))
+    with pytest.raises(RuntimeError, match="returned 1 grad_input entries, but the module has 2"):
+        module(x, 1.0).sum().backward()
+
+
+def test_backward_pre_hook_can_replace_grad_output():
+    module = Scale(3.0)
+    seen = []
+    module.register_full_backward_pre_hook(lambda m, grad_output: (grad_output[0] * 0 + 1,))
+    module.register_full_backward_hook(lambda m, gi, go: seen.append(go[0].tolist()))
+    x = genesis.tensor([1.0, 2.0], requires_grad=True)
+    (module(x) * 5).sum().backward()
+    assert seen == [[1.0, 1.0]]
+    assert x.grad.tolist() == [3.0, 3.0]
+
+
+def test_full_backward_hook_when_no_input_requires_grad():
+    layer = nn.Linear(2, 1)
+    calls = []
+    layer.register_full_backward_hook(lambda m, gi, go: calls.append((gi, go[0].shape)))
+    layer(genesis.ones(3, 2)).sum().backward()
+    assert calls == [((None,), (3, 1))]
+    assert layer.weight.grad is not None
+
+
+def test_backward_hooks_do_not_hide_in_place_changes_of_inputs():
+    layer = nn.Linear(2, 2)
+    layer.register_full_backward_hook(lambda *args: None)
+    x = genesis.ones(1, 2, requires_grad=True) * 1
+    out = layer(x)
+    with genesis.no_grad():
+        x.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        out.sum().backward()
+
+
+class Recorder:
+    def __init__(self):
+        self.events = []
+
+    def enter(self, module):
+        self.events.append(("enter", type(module).__name__))
+
+    def exit(self, module):
+        self.events.append(("exit", type(module).__name__))
+
+
+@pytest.fixture
+def recorder():
+    listener = Recorder()
+    module_scope.listeners.append(listener)
+    yield listener
+    module_scope.listeners.remove(listener)
+
+
+def test_module_scope_listener_sees_nested_enter_and_exit(recorder):
+    model = nn.Sequential(nn.Linear(2, 2), nn.Tanh())
+    model(genesis.ones(1, 2))
+    assert recorder.events == [("enter", "Sequential"), ("enter", "Linear"), ("exit", "Linear"),
+                               ("enter", "Tanh"), ("exit", "Tanh"), ("exit", "Sequential")]
+
+
+def test_module_scope_exit_runs_when_forward_raises(recorder):
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(3, 1))
+    with pytest.raises(RuntimeError, match="linear"):
+        model(genesis.ones(1, 2))
+    assert recorder.events == [("enter", "Sequential"), ("enter", "Linear"), ("exit", "Linear"),
+                               ("enter", "Linear"), ("exit", "Linear"), ("exit", "Sequential")]
+
+
+def test_module_scope_wraps_hooks_too(recorder):
+    layer = nn.Identity()
+    layer.register_forward_hook(lambda *args: recorder.events.append(("hook", "Identity")))
+    layer(genesis.ones(1))
+    assert recorder.events == [("enter", "Identity"), ("hook", "Identity"), ("exit", "Identity")]
+
+
+def test_call_without_listeners_or_hooks_never_touches_module_scope(monkeypatch):
+    def fail(module):
+        raise AssertionError("module_scope called without listeners")
+
+    monkeypatch.setattr(module_scope, "enter", fail)
+    monkeypatch.setattr(module_scope, "exit", fail)
+    assert not module_scope.listeners
+    model = nn.Sequential(nn.Linear(2, 2), nn.Tanh())
+    model(genesis.ones(1, 2))
+    model[0].register_forward_hook(lambda *args: None)
+    model(genesis.ones(1, 2))
