@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from ..tensor import Tensor
-from . import (activation, broadcast, comparison, convert, elementwise, fill, index, linalg, reduce,
-               shape, unary)
+from . import (activation, broadcast, comparison, convert, cumulative, einsum, elementwise, extrema,
+               fill, gather, index, join, linalg, masked, matrix, norm, reduce, reorder, shape, unary)
 
 FAMILIES = (elementwise, unary, activation, comparison, reduce, shape, broadcast, index, linalg,
-            convert, fill)
+            convert, fill, extrema, cumulative, norm, join, reorder, matrix, gather, masked, einsum)
 
 
 def _bind_methods() -> None:

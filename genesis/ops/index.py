@@ -11,6 +11,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor
 from . import samples
+from ._scatter import add_at
 from .inplace import apply_inplace
 from .registry import OpInfo, Sample
 
@@ -18,18 +19,14 @@ __all__ = []
 
 
 def array_key(key, device):
-    """A tuple NumPy/CuPy can index with: Tensors become arrays, and a trailing Ellipsis
-    makes integer indexing return a 0-d view instead of a scalar copy."""
+    """A tuple NumPy/CuPy can index with: Tensors become arrays (0-d integer and bool tensors
+    become Python numbers, as PyTorch treats them), and a trailing Ellipsis makes integer
+    indexing return a 0-d view instead of a scalar copy."""
     items = key if isinstance(key, tuple) else (key,)
     converted = []
     for item in items:
         if isinstance(item, Tensor):
-            if item._data.dtype.kind not in "biu":
-                raise IndexError(f"tensors used as indices must be integer or bool tensors, got "
-                                 f"{item.dtype!r}")
-            if item._device != device:
-                raise IndexError(f"the index tensor is on {item._device}, the indexed one on {device}")
-            item = item._data
+            item = _index_array(item, device)
         elif isinstance(item, list):
             item = device.xp.asarray(item)
         converted.append(item)
@@ -38,20 +35,45 @@ def array_key(key, device):
     return tuple(converted)
 
 
+def _index_array(item: Tensor, device):
+    kind = item._data.dtype.kind
+    if kind not in "biu":
+        raise IndexError(f"tensors used as indices must be integer or bool tensors, got "
+                         f"{item.dtype!r}; convert with .long() or .bool()")
+    if item._device != device:
+        raise IndexError(f"the index tensor is on {item._device}, the indexed one on {device}")
+    if item._data.ndim == 0:
+        return bool(item.item()) if kind == "b" else int(item.item())
+    return item._data
+
+
 def _is_advanced(key: tuple) -> bool:
     return any(getattr(item, "ndim", 0) > 0 or isinstance(item, bool) for item in key)
 
 
-def _index(array, key, shape):
+def _index(array, key, shape, op="getitem"):
     try:
         return array[key]
     except IndexError as error:
-        raise IndexError(f"index {_describe(key)} is out of range for a tensor of shape "
-                         f"{tuple(shape)}: {error}") from None
+        raise index_error(op, key, shape, error) from None
 
 
-def _describe(key: tuple) -> str:
-    return "[" + ", ".join("..." if item is Ellipsis else repr(item) for item in key[:-1]) + "]"
+def index_error(op: str, key: tuple, shape, error: Exception) -> IndexError:
+    """An IndexError naming the op, the key and the indexed shape, with NumPy's reason."""
+    items = key[:-1] if key and key[-1] is Ellipsis else key
+    described = ", ".join("..." if item is Ellipsis else _describe_item(item) for item in items)
+    return IndexError(f"{op}: index [{described}] is invalid for a tensor of shape "
+                      f"{tuple(shape)}: {error}")
+
+
+def _describe_item(item) -> str:
+    if getattr(item, "ndim", 0) > 0:
+        text = f"tensor({item.tolist()}"[:60]
+        return text + ("...)" if len(text) == 60 else ")")
+    if isinstance(item, slice):
+        parts = ["" if part is None else str(part) for part in (item.start, item.stop, item.step)]
+        return ":".join(parts[:2] if item.step is None else parts)
+    return repr(item)
 
 
 class GetItem(Function):
@@ -78,7 +100,7 @@ class IndexScatter(Function):
         xp = values._device.xp
         out = xp.zeros(shape, values._data.dtype)
         if _is_advanced(key):
-            xp.add.at(out, key, values._data)
+            add_at(xp, out, key, values._data)
         else:
             out[key] = values._data
         return out
@@ -95,22 +117,22 @@ class IndexPut(Function):
     def forward(ctx, a, value, key):
         ctx.key = key
         out = a._data.copy()
-        out[key] = _value_array(a, value)
+        _put(out, key, _value_array(a, value), a.shape)
         return out
 
     @staticmethod
     def forward_inplace(target, value, key):
-        target._data[key] = _value_array(target, value)
+        _put(target._data, key, _value_array(target, value), target.shape)
 
     @staticmethod
     def backward(ctx, grad):
         needs = ctx.needs_input_grad
-        grad_a = IndexFill.apply(grad, ctx.key) if needs[0] else None
+        grad_a = IndexZero.apply(grad, ctx.key) if needs[0] else None
         grad_value = GetItem.apply(grad, ctx.key) if needs[1] else None
         return grad_a, grad_value, None
 
 
-class IndexFill(Function):
+class IndexZero(Function):
     """`a` with zeros at `key` (the gradient of the part of the target that was overwritten)."""
 
     @staticmethod
@@ -122,7 +144,17 @@ class IndexFill(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return IndexFill.apply(grad, ctx.key), None
+        return IndexZero.apply(grad, ctx.key), None
+
+
+def _put(array, key, value, shape) -> None:
+    try:
+        array[key] = value
+    except IndexError as error:
+        raise index_error("setitem", key, shape, error) from None
+    except ValueError as error:
+        raise RuntimeError(f"setitem: can't assign a value of shape {tuple(getattr(value, 'shape', ()))} "
+                           f"to the indexed region: {error}") from None
 
 
 def _value_array(target: Tensor, value):

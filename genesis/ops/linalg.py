@@ -7,7 +7,7 @@ from . import samples
 from ._operands import operands
 from .registry import OpInfo, Sample
 
-__all__ = ["matmul", "mm"]
+__all__ = ["matmul", "mm", "bmm", "dot", "outer", "ger"]
 
 
 class MatMul(Function):
@@ -76,11 +76,81 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     return matmul(input, mat2)
 
 
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Batched matrix product of two 3-D tensors with the same batch size (no broadcasting).
+
+    >>> import genesis
+    >>> genesis.bmm(genesis.ones(5, 2, 3), genesis.ones(5, 3, 4)).shape
+    (5, 2, 4)
+    """
+    if input.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError(f"bmm: expected two 3-D tensors, got shapes {tuple(input.shape)} and "
+                           f"{tuple(mat2.shape)}; use matmul to broadcast batch dims")
+    if input.shape[0] != mat2.shape[0]:
+        raise RuntimeError(f"bmm: the batch sizes differ: shapes {tuple(input.shape)} and "
+                           f"{tuple(mat2.shape)}")
+    return matmul(input, mat2)
+
+
+def dot(input: Tensor, other: Tensor) -> Tensor:
+    """Inner product of two 1-D tensors of the same length (a 0-d tensor).
+
+    >>> import genesis
+    >>> genesis.dot(genesis.tensor([1., 2.]), genesis.tensor([3., 4.]))
+    tensor(11.)
+    """
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"dot: expected two 1-D tensors, got shapes {tuple(input.shape)} and "
+                           f"{tuple(other.shape)}")
+    if input.shape != other.shape:
+        raise RuntimeError(f"dot: the tensors must have the same length, got shapes "
+                           f"{tuple(input.shape)} and {tuple(other.shape)}")
+    return matmul(input, other)
+
+
+class Outer(Function):
+    """Outer product of two 1-D tensors: out[i, j] = a[i] * b[j]."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        needs = ctx.needs_input_grad
+        ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)
+        x, y = operands(a, b, "outer")
+        return a._device.xp.outer(x, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        return (grad @ b if needs[0] else None), (a @ grad if needs[1] else None)
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """Outer product of two 1-D tensors: a (len(input), len(vec2)) matrix.
+
+    >>> import genesis
+    >>> genesis.outer(genesis.tensor([1., 2.]), genesis.tensor([1., 10., 100.]))
+    tensor([[  1.,  10., 100.],
+            [  2.,  20., 200.]])
+    """
+    if not isinstance(input, Tensor) or not isinstance(vec2, Tensor):
+        raise TypeError(f"outer: both operands must be Tensors, got {type(input).__name__} and "
+                        f"{type(vec2).__name__}")
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(f"outer: expected two 1-D tensors, got shapes {tuple(input.shape)} and "
+                           f"{tuple(vec2.shape)}")
+    return Outer.apply(input, vec2)
+
+
+ger = outer
+
+
 def _rmatmul(self, other):
     return matmul(other, self)
 
 
-METHODS = {"matmul": matmul, "mm": mm, "__matmul__": matmul, "__rmatmul__": _rmatmul}
+METHODS = {"matmul": matmul, "mm": mm, "bmm": bmm, "dot": dot, "outer": outer, "ger": outer,
+           "__matmul__": matmul, "__rmatmul__": _rmatmul}
 
 
 def _matmul_samples(rng):
@@ -96,6 +166,26 @@ def _matmul_samples(rng):
     ]
 
 
+def _pair(rng, shape_a, shape_b, **kwargs):
+    return Sample((samples.values(rng, shape_a), samples.values(rng, shape_b)),
+                  note=f"{shape_a}, {shape_b} {kwargs}", **kwargs)
+
+
 OPS = [
     OpInfo("matmul", matmul, _matmul_samples, torch=lambda torch, a, b: torch.matmul(a, b)),
+    OpInfo("mm", mm, lambda rng: [_pair(rng, (3, 4), (4, 2)),
+                                  _pair(rng, (4, 3), (3, 2), layout="transposed")],
+           torch=lambda torch, a, b: torch.mm(a, b)),
+    OpInfo("bmm", bmm, lambda rng: [_pair(rng, (2, 3, 4), (2, 4, 5)),
+                                    _pair(rng, (2, 3, 4), (2, 4, 3), layout="transposed"),
+                                    _pair(rng, (2, 3, 4), (2, 4, 2), grad=(False, True)),
+                                    _pair(rng, (0, 3, 4), (0, 4, 2))],
+           torch=lambda torch, a, b: torch.bmm(a, b)),
+    OpInfo("dot", dot, lambda rng: [_pair(rng, (4,), (4,)), _pair(rng, (3,), (3,), layout="strided"),
+                                    _pair(rng, (4,), (4,), grad=(True, False)), _pair(rng, (0,), (0,))],
+           torch=lambda torch, a, b: torch.dot(a, b)),
+    OpInfo("outer", outer, lambda rng: [_pair(rng, (3,), (4,)), _pair(rng, (2,), (5,), layout="strided"),
+                                        _pair(rng, (3,), (2,), grad=(False, True)),
+                                        _pair(rng, (0,), (2,))],
+           torch=lambda torch, a, b: torch.outer(a, b)),
 ]

@@ -1,15 +1,23 @@
-"""Reductions: each gradient spreads back over the reduced dimensions."""
+"""Reductions: sum, mean, prod, var, std; each gradient spreads back over the reduced dims.
+
+max/min/amax/amin/argmax/argmin live in `extrema.py`, norms in `norm.py`,
+cumulative sums and products in `cumulative.py`.
+"""
 from __future__ import annotations
+
+import warnings
+
+import numpy as np
 
 from ..autograd.function import Function
 from ..dtypes import get_dtype
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap_array
 from . import samples
-from ._operands import normalize_dims
+from ._operands import normalize_dim, normalize_dims
 from .broadcast import Expand
 from .registry import OpInfo, Sample
 
-__all__ = ["sum", "mean"]
+__all__ = ["sum", "mean", "prod", "var", "std"]
 
 
 def kept_shape(shape: tuple, dims) -> tuple:
@@ -21,9 +29,7 @@ def kept_shape(shape: tuple, dims) -> tuple:
 
 def spread(grad: Tensor, shape: tuple, dims, keepdim: bool) -> Tensor:
     """Broadcast the gradient of a reduction back to the input's shape."""
-    if not keepdim and dims is not None:
-        grad = grad.reshape(kept_shape(shape, dims))
-    return Expand.apply(grad, shape)
+    return Expand.apply(unreduced(grad, shape, dims, keepdim), shape)
 
 
 class Sum(Function):
@@ -44,20 +50,150 @@ class Mean(Function):
 
     @staticmethod
     def forward(ctx, a, dims, keepdim):
-        if a._data.dtype.kind not in "f":
-            raise RuntimeError(f"mean: input dtype must be floating point, got {a.dtype!r}; "
-                               "use t.float().mean()")
+        _require_floating(a, "mean")
         ctx.shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
         return a._data.mean(axis=dims, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, grad):
-        shape, dims = ctx.shape, ctx.dims
-        count = 1
-        for index, extent in enumerate(shape):
-            if dims is None or index in dims:
-                count *= extent
-        return spread(grad, shape, dims, ctx.keepdim) / count, None, None
+        count = reduced_count(ctx.shape, ctx.dims)
+        return spread(grad, ctx.shape, ctx.dims, ctx.keepdim) / count, None, None
+
+
+class Prod(Function):
+    """Product over one dim (None: all elements).
+
+    The gradient is the product of the other elements: `out / a` when no input is
+    zero, else an exact product of exclusive cumulative products (no division).
+    """
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim, dtype):
+        ctx.dim, ctx.keepdim = dim, keepdim
+        out = a._data.prod(axis=dim, keepdims=keepdim, dtype=dtype)
+        if ctx.needs_input_grad[0]:
+            out = wrap_array(out, a._device)
+            ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        dims = None if ctx.dim is None else (ctx.dim,)
+        grad = unreduced(grad, a.shape, dims, ctx.keepdim)
+        if not (a._data == 0).any():
+            return grad * unreduced(out, a.shape, dims, ctx.keepdim) / a, None, None, None
+        if ctx.dim is None:
+            others = product_of_others(a.reshape(-1), 0).reshape(a.shape)
+        else:
+            others = product_of_others(a, ctx.dim)
+        return grad * others, None, None, None
+
+
+def product_of_others(a: Tensor, dim: int) -> Tensor:
+    """For each element, the product of the other elements along `dim`, without dividing
+    (exact when some are zero, and differentiable again)."""
+    before = exclusive_cumprod(a, dim)
+    after = exclusive_cumprod(a.flip(dim), dim).flip(dim)
+    return before * after
+
+
+def exclusive_cumprod(a: Tensor, dim: int) -> Tensor:
+    """Along `dim`, the product of the elements strictly before each one (1 for the first)."""
+    from .join import cat
+
+    extent = a.shape[dim]
+    ones = wrap_array(a._device.xp.ones(a.shape[:dim] + (1,) + a.shape[dim + 1:], a._data.dtype),
+                      a._device)
+    return cat([ones, a.narrow(dim, 0, extent - 1)], dim).cumprod(dim) if extent else a
+
+
+def unreduced(grad: Tensor, shape: tuple, dims, keepdim: bool) -> Tensor:
+    """A reduction's result (or gradient) with the reduced dims put back as size 1."""
+    if keepdim or grad.ndim == len(shape):
+        return grad
+    return grad.reshape(kept_shape(shape, dims))
+
+
+def reduced_count(shape: tuple, dims) -> int:
+    """How many elements each output of a reduction over `dims` (None: all) combines."""
+    count = 1
+    for index, extent in enumerate(shape):
+        if dims is None or index in dims:
+            count *= extent
+    return count
+
+
+class Var(Function):
+    """Variance over `dims`, dividing by (count - correction)."""
+
+    @staticmethod
+    def forward(ctx, a, dims, correction, keepdim):
+        _require_floating(a, "var")
+        ctx.dims, ctx.keepdim = dims, keepdim
+        ctx.divisor = max(reduced_count(a.shape, dims) - correction, 0)
+        if ctx.needs_input_grad[0]:
+            ctx.save_for_backward(a)
+        return _variance(a, dims, correction, keepdim, ctx.divisor, "var")
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        centered = a - a.mean(ctx.dims, keepdim=True)
+        scale = 2.0 / ctx.divisor if ctx.divisor else float("inf")
+        return unreduced(grad, a.shape, ctx.dims, ctx.keepdim) * centered * scale, None, None, None
+
+
+class Std(Function):
+    """Standard deviation over `dims`; its gradient is zero where it is zero (as in PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, a, dims, correction, keepdim):
+        _require_floating(a, "std")
+        ctx.dims, ctx.keepdim = dims, keepdim
+        ctx.divisor = max(reduced_count(a.shape, dims) - correction, 0)
+        out = a._device.xp.sqrt(_variance(a, dims, correction, keepdim, ctx.divisor, "std"))
+        if ctx.needs_input_grad[0]:
+            out = wrap_array(out, a._device)
+            ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        centered = a - a.mean(ctx.dims, keepdim=True)
+        scale = unreduced(grad, a.shape, ctx.dims, ctx.keepdim) / unreduced(
+            nonzero_divisor(out), a.shape, ctx.dims, ctx.keepdim)
+        inverse = 1.0 / ctx.divisor if ctx.divisor else float("inf")
+        return scale * centered * inverse, None, None, None
+
+
+def nonzero_divisor(value: Tensor) -> Tensor:
+    """`value` with its zeros replaced by infinity: dividing by it gives 0 there, which is
+    PyTorch's gradient convention at the kink of sqrt-like reductions (std, 2-norm)."""
+    zeros = value._data == 0
+    if not zeros.any():
+        return value
+    scalar = value._data.dtype.type
+    return value + wrap_array(value._device.xp.where(zeros, scalar(np.inf), scalar(0)), value._device)
+
+
+def _variance(a: Tensor, dims, correction, keepdim: bool, divisor, op: str):
+    xp = a._device.xp
+    if divisor > 0:
+        return xp.var(a._data, axis=dims, ddof=correction, keepdims=keepdim)
+    warnings.warn(f"{op}(): degrees of freedom is <= 0 (the correction {correction} is not less "
+                  f"than the {reduced_count(a.shape, dims)} elements reduced); the result is "
+                  "nan or inf", RuntimeWarning, stacklevel=4)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return xp.var(a._data, axis=dims, ddof=correction, keepdims=keepdim)
+
+
+def _require_floating(a: Tensor, op: str) -> None:
+    if a._data.dtype.kind != "f":
+        raise RuntimeError(f"{op}: input dtype must be floating point, got {a.dtype!r}; "
+                           f"use t.float().{op}()")
 
 
 def _dim_arguments(dim, keepdim, axis, keepdims):
@@ -80,13 +216,7 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None
     if axis is not None or keepdims is not None:
         dim, keepdim = _dim_arguments(dim, keepdim, axis, keepdims)
     dims = None if dim is None else normalize_dims(dim, input.ndim, "sum")
-    if dtype is not None:
-        numpy_dtype = get_dtype(dtype).numpy_dtype
-    elif input._data.dtype.kind in "biu":
-        numpy_dtype = "int64"  # PyTorch sums integers and bools in int64
-    else:
-        numpy_dtype = None
-    return Sum.apply(input, dims, keepdim, numpy_dtype)
+    return Sum.apply(input, dims, keepdim, _accumulator_dtype(input, dtype))
 
 
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, axis=None, keepdims=None) -> Tensor:
@@ -95,7 +225,75 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, axis=None, keepdims=
     return Mean.apply(input, normalize_dims(dim, input.ndim, "mean"), keepdim)
 
 
-METHODS = {"sum": sum, "mean": mean}
+def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Product of all elements, or along one `dim`; integers and bools multiply in int64.
+
+    >>> import genesis
+    >>> x = genesis.tensor([[1., 2.], [0., 4.]], requires_grad=True)
+    >>> x.prod(dim=1)
+    tensor([2., 0.], grad_fn=<ProdBackward>)
+    >>> x.prod().backward(); x.grad  # exact with zeros: the product of the others
+    tensor([[0., 0.],
+            [8., 0.]])
+    """
+    if dim is not None:
+        dim = normalize_dim(dim, input.ndim, "prod")
+    return Prod.apply(input, dim, bool(keepdim), _accumulator_dtype(input, dtype))
+
+
+def _accumulator_dtype(input: Tensor, dtype):
+    if dtype is not None:
+        return get_dtype(dtype).numpy_dtype
+    if input._data.dtype.kind in "biu":
+        return "int64"  # PyTorch sums and multiplies integers and bools in int64
+    return None
+
+
+def _variance_arguments(op: str, input: Tensor, dim, unbiased, keepdim, correction, axis, keepdims):
+    """Resolve PyTorch's two signatures, `(dim, unbiased, keepdim)` and `(dim, *, correction,
+    keepdim)`; `input.var(False)` passes `unbiased` first."""
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    dim, keepdim = _dim_arguments(dim, keepdim, axis, keepdims)
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{op}: pass either unbiased or correction, not both")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return normalize_dims(dim, input.ndim, op), correction, keepdim
+
+
+def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None,
+        axis=None, keepdims=None) -> Tensor:
+    """Variance over `dim` (all dims when None), dividing by N - `correction`.
+
+    `correction` defaults to 1 (Bessel's correction); `unbiased=False` means 0.
+
+    >>> import genesis
+    >>> genesis.tensor([1., 2., 3., 4.]).var()
+    tensor(1.6667)
+    >>> genesis.tensor([1., 2., 3., 4.]).var(correction=0)
+    tensor(1.2500)
+    """
+    dims, correction, keepdim = _variance_arguments("var", input, dim, unbiased, keepdim,
+                                                    correction, axis, keepdims)
+    return Var.apply(input, dims, correction, keepdim)
+
+
+def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None,
+        axis=None, keepdims=None) -> Tensor:
+    """Standard deviation over `dim`; same arguments as `var`. Its gradient is 0 where the
+    standard deviation is 0 (PyTorch's convention at that kink).
+
+    >>> import genesis
+    >>> genesis.tensor([[1., 3.], [2., 2.]]).std(dim=1)
+    tensor([1.4142, 0.0000])
+    """
+    dims, correction, keepdim = _variance_arguments("std", input, dim, unbiased, keepdim,
+                                                    correction, axis, keepdims)
+    return Std.apply(input, dims, correction, keepdim)
+
+
+METHODS = {"sum": sum, "mean": mean, "prod": prod, "var": var, "std": std}
 
 
 def _reduction_samples(rng):

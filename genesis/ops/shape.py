@@ -5,9 +5,11 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from . import samples
 from ._operands import normalize_dim
+from .index import GetItem
 from .registry import OpInfo, Sample
 
-__all__ = ["reshape", "transpose", "permute", "squeeze", "unsqueeze", "flatten", "swapaxes"]
+__all__ = ["reshape", "transpose", "permute", "squeeze", "unsqueeze", "flatten", "swapaxes",
+           "swapdims", "unflatten", "movedim", "moveaxis", "narrow", "select"]
 
 
 def _sizes(sizes) -> tuple:
@@ -109,7 +111,7 @@ def transpose(input: Tensor, *dims) -> Tensor:
     return Transpose.apply(input, dim0, dim1)
 
 
-swapaxes = transpose
+swapaxes = swapdims = transpose
 
 
 class Permute(Function):
@@ -172,6 +174,102 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return Reshape.apply(input, input.shape[:start] + (merged,) + input.shape[end + 1:])
 
 
+def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
+    """Split dim `dim` into `sizes` (one may be -1); a view.
+
+    >>> import genesis
+    >>> genesis.zeros(2, 12).unflatten(1, (3, -1)).shape
+    (2, 3, 4)
+    """
+    dim = normalize_dim(dim, input.ndim, "unflatten")
+    sizes = _sizes((sizes,))
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    sizes = _resolve_shape(sizes, input.shape[dim], "unflatten")
+    return Reshape.apply(input, input.shape[:dim] + sizes + input.shape[dim + 1:])
+
+
+def movedim(input: Tensor, source, destination) -> Tensor:
+    """Move dims `source` to positions `destination` (ints or sequences), keeping the order
+    of the others; a view.
+
+    >>> import genesis
+    >>> genesis.zeros(2, 3, 4).movedim(0, -1).shape
+    (3, 4, 2)
+    """
+    sources = _dim_list(source, input.ndim, "movedim")
+    destinations = _dim_list(destination, input.ndim, "movedim")
+    if len(sources) != len(destinations):
+        raise RuntimeError(f"movedim: source {source} and destination {destination} must name "
+                           "the same number of dims")
+    if len(set(sources)) != len(sources) or len(set(destinations)) != len(destinations):
+        raise RuntimeError(f"movedim: repeated dim in source {source} or destination {destination}")
+    rest = iter(d for d in range(input.ndim) if d not in sources)
+    placed = dict(zip(destinations, sources))
+    order = tuple(placed[position] if position in placed else next(rest)
+                  for position in range(input.ndim))
+    return Permute.apply(input, order)
+
+
+def _dim_list(dims, ndim: int, op: str) -> list:
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    return [normalize_dim(d, ndim, op) for d in dims]
+
+
+moveaxis = movedim
+
+
+class Narrow(GetItem):
+    """A slice along one dim (a view)."""
+
+
+class Select(GetItem):
+    """One index along one dim, removing that dim (a view)."""
+
+
+def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """Elements `start` to `start + length` along `dim`; a view.
+
+    >>> import genesis
+    >>> genesis.arange(6).narrow(0, 1, 3)
+    tensor([1, 2, 3])
+    """
+    _require_dims("narrow", input)
+    dim = normalize_dim(dim, input.ndim, "narrow")
+    extent = input.shape[dim]
+    start = int(start)
+    if not -extent <= start <= extent:
+        raise IndexError(f"narrow: start {start} is out of range for dim {dim} of size {extent} "
+                         f"(expected a value in [{-extent}, {extent}])")
+    if start < 0:
+        start += extent
+    if length < 0 or start + length > extent:
+        raise RuntimeError(f"narrow: start {start} + length {length} exceeds dim {dim} of size "
+                           f"{extent} (shape {tuple(input.shape)})")
+    return Narrow.apply(input, (slice(None),) * dim + (slice(start, start + length), Ellipsis))
+
+
+def select(input: Tensor, dim: int, index: int) -> Tensor:
+    """The slice at `index` along `dim`, with that dim removed; a view.
+
+    >>> import genesis
+    >>> genesis.tensor([[1, 2], [3, 4]]).select(1, 0)
+    tensor([1, 3])
+    """
+    _require_dims("select", input)
+    dim = normalize_dim(dim, input.ndim, "select")
+    extent = input.shape[dim]
+    if not -extent <= index < extent:
+        raise IndexError(f"select: index {index} is out of range for dim {dim} of size {extent} "
+                         f"(expected a value in [{-extent}, {extent - 1}])")
+    return Select.apply(input, (slice(None),) * dim + (int(index), Ellipsis))
+
+
+def _require_dims(op: str, input: Tensor) -> None:
+    if input.ndim == 0:
+        raise RuntimeError(f"{op}: can't be applied to a 0-d tensor; it needs at least one dim")
+
+
 def _matrix_transpose(input: Tensor) -> Tensor:
     if input.ndim < 2:
         raise RuntimeError(f".mT needs at least 2 dimensions, got shape {tuple(input.shape)}")
@@ -185,6 +283,8 @@ def _reverse_dims(input: Tensor) -> Tensor:
 METHODS = {
     "reshape": reshape, "view": view, "transpose": transpose, "swapaxes": swapaxes,
     "permute": permute, "squeeze": squeeze, "unsqueeze": unsqueeze, "flatten": flatten,
+    "swapdims": swapdims, "unflatten": unflatten, "movedim": movedim, "moveaxis": moveaxis,
+    "narrow": narrow, "select": select,
     "T": property(_reverse_dims), "mT": property(_matrix_transpose),
 }
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..autograd.function import Function
 from ..tensor import Tensor, wrap_array
+from ._scatter import add_at
 
 
 def replay_view(array, device, steps):
@@ -54,7 +55,8 @@ class PutFlat(Function):
         for extent in shape:
             size *= extent
         flat = xp.zeros(size, values._data.dtype)
-        xp.add.at(flat, index_map.reshape(-1), xp.broadcast_to(values._data, index_map.shape).reshape(-1))
+        add_at(xp, flat, index_map.reshape(-1),
+               xp.broadcast_to(values._data, index_map.shape).reshape(-1))
         return flat.reshape(shape)
 
     @staticmethod
