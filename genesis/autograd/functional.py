@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from ..tensor import Tensor, wrap_array
 from .engine import grad
-from .function import Function
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
@@ -354,21 +353,11 @@ def _zeros_like(tensor: Tensor, requires_grad: bool = False) -> Tensor:
     return zeros
 
 
-class _StackRows(Function):
-    """The Jacobian rows (one tensor per output element) stacked along a new first dim."""
-
-    @staticmethod
-    def forward(ctx, *rows):
-        return rows[0]._device.xp.stack([row._data for row in rows])
-
-    @staticmethod
-    def backward(ctx, grad):
-        return tuple(grad[index] for index in range(grad.shape[0]))
-
-
 def _stack_rows(rows: list, output: Tensor, input: Tensor) -> Tensor:
     """The (output, input) block of the Jacobian, of shape `output.shape + input.shape`."""
+    from ..ops.join import stack  # ops import autograd: resolve at call time
+
     if not rows:
         return wrap_array(input._device.xp.zeros(tuple(output.shape) + tuple(input.shape),
                                                  dtype=input._data.dtype), input._device)
-    return _StackRows.apply(*rows).reshape(tuple(output.shape) + tuple(input.shape))
+    return stack(rows).reshape(tuple(output.shape) + tuple(input.shape))
