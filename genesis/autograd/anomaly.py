@@ -56,12 +56,21 @@ _mode = _Mode()
 
 
 def is_anomaly_enabled() -> bool:
-    """Whether anomaly detection is on."""
+    """Whether anomaly detection is on.
+
+    >>> is_anomaly_enabled()
+    False
+    """
     return _mode.enabled
 
 
 def is_anomaly_check_nan_enabled() -> bool:
-    """Whether anomaly detection checks backward results for NaN/Inf."""
+    """Whether anomaly detection checks backward results for NaN/Inf.
+
+    >>> with detect_anomaly():
+    ...     is_anomaly_check_nan_enabled()
+    True
+    """
     return _mode.enabled and _mode.check_nan
 
 
