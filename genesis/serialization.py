@@ -80,7 +80,7 @@ def _store_tensor(tensor: Tensor, arrays: dict, seen: dict, path: str) -> dict:
     dtype = tensor.dtype.name
     if dtype == "bfloat16":  # not a NumPy dtype: store the bits
         array = array.view(np.uint16)
-    arrays[name] = np.ascontiguousarray(array)
+    arrays[name] = array
     entry = seen[id(tensor)] = {"array": name, "dtype": dtype, "device": str(tensor._device),
                                 "requires_grad": tensor._requires_grad,
                                 "parameter": isinstance(tensor, Parameter)}

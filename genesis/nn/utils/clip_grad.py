@@ -82,8 +82,9 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     scale = float(max_norm) / (float(total.item()) + 1e-6)
     if not scale < 1.0 and not math.isnan(scale):
         return total
-    for param in params:
-        _scale_grad(param, scale)
+    with np.errstate(invalid="ignore"):  # a non-finite norm gives NaN gradients, as in PyTorch
+        for param in params:
+            _scale_grad(param, scale)
     return total
 
 

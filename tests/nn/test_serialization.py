@@ -1,0 +1,148 @@
+"""genesis.save / genesis.load: safe .npz round trips of module and optimizer state."""
+import io
+import math
+import zipfile
+
+import numpy as np
+import pytest
+
+import genesis
+from genesis import nn, optim
+
+
+def _round_trip(obj, **load_options):
+    buffer = io.BytesIO()
+    genesis.save(obj, buffer)
+    buffer.seek(0)
+    return genesis.load(buffer, **load_options)
+
+
+def test_tensors_keep_dtype_values_and_flags():
+    tensors = {
+        "f16": genesis.tensor([1.5, -2.0], dtype=genesis.float16),
+        "f32": genesis.randn(2, 3),
+        "f64": genesis.randn(4, dtype=genesis.float64),
+        "i64": genesis.tensor([[1, 2], [3, 4]]),
+        "i8": genesis.tensor([-3, 7], dtype=genesis.int8),
+        "u8": genesis.tensor([200], dtype=genesis.uint8),
+        "bool": genesis.tensor([True, False]),
+        "scalar": genesis.tensor(3.25),
+        "grad": genesis.ones(2, requires_grad=True),
+        "strided": genesis.arange(12.0).reshape(3, 4)[:, ::2],
+        "param": nn.Parameter(genesis.ones(2)),
+    }
+    loaded = _round_trip(tensors)
+    assert list(loaded) == list(tensors)
+    for key, tensor in tensors.items():
+        assert loaded[key].dtype == tensor.dtype, key
+        assert loaded[key].shape == tensor.shape, key
+        np.testing.assert_array_equal(loaded[key].detach().numpy(), tensor.detach().numpy())
+    assert loaded["grad"].requires_grad and not loaded["f32"].requires_grad
+    assert type(loaded["param"]) is nn.Parameter and type(loaded["f32"]) is genesis.Tensor
+
+
+def test_bfloat16_round_trip_when_available():
+    if genesis.bfloat16.numpy_dtype is None:
+        pytest.skip("ml_dtypes is not installed, so there is no bfloat16")
+    tensor = genesis.tensor([1.0, -0.5], dtype=genesis.bfloat16)
+    loaded = _round_trip(tensor)
+    assert loaded.dtype == genesis.bfloat16 and loaded.tolist() == tensor.tolist()
+
+
+def test_nested_structure_and_plain_values_survive():
+    obj = {"epoch": 3, "lr": 0.5, "name": "run", "flag": True, "none": None, "nan": math.nan,
+           "inf": -math.inf, "pairs": [(1, "a"), (2.5, None)], 7: "int key", 1.5: "float key",
+           "nested": {"deep": [genesis.ones(1), {"x": ()}]}, "np": np.float32(2.5)}
+    loaded = _round_trip(obj)
+    assert loaded["epoch"] == 3 and loaded["lr"] == 0.5 and loaded["flag"] is True
+    assert loaded["none"] is None and math.isnan(loaded["nan"]) and loaded["inf"] == -math.inf
+    assert loaded["pairs"] == [(1, "a"), (2.5, None)] and isinstance(loaded["pairs"][0], tuple)
+    assert loaded[7] == "int key" and loaded[1.5] == "float key"
+    assert loaded["nested"]["deep"][0].tolist() == [1.0] and loaded["nested"]["deep"][1] == {"x": ()}
+    assert loaded["np"] == 2.5
+
+
+def test_a_tensor_referenced_twice_is_stored_once_and_loaded_once():
+    shared = genesis.ones(3)
+    loaded = _round_trip({"a": shared, "b": [shared]})
+    assert loaded["a"] is loaded["b"][0]
+
+
+def test_module_state_dict_round_trip_through_a_file_keeps_the_name(tmp_path):
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    path = tmp_path / "model.pt"
+    genesis.save(model.state_dict(), path)
+    assert path.exists() and not (tmp_path / "model.pt.npz").exists()
+    fresh = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    fresh.load_state_dict(genesis.load(path))
+    x = genesis.randn(5, 3)
+    np.testing.assert_array_equal(fresh(x).detach().numpy(), model(x).detach().numpy())
+    genesis.save(model.state_dict(), str(tmp_path / "again"))
+    assert set(genesis.load(str(tmp_path / "again"))) == set(model.state_dict())
+
+
+@pytest.mark.parametrize("optimizer_class, options", [
+    (optim.SGD, dict(lr=0.1, momentum=0.9)), (optim.Adam, dict(lr=0.05, amsgrad=True)),
+    (optim.AdamW, dict(lr=0.05)), (optim.RMSprop, dict(lr=0.01, centered=True, momentum=0.5)),
+    (optim.Adagrad, dict(lr=0.1))])
+def test_training_resumed_from_a_checkpoint_matches_uninterrupted_training(optimizer_class, options):
+    def make():
+        genesis.manual_seed(1)
+        model = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 1))
+        return model, optimizer_class(model.parameters(), **options)
+
+    x, y = genesis.randn(16, 3), genesis.randn(16, 1)
+
+    def train(model, optimizer, steps):
+        for _ in range(steps):
+            optimizer.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            optimizer.step()
+
+    model, optimizer = make()
+    train(model, optimizer, 6)
+    first, first_optimizer = make()
+    train(first, first_optimizer, 3)
+    checkpoint = _round_trip({"model": first.state_dict(), "optimizer": first_optimizer.state_dict()})
+    resumed, resumed_optimizer = make()
+    resumed.load_state_dict(checkpoint["model"])
+    resumed_optimizer.load_state_dict(checkpoint["optimizer"])
+    train(resumed, resumed_optimizer, 3)
+    for mine, reference in zip(resumed.parameters(), model.parameters()):
+        np.testing.assert_array_equal(mine.detach().numpy(), reference.detach().numpy())
+
+
+def test_scheduler_state_round_trip():
+    w = genesis.zeros(1, requires_grad=True)
+    optimizer = optim.SGD([w], lr=1.0, momentum=0.9)
+    scheduler = optim.lr_scheduler.OneCycleLR(optimizer, max_lr=1.0, total_steps=10)
+    scheduler.step()
+    state = _round_trip(scheduler.state_dict())
+    assert state["last_epoch"] == 1 and state["_schedule_phases"] == scheduler.state_dict()["_schedule_phases"]
+
+
+def test_unsupported_objects_are_refused_with_the_path():
+    with pytest.raises(TypeError, match=r"can't store a Linear at obj\['model'\] \(save its "
+                                        r"state_dict\(\) instead\)"):
+        genesis.save({"model": nn.Linear(1, 1)}, io.BytesIO())
+    with pytest.raises(TypeError, match=r"can't store a function at obj\[0\]"):
+        genesis.save([lambda: 0], io.BytesIO())
+    with pytest.raises(TypeError, match="dict key"):
+        genesis.save({(1, 2): 3}, io.BytesIO())
+
+
+def test_loading_never_unpickles_and_rejects_foreign_files(tmp_path):
+    path = tmp_path / "foreign.npz"
+    np.savez(path, data=np.array([object()], dtype=object))
+    with pytest.raises(ValueError, match="not a file written by genesis.save"):
+        genesis.load(path)
+    buffer = io.BytesIO()
+    genesis.save({"x": genesis.ones(1)}, buffer)
+    assert all(name.endswith(".npy") for name in zipfile.ZipFile(io.BytesIO(buffer.getvalue())).namelist())
+
+
+def test_map_location_moves_tensors(monkeypatch):
+    monkeypatch.setenv("GENESIS_FAKE_CUDA", "1")
+    monkeypatch.setattr(genesis.Device("cuda", 0), "_xp", None)
+    loaded = _round_trip({"w": genesis.ones(2)}, map_location="cuda")
+    assert loaded["w"].device == genesis.device("cuda") and loaded["w"].tolist() == [1.0, 1.0]

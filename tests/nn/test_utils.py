@@ -1,0 +1,76 @@
+"""nn.utils: gradient clipping (vs PyTorch) and parameters <-> vector."""
+import math
+
+import numpy as np
+import pytest
+
+import genesis
+from genesis import nn
+from genesis.nn.utils import clip_grad_norm_, clip_grad_value_, get_total_norm
+from tests.helpers import torch_or_skip
+
+
+def _params_with_grads(lib, grads, dtype):
+    params = []
+    for grad in grads:
+        param = lib.from_numpy(np.zeros_like(grad, dtype=dtype)).requires_grad_()
+        param.grad = lib.from_numpy(grad.astype(dtype))
+        params.append(param)
+    return params
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, math.inf])
+@pytest.mark.parametrize("max_norm", [0.5, 1e3])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_clip_grad_norm_matches_pytorch(norm_type, max_norm, dtype):
+    torch = torch_or_skip()
+    rng = np.random.default_rng(0)
+    grads = [rng.standard_normal(shape) for shape in ((3, 4), (5,), (2, 2, 2))]
+    ours = _params_with_grads(genesis, grads, dtype)
+    theirs = _params_with_grads(torch, grads, dtype)
+    total = clip_grad_norm_(ours, max_norm, norm_type)
+    torch_total = torch.nn.utils.clip_grad_norm_(theirs, max_norm, norm_type, foreach=False)
+    assert total.shape == () and total.dtype == getattr(genesis, np.dtype(dtype).name)
+    rtol = 1e-6 if dtype == np.float32 else 1e-12
+    assert total.item() == pytest.approx(torch_total.item(), rel=rtol)
+    for mine, reference in zip(ours, theirs):
+        np.testing.assert_allclose(mine.grad.numpy(), reference.grad.numpy(), rtol=rtol, atol=1e-7)
+
+
+def test_clip_grad_norm_single_tensor_no_grads_and_nonfinite():
+    w = genesis.tensor([3.0, 4.0], requires_grad=True)
+    assert clip_grad_norm_(w, 10.0).item() == 0.0  # no grad yet
+    w.grad = genesis.tensor([3.0, 4.0])
+    grad = w.grad
+    assert clip_grad_norm_(w, 1.0).item() == 5.0
+    assert w.grad is grad and w.grad.tolist() == pytest.approx([0.6, 0.8], rel=1e-6)
+    w.grad = genesis.tensor([math.inf, 1.0])
+    with pytest.raises(RuntimeError, match="non-finite"):
+        clip_grad_norm_([w], 1.0, error_if_nonfinite=True)
+    assert math.isinf(clip_grad_norm_([w], 1.0).item())
+    assert math.isnan(w.grad.tolist()[0]) and w.grad.tolist()[1] == 0.0  # as in PyTorch
+
+
+def test_get_total_norm_of_several_tensors():
+    assert get_total_norm([genesis.tensor([3.0]), genesis.tensor([4.0])]).item() == 5.0
+    assert get_total_norm([genesis.tensor([-3.0]), genesis.tensor([2.0])], math.inf).item() == 3.0
+
+
+def test_clip_grad_value_clamps_in_place():
+    layer = nn.Linear(2, 2)
+    layer(genesis.ones(1, 2) * 10).sum().backward()
+    grad = layer.weight.grad
+    clip_grad_value_(layer.parameters(), 0.5)
+    assert layer.weight.grad is grad
+    assert np.abs(grad.numpy()).max() == 0.5 and layer.bias.grad.tolist() == [0.5, 0.5]
+
+
+def test_clipping_after_backward_into_the_model_changes_the_update():
+    model = nn.Linear(4, 1)
+    optimizer = genesis.optim.SGD(model.parameters(), lr=1.0)
+    before = model.weight.detach().numpy().copy()
+    model(genesis.ones(8, 4) * 100).sum().backward()
+    clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    step = np.concatenate([(model.weight.detach().numpy() - before).ravel()])
+    assert np.linalg.norm(step) <= 1.0
