@@ -74,3 +74,21 @@ def test_clipping_after_backward_into_the_model_changes_the_update():
     optimizer.step()
     step = np.concatenate([(model.weight.detach().numpy() - before).ravel()])
     assert np.linalg.norm(step) <= 1.0
+
+
+def test_parameters_to_vector_and_back():
+    model = nn.Sequential(nn.Linear(3, 2), nn.Linear(2, 1))
+    vector = nn.utils.parameters_to_vector(model.parameters())
+    expected = np.concatenate([p.detach().numpy().ravel() for p in model.parameters()])
+    np.testing.assert_array_equal(vector.detach().numpy(), expected)
+    (vector * genesis.arange(11.0)).sum().backward()  # differentiable, like torch.cat
+    assert model[1].bias.grad.tolist() == [10.0]
+    weight = model[0].weight
+    version = weight._version
+    nn.utils.vector_to_parameters(genesis.arange(11.0), model.parameters())
+    assert model[0].weight is weight and weight._version == version + 1
+    assert weight.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and model[1].bias.tolist() == [10.0]
+    with pytest.raises(RuntimeError, match=r"vec has shape \(5,\), but the parameters hold 11"):
+        nn.utils.vector_to_parameters(genesis.zeros(5), model.parameters())
+    with pytest.raises(TypeError, match="genesis Tensor"):
+        nn.utils.vector_to_parameters([0.0] * 11, model.parameters())
