@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from ..tensor import Tensor
-from . import (activation, broadcast, comparison, convert, cumulative, einsum, elementwise, extrema,
-               fill, gather, index, join, linalg, masked, matrix, norm, reduce, reorder, shape, unary)
+from . import (activation, binary_math, broadcast, comparison, convert, cumulative, einsum,
+               elementwise, extrema, fill, gather, index, join, linalg, logical, masked, matrix,
+               norm, reduce, reorder, rounding, selection, shape, softmax, unary)
 
-FAMILIES = (elementwise, unary, activation, comparison, reduce, shape, broadcast, index, linalg,
-            convert, fill, extrema, cumulative, norm, join, reorder, matrix, gather, masked, einsum)
+FAMILIES = (elementwise, unary, rounding, binary_math, selection, activation, softmax, comparison,
+            logical, reduce, shape, broadcast, index, linalg, convert, fill, extrema, cumulative,
+            norm, join, reorder, matrix, gather, masked, einsum)
 
 
 def _bind_methods() -> None:

@@ -1,15 +1,17 @@
-"""Turning op arguments into arrays: unwrapping, PyTorch dtype promotion, device checks."""
+"""Turning op arguments into arrays: unwrapping, PyTorch dtype promotion, device checks,
+and the small array helpers ops share (float promotion, quiet float errors, zero gradients)."""
 from __future__ import annotations
 
 import numbers
 
 import numpy as np
 
-from ..dtypes import from_numpy_dtype, promote_types
-from ..tensor import Tensor
+from ..dtypes import bool as bool_dtype, float32, from_numpy_dtype, int64, promote_types
+from ..tensor import Tensor, wrap_array
 
 _FLOAT32 = np.dtype(np.float32)
 _INT64 = np.dtype(np.int64)
+_NUMBER_DTYPES = {bool: bool_dtype, int: int64, float: float32}
 
 
 def operands(a, b, op: str = "op"):
@@ -79,10 +81,83 @@ def _promote_arrays(x, y):
     return x.astype(numpy_dtype, copy=False), y.astype(numpy_dtype, copy=False)
 
 
+def result_type(*values) -> np.dtype:
+    """The NumPy dtype PyTorch gives an op on `values` (Tensors, Python numbers, None skipped).
+
+    Dimensioned tensors rank first, then 0-d tensors, then Python numbers
+    (bool, int64, float32); a lower rank only counts when it is of a higher
+    category (bool < integer < floating), as in `torch.result_type`.
+
+    >>> import genesis
+    >>> result_type(genesis.tensor([1, 2], dtype=genesis.int32), 2.5, True)
+    dtype('float32')
+    >>> result_type(genesis.tensor([1.], dtype=genesis.float16), genesis.tensor(2.0, dtype=genesis.float64))
+    dtype('float16')
+    """
+    ranks = [None, None, None]  # dimensioned, 0-d, number
+    for value in values:
+        if value is None:
+            continue
+        if isinstance(value, Tensor):
+            rank, dtype = (0 if value._data.ndim else 1), from_numpy_dtype(value._data.dtype)
+        else:
+            rank, dtype = 2, _number_dtype(value)
+        ranks[rank] = dtype if ranks[rank] is None else promote_types(ranks[rank], dtype)
+    dtype = _combine(ranks[0], _combine(ranks[1], ranks[2]))
+    if dtype is None:
+        raise TypeError("result_type: expected at least one Tensor or number")
+    return dtype.numpy_dtype
+
+
+def _number_dtype(value):
+    dtype = _NUMBER_DTYPES.get(value.__class__)
+    if dtype is not None:
+        return dtype
+    if isinstance(value, np.generic | np.ndarray) and np.ndim(value) == 0:
+        return _number_dtype(value.item())
+    if isinstance(value, numbers.Integral):
+        return int64
+    if isinstance(value, numbers.Real):
+        return float32
+    raise TypeError(f"unsupported operand of type {type(value).__name__}; expected a Tensor or "
+                    "a Python number")
+
+
+def _combine(higher, lower):
+    """PyTorch's rule for merging a higher-ranked dtype with a lower-ranked one."""
+    if higher is None:
+        return lower
+    if lower is None or higher.is_floating_point:
+        return higher
+    if higher.category == 0 or lower.is_floating_point:
+        return promote_types(higher, lower)
+    return higher
+
+
+def cast_to(value, numpy_dtype):
+    """The array of a Tensor cast to `numpy_dtype` (no copy if it already is), or the number."""
+    if isinstance(value, Tensor):
+        return value._data.astype(numpy_dtype, copy=False)
+    return value
+
+
+def as_floating(array):
+    """`array`, with integers and bools promoted to float32 (PyTorch's float math on integers)."""
+    return array if array.dtype.kind == "f" else array.astype(_FLOAT32)
+
+
+def ignore_float_errors(function):
+    """Run `function` with NumPy's divide/overflow/invalid warnings off.
+
+    PyTorch returns inf and nan silently (log(0), 1/0, exp(1000)); so do we.
+    """
+    return np.errstate(divide="ignore", invalid="ignore", over="ignore")(function)
+
+
 def float_operands(a, b, op: str = "op"):
     """Like `operands`, but integer and bool operands give float32 (true division)."""
     x, y = operands(a, b, op)
-    if _integral(x) and _integral(y):
+    if kind_of(x) in "iub" and kind_of(y) in "iub":
         if isinstance(x, numbers.Number):
             y = y.astype(_FLOAT32)
         else:
@@ -90,10 +165,16 @@ def float_operands(a, b, op: str = "op"):
     return x, y
 
 
-def _integral(value) -> bool:
+def kind_of(value) -> str:
+    """NumPy's kind letter ("b", "i", "u", "f") of an array or a Python number from `operands`."""
     if isinstance(value, numbers.Number):
-        return not isinstance(value, float)
-    return value.dtype.kind in "iub"
+        return "b" if isinstance(value, bool) else "i" if isinstance(value, int) else "f"
+    return value.dtype.kind
+
+
+def zeros_of(tensor: Tensor) -> Tensor:
+    """A tensor of zeros like `tensor` (same shape, dtype and device): a gradient that is 0."""
+    return wrap_array(tensor._device.xp.zeros_like(tensor._data), tensor._device)
 
 
 def array_of(value):

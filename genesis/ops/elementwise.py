@@ -1,4 +1,4 @@
-"""Elementwise arithmetic and math: each op's forward and backward side by side.
+"""Elementwise arithmetic: each op's forward and backward side by side.
 
 Binary ops may return gradients in the broadcast shape: the engine sums them
 back to each input's shape. Gradients are built from Tensor ops, so they are
@@ -6,15 +6,21 @@ themselves differentiable (`create_graph=True`).
 """
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from ..autograd.function import Function
 from ..tensor import Tensor, wrap_array
 from . import samples
-from ._operands import float_operands, operands
+from ._operands import float_operands, ignore_float_errors, kind_of, operands, zeros_of
 from .inplace import apply_inplace
-from .registry import OpInfo
+from .registry import OpInfo, Sample
+from .selection import where
+from .unary import exp, log, tanh  # noqa: F401  (exp, tanh: kept importable from here)
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
-           "pow", "neg", "negative", "exp", "log", "tanh", "clamp", "clip"]
+           "floor_divide", "remainder", "fmod", "pow", "neg", "negative"]
 
 
 class Add(Function):
@@ -37,11 +43,15 @@ class Add(Function):
 
 
 class Sub(Function):
-    """a - b."""
+    """a - b (not defined for bools, as in PyTorch)."""
 
     @staticmethod
     def forward(ctx, a, b):
         x, y = operands(a, b, "sub")
+        if _is_bool(a) or _is_bool(b):
+            raise RuntimeError(
+                "sub: subtraction (the `-` operator) with a bool tensor is not supported; use "
+                "`^` or logical_xor() to combine masks, or convert first with .int()")
         return x - y
 
     @staticmethod
@@ -53,6 +63,12 @@ class Sub(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad, (-grad if ctx.needs_input_grad[1] else None)
+
+
+def _is_bool(value) -> bool:
+    if isinstance(value, Tensor):
+        return value._data.dtype.kind == "b"
+    return value.__class__ is bool
 
 
 class Mul(Function):
@@ -82,6 +98,7 @@ class Div(Function):
     """a / b (true division: integer inputs give float32)."""
 
     @staticmethod
+    @ignore_float_errors
     def forward(ctx, a, b):
         x, y = float_operands(a, b, "div")
         out = x / y
@@ -93,6 +110,7 @@ class Div(Function):
         return out
 
     @staticmethod
+    @ignore_float_errors
     def forward_inplace(target, other):
         xp = target._device.xp
         xp.true_divide(target._data, other._data if isinstance(other, Tensor) else other,
@@ -105,18 +123,120 @@ class Div(Function):
         return (grad / b if needs[0] else None), (-grad * out / b if needs[1] else None)
 
 
+class RoundedDiv(Function):
+    """a / b rounded toward zero ("trunc") or down ("floor"); integers stay integers.
+
+    The result is piecewise constant, so its gradient is zero (PyTorch's convention).
+    """
+
+    @staticmethod
+    @ignore_float_errors
+    def forward(ctx, a, b, mode):
+        x, y = operands(a, b, "div")
+        xp = _device_of(a, b).xp
+        if _integral(x, y):
+            _refuse_bool_or_zero("div", x, y, xp)
+            quotient = xp.floor_divide(x, y)
+            if mode == "trunc":  # floor is one below trunc where the exact quotient is negative
+                quotient = quotient + ((quotient < 0) & (quotient * y != x))
+            return quotient
+        return xp.floor_divide(x, y) if mode == "floor" else xp.trunc(xp.true_divide(x, y))
+
+    @staticmethod
+    def backward(ctx, grad):
+        needs = ctx.needs_input_grad
+        return (zeros_of(grad) if needs[0] else None), (zeros_of(grad) if needs[1] else None), None
+
+
+class FloorDivide(RoundedDiv):
+    """a // b; like PyTorch, it has no derivative (use div(..., rounding_mode="floor"))."""
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(
+            "the derivative of floor_divide (`//`) is not implemented, as in PyTorch; use "
+            "div(a, b, rounding_mode='floor'), whose gradient is zero, or detach() the inputs")
+
+
+class Remainder(Function):
+    """a mod b with the sign of b (Python's `%`); d/db = -floor(a / b)."""
+
+    @staticmethod
+    @ignore_float_errors
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
+        x, y = operands(a, b, "remainder")
+        xp = _device_of(a, b).xp
+        if _integral(x, y):
+            _refuse_bool_or_zero("remainder", x, y, xp)
+        return xp.remainder(x, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        return (grad if needs[0] else None), (
+            -grad * div(a, b, rounding_mode="floor") if needs[1] else None)
+
+
+class Fmod(Function):
+    """a mod b with the sign of a (C's fmod); d/db = -trunc(a / b)."""
+
+    @staticmethod
+    @ignore_float_errors
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
+        x, y = operands(a, b, "fmod")
+        xp = _device_of(a, b).xp
+        if _integral(x, y):
+            _refuse_bool_or_zero("fmod", x, y, xp)
+        return xp.fmod(x, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        return (grad if needs[0] else None), (
+            -grad * div(a, b, rounding_mode="trunc") if needs[1] else None)
+
+
+def _integral(x, y) -> bool:
+    return kind_of(x) in "iub" and kind_of(y) in "iub"
+
+
+def _refuse_bool_or_zero(op: str, x, y, xp) -> None:
+    if kind_of(x) == "b" and kind_of(y) == "b":
+        raise RuntimeError(f"{op}: not supported for bool tensors; convert first with .int()")
+    if bool(xp.any(xp.asarray(y) == 0)):
+        raise RuntimeError(f"{op}: integer division by zero (PyTorch raises ZeroDivisionError); "
+                           "use floating point tensors to get inf/nan instead")
+
+
 class Pow(Function):
     """a ** b for tensor/tensor, tensor/number and number/tensor."""
 
     @staticmethod
+    @ignore_float_errors
     def forward(ctx, a, b):
         x, y = operands(a, b, "pow")
-        if isinstance(y, int) and y < 0 and x.dtype.kind in "iu":
-            raise RuntimeError("pow: integers to negative integer powers are not allowed; "
-                               "use a float base (t.float() ** n)")
+        if _is_bool(a) and _is_bool(b):
+            raise RuntimeError("pow: not supported for bool tensors; convert with .int() or .float()")
+        if _integral(x, y):
+            if isinstance(y, int):
+                if y < 0:
+                    raise RuntimeError("pow: integers to negative integer powers are not allowed; "
+                                       "use a float base (t.float() ** n)")
+            else:
+                return _integer_power(_device_of(a, b).xp, x, y)
         out = wrap_array(x ** y, _device_of(a, b))
         ctx.save_for_backward(a, b, out)
         return out
+
+    @staticmethod
+    def forward_inplace(target, exponent):
+        xp = target._device.xp
+        xp.power(target._data, exponent._data if isinstance(exponent, Tensor) else exponent,
+                 out=target._data, casting="same_kind")
 
     @staticmethod
     def backward(ctx, grad):
@@ -125,17 +245,25 @@ class Pow(Function):
         grad_a = grad_b = None
         if needs[0]:
             if isinstance(b, Tensor):
-                grad_a = grad * b * a ** (b - 1)
+                grad_a = where(b == 0, 0.0, grad * b * a ** (b - 1))
             else:
-                grad_a = grad * (b * a ** (b - 1)) if b != 0 else grad * 0
+                grad_a = grad * (b * a ** (b - 1)) if b != 0 else zeros_of(grad)
         if needs[1]:
             if isinstance(a, Tensor):
-                # 0 ** b for b >= 0 has derivative 0 in b (PyTorch's convention), not 0 * -inf
-                log_a = _masked_log(a, b)
-                grad_b = grad * out * log_a
+                grad_b = grad * out * _masked_log(a, b)
             else:
-                grad_b = grad * out * _log_number(a)
+                grad_b = grad * out * math.log(a) if a > 0 else _number_base_grad(grad, out, a, b)
         return grad_a, grad_b
+
+
+def _integer_power(xp, x, y):
+    """x ** y for integers as PyTorch computes it: a negative power is 0 unless the base is +-1."""
+    negative = y < 0
+    if not bool(xp.any(negative)):
+        return x ** y
+    powers = x ** xp.where(negative, 0, y)
+    inverses = xp.where(xp.abs(x) == 1, xp.where(y % 2 == 0, 1, x), 0)
+    return xp.where(negative, inverses, powers).astype(powers.dtype, copy=False)
 
 
 def _masked_log(a: Tensor, b: Tensor) -> Tensor:
@@ -147,114 +275,30 @@ def _masked_log(a: Tensor, b: Tensor) -> Tensor:
     return log(a + wrap_array(zero_base.astype(a._data.dtype), a._device))
 
 
-def _log_number(value) -> float:
-    import math
-
-    if value == 0:
-        return 0.0
-    return math.log(value)
+def _number_base_grad(grad: Tensor, out: Tensor, base, exponent: Tensor) -> Tensor:
+    """d(base ** b)/db for a base <= 0: nan for a negative base; for 0, 0 where b >= 0."""
+    if base < 0:
+        return grad * out * math.nan
+    return where(exponent >= 0, 0.0, grad * out * -math.inf)
 
 
 class Neg(Function):
-    """-a."""
+    """-a (not defined for bools: use `~` to invert a mask)."""
 
     @staticmethod
     def forward(ctx, a):
+        if a._data.dtype.kind == "b":
+            raise RuntimeError("neg: negation (the `-` operator) of a bool tensor is not "
+                               "supported; to invert a mask use `~` or logical_not()")
         return -a._data
+
+    @staticmethod
+    def forward_inplace(target):
+        target._device.xp.negative(target._data, out=target._data)
 
     @staticmethod
     def backward(ctx, grad):
         return -grad
-
-
-class Exp(Function):
-    """exp(a); saves its output, since d exp(a) = exp(a)."""
-
-    @staticmethod
-    def forward(ctx, a):
-        out = wrap_array(a._device.xp.exp(a._data), a._device)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return grad * out
-
-
-class Log(Function):
-    """Natural log."""
-
-    @staticmethod
-    def forward(ctx, a):
-        ctx.save_for_backward(a)
-        return a._device.xp.log(_floating(a))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return grad / a
-
-
-class Tanh(Function):
-    """tanh(a); saves its output: d tanh = 1 - tanh^2."""
-
-    @staticmethod
-    def forward(ctx, a):
-        out = wrap_array(a._device.xp.tanh(_floating(a)), a._device)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return TanhGrad.apply(grad, out)
-
-
-class TanhGrad(Function):
-    """grad * (1 - out^2), fused; differentiable for higher-order gradients."""
-
-    @staticmethod
-    def forward(ctx, grad, out):
-        ctx.save_for_backward(grad, out)
-        g, y = grad._data, out._data
-        return g * (1 - y * y)
-
-    @staticmethod
-    def backward(ctx, grad_grad):
-        grad, out = ctx.saved_tensors
-        return grad_grad * (1 - out * out), -2 * grad_grad * grad * out
-
-
-class Clamp(Function):
-    """min(max(a, low), high); the gradient passes where low <= a <= high (PyTorch's rule)."""
-
-    @staticmethod
-    def forward(ctx, a, low, high):
-        ctx.save_for_backward(a)
-        ctx.bounds = (low, high)
-        return a._device.xp.clip(a._data, low, high)
-
-    @staticmethod
-    def forward_inplace(target, low, high):
-        target._device.xp.clip(target._data, low, high, out=target._data)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        low, high = ctx.bounds
-        inside = a._device.xp.ones(a.shape, bool)
-        if low is not None:
-            inside &= a._data >= low
-        if high is not None:
-            inside &= a._data <= high
-        return grad * wrap_array(inside.astype(grad._data.dtype), a._device), None, None
-
-
-def _floating(a: Tensor):
-    """The array of `a`, integers and bools promoted to float32 (as PyTorch's unary math does)."""
-    data = a._data
-    return data if data.dtype.kind == "f" else data.astype("float32")
 
 
 def _device_of(a, b):
@@ -274,7 +318,12 @@ def add(input, other, *, alpha=1) -> Tensor:
 
 
 def sub(input, other, *, alpha=1) -> Tensor:
-    """input - alpha * other, broadcasting."""
+    """input - alpha * other, broadcasting.
+
+    >>> import genesis
+    >>> genesis.tensor([5., 6.]) - 1
+    tensor([4., 5.])
+    """
     if alpha != 1:
         other = _scaled(other, alpha)
     return Sub.apply(input, other)
@@ -285,53 +334,87 @@ def _scaled(other, alpha):
 
 
 def mul(input, other) -> Tensor:
-    """Elementwise product, broadcasting."""
+    """Elementwise product, broadcasting.
+
+    >>> import genesis
+    >>> genesis.tensor([1., 2.]) * genesis.tensor([[3.], [4.]])
+    tensor([[3., 6.],
+            [4., 8.]])
+    """
     return Mul.apply(input, other)
 
 
-def div(input, other) -> Tensor:
-    """input / other (true division: integer inputs give float32)."""
-    return Div.apply(input, other)
+def div(input, other, *, rounding_mode=None) -> Tensor:
+    """input / other. Without `rounding_mode` it is true division (integers give float32);
+    "trunc" rounds toward zero and "floor" rounds down, keeping integer dtypes (zero gradient).
+
+    >>> import genesis
+    >>> x = genesis.tensor([-7, 7])
+    >>> x / 2, genesis.div(x, 2, rounding_mode="trunc"), genesis.div(x, 2, rounding_mode="floor")
+    (tensor([-3.5000,  3.5000]), tensor([-3,  3]), tensor([-4,  3]))
+    """
+    if rounding_mode is None:
+        return Div.apply(input, other)
+    return RoundedDiv.apply(input, other, _rounding_mode(rounding_mode))
+
+
+def _rounding_mode(mode):
+    if mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {mode!r}")
+    return mode
+
+
+def floor_divide(input, other) -> Tensor:
+    """input // other, rounded down (Python's `//`); not differentiable, as in PyTorch.
+
+    >>> import genesis
+    >>> genesis.tensor([-7., 7.]) // 2
+    tensor([-4.,  3.])
+    """
+    return FloorDivide.apply(input, other, "floor")
+
+
+def remainder(input, other) -> Tensor:
+    """input mod other, with the sign of `other` (Python's `%`).
+
+    >>> import genesis
+    >>> genesis.tensor([-7., 7.]) % 3
+    tensor([2., 1.])
+    """
+    return Remainder.apply(input, other)
+
+
+def fmod(input, other) -> Tensor:
+    """input mod other, with the sign of `input` (C's fmod).
+
+    >>> import genesis
+    >>> genesis.fmod(genesis.tensor([-7., 7.]), 3)
+    tensor([-1.,  1.])
+    """
+    return Fmod.apply(input, other)
 
 
 def pow(input, exponent) -> Tensor:
-    """input ** exponent; either may be a number."""
+    """input ** exponent; either may be a number.
+
+    >>> import genesis
+    >>> genesis.tensor([1., 2., 3.]) ** 2, 2 ** genesis.tensor([0, 3])
+    (tensor([1., 4., 9.]), tensor([1, 8]))
+    """
     return Pow.apply(input, exponent)
 
 
 def neg(input) -> Tensor:
-    """-input."""
+    """-input.
+
+    >>> import genesis
+    >>> -genesis.tensor([1., -2.])
+    tensor([-1.,  2.])
+    """
     return Neg.apply(input)
 
 
-def exp(input) -> Tensor:
-    """e ** input."""
-    return Exp.apply(input)
-
-
-def log(input) -> Tensor:
-    """Natural logarithm."""
-    return Log.apply(input)
-
-
-def tanh(input) -> Tensor:
-    """Hyperbolic tangent."""
-    return Tanh.apply(input)
-
-
-def clamp(input, min=None, max=None) -> Tensor:
-    """Limit values to [min, max] (either bound may be None).
-
-    >>> import genesis
-    >>> genesis.tensor([-2., 0.5, 3.]).clamp(-1, 1)
-    tensor([-1.0000,  0.5000,  1.0000])
-    """
-    if min is None and max is None:
-        raise RuntimeError("clamp: at least one of min and max must be given")
-    return Clamp.apply(input, min, max)
-
-
-subtract, multiply, divide, true_divide, negative, clip = sub, mul, div, div, neg, clamp
+subtract, multiply, divide, true_divide, negative = sub, mul, div, div, neg
 
 
 def add_(self, other, *, alpha=1) -> Tensor:
@@ -353,21 +436,36 @@ def mul_(self, other) -> Tensor:
     return apply_inplace(Mul, self, other)
 
 
-def div_(self, other) -> Tensor:
-    """In place: self /= other."""
-    return apply_inplace(Div, self, other)
+def div_(self, other, *, rounding_mode=None) -> Tensor:
+    """In place: self /= other (rounded, with `rounding_mode`)."""
+    if rounding_mode is None:
+        return apply_inplace(Div, self, other)
+    return apply_inplace(RoundedDiv, self, other, _rounding_mode(rounding_mode))
 
 
-def clamp_(self, min=None, max=None) -> Tensor:
-    """In place: clamp to [min, max]."""
-    if min is None and max is None:
-        raise RuntimeError("clamp_: at least one of min and max must be given")
-    return apply_inplace(Clamp, self, min, max)
+def floor_divide_(self, other) -> Tensor:
+    """In place: self //= other."""
+    return apply_inplace(FloorDivide, self, other, "floor")
 
 
-def exp_(self) -> Tensor:
-    """In place: self = exp(self)."""
-    return apply_inplace(Exp, self)
+def remainder_(self, other) -> Tensor:
+    """In place: self %= other."""
+    return apply_inplace(Remainder, self, other)
+
+
+def fmod_(self, other) -> Tensor:
+    """In place: self = fmod(self, other)."""
+    return apply_inplace(Fmod, self, other)
+
+
+def pow_(self, exponent) -> Tensor:
+    """In place: self **= exponent."""
+    return apply_inplace(Pow, self, exponent)
+
+
+def neg_(self) -> Tensor:
+    """In place: self = -self."""
+    return apply_inplace(Neg, self)
 
 
 def _reflected(op):
@@ -380,13 +478,18 @@ def _reflected(op):
 
 METHODS = {
     "add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div,
-    "divide": div, "true_divide": div, "pow": pow, "neg": neg, "negative": neg,
-    "exp": exp, "log": log, "tanh": tanh, "clamp": clamp, "clip": clamp,
-    "add_": add_, "sub_": sub_, "mul_": mul_, "div_": div_, "clamp_": clamp_, "clip_": clamp_,
-    "exp_": exp_, "__iadd__": add_, "__isub__": sub_, "__imul__": mul_, "__itruediv__": div_,
+    "divide": div, "true_divide": div, "floor_divide": floor_divide, "remainder": remainder,
+    "fmod": fmod, "pow": pow, "neg": neg, "negative": neg,
+    "add_": add_, "sub_": sub_, "subtract_": sub_, "mul_": mul_, "multiply_": mul_, "div_": div_,
+    "divide_": div_, "true_divide_": div_, "floor_divide_": floor_divide_,
+    "remainder_": remainder_, "fmod_": fmod_, "pow_": pow_, "neg_": neg_, "negative_": neg_,
+    "__iadd__": add_, "__isub__": sub_, "__imul__": mul_, "__itruediv__": div_,
+    "__ifloordiv__": floor_divide_, "__imod__": remainder_, "__ipow__": pow_,
     "__add__": add, "__radd__": _reflected(add), "__sub__": sub, "__rsub__": _reflected(sub),
     "__mul__": mul, "__rmul__": _reflected(mul), "__truediv__": div,
-    "__rtruediv__": _reflected(div), "__pow__": pow, "__rpow__": _reflected(pow),
+    "__rtruediv__": _reflected(div), "__floordiv__": floor_divide,
+    "__rfloordiv__": _reflected(floor_divide), "__mod__": remainder,
+    "__rmod__": _reflected(remainder), "__pow__": pow, "__rpow__": _reflected(pow),
     "__neg__": neg, "__pos__": lambda self: self,
 }
 
@@ -395,7 +498,36 @@ def _samples_pow(rng):
     return (samples.binary(samples.positive, samples.values, rng)
             + samples.with_scalar(samples.values, rng, 3)
             + samples.with_scalar(samples.positive, rng, 0.5)
-            + samples.scalar_first(samples.values, rng, 2.0))
+            + samples.with_scalar(lambda r, shape: samples.away_from(r, shape, margin=0.4), rng, -2)
+            + samples.scalar_first(samples.values, rng, 2.0)
+            + [Sample((samples.positive(rng, (3, 4)), samples.values(rng, (3, 4))), grad=(False, True),
+                      note="exponent only")])
+
+
+def _away_from_integers(rng, shape):
+    """Values in [-4, 4) at least 0.05 away from integers."""
+    return samples.away_from(rng, shape, points=tuple(range(-4, 5)), margin=0.05,
+                             low=-4.0, high=4.0)
+
+
+def _samples_modulo(rng):
+    """Divisors +-1.5 and dividends 1.5 * q, q away from integers: a / b never sits where
+    a // b jumps, whichever elements broadcasting pairs up."""
+    def divisor(r, shape):
+        return np.asarray(1.5 * r.choice((-1.0, 1.0), size=shape))
+
+    def dividend(r, shape):
+        return np.asarray(1.5 * _away_from_integers(r, shape))
+
+    return (samples.binary(dividend, divisor, rng)
+            + samples.with_scalar(_away_from_integers, rng, 1.0)
+            + samples.scalar_first(divisor, rng, 2.5))
+
+
+def _torch_tensor(torch, a, b):
+    """`a` as a torch tensor: PyTorch has no fmod(number, tensor), nor a gradient for
+    remainder(number, tensor)."""
+    return a if isinstance(a, torch.Tensor) else torch.as_tensor(a, dtype=b.dtype)
 
 
 OPS = [
@@ -414,16 +546,21 @@ OPS = [
     OpInfo("div", div, lambda rng: samples.binary(samples.values, samples.positive, rng)
            + samples.scalar_first(samples.positive, rng, 3.0),
            torch=lambda torch, a, b: torch.div(a, b)),
+    OpInfo("div_trunc", lambda a, b: div(a, b, rounding_mode="trunc"), _samples_modulo,
+           torch=lambda torch, a, b: torch.div(a, b, rounding_mode="trunc"),
+           kinks="a / b an integer (the result jumps; the gradient is zero elsewhere)"),
+    OpInfo("div_floor", lambda a, b: div(a, b, rounding_mode="floor"), _samples_modulo,
+           torch=lambda torch, a, b: torch.div(a, b, rounding_mode="floor"),
+           kinks="a / b an integer (the result jumps; the gradient is zero elsewhere)"),
+    OpInfo("floor_divide", floor_divide, _samples_modulo, differentiable=False,
+           torch=lambda torch, a, b: torch.floor_divide(a, b)),
+    OpInfo("remainder", remainder, _samples_modulo,
+           torch=lambda torch, a, b: torch.remainder(_torch_tensor(torch, a, b), b),
+           kinks="a / b an integer"),
+    OpInfo("fmod", fmod, _samples_modulo,
+           torch=lambda torch, a, b: torch.fmod(_torch_tensor(torch, a, b), b),
+           kinks="a / b an integer"),
     OpInfo("pow", pow, _samples_pow, torch=lambda torch, a, b: torch.pow(a, b)),
     OpInfo("neg", neg, lambda rng: samples.unary(samples.values, rng),
            torch=lambda torch, a: torch.neg(a)),
-    OpInfo("exp", exp, lambda rng: samples.unary(samples.values, rng),
-           torch=lambda torch, a: torch.exp(a)),
-    OpInfo("log", log, lambda rng: samples.unary(samples.positive, rng),
-           torch=lambda torch, a: torch.log(a)),
-    OpInfo("tanh", tanh, lambda rng: samples.unary(samples.values, rng),
-           torch=lambda torch, a: torch.tanh(a)),
-    OpInfo("clamp", lambda a: clamp(a, -1.0, 1.0),
-           lambda rng: samples.unary(lambda r, s: samples.away_from(r, s, (-1.0, 1.0)), rng),
-           torch=lambda torch, a: torch.clamp(a, -1.0, 1.0), kinks="x == min or x == max"),
 ]

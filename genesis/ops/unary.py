@@ -1,6 +1,310 @@
-"""Elementwise math of one input (exp-family, trigonometric, rounding, ...)."""
+"""Elementwise math of one input: exponentials and logs, roots, trigonometric and
+hyperbolic functions, abs/sign, sigmoid, erf.
+
+Each op is one row: its forward (an array function) and its derivative (Tensor
+ops, so gradients are differentiable again), like PyTorch's derivatives.yaml.
+Integer and bool inputs are promoted to float32 unless the op keeps integers
+(abs, sign, square), as in PyTorch.
+"""
 from __future__ import annotations
 
-__all__: list = []
-METHODS: dict = {}
-OPS: list = []
+import math
+
+from ..autograd.function import Function
+from ..tensor import Tensor, wrap_array
+from . import samples
+from ._erf import erf_array
+from ._operands import as_floating, ignore_float_errors, zeros_of
+from .inplace import apply_inplace
+from .registry import OpInfo
+
+__all__ = ["exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "square",
+           "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+           "asinh", "acosh", "atanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh",
+           "arctanh", "sigmoid", "erf", "abs", "absolute", "sign"]
+
+
+def _math_op(name: str, compute, derivative, *, saves: str = "input", keeps_integers=False,
+             quiet=False, ufunc: str | None = None):
+    """A Function computing `compute(xp, array)` with gradient `derivative(grad, saved)`.
+
+    `saves` is "input" or "output": what `derivative` receives. `ufunc`, when the op
+    is a single NumPy ufunc, gives in-place updates a no-copy fast path.
+    """
+    floating = _same if keeps_integers else as_floating
+
+    def forward(ctx, a):
+        out = compute(a._device.xp, floating(a._data))
+        if saves == "output":
+            out = wrap_array(out, a._device)
+            ctx.save_for_backward(out)
+        else:
+            ctx.save_for_backward(a)
+        return out
+
+    def backward(ctx, grad):
+        (saved,) = ctx.saved_tensors
+        return derivative(grad, saved)
+
+    body = {"forward": staticmethod(ignore_float_errors(forward) if quiet else forward),
+            "backward": staticmethod(backward), "__module__": __name__,
+            "__doc__": f"{name}(x), elementwise."}
+    if ufunc is not None:
+        def forward_inplace(target):
+            getattr(target._device.xp, ufunc)(target._data, out=target._data)
+
+        body["forward_inplace"] = staticmethod(
+            ignore_float_errors(forward_inplace) if quiet else forward_inplace)
+    return type(name.capitalize(), (Function,), body)
+
+
+def _same(array):
+    return array
+
+
+def _ufunc(name: str):
+    return lambda xp, x: getattr(xp, name)(x)
+
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+Exp = _math_op("exp", _ufunc("exp"), lambda g, out: g * out, saves="output", quiet=True,
+               ufunc="exp")
+Exp2 = _math_op("exp2", _ufunc("exp2"), lambda g, out: g * out * _LN2, saves="output",
+                quiet=True, ufunc="exp2")
+Expm1 = _math_op("expm1", _ufunc("expm1"), lambda g, out: g * (out + 1), saves="output",
+                 quiet=True, ufunc="expm1")
+Log = _math_op("log", _ufunc("log"), lambda g, x: g / x, quiet=True, ufunc="log")
+Log1p = _math_op("log1p", _ufunc("log1p"), lambda g, x: g / (x + 1), quiet=True, ufunc="log1p")
+Log2 = _math_op("log2", _ufunc("log2"), lambda g, x: g / (x * _LN2), quiet=True, ufunc="log2")
+Log10 = _math_op("log10", _ufunc("log10"), lambda g, x: g / (x * _LN10), quiet=True,
+                 ufunc="log10")
+Sqrt = _math_op("sqrt", _ufunc("sqrt"), lambda g, out: g / (2 * out), saves="output", quiet=True,
+                ufunc="sqrt")
+Rsqrt = _math_op("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda g, out: -0.5 * g * out ** 3,
+                 saves="output", quiet=True)
+Square = _math_op("square", lambda xp, x: xp.square(x.astype("int64") if x.dtype == bool else x),
+                  lambda g, x: g * (2 * x), keeps_integers=True, ufunc="square")
+Reciprocal = _math_op("reciprocal", lambda xp, x: 1 / x, lambda g, out: -g * (out * out),
+                      saves="output", quiet=True)
+Sin = _math_op("sin", _ufunc("sin"), lambda g, x: g * cos(x), ufunc="sin")
+Cos = _math_op("cos", _ufunc("cos"), lambda g, x: g * -sin(x), ufunc="cos")
+Tan = _math_op("tan", _ufunc("tan"), lambda g, out: g * (1 + out * out), saves="output",
+               ufunc="tan")
+Asin = _math_op("asin", _ufunc("arcsin"), lambda g, x: g * rsqrt(1 - x * x), quiet=True,
+                ufunc="arcsin")
+Acos = _math_op("acos", _ufunc("arccos"), lambda g, x: -g * rsqrt(1 - x * x), quiet=True,
+                ufunc="arccos")
+Atan = _math_op("atan", _ufunc("arctan"), lambda g, x: g / (x * x + 1), ufunc="arctan")
+Sinh = _math_op("sinh", _ufunc("sinh"), lambda g, x: g * cosh(x), quiet=True, ufunc="sinh")
+Cosh = _math_op("cosh", _ufunc("cosh"), lambda g, x: g * sinh(x), quiet=True, ufunc="cosh")
+Asinh = _math_op("asinh", _ufunc("arcsinh"), lambda g, x: g * rsqrt(x * x + 1), ufunc="arcsinh")
+Acosh = _math_op("acosh", _ufunc("arccosh"), lambda g, x: g * rsqrt(x * x - 1), quiet=True,
+                 ufunc="arccosh")
+Atanh = _math_op("atanh", _ufunc("arctanh"), lambda g, x: g / (1 - x * x), quiet=True,
+                 ufunc="arctanh")
+Erf = _math_op("erf", erf_array, lambda g, x: g * (_TWO_OVER_SQRT_PI * exp(-(x * x))))
+
+
+class Tanh(Function):
+    """tanh(a); saves its output: d tanh = 1 - tanh^2."""
+
+    @staticmethod
+    def forward(ctx, a):
+        out = wrap_array(a._device.xp.tanh(as_floating(a._data)), a._device)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def forward_inplace(target):
+        target._device.xp.tanh(target._data, out=target._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return TanhGrad.apply(grad, out)
+
+
+class TanhGrad(Function):
+    """grad * (1 - out^2), fused; differentiable for higher-order gradients."""
+
+    @staticmethod
+    def forward(ctx, grad, out):
+        ctx.save_for_backward(grad, out)
+        g, y = grad._data, out._data
+        return g * (1 - y * y)
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        grad, out = ctx.saved_tensors
+        return grad_grad * (1 - out * out), -2 * grad_grad * grad * out
+
+
+class Sigmoid(Function):
+    """1 / (1 + exp(-a)); saves its output: d sigmoid = out * (1 - out)."""
+
+    @staticmethod
+    @ignore_float_errors
+    def forward(ctx, a):
+        xp = a._device.xp
+        out = wrap_array(1 / (1 + xp.exp(-as_floating(a._data))), a._device)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    @ignore_float_errors
+    def forward_inplace(target):
+        xp = target._device.xp
+        denominator = xp.negative(target._data)
+        xp.exp(denominator, out=denominator)
+        denominator += 1
+        xp.divide(1, denominator, out=target._data)  # raises before writing into an integer target
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return SigmoidGrad.apply(grad, out)
+
+
+class SigmoidGrad(Function):
+    """grad * out * (1 - out), fused; differentiable for higher-order gradients."""
+
+    @staticmethod
+    def forward(ctx, grad, out):
+        ctx.save_for_backward(grad, out)
+        y = out._data
+        return grad._data * y * (1 - y)
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        grad, out = ctx.saved_tensors
+        return SigmoidGrad.apply(grad_grad, out), grad_grad * grad * (1 - 2 * out)
+
+
+class Abs(Function):
+    """|a|; d|a|/da = sign(a), which is 0 at 0 (PyTorch's choice)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        if a._data.dtype.kind == "b":
+            raise RuntimeError("abs: not supported for bool tensors (they are already "
+                               "non-negative); convert with .int() if you need a number")
+        ctx.save_for_backward(a)
+        return a._device.xp.abs(a._data)
+
+    @staticmethod
+    def forward_inplace(target):
+        target._device.xp.abs(target._data, out=target._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return grad * sign(a)
+
+
+class Sign(Function):
+    """-1, 0 or 1 (bools stay bools); piecewise constant, so its gradient is zero."""
+
+    @staticmethod
+    def forward(ctx, a):
+        data = a._data
+        return data.copy() if data.dtype.kind == "b" else a._device.xp.sign(data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return zeros_of(grad)
+
+
+def _unary_function(cls, name: str, example: str):
+    def function(input: Tensor) -> Tensor:
+        return cls.apply(input)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"{cls.__doc__}\n\n    {example}\n    "
+    return function
+
+
+def _example(call: str, result: str) -> str:
+    return f">>> import genesis\n    >>> {call}\n    {result}"
+
+
+exp = _unary_function(Exp, "exp", _example("genesis.tensor([0., 1.]).exp()", "tensor([1.0000, 2.7183])"))
+exp2 = _unary_function(Exp2, "exp2", _example("genesis.tensor([0, 3]).exp2()", "tensor([1., 8.])"))
+expm1 = _unary_function(Expm1, "expm1", _example("genesis.tensor([0.]).expm1()", "tensor([0.])"))
+log = _unary_function(Log, "log", _example("genesis.tensor([1., 0.]).log()", "tensor([0., -inf])"))
+log1p = _unary_function(Log1p, "log1p", _example("genesis.tensor([0.]).log1p()", "tensor([0.])"))
+log2 = _unary_function(Log2, "log2", _example("genesis.tensor([8.]).log2()", "tensor([3.])"))
+log10 = _unary_function(Log10, "log10", _example("genesis.tensor([1., 10.]).log10()", "tensor([0., 1.])"))
+sqrt = _unary_function(Sqrt, "sqrt", _example("genesis.tensor([4, 9]).sqrt()", "tensor([2., 3.])"))
+rsqrt = _unary_function(Rsqrt, "rsqrt", _example("genesis.tensor([4.]).rsqrt()", "tensor([0.5000])"))
+square = _unary_function(Square, "square", _example("genesis.tensor([-3, 2]).square()", "tensor([9, 4])"))
+reciprocal = _unary_function(Reciprocal, "reciprocal",
+                             _example("genesis.tensor([2, 0]).reciprocal()", "tensor([0.5000,    inf])"))
+sin = _unary_function(Sin, "sin", _example("genesis.tensor([0.]).sin()", "tensor([0.])"))
+cos = _unary_function(Cos, "cos", _example("genesis.tensor([0.]).cos()", "tensor([1.])"))
+tan = _unary_function(Tan, "tan", _example("genesis.tensor([0.]).tan()", "tensor([0.])"))
+asin = _unary_function(Asin, "asin", _example("genesis.tensor([1.]).asin()", "tensor([1.5708])"))
+acos = _unary_function(Acos, "acos", _example("genesis.tensor([1.]).acos()", "tensor([0.])"))
+atan = _unary_function(Atan, "atan", _example("genesis.tensor([1.]).atan()", "tensor([0.7854])"))
+sinh = _unary_function(Sinh, "sinh", _example("genesis.tensor([0.]).sinh()", "tensor([0.])"))
+cosh = _unary_function(Cosh, "cosh", _example("genesis.tensor([0.]).cosh()", "tensor([1.])"))
+tanh = _unary_function(Tanh, "tanh", _example("genesis.tensor([0., 1.]).tanh()", "tensor([0.0000, 0.7616])"))
+asinh = _unary_function(Asinh, "asinh", _example("genesis.tensor([0.]).asinh()", "tensor([0.])"))
+acosh = _unary_function(Acosh, "acosh", _example("genesis.tensor([1.]).acosh()", "tensor([0.])"))
+atanh = _unary_function(Atanh, "atanh", _example("genesis.tensor([0.]).atanh()", "tensor([0.])"))
+sigmoid = _unary_function(Sigmoid, "sigmoid",
+                          _example("genesis.tensor([0., 2.]).sigmoid()", "tensor([0.5000, 0.8808])"))
+erf = _unary_function(Erf, "erf", _example("genesis.tensor([0., 1.]).erf()", "tensor([0.0000, 0.8427])"))
+abs = _unary_function(Abs, "abs", _example("genesis.tensor([-2, 3]).abs()", "tensor([2, 3])"))
+sign = _unary_function(Sign, "sign", _example("genesis.tensor([-2., 0., 3.]).sign()", "tensor([-1.,  0.,  1.])"))
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh, absolute = asin, acos, atan, asinh, acosh, atanh, abs
+
+
+def _inplace(cls, name: str):
+    def method(self: Tensor) -> Tensor:
+        return apply_inplace(cls, self)
+
+    method.__name__ = method.__qualname__ = f"{name}_"
+    method.__doc__ = f"In place: self = {name}(self)."
+    return method
+
+
+_INPLACE = {name: _inplace(cls, name) for name, cls in {
+    "exp": Exp, "exp2": Exp2, "expm1": Expm1, "log": Log, "log1p": Log1p, "log2": Log2,
+    "log10": Log10, "sqrt": Sqrt, "rsqrt": Rsqrt, "square": Square, "reciprocal": Reciprocal,
+    "sin": Sin, "cos": Cos, "tan": Tan, "asin": Asin, "acos": Acos, "atan": Atan, "sinh": Sinh,
+    "cosh": Cosh, "tanh": Tanh, "asinh": Asinh, "acosh": Acosh, "atanh": Atanh,
+    "sigmoid": Sigmoid, "erf": Erf, "abs": Abs, "sign": Sign}.items()}
+_ALIASES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",
+            "arccosh": "acosh", "arctanh": "atanh", "absolute": "abs"}
+
+METHODS = {name: globals()[name] for name in __all__}
+METHODS.update({f"{name}_": method for name, method in _INPLACE.items()})
+METHODS.update({f"{alias}_": _INPLACE[name] for alias, name in _ALIASES.items()})
+METHODS["__abs__"] = abs
+
+
+def _in(low, high):
+    return lambda rng, shape: samples.values(rng, shape, low, high)
+
+
+_DOMAINS = {  # sample values inside each op's domain, away from its poles
+    "log": samples.positive, "log1p": samples.positive, "log2": samples.positive,
+    "log10": samples.positive, "sqrt": samples.positive, "rsqrt": samples.positive,
+    "reciprocal": lambda rng, shape: samples.away_from(rng, shape, (0.0,), margin=0.3),
+    "tan": _in(-1.2, 1.2), "asin": _in(-0.9, 0.9), "acos": _in(-0.9, 0.9),
+    "acosh": _in(1.2, 3.0), "atanh": _in(-0.9, 0.9),
+    "abs": lambda rng, shape: samples.away_from(rng, shape, (0.0,)),
+}
+_KINKS = {"abs": "x == 0 (the gradient there is 0)"}
+
+OPS = [
+    OpInfo(name, globals()[name], lambda rng, name=name: samples.unary(
+        _DOMAINS.get(name, samples.values), rng),
+        torch=lambda torch, a, name=name: getattr(torch, name)(a), kinks=_KINKS.get(name, ""))
+    for name in ("exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt",
+                 "square", "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+                 "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "abs")
+] + [OpInfo("sign", sign, lambda rng: samples.unary(samples.values, rng),
+            torch=lambda torch, a: torch.sign(a), kinks="x == 0 (a jump; the gradient is 0)")]
