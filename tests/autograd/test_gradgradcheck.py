@@ -11,23 +11,32 @@ def double(shape, seed=0, requires_grad=True):
     return genesis.tensor(values, dtype=genesis.float64, requires_grad=requires_grad)
 
 
-def sigmoid(x):
+def sigmoid_from_exp(x):
     return 1 / (1 + (-x).exp())
 
 
-def softmax(x, dim=-1):
+def softmax_from_exp(x, dim=-1):
     e = x.exp()  # inputs are small: no max-shift needed
     return e / e.sum(dim, keepdim=True)
 
 
 @pytest.mark.parametrize("func", [
     lambda x: x.tanh(),
-    lambda x: sigmoid(x),
-    lambda x: softmax(x),
-    lambda x: (sigmoid(x) * x.tanh()).sum(),
-], ids=["tanh", "sigmoid", "softmax", "sigmoid-times-tanh-sum"])
+    lambda x: x.sigmoid(),
+    lambda x: genesis.softmax(x, dim=-1),
+    lambda x: genesis.log_softmax(x, dim=0),
+    lambda x: sigmoid_from_exp(x),
+    lambda x: softmax_from_exp(x),
+    lambda x: (x.sigmoid() * x.tanh()).sum(),
+], ids=["tanh", "sigmoid", "softmax", "log_softmax", "sigmoid-from-exp", "softmax-from-exp",
+        "sigmoid-times-tanh-sum"])
 def test_passes_for_smooth_expressions(func):
     assert gradgradcheck(func, double((3, 4)))
+
+
+def test_passes_for_attention_like_expression():
+    q, k = double((2, 3), seed=3), double((4, 3), seed=4)
+    assert gradgradcheck(lambda q, k: genesis.softmax(q @ k.T, dim=-1), (q, k))
 
 
 def test_passes_for_matmul_with_two_inputs():
