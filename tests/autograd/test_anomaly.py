@@ -97,14 +97,24 @@ def test_inf_in_backward_is_pinpointed_with_the_gradient_chain():
     assert f"{__file__}:{line + 1}: loss = (y * 3).sum()" in chain[1]
 
 
-def test_nan_from_pow_backward_at_zero():
+def test_inf_from_sqrt_backward_at_zero():
     x = genesis.tensor([0.0, 4.0], requires_grad=True)
     with detect_anomaly():
         line = this_line() + 1
-        root = x ** 0.5
-        with pytest.raises(AnomalyError, match="PowBackward returned Inf") as caught:
+        root = x.sqrt()
+        with pytest.raises(AnomalyError, match="SqrtBackward returned Inf") as caught:
             root.sum().backward()
-    assert f"{__file__}:{line}" in str(caught.value) and "root = x ** 0.5" in str(caught.value)
+    assert f"{__file__}:{line}" in str(caught.value) and "root = x.sqrt()" in str(caught.value)
+
+
+def test_nan_in_backward_from_a_zero_times_inf_gradient():
+    x = genesis.tensor([0.0, 4.0], requires_grad=True)
+    with detect_anomaly():
+        line = this_line() + 1
+        power = x ** 0.5
+        with pytest.raises(AnomalyError, match="PowBackward returned NaN") as caught:
+            power.backward(genesis.tensor([0.0, 1.0]))  # 0 * inf
+    assert f"{__file__}:{line}" in str(caught.value) and "power = x ** 0.5" in str(caught.value)
 
 
 def test_check_nan_false_lets_backward_through():
