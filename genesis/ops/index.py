@@ -153,7 +153,7 @@ def _put(array, key, value, shape) -> None:
     except IndexError as error:
         raise index_error("setitem", key, shape, error) from None
     except ValueError as error:
-        raise RuntimeError(f"setitem: can't assign a value of shape {tuple(getattr(value, 'shape', ()))} "
+        raise RuntimeError(f"setitem: can't assign a value of shape {tuple(np.shape(value))} "
                            f"to the indexed region: {error}") from None
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..autograd.function import Function
 from ..tensor import Tensor, wrap_array
 from . import samples
@@ -41,7 +43,8 @@ class VectorNorm(Function):
         elif p == 0:
             out = (x != 0).sum(axis=dims, keepdims=keepdim, dtype=x.dtype)
         else:
-            out = (xp.abs(x) ** p).sum(axis=dims, keepdims=keepdim) ** (1.0 / p)
+            with np.errstate(divide="ignore"):  # p < 0: |0| ** p = inf, and inf ** (1/p) = 0
+                out = (xp.abs(x) ** p).sum(axis=dims, keepdims=keepdim) ** (1.0 / p)
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
         if ctx.needs_input_grad[0]:
             out = wrap_array(out, a._device)
@@ -60,15 +63,24 @@ class VectorNorm(Function):
         if p == math.inf or p == -math.inf:
             return grad * wrap_array(ctx.weights, a._device), None, None, None
         if p == 0:
-            return grad * 0, None, None, None
+            return wrap_array(a._device.xp.zeros_like(a._data), a._device), None, None, None
         # sign(a) |a|^(p-1) / norm^(p-1), zero at a == 0 (for p < 1, |a|^(p-1) is infinite
         # there) and where the norm is zero.
         zero = wrap_array((a._data == 0).astype(a._data.dtype), a._device)
         sign = _sign(a)
         scaled = sign * (a * sign + zero) ** (p - 1)
-        out = unreduced(out, a.shape, dims, keepdim)
-        scale = grad * out ** (1 - p) if p < 1 else grad / nonzero_divisor(out) ** (p - 1)
-        return scaled * scale, None, None, None
+        return scaled * _over_power(grad, unreduced(out, a.shape, dims, keepdim), p - 1), None, None, None
+
+
+def _over_power(grad: Tensor, norm: Tensor, power: float) -> Tensor:
+    """grad / norm ** power, and 0 where the norm is 0 (kept finite, so a double backward
+    sees no inf * 0 there either)."""
+    zero = norm._data == 0
+    if not zero.any():
+        return grad / norm ** power
+    device, dtype = norm._device, norm._data.dtype
+    safe = norm + wrap_array(zero.astype(dtype), device)
+    return grad / safe ** power * wrap_array((~zero).astype(dtype), device)
 
 
 def _sign(a: Tensor) -> Tensor:

@@ -1,0 +1,132 @@
+"""gather / scatter / scatter_add / index_* / take_along_dim: in-place variants, repeated
+indices, errors; and the single scatter-add helper."""
+import pathlib
+
+import numpy as np
+import pytest
+
+import genesis
+from genesis.ops._scatter import add_at
+from tests.helpers import torch_or_skip
+
+
+def leaf(values):
+    return genesis.tensor(values, dtype=genesis.float64, requires_grad=True)
+
+
+def test_gather_gradient_accumulates_repeated_indices():
+    x = leaf([[1.0, 2.0, 3.0]])
+    x.gather(1, genesis.tensor([[2, 2, 0, 2]])).sum().backward()
+    assert x.grad.tolist() == [[1.0, 0.0, 3.0]]
+
+
+def test_scatter_from_a_larger_src_reads_only_the_index_corner():
+    src = leaf(np.arange(12.0).reshape(3, 4))
+    out = genesis.zeros(3, 3, dtype=genesis.float64).scatter(0, genesis.tensor([[0, 1, 2]]), src)
+    assert out.tolist() == [[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 2.0]]
+    out.sum().backward()
+    expected = np.zeros((3, 4))
+    expected[0, :3] = 1.0
+    assert src.grad.tolist() == expected.tolist()
+
+
+def test_index_fill_with_repeated_indices_counts_each_filled_element_once():
+    x, value = leaf(np.ones((3, 4))), leaf(2.0)
+    x.index_fill(0, genesis.tensor([0, 0]), value).sum().backward()
+    assert value.grad.item() == 4.0
+    assert x.grad[0].tolist() == [0.0] * 4 and x.grad[1].tolist() == [1.0] * 4
+
+
+IN_PLACE = {
+    "scatter_": (lambda y, s: y.scatter_(1, genesis.tensor([[2, 0], [1, 2]]), s),
+                 lambda y, s, torch: y.scatter_(1, torch.tensor([[2, 0], [1, 2]]), s)),
+    "scatter_ value": (lambda y, s: y.scatter_(0, genesis.tensor([[1, 0, 1]]), 7.0),
+                       lambda y, s, torch: y.scatter_(0, torch.tensor([[1, 0, 1]]), 7.0)),
+    "scatter_add_": (lambda y, s: y.scatter_add_(1, genesis.tensor([[2, 2], [0, 2]]), s),
+                     lambda y, s, torch: y.scatter_add_(1, torch.tensor([[2, 2], [0, 2]]), s)),
+    "index_add_": (lambda y, s: y.index_add_(1, genesis.tensor([2, 2]), s, alpha=3),
+                   lambda y, s, torch: y.index_add_(1, torch.tensor([2, 2]), s, alpha=3)),
+    "index_fill_": (lambda y, s: y.index_fill_(1, genesis.tensor([0, 2]), -1.0),
+                    lambda y, s, torch: y.index_fill_(1, torch.tensor([0, 2]), -1.0)),
+}
+
+
+@pytest.mark.parametrize("name", IN_PLACE)
+def test_in_place_variants_match_torch_with_gradients(name):
+    torch = torch_or_skip()
+    ours_op, torch_op = IN_PLACE[name]
+    rng = np.random.default_rng(0)
+    data, src = rng.standard_normal((2, 3)), rng.standard_normal((2, 2))
+    x, s = leaf(data), leaf(src)
+    t, ts = torch.tensor(data, requires_grad=True), torch.tensor(src, requires_grad=True)
+    y, ty = x * 1, t * 1
+    assert ours_op(y, s) is y
+    torch_op(ty, ts, torch)
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy())
+    weights = rng.standard_normal((2, 3))
+    (y * genesis.tensor(weights, dtype=genesis.float64)).sum().backward()
+    (ty * torch.tensor(weights)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy())
+    if ts.grad is not None:
+        np.testing.assert_allclose(s.grad.numpy(), ts.grad.numpy())
+
+
+def test_in_place_variants_without_graph_write_into_the_tensor():
+    x = genesis.zeros(2, 3)
+    x.scatter_add_(1, genesis.tensor([[0, 0]]), genesis.ones(1, 2))
+    x.index_fill_(0, genesis.tensor([1]), 5.0)
+    assert x.tolist() == [[2.0, 0.0, 0.0], [5.0, 5.0, 5.0]] and x._version == 2
+
+
+def test_take_along_dim_with_argmax_and_negative_indices():
+    torch = torch_or_skip()
+    data = np.array([[10.0, 30.0, 20.0], [60.0, 40.0, 50.0]])
+    x, t = genesis.tensor(data), torch.tensor(data)
+    picked = genesis.take_along_dim(x, x.argmax(dim=1, keepdim=True), dim=1)
+    assert picked.tolist() == [[30.0], [60.0]]
+    ours = x.take_along_dim(genesis.tensor([[-1], [0]]), 1)
+    np.testing.assert_array_equal(ours.numpy(), torch.take_along_dim(t, torch.tensor([[-1], [0]]), 1).numpy())
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda x: x.gather(1, genesis.tensor([[3]])), IndexError,
+     r"gather: index 3 is out of bounds for dim 1 with size 3 \(allowed: \[0, 2\]\)"),
+    (lambda x: x.gather(1, genesis.tensor([[-1]])), IndexError, "gather: index -1 is out of bounds"),
+    (lambda x: x.gather(0, genesis.tensor([0, 1])), RuntimeError,
+     "gather: the index must have as many dims as the input"),
+    (lambda x: x.gather(1, genesis.tensor([[0], [1], [0]])), RuntimeError,
+     r"gather: index shape \(3, 1\) is larger than input shape \(2, 3\) in dim 0"),
+    (lambda x: x.gather(1, genesis.tensor([[0.0]])), RuntimeError, "gather: index must be an integer tensor"),
+    (lambda x: x.gather(2, genesis.tensor([[0]])), IndexError, "gather: dim 2 is out of range"),
+    (lambda x: x.scatter(1, genesis.tensor([[0, 1]]), genesis.ones(1, 1)), RuntimeError,
+     "scatter: index shape .* must not be larger than src shape"),
+    (lambda x: x.scatter(1, genesis.tensor([[0]])), TypeError, "scatter: pass exactly one of src"),
+    (lambda x: x.scatter_add(1, genesis.tensor([[0]]), 1.0), TypeError, "scatter_add: src must be a Tensor"),
+    (lambda x: x.index_select(0, genesis.tensor([[0]])), IndexError, "index_select: index must be a vector"),
+    (lambda x: x.index_select(0, genesis.tensor([2])), IndexError, "index_select: index 2 is out of bounds"),
+    (lambda x: x.index_add(1, genesis.tensor([0]), genesis.ones(2, 2)), RuntimeError,
+     r"index_add: source has shape \(2, 2\), but .* needs \(2, 1\)"),
+    (lambda x: x.index_fill(1, genesis.tensor([0]), genesis.ones(2)), RuntimeError,
+     "index_fill: the value must be a number or a 0-d tensor"),
+    (lambda x: x.take_along_dim(genesis.tensor([[3]]), 1), IndexError, "take_along_dim: index 3"),
+    (lambda x: x.take_along_dim(genesis.tensor([[[0]]]), 1), RuntimeError,
+     "take_along_dim: input and indices must have the same number of dims"),
+])
+def test_errors_name_the_op(call, error, message):
+    with pytest.raises(error, match=message):
+        call(genesis.zeros(2, 3))
+
+
+def test_add_at_accumulates_repeated_positions():
+    target = np.zeros((2, 3))
+    add_at(np, target, (np.array([0, 0, 1]), np.array([2, 2, 0])), np.array([1.0, 2.0, 5.0]))
+    assert target.tolist() == [[0.0, 0.0, 3.0], [5.0, 0.0, 0.0]]
+
+
+def test_every_scatter_add_goes_through_the_one_helper():
+    """NumPy and CuPy spell unbuffered scatter-add differently: only _scatter.py may know."""
+    root = pathlib.Path(genesis.__file__).parent
+    offenders = [str(path.relative_to(root)) for path in root.rglob("*.py")
+                 if path.name != "_scatter.py"
+                 and any(spelling in path.read_text() for spelling in ("add.at(", "scatter_add(xp"))]
+    assert offenders == []

@@ -1,0 +1,60 @@
+"""Ops that return views (as in PyTorch) share storage and the version counter with their
+input, and an in-place change through any of them reaches the input's gradient."""
+import numpy as np
+import pytest
+
+import genesis
+
+VIEWS = {
+    "transpose": lambda y: y.transpose(0, 1),
+    "permute": lambda y: y.permute(1, 0, 2),
+    "narrow": lambda y: y.narrow(1, 1, 2),
+    "select": lambda y: y.select(2, 1),
+    "slice": lambda y: y[:, ::2],
+    "unflatten": lambda y: y.unflatten(2, (2, 1)),
+    "view": lambda y: y.view(6, 2),
+    "squeeze": lambda y: y.unsqueeze(0).squeeze(0),
+    "movedim": lambda y: y.movedim(2, 0),
+    "diagonal": lambda y: y.diagonal(0, 0, 1),
+    "split": lambda y: y.split(2, dim=1)[1],
+    "chunk": lambda y: y.chunk(3, dim=1)[0],
+    "unbind": lambda y: y.unbind(2)[1],
+}
+
+
+@pytest.mark.parametrize("name", VIEWS)
+def test_view_shares_storage_and_version(name):
+    y = genesis.arange(12.0).reshape(2, 3, 2)
+    view = VIEWS[name](y)
+    assert view._version_counter is y._version_counter
+    view.mul_(0)
+    assert y._version == 1 and y.sum().item() < 66.0  # the zeros landed in y
+
+
+@pytest.mark.parametrize("name", VIEWS)
+def test_in_place_through_the_view_gives_the_right_gradient(name):
+    data = np.random.default_rng(0).standard_normal((2, 3, 2))
+    x = genesis.tensor(data, dtype=genesis.float64, requires_grad=True)
+    y = x * 1
+    VIEWS[name](y).mul_(3)
+    (y * y).sum().backward()
+    # d/dx sum(y^2) with y = x * s, s = 3 inside the view and 1 outside: 2 * x * s^2
+    scale = np.ones_like(data)
+    marker = genesis.zeros(2, 3, 2)
+    VIEWS[name](marker).fill_(1)
+    scale[marker.numpy() == 1] = 3
+    np.testing.assert_allclose(x.grad.numpy(), 2 * data * scale ** 2)
+
+
+@pytest.mark.parametrize("op", [
+    lambda y: y.flip(0), lambda y: y.roll(1, 0), lambda y: y.repeat(1, 1, 1),
+    lambda y: genesis.cat([y, y]), lambda y: y.triu(), lambda y: y.diag() if y.ndim == 2 else y[0].diag(),
+    lambda y: y.gather(0, genesis.zeros(1, 3, 2, dtype=genesis.int64)),
+    lambda y: y.index_select(1, genesis.tensor([0])), lambda y: y.masked_select(y > 3),
+])
+def test_copies_do_not_alias_their_input(op):
+    y = genesis.arange(12.0).reshape(2, 3, 2)
+    out = op(y)
+    out.fill_(-1)
+    assert y.tolist() == genesis.arange(12.0).reshape(2, 3, 2).tolist()
+    assert out._version_counter is not y._version_counter
