@@ -101,7 +101,8 @@ def test_unused_input_gets_zeros_or_a_strict_error():
     x, y = rand((2,)), rand((3,), seed=1)
     close(jacobian(lambda x, y: x * 2, (x, y))[1], np.zeros((2, 3)))
     close(vjp(lambda x, y: (x * 2).sum(), (x, y))[1][1], np.zeros(3))
-    with pytest.raises(RuntimeError, match="Output 0 of the user-provided function is independent of input 1"):
+    with pytest.raises(RuntimeError,
+                       match="Output 0 of the user-provided function is independent of input 1"):
         jacobian(lambda x, y: x * 2, (x, y), strict=True)
     with pytest.raises(RuntimeError, match="independent of input 1. This is not allowed in strict mode"):
         vjp(lambda x, y: (x * 2).sum(), (x, y), strict=True)
@@ -134,7 +135,8 @@ def test_inputs_are_not_modified_and_need_not_require_grad():
 @pytest.mark.parametrize("call, message", [
     (lambda: vjp(lambda x: x * 2, rand((3,))), "v can only be None if the user-provided function returns"),
     (lambda: jvp(lambda x: x * 2, rand((3,))), "v can only be None if the input"),
-    (lambda: vjp(lambda x: x * 2, rand((3,)), rand((2,))), r"v has invalid size: should be \(3,\) but got \(2,\)"),
+    (lambda: vjp(lambda x: x * 2, rand((3,)), rand((2,))),
+     r"v has invalid size: should be \(3,\) but got \(2,\)"),
     (lambda: jvp(lambda x, y: x * y, (rand((2,)), rand((2,))), rand((2,))), "v is a tuple of invalid length"),
     (lambda: hessian(lambda x: x * 2, rand((3,))), "should contain a single element"),
     (lambda: vhp(lambda x: (x, x), rand((1,)), rand((1,))), "should return a single Tensor"),
@@ -186,16 +188,19 @@ def test_matches_torch_autograd_functional(name):
 
     a, b, v, func, scalar = _torch_case(torch)
     ours_in, theirs_in = (double(a), double(b)), (torch.tensor(a), torch.tensor(b))
+    ours_v = (double(v), double(b))
+    theirs_v = (torch.tensor(v), torch.tensor(b))
     if name == "jacobian":
         calls = [((func, ours_in), (func, theirs_in)),
                  ((lambda x: x.tanh(), ours_in[0]), (lambda x: x.tanh(), theirs_in[0]))]
     elif name == "hessian":
         calls = [((scalar, ours_in), (scalar, theirs_in))]
     elif name == "vjp":
-        calls = [((func, ours_in, (double(v), double(0.5))), (func, theirs_in, (torch.tensor(v), torch.tensor(0.5))))]
+        calls = [((func, ours_in, (ours_v[0], double(0.5))),
+                  (func, theirs_in, (theirs_v[0], torch.tensor(0.5))))]
     elif name == "jvp":
-        calls = [((func, ours_in, (double(v), double(b))), (func, theirs_in, (torch.tensor(v), torch.tensor(b))))]
+        calls = [((func, ours_in, ours_v), (func, theirs_in, theirs_v))]
     else:
-        calls = [((scalar, ours_in, (double(v), double(b))), (scalar, theirs_in, (torch.tensor(v), torch.tensor(b))))]
+        calls = [((scalar, ours_in, ours_v), (scalar, theirs_in, theirs_v))]
     for ours_args, theirs_args in calls:
         _assert_same(getattr(functional, name)(*ours_args), getattr(reference, name)(*theirs_args))

@@ -1,0 +1,234 @@
+"""The checks behind `gradcheck`, each turning a problem into a `GradcheckResult`.
+
+A problem (see `gradcheck._Problem`) gives the inputs that require grad, the
+floating outputs with their graph, and `evaluate()` for the numerical side.
+
+- `slow_check`: whole Jacobians, entry by entry, after a reentrancy check.
+- `fast_check`: one projection v^T J u per (output, input) pair; the exact
+  check decides (and gives the table) when it finds a problem.
+- `undefined_grad_check`: a zero/absent output gradient gives zero input gradients.
+- `linearity_check`: backward is linear in its grad_outputs (what batching needs).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .gradcheck_jacobians import (WrongGradientLayout, analytical_rows, numerical_jacobians,
+                                  numerical_projections, vjp_arrays)
+from .gradcheck_report import GradcheckResult, Mismatch, Tolerances
+
+__all__ = ["slow_check", "fast_check", "undefined_grad_check", "linearity_check"]
+
+
+def slow_check(problem, tol: Tolerances, max_report: int) -> GradcheckResult:
+    """Whole Jacobians: reentrancy first, then every (output, input) pair entry by entry."""
+    numerical = numerical_jacobians(problem.evaluate, problem.numeric_inputs, tol.eps,
+                                    [output._data.size for output in problem.outputs])
+    analytical = []
+    differentiable = problem.differentiable_outputs()
+    for output in problem.outputs:
+        if output._requires_grad:
+            analytical.append(analytical_rows(differentiable, _index_of(differentiable, output),
+                                              problem.inputs))
+        else:
+            zeros = [np.zeros((output._data.size, t._data.size)) for t in problem.inputs]
+            analytical.append((zeros, zeros, [False] * len(problem.inputs)))
+    for i, (first, second, _) in enumerate(analytical):
+        for j in range(len(problem.inputs)):
+            if np.any(~(np.abs(first[j] - second[j]) <= tol.nondet_tol)):
+                return _reentrant_result(problem, tol, max_report, i, j, first[j], second[j])
+    failures = []
+    largest_abs = largest_rel = 0.0
+    for i, (first, _, connected) in enumerate(analytical):
+        for j in range(len(problem.inputs)):
+            result = _compare(problem, tol, max_report, i, j, first[j], numerical[i][j], connected[j])
+            largest_abs = max(largest_abs, result.max_abs_error)
+            largest_rel = max(largest_rel, result.max_rel_error)
+            if not result.ok:
+                failures.append(result)
+    if failures:
+        failures[0].also_failing = [(f.output_index, f.input_index) for f in failures[1:]]
+        return failures[0]
+    return GradcheckResult(ok=True, max_abs_error=largest_abs, max_rel_error=largest_rel,
+                           tolerances=tol)
+
+
+def _compare(problem, tol, max_report, i, j, analytical, numerical, connected) -> GradcheckResult:
+    error = np.abs(analytical - numerical)
+    failing = ~(error <= tol.atol + tol.rtol * np.abs(numerical))
+    measured = dict(tolerances=tol, max_abs_error=float(error.max(initial=0.0)),
+                    max_rel_error=float(_relative_error(error, numerical).max(initial=0.0)),
+                    failing_entries=int(failing.sum()), total_entries=int(error.size))
+    if not failing.any():
+        return GradcheckResult(ok=True, **measured)
+    if not connected:
+        check = "missing_gradient"
+    elif np.all(np.abs(numerical) <= tol.atol):
+        check = "expected_zero"
+    else:
+        check = "values"
+    worst = _worst_entries(problem, i, j, analytical, numerical, error, failing, max_report)
+    return GradcheckResult(ok=False, failed_check=check, worst=worst, **measured,
+                           **problem.summary(i, j))
+
+
+def _reentrant_result(problem, tol, max_report, i, j, first, second) -> GradcheckResult:
+    difference = np.abs(first - second)
+    failing = ~(difference <= tol.nondet_tol)
+    result = GradcheckResult(ok=False, failed_check="reentrant", tolerances=tol,
+                             max_abs_error=float(difference.max()),
+                             max_rel_error=float(_relative_error(difference, second).max()),
+                             failing_entries=int(failing.sum()), total_entries=int(difference.size),
+                             **problem.summary(i, j))
+    result.worst = _worst_entries(problem, i, j, first, second, difference, failing, max_report)
+    return result
+
+
+def _relative_error(error: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        relative = error / np.abs(reference)
+    return np.where(error == 0, 0.0, relative)
+
+
+def _worst_entries(problem, i, j, first, second, error, failing, max_report) -> list:
+    """The failing entries with the largest error (NaN first), as `Mismatch`es."""
+    rows, columns = np.nonzero(failing)
+    order = np.argsort(-np.nan_to_num(error[rows, columns], nan=np.inf), kind="stable")[:max_report]
+    output_shape = tuple(problem.outputs[i].shape)
+    input_shape = tuple(problem.inputs[j].shape)
+    return [Mismatch(_position(columns[k], input_shape), _position(rows[k], output_shape),
+                     float(first[rows[k], columns[k]]), float(second[rows[k], columns[k]]),
+                     float(error[rows[k], columns[k]])) for k in order]
+
+
+def _position(flat, shape: tuple) -> tuple:
+    return tuple(int(index) for index in np.unravel_index(flat, shape))
+
+
+def fast_check(problem, tol: Tolerances, max_report: int) -> GradcheckResult:
+    """Compare v^T J u per pair for random unit u (input side) and v (output side).
+
+    The tolerance is the slow check's, summed over the entries the projection
+    mixes: atol * sum|u| * sum|v| + rtol * |numerical|.
+    """
+    rng = np.random.default_rng(0)
+    directions = [_unit_vector(rng, tensor._data.size) for tensor in problem.inputs]
+    weights = [_unit_vector(rng, output._data.size) for output in problem.outputs]
+    # v is fed to backward in the output's dtype: use exactly those values on both sides
+    weights = [w.astype(output._data.dtype).astype(np.float64) for w, output in zip(weights, problem.outputs)]
+    numerical = numerical_projections(problem.evaluate, problem.numeric_inputs, directions, weights, tol.eps)
+    differentiable = problem.differentiable_outputs()
+    largest_abs = largest_rel = 0.0
+    for i, (output, weight) in enumerate(zip(problem.outputs, weights)):
+        first = second = [None] * len(problem.inputs)
+        if output._requires_grad:
+            seeds = [weight if other is output else np.zeros(other._data.size) for other in differentiable]
+            first = vjp_arrays(differentiable, problem.inputs, seeds)
+            second = vjp_arrays(differentiable, problem.inputs, seeds)
+        for j, direction in enumerate(directions):
+            if not _same_run(first[j], second[j], tol.nondet_tol):
+                return _confirmed(problem, tol, max_report, "two backward runs with v differ")
+            analytical = 0.0 if first[j] is None else float(first[j] @ direction)
+            error = abs(analytical - numerical[i, j])
+            spread = np.abs(direction).sum() * np.abs(weight).sum()
+            bound = tol.atol * spread + tol.rtol * abs(numerical[i, j])
+            if not error <= bound:
+                return _confirmed(problem, tol, max_report,
+                                  f"v^T J u for output {problem.output_indices[i]} and input "
+                                  f"{problem.input_indices[j]}: analytical {analytical:.6g}, "
+                                  f"numerical {numerical[i, j]:.6g}")
+            largest_abs = max(largest_abs, error)
+            largest_rel = max(largest_rel, float(_relative_error(np.array(error), np.array(numerical[i, j]))))
+    return GradcheckResult(ok=True, max_abs_error=largest_abs, max_rel_error=largest_rel,
+                           tolerances=tol, fast_mode=True)
+
+
+def _confirmed(problem, tol, max_report, finding: str) -> GradcheckResult:
+    """Fast mode found a problem: the exact check decides, and gives the entries table."""
+    result = slow_check(problem, tol, max_report)
+    if not result.ok:
+        result.detail = f"fast mode found it ({finding}); the exact check confirms:"
+    return result
+
+
+def _index_of(items: list, item) -> int:
+    return next(index for index, candidate in enumerate(items) if candidate is item)
+
+
+def _same_run(first, second, nondet_tol: float) -> bool:
+    if first is None or second is None:
+        return first is None and second is None
+    return bool(np.all(np.abs(first - second) <= nondet_tol))
+
+
+def _unit_vector(rng, size: int) -> np.ndarray:
+    vector = rng.standard_normal(size)
+    norm = np.linalg.norm(vector)
+    return vector / norm if norm > 0 else vector
+
+
+def undefined_grad_check(problem, passed: GradcheckResult) -> GradcheckResult:
+    """Backward with each output's gradient zero (its siblings' undefined) gives zero or None."""
+    for i, output in enumerate(problem.outputs):
+        if not output._requires_grad:
+            continue
+        try:
+            grads = vjp_arrays([output], problem.inputs, [np.zeros(output._data.size)])
+        except WrongGradientLayout:
+            raise
+        except Exception as error:  # the backward could not cope with a missing gradient
+            notes = "".join(f"\n{note}" for note in getattr(error, "__notes__", ()))
+            return GradcheckResult(ok=False, failed_check="undefined_grad", tolerances=passed.tolerances,
+                                   detail=f"backward raised {type(error).__name__}: {error}{notes}",
+                                   **problem.summary(i, None))
+        for j, values in enumerate(grads):
+            if values is not None and np.any(values != 0):
+                return GradcheckResult(
+                    ok=False, failed_check="undefined_grad", tolerances=passed.tolerances,
+                    detail=f"the gradient for this input has non-zero entries (max |g| = "
+                           f"{np.abs(values).max():.6g}) although the output gradient was zero",
+                    **problem.summary(i, j))
+    return passed
+
+
+_LINEAR_COEFFICIENTS = (0.75, -1.25)
+
+
+def linearity_check(problem, tol: Tolerances, max_report: int,
+                     passed: GradcheckResult) -> GradcheckResult:
+    """vjp(a*v1 + b*v2) == a*vjp(v1) + b*vjp(v2): what a batched backward relies on."""
+    rng = np.random.default_rng(1)
+    a, b = _LINEAR_COEFFICIENTS
+    for i, output in enumerate(problem.outputs):
+        if not output._requires_grad:
+            continue
+        dtype = output._data.dtype
+        v1, v2 = (rng.standard_normal(output._data.size).astype(dtype).astype(np.float64)
+                  for _ in range(2))
+        separate = zip(vjp_arrays([output], problem.inputs, [v1]), vjp_arrays([output], problem.inputs, [v2]))
+        combined = vjp_arrays([output], problem.inputs, [a * v1 + b * v2])
+        for j, ((g1, g2), together) in enumerate(zip(separate, combined)):
+            size = problem.inputs[j]._data.size
+            expected = a * _or_zeros(g1, size) + b * _or_zeros(g2, size)
+            together = _or_zeros(together, size)
+            error = np.abs(together - expected)
+            failing = ~(error <= tol.atol + tol.rtol * np.abs(expected))
+            if failing.any():
+                result = GradcheckResult(
+                    ok=False, failed_check="batched_grad", tolerances=tol,
+                    max_abs_error=float(error.max()),
+                    max_rel_error=float(_relative_error(error, expected).max()),
+                    failing_entries=int(failing.sum()), total_entries=size,
+                    detail=f"a={a}, b={b}, v1 and v2 random", **problem.summary(i, j))
+                (positions,) = np.nonzero(failing)
+                order = np.argsort(-np.nan_to_num(error[positions], nan=np.inf), kind="stable")
+                shape = tuple(problem.inputs[j].shape)
+                result.worst = [Mismatch(_position(k, shape), None, float(together[k]),
+                                         float(expected[k]), float(error[k]))
+                                for k in positions[order[:max_report]]]
+                return result
+    return passed
+
+
+def _or_zeros(values, size: int) -> np.ndarray:
+    return np.zeros(size) if values is None else values
