@@ -1,16 +1,29 @@
-"""Activation modules: thin wrappers over `genesis.nn.functional`."""
+"""Activation modules: thin wrappers over `genesis.nn.functional`, printed like PyTorch's."""
 from __future__ import annotations
 
-from ..ops.elementwise import tanh
+from ..creation import full
+from ..ops.selection import where
 from ..tensor import Tensor
 from . import functional as F
 from .module import Module
+from .parameter import Parameter
 
-__all__ = ["ReLU", "LeakyReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax"]
+__all__ = ["ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish",
+           "Softplus", "Hardtanh", "Hardsigmoid", "Hardswish", "Sigmoid", "Tanh", "Softmax",
+           "LogSoftmax", "Softmin"]
+
+
+def _inplace_repr(inplace: bool) -> str:
+    return "inplace=True" if inplace else ""
 
 
 class ReLU(Module):
-    """max(x, 0) elementwise."""
+    """max(x, 0) elementwise.
+
+    >>> import genesis
+    >>> genesis.nn.ReLU()(genesis.tensor([-1., 2.]))
+    tensor([0., 2.])
+    """
 
     def __init__(self, inplace: bool = False):
         super().__init__()
@@ -20,7 +33,14 @@ class ReLU(Module):
         return F.relu(input, inplace=self.inplace)
 
     def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
+        return _inplace_repr(self.inplace)
+
+
+class ReLU6(ReLU):
+    """min(max(x, 0), 6)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.relu6(input, inplace=self.inplace)
 
 
 class LeakyReLU(Module):
@@ -35,6 +55,71 @@ class LeakyReLU(Module):
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+
+
+class PReLU(Module):
+    """x for x >= 0, a * x otherwise, with a learnable slope `a` (one, or one per channel of
+    dimension 1), initialised to `init`."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.weight = Parameter(full((num_parameters,), init, device=device, dtype=dtype))
+
+    def forward(self, input: Tensor) -> Tensor:
+        weight = self.weight
+        if self.num_parameters > 1:
+            if input.ndim < 2 or input.shape[1] != self.num_parameters:
+                raise RuntimeError(f"PReLU with {self.num_parameters} parameters needs an input "
+                                   f"with {self.num_parameters} channels in dimension 1, got "
+                                   f"shape {tuple(input.shape)}")
+            weight = weight.reshape((self.num_parameters,) + (1,) * (input.ndim - 2))
+        return where(input >= 0, input, weight * input)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class ELU(Module):
+    """x for x > 0, alpha * (exp(x) - 1) otherwise."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.elu(input, self.alpha, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class SELU(Module):
+    """scale * elu(x, alpha) with the self-normalising constants."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.selu(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_repr(self.inplace)
+
+
+class CELU(Module):
+    """x for x > 0, alpha * (exp(x / alpha) - 1) otherwise."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.celu(input, self.alpha, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
 
 class GELU(Module):
@@ -62,7 +147,69 @@ class SiLU(Module):
         return F.silu(input, inplace=self.inplace)
 
     def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
+        return _inplace_repr(self.inplace)
+
+
+class Mish(Module):
+    """x * tanh(softplus(x))."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.mish(input, inplace=self.inplace)
+
+
+class Softplus(Module):
+    """log(1 + exp(beta * x)) / beta, linear above `threshold`."""
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class Hardtanh(Module):
+    """x clipped to [min_val, max_val]."""
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardtanh(input, self.min_val, self.max_val, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (
+            ", inplace=True" if self.inplace else "")
+
+
+class Hardsigmoid(Module):
+    """relu6(x + 3) / 6."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardsigmoid(input, inplace=self.inplace)
+
+
+class Hardswish(Module):
+    """x * relu6(x + 3) / 6."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardswish(input, inplace=self.inplace)
 
 
 class Sigmoid(Module):
@@ -81,7 +228,12 @@ class Tanh(Module):
     """
 
     def forward(self, input: Tensor) -> Tensor:
-        return tanh(input)
+        return F.tanh(input)
+
+
+def _implicit_dim(ndim: int) -> int:
+    """PyTorch's legacy choice when Softmax is built without `dim`."""
+    return 0 if ndim in (0, 1, 3) else 1
 
 
 class Softmax(Module):
@@ -92,21 +244,21 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.softmax(input, self.dim)
+        return F.softmax(input, self.dim if self.dim is not None else _implicit_dim(input.ndim))
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
 
 
-class LogSoftmax(Module):
+class LogSoftmax(Softmax):
     """log(softmax(x)) along `dim`, computed stably."""
 
-    def __init__(self, dim: int | None = None):
-        super().__init__()
-        self.dim = dim
+    def forward(self, input: Tensor) -> Tensor:
+        return F.log_softmax(input, self.dim if self.dim is not None else _implicit_dim(input.ndim))
+
+
+class Softmin(Softmax):
+    """softmax(-x) along `dim`."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.log_softmax(input, self.dim)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
+        return F.softmin(input, self.dim if self.dim is not None else _implicit_dim(input.ndim))
