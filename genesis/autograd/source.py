@@ -12,34 +12,59 @@ from __future__ import annotations
 import linecache
 import os
 import sys
-from dataclasses import dataclass
+import sysconfig
 
 _GENESIS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_SKIPPED_MODULE_FILES = ("runpy.py", "<frozen runpy>")
+_SKIPPED_FILES = ("runpy.py", "<frozen runpy>")
 
 
-@dataclass(frozen=True)
+def _library_prefixes() -> tuple:
+    """Folders of the standard library and installed packages: frames there end the user chain."""
+    paths = sysconfig.get_paths()
+    prefixes = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
+    prefixes.update(site_path for site_path in sys.path if site_path.endswith("-packages"))
+    return tuple(sorted(os.path.join(prefix, "") for prefix in prefixes))
+
+
+# genesis_cli runs user scripts: its frames (and everything outside) are not the user's.
+_LIBRARY_PREFIXES = _library_prefixes() + (
+    os.path.join(os.path.dirname(_GENESIS_DIR.rstrip(os.sep)), "genesis_cli", ""),)
+
+
 class Frame:
     """One user frame: file, line, function."""
 
-    file: str
-    line: int
-    function: str
+    __slots__ = ("file", "line", "function")
+
+    def __init__(self, file: str, line: int, function: str):
+        self.file, self.line, self.function = file, line, function
 
     @property
     def code(self) -> str:
         """The source text of the line, stripped ('' when unavailable)."""
         return linecache.getline(self.file, self.line).strip()
 
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Frame) and (self.file, self.line, self.function) == (
+            other.file, other.line, other.function)
+
+    def __hash__(self) -> int:
+        return hash((self.file, self.line, self.function))
+
     def __str__(self) -> str:
         return f"{self.file}:{self.line}"
 
+    def __repr__(self) -> str:
+        return f"Frame({self.file!r}, {self.line}, {self.function!r})"
 
-@dataclass(frozen=True)
+
 class SourceLocation:
     """The innermost user frame of a call and the user frames around it (innermost first)."""
 
-    frames: tuple
+    __slots__ = ("frames",)
+
+    def __init__(self, frames: tuple):
+        self.frames = frames
 
     @property
     def file(self) -> str:
@@ -57,8 +82,17 @@ class SourceLocation:
     def code(self) -> str:
         return self.frames[0].code
 
+    def __eq__(self, other) -> bool:
+        return isinstance(other, SourceLocation) and self.frames == other.frames
+
+    def __hash__(self) -> int:
+        return hash(self.frames)
+
     def __str__(self) -> str:
         return f"{self.file}:{self.line}"
+
+    def __repr__(self) -> str:
+        return f"SourceLocation({self})"
 
     def describe(self) -> str:
         """`file:line in function` followed by the code line, then the outer user frames."""
@@ -72,12 +106,21 @@ class SourceLocation:
 
     @classmethod
     def capture(cls, max_frames: int = 6, skip: int = 1):
-        """The current call's user frames (outside genesis), or None if there are none."""
+        """The current call's user frames, or None if there are none.
+
+        Frames inside genesis are skipped; the chain ends at the first frame of
+        the standard library or an installed package (a test runner, say).
+        """
         frame = sys._getframe(skip)
         frames = []
         while frame is not None and len(frames) < max_frames:
-            filename = frame.f_code.co_filename
-            if not filename.startswith(_GENESIS_DIR) and not filename.endswith(_SKIPPED_MODULE_FILES):
-                frames.append(Frame(filename, frame.f_lineno, frame.f_code.co_name))
+            code = frame.f_code
+            filename = code.co_filename
+            if filename.startswith(_GENESIS_DIR) or filename.endswith(_SKIPPED_FILES):
+                frame = frame.f_back
+                continue
+            if frames and filename.startswith(_LIBRARY_PREFIXES):
+                break
+            frames.append(Frame(filename, frame.f_lineno, code.co_name))
             frame = frame.f_back
         return cls(tuple(frames)) if frames else None

@@ -8,6 +8,7 @@ gradients right; a change through a view rewires the view's base (`views.py`).
 """
 from __future__ import annotations
 
+from ..autograd import function
 from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from .views import rebase_view
@@ -20,7 +21,10 @@ def apply_inplace(cls, target: Tensor, *args, **kwargs) -> Tensor:
     graph = grad_state.enabled and (target._requires_grad or any(
         isinstance(arg, Tensor) and arg._requires_grad for arg in args))
     if not graph:
-        _write_without_graph(cls, target, args, kwargs)
+        if function.observers and not grad_state.in_backward:
+            _store(cls, target, cls.apply(target, *args, **kwargs)._data)  # observers see the op
+        else:
+            _write_without_graph(cls, target, args, kwargs)
         return target
     _refuse_leaf(cls, target)
     result = cls.apply(target, *args, **kwargs)

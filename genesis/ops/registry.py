@@ -84,7 +84,6 @@ class OpInfo:
     torch: Callable | None = None
     kinks: str = ""
     family: str = ""
-    tolerance: float = 1e-7
 
 
 def all_ops() -> list:
