@@ -158,10 +158,10 @@ def float_operands(a, b, op: str = "op"):
     """Like `operands`, but integer and bool operands give float32 (true division)."""
     x, y = operands(a, b, op)
     if kind_of(x) in "iub" and kind_of(y) in "iub":
-        if isinstance(x, numbers.Number):
-            y = y.astype(_FLOAT32)
-        else:
+        if not isinstance(x, numbers.Number):
             x = x.astype(_FLOAT32)
+        if not isinstance(y, numbers.Number):
+            y = y.astype(_FLOAT32)
     return x, y
 
 

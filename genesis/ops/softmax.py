@@ -143,6 +143,7 @@ class Logsumexp(Function):
         return out
 
     @staticmethod
+    @ignore_float_errors  # an all -inf slice gives -inf - -inf = nan, as in PyTorch
     def backward(ctx, grad):
         a, out = ctx.saved_tensors
         if not ctx.keepdim:
