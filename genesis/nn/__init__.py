@@ -16,5 +16,7 @@ from .dropout import Dropout
 from .embedding import Embedding
 from .flatten import Flatten, Unflatten
 from .linear import Identity, Linear
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
+                   MSELoss, NLLLoss, SmoothL1Loss)
 from .module import Module
 from .parameter import Parameter

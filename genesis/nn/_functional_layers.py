@@ -1,4 +1,4 @@
-"""Functional layers: linear, dropout, embedding (losses and norms live in sibling modules)."""
+"""Functional layers: linear, dropout, embedding here; losses (`_losses.py`) re-exported."""
 from __future__ import annotations
 
 from ..autograd.function import Function
@@ -6,8 +6,10 @@ from ..ops.index import IndexScatter
 from ..ops.inplace import apply_inplace
 from ..random import generator_for
 from ..tensor import Tensor, wrap_array
+from ._losses import *  # noqa: F401,F403
+from ._losses import __all__ as _loss_names
 
-__all__ = ["linear", "dropout", "embedding"]
+__all__ = ["linear", "dropout", "embedding"] + _loss_names
 
 
 class Linear(Function):

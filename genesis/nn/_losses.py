@@ -1,0 +1,231 @@
+"""Functional losses, composed from differentiable ops (so double backward works), with
+PyTorch's semantics: reductions, class weights, ignore_index, label smoothing."""
+from __future__ import annotations
+
+import warnings
+
+from ..ops.activation import relu
+from ..ops.gather import gather
+from ..ops.selection import clamp, where
+from ..ops.softmax import log_softmax
+from ..ops.unary import abs, exp, log, log1p
+from ..tensor import Tensor, wrap_array
+
+__all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"]
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _reduce(loss: Tensor, reduction: str, name: str) -> Tensor:
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{name}: {reduction!r} is not a valid value for reduction; use one of "
+                     f"{_REDUCTIONS}")
+
+
+def _check_pair(input: Tensor, target: Tensor, name: str) -> None:
+    if not isinstance(target, Tensor):
+        raise TypeError(f"{name}: target must be a genesis Tensor, got {type(target).__name__}")
+    if target.shape != input.shape:
+        warnings.warn(f"{name}: the target size {tuple(target.shape)} differs from the input size "
+                      f"{tuple(input.shape)}; they will be broadcast, which is probably not what "
+                      "you want. Make them the same size.", stacklevel=3)
+
+
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean squared error: (input - target)**2, reduced.
+
+    >>> import genesis
+    >>> import genesis.nn.functional as F
+    >>> F.mse_loss(genesis.tensor([1., 2.]), genesis.tensor([0., 0.]))
+    tensor(2.5000)
+    """
+    _check_pair(input, target, "mse_loss")
+    return _reduce((input - target) ** 2, reduction, "mse_loss")
+
+
+def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean absolute error: |input - target|, reduced."""
+    _check_pair(input, target, "l1_loss")
+    return _reduce(abs(input - target), reduction, "l1_loss")
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """0.5 * d**2 / beta where |d| < beta, else |d| - 0.5 * beta (d = input - target)."""
+    _check_pair(input, target, "smooth_l1_loss")
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    distance = abs(input - target)
+    if beta == 0:
+        return _reduce(distance, reduction, "smooth_l1_loss")
+    loss = where(distance < beta, distance ** 2 * (0.5 / beta), distance - 0.5 * beta)
+    return _reduce(loss, reduction, "smooth_l1_loss")
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
+    """0.5 * d**2 where |d| < delta, else delta * (|d| - 0.5 * delta)."""
+    _check_pair(input, target, "huber_loss")
+    if delta <= 0:
+        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    distance = abs(input - target)
+    loss = where(distance < delta, distance ** 2 * 0.5, (distance - 0.5 * delta) * delta)
+    return _reduce(loss, reduction, "huber_loss")
+
+
+def _class_targets(input: Tensor, target: Tensor, ignore_index: int, name: str):
+    """(class dim, safe target array with ignored entries set to 0, mask of kept entries)."""
+    if target._data.dtype.kind not in "iu":
+        raise RuntimeError(f"{name}: class targets must be an integer tensor, got {target.dtype!r}")
+    class_dim = 0 if input.ndim == 1 else 1
+    expected = () if input.ndim == 1 else (input.shape[0],) + tuple(input.shape[2:])
+    if tuple(target.shape) != expected:
+        raise ValueError(f"{name}: input of shape {tuple(input.shape)} (classes in dim "
+                         f"{class_dim}) needs a target of shape {expected}, got "
+                         f"{tuple(target.shape)}")
+    xp = target._device.xp
+    classes = input.shape[class_dim]
+    data = target._data
+    kept = data != ignore_index
+    bad = kept & ((data < 0) | (data >= classes))
+    if bool(bad.any()):
+        raise IndexError(f"{name}: target {int(data[bad].reshape(-1)[0])} is out of bounds for "
+                         f"{classes} classes (valid: 0..{classes - 1}, or ignore_index="
+                         f"{ignore_index})")
+    return class_dim, xp.where(kept, data, 0), kept
+
+
+def _picked(input: Tensor, safe_target, class_dim: int) -> Tensor:
+    index = wrap_array(safe_target.reshape(safe_target.shape[:class_dim] + (1,)
+                                           + safe_target.shape[class_dim:]), input.device)
+    return gather(input, class_dim, index).squeeze(class_dim)
+
+
+def _target_weights(weight: Tensor | None, safe_target, kept, input: Tensor):
+    """Per-element weights (class weight, 0 where ignored) as an array, or None if all are 1."""
+    if weight is None:
+        return None if bool(kept.all()) else kept.astype(input._data.dtype)
+    if weight.shape != (input.shape[0 if input.ndim == 1 else 1],):
+        raise ValueError(f"weight has shape {tuple(weight.shape)}, expected one weight per class")
+    return weight._data[safe_target] * kept
+
+
+def _nll(log_probs: Tensor, safe_target, weights, class_dim: int, reduction: str) -> Tensor:
+    loss = -_picked(log_probs, safe_target, class_dim)
+    if weights is None:
+        return _reduce(loss, reduction, "nll_loss")
+    loss = loss * wrap_array(weights, log_probs.device)
+    if reduction == "mean":
+        return loss.sum() / wrap_array(weights.sum(), log_probs.device)
+    return _reduce(loss, reduction, "nll_loss")
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100,
+             reduction: str = "mean") -> Tensor:
+    """Negative log likelihood of class `target` given log-probabilities `input` of shape
+    (N, C, ...) or (C,). With `weight`, "mean" divides by the summed weights of the targets;
+    targets equal to `ignore_index` count for nothing.
+
+    >>> import genesis
+    >>> import genesis.nn.functional as F
+    >>> F.nll_loss(genesis.tensor([[-1., -2.], [-3., -0.5]]), genesis.tensor([0, 1]))
+    tensor(0.7500)
+    """
+    class_dim, safe_target, kept = _class_targets(input, target, ignore_index, "nll_loss")
+    weights = _target_weights(weight, safe_target, kept, input)
+    return _nll(input, safe_target, weights, class_dim, reduction)
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                  ignore_index: int = -100, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """Softmax cross entropy of logits `input` (N, C, ...) or (C,) against class indices, or
+    against class probabilities of the input's shape.
+
+    >>> import genesis
+    >>> import genesis.nn.functional as F
+    >>> F.cross_entropy(genesis.tensor([[2., 0.], [0., 2.]]), genesis.tensor([0, 0]))
+    tensor(1.1269)
+    """
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    class_dim = 0 if input.ndim == 1 else 1
+    classes = input.shape[class_dim]
+    weight_view = None if weight is None else weight.reshape(
+        (classes,) + (1,) * (input.ndim - class_dim - 1))
+    if target.is_floating_point():
+        if target.shape != input.shape:
+            raise ValueError(f"cross_entropy: probability targets must have the input's shape "
+                             f"{tuple(input.shape)}, got {tuple(target.shape)}")
+        log_probs = log_softmax(input, class_dim)
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / classes
+        products = log_probs * target if weight_view is None else log_probs * target * weight_view
+        loss = -products.sum(class_dim)
+        if reduction == "mean":
+            return loss.sum() / (input.numel() // classes)
+        return _reduce(loss, reduction, "cross_entropy")
+    class_dim, safe_target, kept = _class_targets(input, target, ignore_index, "cross_entropy")
+    log_probs = log_softmax(input, class_dim)
+    weights = _target_weights(weight, safe_target, kept, input)
+    nll = _nll(log_probs, safe_target, weights, class_dim, reduction)
+    if label_smoothing == 0:
+        return nll
+    spread = log_probs if weight_view is None else log_probs * weight_view
+    smooth = -spread.sum(class_dim) * wrap_array(kept.astype(input._data.dtype), input.device)
+    if reduction == "mean":
+        denominator = kept.sum() if weights is None else weights.sum()
+        smooth = smooth.sum() / wrap_array(input._device.xp.asarray(denominator, input._data.dtype),
+                                           input.device)
+    else:
+        smooth = _reduce(smooth, reduction, "cross_entropy")
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / classes)
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         reduction: str = "mean") -> Tensor:
+    """-(t * log(x) + (1 - t) * log(1 - x)) for probabilities x in [0, 1]; each log is
+    clamped at -100 (as in PyTorch), so x = 0 or 1 gives a finite loss."""
+    _check_pair(input, target, "binary_cross_entropy")
+    data = input._data
+    if bool(((data < 0) | (data > 1)).any()):
+        raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1; "
+                           "for logits use binary_cross_entropy_with_logits")
+    log_x = clamp(log(clamp(input, min=0.0)), min=-100.0)
+    log_not_x = clamp(log(clamp(1 - input, min=0.0)), min=-100.0)
+    loss = -(target * log_x + (1 - target) * log_not_x)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy")
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
+    """Binary cross entropy of sigmoid(input), computed stably from the logits; `pos_weight`
+    weighs the positive term (one value per class, broadcast over the last dimension)."""
+    _check_pair(input, target, "binary_cross_entropy_with_logits")
+    log_sigmoid_neg = log1p(exp(-abs(input))) + relu(-input)  # -log(sigmoid(input))
+    if pos_weight is None:
+        loss = (1 - target) * input + log_sigmoid_neg
+    else:
+        loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * log_sigmoid_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+
+
+def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """KL(target || exp(input)) pointwise: target * (log(target) - input), 0 where target is 0.
+    `input` holds log-probabilities; "batchmean" divides the sum by the batch size (the true KL)."""
+    if log_target:
+        loss = exp(target) * (target - input)
+    else:
+        positive = target > 0
+        loss = target * (log(where(positive, target, 1.0)) - input)
+    if reduction == "batchmean":
+        return loss.sum() / (input.shape[0] if input.ndim else 1)
+    return _reduce(loss, reduction, "kl_div")

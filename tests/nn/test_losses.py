@@ -1,0 +1,177 @@
+"""Losses: values and gradients against PyTorch for every option, plus gradcheck and errors."""
+import numpy as np
+import pytest
+
+import genesis
+import genesis.nn.functional as F
+from genesis import nn
+from genesis.autograd import gradcheck, gradgradcheck
+from tests.helpers import torch_or_skip
+
+REDUCTIONS = ["mean", "sum", "none"]
+
+
+def _pair(torch, array, requires_grad=True):
+    return (genesis.from_numpy(array.copy()).requires_grad_(requires_grad),
+            torch.from_numpy(array.copy()).requires_grad_(requires_grad))
+
+
+def _compare(torch, ours, theirs, leaves, rtol=1e-10):
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=rtol, atol=1e-12)
+    weights = np.random.default_rng(5).standard_normal(ours.shape)
+    ours.backward(genesis.from_numpy(weights))
+    theirs.backward(torch.from_numpy(weights))
+    for mine, reference in leaves:
+        np.testing.assert_allclose(mine.grad.numpy(), reference.grad.numpy(), rtol=rtol, atol=1e-12)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("name, options", [("mse_loss", {}), ("l1_loss", {}),
+                                           ("smooth_l1_loss", {"beta": 0.7}),
+                                           ("smooth_l1_loss", {"beta": 0.0}),
+                                           ("huber_loss", {"delta": 0.6})])
+def test_regression_losses_match_pytorch(name, options, reduction, rng):
+    torch = torch_or_skip()
+    x, tx = _pair(torch, rng.standard_normal((4, 3)))
+    y, ty = _pair(torch, rng.standard_normal((4, 3)))
+    ours = getattr(F, name)(x, y, reduction=reduction, **options)
+    theirs = getattr(torch.nn.functional, name)(tx, ty, reduction=reduction, **options)
+    _compare(torch, ours, theirs, [(x, tx), (y, ty)])
+
+
+CLASS_CASES = [
+    dict(), dict(weight=True), dict(ignore_index=1), dict(weight=True, ignore_index=2),
+    dict(label_smoothing=0.2), dict(label_smoothing=0.3, weight=True, ignore_index=0),
+]
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("options", CLASS_CASES, ids=[str(c) for c in CLASS_CASES])
+@pytest.mark.parametrize("shape", [(5, 4), (3, 4, 2, 2), (4,)])
+def test_cross_entropy_and_nll_with_class_targets_match_pytorch(shape, options, reduction, rng):
+    torch = torch_or_skip()
+    classes = shape[0] if len(shape) == 1 else shape[1]
+    target_shape = () if len(shape) == 1 else (shape[0],) + shape[2:]
+    target = rng.integers(0, classes, target_shape)
+    options = dict(options)
+    weight = rng.uniform(0.5, 2.0, classes) if options.pop("weight", False) else None
+    logits, torch_logits = _pair(torch, rng.standard_normal(shape))
+    kwargs = dict(reduction=reduction, **options)
+    our_weight = genesis.from_numpy(weight) if weight is not None else None
+    torch_weight = torch.from_numpy(weight) if weight is not None else None
+    ours = F.cross_entropy(logits, genesis.from_numpy(target), weight=our_weight, **kwargs)
+    theirs = torch.nn.functional.cross_entropy(torch_logits, torch.from_numpy(target),
+                                               weight=torch_weight, **kwargs)
+    _compare(torch, ours, theirs, [(logits, torch_logits)])
+    if options.get("label_smoothing"):
+        return
+    log_probs, torch_log_probs = _pair(torch, rng.standard_normal(shape))
+    ours = F.nll_loss(log_probs, genesis.from_numpy(target), weight=our_weight, **kwargs)
+    theirs = torch.nn.functional.nll_loss(torch_log_probs, torch.from_numpy(target),
+                                          weight=torch_weight, **kwargs)
+    _compare(torch, ours, theirs, [(log_probs, torch_log_probs)])
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("options", [dict(), dict(weight=True), dict(label_smoothing=0.25, weight=True)])
+def test_cross_entropy_with_probability_targets_matches_pytorch(options, reduction, rng):
+    torch = torch_or_skip()
+    options = dict(options)
+    weight = rng.uniform(0.5, 2.0, 4) if options.pop("weight", False) else None
+    logits, torch_logits = _pair(torch, rng.standard_normal((3, 4, 2)))
+    probabilities = np.exp(rng.standard_normal((3, 4, 2)))
+    probabilities /= probabilities.sum(1, keepdims=True)
+    target, torch_target = _pair(torch, probabilities)
+    ours = F.cross_entropy(logits, target, reduction=reduction, **options,
+                           weight=None if weight is None else genesis.from_numpy(weight))
+    theirs = torch.nn.functional.cross_entropy(torch_logits, torch_target, reduction=reduction, **options,
+                                               weight=None if weight is None else torch.from_numpy(weight))
+    _compare(torch, ours, theirs, [(logits, torch_logits), (target, torch_target)])
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("with_weight", [False, True])
+def test_binary_cross_entropy_losses_match_pytorch(reduction, with_weight, rng):
+    torch = torch_or_skip()
+    weight = rng.uniform(0.5, 2.0, (4, 3)) if with_weight else None
+    our_weight = genesis.from_numpy(weight) if with_weight else None
+    torch_weight = torch.from_numpy(weight) if with_weight else None
+    probabilities, torch_probabilities = _pair(torch, rng.uniform(0.05, 0.95, (4, 3)))
+    target, torch_target = _pair(torch, rng.uniform(0, 1, (4, 3)))
+    ours = F.binary_cross_entropy(probabilities, target, our_weight, reduction)
+    theirs = torch.nn.functional.binary_cross_entropy(torch_probabilities, torch_target, torch_weight,
+                                                      reduction=reduction)
+    _compare(torch, ours, theirs, [(probabilities, torch_probabilities), (target, torch_target)],
+             rtol=1e-9)
+    logits, torch_logits = _pair(torch, rng.standard_normal((4, 3)) * 30)  # large: stability
+    pos_weight = rng.uniform(0.5, 3.0, 3)
+    ours = F.binary_cross_entropy_with_logits(logits, target.detach(), our_weight, reduction,
+                                              genesis.from_numpy(pos_weight))
+    theirs = torch.nn.functional.binary_cross_entropy_with_logits(
+        torch_logits, torch_target.detach(), torch_weight, reduction=reduction,
+        pos_weight=torch.from_numpy(pos_weight))
+    _compare(torch, ours, theirs, [(logits, torch_logits)], rtol=1e-9)
+
+
+@pytest.mark.filterwarnings("ignore:reduction. 'mean' divides:UserWarning")  # torch's advice
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none", "batchmean"])
+@pytest.mark.parametrize("log_target", [False, True])
+def test_kl_div_matches_pytorch(reduction, log_target, rng):
+    torch = torch_or_skip()
+    log_probs, torch_log_probs = _pair(torch, np.log(rng.dirichlet(np.ones(5), 3)))
+    target = rng.dirichlet(np.ones(5), 3)
+    target[0, 1] = 0.0  # 0 * log 0 counts as 0
+    target = np.log(target + 1e-3) if log_target else target
+    ours = F.kl_div(log_probs, genesis.from_numpy(target), reduction, log_target)
+    theirs = torch.nn.functional.kl_div(torch_log_probs, torch.from_numpy(target),
+                                        reduction=reduction, log_target=log_target)
+    _compare(torch, ours, theirs, [(log_probs, torch_log_probs)])
+
+
+def test_losses_have_correct_second_derivatives(rng):
+    logits = genesis.from_numpy(rng.standard_normal((3, 4))).requires_grad_()
+    target = genesis.tensor([0, 3, 1])
+    assert gradgradcheck(lambda x: F.cross_entropy(x, target, label_smoothing=0.1), (logits,))
+    y = genesis.from_numpy(rng.standard_normal((3, 4)))
+    assert gradcheck(lambda x: F.huber_loss(x, y, delta=0.5), (logits,), atol=1e-6, rtol=1e-5)
+    assert gradgradcheck(lambda x: F.binary_cross_entropy_with_logits(x, y.sigmoid()), (logits,))
+
+
+def test_modules_wrap_the_functions_and_keep_weights_as_buffers():
+    weight = genesis.tensor([1.0, 2.0])
+    criterion = nn.CrossEntropyLoss(weight=weight, ignore_index=1, label_smoothing=0.1)
+    assert repr(criterion) == "CrossEntropyLoss()" and "weight" in criterion.state_dict()
+    logits, target = genesis.tensor([[1.0, 0.0], [0.0, 3.0]]), genesis.tensor([0, 1])
+    assert criterion(logits, target).item() == pytest.approx(
+        F.cross_entropy(logits, target, weight, 1, "mean", 0.1).item())
+    assert nn.MSELoss(reduction="sum")(genesis.ones(2), genesis.zeros(2)).item() == 2.0
+    assert nn.L1Loss()(genesis.ones(2), genesis.zeros(2)).item() == 1.0
+    assert nn.SmoothL1Loss(beta=2.0)(genesis.ones(1), genesis.zeros(1)).item() == 0.25
+    assert nn.HuberLoss(delta=0.5)(genesis.ones(1), genesis.zeros(1)).item() == 0.375
+    assert nn.NLLLoss()(genesis.tensor([[-1.0, -2.0]]), genesis.tensor([1])).item() == 2.0
+    assert nn.BCELoss()(genesis.tensor([0.5]), genesis.tensor([1.0])).item() == pytest.approx(0.6931472)
+    assert nn.BCEWithLogitsLoss(pos_weight=genesis.tensor([2.0]))(
+        genesis.tensor([0.0]), genesis.tensor([1.0])).item() == pytest.approx(2 * 0.6931472)
+    assert nn.KLDivLoss(reduction="batchmean")(genesis.tensor([[0.0]]), genesis.tensor([[1.0]])).item() == 0.0
+
+
+def test_errors_name_the_problem():
+    logits = genesis.zeros(2, 3)
+    with pytest.raises(IndexError, match="target 3 is out of bounds for 3 classes"):
+        F.cross_entropy(logits, genesis.tensor([0, 3]))
+    with pytest.raises(ValueError, match=r"needs a target of shape \(2,\), got \(3,\)"):
+        F.cross_entropy(logits, genesis.tensor([0, 1, 2]))
+    with pytest.raises(RuntimeError, match="integer tensor"):
+        F.nll_loss(logits, genesis.tensor([0.0, 1.0]))
+    with pytest.raises(ValueError, match="'avg' is not a valid value for reduction"):
+        F.mse_loss(logits, logits, reduction="avg")
+    with pytest.raises(RuntimeError, match="between 0 and 1"):
+        F.binary_cross_entropy(genesis.tensor([1.5]), genesis.tensor([1.0]))
+    with pytest.warns(UserWarning, match="target size"):
+        F.mse_loss(genesis.zeros(2, 1), genesis.zeros(2))
+    assert F.cross_entropy(logits, genesis.tensor([-100, -100])).item() != \
+        F.cross_entropy(logits, genesis.tensor([-100, -100])).item()  # all ignored: NaN, as in torch
+
+
+def test_bce_clamps_the_log_at_minus_100():
+    assert F.binary_cross_entropy(genesis.tensor([0.0]), genesis.tensor([1.0])).item() == 100.0
