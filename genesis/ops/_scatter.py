@@ -1,14 +1,19 @@
 """Unbuffered scatter-add, the one place that knows NumPy and CuPy spell it differently.
 
 `target[index] += values` adds only once per repeated index; gradients of
-indexing need every repeat to count, which NumPy does with `np.add.at` and
-CuPy with `cupyx.scatter_add`.
+indexing need every repeat to count. NumPy does that with `np.add.at`; CuPy
+with `cupy.add.at` from version 13 on and `cupyx.scatter_add` before (now
+deprecated), resolved once. `np.add.at` is up to ~70x slower than `+=`, so on
+the CPU a key that can't repeat a position (a mask, or one index array with
+distinct entries, as in a permutation) takes the plain `+=`.
 """
 from __future__ import annotations
 
 import numpy as np
 
 __all__ = ["add_at"]
+
+_cupy_add_at = None
 
 
 def add_at(xp, target, index, values) -> None:
@@ -21,8 +26,37 @@ def add_at(xp, target, index, values) -> None:
     array([1., 0., 2.])
     """
     if xp is np:
-        np.add.at(target, index, values)
+        if _distinct_positions(target, index):
+            target[index] += values
+        else:
+            np.add.at(target, index, values)
+    else:
+        (_cupy_add_at or _resolve_cupy_add_at(xp))(target, index, values)
+
+
+def _distinct_positions(target, index) -> bool:
+    """Whether `index` names each position at most once: no integer array in it, or one
+    integer array without repeats after whole slices (`x[idx]`, `x[:, idx]`)."""
+    items = index if isinstance(index, tuple) else (index,)
+    arrays = [position for position, item in enumerate(items)
+              if isinstance(item, np.ndarray) and item.ndim and item.dtype.kind in "iu"]
+    if not arrays:
+        return True
+    position = arrays[0]
+    if len(arrays) > 1 or any(item is not Ellipsis for item in items[position + 1:]) or not all(
+            isinstance(item, slice) and item == slice(None) for item in items[:position]):
+        return False
+    flat = items[position].reshape(-1)
+    extent = target.shape[position]
+    return np.unique(np.where(flat < 0, flat + extent, flat)).size == flat.size
+
+
+def _resolve_cupy_add_at(cupy):
+    global _cupy_add_at
+    if hasattr(cupy.add, "at"):
+        _cupy_add_at = cupy.add.at
     else:
         import cupyx
 
-        cupyx.scatter_add(target, index, values)
+        _cupy_add_at = cupyx.scatter_add
+    return _cupy_add_at

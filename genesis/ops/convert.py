@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..autograd.function import Function
 from ..device import Device, DeviceError, device as as_device, transfer
 from ..dtypes import DType, get_dtype
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap_array
 
 __all__ = ["clone"]
 
@@ -17,8 +17,10 @@ class ToCopy(Function):
         ctx.source = (a.dtype, a._device)
         array = transfer(a._data, a._device, device)
         if dtype is not None and array.dtype != dtype.numpy_dtype:
-            return array.astype(dtype.numpy_dtype)
-        return array.copy() if array is a._data else array
+            array = array.astype(dtype.numpy_dtype)
+        elif array is a._data:
+            array = array.copy()
+        return wrap_array(array, device)  # a Tensor: the output lives on `device`, not a's
 
     @staticmethod
     def backward(ctx, grad):
@@ -32,7 +34,7 @@ class ToDevice(Function):
     @staticmethod
     def forward(ctx, a, device):
         ctx.source = a._device
-        return transfer(a._data, a._device, device)
+        return wrap_array(transfer(a._data, a._device, device), device)
 
     @staticmethod
     def backward(ctx, grad):
