@@ -23,37 +23,41 @@ max_result = namedtuple("max", ("values", "indices"))
 min_result = namedtuple("min", ("values", "indices"))
 
 
-class _Extremum(Function):
-    """Shared backward of amax/amin: the gradient split evenly among the elements equal to
-    the result (the weights are fixed at forward time, so later in-place changes don't matter)."""
-
-    reduce = None  # the namespace's reduction, by name
-
-    @classmethod
-    def forward(cls, ctx, a, dims, keepdim):
-        xp = a._device.xp
-        out = getattr(xp, cls.reduce)(a._data, axis=dims, keepdims=keepdim)
-        if ctx.needs_input_grad[0]:
-            ctx.shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
-            ctx.weights = tie_weights(xp, a._data, unreduced_array(out, a.shape, dims, keepdim), dims)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        weights = wrap_array(ctx.weights, grad._device)
-        return unreduced(grad, ctx.shape, ctx.dims, ctx.keepdim) * weights, None, None
+def _reduce_saving_ties(ctx, a, dims, keepdim: bool, reduce):
+    """`reduce` over `dims`; when a gradient is needed, also the tie weights (fixed now, so
+    later in-place changes to `a` don't matter)."""
+    xp = a._device.xp
+    out = reduce(a._data, axis=dims, keepdims=keepdim)
+    if ctx.needs_input_grad[0]:
+        ctx.shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
+        ctx.weights = tie_weights(xp, a._data, unreduced_array(out, a.shape, dims, keepdim), dims)
+    return out
 
 
-class Amax(_Extremum):
+def _split_among_ties(ctx, grad):
+    """The gradient split evenly among the elements equal to the result."""
+    weights = wrap_array(ctx.weights, grad._device)
+    return unreduced(grad, ctx.shape, ctx.dims, ctx.keepdim) * weights, None, None
+
+
+class Amax(Function):
     """Largest element over `dims` (None: all)."""
 
-    reduce = "amax"
+    @staticmethod
+    def forward(ctx, a, dims, keepdim):
+        return _reduce_saving_ties(ctx, a, dims, keepdim, a._device.xp.amax)
+
+    backward = staticmethod(_split_among_ties)
 
 
-class Amin(_Extremum):
+class Amin(Function):
     """Smallest element over `dims` (None: all)."""
 
-    reduce = "amin"
+    @staticmethod
+    def forward(ctx, a, dims, keepdim):
+        return _reduce_saving_ties(ctx, a, dims, keepdim, a._device.xp.amin)
+
+    backward = staticmethod(_split_among_ties)
 
 
 def tie_weights(xp, array, extreme, dims):

@@ -198,10 +198,15 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     >>> genesis.zeros(3).scatter_add(0, genesis.tensor([0, 2, 2]), genesis.tensor([1., 2., 3.]))
     tensor([1., 0., 5.])
     """
+    return ScatterAdd.apply(input, *_scatter_add_arguments("scatter_add", input, dim, index, src))
+
+
+def _scatter_add_arguments(op: str, input: Tensor, dim: int, index, src) -> tuple:
+    """(src cut to the index's shape, key), validated."""
     if not isinstance(src, Tensor):
-        raise TypeError(f"scatter_add: src must be a Tensor, got {type(src).__name__}")
-    _, array, key = _along_dim_arguments("scatter_add", input, dim, index, src)
-    return ScatterAdd.apply(input, _trimmed(src, array), key)
+        raise TypeError(f"{op}: src must be a Tensor, got {type(src).__name__}")
+    _, array, key = _along_dim_arguments(op, input, dim, index, src)
+    return _trimmed(src, array), key
 
 
 def _slices_arguments(op: str, input: Tensor, dim: int, index):
@@ -327,8 +332,8 @@ def scatter_(self: Tensor, dim: int, index: Tensor, src=None, *, value=None) -> 
 
 def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """In-place `scatter_add`."""
-    _, array, key = _along_dim_arguments("scatter_add_", self, dim, index, src)
-    return apply_inplace(ScatterAdd, self, _trimmed(src, array), key)
+    values, key = _scatter_add_arguments("scatter_add_", self, dim, index, src)
+    return apply_inplace(ScatterAdd, self, values, key)
 
 
 def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
@@ -444,7 +449,9 @@ def _take_along_dim_samples(rng):
 
 
 def _torch_take_along_dim(torch, a, indices, dim=None):
-    return torch.take_along_dim(a, indices, dim) if dim is not None else torch.take_along_dim(a, indices)
+    if dim is None:
+        return torch.take_along_dim(a, indices)
+    return torch.take_along_dim(a, indices, dim)
 
 
 OPS = [

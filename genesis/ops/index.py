@@ -196,6 +196,10 @@ def _index_samples(rng):
         sample(np.array([0, 2, 2])),  # repeated indices accumulate
         sample((np.array([0, 3]), np.array([1, 4]))),
         sample(np.array([True, False, True, False])),
+        sample((slice(None), np.array([4, 0, 4]))), sample((np.array([[1], [3]]), np.array([0, 2]))),
+        sample(np.array([[True, False] * 2 + [True]] * 4)), sample((True, slice(1, None))),
+        sample((slice(None, None, 2), Ellipsis, None)),
+        sample(np.array([-1, 0]), shape=(3, 2, 2), layout="strided"),
     ]
 
 

@@ -140,7 +140,8 @@ def cat(tensors, dim: int = 0) -> Tensor:
     dim = normalize_dim(dim, reference.ndim, "cat")
     for position, tensor in enumerate(joined):
         if tensor.ndim != reference.ndim or any(
-                a != b for axis, (a, b) in enumerate(zip(tensor.shape, reference.shape)) if axis != dim):
+                a != b for axis, (a, b) in enumerate(zip(tensor.shape, reference.shape))
+                if axis != dim):
             shapes = ", ".join(str(tuple(t.shape)) for t in tensors)
             raise RuntimeError(f"cat: tensors must have the same shape except in dim {dim}, but "
                                f"got shapes {shapes}")
@@ -245,7 +246,8 @@ def _stack_samples(rng):
         return Sample(tuple(values(rng, shape) for shape in shapes) + (dim,), grad=grad,
                       layout=layout, note=f"{shapes} dim {dim} {layout}")
 
-    return [sample([(2, 3), (2, 3)]), sample([(2, 3)] * 3, -1), sample([(3, 2), (3, 2)], 1, "transposed"),
+    return [sample([(2, 3), (2, 3)]), sample([(2, 3)] * 3, -1),
+            sample([(3, 2), (3, 2)], 1, "transposed"),
             sample([(), ()]), sample([(2, 3), (2, 3)], 2, grad=(True, False)), sample([(0, 2)] * 2, 1)]
 
 

@@ -69,7 +69,8 @@ class VectorNorm(Function):
         zero = wrap_array((a._data == 0).astype(a._data.dtype), a._device)
         sign = _sign(a)
         scaled = sign * (a * sign + zero) ** (p - 1)
-        return scaled * _over_power(grad, unreduced(out, a.shape, dims, keepdim), p - 1), None, None, None
+        scale = _over_power(grad, unreduced(out, a.shape, dims, keepdim), p - 1)
+        return scaled * scale, None, None, None
 
 
 def _over_power(grad: Tensor, norm: Tensor, power: float) -> Tensor:

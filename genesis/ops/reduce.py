@@ -204,7 +204,8 @@ def _dim_arguments(dim, keepdim, axis, keepdims):
     return dim, bool(keepdim)
 
 
-def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None, keepdims=None) -> Tensor:
+def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None,
+        keepdims=None) -> Tensor:
     """Sum of elements over `dim` (an int, a tuple, or None for all).
 
     `axis`/`keepdims` are accepted as aliases of `dim`/`keepdim`.

@@ -144,7 +144,8 @@ def _sample(rng, shape, *args, layout="contiguous"):
 
 OPS = [
     OpInfo("flip", flip, lambda rng: [
-        _sample(rng, (3, 4), 0), _sample(rng, (2, 3, 4), (0, 2)), _sample(rng, (3, 4), (-1,), layout="transposed"),
+        _sample(rng, (3, 4), 0), _sample(rng, (2, 3, 4), (0, 2)),
+        _sample(rng, (3, 4), (-1,), layout="transposed"),
         _sample(rng, (), ()), _sample(rng, (0, 3), 1)],
         torch=lambda torch, a, dims: torch.flip(a, (dims,) if isinstance(dims, int) else dims)),
     OpInfo("roll", roll, lambda rng: [

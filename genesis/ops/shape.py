@@ -305,7 +305,8 @@ OPS = [
         _shape_sample(rng, (3, 4), 0, 1, layout="strided")],
         torch=lambda torch, a, d0, d1: torch.transpose(a, d0, d1)),
     OpInfo("permute", permute, lambda rng: [
-        _shape_sample(rng, (2, 3, 4), (2, 0, 1)), _shape_sample(rng, (2, 3), (1, 0), layout="transposed")],
+        _shape_sample(rng, (2, 3, 4), (2, 0, 1)),
+        _shape_sample(rng, (2, 3), (1, 0), layout="transposed")],
         torch=lambda torch, a, dims: torch.permute(a, dims)),
     OpInfo("squeeze", squeeze, lambda rng: [
         _shape_sample(rng, (3, 1, 4, 1)), _shape_sample(rng, (3, 1, 4), 1),
@@ -314,6 +315,23 @@ OPS = [
     OpInfo("unsqueeze", unsqueeze, lambda rng: [
         _shape_sample(rng, (3, 4), 0), _shape_sample(rng, (3, 4), -1), _shape_sample(rng, (), 0)],
         torch=lambda torch, a, dim: torch.unsqueeze(a, dim)),
+    OpInfo("unflatten", unflatten, lambda rng: [
+        _shape_sample(rng, (2, 12), 1, (3, -1)),
+        _shape_sample(rng, (6, 2), -2, (2, 3), layout="transposed"),
+        _shape_sample(rng, (4,), 0, (1, 4, 1))],
+        torch=lambda torch, a, dim, sizes: torch.unflatten(a, dim, sizes)),
+    OpInfo("movedim", movedim, lambda rng: [
+        _shape_sample(rng, (2, 3, 4), 0, -1), _shape_sample(rng, (2, 3, 4), (0, 1), (2, 0)),
+        _shape_sample(rng, (3, 4), 1, 0, layout="strided")],
+        torch=lambda torch, a, source, destination: torch.movedim(a, source, destination)),
+    OpInfo("narrow", narrow, lambda rng: [
+        _shape_sample(rng, (4, 5), 1, 1, 3), _shape_sample(rng, (4, 5), 0, -3, 2, layout="transposed"),
+        _shape_sample(rng, (4, 5), -1, 5, 0), _shape_sample(rng, (2, 6), 1, 0, 4, layout="strided")],
+        torch=lambda torch, a, dim, start, length: torch.narrow(a, dim, start, length)),
+    OpInfo("select", select, lambda rng: [
+        _shape_sample(rng, (4, 5), 1, 3), _shape_sample(rng, (2, 3, 4), -1, -2, layout="transposed"),
+        _shape_sample(rng, (4,), 0, 0)],
+        torch=lambda torch, a, dim, index: torch.select(a, dim, index)),
     OpInfo("flatten", flatten, lambda rng: [
         _shape_sample(rng, (2, 3, 4)), _shape_sample(rng, (2, 3, 4), 1),
         _shape_sample(rng, (2, 3, 4), 0, 1, layout="transposed")],
