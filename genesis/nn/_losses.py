@@ -1,13 +1,19 @@
-"""Functional losses, composed from differentiable ops (so double backward works), with
-PyTorch's semantics: reductions, class weights, ignore_index, label smoothing."""
+"""Functional losses with PyTorch's semantics: reductions, class weights, ignore_index, label
+smoothing. Most are composed from differentiable ops; cross entropy against class indices,
+the common training loss, is one fused node whose backward still uses differentiable ops."""
 from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
+from ..autograd.function import Function
+from ..autograd.grad_mode import grad_state
+from ..ops._operands import ignore_float_errors
 from ..ops.activation import relu
 from ..ops.gather import gather
 from ..ops.selection import clamp, where
-from ..ops.softmax import log_softmax
+from ..ops.softmax import log_softmax, softmax
 from ..ops.unary import abs, exp, log, log1p
 from ..tensor import Tensor, wrap_array
 
@@ -140,6 +146,76 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore
     return _nll(input, safe_target, weights, class_dim, reduction)
 
 
+class CrossEntropy(Function):
+    """Softmax cross entropy against class indices, in one node.
+
+    Per position i: loss_i = -sum_c A[i, c] * log_softmax(x)[i, c], where A holds
+    (1 - smoothing) * w[t_i] at the target class plus smoothing / C * w[c] everywhere
+    (0 for ignored positions). The gradient is (softmax(x) * sum_c A[i, c] - A) * grad.
+    """
+
+    @staticmethod
+    @ignore_float_errors  # inf/nan logits, or every target ignored (0 / 0), give nan like PyTorch
+    def forward(ctx, input, coefficients, reduction, denominator):
+        xp = input._device.xp
+        axis = 0 if input.ndim == 1 else 1
+        data = input._data
+        x = data.astype(np.float32) if data.dtype.itemsize < 4 else data
+        shifted = x - x.max(axis=axis, keepdims=True)
+        exps = xp.exp(shifted)
+        sums = exps.sum(axis=axis, keepdims=True)
+        loss = -(coefficients * (shifted - xp.log(sums))).sum(axis=axis)
+        if ctx.needs_input_grad[0]:
+            ctx.save_for_backward(input)
+            ctx.probabilities = exps / sums
+            ctx.axis, ctx.coefficients, ctx.reduction, ctx.denominator = \
+                axis, coefficients, reduction, denominator
+        if reduction == "mean":
+            loss = loss.sum() / denominator
+        elif reduction == "sum":
+            loss = loss.sum()
+        return xp.asarray(loss, dtype=data.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        axis, coefficients = ctx.axis, ctx.coefficients
+        device = input.device
+        if grad_state.enabled:  # create_graph: differentiate through the softmax op
+            probabilities = softmax(input, axis)
+        else:
+            probabilities = wrap_array(ctx.probabilities.astype(input._data.dtype, copy=False), device)
+        totals = coefficients.sum(axis=axis, keepdims=True).astype(input._data.dtype)
+        local = probabilities * wrap_array(totals, device) - wrap_array(
+            coefficients.astype(input._data.dtype, copy=False), device)
+        if ctx.reduction == "none":
+            grad = grad.unsqueeze(axis)
+        elif ctx.reduction == "mean":
+            grad = grad / ctx.denominator
+        return local * grad, None, None, None
+
+
+def _coefficients(input: Tensor, safe_target, kept, weight, label_smoothing: float):
+    """The matrix A of `CrossEntropy` and the "mean" denominator (summed target weights)."""
+    xp = input._device.xp
+    axis = 0 if input.ndim == 1 else 1
+    classes = input.shape[axis]
+    dtype = np.float32 if input._data.dtype.itemsize < 4 else input._data.dtype
+    kept_values = kept.astype(dtype)
+    class_weights = None if weight is None else weight._data.astype(dtype)
+    target_weights = kept_values if class_weights is None else class_weights[safe_target] * kept_values
+    coefficients = xp.zeros(input.shape, dtype)
+    index = xp.expand_dims(safe_target, axis)
+    xp.put_along_axis(coefficients, index, xp.expand_dims(target_weights * (1 - label_smoothing), axis),
+                      axis=axis)
+    if label_smoothing:
+        spread = xp.full((classes,), label_smoothing / classes, dtype) if class_weights is None \
+            else class_weights * (label_smoothing / classes)
+        shape = (classes,) + (1,) * (input.ndim - axis - 1)
+        coefficients += spread.reshape(shape) * xp.expand_dims(kept_values, axis)
+    return coefficients, target_weights.sum()
+
+
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                   ignore_index: int = -100, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
@@ -153,37 +229,37 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     """
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"cross_entropy: {reduction!r} is not a valid value for reduction; use one "
+                         f"of {_REDUCTIONS}")
     class_dim = 0 if input.ndim == 1 else 1
     classes = input.shape[class_dim]
-    weight_view = None if weight is None else weight.reshape(
-        (classes,) + (1,) * (input.ndim - class_dim - 1))
+    if weight is not None and weight.shape != (classes,):
+        raise ValueError(f"cross_entropy: weight has shape {tuple(weight.shape)}, expected "
+                         f"({classes},): one weight per class")
     if target.is_floating_point():
-        if target.shape != input.shape:
-            raise ValueError(f"cross_entropy: probability targets must have the input's shape "
-                             f"{tuple(input.shape)}, got {tuple(target.shape)}")
-        log_probs = log_softmax(input, class_dim)
-        if label_smoothing > 0:
-            target = target * (1 - label_smoothing) + label_smoothing / classes
-        products = log_probs * target if weight_view is None else log_probs * target * weight_view
-        loss = -products.sum(class_dim)
-        if reduction == "mean":
-            return loss.sum() / (input.numel() // classes)
-        return _reduce(loss, reduction, "cross_entropy")
-    class_dim, safe_target, kept = _class_targets(input, target, ignore_index, "cross_entropy")
+        return _cross_entropy_with_probabilities(input, target, weight, reduction, label_smoothing)
+    _, safe_target, kept = _class_targets(input, target, ignore_index, "cross_entropy")
+    coefficients, denominator = _coefficients(input, safe_target, kept, weight, label_smoothing)
+    return CrossEntropy.apply(input, coefficients, reduction, denominator)
+
+
+def _cross_entropy_with_probabilities(input, target, weight, reduction, label_smoothing):
+    class_dim = 0 if input.ndim == 1 else 1
+    classes = input.shape[class_dim]
+    if target.shape != input.shape:
+        raise ValueError(f"cross_entropy: probability targets must have the input's shape "
+                         f"{tuple(input.shape)}, got {tuple(target.shape)}")
     log_probs = log_softmax(input, class_dim)
-    weights = _target_weights(weight, safe_target, kept, input)
-    nll = _nll(log_probs, safe_target, weights, class_dim, reduction)
-    if label_smoothing == 0:
-        return nll
-    spread = log_probs if weight_view is None else log_probs * weight_view
-    smooth = -spread.sum(class_dim) * wrap_array(kept.astype(input._data.dtype), input.device)
+    if label_smoothing > 0:
+        target = target * (1 - label_smoothing) + label_smoothing / classes
+    products = log_probs * target
+    if weight is not None:
+        products = products * weight.reshape((classes,) + (1,) * (input.ndim - class_dim - 1))
+    loss = -products.sum(class_dim)
     if reduction == "mean":
-        denominator = kept.sum() if weights is None else weights.sum()
-        smooth = smooth.sum() / wrap_array(input._device.xp.asarray(denominator, input._data.dtype),
-                                           input.device)
-    else:
-        smooth = _reduce(smooth, reduction, "cross_entropy")
-    return nll * (1 - label_smoothing) + smooth * (label_smoothing / classes)
+        return loss.sum() / (input.numel() // classes)
+    return _reduce(loss, reduction, "cross_entropy")
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,

@@ -137,6 +137,34 @@ def test_losses_have_correct_second_derivatives(rng):
     assert gradgradcheck(lambda x: F.binary_cross_entropy_with_logits(x, y.sigmoid()), (logits,))
 
 
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_fused_cross_entropy_passes_gradcheck_and_gradgradcheck(reduction, rng):
+    logits = genesis.from_numpy(rng.standard_normal((3, 4, 2))).requires_grad_()
+    target = genesis.tensor([[0, 3], [1, 2], [3, 3]])
+    weight = genesis.from_numpy(rng.uniform(0.5, 2.0, 4))
+
+    def loss(x):
+        return F.cross_entropy(x, target, weight, ignore_index=2, reduction=reduction,
+                               label_smoothing=0.2)
+
+    assert gradcheck(loss, (logits,), atol=1e-6, rtol=1e-5)
+    assert gradgradcheck(loss, (logits,), atol=1e-6, rtol=1e-5)
+
+
+def test_cross_entropy_in_half_precision_matches_float32(rng):
+    logits = rng.standard_normal((8, 5)).astype(np.float16)
+    target = genesis.from_numpy(rng.integers(0, 5, 8))
+    half = genesis.from_numpy(logits).requires_grad_()
+    single = genesis.from_numpy(logits.astype(np.float32)).requires_grad_()
+    loss_half, loss_single = F.cross_entropy(half, target), F.cross_entropy(single, target)
+    assert loss_half.dtype == genesis.float16
+    assert loss_half.item() == pytest.approx(loss_single.item(), rel=1e-3)
+    loss_half.backward()
+    loss_single.backward()
+    assert half.grad.dtype == genesis.float16
+    np.testing.assert_allclose(half.grad.numpy(), single.grad.numpy(), atol=1e-3)
+
+
 def test_modules_wrap_the_functions_and_keep_weights_as_buffers():
     weight = genesis.tensor([1.0, 2.0])
     criterion = nn.CrossEntropyLoss(weight=weight, ignore_index=1, label_smoothing=0.1)
