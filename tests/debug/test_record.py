@@ -1,0 +1,129 @@
+import numpy as np
+import pytest
+
+import genesis
+from genesis.autograd import engine, function, module_scope
+from genesis.debug import record
+
+from .modules import MLP, Model
+
+
+def hook_lists():
+    return function.observers, module_scope.listeners, engine.node_checkers
+
+
+def train(model, steps, scale=lambda step: 1.0):
+    x = genesis.randn(3, 4)
+    for step in range(steps):
+        for _, parameter in model.named_parameters():
+            parameter.grad = None
+        loss = model(x).sum() * scale(step)
+        loss.backward()
+
+
+def test_identical_steps_share_one_graph_with_norm_history():
+    model = MLP()
+    with record() as recording:
+        train(model, 4, scale=lambda step: float(step + 1))
+    (graph,) = recording.graphs
+    assert graph.steps == [0, 1, 2, 3]
+    norms = graph.grad_norms["fc1.weight"]
+    assert len(norms) == 4
+    assert norms[1] == pytest.approx(2 * norms[0]) and norms[3] == pytest.approx(4 * norms[0])
+    assert set(graph.grad_norms) == {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"}
+    # the graph holds the latest step's statistics
+    assert graph.find("fc1.weight").outputs[0].grad["norm"] == pytest.approx(norms[3])
+
+
+def test_norm_history_is_this_steps_gradient_even_when_grads_accumulate():
+    model = MLP()
+    x = genesis.randn(3, 4)
+    with record() as recording:
+        for _ in range(3):  # .grad is never cleared: it accumulates, the step's gradient does not
+            model(x).sum().backward()
+    (graph,) = recording.graphs
+    first, second, third = graph.grad_norms["fc2.bias"]
+    assert first == pytest.approx(second) == pytest.approx(third)
+    assert np.linalg.norm(model.fc2.bias.grad.numpy()) == pytest.approx(3 * first)
+
+
+def test_a_different_structure_is_a_new_graph():
+    model = MLP()
+    x = genesis.randn(3, 4)
+    with record() as recording:
+        model(x).sum().backward()
+        (model(x) * 2).sum().backward()
+        model(x).sum().backward()
+    first, second = recording.graphs
+    assert first.steps == [0, 2] and second.steps == [1]
+
+
+def test_module_paths_are_relative_to_the_outermost_module():
+    model = Model(width=4, depth=2)
+    with record() as recording:
+        loss = model(genesis.randn(2, 4))
+        loss.backward()
+    (graph,) = recording.graphs
+    modules = {node.module for node in graph.of_kind("op")}
+    assert "encoder.layers.0.attn.query" in modules and "encoder.layers.1.mlp.fc2" in modules
+    assert "head" in modules and "" in modules  # the final .sum() runs in Model.forward itself
+    assert graph.find("encoder.layers.1.attn.value.weight").kind == "param"
+    assert graph.modules["encoder.layers.0"] == "Block" and graph.modules[""] == "Model"
+    assert graph.nodes[0].name == "loss" and graph.nodes[0].kind == "output"
+
+
+def test_ops_carry_source_lines_and_value_statistics():
+    x = genesis.tensor([1.0, 2.0], requires_grad=True)
+    with record() as recording:
+        y = (x * 3).sum()  # the line recorded for MulBackward and SumBackward
+        y.backward()
+    (graph,) = recording.graphs
+    mul = graph.find("MulBackward")
+    assert mul.source.file == __file__ and mul.source.function == "test_ops_carry_source_lines_and_value_statistics"
+    assert "(x * 3).sum()" in mul.source.code
+    assert mul.outputs[0].stats["max"] == 6.0
+    assert mul.outputs[0].grad["norm"] == pytest.approx(2 ** 0.5)
+    assert graph.find("x").outputs[0].grad["norm"] == pytest.approx(3 * 2 ** 0.5)
+
+
+def test_root_saved_tensors_survive_their_release():
+    x = genesis.randn(3, requires_grad=True)
+    with record() as recording:
+        (x * x).sum().backward()
+        (x.exp() * x).sum().backward()
+    assert len(recording.graphs) == 2
+    mul = recording.graphs[1].find("MulBackward")
+    assert len([e for e in recording.graphs[1].edges if e.dst == mul.id
+                and recording.graphs[1].nodes[e.src].kind == "saved"]) == 2
+
+
+def test_hooks_are_removed_on_exit_even_after_an_error():
+    assert hook_lists() == ([], [], [])
+    with pytest.raises(ZeroDivisionError):
+        with record():
+            assert all(len(hooks) == 1 for hooks in hook_lists())
+            1 / 0
+    assert hook_lists() == ([], [], [])
+
+
+def test_no_backward_means_no_graph():
+    x = genesis.randn(2, requires_grad=True)
+    with record() as recording:
+        x * 2
+    assert recording.graphs == []
+
+
+def test_stats_can_be_turned_off():
+    x = genesis.randn(2, requires_grad=True)
+    with record(stats=False) as recording:
+        x.exp().sum().backward()
+    exp = recording.graphs[0].find("ExpBackward")
+    assert exp.outputs[0].stats is None and exp.outputs[0].grad is not None
+
+
+def test_autograd_grad_calls_are_recorded_too():
+    x = genesis.tensor(2.0, requires_grad=True)
+    with record() as recording:
+        (gradient,) = genesis.autograd.grad(x ** 3, x)
+    (graph,) = recording.graphs
+    assert graph.find("x").outputs[0].grad["norm"] == pytest.approx(12.0)

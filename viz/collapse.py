@@ -1,0 +1,423 @@
+"""What to draw: a `View` of a Graph with modules folded, repeated blocks merged,
+long runs of ops compressed, or only a focus neighbourhood kept.
+
+Each drawn item stands for one or more graph nodes. Folding never merges nodes
+by anything but their module path, their position in a repeated block or
+their place in a linear run, so distinct tensors stay distinct.
+
+>>> from genesis.debug import Graph, GraphNode, Edge, TensorInfo
+>>> t = [TensorInfo((2,), "float32")]
+>>> nodes = [GraphNode(0, "output", "y", t), GraphNode(1, "op", "TanhBackward", t, module="fc"),
+...          GraphNode(2, "op", "AddBackward", t, module="fc"), GraphNode(3, "param", "fc.bias", t, module="fc")]
+>>> graph = Graph(nodes, [Edge(1, 0, 0), Edge(2, 1, 0), Edge(3, 2, 0)])
+>>> sorted(build_view(graph, collapse_depth=0).items)
+['m:fc', 'n0']
+"""
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass, field
+
+from genesis.debug.capture import paused_gc
+
+__all__ = ["View", "Item", "build_view", "neighbourhood", "DEFAULT_MAX_NODES"]
+
+DEFAULT_MAX_NODES = 500
+MIN_CHAIN = 4   # runs shorter than this are drawn as they are
+SHARED_LEAF_USES = 3  # a leaf feeding this many items is drawn beside each use
+_NUMBERED = re.compile(r"^(.*)\.(\d+)$|^(\d+)$")
+
+
+@dataclass
+class Item:
+    """One drawn node: a graph node ('node'), a folded module ('module'), repeated
+    blocks ('repeat') or a compressed run of ops ('chain')."""
+
+    key: str
+    kind: str
+    cluster: str | None           # module path of the cluster it sits in; None: top level
+    members: list = field(default_factory=list)   # graph node ids it stands for
+    title: str = ""
+    count: int = 1                # blocks merged into a 'repeat'
+    uses: tuple | None = None     # (k, n): the k-th of n copies of a shared leaf
+
+
+@dataclass
+class View:
+    items: dict                   # key -> Item, in drawing order
+    edges: dict                   # (src key, dst key) -> [shape of each graph edge]
+    notes: list                   # what was folded, said in the picture
+    total_nodes: int              # graph nodes eligible for drawing
+
+
+@dataclass
+class _Policy:
+    depth: int | None = None      # fold modules deeper than this
+    repeats: bool = False
+    chains: bool = False
+
+
+def build_view(graph, *, collapse_depth: int | None = None, focus=None, radius: int = 3,
+               show_saved: bool = False, max_nodes: int | None = DEFAULT_MAX_NODES,
+               fold_repeats: bool = False) -> View:
+    """Choose the items to draw. Over `max_nodes` items, fold more until it fits: deeper
+    modules first (then repeated blocks at each depth), then long linear runs of ops,
+    and as a last resort keep only the items nearest the outputs."""
+    visible = [node for node in graph.nodes if show_saved or node.kind != "saved"]
+    notes = []
+    if focus is not None:
+        centre = _resolve_focus(graph, focus)
+        keep = neighbourhood(graph, centre.id, radius, show_saved)
+        visible = [node for node in visible if node.id in keep]
+        notes.append(f"neighbourhood of {centre.name} (node {centre.id}), radius {radius}: "
+                     f"{len(visible):,} of {len(graph.nodes):,} nodes")
+    with paused_gc():
+        layout = _Layout(graph, visible)
+        asked = _Policy(collapse_depth, fold_repeats)
+        candidates = [asked] if max_nodes is None else [asked] + _escalation(asked, layout)
+        for policy in candidates:
+            if max_nodes is not None and not policy.chains and layout.count(policy) > max_nodes:
+                continue
+            view = layout.view(policy)
+            if max_nodes is None or len(view.items) <= max_nodes:
+                break
+        if max_nodes is not None and len(view.items) > max_nodes:
+            view = _nearest_outputs(view, graph, max_nodes)
+        if policy is not asked:
+            view.notes.insert(0, _budget_note(policy, max_nodes, layout))
+    view.notes[:0] = notes
+    return view
+
+
+def neighbourhood(graph, centre: int, radius: int, show_saved: bool = False) -> set:
+    """Ids of the nodes within `radius` edges of `centre`, in either direction.
+
+    >>> from genesis.debug import Graph, GraphNode, Edge
+    >>> chain = Graph([GraphNode(i, "op", f"op{i}", []) for i in range(6)],
+    ...               [Edge(i, i + 1, 0) for i in range(5)])
+    >>> sorted(neighbourhood(chain, 2, 1))
+    [1, 2, 3]
+    """
+    adjacent = {}
+    for edge in graph.edges:
+        adjacent.setdefault(edge.src, []).append(edge.dst)
+        adjacent.setdefault(edge.dst, []).append(edge.src)
+    kinds = {node.id: node.kind for node in graph.nodes}
+    seen = {centre: 0}
+    queue = deque([centre])
+    while queue:
+        node = queue.popleft()
+        if seen[node] == radius:
+            continue
+        for other in adjacent.get(node, ()):
+            if other not in seen and (show_saved or kinds[other] != "saved"):
+                seen[other] = seen[node] + 1
+                queue.append(other)
+    return set(seen)
+
+
+def _resolve_focus(graph, focus):
+    if isinstance(focus, str):
+        return graph.find(focus)
+    if not isinstance(focus, int) or not 0 <= focus < len(graph.nodes):
+        raise ValueError(f"focus must be a node id in 0..{len(graph.nodes) - 1} or a node name, "
+                         f"got {focus!r}")
+    return graph.nodes[focus]
+
+
+def _escalation(policy: _Policy, layout) -> list:
+    """Ever stronger policies, starting from the one asked for; the last compresses chains."""
+    max_depth = layout.max_depth
+    start = max_depth - 1 if policy.depth is None else min(policy.depth, max_depth) - 1
+    steps = []
+    for depth in range(start, -1, -1):
+        steps.append(_Policy(depth, policy.repeats))
+        if not policy.repeats and layout.has_repeats(depth):
+            steps.append(_Policy(depth, True))
+    last = steps[-1] if steps else policy
+    steps.append(_Policy(last.depth, last.repeats or layout.has_repeats(last.depth), chains=True))
+    return steps
+
+
+def _budget_note(policy: _Policy, max_nodes: int, layout) -> str:
+    done = []
+    if policy.depth is not None and layout.max_depth > policy.depth:
+        done.append("modules folded" if policy.depth == 0 else f"modules below depth {policy.depth} folded")
+    if policy.repeats:
+        done.append("repeated blocks merged")
+    if policy.chains:
+        done.append("long runs of ops compressed")
+    return f"collapsed to fit {max_nodes:,} nodes ({layout.node_count:,} in the graph): " + \
+        (", ".join(done) if done else "nothing to fold")
+
+
+class _Layout:
+    """The visible nodes with their module paths split once, reused by every policy tried."""
+
+    def __init__(self, graph, visible: list):
+        self.graph = graph
+        self.visible = visible
+        self.node_count = len(visible)
+        self.parts = {node.id: tuple(node.module.split(".")) if node.module else ()
+                      for node in visible}
+        self.max_depth = max((len(parts) for parts in self.parts.values()), default=0)
+        self._repeat_groups = {}
+
+    def has_repeats(self, depth) -> bool:
+        return depth is not None and bool(self._repeats_at(depth))
+
+    # -- assigning graph nodes to items -----------------------------------------
+    def count(self, policy: _Policy) -> int:
+        """How many items `policy` draws (chains aside)."""
+        if policy.depth is None:
+            return self.node_count
+        depth = policy.depth
+        repeats = self._repeats_at(depth) if policy.repeats else {}
+        folded = set()
+        plain = 0
+        for node in self.visible:
+            parts = self.parts[node.id]
+            if len(parts) > depth and node.kind != "output":
+                path = ".".join(parts[:depth + 1])
+                group = repeats.get(path)
+                folded.add(group[0] if group is not None else path)
+            else:
+                plain += 1
+        return plain + len(folded)
+
+    def view(self, policy: _Policy) -> View:
+        graph = self.graph
+        items = {}
+        key_of = {}
+        depth = policy.depth
+        repeats = self._repeats_at(depth) if policy.repeats else {}
+        folded = {}  # module path (first block of a repeat) -> its item
+        for node in self.visible:
+            parts = self.parts[node.id]
+            if depth is not None and len(parts) > depth and node.kind != "output":
+                path = ".".join(parts[:depth + 1])
+                group = repeats.get(path)
+                if group is not None:
+                    path = group[0]
+                item = folded.get(path)
+                if item is None:
+                    key = f"m{len(folded)}"
+                    cluster = ".".join(parts[:depth]) or None
+                    if group is not None:
+                        item = Item(key, "repeat", cluster, [], _repeat_title(group), len(group))
+                    else:
+                        item = Item(key, "module", cluster, [], path)
+                    folded[path] = items[key] = item
+                item.members.append(node.id)
+                key_of[node.id] = item.key
+            else:
+                key = key_of[node.id] = f"n{node.id}"
+                items[key] = Item(key, "node", node.module or None, [node.id], node.name)
+        edges = {}
+        for edge in graph.edges:
+            src = key_of.get(edge.src)
+            dst = key_of.get(edge.dst)
+            if src is None or dst is None or src == dst:
+                continue
+            edges.setdefault((src, dst), []).append(edge.shape)
+        view = View(items, edges, [], self.node_count)
+        if policy.chains:
+            _compress_chains(view, graph)
+        _copy_shared_leaves(view, graph)
+        return view
+
+    # -- repeated blocks ------------------------------------------------------
+    def _repeats_at(self, depth) -> dict:
+        """{block path: the block paths of its run} for numbered sibling modules at depth+1
+        with identical structure, e.g. layers.0 ... layers.11."""
+        if depth is None:
+            return {}
+        cached = self._repeat_groups.get(depth)
+        if cached is not None:
+            return cached
+        members = {}
+        for node in self.visible:
+            parts = self.parts[node.id]
+            if len(parts) > depth and node.kind != "output":
+                members.setdefault(".".join(parts[:depth + 1]), []).append(node)
+        siblings = {}
+        for path in members:
+            match = _NUMBERED.match(path)
+            if match is not None:
+                parent = match.group(1) or ""
+                index = int(match.group(2) if match.group(2) is not None else match.group(3))
+                siblings.setdefault(parent, []).append((index, path))
+        groups = {}
+        for parent, blocks in siblings.items():
+            blocks.sort()
+            run = []
+            previous = None
+            for index, path in blocks:
+                signature = _block_signature(self.graph, members[path], path)
+                if run and signature == previous and index == run[-1][0] + 1:
+                    run.append((index, path))
+                    continue
+                _close_run(run, groups)
+                run, previous = [(index, path)], signature
+            _close_run(run, groups)
+        self._repeat_groups[depth] = groups
+        return groups
+
+
+def _close_run(run: list, groups: dict) -> None:
+    if len(run) >= 2:
+        paths = [path for _, path in run]
+        for path in paths:
+            groups[path] = paths
+
+
+def _repeat_title(paths: list) -> str:
+    first, last = paths[0], paths[-1]
+    return f"{first} … {last.rpartition('.')[2]}"
+
+
+def _block_signature(graph, nodes: list, path: str) -> tuple:
+    """Structure of a block, independent of its name: kinds, ops, relative module paths,
+    names relative to the block, output shapes, and internal edges by position."""
+    position = {node.id: index for index, node in enumerate(nodes)}
+    prefix = path + "."
+    entries = tuple((node.kind, node.function or "", (node.module or "")[len(path):],
+                     node.name[len(prefix):] if node.name.startswith(prefix) else
+                     (node.name if node.kind == "op" else ""),
+                     tuple(None if t is None else (t.shape, t.dtype) for t in node.outputs))
+                    for node in nodes)
+    inside = []
+    for edge in graph.edges:
+        src = position.get(edge.src)
+        dst = position.get(edge.dst)
+        if src is not None and dst is not None:
+            inside.append((src, dst, edge.index))
+    return entries, tuple(sorted(inside))
+
+
+# -- chain compression --------------------------------------------------------
+def _compress_chains(view: View, graph) -> None:
+    """Replace the inside of each long linear run of plain op items by one item, keeping
+    both ends; leaves that only feed the inside are folded into it too."""
+    items = view.items
+    successors, predecessors = {}, {}
+    for src, dst in view.edges:
+        successors.setdefault(src, []).append(dst)
+        predecessors.setdefault(dst, []).append(src)
+
+    def is_op(key):
+        item = items[key]
+        return item.kind == "node" and graph.nodes[item.members[0]].kind == "op"
+
+    def next_in_run(key):
+        """The op item after `key` when the link key -> it is part of a linear run."""
+        outs = successors.get(key, ())
+        if len(outs) != 1 or not is_op(outs[0]):
+            return None
+        following = outs[0]
+        op_inputs = [src for src in predecessors.get(following, ()) if is_op(src)]
+        if len(op_inputs) != 1 or items[following].cluster != items[key].cluster:
+            return None
+        return following
+
+    in_run = set()
+    runs = []
+    for key in list(items):
+        if not is_op(key) or key in in_run:
+            continue
+        previous = [src for src in predecessors.get(key, ()) if is_op(src)]
+        if len(previous) == 1 and next_in_run(previous[0]) == key:
+            continue  # not the start of a run
+        run = [key]
+        following = next_in_run(key)
+        while following is not None and following not in in_run:
+            run.append(following)
+            following = next_in_run(following)
+        in_run.update(run)
+        if len(run) >= MIN_CHAIN:
+            runs.append(run)
+    if runs:
+        _rebuild_edges(view, _fold_runs(view, graph, runs, successors))
+
+
+def _fold_runs(view: View, graph, runs: list, successors: dict) -> dict:
+    """Fold each run's inside into a chain item; returns {folded key: chain key}."""
+    items = view.items
+    redirect = {}
+    for number, run in enumerate(runs):
+        chain = Item(f"c{number}", "chain", items[run[0]].cluster, [], "")
+        for key in run[1:-1]:
+            chain.members.extend(items.pop(key).members)
+            redirect[key] = chain.key
+        items[chain.key] = chain
+    for key, item in list(items.items()):  # leaves feeding only the inside of one run
+        if item.kind != "node" or graph.nodes[item.members[0]].kind not in ("param", "input"):
+            continue
+        targets = {redirect.get(dst) for dst in successors.get(key, ())}
+        if len(targets) == 1:
+            (chain_key,) = targets
+            if chain_key is not None:
+                items[chain_key].members.extend(items.pop(key).members)
+                redirect[key] = chain_key
+    return redirect
+
+
+def _rebuild_edges(view: View, redirect: dict) -> None:
+    edges = {}
+    for (src, dst), shapes in view.edges.items():
+        src = redirect.get(src, src)
+        dst = redirect.get(dst, dst)
+        if src not in view.items or dst not in view.items or src == dst:
+            continue
+        edges.setdefault((src, dst), []).extend(shapes)
+    view.edges = edges
+
+
+def _copy_shared_leaves(view: View, graph) -> None:
+    """Draw a leaf feeding SHARED_LEAF_USES or more items once beside each of them.
+
+    One node wired to far-apart uses (a weight reused at every step of an unrolled
+    loop) makes dot's crossing minimisation take minutes on a few hundred nodes;
+    copies keep it linear, and their labels say the leaf is shared.
+    """
+    consumers = {}
+    for src, dst in view.edges:
+        consumers.setdefault(src, []).append(dst)
+    items = view.items
+    for key, targets in consumers.items():
+        item = items[key]
+        if len(targets) < SHARED_LEAF_USES or item.kind != "node" or \
+                graph.nodes[item.members[0]].kind not in ("param", "input"):
+            continue
+        del items[key]
+        for use, dst in enumerate(targets):
+            copy_key = f"{key}u{use}"
+            items[copy_key] = Item(copy_key, "node", item.cluster, item.members, item.title,
+                                   uses=(use + 1, len(targets)))
+            view.edges[(copy_key, dst)] = view.edges.pop((key, dst))
+
+
+def _nearest_outputs(view: View, graph, max_nodes: int) -> View:
+    """Keep the `max_nodes` items closest to the outputs (breadth first, against the edges)."""
+    predecessors = {}
+    for src, dst in view.edges:
+        predecessors.setdefault(dst, []).append(src)
+    roots = [key for key, item in view.items.items()
+             if item.kind == "node" and graph.nodes[item.members[0]].kind == "output"]
+    keep = dict.fromkeys(roots[:max_nodes])
+    queue = deque(keep)
+    while queue and len(keep) < max_nodes:
+        for src in predecessors.get(queue.popleft(), ()):
+            if src not in keep:
+                keep[src] = None
+                queue.append(src)
+                if len(keep) >= max_nodes:
+                    break
+    dropped = len(view.items) - len(keep)
+    view.items = {key: item for key, item in view.items.items() if key in keep}
+    view.edges = {pair: shapes for pair, shapes in view.edges.items()
+                  if pair[0] in keep and pair[1] in keep}
+    view.notes.append(f"only the {len(keep):,} items nearest the outputs are drawn "
+                      f"({dropped:,} more not shown); use focus= to look elsewhere")
+    return view
