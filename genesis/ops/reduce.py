@@ -307,7 +307,38 @@ def _reduction_samples(rng):
                       note="transposed, dim 0")])
 
 
+def _prod_samples(rng):
+    def make(array, *args, layout="contiguous", **kwargs):
+        return Sample((array,) + args, kwargs, layout=layout, note=f"{array.shape} {args} {kwargs}")
+
+    one_zero = samples.values(rng, (3, 4)) * [1, 0, 1, 1]
+    two_zeros = samples.values(rng, (2, 5)) * [0, 1, 1, 0, 1]
+    return samples.unary(samples.values, rng) + [
+        make(samples.values(rng, (3, 4, 2)), 1), make(samples.values(rng, (3, 4)), -1, True),
+        make(samples.values(rng, (4, 3)), 0, layout="transposed"), make(one_zero),
+        make(one_zero, 1), make(one_zero, 0, keepdim=True), make(two_zeros), make(two_zeros, 1)]
+
+
+def _variance_samples(rng):
+    def make(*args, shape=(3, 4), layout="contiguous", **kwargs):
+        return Sample((samples.values(rng, shape),) + args, kwargs, layout=layout,
+                      note=f"{shape} {args} {kwargs} {layout}")
+
+    return [make(), make(1), make(0, keepdim=True), make((0, 1), correction=0),
+            make(-1, False, True), make(False), make(dim=1, correction=2, shape=(2, 5)),
+            make(0, layout="transposed", shape=(4, 3)), make(1, layout="strided", shape=(2, 5)),
+            make(1, shape=(2, 3, 4))]
+
+
+def _torch_variance(name):
+    return lambda torch, a, *args, **kwargs: getattr(torch, name)(a, *args, **kwargs)
+
+
 OPS = [
+    OpInfo("prod", prod, _prod_samples,
+           torch=lambda torch, a, *args, **kw: torch.prod(a, *args, **kw)),
+    OpInfo("var", var, _variance_samples, torch=_torch_variance("var")),
+    OpInfo("std", std, _variance_samples, torch=_torch_variance("std")),
     OpInfo("sum", sum, _reduction_samples,
            torch=lambda torch, a, **kw: torch.sum(a, **kw) if kw else torch.sum(a)),
     OpInfo("mean", mean, lambda rng: [s for s in _reduction_samples(rng) if s.note != "zero-size"],
