@@ -91,7 +91,8 @@ def result_type(*values) -> np.dtype:
     >>> import genesis
     >>> result_type(genesis.tensor([1, 2], dtype=genesis.int32), 2.5, True)
     dtype('float32')
-    >>> result_type(genesis.tensor([1.], dtype=genesis.float16), genesis.tensor(2.0, dtype=genesis.float64))
+    >>> half, double = genesis.tensor([1.], dtype=genesis.float16), genesis.tensor(2.0).double()
+    >>> result_type(half, double)  # a 0-d tensor does not widen a dimensioned one
     dtype('float16')
     """
     ranks = [None, None, None]  # dimensioned, 0-d, number

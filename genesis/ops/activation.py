@@ -308,7 +308,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     tensor([-1.0000,  0.5000,  1.0000])
     """
     if min_val > max_val:
-        raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
+        raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val "
+                         f"({max_val})")
     return _maybe_inplace(Hardtanh, input, inplace, min_val, max_val)
 
 
@@ -456,7 +457,8 @@ def _softplus_samples(rng):
 OPS = [
     _activation("relu", relu, _kinked((0.0,)), lambda torch, a: torch.relu(a),
                 kinks="x == 0 (the gradient there is 0)"),
-    _activation("relu6", relu6, _kinked((0.0, 6.0), high=8.0), lambda torch, a: torch.nn.functional.relu6(a),
+    _activation("relu6", relu6, _kinked((0.0, 6.0), high=8.0),
+                lambda torch, a: torch.nn.functional.relu6(a),
                 kinks="x == 0 or x == 6 (the gradient there is 0)"),
     _activation("hardtanh", hardtanh, _kinked((-1.0, 1.0)),
                 lambda torch, a: torch.nn.functional.hardtanh(a),
@@ -467,7 +469,8 @@ OPS = [
     _activation("leaky_relu", leaky_relu, _kinked((0.0,)),
                 lambda torch, a, **kw: torch.nn.functional.leaky_relu(a, **kw),
                 kinks="x == 0 (the gradient there is the slope)", negative_slope=0.2),
-    _activation("elu", elu, _kinked((0.0,)), lambda torch, a, **kw: torch.nn.functional.elu(a, **kw),
+    _activation("elu", elu, _kinked((0.0,)),
+                lambda torch, a, **kw: torch.nn.functional.elu(a, **kw),
                 kinks="x == 0 for alpha != 1 (the gradient there is alpha)", alpha=1.5),
     _activation("selu", selu, _kinked((0.0,)), lambda torch, a: torch.nn.functional.selu(a),
                 kinks="x == 0 (the gradient there is scale * alpha)"),

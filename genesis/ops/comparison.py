@@ -5,6 +5,7 @@ compared as float), broadcasting. `allclose` and `equal` answer with a Python bo
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -73,10 +74,10 @@ _VALUES_DOC = {"isnan": "[False,  True, False, False]", "isinf": "[False, False,
 
 Isnan, isnan = _predicate("isnan", lambda xp, x: xp.isnan(x), "True where the value is nan.")
 Isinf, isinf = _predicate("isinf", lambda xp, x: xp.isinf(x), "True where the value is +-inf.")
-Isposinf, isposinf = _predicate("isposinf", lambda xp, x: xp.isposinf(x) if x.dtype.kind == "f"
-                                else xp.zeros(x.shape, bool), "True where the value is +inf.")
-Isneginf, isneginf = _predicate("isneginf", lambda xp, x: xp.isneginf(x) if x.dtype.kind == "f"
-                                else xp.zeros(x.shape, bool), "True where the value is -inf.")
+Isposinf, isposinf = _predicate("isposinf", lambda xp, x: x == math.inf,
+                                "True where the value is +inf.")
+Isneginf, isneginf = _predicate("isneginf", lambda xp, x: x == -math.inf,
+                                "True where the value is -inf.")
 Isfinite, isfinite = _predicate("isfinite", lambda xp, x: xp.isfinite(x),
                                 "True where the value is neither nan nor +-inf.")
 

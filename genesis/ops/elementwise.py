@@ -220,7 +220,8 @@ class Pow(Function):
     def forward(ctx, a, b):
         x, y = operands(a, b, "pow")
         if _is_bool(a) and _is_bool(b):
-            raise RuntimeError("pow: not supported for bool tensors; convert with .int() or .float()")
+            raise RuntimeError("pow: not supported for bool tensors; convert with .int() or "
+                               ".float()")
         if _integral(x, y):
             if isinstance(y, int):
                 if y < 0:
@@ -493,8 +494,8 @@ def _samples_pow(rng):
             + samples.with_scalar(samples.positive, rng, 0.5)
             + samples.with_scalar(lambda r, shape: samples.away_from(r, shape, margin=0.4), rng, -2)
             + samples.scalar_first(samples.values, rng, 2.0)
-            + [Sample((samples.positive(rng, (3, 4)), samples.values(rng, (3, 4))), grad=(False, True),
-                      note="exponent only")])
+            + [Sample((samples.positive(rng, (3, 4)), samples.values(rng, (3, 4))),
+                      grad=(False, True), note="exponent only")])
 
 
 def _away_from_integers(rng, shape):

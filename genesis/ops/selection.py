@@ -27,7 +27,8 @@ class Where(Function):
     def forward(ctx, condition, input, other):
         ctx.save_for_backward(condition)
         dtype = result_type(input, other)
-        out = condition._device.xp.where(condition._data, cast_to(input, dtype), cast_to(other, dtype))
+        xp = condition._device.xp
+        out = xp.where(condition._data, cast_to(input, dtype), cast_to(other, dtype))
         return out if out.dtype == dtype else out.astype(dtype)
 
     @staticmethod
@@ -106,7 +107,8 @@ class Fmax(Function):
     def backward(ctx, grad):
         x, y = _saved_values(ctx, grad)
         x_nan, y_nan = _isnan(x, grad), _isnan(y, grad)
-        return _extremum_grads(ctx, grad, x, y, (x < y) | (x_nan & ~y_nan), (x > y) | (y_nan & ~x_nan))
+        return _extremum_grads(ctx, grad, x, y, (x < y) | (x_nan & ~y_nan),
+                               (x > y) | (y_nan & ~x_nan))
 
 
 class Fmin(Function):
@@ -121,7 +123,8 @@ class Fmin(Function):
     def backward(ctx, grad):
         x, y = _saved_values(ctx, grad)
         x_nan, y_nan = _isnan(x, grad), _isnan(y, grad)
-        return _extremum_grads(ctx, grad, x, y, (x > y) | (x_nan & ~y_nan), (x < y) | (y_nan & ~x_nan))
+        return _extremum_grads(ctx, grad, x, y, (x > y) | (x_nan & ~y_nan),
+                               (x < y) | (y_nan & ~x_nan))
 
 
 def _extremum(a, b, name: str):
@@ -144,7 +147,8 @@ def _extremum_grads(ctx, grad: Tensor, x, y, a_loses, b_loses) -> tuple:
     needs = ctx.needs_input_grad
     tie = x == y
     half = where(wrap_array(tie, grad._device), grad * 0.5, grad) if tie.any() else grad
-    return (gate(half, ~a_loses) if needs[0] else None), (gate(half, ~b_loses) if needs[1] else None)
+    return ((gate(half, ~a_loses) if needs[0] else None),
+            (gate(half, ~b_loses) if needs[1] else None))
 
 
 def maximum(input, other) -> Tensor:

@@ -41,8 +41,8 @@ class Softmax(Function):
         xp = a._device.xp
         ctx.dim = dim
         exps = xp.exp(_shifted(xp, _compute_dtype(a._data), dim))
-        out = wrap_array((exps / exps.sum(axis=dim, keepdims=True)).astype(a._data.dtype, copy=False),
-                         a._device)
+        out = exps / exps.sum(axis=dim, keepdims=True)
+        out = wrap_array(out.astype(a._data.dtype, copy=False), a._device)
         ctx.save_for_backward(out)
         return out
 

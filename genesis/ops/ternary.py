@@ -148,7 +148,8 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tens
     """input + value * tensor1 * tensor2, broadcasting.
 
     >>> import genesis
-    >>> genesis.addcmul(genesis.ones(2), genesis.tensor([1., 2.]), genesis.tensor([3., 4.]), value=2)
+    >>> t1, t2 = genesis.tensor([1., 2.]), genesis.tensor([3., 4.])
+    >>> genesis.addcmul(genesis.ones(2), t1, t2, value=2)
     tensor([ 7., 17.])
     """
     _check_addc("addcmul", input, tensor1, tensor2, value)
@@ -159,7 +160,8 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tens
     """input + value * tensor1 / tensor2, broadcasting (tensor1 and tensor2 can't both be integers).
 
     >>> import genesis
-    >>> genesis.addcdiv(genesis.ones(2), genesis.tensor([1., 2.]), genesis.tensor([4., 4.]), value=2)
+    >>> t1, t2 = genesis.tensor([1., 2.]), genesis.tensor([4., 4.])
+    >>> genesis.addcdiv(genesis.ones(2), t1, t2, value=2)
     tensor([1.5000, 2.0000])
     """
     _check_addc("addcdiv", input, tensor1, tensor2, value)

@@ -24,14 +24,18 @@ __all__ = ["exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsq
            "arctanh", "sigmoid", "erf", "abs", "absolute", "sign"]
 
 
-def _math_op(name: str, compute, derivative, *, saves: str = "input", keeps_integers=False,
-             quiet=False, ufunc: str | None = None):
-    """A Function computing `compute(xp, array)` with gradient `derivative(grad, saved)`.
+def _math_op(name: str, doc: str, ufunc: str | None, derivative, *, compute=None,
+             saves: str = "input", keeps_integers: bool = False, quiet: bool = False):
+    """A Function `name` computing the xp ufunc `ufunc` (or `compute(xp, array)` for composite
+    ops), with gradient `derivative(grad, saved)`.
 
-    `saves` is "input" or "output": what `derivative` receives. `ufunc`, when the op
-    is a single NumPy ufunc, gives in-place updates a no-copy fast path.
+    `saves` is "input" or "output": what `derivative` receives. A ufunc also gives the
+    in-place form a no-copy fast path. `quiet` ops return inf/nan without NumPy warnings.
     """
     floating = _same if keeps_integers else as_floating
+    if compute is None:
+        def compute(xp, x):
+            return getattr(xp, ufunc)(x)
 
     def forward(ctx, a):
         out = compute(a._device.xp, floating(a._data))
@@ -47,64 +51,67 @@ def _math_op(name: str, compute, derivative, *, saves: str = "input", keeps_inte
         return derivative(grad, saved)
 
     body = {"forward": staticmethod(ignore_float_errors(forward) if quiet else forward),
-            "backward": staticmethod(backward), "__module__": __name__,
-            "__doc__": f"{name}(x), elementwise."}
+            "backward": staticmethod(backward), "__module__": __name__, "__doc__": doc}
     if ufunc is not None:
         def forward_inplace(target):
             getattr(target._device.xp, ufunc)(target._data, out=target._data)
 
         body["forward_inplace"] = staticmethod(
             ignore_float_errors(forward_inplace) if quiet else forward_inplace)
-    return type(name.capitalize(), (Function,), body)
+    return type(name, (Function,), body)
 
 
 def _same(array):
     return array
 
 
-def _ufunc(name: str):
-    return lambda xp, x: getattr(xp, name)(x)
+def _square(xp, x):
+    return xp.square(x.astype("int64") if x.dtype == bool else x)  # bool squares to int64
 
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
-Exp = _math_op("exp", _ufunc("exp"), lambda g, out: g * out, saves="output", quiet=True,
-               ufunc="exp")
-Exp2 = _math_op("exp2", _ufunc("exp2"), lambda g, out: g * out * _LN2, saves="output",
-                quiet=True, ufunc="exp2")
-Expm1 = _math_op("expm1", _ufunc("expm1"), lambda g, out: g * (out + 1), saves="output",
-                 quiet=True, ufunc="expm1")
-Log = _math_op("log", _ufunc("log"), lambda g, x: g / x, quiet=True, ufunc="log")
-Log1p = _math_op("log1p", _ufunc("log1p"), lambda g, x: g / (x + 1), quiet=True, ufunc="log1p")
-Log2 = _math_op("log2", _ufunc("log2"), lambda g, x: g / (x * _LN2), quiet=True, ufunc="log2")
-Log10 = _math_op("log10", _ufunc("log10"), lambda g, x: g / (x * _LN10), quiet=True,
-                 ufunc="log10")
-Sqrt = _math_op("sqrt", _ufunc("sqrt"), lambda g, out: g / (2 * out), saves="output", quiet=True,
-                ufunc="sqrt")
-Rsqrt = _math_op("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda g, out: -0.5 * g * out ** 3,
-                 saves="output", quiet=True)
-Square = _math_op("square", lambda xp, x: xp.square(x.astype("int64") if x.dtype == bool else x),
-                  lambda g, x: g * (2 * x), keeps_integers=True, ufunc="square")
-Reciprocal = _math_op("reciprocal", lambda xp, x: 1 / x, lambda g, out: -g * (out * out),
-                      saves="output", quiet=True)
-Sin = _math_op("sin", _ufunc("sin"), lambda g, x: g * cos(x), ufunc="sin")
-Cos = _math_op("cos", _ufunc("cos"), lambda g, x: g * -sin(x), ufunc="cos")
-Tan = _math_op("tan", _ufunc("tan"), lambda g, out: g * (1 + out * out), saves="output",
-               ufunc="tan")
-Asin = _math_op("asin", _ufunc("arcsin"), lambda g, x: g * rsqrt(1 - x * x), quiet=True,
-                ufunc="arcsin")
-Acos = _math_op("acos", _ufunc("arccos"), lambda g, x: -g * rsqrt(1 - x * x), quiet=True,
-                ufunc="arccos")
-Atan = _math_op("atan", _ufunc("arctan"), lambda g, x: g / (x * x + 1), ufunc="arctan")
-Sinh = _math_op("sinh", _ufunc("sinh"), lambda g, x: g * cosh(x), quiet=True, ufunc="sinh")
-Cosh = _math_op("cosh", _ufunc("cosh"), lambda g, x: g * sinh(x), quiet=True, ufunc="cosh")
-Asinh = _math_op("asinh", _ufunc("arcsinh"), lambda g, x: g * rsqrt(x * x + 1), ufunc="arcsinh")
-Acosh = _math_op("acosh", _ufunc("arccosh"), lambda g, x: g * rsqrt(x * x - 1), quiet=True,
-                 ufunc="arccosh")
-Atanh = _math_op("atanh", _ufunc("arctanh"), lambda g, x: g / (1 - x * x), quiet=True,
-                 ufunc="arctanh")
-Erf = _math_op("erf", erf_array, lambda g, x: g * (_TWO_OVER_SQRT_PI * exp(-(x * x))))
+# name, what it computes, ufunc, derivative (of grad and the saved input x or output out)
+Exp = _math_op("Exp", "e ** x.", "exp", lambda g, out: g * out, saves="output", quiet=True)
+Exp2 = _math_op("Exp2", "2 ** x.", "exp2", lambda g, out: g * out * _LN2, saves="output",
+                quiet=True)
+Expm1 = _math_op("Expm1", "e ** x - 1, accurate for small x.", "expm1",
+                 lambda g, out: g * (out + 1), saves="output", quiet=True)
+Log = _math_op("Log", "The natural logarithm.", "log", lambda g, x: g / x, quiet=True)
+Log1p = _math_op("Log1p", "log(1 + x), accurate for small x.", "log1p",
+                 lambda g, x: g / (x + 1), quiet=True)
+Log2 = _math_op("Log2", "The base-2 logarithm.", "log2", lambda g, x: g / (x * _LN2), quiet=True)
+Log10 = _math_op("Log10", "The base-10 logarithm.", "log10", lambda g, x: g / (x * _LN10),
+                 quiet=True)
+Sqrt = _math_op("Sqrt", "The square root.", "sqrt", lambda g, out: g / (2 * out), saves="output",
+                quiet=True)
+Rsqrt = _math_op("Rsqrt", "1 / sqrt(x).", None, lambda g, out: -0.5 * g * out ** 3,
+                 compute=lambda xp, x: 1 / xp.sqrt(x), saves="output", quiet=True)
+Square = _math_op("Square", "x * x (integers stay integers).", "square", lambda g, x: g * (2 * x),
+                  compute=_square, keeps_integers=True)
+Reciprocal = _math_op("Reciprocal", "1 / x.", None, lambda g, out: -g * (out * out),
+                      compute=lambda xp, x: 1 / x, saves="output", quiet=True)
+Sin = _math_op("Sin", "The sine (radians).", "sin", lambda g, x: g * cos(x))
+Cos = _math_op("Cos", "The cosine (radians).", "cos", lambda g, x: g * -sin(x))
+Tan = _math_op("Tan", "The tangent (radians).", "tan", lambda g, out: g * (1 + out * out),
+               saves="output")
+Asin = _math_op("Asin", "The arcsine, in [-pi/2, pi/2].", "arcsin",
+                lambda g, x: g * rsqrt(1 - x * x), quiet=True)
+Acos = _math_op("Acos", "The arccosine, in [0, pi].", "arccos",
+                lambda g, x: -g * rsqrt(1 - x * x), quiet=True)
+Atan = _math_op("Atan", "The arctangent, in (-pi/2, pi/2).", "arctan",
+                lambda g, x: g / (x * x + 1))
+Sinh = _math_op("Sinh", "The hyperbolic sine.", "sinh", lambda g, x: g * cosh(x), quiet=True)
+Cosh = _math_op("Cosh", "The hyperbolic cosine.", "cosh", lambda g, x: g * sinh(x), quiet=True)
+Asinh = _math_op("Asinh", "The inverse hyperbolic sine.", "arcsinh",
+                 lambda g, x: g * rsqrt(x * x + 1))
+Acosh = _math_op("Acosh", "The inverse hyperbolic cosine.", "arccosh",
+                 lambda g, x: g * rsqrt(x * x - 1), quiet=True)
+Atanh = _math_op("Atanh", "The inverse hyperbolic tangent.", "arctanh",
+                 lambda g, x: g / (1 - x * x), quiet=True)
+Erf = _math_op("Erf", "The error function, 2/sqrt(pi) * integral of exp(-t^2) from 0 to x.",
+               None, lambda g, x: g * (_TWO_OVER_SQRT_PI * exp(-(x * x))), compute=erf_array)
 
 
 class Tanh(Function):
@@ -216,49 +223,48 @@ class Sign(Function):
         return zeros_of(grad)
 
 
-def _unary_function(cls, name: str, example: str):
+def _public(cls, name: str, call: str, result: str):
+    """The function `genesis.<name>`, applying `cls`, with a doctest example."""
     def function(input: Tensor) -> Tensor:
         return cls.apply(input)
 
     function.__name__ = function.__qualname__ = name
-    function.__doc__ = f"{cls.__doc__}\n\n    {example}\n    "
+    function.__doc__ = (f"{cls.__doc__}\n\n    >>> import genesis\n    >>> {call}\n"
+                        f"    {result}\n    ")
     return function
 
 
-def _example(call: str, result: str) -> str:
-    return f">>> import genesis\n    >>> {call}\n    {result}"
-
-
-exp = _unary_function(Exp, "exp", _example("genesis.tensor([0., 1.]).exp()", "tensor([1.0000, 2.7183])"))
-exp2 = _unary_function(Exp2, "exp2", _example("genesis.tensor([0, 3]).exp2()", "tensor([1., 8.])"))
-expm1 = _unary_function(Expm1, "expm1", _example("genesis.tensor([0.]).expm1()", "tensor([0.])"))
-log = _unary_function(Log, "log", _example("genesis.tensor([1., 0.]).log()", "tensor([0., -inf])"))
-log1p = _unary_function(Log1p, "log1p", _example("genesis.tensor([0.]).log1p()", "tensor([0.])"))
-log2 = _unary_function(Log2, "log2", _example("genesis.tensor([8.]).log2()", "tensor([3.])"))
-log10 = _unary_function(Log10, "log10", _example("genesis.tensor([1., 10.]).log10()", "tensor([0., 1.])"))
-sqrt = _unary_function(Sqrt, "sqrt", _example("genesis.tensor([4, 9]).sqrt()", "tensor([2., 3.])"))
-rsqrt = _unary_function(Rsqrt, "rsqrt", _example("genesis.tensor([4.]).rsqrt()", "tensor([0.5000])"))
-square = _unary_function(Square, "square", _example("genesis.tensor([-3, 2]).square()", "tensor([9, 4])"))
-reciprocal = _unary_function(Reciprocal, "reciprocal",
-                             _example("genesis.tensor([2, 0]).reciprocal()", "tensor([0.5000,    inf])"))
-sin = _unary_function(Sin, "sin", _example("genesis.tensor([0.]).sin()", "tensor([0.])"))
-cos = _unary_function(Cos, "cos", _example("genesis.tensor([0.]).cos()", "tensor([1.])"))
-tan = _unary_function(Tan, "tan", _example("genesis.tensor([0.]).tan()", "tensor([0.])"))
-asin = _unary_function(Asin, "asin", _example("genesis.tensor([1.]).asin()", "tensor([1.5708])"))
-acos = _unary_function(Acos, "acos", _example("genesis.tensor([1.]).acos()", "tensor([0.])"))
-atan = _unary_function(Atan, "atan", _example("genesis.tensor([1.]).atan()", "tensor([0.7854])"))
-sinh = _unary_function(Sinh, "sinh", _example("genesis.tensor([0.]).sinh()", "tensor([0.])"))
-cosh = _unary_function(Cosh, "cosh", _example("genesis.tensor([0.]).cosh()", "tensor([1.])"))
-tanh = _unary_function(Tanh, "tanh", _example("genesis.tensor([0., 1.]).tanh()", "tensor([0.0000, 0.7616])"))
-asinh = _unary_function(Asinh, "asinh", _example("genesis.tensor([0.]).asinh()", "tensor([0.])"))
-acosh = _unary_function(Acosh, "acosh", _example("genesis.tensor([1.]).acosh()", "tensor([0.])"))
-atanh = _unary_function(Atanh, "atanh", _example("genesis.tensor([0.]).atanh()", "tensor([0.])"))
-sigmoid = _unary_function(Sigmoid, "sigmoid",
-                          _example("genesis.tensor([0., 2.]).sigmoid()", "tensor([0.5000, 0.8808])"))
-erf = _unary_function(Erf, "erf", _example("genesis.tensor([0., 1.]).erf()", "tensor([0.0000, 0.8427])"))
-abs = _unary_function(Abs, "abs", _example("genesis.tensor([-2, 3]).abs()", "tensor([2, 3])"))
-sign = _unary_function(Sign, "sign", _example("genesis.tensor([-2., 0., 3.]).sign()", "tensor([-1.,  0.,  1.])"))
-arcsin, arccos, arctan, arcsinh, arccosh, arctanh, absolute = asin, acos, atan, asinh, acosh, atanh, abs
+exp = _public(Exp, "exp", "genesis.tensor([0., 1.]).exp()", "tensor([1.0000, 2.7183])")
+exp2 = _public(Exp2, "exp2", "genesis.tensor([0, 3]).exp2()", "tensor([1., 8.])")
+expm1 = _public(Expm1, "expm1", "genesis.tensor([0.]).expm1()", "tensor([0.])")
+log = _public(Log, "log", "genesis.tensor([1., 0.]).log()", "tensor([0., -inf])")
+log1p = _public(Log1p, "log1p", "genesis.tensor([0.]).log1p()", "tensor([0.])")
+log2 = _public(Log2, "log2", "genesis.tensor([8.]).log2()", "tensor([3.])")
+log10 = _public(Log10, "log10", "genesis.tensor([1., 10.]).log10()", "tensor([0., 1.])")
+sqrt = _public(Sqrt, "sqrt", "genesis.tensor([4, 9]).sqrt()", "tensor([2., 3.])")
+rsqrt = _public(Rsqrt, "rsqrt", "genesis.tensor([4.]).rsqrt()", "tensor([0.5000])")
+square = _public(Square, "square", "genesis.tensor([-3, 2]).square()", "tensor([9, 4])")
+reciprocal = _public(Reciprocal, "reciprocal", "genesis.tensor([2, 0]).reciprocal()",
+                     "tensor([0.5000,    inf])")
+sin = _public(Sin, "sin", "genesis.tensor([0.]).sin()", "tensor([0.])")
+cos = _public(Cos, "cos", "genesis.tensor([0.]).cos()", "tensor([1.])")
+tan = _public(Tan, "tan", "genesis.tensor([0.]).tan()", "tensor([0.])")
+asin = _public(Asin, "asin", "genesis.tensor([1.]).asin()", "tensor([1.5708])")
+acos = _public(Acos, "acos", "genesis.tensor([1.]).acos()", "tensor([0.])")
+atan = _public(Atan, "atan", "genesis.tensor([1.]).atan()", "tensor([0.7854])")
+sinh = _public(Sinh, "sinh", "genesis.tensor([0.]).sinh()", "tensor([0.])")
+cosh = _public(Cosh, "cosh", "genesis.tensor([0.]).cosh()", "tensor([1.])")
+tanh = _public(Tanh, "tanh", "genesis.tensor([0., 1.]).tanh()", "tensor([0.0000, 0.7616])")
+asinh = _public(Asinh, "asinh", "genesis.tensor([0.]).asinh()", "tensor([0.])")
+acosh = _public(Acosh, "acosh", "genesis.tensor([1.]).acosh()", "tensor([0.])")
+atanh = _public(Atanh, "atanh", "genesis.tensor([0.]).atanh()", "tensor([0.])")
+sigmoid = _public(Sigmoid, "sigmoid", "genesis.tensor([0., 2.]).sigmoid()",
+                  "tensor([0.5000, 0.8808])")
+erf = _public(Erf, "erf", "genesis.tensor([0., 1.]).erf()", "tensor([0.0000, 0.8427])")
+abs = _public(Abs, "abs", "genesis.tensor([-2, 3]).abs()", "tensor([2, 3])")
+sign = _public(Sign, "sign", "genesis.tensor([-2., 0., 3.]).sign()", "tensor([-1.,  0.,  1.])")
+arcsin, arccos, arctan, absolute = asin, acos, atan, abs
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
 
 def _inplace(cls, name: str):
