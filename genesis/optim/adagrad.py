@@ -55,10 +55,12 @@ class Adagrad(Optimizer):
                 g = g + weight_decay * data
             clr = lr / (1 + (step - 1) * lr_decay)
             accumulated = state["sum"]._data
-            accumulated += g * g
-            std = xp.sqrt(accumulated)
+            scratch = self._scratch(param)
+            xp.multiply(g, g, out=scratch)
+            accumulated += scratch
+            std = xp.sqrt(accumulated, out=self._scratch(param, 1))
             std += eps
-            update = g * -clr
-            update /= std
-            data += update
+            xp.multiply(g, -clr, out=scratch)
+            scratch /= std
+            data += scratch
             param._version_counter[0] += 1

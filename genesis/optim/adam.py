@@ -7,12 +7,20 @@ from .optimizer import Optimizer
 __all__ = ["Adam", "AdamW"]
 
 
-def lerp_(target, end, weight: float) -> None:
-    """target += weight * (end - target), rounded the way PyTorch's lerp_ kernel rounds."""
+def lerp_(target, end, weight: float, scratch=None) -> None:
+    """target += weight * (end - target), rounded the way PyTorch's lerp_ kernel rounds.
+
+    `scratch` (an array like target) avoids allocating a temporary."""
+    difference = end - target if scratch is None else scratch
+    if scratch is not None:
+        difference[...] = end
+        difference -= target
     if abs(weight) < 0.5:
-        target += weight * (end - target)
+        difference *= weight
+        target += difference
     else:
-        target[...] = end - (end - target) * (1 - weight)
+        difference *= 1 - weight
+        target[...] = end - difference
 
 
 class Adam(Optimizer):
@@ -65,22 +73,24 @@ class Adam(Optimizer):
                 else:
                     g = g + weight_decay * data
             exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
-            lerp_(exp_avg, g, 1 - beta1)
+            scratch = self._scratch(param)
+            lerp_(exp_avg, g, 1 - beta1, scratch)
             exp_avg_sq *= beta2
-            exp_avg_sq += (1 - beta2) * g * g
+            xp.multiply(g, 1 - beta2, out=scratch)
+            scratch *= g
+            exp_avg_sq += scratch
             step_size = lr / (1 - beta1 ** step)
             bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
             if amsgrad:
                 max_exp_avg_sq = state["max_exp_avg_sq"]._data
                 xp.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
-                denom = xp.sqrt(max_exp_avg_sq)
-            else:
-                denom = xp.sqrt(exp_avg_sq)
+            denom = xp.sqrt(state["max_exp_avg_sq"]._data if amsgrad else exp_avg_sq,
+                            out=self._scratch(param, 1))
             denom /= bias_correction2_sqrt
             denom += eps
-            update = exp_avg * -step_size
-            update /= denom
-            data += update
+            xp.multiply(exp_avg, -step_size, out=scratch)
+            scratch /= denom
+            data += scratch
             param._version_counter[0] += 1
 
 

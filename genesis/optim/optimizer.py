@@ -44,6 +44,7 @@ class Optimizer:
         self.defaults = defaults
         self.state: dict = defaultdict(dict)
         self.param_groups: list = []
+        self._scratch_arrays: dict = {}
         if isinstance(params, Tensor):
             raise TypeError("params should be an iterable of Tensors or dicts, but got a Tensor; "
                             "wrap it in a list: [tensor]")
@@ -110,6 +111,16 @@ class Optimizer:
         for group in self.param_groups:
             self._update_group(group)
         return loss
+
+    def _scratch(self, param: Tensor, slot: int = 0):
+        """A reusable array shaped like `param` for temporaries of an update (allocating a
+        fresh one per step costs page faults on large parameters); not part of the state."""
+        data = param._data
+        key = (data.shape, data.dtype, param._device, slot)
+        array = self._scratch_arrays.get(key)
+        if array is None:
+            array = self._scratch_arrays[key] = param._device.xp.empty_like(data)
+        return array
 
     def _update_group(self, group: dict) -> None:
         raise NotImplementedError(f"{type(self).__name__} must implement _update_group(group) "

@@ -53,22 +53,31 @@ class RMSprop(Optimizer):
             if weight_decay != 0:
                 g = g + weight_decay * data
             square_avg = state["square_avg"]._data
+            scratch = self._scratch(param)
             square_avg *= alpha
-            square_avg += (1 - alpha) * g * g
+            xp.multiply(g, 1 - alpha, out=scratch)
+            scratch *= g
+            square_avg += scratch
+            avg = self._scratch(param, 1)
             if centered:
                 grad_avg = state["grad_avg"]._data
-                lerp_(grad_avg, g, 1 - alpha)
-                avg = xp.sqrt(square_avg + -1 * grad_avg * grad_avg)
+                lerp_(grad_avg, g, 1 - alpha, scratch)
+                xp.multiply(grad_avg, -1, out=scratch)
+                scratch *= grad_avg
+                xp.add(square_avg, scratch, out=avg)
+                xp.sqrt(avg, out=avg)
             else:
-                avg = xp.sqrt(square_avg)
+                xp.sqrt(square_avg, out=avg)
             avg += eps
             if momentum > 0:
                 buffer = state["momentum_buffer"]._data
                 buffer *= momentum
-                buffer += g / avg
-                data -= lr * buffer
+                xp.divide(g, avg, out=scratch)
+                buffer += scratch
+                xp.multiply(buffer, lr, out=scratch)
+                data -= scratch
             else:
-                update = g * -lr
-                update /= avg
-                data += update
+                xp.multiply(g, -lr, out=scratch)
+                scratch /= avg
+                data += scratch
             param._version_counter[0] += 1

@@ -57,5 +57,7 @@ class SGD(Optimizer):
                     b *= momentum
                     b += (1 - dampening) * g
                 g = g + momentum * buffer._data if nesterov else buffer._data
-            data -= lr * g
+            step = self._scratch(param)
+            param._device.xp.multiply(g, lr, out=step)
+            data -= step
             param._version_counter[0] += 1
