@@ -130,17 +130,8 @@ class RoundedDiv(Function):
     """
 
     @staticmethod
-    @ignore_float_errors
     def forward(ctx, a, b, mode):
-        x, y = operands(a, b, "div")
-        xp = _device_of(a, b).xp
-        if _integral(x, y):
-            _refuse_bool_or_zero("div", x, y, xp)
-            quotient = xp.floor_divide(x, y)
-            if mode == "trunc":  # floor is one below trunc where the exact quotient is negative
-                quotient = quotient + ((quotient < 0) & (quotient * y != x))
-            return quotient
-        return xp.floor_divide(x, y) if mode == "floor" else xp.trunc(xp.true_divide(x, y))
+        return _rounded_quotient(a, b, mode, "div")
 
     @staticmethod
     def backward(ctx, grad):
@@ -148,8 +139,12 @@ class RoundedDiv(Function):
         return (zeros_of(grad) if needs[0] else None), (zeros_of(grad) if needs[1] else None), None
 
 
-class FloorDivide(RoundedDiv):
+class FloorDivide(Function):
     """a // b; like PyTorch, it has no derivative (use div(..., rounding_mode="floor"))."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _rounded_quotient(a, b, "floor", "floor_divide")
 
     @staticmethod
     def backward(ctx, grad):
@@ -158,13 +153,27 @@ class FloorDivide(RoundedDiv):
             "div(a, b, rounding_mode='floor'), whose gradient is zero, or detach() the inputs")
 
 
+@ignore_float_errors
+def _rounded_quotient(a, b, mode: str, op: str):
+    x, y = operands(a, b, op)
+    xp = _device_of(a, b).xp
+    if _integral(x, y):
+        _refuse_bool_or_zero(op, x, y, xp)
+        quotient = xp.floor_divide(x, y)
+        if mode == "trunc":  # floor is one below trunc where the exact quotient is negative
+            quotient = quotient + ((quotient < 0) & (quotient * y != x))
+        return quotient
+    return xp.floor_divide(x, y) if mode == "floor" else xp.trunc(xp.true_divide(x, y))
+
+
 class Remainder(Function):
     """a mod b with the sign of b (Python's `%`); d/db = -floor(a / b)."""
 
     @staticmethod
     @ignore_float_errors
     def forward(ctx, a, b):
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
+        if ctx.needs_input_grad[1]:
+            ctx.save_for_backward(a, b)
         x, y = operands(a, b, "remainder")
         xp = _device_of(a, b).xp
         if _integral(x, y):
@@ -173,10 +182,10 @@ class Remainder(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        if not ctx.needs_input_grad[1]:
+            return grad, None
         a, b = ctx.saved_tensors
-        needs = ctx.needs_input_grad
-        return (grad if needs[0] else None), (
-            -grad * div(a, b, rounding_mode="floor") if needs[1] else None)
+        return (grad if ctx.needs_input_grad[0] else None), -grad * div(a, b, rounding_mode="floor")
 
 
 class Fmod(Function):
@@ -185,7 +194,8 @@ class Fmod(Function):
     @staticmethod
     @ignore_float_errors
     def forward(ctx, a, b):
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
+        if ctx.needs_input_grad[1]:
+            ctx.save_for_backward(a, b)
         x, y = operands(a, b, "fmod")
         xp = _device_of(a, b).xp
         if _integral(x, y):
@@ -194,10 +204,10 @@ class Fmod(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        if not ctx.needs_input_grad[1]:
+            return grad, None
         a, b = ctx.saved_tensors
-        needs = ctx.needs_input_grad
-        return (grad if needs[0] else None), (
-            -grad * div(a, b, rounding_mode="trunc") if needs[1] else None)
+        return (grad if ctx.needs_input_grad[0] else None), -grad * div(a, b, rounding_mode="trunc")
 
 
 def _integral(x, y) -> bool:
@@ -365,7 +375,7 @@ def floor_divide(input, other) -> Tensor:
     >>> genesis.tensor([-7., 7.]) // 2
     tensor([-4.,  3.])
     """
-    return FloorDivide.apply(input, other, "floor")
+    return FloorDivide.apply(input, other)
 
 
 def remainder(input, other) -> Tensor:
@@ -439,7 +449,7 @@ def div_(self, other, *, rounding_mode=None) -> Tensor:
 
 def floor_divide_(self, other) -> Tensor:
     """In place: self //= other."""
-    return apply_inplace(FloorDivide, self, other, "floor")
+    return apply_inplace(FloorDivide, self, other)
 
 
 def remainder_(self, other) -> Tensor:
