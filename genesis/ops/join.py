@@ -29,7 +29,7 @@ class Cat(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        pieces = split(grad, ctx.sizes, ctx.dim)
+        pieces = Split.apply(grad, ctx.dim, tuple(ctx.sizes))
         return (None,) + tuple(piece if needed else None
                                for piece, needed in zip(pieces, ctx.needs_input_grad[1:]))
 
@@ -45,7 +45,7 @@ class Stack(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        pieces = unbind(grad, ctx.dim)
+        pieces = Unbind.apply(grad, ctx.dim)
         return (None,) + tuple(piece if needed else None
                                for piece, needed in zip(pieces, ctx.needs_input_grad[1:]))
 
