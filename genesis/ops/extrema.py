@@ -60,6 +60,14 @@ class Amin(Function):
     backward = staticmethod(_split_among_ties)
 
 
+class Max(Amax):
+    """The largest element of the whole tensor (`x.max()`)."""
+
+
+class Min(Amin):
+    """The smallest element of the whole tensor (`x.min()`)."""
+
+
 def tie_weights(xp, array, extreme, dims):
     """1/count at the elements equal to `extreme` (NaN matching NaN), 0 elsewhere."""
     chosen = array == extreme
@@ -103,6 +111,14 @@ class ExtremumAlongDim(Function):
         return spread.reshape(ctx.shape), None, None, None
 
 
+class MaxAlongDim(ExtremumAlongDim):
+    """(values, indices) of the largest elements along one dim."""
+
+
+class MinAlongDim(ExtremumAlongDim):
+    """(values, indices) of the smallest elements along one dim."""
+
+
 class Argmax(Function):
     """Index of the largest element (flattened when `dim` is None)."""
 
@@ -131,8 +147,9 @@ def _arg_extremum(a: Tensor, dim, keepdim: bool, pick):
 def _along_dim(op: str, input: Tensor, dim, keepdim: bool, largest: bool):
     dim = normalize_dim(dim, input.ndim, op)
     _require_elements(op, input, dim)
-    result_type = max_result if largest else min_result
-    return result_type(*ExtremumAlongDim.apply(input, dim, bool(keepdim), largest))
+    if largest:
+        return max_result(*MaxAlongDim.apply(input, dim, bool(keepdim), True))
+    return min_result(*MinAlongDim.apply(input, dim, bool(keepdim), False))
 
 
 def _require_elements(op: str, input: Tensor, dim) -> None:
@@ -169,7 +186,7 @@ def max(input: Tensor, dim=None, keepdim: bool = False):
         return _binary("max", input, dim)
     if dim is None:
         _require_elements("max", input, None)
-        return Amax.apply(input, None, False)
+        return Max.apply(input, None, False)
     return _along_dim("max", input, dim, keepdim, largest=True)
 
 
@@ -184,7 +201,7 @@ def min(input: Tensor, dim=None, keepdim: bool = False):
         return _binary("min", input, dim)
     if dim is None:
         _require_elements("min", input, None)
-        return Amin.apply(input, None, False)
+        return Min.apply(input, None, False)
     return _along_dim("min", input, dim, keepdim, largest=False)
 
 
