@@ -11,6 +11,7 @@ from . import functional, init, utils
 from .activation import (CELU, ELU, GELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
                          LogSoftmax, Mish, PReLU, ReLU, ReLU6, Sigmoid, SiLU, Softmax, Softmin,
                          Softplus, Tanh)
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .dropout import Dropout
 from .embedding import Embedding
@@ -19,4 +20,5 @@ from .linear import Identity, Linear
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
                    MSELoss, NLLLoss, SmoothL1Loss)
 from .module import Module
+from .normalization import GroupNorm, LayerNorm, RMSNorm
 from .parameter import Parameter

@@ -1,0 +1,116 @@
+"""Functional normalisation: layer_norm, rms_norm, group_norm, batch_norm.
+
+Composed from differentiable reductions, so gradients (and double backward)
+come from the ops; running statistics are updated in place outside the graph.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ops.unary import rsqrt
+from ..tensor import Tensor
+
+__all__ = ["layer_norm", "rms_norm", "group_norm", "batch_norm"]
+
+
+def _trailing_dims(input: Tensor, normalized_shape, name: str) -> tuple:
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if not shape or tuple(input.shape[input.ndim - len(shape):]) != shape or len(shape) > input.ndim:
+        raise RuntimeError(f"{name}: normalized_shape {shape} must match the last dimensions of "
+                           f"the input, whose shape is {tuple(input.shape)}")
+    return tuple(range(input.ndim - len(shape), input.ndim))
+
+
+def _affine(out: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise over the trailing `normalized_shape` dims to zero mean and unit (biased)
+    variance, then scale by `weight` and shift by `bias`.
+
+    >>> import genesis
+    >>> import genesis.nn.functional as F
+    >>> F.layer_norm(genesis.tensor([[1., 3.]]), (2,))
+    tensor([[-1.0000,  1.0000]])
+    """
+    dims = _trailing_dims(input, normalized_shape, "layer_norm")
+    centered = input - input.mean(dims, keepdim=True)
+    variance = (centered * centered).mean(dims, keepdim=True)
+    return _affine(centered * rsqrt(variance + eps), weight, bias)
+
+
+def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """x / sqrt(mean(x**2) + eps) over the trailing dims, times `weight`; `eps` defaults to
+    the dtype's machine epsilon (as in PyTorch)."""
+    dims = _trailing_dims(input, normalized_shape, "rms_norm")
+    if eps is None:
+        eps = float(np.finfo(input._data.dtype).eps)
+    return _affine(input * rsqrt((input * input).mean(dims, keepdim=True) + eps), weight, None)
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise each group of channels (dim 1 split in `num_groups`) of each sample; then a
+    per-channel affine transform."""
+    if input.ndim < 2 or input.shape[1] % num_groups:
+        raise RuntimeError(f"group_norm: the {input.shape[1] if input.ndim > 1 else 0} channels "
+                           f"(dim 1 of shape {tuple(input.shape)}) must split into {num_groups} "
+                           "equal groups")
+    grouped = input.reshape(input.shape[0], num_groups, -1)
+    centered = grouped - grouped.mean(2, keepdim=True)
+    variance = (centered * centered).mean(2, keepdim=True)
+    out = (centered * rsqrt(variance + eps)).reshape(input.shape)
+    channel_shape = (input.shape[1],) + (1,) * (input.ndim - 2)
+    return _affine(out, None if weight is None else weight.reshape(channel_shape),
+                   None if bias is None else bias.reshape(channel_shape))
+
+
+def _update_running(running: Tensor, statistic, momentum: float) -> None:
+    data = running._data
+    data *= 1 - momentum
+    data += momentum * statistic.astype(data.dtype, copy=False)
+    running._version_counter[0] += 1
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel (dim 1) over the batch and any spatial dims.
+
+    Training uses the batch statistics and, when running stats are given, moves them
+    toward the batch's (mean, unbiased variance) by `momentum`; evaluation uses the
+    running statistics.
+    """
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm: expected an input of shape (N, C, ...), got "
+                         f"{tuple(input.shape)}")
+    dims = (0,) + tuple(range(2, input.ndim))
+    channel_shape = (input.shape[1],) + (1,) * (input.ndim - 2)
+    if training:
+        count = input.numel() // input.shape[1]
+        if count <= 1:
+            raise ValueError(f"batch_norm: expected more than 1 value per channel when training, "
+                             f"got input of shape {tuple(input.shape)}")
+        mean = input.mean(dims, keepdim=True)
+        centered = input - mean
+        variance = (centered * centered).mean(dims, keepdim=True)
+        if running_mean is not None:
+            _update_running(running_mean, mean._data.reshape(-1), momentum)
+        if running_var is not None:
+            _update_running(running_var, variance._data.reshape(-1) * (count / (count - 1)), momentum)
+        out = centered * rsqrt(variance + eps)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("batch_norm: evaluation needs running_mean and running_var (or pass "
+                             "training=True to use the batch statistics)")
+        scale = rsqrt(running_var.reshape(channel_shape) + eps)
+        out = (input - running_mean.reshape(channel_shape)) * scale
+    return _affine(out, None if weight is None else weight.reshape(channel_shape),
+                   None if bias is None else bias.reshape(channel_shape))
