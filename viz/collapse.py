@@ -10,8 +10,8 @@ their place in a linear run, so distinct tensors stay distinct.
 >>> nodes = [GraphNode(0, "output", "y", t), GraphNode(1, "op", "TanhBackward", t, module="fc"),
 ...          GraphNode(2, "op", "AddBackward", t, module="fc"), GraphNode(3, "param", "fc.bias", t, module="fc")]
 >>> graph = Graph(nodes, [Edge(1, 0, 0), Edge(2, 1, 0), Edge(3, 2, 0)])
->>> sorted(build_view(graph, collapse_depth=0).items)
-['m:fc', 'n0']
+>>> [(item.kind, item.title) for item in build_view(graph, collapse_depth=0).items.values()]
+[('node', 'y'), ('module', 'fc')]
 """
 from __future__ import annotations
 

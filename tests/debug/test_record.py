@@ -127,3 +127,17 @@ def test_autograd_grad_calls_are_recorded_too():
         (gradient,) = genesis.autograd.grad(x ** 3, x)
     (graph,) = recording.graphs
     assert graph.find("x").outputs[0].grad["norm"] == pytest.approx(12.0)
+
+
+def test_real_nn_modules_name_parameters_and_paths():
+    nn = pytest.importorskip("genesis.nn")
+    if not hasattr(nn, "Sequential") or not hasattr(nn, "Linear"):
+        pytest.skip("genesis.nn has no Sequential/Linear yet")
+    model = nn.Sequential(nn.Linear(4, 8), nn.Linear(8, 1))
+    with record() as recording:
+        loss = model(genesis.randn(3, 4)).sum()
+        loss.backward()
+    (graph,) = recording.graphs
+    assert {node.name for node in graph.of_kind("param")} == {"0.weight", "0.bias", "1.weight", "1.bias"}
+    assert {"0", "1"} <= {node.module for node in graph.of_kind("op")}
+    assert graph.modules["0"] == "Linear"

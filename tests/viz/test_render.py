@@ -1,0 +1,99 @@
+import doctest
+import importlib
+import shutil
+import xml.etree.ElementTree as ElementTree
+
+import pytest
+
+import genesis
+import viz
+from genesis.debug import capture_graph
+from viz import backends
+from viz.backends import EMBEDDED, EMBEDDED_MAX_NODES, SYSTEM, RenderError, choose_backend
+
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz dot is not installed")
+
+
+@pytest.fixture
+def without_dot(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert shutil.which("dot") is None
+
+
+def svg_texts(path) -> list:
+    root = ElementTree.parse(path).getroot()
+    return [element.text for element in root.iter() if element.tag.endswith("text")]
+
+
+@needs_dot
+def test_render_svg_with_system_dot(tmp_path):
+    x = genesis.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2 + 3
+    assert choose_backend("svg") == SYSTEM
+    path = viz.render(capture_graph(y), tmp_path / "graph.svg")
+    texts = svg_texts(path)
+    assert {"AddBackward", "MulBackward", "x", "y", "Legend"} <= set(texts)
+
+
+@needs_dot
+@pytest.mark.parametrize("format, magic", [("png", b"\x89PNG"), ("pdf", b"%PDF")])
+def test_render_png_and_pdf_with_system_dot(tmp_path, format, magic):
+    x = genesis.randn(2, requires_grad=True)
+    path = viz.render(x.exp(), tmp_path / f"graph.{format}")
+    assert path.read_bytes().startswith(magic)
+
+
+def test_without_dot_the_embedded_backend_renders_svg(without_dot, tmp_path):
+    x = genesis.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2 + 3
+    assert choose_backend("svg") == EMBEDDED
+    path = viz.render(y, tmp_path / "graph.svg")  # a tensor: captured first, names from here
+    texts = svg_texts(path)
+    assert {"AddBackward", "MulBackward", "x", "y"} <= set(texts)
+
+
+def test_without_dot_png_is_a_clear_error(without_dot, tmp_path):
+    x = genesis.randn(2, requires_grad=True)
+    with pytest.raises(RenderError, match="needs the Graphviz `dot` program.*format='svg'"):
+        viz.render(x.exp(), tmp_path / "graph.png")
+
+
+def test_embedded_backend_drawings_stay_under_its_limit(without_dot, tmp_path):
+    x = genesis.tensor([1.0], requires_grad=True)
+    y = x
+    for _ in range(3_000):
+        y = y * 1.0001
+    path = viz.render(y, tmp_path / "chain.svg", max_nodes=None)
+    assert any(text == "… 2,998 ops …" for text in svg_texts(path))
+    assert any(f"collapsed to fit {EMBEDDED_MAX_NODES:,} nodes" in (text or "") for text in svg_texts(path))
+
+
+def test_dot_format_needs_no_graphviz(without_dot, tmp_path):
+    x = genesis.randn(2, requires_grad=True)
+    path = viz.render(x.exp(), tmp_path / "graph.dot")
+    assert path.read_text().startswith("digraph genesis {")
+
+
+def test_render_rejects_other_things(tmp_path):
+    with pytest.raises(TypeError, match="Graph or a Tensor"):
+        viz.render([1, 2], tmp_path / "x.svg")
+    with pytest.raises(ValueError, match="format must be one of"):
+        viz.render(genesis.randn(2, requires_grad=True).exp(), tmp_path / "x.svg", format="gif")
+
+
+def test_graph_shows_inline_in_notebooks():
+    x = genesis.randn(2, requires_grad=True)
+    svg = capture_graph(x.exp())._repr_svg_()
+    root = ElementTree.fromstring(svg)
+    assert root.tag.endswith("svg") and "ExpBackward" in svg
+
+
+def test_embedded_backend_failure_is_a_render_error(without_dot):
+    with pytest.raises(RenderError, match="embedded Graphviz"):
+        backends.run_graphviz("digraph { a -> }", "svg", EMBEDDED)
+
+
+@pytest.mark.parametrize("name", ["collapse", "dot", "render", "style"])
+def test_docstring_examples(name):
+    result = doctest.testmod(importlib.import_module(f"viz.{name}"), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 0
