@@ -33,7 +33,7 @@ from ..tensor import Tensor, wrap_array
 from .grad_mode import grad_state
 from .hooks import RemovableHandle
 
-__all__ = ["Function", "Node", "AccumulateGrad", "gradient_edge", "observers"]
+__all__ = ["Function", "Node", "AccumulateGrad", "gradient_edge", "mark_view", "observers"]
 
 # Callables run after every Function call made outside the engine's backward
 # pass while non-empty (anomaly mode and `genesis.debug.record` register
@@ -268,7 +268,7 @@ class Function:
                 _as_output(result, device, args)
             outputs = (output,)
         if cls.is_view:
-            _mark_view(outputs[0], args, kwargs, cls)
+            mark_view(outputs[0], args, kwargs, cls)
         if graph:
             _link_outputs(ctx, outputs)
         if observers and not grad_state.in_backward:
@@ -378,7 +378,7 @@ def _pack_saved(ctx: Node, saved: tuple) -> tuple:
     return tuple(packed)
 
 
-def _mark_view(output: Tensor, args: tuple, kwargs: dict, cls) -> None:
+def mark_view(output: Tensor, args: tuple, kwargs: dict, cls) -> None:
     """An output sharing storage with input 0 shares its version counter and remembers how
     it was derived from the base tensor (for in-place updates through the view)."""
     source = args[0]

@@ -7,7 +7,7 @@ a cat, stack's an unbind, unbind's a stack.
 """
 from __future__ import annotations
 
-from ..autograd.function import Function, _mark_view
+from ..autograd.function import Function, mark_view
 from ..dtypes import from_numpy_dtype, promote_types
 from ..tensor import Tensor
 from . import samples
@@ -104,7 +104,7 @@ def _as_views(pieces: tuple, input: Tensor, keys: list, step) -> tuple:
     """Record each piece as a view of `input` made by `step` (a GetItem with its key), so
     in-place changes through any piece are tracked like changes through a slice."""
     for piece, key in zip(pieces, keys):
-        _mark_view(piece, (input, key), {}, step)
+        mark_view(piece, (input, key), {}, step)
     return pieces
 
 
