@@ -48,7 +48,6 @@ class View:
     items: dict                   # key -> Item, in drawing order
     edges: dict                   # (src key, dst key) -> [shape of each graph edge]
     notes: list                   # what was folded, said in the picture
-    total_nodes: int              # graph nodes eligible for drawing
 
 
 @dataclass
@@ -221,7 +220,7 @@ class _Layout:
             if src is None or dst is None or src == dst:
                 continue
             edges.setdefault((src, dst), []).append(edge.shape)
-        view = View(items, edges, [], self.node_count)
+        view = View(items, edges, [])
         if policy.chains:
             _compress_chains(view, graph)
         _copy_shared_leaves(view, graph)

@@ -5,8 +5,8 @@ HTML-like labels), escaped here and only here: backslashes, quotes and `&` are
 escaped, newlines become line breaks, and every value is marked `nohtml` so a
 name such as `<img src=x>` can never be read as markup.
 
->>> str(label_text(['a "quoted" <name>', "x\\\\y & z"]))
-'a \\\\"quoted\\\\" <name>\\\\nx\\\\\\\\y &amp; z'
+>>> print(label_text(['a "quoted" <name>', "back\\\\slash & more"]))
+a \\"quoted\\" <name>\\nback\\\\slash &amp; more
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ import pytest
 
 import genesis
 import viz
-from genesis.debug import Edge, Graph, GraphNode, TensorInfo, capture_graph, record
+from genesis.debug import Graph, GraphNode, TensorInfo, capture_graph, record
 from viz.collapse import build_view
 
 from ..debug.modules import MLP, Linear, Model, Module, Sequential
