@@ -50,13 +50,14 @@ def _maybe_inplace(cls, input: Tensor, inplace: bool, *args) -> Tensor:
 
 
 class Relu(Function):
-    """max(a, 0); integers stay integers. The gradient is 0 at 0."""
+    """max(a, 0); integers stay integers. The gradient is 0 at 0 (and passes at nan)."""
 
     @staticmethod
     def forward(ctx, a):
         _refuse_bool("relu", a)
-        ctx.save_for_backward(a)
-        return a._device.xp.maximum(a._data, 0)
+        out = wrap_array(a._device.xp.maximum(a._data, 0), a._device)
+        ctx.save_for_backward(out)
+        return out
 
     @staticmethod
     def forward_inplace(target):
@@ -64,8 +65,8 @@ class Relu(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return gate(grad, a._data > 0)
+        (out,) = ctx.saved_tensors
+        return gate(grad, ~(out._data <= 0))  # a nan input passes its gradient, as in PyTorch
 
 
 class Hardtanh(Function):
@@ -86,7 +87,7 @@ class Hardtanh(Function):
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
         low, high = ctx.bounds
-        return gate(grad, (a._data > low) & (a._data < high)), None, None
+        return gate(grad, ~((a._data <= low) | (a._data >= high))), None, None
 
 
 def _typed_bounds(a: Tensor, low, high) -> tuple:
@@ -131,7 +132,7 @@ class Elu(Function):
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
         alpha, scale, input_scale = ctx.coefficients
-        positive = wrap_array(a._data > 0, a._device)
+        positive = wrap_array(~(a._data <= 0), a._device)
         return (where(positive, grad * scale,
                       grad * (alpha * scale * input_scale) * (a * input_scale).exp()),
                 None, None, None, None)
@@ -281,7 +282,7 @@ class Hardswish(Function):
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
         middle = wrap_array(a._data < 3, a._device)
-        return gate(where(middle, grad * (a / 3 + 0.5), grad), a._data > -3)
+        return gate(where(middle, grad * (a / 3 + 0.5), grad), ~(a._data <= -3))
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:

@@ -182,7 +182,12 @@ def fmax(input, other) -> Tensor:
 
 
 def fmin(input, other) -> Tensor:
-    """Elementwise minimum that ignores nan (the other value is taken)."""
+    """Elementwise minimum that ignores nan (the other value is taken).
+
+    >>> import genesis
+    >>> genesis.fmin(genesis.tensor([float("nan"), 1.]), genesis.tensor([2., float("nan")]))
+    tensor([2., 1.])
+    """
     return Fmin.apply(input, other)
 
 
@@ -207,8 +212,7 @@ class Clamp(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        a, low, high = (cast_to(value, grad._data.dtype) for value in ctx.saved_tensors)
-        x = a
+        x, low, high = (cast_to(value, grad._data.dtype) for value in ctx.saved_tensors)
         needs = ctx.needs_input_grad
         grads = [None, None, None]
         if needs[0]:

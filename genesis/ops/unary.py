@@ -211,12 +211,14 @@ class Abs(Function):
 
 
 class Sign(Function):
-    """-1, 0 or 1 (bools stay bools); piecewise constant, so its gradient is zero."""
+    """-1, 0 or 1 (0 for nan, as in PyTorch; bools stay bools); its gradient is zero."""
 
     @staticmethod
     def forward(ctx, a):
         data = a._data
-        return data.copy() if data.dtype.kind == "b" else a._device.xp.sign(data)
+        if data.dtype.kind == "b":
+            return data.copy()
+        return (data > 0).astype(data.dtype) - (data < 0).astype(data.dtype)  # sign(nan) is 0
 
     @staticmethod
     def backward(ctx, grad):

@@ -40,6 +40,16 @@ def test_hard_sigmoid_and_swish_edges():
     assert grad_at(F.hardswish) == pytest.approx([0.0, 1 / 6, 0.5, 5 / 6, 1.0, 1.0])
 
 
+@pytest.mark.parametrize("function, expected", [
+    (F.relu, 1.0), (F.relu6, 1.0), (F.hardtanh, 1.0), (F.elu, 1.0), (F.celu, 1.0),
+    (F.selu, 1.0507009873554805), (F.hardswish, 1.0), (F.hardsigmoid, 0.0),
+    (lambda t: F.leaky_relu(t, 0.125), 0.125),
+], ids=["relu", "relu6", "hardtanh", "elu", "celu", "selu", "hardswish", "hardsigmoid",
+        "leaky_relu"])
+def test_gradient_at_nan_follows_pytorch(function, expected):
+    assert grad_at(function, [math.nan]) == pytest.approx([expected])
+
+
 def test_softplus_threshold_is_strict():
     x = genesis.tensor([20.0, 21.0], dtype=genesis.float64)
     assert F.softplus(x).tolist() == [20.000000002061153, 21.0]

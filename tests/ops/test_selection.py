@@ -75,6 +75,13 @@ def test_nan_propagates_in_maximum_but_not_in_fmax():
     assert grads(genesis.fmax(a, b), [a, b]) == [[0.0, 1.0], [1.0, 0.0]]
 
 
+def test_gradients_at_nan_follow_pytorch():
+    x = leaf([math.nan])
+    assert grads(x.clamp(-1.0, 1.0), [x]) == [[0.0]]
+    assert grads(genesis.maximum(x, 0.0), [x]) == [[1.0]]
+    assert grads(genesis.fmax(x, 0.0), [x]) == [[0.0]]
+
+
 def test_maximum_promotes():
     out = genesis.maximum(genesis.tensor([1, 4]), genesis.tensor([2.5, 3.0]))
     assert out.dtype is genesis.float32 and out.tolist() == [2.5, 4.0]

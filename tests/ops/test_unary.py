@@ -82,6 +82,12 @@ def test_abs_and_sign_subgradients_at_zero():
     assert abs(x).tolist() == [2.0, 0.0, 3.0]
 
 
+def test_sign_and_abs_at_nan_follow_pytorch():
+    x = leaf([math.nan, -0.0])
+    assert x.sign().tolist() == [0.0, 0.0]
+    assert grad_of(x.abs(), x) == [0.0, 0.0]
+
+
 def test_poles_give_pytorch_infinities():
     x = leaf([0.0, 4.0])
     assert grad_of(x.sqrt(), x) == [math.inf, 0.25]
