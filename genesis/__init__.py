@@ -6,6 +6,9 @@
 >>> x.grad
 tensor([2., 4., 6.])
 """
+import sys as _sys
+import types as _types
+
 from . import dtypes
 from .device import Device, DeviceError, device
 from .dtypes import (DType, bfloat16, bool, double, float, float16, float32, float64, get_default_dtype,
@@ -22,6 +25,25 @@ from . import nn, optim
 from .serialization import load, save
 from . import debug
 
+from . import amp
+from .amp import GradScaler, autocast
+
 globals().update(_ops.public_functions())
 
 __version__ = "0.1.0"
+
+
+class _GenesisModule(_types.ModuleType):
+    """The `genesis` module, with the spec's `genesis.enable_autocast` switch as a property."""
+
+    @property
+    def enable_autocast(self) -> bool:
+        """`genesis.enable_autocast = True` runs eligible ops under autocast (float16) everywhere."""
+        return amp.get_autocast_dtype() is not None
+
+    @enable_autocast.setter
+    def enable_autocast(self, value: bool) -> None:
+        amp.set_global_autocast(value)  # (`bool` here is genesis.bool)
+
+
+_sys.modules[__name__].__class__ = _GenesisModule

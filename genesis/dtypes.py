@@ -68,6 +68,7 @@ _ALL = (float16, float32, float64, bfloat16, int8, int16, int32, int64, uint8, b
 _BY_NAME = {d.name: d for d in _ALL}
 _BY_NAME.update(half=float16, float=float32, double=float64, short=int16, int=int32, long=int64)
 _BY_NUMPY = {d.numpy_dtype: d for d in _ALL if d.numpy_dtype is not None}
+FLOATING_DTYPES = tuple(d for d in _ALL if d.is_floating_point and d.numpy_dtype is not None)
 FLOATING_NUMPY_DTYPES = frozenset(d.numpy_dtype for d in _ALL
                                   if d.is_floating_point and d.numpy_dtype is not None)
 _PYTHON_TYPES = {builtins.float: float32, builtins.int: int64, builtins.bool: bool}

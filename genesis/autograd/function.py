@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import weakref
 
-from ..dtypes import FLOATING_NUMPY_DTYPES
+from ..dtypes import FLOATING_DTYPES, FLOATING_NUMPY_DTYPES
 from ..tensor import Tensor, wrap_array
 from .grad_mode import grad_state
 from .hooks import RemovableHandle
@@ -214,6 +214,8 @@ class Function:
     nondeterministic = False  # forward draws random numbers (dropout): checks skip it
     _builtin = False         # defined inside genesis: forward works on arrays only
     forward_inplace = None   # optional fast path writing into target._data (no graph)
+    autocast_policy = None   # under genesis.autocast: "lower" (run in the autocast dtype)
+                             # or "float32" (run in float32); None: inputs untouched
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -233,6 +235,8 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward and, when gradients are needed, link the result into the graph."""
+        if grad_state.autocast_dtype is not None and cls.autocast_policy is not None:
+            args = _autocast_arguments(cls.autocast_policy, args)
         ctx = _new_object(cls._backward_cls)
         device = None
         graph = False
@@ -278,6 +282,27 @@ class Function:
 
 
 _new_object = object.__new__
+
+
+def _autocast_arguments(policy: str, args: tuple) -> tuple:
+    """Cast eligible floating tensor arguments for autocast (differentiably, so
+    gradients return to each input in its own dtype). "lower": float32 ->
+    the autocast dtype; "float32": float16/bfloat16 -> float32. float64 is
+    never touched, as in PyTorch."""
+    from ..dtypes import float32
+
+    if policy == "lower":
+        target = grad_state.autocast_dtype
+        eligible = (float32,)
+    else:
+        target = float32
+        eligible = tuple(d for d in FLOATING_DTYPES if d.itemsize == 2)
+    cast = []
+    for arg in args:
+        if isinstance(arg, Tensor) and arg.dtype in eligible and arg.dtype is not target:
+            arg = arg.to(target)
+        cast.append(arg)
+    return tuple(cast)
 _NO_NEEDS = [(False,) * count for count in range(16)]
 
 

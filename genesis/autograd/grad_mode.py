@@ -21,6 +21,10 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
 class _GradState(threading.local):
     enabled = True
     in_backward = False  # set by the engine while it runs backward formulas
+    # The dtype `genesis.autocast` runs eligible ops in (None: off). A thread's
+    # `with autocast()` sets its own value; `genesis.enable_autocast = True`
+    # sets this class-level default, seen by every thread not inside a context.
+    autocast_dtype = None
 
 
 grad_state = _GradState()

@@ -23,6 +23,8 @@ __all__ = ["cumsum", "cumprod"]
 class Cumsum(Function):
     """Running sum along `dim`."""
 
+    autocast_policy = "float32"
+
     @staticmethod
     def forward(ctx, a, dim, dtype):
         ctx.dim = dim
@@ -40,6 +42,8 @@ def reverse_cumsum(tensor: Tensor, dim: int) -> Tensor:
 
 class Cumprod(Function):
     """Running product along `dim`."""
+
+    autocast_policy = "float32"
 
     @staticmethod
     def forward(ctx, a, dim, dtype):

@@ -29,6 +29,8 @@ _LETTERS = frozenset(string.ascii_letters)
 class Einsum(Function):
     """Einstein summation with a fully explicit equation ('ij,jk->ik')."""
 
+    autocast_policy = "lower"
+
     @staticmethod
     def forward(ctx, equation, *operands):
         ctx.equation = equation

@@ -13,6 +13,8 @@ __all__ = ["matmul", "mm", "bmm", "dot", "outer", "ger"]
 class MatMul(Function):
     """a @ b with NumPy/PyTorch semantics: 1-D operands and broadcast batch dims."""
 
+    autocast_policy = "lower"
+
     @staticmethod
     def forward(ctx, a, b):
         needs = ctx.needs_input_grad

@@ -25,6 +25,8 @@ class VectorNorm(Function):
     """(sum |a|^p)^(1/p) over `dims`; p = inf/-inf is the largest/smallest magnitude, p = 0
     the count of nonzero elements."""
 
+    autocast_policy = "float32"
+
     @staticmethod
     def forward(ctx, a, p, dims, keepdim):
         xp = a._device.xp

@@ -35,6 +35,8 @@ def spread(grad: Tensor, shape: tuple, dims, keepdim: bool) -> Tensor:
 class Sum(Function):
     """Sum over `dims` (None: all elements)."""
 
+    autocast_policy = "float32"
+
     @staticmethod
     def forward(ctx, a, dims, keepdim, dtype):
         ctx.shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
@@ -47,6 +49,8 @@ class Sum(Function):
 
 class Mean(Function):
     """Mean over `dims` (None: all elements)."""
+
+    autocast_policy = "float32"
 
     @staticmethod
     def forward(ctx, a, dims, keepdim):
@@ -66,6 +70,8 @@ class Prod(Function):
     The gradient is the product of the other elements: `out / a` when no input is
     zero, else an exact product of exclusive cumulative products (no division).
     """
+
+    autocast_policy = "float32"
 
     @staticmethod
     def forward(ctx, a, dim, keepdim, dtype):
@@ -127,6 +133,8 @@ def reduced_count(shape: tuple, dims) -> int:
 class Var(Function):
     """Variance over `dims`, dividing by (count - correction)."""
 
+    autocast_policy = "float32"
+
     @staticmethod
     def forward(ctx, a, dims, correction, keepdim):
         _require_floating(a, "var")
@@ -146,6 +154,8 @@ class Var(Function):
 
 class Std(Function):
     """Standard deviation over `dims`; its gradient is zero where it is zero (as in PyTorch)."""
+
+    autocast_policy = "float32"
 
     @staticmethod
     def forward(ctx, a, dims, correction, keepdim):

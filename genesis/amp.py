@@ -1,0 +1,193 @@
+"""Mixed precision: `autocast` and `GradScaler`.
+
+Inside `autocast(dtype=float16)`, matrix products (matmul, bmm, einsum,
+linear, convolutions) run in `dtype`, while reductions, softmax, norms and
+losses run in float32. The casts are ordinary differentiable ops, so
+gradients reach float32 parameters in float32. Setting the spec's global flag
+`genesis.enable_autocast = True` turns autocast on everywhere (float16).
+
+>>> import genesis
+>>> w = genesis.randn(4, 4, requires_grad=True)
+>>> with genesis.autocast():
+...     y = genesis.randn(2, 4) @ w
+...     total = y.sum()
+>>> y.dtype, total.dtype
+(genesis.float16, genesis.float32)
+>>> total.backward(); w.grad.dtype
+genesis.float32
+"""
+from __future__ import annotations
+
+import functools
+
+from .autograd.grad_mode import _GradState, grad_state
+from .dtypes import float16, get_dtype
+from .tensor import Tensor
+
+__all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "GradScaler",
+           "set_global_autocast"]
+
+_MISSING = object()
+
+
+def is_autocast_enabled() -> bool:
+    """Whether eligible ops on this thread currently run under autocast."""
+    return grad_state.autocast_dtype is not None
+
+
+def get_autocast_dtype():
+    """The dtype autocast runs matrix products in (None when off)."""
+    return grad_state.autocast_dtype
+
+
+def set_global_autocast(enabled: bool, dtype=float16) -> None:
+    """What `genesis.enable_autocast = enabled` does: autocast for every thread
+    outside an explicit `autocast(...)` context."""
+    _GradState.autocast_dtype = get_dtype(dtype) if enabled else None
+
+
+class autocast:
+    """Context manager (and decorator) turning autocast on (or off with enabled=False).
+
+    Nested contexts restore the previous state on exit.
+    """
+
+    def __init__(self, dtype=float16, enabled: bool = True, device_type: str | None = None):
+        self._dtype = get_dtype(dtype)
+        if not self._dtype.is_floating_point or self._dtype.itemsize != 2:
+            raise ValueError(f"autocast: dtype must be float16 or bfloat16, got {self._dtype!r}")
+        self._enabled = bool(enabled)
+        self._previous = []
+
+    def __enter__(self):
+        self._previous.append(grad_state.__dict__.get("autocast_dtype", _MISSING))
+        grad_state.autocast_dtype = self._dtype if self._enabled else None
+        return self
+
+    def __exit__(self, *exc_info):
+        previous = self._previous.pop()
+        if previous is _MISSING:
+            del grad_state.autocast_dtype
+        else:
+            grad_state.autocast_dtype = previous
+        return False
+
+    def __call__(self, function):
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            with self:
+                return function(*args, **kwargs)
+
+        return wrapper
+
+
+class GradScaler:
+    """Dynamic loss scaling for float16 training.
+
+    `scale(loss)` multiplies the loss by the current scale before backward;
+    `step(optimizer)` unscales the gradients (unless `unscale_` already did),
+    skips the step if any gradient is inf/NaN, and otherwise steps;
+    `update()` halves the scale after a skipped step and doubles it after
+    `growth_interval` clean steps.
+
+    >>> import genesis
+    >>> w = genesis.tensor([1.0], requires_grad=True)
+    >>> optimizer = genesis.optim.SGD([w], lr=0.1)
+    >>> scaler = GradScaler(init_scale=4.0)
+    >>> scaler.scale((w * 3).sum()).backward()
+    >>> w.grad
+    tensor([12.])
+    >>> scaler.step(optimizer); scaler.update(); w
+    tensor([0.7000], requires_grad=True)
+    """
+
+    def __init__(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,
+                 backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True):
+        if growth_factor <= 1.0 or not 0.0 < backoff_factor < 1.0:
+            raise ValueError("GradScaler: growth_factor must be > 1 and backoff_factor in (0, 1)")
+        self._scale = float(init_scale)
+        self._growth_factor = float(growth_factor)
+        self._backoff_factor = float(backoff_factor)
+        self._growth_interval = int(growth_interval)
+        self._enabled = bool(enabled)
+        self._growth_tracker = 0
+        self._unscaled = {}        # id(optimizer) -> found_inf, for this iteration
+        self._found_inf_this_step = False
+
+    def is_enabled(self) -> bool:
+        return self._enabled
+
+    def get_scale(self) -> float:
+        return self._scale if self._enabled else 1.0
+
+    def scale(self, outputs):
+        """`outputs` (a tensor or nested list/tuple of tensors) times the current scale."""
+        if not self._enabled:
+            return outputs
+        if isinstance(outputs, Tensor):
+            return outputs * self._scale
+        if isinstance(outputs, list | tuple):
+            return type(outputs)(self.scale(output) for output in outputs)
+        raise TypeError(f"GradScaler.scale expects tensors, got {type(outputs).__name__}")
+
+    def unscale_(self, optimizer) -> None:
+        """Divide the optimizer's gradients by the scale (once per step), noting inf/NaN."""
+        if not self._enabled:
+            return
+        if id(optimizer) in self._unscaled:
+            raise RuntimeError("unscale_() has already been called on this optimizer since the "
+                               "last update(); call it once per step")
+        inverse = 1.0 / self._scale
+        found_inf = False
+        for group in optimizer.param_groups:
+            for parameter in group["params"]:
+                grad = parameter.grad
+                if grad is None:
+                    continue
+                xp = grad._device.xp
+                data = grad._data
+                if not bool(xp.isfinite(data).all()):
+                    found_inf = True
+                xp.multiply(data, inverse, out=data, casting="unsafe")
+                grad._version_counter[0] += 1
+        self._unscaled[id(optimizer)] = found_inf
+
+    def step(self, optimizer, *args, **kwargs):
+        """Unscale if needed, then step unless a gradient was inf/NaN; returns step's result."""
+        if not self._enabled:
+            return optimizer.step(*args, **kwargs)
+        if id(optimizer) not in self._unscaled:
+            self.unscale_(optimizer)
+        if self._unscaled[id(optimizer)]:
+            self._found_inf_this_step = True
+            return None
+        return optimizer.step(*args, **kwargs)
+
+    def update(self, new_scale: float | None = None) -> None:
+        """Adjust the scale for the next iteration (or set it to `new_scale`)."""
+        if not self._enabled:
+            return
+        if new_scale is not None:
+            self._scale = float(new_scale)
+        elif self._found_inf_this_step or any(self._unscaled.values()):
+            self._scale *= self._backoff_factor
+            self._growth_tracker = 0
+        else:
+            self._growth_tracker += 1
+            if self._growth_tracker == self._growth_interval:
+                self._scale *= self._growth_factor
+                self._growth_tracker = 0
+        self._unscaled.clear()
+        self._found_inf_this_step = False
+
+    def state_dict(self) -> dict:
+        return {"scale": self._scale, "growth_factor": self._growth_factor,
+                "backoff_factor": self._backoff_factor, "growth_interval": self._growth_interval,
+                "_growth_tracker": self._growth_tracker}
+
+    def load_state_dict(self, state: dict) -> None:
+        self._scale = float(state["scale"])
+        self._growth_factor = float(state["growth_factor"])
+        self._backoff_factor = float(state["backoff_factor"])
+        self._growth_interval = int(state["growth_interval"])
+        self._growth_tracker = int(state["_growth_tracker"])

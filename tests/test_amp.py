@@ -1,0 +1,107 @@
+"""autocast and GradScaler."""
+import numpy as np
+import pytest
+
+import genesis
+
+
+def test_matmul_runs_in_float16_and_reductions_in_float32():
+    w = genesis.randn(4, 3, requires_grad=True)
+    x = genesis.randn(2, 4)
+    with genesis.autocast():
+        assert genesis.amp.is_autocast_enabled()
+        y = x @ w
+        total = y.sum()
+        average = y.mean()
+    assert y.dtype is genesis.float16
+    assert total.dtype is genesis.float32 and average.dtype is genesis.float32
+    total.backward()
+    assert w.grad.dtype is genesis.float32
+    expected = x.numpy().T @ np.ones((2, 3), np.float32)
+    np.testing.assert_allclose(w.grad.numpy(), expected, rtol=2e-3, atol=2e-3)
+
+
+def test_autocast_restores_state_when_nested_and_on_error():
+    assert not genesis.amp.is_autocast_enabled()
+    with genesis.autocast():
+        with genesis.autocast(enabled=False):
+            assert not genesis.amp.is_autocast_enabled()
+            assert (genesis.ones(2, 2) @ genesis.ones(2, 2)).dtype is genesis.float32
+        assert genesis.amp.is_autocast_enabled()
+    with pytest.raises(KeyError):
+        with genesis.autocast():
+            raise KeyError("x")
+    assert not genesis.amp.is_autocast_enabled()
+
+
+def test_float64_is_not_autocast():
+    a = genesis.ones(2, 2, dtype=genesis.float64)
+    with genesis.autocast():
+        assert (a @ a).dtype is genesis.float64
+
+
+def test_spec_global_flag():
+    try:
+        genesis.enable_autocast = True
+        assert genesis.enable_autocast
+        assert (genesis.ones(2, 2) @ genesis.ones(2, 2)).dtype is genesis.float16
+        with genesis.autocast(enabled=False):
+            assert (genesis.ones(2, 2) @ genesis.ones(2, 2)).dtype is genesis.float32
+    finally:
+        genesis.enable_autocast = False
+    assert not genesis.enable_autocast
+    assert (genesis.ones(2, 2) @ genesis.ones(2, 2)).dtype is genesis.float32
+
+
+def test_autocast_decorator_and_bad_dtype():
+    @genesis.autocast()
+    def product(a, b):
+        return a @ b
+
+    assert product(genesis.ones(2, 2), genesis.ones(2, 2)).dtype is genesis.float16
+    with pytest.raises(ValueError, match="float16 or bfloat16"):
+        genesis.autocast(dtype=genesis.float32)
+
+
+def _setup():
+    w = genesis.tensor([1.0, -2.0], requires_grad=True)
+    return w, genesis.optim.SGD([w], lr=0.5)
+
+
+def test_grad_scaler_scales_unscales_and_steps():
+    w, optimizer = _setup()
+    scaler = genesis.GradScaler(init_scale=8.0)
+    scaler.scale((w * w).sum()).backward()
+    assert w.grad.tolist() == [16.0, -32.0]
+    scaler.unscale_(optimizer)
+    assert w.grad.tolist() == [2.0, -4.0]
+    scaler.step(optimizer)
+    scaler.update()
+    assert w.tolist() == [0.0, 0.0] and scaler.get_scale() == 8.0
+
+
+def test_grad_scaler_skips_inf_steps_and_backs_off():
+    w, optimizer = _setup()
+    scaler = genesis.GradScaler(init_scale=1024.0, growth_interval=2)
+    w.grad = genesis.tensor([float("inf"), 1.0])
+    scaler.step(optimizer)
+    scaler.update()
+    assert w.tolist() == [1.0, -2.0] and scaler.get_scale() == 512.0
+    for _ in range(2):
+        optimizer.zero_grad()
+        scaler.scale((w * 1.0).sum()).backward()
+        scaler.step(optimizer)
+        scaler.update()
+    assert scaler.get_scale() == 1024.0  # grew after growth_interval clean steps
+
+
+def test_grad_scaler_unscale_twice_is_an_error_and_state_round_trips():
+    w, optimizer = _setup()
+    scaler = genesis.GradScaler()
+    scaler.scale((w * 1.0).sum()).backward()
+    scaler.unscale_(optimizer)
+    with pytest.raises(RuntimeError, match="once per step"):
+        scaler.unscale_(optimizer)
+    other = genesis.GradScaler()
+    other.load_state_dict(scaler.state_dict())
+    assert other.get_scale() == scaler.get_scale()
