@@ -11,6 +11,7 @@ from . import functional, init, utils
 from .activation import (CELU, ELU, GELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
                          LogSoftmax, Mish, PReLU, ReLU, ReLU6, Sigmoid, SiLU, Softmax, Softmin,
                          Softplus, Tanh)
+from .attention import MultiheadAttention
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .dropout import Dropout
@@ -22,3 +23,4 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDi
 from .module import Module
 from .normalization import GroupNorm, LayerNorm, RMSNorm
 from .parameter import Parameter
+from .transformer import TransformerEncoder, TransformerEncoderLayer

@@ -1,5 +1,4 @@
-"""Functional layers: linear, dropout, embedding here; losses (`_losses.py`) and
-normalisation (`_normalization.py`) re-exported."""
+"""Functional layers: linear, dropout, embedding."""
 from __future__ import annotations
 
 from ..autograd.function import Function
@@ -7,12 +6,8 @@ from ..ops.index import IndexScatter
 from ..ops.inplace import apply_inplace
 from ..random import generator_for
 from ..tensor import Tensor, wrap_array
-from ._losses import *  # noqa: F401,F403
-from ._losses import __all__ as _loss_names
-from ._normalization import *  # noqa: F401,F403
-from ._normalization import __all__ as _normalization_names
 
-__all__ = ["linear", "dropout", "embedding"] + _loss_names + _normalization_names
+__all__ = ["linear", "dropout", "embedding"]
 
 
 class Linear(Function):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..tensor import Tensor
-from ._functional_layers import dropout
+from ._layers import dropout
 from .module import Module
 
 __all__ = ["Dropout"]

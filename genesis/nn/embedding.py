@@ -5,7 +5,7 @@ from ..autograd.grad_mode import no_grad
 from ..creation import empty
 from ..tensor import Tensor
 from . import init
-from ._functional_layers import embedding
+from ._layers import embedding
 from .module import Module
 from .parameter import Parameter
 

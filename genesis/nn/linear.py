@@ -6,7 +6,7 @@ import math
 from ..creation import empty
 from ..tensor import Tensor
 from . import init
-from ._functional_layers import linear
+from ._layers import linear
 from .module import Module
 from .parameter import Parameter
 

@@ -1,0 +1,81 @@
+"""Functional attention: `scaled_dot_product_attention` and the masked softmax attention that
+`MultiheadAttention` builds on."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..ops.softmax import softmax
+from ..tensor import Tensor, wrap_array
+from ._layers import dropout
+
+__all__ = ["scaled_dot_product_attention"]
+
+
+def additive_mask(mask: Tensor | None, dtype, name: str) -> Tensor | None:
+    """A mask to add to attention scores: bool masks (True = may not attend) become 0/-inf,
+    float masks are used as given."""
+    if mask is None:
+        return None
+    if mask._data.dtype == np.bool_:
+        xp = mask._device.xp
+        return wrap_array(xp.where(mask._data, -xp.inf, 0.0).astype(dtype), mask.device)
+    if not mask.is_floating_point():
+        raise TypeError(f"{name} must be a bool or floating point tensor, got {mask.dtype!r}")
+    return mask
+
+
+def causal_mask(target_length: int, source_length: int, like: Tensor) -> Tensor:
+    """0 on and below the diagonal, -inf above (position i may attend to j <= i)."""
+    xp = like._device.xp
+    upper = xp.triu(xp.ones((target_length, source_length), dtype=bool), k=1)
+    return wrap_array(xp.where(upper, -xp.inf, 0.0).astype(like._data.dtype), like.device)
+
+
+def attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, dropout_p: float,
+              training: bool, scale: float | None = None) -> tuple:
+    """softmax(query @ key^T * scale + mask) @ value over the last two dims; returns the output
+    and the attention weights (after dropout, as PyTorch's MultiheadAttention returns them)."""
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = (query * scale) @ key.transpose(-2, -1)
+    if mask is not None:
+        scores = scores + mask
+    weights = softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, training)
+    return weights @ value, weights
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None) -> Tensor:
+    """softmax(Q K^T / sqrt(d) + mask) V for inputs of shape (..., L, d), (..., S, d), (..., S, dv).
+
+    `attn_mask` is bool (True = may attend, as in PyTorch's SDPA) or additive float;
+    `is_causal` masks out future positions.
+
+    >>> import genesis
+    >>> import genesis.nn.functional as F
+    >>> q = k = v = genesis.eye(2).reshape(1, 2, 2)
+    >>> F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    tensor([[[1.0000, 0.0000],
+             [0.3302, 0.6698]]])
+    """
+    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2 or query.shape[-1] != key.shape[-1] \
+            or key.shape[-2] != value.shape[-2]:
+        raise RuntimeError(f"scaled_dot_product_attention: query {tuple(query.shape)}, key "
+                           f"{tuple(key.shape)} and value {tuple(value.shape)} must be (..., L, d), "
+                           "(..., S, d) and (..., S, dv)")
+    mask = None
+    if attn_mask is not None:
+        if attn_mask._data.dtype == np.bool_:  # SDPA's bool masks mark the allowed positions
+            attn_mask = wrap_array(~attn_mask._data, attn_mask.device)
+        mask = additive_mask(attn_mask, query._data.dtype, "attn_mask")
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("scaled_dot_product_attention: pass either attn_mask or "
+                               "is_causal=True, not both")
+        mask = causal_mask(query.shape[-2], key.shape[-2], query)
+    output, _ = attention(query, key, value, mask, dropout_p, True, scale)
+    return output
