@@ -25,7 +25,7 @@ from . import nn, optim
 from .serialization import load, save
 from . import debug
 
-from . import amp
+from . import amp, utils
 from .amp import GradScaler, autocast
 
 globals().update(_ops.public_functions())

@@ -1,0 +1,2 @@
+"""Utilities: `genesis.utils.checkpoint`."""
+from . import checkpoint
