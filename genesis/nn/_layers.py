@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..autograd.function import Function
+from ..autograd.grad_mode import grad_state
 from ..ops.index import IndexScatter
 from ..ops.inplace import apply_inplace
 from ..random import generator_for
@@ -12,6 +13,8 @@ __all__ = ["linear", "dropout", "embedding"]
 
 class Linear(Function):
     """input @ weight.T + bias in one node (PyTorch's addmm)."""
+
+    autocast_policy = "lower"
 
     @staticmethod
     def forward(ctx, input, weight, bias):
@@ -47,7 +50,7 @@ def _check_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
         raise RuntimeError(f"linear: bias has shape {tuple(bias.shape)}, expected "
                            f"({weight.shape[0]},) to match out_features")
     dtypes = {input._data.dtype, weight._data.dtype} | ({bias._data.dtype} if bias is not None else set())
-    if len(dtypes) > 1:
+    if len(dtypes) > 1 and grad_state.autocast_dtype is None:  # autocast casts them to one
         names = ", ".join(f"{what} {t.dtype.name}" for what, t in
                           (("input", input), ("weight", weight), ("bias", bias)) if t is not None)
         raise RuntimeError(f"linear: dtypes differ ({names}); cast the input (e.g. x.float()) or "

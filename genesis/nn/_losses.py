@@ -154,6 +154,8 @@ class CrossEntropy(Function):
     (0 for ignored positions). The gradient is (softmax(x) * sum_c A[i, c] - A) * grad.
     """
 
+    autocast_policy = "float32"
+
     @staticmethod
     @ignore_float_errors  # inf/nan logits, or every target ignored (0 / 0), give nan like PyTorch
     def forward(ctx, input, coefficients, reduction, denominator):

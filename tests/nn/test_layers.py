@@ -158,3 +158,15 @@ def test_embedding_gradient_matches_finite_differences(rng):
     # (padding_idx deliberately departs from the true gradient; it is compared with PyTorch above)
     assert gradcheck(lambda w: F.embedding(indices, w), (weight,), atol=1e-6, rtol=1e-5)
     assert gradgradcheck(lambda w: F.embedding(indices, w) ** 2, (weight,), atol=1e-6, rtol=1e-5)
+
+
+def test_linear_and_cross_entropy_under_autocast():
+    layer = nn.Linear(4, 3)
+    x = genesis.randn(5, 4)
+    with genesis.autocast():
+        logits = layer(x)
+        hidden = nn.Linear(3, 3)(logits)  # float16 input, float32 weight: cast, not refused
+        loss = F.cross_entropy(hidden, genesis.tensor([0, 1, 2, 0, 1]))
+    assert logits.dtype == hidden.dtype == genesis.float16 and loss.dtype == genesis.float32
+    loss.backward()
+    assert layer.weight.grad.dtype == genesis.float32 and layer.bias.grad.dtype == genesis.float32

@@ -224,8 +224,6 @@ def test_to_bumps_versions_so_old_graphs_refuse_to_backward():
         out.sum().backward()
 
 
-@pytest.mark.xfail(strict=True, reason="core bug: Tensor.to(device) wraps the moved array with the "
-                   "source device (genesis/ops/convert.py ToDevice/ToCopy), reported to the lead")
 def test_to_device_with_fake_cuda(monkeypatch):
     monkeypatch.setenv("GENESIS_FAKE_CUDA", "1")
     monkeypatch.setattr(genesis.Device("cuda", 0), "_xp", None)
