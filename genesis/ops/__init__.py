@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from ..tensor import Tensor
-from . import (activation, binary_math, broadcast, comparison, convert, cumulative, einsum,
-               elementwise, extrema, fill, gather, index, join, linalg, logical, masked, matrix,
-               norm, reduce, reorder, rounding, selection, shape, softmax, ternary, unary)
+from . import (activation, binary_math, broadcast, comparison, convert, cumulative, division,
+               einsum, elementwise, extrema, fill, gather, index, join, linalg, logical, masked,
+               matrix, norm, reduce, reorder, rounding, selection, shape, smooth_activation,
+               softmax, ternary, unary)
 
-FAMILIES = (elementwise, ternary, unary, rounding, binary_math, selection, activation, softmax,
-            comparison, logical, reduce, shape, broadcast, index, linalg, convert, fill, extrema,
-            cumulative, norm, join, reorder, matrix, gather, masked, einsum)
+FAMILIES = (elementwise, division, ternary, unary, rounding, binary_math, selection, activation,
+            smooth_activation, softmax, comparison, logical, reduce, shape, broadcast, index, linalg,
+            convert, fill, extrema, cumulative, norm, join, reorder, matrix, gather, masked, einsum)
 
 
 def _bind_methods() -> None:

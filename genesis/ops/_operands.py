@@ -173,6 +173,25 @@ def kind_of(value) -> str:
     return value.dtype.kind
 
 
+def both_integral(x, y) -> bool:
+    """Whether both operands (arrays or numbers from `operands`) are integers or bools."""
+    return kind_of(x) in "iub" and kind_of(y) in "iub"
+
+
+def device_of(a, b):
+    """The device of the first Tensor among two operands."""
+    return a._device if isinstance(a, Tensor) else b._device
+
+
+def reflected(function):
+    """The reflected operator (`__radd__`) of a binary function: other OP self."""
+    def method(self, other):
+        return function(other, self)
+
+    method.__name__ = f"__r{function.__name__}__"
+    return method
+
+
 def zeros_of(tensor: Tensor) -> Tensor:
     """A tensor of zeros like `tensor` (same shape, dtype and device): a gradient that is 0."""
     return wrap_array(tensor._device.xp.zeros_like(tensor._data), tensor._device)

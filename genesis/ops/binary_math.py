@@ -4,14 +4,10 @@ from __future__ import annotations
 from ..autograd.function import Function
 from ..tensor import Tensor, wrap_array
 from . import samples
-from ._operands import float_operands, ignore_float_errors, kind_of, operands
+from ._operands import device_of, float_operands, ignore_float_errors, kind_of, operands
 from .registry import OpInfo
 
 __all__ = ["atan2", "arctan2", "hypot", "logaddexp"]
-
-
-def _device_of(a, b):
-    return a._device if isinstance(a, Tensor) else b._device
 
 
 def _floating_operands(a, b, op: str):
@@ -31,7 +27,7 @@ class Atan2(Function):
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
         x, y = float_operands(a, b, "atan2")
-        return _device_of(a, b).xp.arctan2(x, y)
+        return device_of(a, b).xp.arctan2(x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -47,7 +43,7 @@ class Hypot(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = _floating_operands(a, b, "hypot")
-        out = wrap_array(_device_of(a, b).xp.hypot(x, y), _device_of(a, b))
+        out = wrap_array(device_of(a, b).xp.hypot(x, y), device_of(a, b))
         ctx.save_for_backward(a, b, out)
         return out
 
@@ -67,7 +63,7 @@ class Logaddexp(Function):
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
         x, y = _floating_operands(a, b, "logaddexp")
-        return _device_of(a, b).xp.logaddexp(x, y)
+        return device_of(a, b).xp.logaddexp(x, y)
 
     @staticmethod
     def backward(ctx, grad):

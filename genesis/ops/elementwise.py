@@ -1,4 +1,5 @@
-"""Elementwise arithmetic: each op's forward and backward side by side.
+"""Elementwise arithmetic (+, -, *, /, **, unary -): each op's forward and backward side by side.
+Rounded division and remainders are in division.py.
 
 Binary ops may return gradients in the broadcast shape: the engine sums them
 back to each input's shape. Gradients are built from Tensor ops, so they are
@@ -8,19 +9,19 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ..autograd.function import Function
 from ..tensor import Tensor, wrap_array
 from . import samples
-from ._operands import float_operands, ignore_float_errors, kind_of, operands, zeros_of
+from ._operands import (both_integral, device_of, float_operands, ignore_float_errors, operands,
+                        reflected, zeros_of)
+from .division import RoundedDiv, modulo_samples, rounding_mode_checked
 from .inplace import apply_inplace
 from .registry import OpInfo, Sample
 from .selection import where
 from .unary import exp, log, tanh  # noqa: F401  (exp, tanh: kept importable from here)
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
-           "floor_divide", "remainder", "fmod", "pow", "neg", "negative"]
+           "pow", "neg", "negative"]
 
 
 class Add(Function):
@@ -103,7 +104,7 @@ class Div(Function):
         x, y = float_operands(a, b, "div")
         out = x / y
         if ctx.needs_input_grad[1]:
-            out = wrap_array(out, _device_of(a, b))
+            out = wrap_array(out, device_of(a, b))
             ctx.save_for_backward(b, out)
         else:
             ctx.save_for_backward(b, None)
@@ -123,105 +124,6 @@ class Div(Function):
         return (grad / b if needs[0] else None), (-grad * out / b if needs[1] else None)
 
 
-class RoundedDiv(Function):
-    """a / b rounded toward zero ("trunc") or down ("floor"); integers stay integers.
-
-    The result is piecewise constant, so its gradient is zero (PyTorch's convention).
-    """
-
-    @staticmethod
-    def forward(ctx, a, b, mode):
-        return _rounded_quotient(a, b, mode, "div")
-
-    @staticmethod
-    def backward(ctx, grad):
-        needs = ctx.needs_input_grad
-        return (zeros_of(grad) if needs[0] else None), (zeros_of(grad) if needs[1] else None), None
-
-
-class FloorDivide(Function):
-    """a // b; like PyTorch, it has no derivative (use div(..., rounding_mode="floor"))."""
-
-    @staticmethod
-    def forward(ctx, a, b):
-        return _rounded_quotient(a, b, "floor", "floor_divide")
-
-    @staticmethod
-    def backward(ctx, grad):
-        raise RuntimeError(
-            "the derivative of floor_divide (`//`) is not implemented, as in PyTorch; use "
-            "div(a, b, rounding_mode='floor'), whose gradient is zero, or detach() the inputs")
-
-
-@ignore_float_errors
-def _rounded_quotient(a, b, mode: str, op: str):
-    x, y = operands(a, b, op)
-    xp = _device_of(a, b).xp
-    if _integral(x, y):
-        _refuse_bool_or_zero(op, x, y, xp)
-        quotient = xp.floor_divide(x, y)
-        if mode == "trunc":  # floor is one below trunc where the exact quotient is negative
-            quotient = quotient + ((quotient < 0) & (quotient * y != x))
-        return quotient
-    return xp.floor_divide(x, y) if mode == "floor" else xp.trunc(xp.true_divide(x, y))
-
-
-class Remainder(Function):
-    """a mod b with the sign of b (Python's `%`); d/db = -floor(a / b)."""
-
-    @staticmethod
-    @ignore_float_errors
-    def forward(ctx, a, b):
-        if ctx.needs_input_grad[1]:
-            ctx.save_for_backward(a, b)
-        x, y = operands(a, b, "remainder")
-        xp = _device_of(a, b).xp
-        if _integral(x, y):
-            _refuse_bool_or_zero("remainder", x, y, xp)
-        return xp.remainder(x, y)
-
-    @staticmethod
-    def backward(ctx, grad):
-        if not ctx.needs_input_grad[1]:
-            return grad, None
-        a, b = ctx.saved_tensors
-        return (grad if ctx.needs_input_grad[0] else None), -grad * div(a, b, rounding_mode="floor")
-
-
-class Fmod(Function):
-    """a mod b with the sign of a (C's fmod); d/db = -trunc(a / b)."""
-
-    @staticmethod
-    @ignore_float_errors
-    def forward(ctx, a, b):
-        if ctx.needs_input_grad[1]:
-            ctx.save_for_backward(a, b)
-        x, y = operands(a, b, "fmod")
-        xp = _device_of(a, b).xp
-        if _integral(x, y):
-            _refuse_bool_or_zero("fmod", x, y, xp)
-        return xp.fmod(x, y)
-
-    @staticmethod
-    def backward(ctx, grad):
-        if not ctx.needs_input_grad[1]:
-            return grad, None
-        a, b = ctx.saved_tensors
-        return (grad if ctx.needs_input_grad[0] else None), -grad * div(a, b, rounding_mode="trunc")
-
-
-def _integral(x, y) -> bool:
-    return kind_of(x) in "iub" and kind_of(y) in "iub"
-
-
-def _refuse_bool_or_zero(op: str, x, y, xp) -> None:
-    if kind_of(x) == "b" and kind_of(y) == "b":
-        raise RuntimeError(f"{op}: not supported for bool tensors; convert first with .int()")
-    if bool(xp.any(xp.asarray(y) == 0)):
-        raise RuntimeError(f"{op}: integer division by zero (PyTorch raises ZeroDivisionError); "
-                           "use floating point tensors to get inf/nan instead")
-
-
 class Pow(Function):
     """a ** b for tensor/tensor, tensor/number and number/tensor."""
 
@@ -232,14 +134,14 @@ class Pow(Function):
         if _is_bool(a) and _is_bool(b):
             raise RuntimeError("pow: not supported for bool tensors; convert with .int() or "
                                ".float()")
-        if _integral(x, y):
+        if both_integral(x, y):
             if isinstance(y, int):
                 if y < 0:
                     raise RuntimeError("pow: integers to negative integer powers are not allowed; "
                                        "use a float base (t.float() ** n)")
             else:
-                return _integer_power(_device_of(a, b).xp, x, y)
-        out = wrap_array(x ** y, _device_of(a, b))
+                return _integer_power(device_of(a, b).xp, x, y)
+        out = wrap_array(x ** y, device_of(a, b))
         ctx.save_for_backward(a, b, out)
         return out
 
@@ -305,7 +207,7 @@ class Neg(Function):
         return -grad
 
 
-def _device_of(a, b):
+def device_of(a, b):
     return a._device if isinstance(a, Tensor) else b._device
 
 
@@ -359,43 +261,7 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
     """
     if rounding_mode is None:
         return Div.apply(input, other)
-    return RoundedDiv.apply(input, other, _rounding_mode(rounding_mode))
-
-
-def _rounding_mode(mode):
-    if mode not in ("trunc", "floor"):
-        raise RuntimeError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {mode!r}")
-    return mode
-
-
-def floor_divide(input, other) -> Tensor:
-    """input // other, rounded down (Python's `//`); not differentiable, as in PyTorch.
-
-    >>> import genesis
-    >>> genesis.tensor([-7., 7.]) // 2
-    tensor([-4.,  3.])
-    """
-    return FloorDivide.apply(input, other)
-
-
-def remainder(input, other) -> Tensor:
-    """input mod other, with the sign of `other` (Python's `%`).
-
-    >>> import genesis
-    >>> genesis.tensor([-7., 7.]) % 3
-    tensor([2., 1.])
-    """
-    return Remainder.apply(input, other)
-
-
-def fmod(input, other) -> Tensor:
-    """input mod other, with the sign of `input` (C's fmod).
-
-    >>> import genesis
-    >>> genesis.fmod(genesis.tensor([-7., 7.]), 3)
-    tensor([-1.,  1.])
-    """
-    return Fmod.apply(input, other)
+    return RoundedDiv.apply(input, other, rounding_mode_checked(rounding_mode))
 
 
 def pow(input, exponent) -> Tensor:
@@ -444,22 +310,7 @@ def div_(self, other, *, rounding_mode=None) -> Tensor:
     """In place: self /= other (rounded, with `rounding_mode`)."""
     if rounding_mode is None:
         return apply_inplace(Div, self, other)
-    return apply_inplace(RoundedDiv, self, other, _rounding_mode(rounding_mode))
-
-
-def floor_divide_(self, other) -> Tensor:
-    """In place: self //= other."""
-    return apply_inplace(FloorDivide, self, other)
-
-
-def remainder_(self, other) -> Tensor:
-    """In place: self %= other."""
-    return apply_inplace(Remainder, self, other)
-
-
-def fmod_(self, other) -> Tensor:
-    """In place: self = fmod(self, other)."""
-    return apply_inplace(Fmod, self, other)
+    return apply_inplace(RoundedDiv, self, other, rounding_mode_checked(rounding_mode))
 
 
 def pow_(self, exponent) -> Tensor:
@@ -472,28 +323,15 @@ def neg_(self) -> Tensor:
     return apply_inplace(Neg, self)
 
 
-def _reflected(op):
-    def reflected(self, other):
-        return op(other, self)
-
-    reflected.__name__ = f"__r{op.__name__}__"
-    return reflected
-
-
 METHODS = {
     "add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div,
-    "divide": div, "true_divide": div, "floor_divide": floor_divide, "remainder": remainder,
-    "fmod": fmod, "pow": pow, "neg": neg, "negative": neg,
+    "divide": div, "true_divide": div, "pow": pow, "neg": neg, "negative": neg,
     "add_": add_, "sub_": sub_, "subtract_": sub_, "mul_": mul_, "multiply_": mul_, "div_": div_,
-    "divide_": div_, "true_divide_": div_, "floor_divide_": floor_divide_,
-    "remainder_": remainder_, "fmod_": fmod_, "pow_": pow_, "neg_": neg_, "negative_": neg_,
-    "__iadd__": add_, "__isub__": sub_, "__imul__": mul_, "__itruediv__": div_,
-    "__ifloordiv__": floor_divide_, "__imod__": remainder_, "__ipow__": pow_,
-    "__add__": add, "__radd__": _reflected(add), "__sub__": sub, "__rsub__": _reflected(sub),
-    "__mul__": mul, "__rmul__": _reflected(mul), "__truediv__": div,
-    "__rtruediv__": _reflected(div), "__floordiv__": floor_divide,
-    "__rfloordiv__": _reflected(floor_divide), "__mod__": remainder,
-    "__rmod__": _reflected(remainder), "__pow__": pow, "__rpow__": _reflected(pow),
+    "divide_": div_, "true_divide_": div_, "pow_": pow_, "neg_": neg_, "negative_": neg_,
+    "__iadd__": add_, "__isub__": sub_, "__imul__": mul_, "__itruediv__": div_, "__ipow__": pow_,
+    "__add__": add, "__radd__": reflected(add), "__sub__": sub, "__rsub__": reflected(sub),
+    "__mul__": mul, "__rmul__": reflected(mul), "__truediv__": div,
+    "__rtruediv__": reflected(div), "__pow__": pow, "__rpow__": reflected(pow),
     "__neg__": neg, "__pos__": lambda self: self,
 }
 
@@ -506,32 +344,6 @@ def _samples_pow(rng):
             + samples.scalar_first(samples.values, rng, 2.0)
             + [Sample((samples.positive(rng, (3, 4)), samples.values(rng, (3, 4))),
                       grad=(False, True), note="exponent only")])
-
-
-def _away_from_integers(rng, shape):
-    """Values in [-4, 4) at least 0.05 away from integers."""
-    return samples.away_from(rng, shape, points=tuple(range(-4, 5)), margin=0.05,
-                             low=-4.0, high=4.0)
-
-
-def _samples_modulo(rng):
-    """Divisors +-1.5 and dividends 1.5 * q, q away from integers: a / b never sits where
-    a // b jumps, whichever elements broadcasting pairs up."""
-    def divisor(r, shape):
-        return np.asarray(1.5 * r.choice((-1.0, 1.0), size=shape))
-
-    def dividend(r, shape):
-        return np.asarray(1.5 * _away_from_integers(r, shape))
-
-    return (samples.binary(dividend, divisor, rng)
-            + samples.with_scalar(_away_from_integers, rng, 1.0)
-            + samples.scalar_first(divisor, rng, 2.5))
-
-
-def _torch_tensor(torch, a, b):
-    """`a` as a torch tensor: PyTorch has no fmod(number, tensor), nor a gradient for
-    remainder(number, tensor)."""
-    return a if isinstance(a, torch.Tensor) else torch.as_tensor(a, dtype=b.dtype)
 
 
 OPS = [
@@ -550,20 +362,12 @@ OPS = [
     OpInfo("div", div, lambda rng: samples.binary(samples.values, samples.positive, rng)
            + samples.scalar_first(samples.positive, rng, 3.0),
            torch=lambda torch, a, b: torch.div(a, b)),
-    OpInfo("div_trunc", lambda a, b: div(a, b, rounding_mode="trunc"), _samples_modulo,
+    OpInfo("div_trunc", lambda a, b: div(a, b, rounding_mode="trunc"), modulo_samples,
            torch=lambda torch, a, b: torch.div(a, b, rounding_mode="trunc"),
            kinks="a / b an integer (the result jumps; the gradient is zero elsewhere)"),
-    OpInfo("div_floor", lambda a, b: div(a, b, rounding_mode="floor"), _samples_modulo,
+    OpInfo("div_floor", lambda a, b: div(a, b, rounding_mode="floor"), modulo_samples,
            torch=lambda torch, a, b: torch.div(a, b, rounding_mode="floor"),
            kinks="a / b an integer (the result jumps; the gradient is zero elsewhere)"),
-    OpInfo("floor_divide", floor_divide, _samples_modulo, differentiable=False,
-           torch=lambda torch, a, b: torch.floor_divide(a, b)),
-    OpInfo("remainder", remainder, _samples_modulo,
-           torch=lambda torch, a, b: torch.remainder(_torch_tensor(torch, a, b), b),
-           kinks="a / b an integer"),
-    OpInfo("fmod", fmod, _samples_modulo,
-           torch=lambda torch, a, b: torch.fmod(_torch_tensor(torch, a, b), b),
-           kinks="a / b an integer"),
     OpInfo("pow", pow, _samples_pow, torch=lambda torch, a, b: torch.pow(a, b)),
     OpInfo("neg", neg, lambda rng: samples.unary(samples.values, rng),
            torch=lambda torch, a: torch.neg(a)),

@@ -8,7 +8,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor
 from . import samples
-from ._operands import kind_of, operands
+from ._operands import kind_of, operands, reflected
 from .inplace import apply_inplace
 from .registry import OpInfo, Sample
 
@@ -163,14 +163,6 @@ def bitwise_not(input: Tensor) -> Tensor:
     return BitwiseNot.apply(input)
 
 
-def _reflected(function):
-    def reflected(self, other):
-        return function(other, self)
-
-    reflected.__name__ = f"__r{function.__name__}__"
-    return reflected
-
-
 def _inplace(cls, name: str):
     def method(self: Tensor, other) -> Tensor:
         return apply_inplace(cls, self, other)
@@ -189,9 +181,9 @@ METHODS = {
     "logical_not": logical_not, "bitwise_and": bitwise_and, "bitwise_or": bitwise_or,
     "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not, "bitwise_and_": bitwise_and_,
     "bitwise_or_": bitwise_or_, "bitwise_xor_": bitwise_xor_,
-    "__and__": bitwise_and, "__rand__": _reflected(bitwise_and), "__iand__": bitwise_and_,
-    "__or__": bitwise_or, "__ror__": _reflected(bitwise_or), "__ior__": bitwise_or_,
-    "__xor__": bitwise_xor, "__rxor__": _reflected(bitwise_xor), "__ixor__": bitwise_xor_,
+    "__and__": bitwise_and, "__rand__": reflected(bitwise_and), "__iand__": bitwise_and_,
+    "__or__": bitwise_or, "__ror__": reflected(bitwise_or), "__ior__": bitwise_or_,
+    "__xor__": bitwise_xor, "__rxor__": reflected(bitwise_xor), "__ixor__": bitwise_xor_,
     "__invert__": bitwise_not,
 }
 

@@ -1,0 +1,298 @@
+"""Smooth activations built from exp, erf and tanh: elu, selu, celu, gelu, silu, mish, softplus.
+
+Backwards are Tensor ops, so double backward works; gelu's is a fused Function
+(GeluGrad) whose own backward gives gelu''. At 0, elu'(0) = alpha * scale as in
+PyTorch; a nan input passes the gradient of the linear branch, as PyTorch's does.
+"""
+from __future__ import annotations
+
+import math
+
+from ..autograd.function import Function
+from ..tensor import Tensor, wrap_array
+from . import samples
+from ._erf import erf_array
+from ._operands import ignore_float_errors
+from .inplace import apply_inplace
+from .registry import OpInfo, Sample
+from .selection import where
+from .unary import sigmoid
+
+__all__ = ["elu", "selu", "celu", "gelu", "silu", "mish", "softplus"]
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+_SQRT_HALF = math.sqrt(0.5)
+_SQRT_TWO_OVER_PI = math.sqrt(2.0 / math.pi)
+_ONE_OVER_SQRT_TWO_PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_KAPPA = 0.044715
+
+
+def require_floating(op: str, a: Tensor) -> None:
+    """Refuse an integer or bool tensor for an op PyTorch defines on floats only."""
+    if a._data.dtype.kind != "f":
+        raise RuntimeError(f"{op}: needs a floating point tensor, got {a.dtype.name}; convert "
+                           "first with .float()")
+
+
+def maybe_inplace(cls, input: Tensor, inplace: bool, *args) -> Tensor:
+    """Apply Function `cls` to input, or with `inplace=True` write the result into input."""
+    return apply_inplace(cls, input, *args) if inplace else cls.apply(input, *args)
+
+
+class Elu(Function):
+    """scale * (a if a > 0 else alpha * (exp(a * input_scale) - 1)): elu, selu and celu."""
+
+    @staticmethod
+    @ignore_float_errors
+    def forward(ctx, a, alpha, scale, input_scale, name):
+        require_floating(name, a)
+        ctx.save_for_backward(a)
+        ctx.coefficients = (alpha, scale, input_scale)
+        xp = a._device.xp
+        data = a._data
+        negative = xp.expm1(xp.minimum(data, 0) * input_scale) * (alpha * scale)
+        return xp.where(data > 0, data * scale, negative)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        alpha, scale, input_scale = ctx.coefficients
+        positive = wrap_array(~(a._data <= 0), a._device)
+        return (where(positive, grad * scale,
+                      grad * (alpha * scale * input_scale) * (a * input_scale).exp()),
+                None, None, None, None)
+
+
+class Gelu(Function):
+    """a * Phi(a) (Phi the standard normal CDF, via erf), or its tanh approximation."""
+
+    @staticmethod
+    def forward(ctx, a, approximate):
+        require_floating("gelu", a)
+        ctx.save_for_backward(a)
+        ctx.approximate = approximate
+        xp = a._device.xp
+        x = a._data
+        if approximate == "tanh":
+            inner = _SQRT_TWO_OVER_PI * (x + _GELU_KAPPA * (x * x * x))
+            return 0.5 * x * (1 + xp.tanh(inner))
+        return x * 0.5 * (1 + erf_array(xp, x * _SQRT_HALF))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return GeluGrad.apply(grad, a, ctx.approximate), None
+
+
+class GeluGrad(Function):
+    """grad * gelu'(a), fused; its own backward gives gelu'' for double backward."""
+
+    @staticmethod
+    def forward(ctx, grad, a, approximate):
+        ctx.save_for_backward(grad, a)
+        ctx.approximate = approximate
+        xp = a._device.xp
+        x = a._data
+        if approximate == "tanh":
+            t = xp.tanh(_SQRT_TWO_OVER_PI * (x + _GELU_KAPPA * (x * x * x)))
+            slope = _SQRT_TWO_OVER_PI * (1 + 3 * _GELU_KAPPA * (x * x))
+            return grad._data * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * slope)
+        cdf = 0.5 * (1 + erf_array(xp, x * _SQRT_HALF))
+        pdf = _ONE_OVER_SQRT_TWO_PI * xp.exp(-0.5 * (x * x))
+        return grad._data * (cdf + x * pdf)
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        grad, a = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        to_grad = GeluGrad.apply(grad_grad, a, ctx.approximate) if needs[0] else None
+        to_a = grad_grad * grad * _gelu_second_derivative(a, ctx.approximate) if needs[1] else None
+        return to_grad, to_a, None
+
+
+def _gelu_second_derivative(x: Tensor, approximate: str) -> Tensor:
+    if approximate == "tanh":
+        t = (_SQRT_TWO_OVER_PI * (x + _GELU_KAPPA * x * x * x)).tanh()
+        slope = _SQRT_TWO_OVER_PI * (1 + 3 * _GELU_KAPPA * x * x)
+        curvature = _SQRT_TWO_OVER_PI * 6 * _GELU_KAPPA * x
+        return (1 - t * t) * (slope - x * t * slope * slope + 0.5 * x * curvature)
+    pdf = _ONE_OVER_SQRT_TWO_PI * (-0.5 * x * x).exp()
+    return pdf * (2 - x * x)
+
+
+class Silu(Function):
+    """a * sigmoid(a)."""
+
+    @staticmethod
+    @ignore_float_errors
+    def forward(ctx, a):
+        require_floating("silu", a)
+        ctx.save_for_backward(a)
+        x = a._data
+        return x / (1 + a._device.xp.exp(-x))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        s = sigmoid(a)
+        return grad * s * (1 + a * (1 - s))
+
+
+class Mish(Function):
+    """a * tanh(softplus(a))."""
+
+    @staticmethod
+    @ignore_float_errors
+    def forward(ctx, a):
+        require_floating("mish", a)
+        ctx.save_for_backward(a)
+        xp = a._device.xp
+        x = a._data
+        return x * xp.tanh(xp.log1p(xp.exp(x)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        t = softplus(a).tanh()
+        return grad * (t + a * sigmoid(a) * (1 - t * t))
+
+
+class Softplus(Function):
+    """log(1 + exp(beta * a)) / beta, or a itself where beta * a > threshold."""
+
+    @staticmethod
+    @ignore_float_errors
+    def forward(ctx, a, beta, threshold):
+        require_floating("softplus", a)
+        ctx.save_for_backward(a)
+        ctx.beta, ctx.threshold = beta, threshold
+        xp = a._device.xp
+        scaled = a._data * beta
+        return xp.where(scaled > threshold, a._data, xp.log1p(xp.exp(scaled)) / beta)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        scaled = a * ctx.beta
+        linear = wrap_array(scaled._data > ctx.threshold, a._device)
+        return where(linear, grad, grad * sigmoid(scaled)), None, None
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """input where positive, else alpha * (exp(input) - 1).
+
+    >>> import genesis
+    >>> genesis.nn.functional.elu(genesis.tensor([-1., 2.]))
+    tensor([-0.6321,  2.0000])
+    """
+    return maybe_inplace(Elu, input, inplace, float(alpha), 1.0, 1.0, "elu")
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """scale * elu(input, alpha) with the self-normalising constants.
+
+    >>> import genesis
+    >>> genesis.nn.functional.selu(genesis.tensor([1.]))
+    tensor([1.0507])
+    """
+    return maybe_inplace(Elu, input, inplace, _SELU_ALPHA, _SELU_SCALE, 1.0, "selu")
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """input where positive, else alpha * (exp(input / alpha) - 1).
+
+    >>> import genesis
+    >>> genesis.nn.functional.celu(genesis.tensor([-2., 1.]), alpha=2.)
+    tensor([-1.2642,  1.0000])
+    """
+    if alpha == 0:
+        raise RuntimeError("celu: alpha cannot be 0 (it divides the input)")
+    return maybe_inplace(Elu, input, inplace, float(alpha), 1.0, 1.0 / alpha, "celu")
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """input * Phi(input), Phi the standard normal CDF; approximate="tanh" uses the tanh
+    approximation.
+
+    >>> import genesis
+    >>> genesis.nn.functional.gelu(genesis.tensor([-1., 0., 1.]))
+    tensor([-0.1587,  0.0000,  0.8413])
+    """
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return Gelu.apply(input, approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """input * sigmoid(input) (also called swish).
+
+    >>> import genesis
+    >>> genesis.nn.functional.silu(genesis.tensor([0., 1.]))
+    tensor([0.0000, 0.7311])
+    """
+    return maybe_inplace(Silu, input, inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """input * tanh(softplus(input)).
+
+    >>> import genesis
+    >>> genesis.nn.functional.mish(genesis.tensor([0., 1.]))
+    tensor([0.0000, 0.8651])
+    """
+    return maybe_inplace(Mish, input, inplace)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta * input)) / beta; linear where beta * input > threshold.
+
+    >>> import genesis
+    >>> genesis.nn.functional.softplus(genesis.tensor([0., 30.]))
+    tensor([ 0.6931, 30.0000])
+    """
+    return Softplus.apply(input, beta, threshold)
+
+
+METHODS: dict = {}
+
+
+def _wide(rng, shape):
+    return samples.values(rng, shape, -4.0, 4.0)
+
+
+def unary_info(name, call, make, torch_call, kinks="", **kwargs) -> OpInfo:
+    """The registry entry of a one-input activation, sampled by `make` (kwargs passed on)."""
+    return OpInfo(name, call, lambda rng: samples.unary(make, rng, **kwargs),
+                  torch=torch_call, kinks=kinks)
+
+
+def _away_from_zero(rng, shape):
+    return samples.away_from(rng, shape, (0.0,), margin=0.1, low=-4.0, high=4.0)
+
+
+def _softplus_samples(rng):
+    around_threshold = samples.away_from(rng, (3, 4), (10.0,), margin=0.1, low=9.0, high=12.0)
+    return (samples.unary(_wide, rng)
+            + [Sample((around_threshold,), {"beta": 2.0, "threshold": 20.0},
+                      note="beta * x on both sides of the threshold")])
+
+
+OPS = [
+    unary_info("elu", elu, _away_from_zero,
+                lambda torch, a, **kw: torch.nn.functional.elu(a, **kw),
+                kinks="x == 0 for alpha != 1 (the gradient there is alpha)", alpha=1.5),
+    unary_info("selu", selu, _away_from_zero, lambda torch, a: torch.nn.functional.selu(a),
+                kinks="x == 0 (the gradient there is scale * alpha)"),
+    # alpha 0.5: PyTorch's celu backward rounds 1 / alpha to float32, exact only for such alphas
+    unary_info("celu", celu, _wide, lambda torch, a, **kw: torch.nn.functional.celu(a, **kw),
+                alpha=0.5),
+    unary_info("gelu", gelu, _wide, lambda torch, a: torch.nn.functional.gelu(a)),
+    unary_info("gelu_tanh", gelu, _wide,
+                lambda torch, a, **kw: torch.nn.functional.gelu(a, **kw), approximate="tanh"),
+    unary_info("silu", silu, _wide, lambda torch, a: torch.nn.functional.silu(a)),
+    unary_info("mish", mish, _wide, lambda torch, a: torch.nn.functional.mish(a)),
+    OpInfo("softplus", softplus, _softplus_samples,
+           torch=lambda torch, a, **kw: torch.nn.functional.softplus(a, **kw),
+           kinks="beta * x == threshold (a jump of about exp(-threshold))"),
+]
