@@ -14,13 +14,18 @@ from ..tensor import Tensor, wrap_array
 from .function import AccumulateGrad, gradient_edge
 from .grad_mode import grad_state
 
-__all__ = ["backward", "grad", "node_checkers"]
+__all__ = ["backward", "grad", "node_checkers", "backward_listeners"]
 
 # Callables run after each node's backward while non-empty (anomaly mode,
 # recording): each gets (node, grad_outputs, grad_inputs, flowed_from), where
 # flowed_from maps a node to the node that first sent it gradient, so a
 # checker can print the chain the gradient took.
 node_checkers: list = []
+
+# Objects told when a backward pass starts and ends (graph recording): each has
+# backward_started(run) and backward_finished(run), where `run` is the pass's
+# `flowed_from` dict (the same object the node checkers receive).
+backward_listeners: list = []
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:
@@ -152,7 +157,10 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
     ready = [node for node in root_nodes if dependencies[node] == 0]
     captured = {}
     checkers = list(node_checkers)
-    flowed_from = {} if checkers else None
+    listeners = list(backward_listeners)
+    flowed_from = {} if checkers or listeners else None
+    for listener in listeners:
+        listener.backward_started(flowed_from)
     previous_mode, grad_state.enabled = grad_state.enabled, bool(create_graph)
     previous_in_backward, grad_state.in_backward = grad_state.in_backward, True
     try:
@@ -204,6 +212,8 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
     finally:
         grad_state.enabled = previous_mode
         grad_state.in_backward = previous_in_backward
+        for listener in listeners:
+            listener.backward_finished(flowed_from)
     if targets is None:
         return None
     return [captured.get(edge) for edge in targets]

@@ -21,7 +21,6 @@ Nothing is paid when not recording: the hook lists the core consults stay empty.
 """
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
 from ..autograd import engine, function, module_scope
@@ -53,8 +52,7 @@ class record:
         include_saved: add saved tensors to the captured graphs.
 
     `graphs` lists the distinct graphs seen so far (in order of first appearance).
-    The gradients a backward sends to leaves are kept until that backward's graph
-    is built (at the next backward, on reading `graphs`, or on exit).
+    A backward's graph is built when that backward returns.
     """
 
     def __init__(self, *, stats: bool = True, include_saved: bool = True):
@@ -72,19 +70,30 @@ class record:
         function.observers.append(self._observer)
         module_scope.listeners.append(self.scope)
         engine.node_checkers.append(self._checker)
+        engine.backward_listeners.append(self)
         return self
 
     def __exit__(self, *exc_info) -> None:
         function.observers.remove(self._observer)
         module_scope.listeners.remove(self.scope)
         engine.node_checkers.remove(self._checker)
-        self._finish_runs(everything=True)
+        engine.backward_listeners.remove(self)
+        for key in list(self._open_runs):
+            self._add_graph(self._open_runs.pop(key).finish())
 
     @property
     def graphs(self) -> list:
         """The distinct Graphs of the backward calls seen so far."""
-        self._finish_runs()
         return list(self._graphs)
+
+    # -- backward passes: the engine says when each starts and ends ----------
+    def backward_started(self, run) -> None:
+        pass
+
+    def backward_finished(self, run) -> None:
+        finished = self._open_runs.pop(id(run), None)
+        if finished is not None:
+            self._add_graph(finished.finish())
 
     # -- forward: one call per Function.apply -------------------------------
     def _observe(self, node, args, outputs) -> None:
@@ -104,8 +113,7 @@ class record:
     # -- backward: one call per node run --------------------------------------
     def _check(self, node, grads, grad_inputs, flowed_from) -> None:
         run = self._open_runs.get(id(flowed_from))
-        if run is None or run.flowed_from is not flowed_from:
-            self._finish_runs()
+        if run is None:
             run = self._open_runs[id(flowed_from)] = _Run(self, flowed_from)
         if node not in run.builder.ids:  # a root of this backward
             run.add_root(node, grads)
@@ -113,14 +121,6 @@ class record:
         for index, (child, _) in enumerate(node.next_functions):
             if child.__class__ is AccumulateGrad and isinstance(grad_inputs[index], Tensor):
                 run.add_leaf_gradient(child, grad_inputs[index]._data)
-
-    def _finish_runs(self, everything: bool = False) -> None:
-        for key, run in list(self._open_runs.items()):
-            # The engine's `flowed_from` dict lives as long as its backward call: when only
-            # this run and getrefcount's argument still refer to it, that backward returned.
-            if everything or sys.getrefcount(run.flowed_from) <= 2:
-                del self._open_runs[key]
-                self._add_graph(run.finish())
 
     def _add_graph(self, graph) -> None:
         step = graph.steps[0]
