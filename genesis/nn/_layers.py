@@ -41,7 +41,9 @@ class Linear(Function):
         return grad_input, grad_weight, grad_bias
 
 
-def _check_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+def _refuse_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    """Raise the error that explains why these operands can't go through `linear` (dtype
+    mismatches are fine under autocast, which casts them to one dtype)."""
     if input.ndim == 0 or weight.ndim != 2 or input.shape[-1] != weight.shape[1]:
         raise RuntimeError(f"linear: input of shape {tuple(input.shape)} can't be multiplied by "
                            f"a weight of shape {tuple(weight.shape)} (out_features, in_features): "
@@ -49,8 +51,7 @@ def _check_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
     if bias is not None and bias.shape != (weight.shape[0],):
         raise RuntimeError(f"linear: bias has shape {tuple(bias.shape)}, expected "
                            f"({weight.shape[0]},) to match out_features")
-    dtypes = {input._data.dtype, weight._data.dtype} | ({bias._data.dtype} if bias is not None else set())
-    if len(dtypes) > 1 and grad_state.autocast_dtype is None:  # autocast casts them to one
+    if grad_state.autocast_dtype is None:
         names = ", ".join(f"{what} {t.dtype.name}" for what, t in
                           (("input", input), ("weight", weight), ("bias", bias)) if t is not None)
         raise RuntimeError(f"linear: dtypes differ ({names}); cast the input (e.g. x.float()) or "
@@ -66,7 +67,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     tensor([[3., 3., 3., 3.],
             [3., 3., 3., 3.]])
     """
-    _check_linear(input, weight, bias)
+    x, w = input._data, weight._data
+    if x.ndim == 0 or w.ndim != 2 or x.shape[-1] != w.shape[1] or x.dtype != w.dtype or (
+            bias is not None and (bias._data.shape != w.shape[:1] or bias._data.dtype != x.dtype)):
+        _refuse_linear(input, weight, bias)
     return Linear.apply(input, weight, bias)
 
 
