@@ -1,0 +1,74 @@
+"""Findings: what a trace found wrong, each pointing at an op and a source line.
+
+A `Finding` is plain data (JSON-serialisable) so the console report, the
+Graphviz picture and the HTML viewer all read the same thing.
+
+>>> finding = Finding("nan_forward", "error", "Div produced NaN from finite inputs",
+...                   op="DivBackward", source="train.py:12", graph=0, node=3)
+>>> Finding.from_dict(finding.to_dict()) == finding
+True
+>>> finding.tag
+'nan'
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+__all__ = ["Finding", "KINDS", "SEVERITY_ORDER"]
+
+# kind -> (tag drawn on the graph node, what it means)
+KINDS = {
+    "gradient_mismatch": ("grad_mismatch", "a backward disagrees with finite differences"),
+    "nan_forward": ("nan", "NaN/Inf born in a forward op from finite inputs"),
+    "nan_backward": ("nan", "NaN/Inf produced by a backward"),
+    "backward_error": ("error", "an exception raised inside a backward"),
+    "no_gradient": ("no_grad", "a parameter that received no gradient"),
+    "zero_gradient": ("no_grad", "a parameter whose gradient is all zeros"),
+    "exploding_gradient": ("exploding", "a gradient norm growing by orders of magnitude"),
+    "vanishing_gradient": ("vanishing", "a gradient norm shrinking by orders of magnitude"),
+    "inplace_modified": ("error", "a saved tensor modified in place before backward"),
+    "script_error": ("error", "the script raised an exception"),
+}
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+@dataclass
+class Finding:
+    """One problem, located: which op (backward node name and Function class), module path,
+    source `file:line` and code line of the forward call, and where it sits in the trace
+    (`graph` index, `node` id). `details` holds kind-specific data (e.g. the worst entries
+    of a gradient mismatch, a norm history)."""
+
+    kind: str
+    severity: str
+    title: str
+    message: str = ""
+    op: str | None = None
+    function: str | None = None
+    module: str | None = None
+    source: str | None = None
+    code: str | None = None
+    graph: int | None = None
+    node: int | None = None
+    details: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown finding kind {self.kind!r}; expected one of {sorted(KINDS)}")
+        if self.severity not in SEVERITY_ORDER:
+            raise ValueError(f"unknown severity {self.severity!r}; expected error, warning or info")
+
+    @property
+    def tag(self) -> str:
+        """The tag drawn on the graph node this finding points at."""
+        return KINDS[self.kind][0]
+
+    def sort_key(self) -> tuple:
+        return (SEVERITY_ORDER[self.severity], self.kind, self.source or "", self.title)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Finding":
+        return cls(**data)

@@ -1,0 +1,102 @@
+"""`Trace`: everything `genesis trace` captured from one run of a script, as plain data.
+
+It is what `trace.json` holds and what the console report, `genesis render`
+and the HTML viewer read: the distinct graphs, the findings, a parameter
+table with gradient-norm histories, and facts about the run.
+
+>>> from genesis.debug.graph import Graph
+>>> trace = Trace(script="train.py", graphs=[Graph()])
+>>> Trace.from_json(trace.to_json()) == trace
+True
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from .findings import Finding
+from .graph import Graph
+
+__all__ = ["Trace", "ParameterRow", "TRACE_SCHEMA_VERSION"]
+
+TRACE_SCHEMA_VERSION = 1
+
+
+@dataclass
+class ParameterRow:
+    """One parameter (or other leaf that required grad): its latest gradient norm, its
+    status ("ok", "no gradient", "zero gradient", "exploding", "vanishing", "nan"), and
+    the norm at each recorded step (None where it had no gradient)."""
+
+    name: str
+    shape: tuple
+    dtype: str
+    grad_norm: float | None
+    status: str = "ok"
+    history: list = field(default_factory=list)
+
+
+@dataclass
+class Trace:
+    """One traced run: graphs, findings, parameters, and how the script ended."""
+
+    script: str
+    args: list = field(default_factory=list)
+    graphs: list = field(default_factory=list)          # genesis.debug.Graph, distinct structures
+    findings: list = field(default_factory=list)        # Finding, most severe first
+    parameters: list = field(default_factory=list)      # ParameterRow
+    steps_recorded: int = 0                             # backward calls captured fully
+    steps_seen: int = 0                                 # all backward calls
+    exit_code: int = 0                                  # the script's own exit status
+    script_error: str | None = None                     # its traceback, if it raised
+    duration_s: float = 0.0
+    meta: dict = field(default_factory=dict)            # genesis version, options, time, ...
+
+    def to_dict(self) -> dict:
+        return {"schema": "genesis.debug.Trace", "version": TRACE_SCHEMA_VERSION,
+                "script": self.script, "args": list(self.args),
+                "graphs": [graph.to_dict() for graph in self.graphs],
+                "findings": [finding.to_dict() for finding in self.findings],
+                "parameters": [_row_to_dict(row) for row in self.parameters],
+                "steps_recorded": self.steps_recorded, "steps_seen": self.steps_seen,
+                "exit_code": self.exit_code, "script_error": self.script_error,
+                "duration_s": self.duration_s, "meta": self.meta}
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Trace":
+        if data.get("schema") != "genesis.debug.Trace" or data.get("version") != TRACE_SCHEMA_VERSION:
+            raise ValueError(f"not a genesis trace of schema version {TRACE_SCHEMA_VERSION} (got "
+                             f"schema {data.get('schema')!r}, version {data.get('version')!r})")
+        return cls(script=data["script"], args=list(data["args"]),
+                   graphs=[Graph.from_dict(graph) for graph in data["graphs"]],
+                   findings=[Finding.from_dict(finding) for finding in data["findings"]],
+                   parameters=[ParameterRow(**{**row, "shape": tuple(row["shape"])})
+                               for row in data["parameters"]],
+                   steps_recorded=data["steps_recorded"], steps_seen=data["steps_seen"],
+                   exit_code=data["exit_code"], script_error=data["script_error"],
+                   duration_s=data["duration_s"], meta=dict(data["meta"]))
+
+    @classmethod
+    def from_json(cls, text: str) -> "Trace":
+        return cls.from_dict(json.loads(text))
+
+    @classmethod
+    def load(cls, path) -> "Trace":
+        """Read a `trace.json`, with a clear error for a missing or foreign file."""
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no trace file at {path}; run `genesis trace SCRIPT` first") from None
+        try:
+            return cls.from_json(text)
+        except (json.JSONDecodeError, KeyError, TypeError) as error:
+            raise ValueError(f"{path} is not a valid genesis trace.json: {error}") from None
+
+
+def _row_to_dict(row: ParameterRow) -> dict:
+    return {"name": row.name, "shape": list(row.shape), "dtype": row.dtype,
+            "grad_norm": row.grad_norm, "status": row.status, "history": list(row.history)}
