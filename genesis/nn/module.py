@@ -244,9 +244,12 @@ class Module:
 
     def __getattr__(self, name: str):
         state = self.__dict__
+        if "_parameters" not in state:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}': its "
+                                 "__init__ must call super().__init__() before anything else")
         for table in ("_parameters", "_buffers", "_modules"):
-            entries = state.get(table)
-            if entries is not None and name in entries:
+            entries = state[table]
+            if name in entries:
                 return entries[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 

@@ -29,6 +29,12 @@ class Adam(Optimizer):
 
     `weight_decay` adds weight_decay * p to the gradient (L2); use `AdamW` for
     decoupled decay. `amsgrad` uses the running maximum of v.
+
+    >>> import genesis
+    >>> w = genesis.tensor([1., -1.], requires_grad=True)
+    >>> optimizer = genesis.optim.Adam([w], lr=0.1)
+    >>> (w * w).sum().backward(); optimizer.step(); w
+    tensor([ 0.9000, -0.9000], requires_grad=True)
     """
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,

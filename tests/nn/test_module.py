@@ -100,6 +100,13 @@ def test_assigning_before_init_and_bad_names_fail_clearly():
 
     with pytest.raises(AttributeError, match="before Module.__init__"):
         Forgetful()
+
+    class NoInit(nn.Module):
+        def __init__(self):
+            pass
+
+    with pytest.raises(AttributeError, match=r"must call super\(\).__init__\(\)"):
+        NoInit()(genesis.ones(1))
     module = nn.Module()
     with pytest.raises(KeyError, match="contain"):
         module.register_buffer("a.b", genesis.zeros(1))
