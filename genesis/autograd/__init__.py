@@ -11,7 +11,7 @@ from . import functional
 from .anomaly import (AnomalyError, detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                       set_detect_anomaly)
 from .engine import backward, grad
-from .function import AccumulateGrad, Function, Node
+from .function import AccumulateGrad, Function, Node, SavedTensorModifiedError
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, GradcheckWarning, check_gradients, gradcheck, gradgradcheck
 from .gradcheck_report import GradcheckResult, format_report

@@ -38,7 +38,7 @@ from . import engine, function
 from .source import SourceLocation
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
-           "is_anomaly_check_nan_enabled", "AnomalyError"]
+           "is_anomaly_check_nan_enabled", "AnomalyError", "forward_anomaly", "backward_anomaly"]
 
 
 class AnomalyError(RuntimeError):
@@ -158,9 +158,19 @@ class set_detect_anomaly(_ModeContext):
 def _record_forward(node, args, outputs) -> None:
     node._source = SourceLocation.capture()
     if _mode.check_forward:
-        for output_nr, output in enumerate(outputs):
-            if output is not None and not _all_finite(output) and _inputs_finite(args):
-                raise AnomalyError(_forward_message(node, args, outputs, output_nr))
+        message = forward_anomaly(node, args, outputs)
+        if message is not None:
+            raise AnomalyError(message)
+
+
+def forward_anomaly(node, args, outputs) -> str | None:
+    """A report if an output of this op call is NaN/Inf although all its inputs are finite
+    (the place a non-finite value is born), else None. Used by anomaly mode and by
+    `genesis trace`, which records it instead of raising."""
+    for output_nr, output in enumerate(outputs):
+        if output is not None and not _all_finite(output) and _inputs_finite(args):
+            return _forward_message(node, args, outputs, output_nr)
+    return None
 
 
 def _all_finite(tensor: Tensor) -> bool:
@@ -199,9 +209,20 @@ def _forward_message(node, args, outputs, output_nr) -> str:
 # -- backward: catch the node whose backward returns NaN/Inf ----------------------------
 
 def _check_backward(node, grad_outputs, grad_inputs, flowed_from) -> None:
+    message = backward_anomaly(node, grad_outputs, grad_inputs, flowed_from)
+    if message is not None:
+        raise AnomalyError(message)
+
+
+def backward_anomaly(node, grad_outputs, grad_inputs, flowed_from, *, born_only=False) -> str | None:
+    """A report if this node's backward returned a NaN/Inf gradient, else None. With
+    `born_only`, only when the gradient it received was finite (so this backward made it)."""
     for index, gradient in enumerate(grad_inputs):
         if isinstance(gradient, Tensor) and not _all_finite(gradient):
-            raise AnomalyError(_backward_message(node, grad_outputs, index, gradient, flowed_from))
+            if born_only and not all(g is None or _all_finite(g) for g in grad_outputs):
+                return None
+            return _backward_message(node, grad_outputs, index, gradient, flowed_from)
+    return None
 
 
 def _backward_message(node, grad_outputs, index, gradient, flowed_from) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
+
 from ..tensor import Tensor, wrap_array
 from .function import AccumulateGrad, gradient_edge
 from .grad_mode import grad_state
@@ -163,6 +165,8 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
         listener.backward_started(flowed_from)
     previous_mode, grad_state.enabled = grad_state.enabled, bool(create_graph)
     previous_in_backward, grad_state.in_backward = grad_state.in_backward, True
+    quiet = np.errstate(divide="ignore", invalid="ignore", over="ignore")  # 0*inf is nan, silently
+    quiet.__enter__()
     try:
         while ready:
             node = ready.pop()
@@ -210,6 +214,7 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
                 if remaining == 0:
                     ready.append(child)
     finally:
+        quiet.__exit__(None, None, None)
         grad_state.enabled = previous_mode
         grad_state.in_backward = previous_in_backward
         for listener in listeners:
@@ -327,7 +332,9 @@ def _call_backward(node, grads: list) -> tuple:
     try:
         result = node._forward_cls.backward(node, *grads)
     except Exception as error:
-        error.add_note(_backward_note(node))
+        if not hasattr(error, "backward_node"):  # the innermost failing node, for tools
+            error.backward_node = node
+            error.add_note(_backward_note(node))
         raise
     if result.__class__ is not tuple:
         result = tuple(result) if result.__class__ is list else (result,)

@@ -26,6 +26,7 @@ tensor([12.])
 """
 from __future__ import annotations
 
+import re
 import weakref
 
 from ..dtypes import FLOATING_DTYPES, FLOATING_NUMPY_DTYPES
@@ -33,7 +34,8 @@ from ..tensor import Tensor, wrap_array
 from .grad_mode import grad_state
 from .hooks import RemovableHandle
 
-__all__ = ["Function", "Node", "AccumulateGrad", "gradient_edge", "mark_view", "observers"]
+__all__ = ["Function", "Node", "AccumulateGrad", "gradient_edge", "mark_view", "observers",
+           "SavedTensorModifiedError"]
 
 # Callables run after every Function call made outside the engine's backward
 # pass while non-empty (anomaly mode and `genesis.debug.record` register
@@ -41,6 +43,15 @@ __all__ = ["Function", "Node", "AccumulateGrad", "gradient_edge", "mark_view", "
 observers: list = []
 
 _FREED = ("freed",)
+
+
+class SavedTensorModifiedError(RuntimeError):
+    """A tensor saved for backward was changed in place afterwards; `node` is the node that
+    saved it and `index` its position among the saved tensors."""
+
+    def __init__(self, message: str, node=None, index: int | None = None):
+        super().__init__(message)
+        self.node, self.index = node, index
 
 
 class Node:
@@ -118,7 +129,8 @@ class Node:
         for index, (tensor, version, output_nr) in enumerate(saved):
             if version is not None:
                 if tensor._version_counter[0] != version:
-                    raise RuntimeError(_modified_message(self, index, tensor, version))
+                    raise SavedTensorModifiedError(_modified_message(self, index, tensor, version),
+                                                   self, index)
                 if output_nr >= 0:
                     tensor = _reattach_output(tensor, self, output_nr)
             unpacked.append(tensor)
@@ -308,7 +320,7 @@ _NO_NEEDS = [(False,) * count for count in range(16)]
 
 def _op_error(cls, args: tuple, error: Exception) -> RuntimeError:
     shapes = ", ".join(str(tuple(arg.shape)) for arg in args if isinstance(arg, Tensor))
-    name = cls.__name__.lower()
+    name = re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()  # FloorDivide -> floor_divide
     return RuntimeError(f"{name}: {error} (input shapes: {shapes})")
 
 

@@ -55,9 +55,10 @@ class record:
     A backward's graph is built when that backward returns.
     """
 
-    def __init__(self, *, stats: bool = True, include_saved: bool = True):
+    def __init__(self, *, stats: bool = True, include_saved: bool = True, on_step=None):
         self.stats = stats
         self.include_saved = include_saved
+        self.on_step = on_step  # called as on_step(graph_index, {autograd node: node id}) per step
         self.scope = _ModuleScope()
         self._graphs = []
         self._by_structure = {}
@@ -79,7 +80,7 @@ class record:
         engine.node_checkers.remove(self._checker)
         engine.backward_listeners.remove(self)
         for key in list(self._open_runs):
-            self._add_graph(self._open_runs.pop(key).finish())
+            self._close(self._open_runs.pop(key))
 
     @property
     def graphs(self) -> list:
@@ -93,7 +94,13 @@ class record:
     def backward_finished(self, run) -> None:
         finished = self._open_runs.pop(id(run), None)
         if finished is not None:
-            self._add_graph(finished.finish())
+            self._close(finished)
+
+    def _close(self, run: "_Run") -> None:
+        node_ids = dict(run.builder.ids)
+        index = self._add_graph(run.finish())
+        if self.on_step is not None:
+            self.on_step(index, node_ids)
 
     # -- forward: one call per Function.apply -------------------------------
     def _observe(self, node, args, outputs) -> None:
@@ -122,21 +129,24 @@ class record:
             if child.__class__ is AccumulateGrad and isinstance(grad_inputs[index], Tensor):
                 run.add_leaf_gradient(child, grad_inputs[index]._data)
 
-    def _add_graph(self, graph) -> None:
+    def _add_graph(self, graph) -> int:
+        """File the step's graph under its structure; returns that graph's index in `graphs`."""
         step = graph.steps[0]
         norms = {node.name: (node.outputs[0].grad or {}).get("norm")
                  for node in graph.nodes if node.kind in ("param", "input")}
         key = graph.structure_key()
-        existing = self._by_structure.get(key)
-        if existing is None:
+        filed = self._by_structure.get(key)
+        if filed is None:
             graph.grad_norms = {name: [norm] for name, norm in norms.items()}
-            self._by_structure[key] = graph
+            self._by_structure[key] = (graph, len(self._graphs))
             self._graphs.append(graph)
-            return
+            return len(self._graphs) - 1
+        existing, index = filed
         existing.nodes = graph.nodes  # the latest step's statistics
         existing.steps.append(step)
         for name, norm in norms.items():
             existing.grad_norms.setdefault(name, []).append(norm)
+        return index
 
 
 class _Run:

@@ -29,6 +29,8 @@ def kept_shape(shape: tuple, dims) -> tuple:
 
 def spread(grad: Tensor, shape: tuple, dims, keepdim: bool) -> Tensor:
     """Broadcast the gradient of a reduction back to the input's shape."""
+    if dims is None:  # a full reduction's gradient broadcasts as it is (0-d or all ones)
+        return Expand.apply(grad, shape)
     return Expand.apply(unreduced(grad, shape, dims, keepdim), shape)
 
 
