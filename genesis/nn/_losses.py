@@ -215,7 +215,7 @@ def _coefficients(input: Tensor, safe_target, kept, weight, label_smoothing: flo
             else class_weights * (label_smoothing / classes)
         shape = (classes,) + (1,) * (input.ndim - axis - 1)
         coefficients += spread.reshape(shape) * xp.expand_dims(kept_values, axis)
-    return coefficients, target_weights.sum()
+    return coefficients, float(target_weights.sum())
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
