@@ -29,6 +29,8 @@ class Linear(Function):
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
         needs = ctx.needs_input_grad
+        if not grad_state.enabled:  # no create_graph: the same products on arrays, no nodes
+            return _linear_grads_on_arrays(grad, input, weight, needs)
         grad_input = grad @ weight if needs[0] else None
         grad_weight = grad_bias = None
         if needs[1]:
@@ -39,6 +41,16 @@ class Linear(Function):
         if needs[2]:
             grad_bias = grad.sum(tuple(range(grad.ndim - 1))) if grad.ndim > 1 else grad
         return grad_input, grad_weight, grad_bias
+
+
+def _linear_grads_on_arrays(grad: Tensor, input: Tensor, weight: Tensor, needs: tuple) -> tuple:
+    g, device = grad._data, grad._device
+    rows = g.reshape(-1, g.shape[-1])
+    grad_input = wrap_array(g @ weight._data, device) if needs[0] else None
+    grad_weight = wrap_array(rows.T @ input._data.reshape(-1, input.shape[-1]), device) \
+        if needs[1] else None
+    grad_bias = wrap_array(rows.sum(0), device) if needs[2] else None
+    return grad_input, grad_weight, grad_bias
 
 
 def _refuse_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
