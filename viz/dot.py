@@ -19,7 +19,7 @@ from .collapse import DEFAULT_MAX_NODES, build_view
 from .style import (FONT, describe_stats, finding_styles, format_number, format_shape, label_text,
                     legend_entries, node_attributes, tooltip_text)
 
-__all__ = ["to_dot"]
+__all__ = ["to_dot", "view_to_dot"]
 
 
 def to_dot(graph, *, collapse_depth: int | None = None, focus=None, radius: int = 3,
@@ -37,12 +37,23 @@ def to_dot(graph, *, collapse_depth: int | None = None, focus=None, radius: int 
             (None: never). The picture says what was folded.
         fold_repeats: merge runs of identical numbered blocks (layers.0, layers.1, ...).
     """
-    if rankdir not in ("TB", "LR", "BT", "RL"):
-        raise ValueError(f"rankdir must be one of TB, LR, BT, RL, got {rankdir!r}")
+    _check_rankdir(rankdir)
     view = build_view(graph, collapse_depth=collapse_depth, focus=focus, radius=radius,
                       show_saved=show_saved, max_nodes=max_nodes, fold_repeats=fold_repeats)
-    drawing = _Drawing(graph, view, show_stats)
-    return drawing.digraph(rankdir)
+    return view_to_dot(graph, view, show_stats=show_stats, rankdir=rankdir)
+
+
+def view_to_dot(graph, view, *, show_stats: bool = True, rankdir: str = "TB") -> graphviz.Digraph:
+    """Draw an already chosen `viz.collapse.View` of `graph`. Each item becomes a DOT node
+    named by its key (`n<id>` for a graph node, `m<i>`/`c<i>` for folded ones), so a caller
+    holding the view can map drawn nodes back to graph node ids."""
+    _check_rankdir(rankdir)
+    return _Drawing(graph, view, show_stats).digraph(rankdir)
+
+
+def _check_rankdir(rankdir: str) -> None:
+    if rankdir not in ("TB", "LR", "BT", "RL"):
+        raise ValueError(f"rankdir must be one of TB, LR, BT, RL, got {rankdir!r}")
 
 
 class _Drawing:
@@ -218,7 +229,7 @@ class _Drawing:
         with root.subgraph(name="cluster_legend", graph_attr={
                 "label": "Legend", "style": "rounded", "color": "#C8C8C8", "fontsize": "11"}) as legend:
             for index, (attributes, text) in enumerate(legend_entries(self.kinds, self.findings)):
-                legend.node(f"legend{index}", label=label_text([text]), fontsize="10", **attributes)
+                legend.node(f"legend{index}", label=label_text([text]), **{"fontsize": "10", **attributes})
 
 
 def _block_root(title: str) -> str:

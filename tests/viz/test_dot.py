@@ -221,3 +221,11 @@ def test_a_module_outside_the_tree_gets_its_class_name():
     with record() as recording:
         Wrapper()(genesis.randn(1, 4)).backward()
     assert {node.module for node in recording.graphs[0].of_kind("op")} == {"Linear", ""}
+
+
+def test_saved_tensors_are_drawn_and_in_the_legend():
+    x = genesis.tensor([1.0, 2.0], requires_grad=True)
+    graph = capture_graph((x * x).sum())
+    source = viz.to_dot(graph, show_saved=True).source
+    assert sum('label="saved ' in line for line in source.splitlines()) == 2
+    assert "tensor saved for backward" in source
