@@ -5,6 +5,8 @@ import typer
 
 import genesis
 
+from .commands import gradcheck, render, trace
+
 app = typer.Typer(
     name="genesis",
     help="Genesis: see your autograd graph and find the wrong gradient.",
@@ -25,6 +27,11 @@ def root(
                                  help="Show the version and exit."),
 ) -> None:
     """Genesis: see your autograd graph and find the wrong gradient."""
+
+
+app.command("trace", context_settings=trace.CONTEXT)(trace.trace_command)
+app.command("gradcheck")(gradcheck.gradcheck_command)
+app.command("render")(render.render_command)
 
 
 def main() -> None:

@@ -13,6 +13,10 @@ import sys
 import traceback
 from dataclasses import dataclass
 
+import genesis
+
+_GENESIS_DIR = os.path.dirname(os.path.abspath(genesis.__file__)) + os.sep
+
 
 @dataclass
 class ScriptOutcome:
@@ -79,12 +83,21 @@ def _exit_code(code) -> int:
 
 
 def _script_traceback(error: BaseException, script: str) -> str:
-    """The traceback from the script's first frame on (runner and runpy frames dropped)."""
+    """The traceback from the script's first frame on (runner and runpy frames dropped), with
+    runs of frames inside genesis itself folded into one line."""
     frames = traceback.extract_tb(error.__traceback__)
     start = next((i for i, frame in enumerate(frames) if os.path.abspath(frame.filename) == script), 0)
     lines = ["Traceback (most recent call last):\n"]
-    lines += traceback.format_list(frames[start:])
-    lines += traceback.format_exception_only(type(error), error)
-    for note in getattr(error, "__notes__", ()):
-        lines.append(f"{note}\n")
+    hidden = 0
+    for frame in frames[start:]:
+        if os.path.abspath(frame.filename).startswith(_GENESIS_DIR):
+            hidden += 1
+            continue
+        if hidden:
+            lines.append(f"  [{hidden} frame(s) inside genesis]\n")
+            hidden = 0
+        lines += traceback.format_list([frame])
+    if hidden:
+        lines.append(f"  [{hidden} frame(s) inside genesis]\n")
+    lines += traceback.format_exception_only(type(error), error)  # includes the notes
     return "".join(lines)

@@ -204,6 +204,19 @@ def test_leaf_grad_does_not_alias_other_gradients():
     assert g.tolist() == [1.0, 1.0]
 
 
+def test_leaf_grad_reuses_an_unshared_gradient_buffer():
+    x = genesis.randn(4, 3, requires_grad=True)
+    w = genesis.randn(3, 2, requires_grad=True)
+    seen = []
+    original = genesis.autograd.engine._fresh_copy
+    genesis.autograd.engine._fresh_copy = lambda gradient: seen.append(1) or original(gradient)
+    try:
+        (x @ w).sum().backward()
+    finally:
+        genesis.autograd.engine._fresh_copy = original
+    assert seen == []  # both gradients were fresh arrays nobody else held: no copies
+
+
 def test_grad_dtype_matches_leaf_dtype():
     x = genesis.tensor([1.0, 2.0], requires_grad=True)
     y = genesis.tensor([1.0, 2.0], dtype=genesis.float64)

@@ -247,9 +247,16 @@ def _chain(node, flowed_from) -> list:
     while path[-1] in flowed_from and len(path) <= len(flowed_from):
         path.append(flowed_from[path[-1]])
     steps = []
+    previous = None
     for step in reversed(path):
         source = step._source
-        where = f"  ({source}: {source.code})" if source is not None else ""
+        if source is None:
+            where = ""
+        elif previous is not None and str(source) == str(previous):
+            where = "  (same line)"
+        else:
+            where = f"  ({source}: {source.code})"
+        previous = source
         steps.append(f"{type(step).__name__}{where}")
     return steps
 

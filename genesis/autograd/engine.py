@@ -25,8 +25,9 @@ __all__ = ["backward", "grad", "node_checkers", "backward_listeners"]
 node_checkers: list = []
 
 # Objects told when a backward pass starts and ends (graph recording): each has
-# backward_started(run) and backward_finished(run), where `run` is the pass's
-# `flowed_from` dict (the same object the node checkers receive).
+# backward_started(run) and backward_finished(run, completed), where `run` is
+# the pass's `flowed_from` dict (the same object the node checkers receive) and
+# `completed` is False when the pass ended with an exception.
 backward_listeners: list = []
 
 
@@ -167,6 +168,7 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
     previous_in_backward, grad_state.in_backward = grad_state.in_backward, True
     quiet = np.errstate(divide="ignore", invalid="ignore", over="ignore")  # 0*inf is nan, silently
     quiet.__enter__()
+    completed = False
     try:
         while ready:
             node = ready.pop()
@@ -213,12 +215,14 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
                 dependencies[child] = remaining
                 if remaining == 0:
                     ready.append(child)
+            grad_inputs = gradient = None  # so a leaf's buffer can be handed over without a copy
+        completed = True
     finally:
         quiet.__exit__(None, None, None)
         grad_state.enabled = previous_mode
         grad_state.in_backward = previous_in_backward
         for listener in listeners:
-            listener.backward_finished(flowed_from)
+            listener.backward_finished(flowed_from, completed)
     if targets is None:
         return None
     return [captured.get(edge) for edge in targets]
@@ -423,9 +427,10 @@ def _accumulate_leaf(node, grads: list, create_graph: bool, capture, captured) -
 def _owned(gradient: Tensor, holder: list) -> Tensor:
     """The gradient as a leaf's `.grad`: its buffer is reused when nothing else can see it."""
     array = gradient._data
-    # References to the Tensor: the engine's buffer list, this argument, getrefcount's
-    # argument; to the array: the Tensor's slot and getrefcount's argument.
-    if array.base is None and sys.getrefcount(array) == 2 and sys.getrefcount(gradient) <= 3 \
+    # Exclusive means: the Tensor is referenced only by the engine's buffer list, the caller's
+    # local, this argument and getrefcount's argument; the array only by the Tensor's slot,
+    # the local `array` and getrefcount's argument. tests/test_engine.py pins both outcomes.
+    if array.base is None and sys.getrefcount(array) == 3 and sys.getrefcount(gradient) <= 4 \
             and holder[0] is gradient:
         if gradient.grad_fn is None and not gradient._requires_grad:
             return gradient

@@ -26,6 +26,8 @@ tensor([12.])
 """
 from __future__ import annotations
 
+import inspect
+import os
 import re
 import weakref
 
@@ -231,7 +233,7 @@ class Function:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls._builtin = cls.__module__.startswith("genesis.")
+        cls._builtin = _defined_in_genesis(cls)
         cls._backward_cls = type(f"{cls.__name__}Backward", (Node,),
                                  {"__slots__": (), "_forward_cls": cls,
                                   "__module__": cls.__module__})
@@ -294,6 +296,14 @@ class Function:
 
 
 _new_object = object.__new__
+_GENESIS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _defined_in_genesis(cls) -> bool:
+    """Whether `cls.forward` is genesis's own code (judged by its source file, so a Function
+    written in a user's script or in a doctest of a genesis module counts as user-defined)."""
+    code = getattr(inspect.unwrap(cls.forward), "__code__", None)
+    return code is not None and code.co_filename.startswith(_GENESIS_DIR)
 
 
 def _autocast_arguments(policy: str, args: tuple) -> tuple:

@@ -64,7 +64,10 @@ class Finding:
         return KINDS[self.kind][0]
 
     def sort_key(self) -> tuple:
-        return (SEVERITY_ORDER[self.severity], self.kind, self.source or "", self.title)
+        """Most severe first; within a severity, root causes (a wrong backward, a NaN born in
+        forward) before their consequences."""
+        return (SEVERITY_ORDER[self.severity], list(KINDS).index(self.kind), self.source or "",
+                self.title)
 
     def to_dict(self) -> dict:
         return asdict(self)

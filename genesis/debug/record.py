@@ -91,7 +91,7 @@ class record:
     def backward_started(self, run) -> None:
         pass
 
-    def backward_finished(self, run) -> None:
+    def backward_finished(self, run, completed: bool = True) -> None:
         finished = self._open_runs.pop(id(run), None)
         if finished is not None:
             self._close(finished)
@@ -219,6 +219,7 @@ class _ModuleScope:
         self.paths = {}
         self.params = {}    # id -> (dotted name, tensor)
         self.classes = {}   # module path -> class name
+        self.call_sites = {}  # module path -> SourceLocation of its first call
 
     @property
     def current(self) -> str | None:
@@ -236,6 +237,8 @@ class _ModuleScope:
             parent = self.stack[-1] if self.stack else ""
             path = f"{parent}.{type(module).__name__}" if parent else type(module).__name__
             self.classes.setdefault(path, type(module).__name__)
+        if path not in self.call_sites:
+            self.call_sites[path] = SourceLocation.capture(max_frames=2)
         self.stack.append(path)
 
     def exit(self, module) -> None:

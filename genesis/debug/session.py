@@ -1,0 +1,233 @@
+"""`TraceSession`: record a run and find what is wrong with it — what `genesis trace` runs
+around a script, usable from Python too.
+
+The first `steps` backward calls are recorded fully (graphs with module paths,
+source lines and statistics); later ones only update the per-parameter gradient
+norms. NaN/Inf births are watched in every step. After the run, `result()`
+re-checks each user-defined Function call of the first step against finite
+differences (every call with `check_all`) and turns everything into a `Trace`.
+
+>>> import genesis
+>>> w = genesis.tensor([1.0, 2.0], requires_grad=True)
+>>> unused = genesis.tensor([3.0], requires_grad=True)
+>>> with TraceSession(steps=2) as session:
+...     for _ in range(3):
+...         w.grad = None
+...         (w * w).sum().backward()
+>>> trace = session.result(script="example.py")
+>>> trace.steps_seen, trace.steps_recorded, [p.name for p in trace.parameters]
+(3, 2, ['w'])
+"""
+from __future__ import annotations
+
+import time
+
+from ..autograd import engine, function
+from ..autograd.function import AccumulateGrad, SavedTensorModifiedError
+from .findings import Finding
+from .nan_watch import NaNWatch
+from .node_check import InvocationLog, check_invocation
+from .param_watch import ParamWatch
+from .record import record
+from .trace import Trace
+
+__all__ = ["TraceSession"]
+
+
+class TraceSession:
+    """Context manager: record, watch, and afterwards `result()` gives the `Trace`.
+
+    Args:
+        steps: backward calls to record fully (later ones update norm statistics only).
+        check: re-check user-defined Functions of the first step against finite differences.
+        check_all: re-check built-in ops too.
+        anomaly: watch every op for NaN/Inf being born (forward and backward).
+        stats: value statistics of every op output in the recorded steps.
+    """
+
+    def __init__(self, steps: int = 1, check: bool = True, check_all: bool = False,
+                 anomaly: bool = True, stats: bool = True):
+        if steps < 1:
+            raise ValueError(f"steps must be at least 1, got {steps}")
+        self.steps = steps
+        self.check = check or check_all
+        self.check_all = check_all
+        self.recorder = record(stats=stats, on_step=self._on_step)
+        self.invocations = InvocationLog(include_builtin=check_all) if self.check else None
+        self.nan_watch = NaNWatch() if anomaly else None
+        self.params = ParamWatch()
+        self.node_ids = {}          # autograd node -> (graph index, node id), recorded steps
+        self.check_results = []     # one summary dict per re-checked Function call
+        self._recording = False
+        self._started = 0.0
+        self.duration = 0.0
+
+    # -- installing and removing the hooks ----------------------------------------
+    def __enter__(self) -> "TraceSession":
+        self._started = time.perf_counter()
+        self.recorder.__enter__()
+        self._recording = True
+        if self.invocations is not None:
+            function.observers.append(self.invocations)
+        if self.nan_watch is not None:
+            self.nan_watch.start()
+        engine.backward_listeners.append(self)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stop_recording()
+        self._stop_invocation_log()
+        if self.nan_watch is not None:
+            self.nan_watch.stop()
+        if self in engine.backward_listeners:
+            engine.backward_listeners.remove(self)
+        self.duration = time.perf_counter() - self._started
+
+    def _stop_recording(self) -> None:
+        if self._recording:
+            self._track_module_parameters()
+            self.recorder.__exit__(None, None, None)
+            self._recording = False
+
+    def _stop_invocation_log(self) -> None:
+        if self.invocations is not None and self.invocations in function.observers:
+            function.observers.remove(self.invocations)
+
+    # -- per backward call ---------------------------------------------------------------
+    def backward_started(self, run) -> None:
+        pass
+
+    def backward_finished(self, run, completed: bool = True) -> None:
+        # record() has closed this call's graph already (it listens first): _on_step ran.
+        self._track_module_parameters()
+        if completed:  # a backward that raised says nothing about which parameters get gradients
+            self.params.measure()
+        if self.nan_watch is not None:
+            self.nan_watch.step = self.params.steps
+        self._stop_invocation_log()  # the first step's calls are all that is checked
+        if self.params.steps >= self.steps:
+            self._stop_recording()
+
+    def _on_step(self, graph_index: int, node_ids: dict) -> None:
+        graph = self.recorder.graphs[graph_index]
+        for node, node_id in node_ids.items():
+            self.node_ids[node] = (graph_index, node_id)
+            if node.__class__ is AccumulateGrad and node.variable is not None:
+                self.params.track(graph.nodes[node_id].name, node.variable)
+
+    def _track_module_parameters(self) -> None:
+        """Parameters of every module seen in a forward, gradient or not (to spot missing ones)."""
+        for name, tensor in list(self.recorder.scope.params.values()):
+            self.params.track(name, tensor)
+
+    # -- the result ----------------------------------------------------------------------------
+    def result(self, script: str = "", args=(), error: BaseException | None = None,
+               exit_code: int = 0, script_error: str | None = None, progress=None) -> Trace:
+        """The Trace: graphs, findings (most severe first), parameter table.
+
+        `error` is the exception the run ended with, if any (a backward error or an
+        in-place modification becomes a finding); `progress(done, total)` is called
+        during the per-node checks.
+        """
+        graphs = self.recorder.graphs
+        findings = self._gradient_findings(progress)
+        if self.nan_watch is not None:
+            for finding, node in zip(self.nan_watch.findings, self.nan_watch.nodes):
+                finding.graph, finding.node = self.node_ids.get(node, (None, None))
+                findings.append(finding)
+        findings.extend(self.params.findings(self._locate_parameter))
+        if error is not None:
+            findings.extend(self._error_findings(error))
+        findings.sort(key=Finding.sort_key)
+        for finding in findings:
+            if finding.graph is not None and finding.node is not None:
+                tags = graphs[finding.graph].nodes[finding.node].findings
+                if finding.tag not in tags:
+                    tags.append(finding.tag)
+        return Trace(script=script, args=list(args), graphs=graphs, findings=findings,
+                     parameters=self.params.rows(),
+                     steps_recorded=min(self.steps, self.params.steps), steps_seen=self.params.steps,
+                     exit_code=exit_code, script_error=script_error, duration_s=self.duration,
+                     meta={"checks": self.check_results})
+
+    def _gradient_findings(self, progress) -> list:
+        """Run the per-node checks; keep a summary row per call in `check_results`."""
+        self.check_results = []
+        findings = []
+        if self.invocations is None:
+            return findings
+        calls = list(self.invocations.calls.items())
+        for done, (node, invocation) in enumerate(calls):
+            if progress is not None:
+                progress(done, len(calls))
+            verdict = check_invocation(invocation)
+            graph, node_id = self.node_ids.get(node, (None, None))
+            source = invocation.source
+            name = invocation.function.__name__
+            self.check_results.append({
+                "function": name, "op": type(node).__name__, "status": verdict.status,
+                "reason": verdict.reason, "source": str(source) if source is not None else None,
+                "graph": graph, "node": node_id, "max_abs_error": verdict.max_abs_error})
+            if verdict.status == "fail":
+                findings.append(Finding(
+                    "gradient_mismatch", "error", f"wrong gradient in {name}.backward",
+                    verdict.report(), op=type(node).__name__, function=name,
+                    module=self._module_of(graph, node_id), source=str(source) if source else None,
+                    code=source.code if source is not None else None, graph=graph, node=node_id,
+                    details={"max_abs_error": verdict.max_abs_error,
+                             "max_rel_error": verdict.max_rel_error, "worst": verdict.worst,
+                             "tolerances": verdict.tolerances}))
+            elif verdict.status == "error":
+                findings.append(Finding(
+                    "backward_error", "error", f"{name} fails when re-run in float64",
+                    verdict.reason, op=type(node).__name__, function=name,
+                    source=str(source) if source else None,
+                    code=source.code if source is not None else None, graph=graph, node=node_id))
+        if progress is not None:
+            progress(len(calls), len(calls))
+        return findings
+
+    def _module_of(self, graph, node_id):
+        """The dotted module path of a node; the top module shows as its class name."""
+        if graph is None or node_id is None:
+            return None
+        described = self.recorder.graphs[graph]
+        module = described.nodes[node_id].module
+        return described.modules.get("", None) if module == "" else module
+
+    def _locate_parameter(self, name: str, module: str | None) -> tuple:
+        """(source, code, graph, node) for a parameter: its node if it is in a graph, and the
+        line where its module was first called (the place to look for a stray .detach())."""
+        graph_index = node_id = None
+        for index, graph in enumerate(self.recorder.graphs):
+            for node in graph.nodes:
+                if node.name == name and node.kind in ("param", "input"):
+                    graph_index, node_id = index, node.id
+                    break
+            if node_id is not None:
+                break
+        site = self.recorder.scope.call_sites.get(module) if module is not None else None
+        if site is None:
+            return None, None, graph_index, node_id
+        return str(site), site.code, graph_index, node_id
+
+    def _error_findings(self, error: BaseException) -> list:
+        node = getattr(error, "backward_node", None)
+        if isinstance(error, SavedTensorModifiedError):
+            node = error.node
+            kind, title = "inplace_modified", f"a tensor saved by {type(node).__name__} was " \
+                "modified in place before backward"
+        elif node is not None:
+            kind, title = "backward_error", f"{type(node).__name__} raised {type(error).__name__} " \
+                "in backward"
+        else:
+            return []
+        graph, node_id = self.node_ids.get(node, (None, None))
+        source = node._source
+        forward_class = type(node)._forward_cls
+        return [Finding(kind, "error", title, str(error), op=type(node).__name__,
+                        function=forward_class.__name__ if forward_class is not None else None,
+                        module=self._module_of(graph, node_id),
+                        source=str(source) if source is not None else None,
+                        code=source.code if source is not None else None, graph=graph,
+                        node=node_id)]

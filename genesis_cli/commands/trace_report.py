@@ -1,0 +1,110 @@
+"""The console report of `genesis trace`: header, parameters, gradient checks, findings, files."""
+from __future__ import annotations
+
+from rich.console import Console
+from rich.text import Text
+
+from genesis.debug.findings import SEVERITY_ORDER
+from genesis.debug.trace import Trace
+
+from ..ui import new_table, status_text
+
+SEVERITY_STATUS = {"error": "FAIL", "warning": "WARN", "info": "INFO"}
+PARAMETER_STATUS = {"ok": "PASS", "no gradient": "WARN", "zero gradient": "WARN",
+                    "exploding": "WARN", "vanishing": "WARN", "nan": "FAIL"}
+CHECK_STATUS = {"pass": "PASS", "fail": "FAIL", "skipped": "SKIP", "error": "ERROR"}
+MAX_PARAMETER_ROWS = 40
+
+
+def print_report(console: Console, trace: Trace, checks: list, files: dict) -> None:
+    _header(console, trace)
+    if trace.parameters:
+        _parameters(console, trace)
+    if checks:
+        _checks(console, checks)
+    _findings(console, trace)
+    _files(console, files)
+
+
+def _header(console: Console, trace: Trace) -> None:
+    command = " ".join([trace.script, *trace.args])
+    console.print(Text.assemble(("genesis trace ", "bold"), command))
+    sizes = ", ".join(f"{sum(1 for n in graph.nodes if n.kind == 'op')} ops" for graph in trace.graphs)
+    ended = "raised an exception" if trace.script_error else f"exit status {trace.exit_code}"
+    console.print(f"  backward calls: {trace.steps_seen} ({trace.steps_recorded} recorded fully)   "
+                  f"graphs: {len(trace.graphs)}{f' ({sizes})' if sizes else ''}   "
+                  f"time: {trace.duration_s:.2f} s   script: {ended}", highlight=False)
+    console.print()
+
+
+def _parameters(console: Console, trace: Trace) -> None:
+    rows = sorted(trace.parameters, key=lambda row: row.status == "ok")
+    table = new_table("parameter", "shape", ("grad norm", "right"), "status",
+                      title=f"Parameters ({len(rows)})")
+    for row in rows[:MAX_PARAMETER_ROWS]:
+        norm = "-" if row.grad_norm is None else f"{row.grad_norm:.4g}"
+        status = Text.assemble(status_text(PARAMETER_STATUS.get(row.status, "INFO")), f" {row.status}")
+        table.add_row(row.name, "x".join(map(str, row.shape)) or "scalar", norm, status)
+    console.print(table)
+    if len(rows) > MAX_PARAMETER_ROWS:
+        console.print(f"  ... {len(rows) - MAX_PARAMETER_ROWS} more (all ok)")
+    console.print()
+
+
+def _checks(console: Console, checks: list) -> None:
+    table = new_table("Function", "called at", "gradient check", title=f"Gradient checks ({len(checks)})")
+    for check in checks:
+        verdict = Text.assemble(status_text(CHECK_STATUS[check["status"]]),
+                                f" {check['reason']}" if check["reason"] else "")
+        table.add_row(check["function"], check["source"] or "-", verdict)
+    console.print(table)
+    console.print()
+
+
+def _findings(console: Console, trace: Trace) -> None:
+    if not trace.findings:
+        console.print(Text("No findings: gradients check out, no NaN/Inf, every parameter "
+                           "got a gradient.", style="bold green"))
+        console.print()
+        return
+    table = new_table("", "finding", "op / Function", "module", "where",
+                      title=f"Findings ({len(trace.findings)})")
+    for finding in trace.findings:
+        op = finding.op or "-"
+        if finding.function and finding.op and finding.function not in finding.op:
+            op = f"{finding.op} ({finding.function})"
+        table.add_row(status_text(SEVERITY_STATUS[finding.severity]), finding.title, op,
+                      finding.module or "-", finding.source or "-")
+    console.print(table)
+    console.print()
+    for number, finding in enumerate(trace.findings, 1):
+        title = Text.assemble((f"{number}. ", "bold"), (finding.title, "bold"))
+        console.print(title)
+        if finding.source:
+            console.print(Text(f"   at {finding.source}" + (f":  {finding.code}" if finding.code else "")))
+        for line in finding.message.splitlines():
+            console.print(Text(f"   {line}"), soft_wrap=True)
+        console.print()
+
+
+def _files(console: Console, files: dict) -> None:
+    console.print(Text("Written:", style="bold"))
+    console.print(Text(f"  {files['json']}"))
+    for path in files.get("graphs", ()):
+        console.print(Text(f"  {path}"))
+    if "html" in files:
+        console.print(Text(f"  {files['html']}  (open it in a browser)"))
+
+
+def summary(trace: Trace, files: dict) -> dict:
+    """What `--json` prints: counts, findings, parameters, files."""
+    counts = dict.fromkeys(SEVERITY_ORDER, 0)
+    for finding in trace.findings:
+        counts[finding.severity] += 1
+    return {"script": trace.script, "args": trace.args, "exit_code": trace.exit_code,
+            "script_raised": trace.script_error is not None, "steps_seen": trace.steps_seen,
+            "steps_recorded": trace.steps_recorded, "counts": counts,
+            "findings": [finding.to_dict() for finding in trace.findings],
+            "parameters": [{"name": row.name, "shape": list(row.shape), "grad_norm": row.grad_norm,
+                            "status": row.status} for row in trace.parameters],
+            "files": files}
