@@ -1,0 +1,1 @@
+"""The `genesis` subcommands, one module each; `genesis_cli.app` registers them."""

@@ -1,0 +1,203 @@
+"""`genesis render`: redraw the graphs of a saved trace without re-running the script.
+
+    genesis render runs/trace.json                       graph.svg (graph-2.svg, ...) beside it
+    genesis render trace.json --graph 2 --out step.png   one graph, as PNG
+    genesis render trace.json --focus fc1.weight --radius 2
+    genesis render trace.json --collapse-depth 1 --format dot
+
+The input is a `trace.json` (`genesis.debug.trace.Trace`), the folder holding
+one, or a bare Graph JSON.
+Nodes that findings point at are coloured by the findings' tags. Graphs are
+numbered from 1, as in the file names. Exit status 0 on success, 1 when
+Graphviz fails, 2 for a usage error (missing or foreign file, bad node).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from genesis.debug.graph import Graph
+from genesis.debug.trace import Trace
+from viz import RenderError
+from viz.render import FORMATS, render
+
+from ..ui import make_console, print_error, print_warning
+
+__all__ = ["render_command", "load_graphs", "mark_findings", "find_node", "UsageError"]
+
+
+class UsageError(ValueError):
+    """A bad file or option; the message says which and what to do."""
+
+
+def render_command(
+    trace_file: Path = typer.Argument(..., show_default=False, help=(
+        "A trace.json written by `genesis trace` (or its folder, or a Graph JSON).")),
+    out: Path | None = typer.Option(None, "--out", "-o", help=(
+        "File to write (several graphs: FILE, FILE-2, ...; a folder: graph.FORMAT inside it). "
+        "Default: graph.FORMAT next to the trace.")),
+    format: str | None = typer.Option(None, "--format", "-f", help=(
+        "svg, png, pdf or dot (png and pdf need Graphviz's dot). Default: --out's suffix, else svg.")),
+    collapse_depth: int | None = typer.Option(None, "--collapse-depth", min=0, help=(
+        "Fold every module deeper than this many levels into one node.")),
+    focus: str | None = typer.Option(None, "--focus", help=(
+        "Draw only around this node: an id, or a name like fc1.weight or LogBackward (first match).")),
+    radius: int = typer.Option(3, "--radius", min=0, help="With --focus: how many edges around the node."),
+    graph_number: int | None = typer.Option(None, "--graph", min=1, help=(
+        "Which graph to draw, from 1 (default: all).")),
+    no_color: bool = typer.Option(False, "--no-color", help="No colours (also: NO_COLOR=1)."),
+) -> None:
+    """Redraw a saved trace's graphs (SVG, PNG, PDF or DOT), findings coloured."""
+    console = make_console(no_color=no_color)
+    err = make_console(no_color=no_color, stderr=True)
+    try:
+        graphs, findings = load_graphs(trace_file)
+        for problem in mark_findings(graphs, findings):
+            print_warning(err, problem)
+        chosen_format = _format(format, out)
+        chosen = _choose(graphs, graph_number)
+        if focus is not None:
+            chosen = _focused(chosen, focus, err)
+        paths = _paths(trace_file, out, chosen_format, [number for number, _, _ in chosen],
+                       exact=out is not None and len(chosen) == 1 and not out.is_dir())
+    except UsageError as error:
+        print_error(err, str(error))
+        raise typer.Exit(2) from None
+    for (number, graph, centre), path in zip(chosen, paths):
+        try:
+            render(graph, path, format=chosen_format, collapse_depth=collapse_depth, focus=centre,
+                   radius=radius)
+        except RenderError as error:
+            print_error(err, str(error))
+            raise typer.Exit(1) from None
+        console.print(f"wrote {path}: {_describe(graph, number, len(graphs))}", markup=False, soft_wrap=True)
+
+
+def load_graphs(path: Path) -> tuple:
+    """(graphs, findings) of a trace.json (or of the trace.json in folder `path`), or
+    ([graph], []) of a Graph JSON."""
+    path = Path(path)
+    if path.is_dir():
+        if not (path / "trace.json").is_file():
+            raise UsageError(f"{path} is a folder without a trace.json; give the trace file")
+        path = path / "trace.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"no such file: {path} (run `genesis trace SCRIPT` to write a trace.json)") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UsageError(f"{path} is not JSON ({error}); give a trace.json written by "
+                         "`genesis trace`") from None
+    schema = data.get("schema") if isinstance(data, dict) else None
+    try:
+        if schema == "genesis.debug.Trace":
+            trace = Trace.from_dict(data)
+            return trace.graphs, trace.findings
+        if schema == "genesis.debug.Graph":
+            return [Graph.from_dict(data)], []
+    except (ValueError, KeyError, TypeError) as error:
+        raise UsageError(f"{path} is not a valid genesis trace ({type(error).__name__}: {error}); "
+                         "write it again with `genesis trace`") from None
+    raise UsageError(f"{path} is not a genesis trace.json or Graph JSON (its schema is {schema!r})")
+
+
+def mark_findings(graphs: list, findings: list) -> list:
+    """Put each finding's tag on the node it points at (once); returns a line for each
+    finding that points outside the graphs."""
+    problems = []
+    for finding in findings:
+        if finding.graph is None or finding.node is None:
+            continue
+        if not (0 <= finding.graph < len(graphs) and 0 <= finding.node < len(graphs[finding.graph].nodes)):
+            problems.append(f"finding {finding.title!r} points at node {finding.node} of graph "
+                            f"{finding.graph + 1}, which the trace does not have; it is not drawn")
+            continue
+        tags = graphs[finding.graph].nodes[finding.node].findings
+        if finding.tag not in tags:
+            tags.append(finding.tag)
+    return problems
+
+
+def find_node(graph: Graph, focus: str) -> int | None:
+    """The id of the node `focus` names: an id, else the first node of that name, else the
+    first op of that Function class (e.g. Log for LogBackward); None when there is none.
+
+    >>> from genesis.debug import GraphNode
+    >>> graph = Graph([GraphNode(0, "param", "fc1.weight", []), GraphNode(1, "op", "LogBackward", [], function="Log")])
+    >>> find_node(graph, "LogBackward"), find_node(graph, "Log"), find_node(graph, "0"), find_node(graph, "x")
+    (1, 1, 0, None)
+    """
+    if focus.isdigit():
+        return int(focus) if int(focus) < len(graph.nodes) else None
+    for node in graph.nodes:
+        if node.name == focus:
+            return node.id
+    for node in graph.nodes:
+        if node.function == focus:
+            return node.id
+    return None
+
+
+def _format(format: str | None, out: Path | None) -> str:
+    if format is None:
+        suffix = out.suffix.lstrip(".").lower() if out is not None else ""
+        return suffix if suffix in FORMATS else "svg"
+    if format.lower() not in FORMATS:
+        raise UsageError(f"bad --format {format!r}: choose one of {', '.join(FORMATS)}")
+    return format.lower()
+
+
+def _choose(graphs: list, number: int | None) -> list:
+    """[(number from 1, graph, focus id)] of the graphs to draw."""
+    if not graphs:
+        raise UsageError("the trace holds no graphs (did the script call backward while traced?)")
+    if number is None:
+        return [(index, graph, None) for index, graph in enumerate(graphs, 1)]
+    if number > len(graphs):
+        raise UsageError(f"--graph {number}: the trace has {len(graphs)} graph"
+                         f"{'' if len(graphs) == 1 else 's'}; pick 1 to {len(graphs)}")
+    return [(number, graphs[number - 1], None)]
+
+
+def _focused(chosen: list, focus: str, err) -> list:
+    """The chosen graphs that have the focus node, with its id; the others are noted."""
+    found = [(number, graph, find_node(graph, focus)) for number, graph, _ in chosen]
+    kept = [item for item in found if item[2] is not None]
+    if not kept:
+        names = sorted({node.name for _, graph, _ in chosen for node in graph.nodes})
+        where = f"graph {chosen[0][0]}" if len(chosen) == 1 else "any graph"
+        raise UsageError(f"--focus {focus!r}: no such node in {where}; give a node id or a name such "
+                         f"as {', '.join(names[:8])}" + (", ..." if len(names) > 8 else ""))
+    skipped = [str(number) for number, _, centre in found if centre is None]
+    if skipped:
+        print_warning(err, f"--focus {focus!r} is not in graph {', '.join(skipped)}; not drawn")
+    return kept
+
+
+def _paths(trace_file: Path, out: Path | None, format: str, numbers: list, exact: bool) -> list:
+    """Where each graph goes: `out` itself for one graph; else graph.FORMAT, graph-2.FORMAT, ...
+    in `out`'s folder (or in `out` when it is a folder, or beside the trace)."""
+    if exact:
+        base = out
+    elif out is None:
+        folder = trace_file if trace_file.is_dir() else trace_file.parent
+        base = folder / f"graph.{format}"
+    elif out.is_dir():
+        base = out / f"graph.{format}"
+    else:
+        base = out
+    if not base.parent.is_dir():
+        raise UsageError(f"--out {out}: the folder {base.parent} does not exist")
+    if exact:
+        return [base]
+    return [base if number == 1 else base.with_name(f"{base.stem}-{number}{base.suffix}")
+            for number in numbers]
+
+
+def _describe(graph: Graph, number: int, total: int) -> str:
+    ops = sum(1 for node in graph.nodes if node.kind == "op")
+    marked = sorted({tag for node in graph.nodes for tag in node.findings})
+    text = f"graph {number} of {total}, {ops} ops, {len(graph.nodes)} nodes"
+    return text + (f", findings marked: {', '.join(marked)}" if marked else "")

@@ -1,0 +1,238 @@
+"""Finding what `genesis gradcheck TARGET` should check, and building its inputs.
+
+TARGET forms: `path/to/file.py` (every `genesis.Function` subclass defined in
+that file), `path/to/file.py:Name`, and `package.module:Name`. A target is a
+Function subclass (checked through `.apply`) or a plain callable.
+
+>>> [target.name for target in resolve("genesis.ops.elementwise:Mul")]
+['genesis.ops.elementwise:Mul']
+>>> parse_shape("3,4"), parse_shape("scalar")
+((3, 4), ())
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+import genesis
+
+__all__ = ["TargetError", "Target", "Inputs", "resolve", "input_count", "build_inputs",
+           "parse_shape", "parse_dtype", "DEFAULT_SHAPE"]
+
+DEFAULT_SHAPE = (3, 4)
+
+
+class TargetError(ValueError):
+    """The target can't be found or loaded; the message says why and what to pass."""
+
+
+@dataclass
+class Target:
+    """One thing to gradcheck: a name for the table, the callable, and where it came from."""
+
+    name: str
+    function: Callable
+    obj: object
+
+    @property
+    def is_function_class(self) -> bool:
+        return isinstance(self.obj, type) and issubclass(self.obj, genesis.Function)
+
+
+@dataclass
+class Inputs:
+    """The arguments of one check and how they were made, in words for the report.
+    `random`: made here in the --dtype (not by `gradcheck_inputs()`); `defaulted`: random
+    and of the default shape (so a shape error may mean `--shape` is needed)."""
+
+    args: tuple
+    description: str
+    random: bool = True
+    defaulted: bool = False
+
+
+def resolve(spec: str) -> list:
+    """The targets named by `spec` (see module docstring)."""
+    location, _, name = spec.partition(":") if not _is_windows_drive(spec) else (spec, "", "")
+    if location.endswith(".py"):
+        module = _load_file(location)
+        label = os.path.basename(location)
+    elif not name:
+        raise TargetError(f"{spec!r} is not a target: give a .py file, file.py:Name or "
+                          "package.module:Name")
+    else:
+        module = _import(location)
+        label = location
+    if name:
+        return [_target_from(module, name, f"{label}:{name}")]
+    found = [Target(f"{label}:{obj.__name__}", obj.apply, obj) for obj in _own_functions(module)]
+    if not found:
+        raise TargetError(f"{location} defines no genesis.autograd.Function subclass; to check a "
+                          "plain function name it: file.py:function_name")
+    return found
+
+
+def _own_functions(module) -> list:
+    """The Function subclasses defined in `module` (not imported into it)."""
+    return [obj for obj in vars(module).values()
+            if isinstance(obj, type) and issubclass(obj, genesis.Function)
+            and obj.__module__ == module.__name__]
+
+
+def _is_windows_drive(spec: str) -> bool:
+    return len(spec) > 2 and spec[1] == ":" and spec[2] in "\\/"
+
+
+def _load_file(path: str):
+    path = os.path.abspath(path)
+    if not os.path.isfile(path):
+        raise TargetError(f"file not found: {path} (check the path)")
+    module_name = f"_genesis_target_{abs(hash(path))}"
+    folder = os.path.dirname(path)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)   # so the file can import its neighbours
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:
+        del sys.modules[module_name]
+        raise TargetError(f"importing {path} failed: {type(error).__name__}: {error}") from error
+    return module
+
+
+def _import(module_name: str):
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        raise TargetError(f"can't import module {module_name!r}: {error} (run from the folder "
+                          "that holds the package, or give a file path)") from error
+    except Exception as error:
+        raise TargetError(f"importing {module_name} failed: {type(error).__name__}: {error}") from error
+
+
+def _target_from(module, name: str, label: str) -> Target:
+    obj = module
+    for part in name.split("."):
+        if not hasattr(obj, part):
+            raise TargetError(f"{label}: no {part!r} there; {_candidates(module)}")
+        obj = getattr(obj, part)
+    if isinstance(obj, type) and issubclass(obj, genesis.Function):
+        return Target(label, obj.apply, obj)
+    if callable(obj):
+        return Target(label, obj, obj)
+    raise TargetError(f"{label} is {_short_repr(obj)} ({type(obj).__name__}), not a Function "
+                      "subclass or a callable")
+
+
+def _candidates(module) -> str:
+    """What the module offers to check, in words."""
+    names = [obj.__name__ for obj in _own_functions(module)]
+    names += [name for name, obj in vars(module).items()
+              if inspect.isfunction(obj) and obj.__module__ == module.__name__ and not name.startswith("_")]
+    if not names:
+        return "it defines no Function subclass or function"
+    return "it defines " + ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+
+
+def _short_repr(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 24 else text[:21] + "..."
+
+
+def input_count(target: Target) -> tuple:
+    """(required, most) positional inputs the target takes (Function.forward minus ctx);
+    `most` is None when it takes *args.
+
+    >>> input_count(resolve("genesis.ops.elementwise:Mul")[0])
+    (2, 2)
+    """
+    function = target.obj.forward if target.is_function_class else target.function
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        raise TargetError(f"can't tell how many inputs {target.name} takes; pass --shape once per "
+                          "input") from None
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    skip = 1 if target.is_function_class else 0   # ctx
+    required = sum(1 for p in positional if p.default is p.empty) - skip
+    variadic = any(p.kind is p.VAR_POSITIONAL for p in parameters)
+    return max(required, 0), None if variadic else len(positional) - skip
+
+
+def build_inputs(target: Target, shapes: list, dtype, seed: int) -> Inputs:
+    """Inputs for the check: random tensors of `shapes` (one per input) when given, else
+    the target's `gradcheck_inputs()` (a staticmethod or attribute) when it has one, else
+    random tensors of DEFAULT_SHAPE, one per required input; random ones require grad."""
+    provider = getattr(target.obj, "gradcheck_inputs", None)
+    if not shapes and provider is not None:
+        genesis.manual_seed(seed)
+        inputs = provider() if callable(provider) else provider
+        args = tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
+        return Inputs(args, "gradcheck_inputs(): " + ", ".join(_describe(arg) for arg in args), random=False)
+    required, most = input_count(target)
+    defaulted = not shapes
+    if defaulted:
+        shapes = [DEFAULT_SHAPE] * max(required, 1)
+        description = f"{len(shapes)} x {DEFAULT_SHAPE}"
+    elif len(shapes) < required or (most is not None and len(shapes) > most):
+        raise TargetError(f"{target.name} takes {_count_words(required, most)} but {len(shapes)} "
+                          f"--shape {'was' if len(shapes) == 1 else 'were'} given; pass --shape "
+                          "once per input")
+    else:
+        description = ", ".join(str(shape) for shape in shapes)
+    rng = np.random.default_rng(seed)
+    args = tuple(genesis.tensor(rng.standard_normal(shape), dtype=dtype, requires_grad=True)
+                 for shape in shapes)
+    return Inputs(args, f"{description} random {dtype.name}, seed {seed}", defaulted=defaulted)
+
+
+def _count_words(required: int, most: int | None) -> str:
+    if most == required:
+        return f"{required} input{'' if required == 1 else 's'}"
+    return f"{required} or more inputs" if most is None else f"{required} to {most} inputs"
+
+
+def _describe(arg) -> str:
+    if isinstance(arg, genesis.Tensor):
+        grad = "" if arg.requires_grad else " (no grad)"
+        return f"{tuple(arg.shape)} {arg.dtype.name}{grad}"
+    return _short_repr(arg)
+
+
+def parse_shape(text: str) -> tuple:
+    """'3,4' or '3x4' -> (3, 4); '' or 'scalar' -> ()."""
+    cleaned = text.strip().strip("()[]")
+    if cleaned in ("", "scalar"):
+        return ()
+    try:
+        shape = tuple(int(part) for part in cleaned.replace("x", ",").split(",") if part.strip())
+    except ValueError:
+        shape = None
+    if shape is None or any(size < 0 for size in shape):
+        raise TargetError(f"bad --shape {text!r}: expected sizes >= 0 separated by commas, like "
+                          "--shape 3,4 (or --shape scalar)")
+    return shape
+
+
+def parse_dtype(name: str):
+    """The floating genesis dtype called `name` ('float64', 'float32', 'double', ...).
+
+    >>> parse_dtype("double")
+    genesis.float64
+    """
+    dtype = getattr(genesis, name, None)
+    if not isinstance(dtype, genesis.DType) or not dtype.is_floating_point:
+        raise TargetError(f"bad --dtype {name!r}: gradients need a floating dtype: float64 "
+                          "(recommended), float32, float16 or bfloat16")
+    return dtype

@@ -1,0 +1,380 @@
+"""`genesis gradcheck`: targets (files, file:Name, package.module:Name), inputs, verdicts,
+failure reports, --json, --ops sweeps, exit codes and usage errors; plus the target
+helpers and the console it prints with."""
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import genesis
+from genesis.ops.registry import OpInfo, Sample, all_ops
+from genesis_cli import targets
+from genesis_cli.app import app
+from genesis_cli.commands import gradcheck as command
+
+DATA = Path(__file__).parent / "data"
+SIGMOIDS = str(DATA / "sigmoids.py")
+ANSI = "\x1b["
+
+
+@pytest.fixture(autouse=True)
+def _restore_sys_path(monkeypatch):
+    """Loading a target puts its folder on sys.path; keep that inside each test."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+
+
+def run(*args, env=None):
+    return CliRunner().invoke(app, ["gradcheck", *args], env=env)
+
+
+def verdicts(output: str) -> dict:
+    """name -> PASS/FAIL/ERROR/SKIP from the table rows."""
+    return dict(re.findall(r"^(\S+)\s+(PASS|FAIL|ERROR|SKIP)\b", output, flags=re.MULTILINE))
+
+
+def usage_error(result) -> str:
+    """The one-line message of an exit-2 usage error (no traceback)."""
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.output
+    return lines[0]
+
+
+def write(folder: Path, name: str, source: str) -> str:
+    path = folder / name
+    path.write_text(textwrap.dedent(source))
+    return str(path)
+
+
+# -- verdicts and reports --------------------------------------------------------
+
+def test_file_checks_every_function_and_explains_the_failure():
+    result = run(SIGMOIDS)
+    assert result.exit_code == 1
+    assert verdicts(result.output) == {"sigmoids.py:GoodSigmoid": "PASS", "sigmoids.py:BadSigmoid": "FAIL"}
+    report = result.output.split("FAIL  sigmoids.py:BadSigmoid", 1)[1]
+    assert "gradcheck failed: analytical and numerical gradients differ" in report
+    assert "worst 10 entries:" in report   # 12 entries fail; the worst 10 are listed
+    assert re.search(r"input index\s+output index\s+analytical\s+numerical\s+abs error", report)
+    assert "12 of 144 entries out of tolerance" in report
+    assert "tolerances: atol=1e-05, rtol=0.001, eps=1e-06" in report
+    assert "2 targets: 1 passed, 1 failed. Tolerances: eps=1e-06, atol=1e-05, rtol=0.001" in result.output
+
+
+def test_the_table_says_what_was_checked_with_default_inputs():
+    result = run(f"{SIGMOIDS}:GoodSigmoid")
+    assert result.exit_code == 0
+    assert verdicts(result.output) == {"sigmoids.py:GoodSigmoid": "PASS"}
+    assert "1 x (3, 4) random float64, seed 0 -> (3, 4)" in result.output
+    assert "FAIL" not in result.output
+
+
+def test_json_summary_of_a_failure():
+    result = run(f"{SIGMOIDS}:BadSigmoid", "--json", "--max-report", "3")
+    assert result.exit_code == 1
+    summary = json.loads(result.stdout)
+    assert summary["ok"] is False and summary["counts"] == {"PASS": 0, "FAIL": 1, "ERROR": 0, "SKIP": 0}
+    assert summary["tolerances"] == {"eps": 1e-6, "atol": 1e-5, "rtol": 1e-3}
+    row, = summary["results"]
+    assert row["name"] == "sigmoids.py:BadSigmoid" and row["status"] == "FAIL"
+    failure, = row["failures"]
+    assert failure["failed_check"] == "values" and failure["failing_entries"] == 12
+    assert len(failure["worst"]) == 3
+    worst = failure["worst"][0]
+    assert abs(worst["analytical"] - worst["numerical"]) == pytest.approx(worst["abs_error"])
+    assert worst["abs_error"] == pytest.approx(row["max_abs_error"])
+    assert "worst 3 entries:" in failure["report"]
+
+
+def test_tolerances_and_fast_mode_pass_through():
+    loose = run(f"{SIGMOIDS}:BadSigmoid", "--atol", "2", "--rtol", "0", "--json")
+    assert loose.exit_code == 0 and json.loads(loose.stdout)["tolerances"]["atol"] == 2
+    fast = json.loads(run(SIGMOIDS, "--fast", "--json").stdout)
+    assert fast["fast"] is True
+    assert [row["status"] for row in fast["results"]] == ["PASS", "FAIL"]
+    assert fast["results"][1]["failures"][0]["failed_check"] == "values"
+    coarse = json.loads(run(f"{SIGMOIDS}:GoodSigmoid", "--eps", "1e-2", "--json").stdout)
+    fine = json.loads(run(f"{SIGMOIDS}:GoodSigmoid", "--json").stdout)
+    assert coarse["results"][0]["max_abs_error"] > 100 * fine["results"][0]["max_abs_error"]
+
+
+def test_seed_changes_the_random_inputs():
+    first = json.loads(run(f"{SIGMOIDS}:GoodSigmoid", "--json", "--seed", "1").stdout)["results"][0]
+    second = json.loads(run(f"{SIGMOIDS}:GoodSigmoid", "--json", "--seed", "2").stdout)["results"][0]
+    assert "seed 1" in first["checked"] and "seed 2" in second["checked"]
+    assert first["max_abs_error"] != second["max_abs_error"]
+
+
+# -- inputs ----------------------------------------------------------------------
+
+def test_gradcheck_inputs_with_a_constant_argument():
+    result = run(str(DATA / "with_inputs.py"))
+    assert result.exit_code == 0
+    assert verdicts(result.output) == {"with_inputs.py:ScaledSquare": "PASS"}
+    assert "gradcheck_inputs(): (1, 3) float64, 3.0 -> (1, 3)" in result.output
+
+
+def test_wrong_default_shapes_are_an_error_that_suggests_shape():
+    result = run(str(DATA / "shaped.py"))
+    assert result.exit_code == 1
+    assert verdicts(result.output) == {"shaped.py:MatMul": "ERROR"}
+    assert "ValueError: matmul" in result.output
+    assert re.search(r"raised at .*shaped\.py:\d+ in forward", result.output)
+    assert "pass --shape once per input" in result.output
+
+
+def test_shapes_one_per_input():
+    result = run(str(DATA / "shaped.py"), "--shape", "3,4", "--shape", "4x5")
+    assert result.exit_code == 0
+    assert "(3, 4), (4, 5) random float64, seed 0 -> (3, 5)" in result.output
+
+
+def test_a_shape_count_that_does_not_fit_the_forward():
+    result = run(str(DATA / "shaped.py"), "--shape", "3,4")
+    assert result.exit_code == 1
+    assert verdicts(result.output) == {"shaped.py:MatMul": "ERROR"}
+    assert "shaped.py:MatMul takes 2 inputs but 1 --shape was given" in result.output
+
+
+def test_dtype_warning_is_printed_once():
+    result = run(f"{SIGMOIDS}:GoodSigmoid", "--dtype", "float32")
+    assert result.exit_code == 0
+    assert result.output.count("warning:") == 1 and "--dtype float32" in result.output
+    assert "requires grad but is not float64" not in result.output   # gradcheck's own, not repeated
+    assert "random float32" in result.output
+
+
+def test_gradcheck_warning_shown_when_the_provided_inputs_are_float32(tmp_path):
+    path = write(tmp_path, "half.py", """
+        import genesis
+
+        def double(x):
+            return x * 2
+
+        double.gradcheck_inputs = lambda: genesis.tensor([1.0, 2.0], requires_grad=True)
+    """)
+    result = run(f"{path}:double")
+    assert result.exit_code == 0
+    assert result.output.count("requires grad but is not float64") == 1
+
+
+# -- plain callables and modules ---------------------------------------------------
+
+def test_plain_callables():
+    plain = str(DATA / "plain.py")
+    assert verdicts(run(f"{plain}:softplus").output) == {"plain.py:softplus": "PASS"}
+    wrong = run(f"{plain}:wrong_square")
+    assert wrong.exit_code == 1 and verdicts(wrong.output) == {"plain.py:wrong_square": "FAIL"}
+    bad = run(f"{plain}:not_a_tensor")
+    assert bad.exit_code == 1 and verdicts(bad.output) == {"plain.py:not_a_tensor": "ERROR"}
+    assert "TypeError: gradcheck: the function must return a Tensor" in bad.output
+    assert "--shape" not in bad.output   # not a shape problem
+
+
+def test_package_module_target(tmp_path, monkeypatch):
+    package = tmp_path / "gradcheck_fixture_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    write(package, "layers.py", """
+        import genesis
+
+        class Cube(genesis.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x._data ** 3
+
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                return grad * 3 * x * x
+
+        def swish(x):
+            return x * x.sigmoid()
+    """)
+    monkeypatch.chdir(tmp_path)
+    try:
+        cube = run("gradcheck_fixture_pkg.layers:Cube", "--shape", "5")
+        assert cube.exit_code == 0
+        assert verdicts(cube.output) == {"gradcheck_fixture_pkg.layers:Cube": "PASS"}
+        assert "(5,) random float64" in cube.output
+        swish = run("gradcheck_fixture_pkg.layers:swish")
+        assert verdicts(swish.output) == {"gradcheck_fixture_pkg.layers:swish": "PASS"}
+    finally:
+        for name in ("gradcheck_fixture_pkg", "gradcheck_fixture_pkg.layers"):
+            sys.modules.pop(name, None)
+
+
+# -- usage errors (exit 2, one line) -------------------------------------------------
+
+def test_usage_errors(tmp_path):
+    assert "file not found:" in usage_error(run(str(tmp_path / "missing.py")))
+    assert "defines no genesis.autograd.Function subclass" in usage_error(run(str(DATA / "no_functions.py")))
+    assert "no 'nope' there; it defines softplus, wrong_square, not_a_tensor" in usage_error(
+        run(f"{DATA / 'plain.py'}:nope"))
+    assert "is 7 (int), not a Function subclass or a callable" in usage_error(run(f"{DATA / 'plain.py'}:LIMIT"))
+    assert "can't import module 'no_such_package_xyz.mod'" in usage_error(run("no_such_package_xyz.mod:f"))
+    assert "is not a target" in usage_error(run("just_a_name"))
+    assert "bad --shape '3,a'" in usage_error(run(SIGMOIDS, "--shape", "3,a"))
+    assert "bad --shape '-2'" in usage_error(run(SIGMOIDS, "--shape", "-2"))
+    assert "bad --dtype 'int64'" in usage_error(run(SIGMOIDS, "--dtype", "int64"))
+    assert "nothing to check" in usage_error(run())
+    assert "--filter selects ops" in usage_error(run(SIGMOIDS, "--filter", "log"))
+    broken = write(tmp_path, "broken.py", "def f(x:\n")
+    assert "importing" in usage_error(run(broken)) and "SyntaxError" in usage_error(run(broken))
+
+
+# -- --ops ---------------------------------------------------------------------------
+
+def test_ops_sweep_by_name():
+    result = run("--ops", "mul,div,eq")
+    assert result.exit_code == 0
+    assert verdicts(result.output) == {"mul": "PASS", "div": "PASS", "eq": "SKIP"}
+    assert "not differentiable" in result.output
+    assert "3 ops: 2 passed, 1 skipped." in result.output
+
+
+def test_ops_filter():
+    result = run("--ops", "--filter", "log1p")
+    assert result.exit_code == 0 and verdicts(result.output) == {"log1p": "PASS"}
+    assert verdicts(run("--filter", "log1p").output) == {"log1p": "PASS"}   # --filter implies --ops
+
+
+def test_ops_usage_errors():
+    assert "no op named 'mull' in the registry; did you mean mul" in usage_error(run("--ops", "mull"))
+    assert "no op name contains 'zzz'" in usage_error(run("--ops", "--filter", "zzz"))
+    assert "--shape is for targets" in usage_error(run("--ops", "mul", "--shape", "3"))
+
+
+def test_full_ops_sweep_as_json():
+    result = run("--ops", "--json")
+    assert result.exit_code == 0
+    summary = json.loads(result.stdout)
+    assert summary["ok"] and summary["mode"] == "ops"
+    assert [row["name"] for row in summary["results"]] == [info.name for info in all_ops()]
+    skipped = {row["name"] for row in summary["results"] if row["status"] == "SKIP"}
+    assert skipped == {info.name for info in all_ops() if not info.differentiable}
+
+
+class _WrongExp(genesis.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x._device.xp.exp(x._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 2
+
+
+def _raises(x):
+    raise RuntimeError("boom")
+
+
+def test_op_rows_aggregate_their_samples(monkeypatch):
+    def samples(rng):
+        return [Sample((rng.standard_normal((2, 3)),), note="2-D"),
+                Sample((rng.standard_normal(4),), note="1-D"),
+                Sample((rng.standard_normal(4),), grad=(False,), note="no grad")]
+
+    registry = [OpInfo("wrong_exp", _WrongExp.apply, samples), OpInfo("raises", _raises, samples)]
+    monkeypatch.setattr(command, "all_ops", lambda: registry)
+    result = run("--ops")
+    assert result.exit_code == 1
+    assert verdicts(result.output) == {"wrong_exp": "FAIL", "raises": "ERROR"}
+    assert "2 samples, float64 (1 more with no input requiring grad)" in result.output
+    assert "FAIL  wrong_exp, sample 0 (2-D)" in result.output
+    assert "also failing: sample 1 (1-D)" in result.output
+    assert "ERROR  raises, sample 0 (2-D)" in result.output and "RuntimeError: boom" in result.output
+    summary = json.loads(run("--ops", "--json").stdout)
+    assert [len(row["failures"]) for row in summary["results"]] == [2, 0]
+    assert [len(row["errors"]) for row in summary["results"]] == [0, 2]
+
+
+# -- the console ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("env, flags, coloured", [
+    ({"FORCE_COLOR": "1"}, [], True),
+    ({"FORCE_COLOR": "1"}, ["--no-color"], False),
+    ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, [], False),
+    ({}, [], False),                       # not a terminal
+])
+def test_colour_follows_no_color_and_the_terminal(env, flags, coloured):
+    env = {"NO_COLOR": "", "FORCE_COLOR": None, **env}
+    result = run(f"{SIGMOIDS}:GoodSigmoid", *flags, env=env)
+    assert result.exit_code == 0 and (ANSI in result.output) == coloured
+
+
+def test_progress_bar_only_on_a_terminal():
+    import io
+
+    from rich.console import Console
+
+    from genesis_cli.ui import progress
+
+    for terminal in (True, False):
+        stream = io.StringIO()
+        console = Console(file=stream, force_terminal=terminal, width=80)
+        with progress(console, "checking", total=2) as advance:
+            advance("a")
+            advance("b")
+        assert bool(stream.getvalue()) == terminal
+
+
+# -- targets helpers -------------------------------------------------------------------
+
+def test_parse_shape():
+    assert targets.parse_shape("3,4") == (3, 4)
+    assert targets.parse_shape(" (2, 3, 4) ") == (2, 3, 4)
+    assert targets.parse_shape("5") == (5,)
+    assert targets.parse_shape("0,3") == (0, 3)
+    assert targets.parse_shape("scalar") == targets.parse_shape("") == ()
+    with pytest.raises(targets.TargetError, match="bad --shape"):
+        targets.parse_shape("three")
+
+
+def test_input_count_reads_the_forward():
+    def with_defaults(a, b, scale=2.0):
+        return a * b * scale
+
+    def variadic(*tensors):
+        return tensors[0]
+
+    assert targets.input_count(targets.Target("f", with_defaults, with_defaults)) == (2, 3)
+    assert targets.input_count(targets.Target("g", variadic, variadic)) == (0, None)
+    mul, = targets.resolve("genesis.ops.elementwise:Mul")
+    assert mul.is_function_class and targets.input_count(mul) == (2, 2)
+
+
+def test_build_inputs_default_and_explicit():
+    softplus, = targets.resolve(f"{DATA / 'plain.py'}:softplus")
+    default = targets.build_inputs(softplus, [], genesis.float64, seed=0)
+    assert default.defaulted and default.description == "1 x (3, 4) random float64, seed 0"
+    x, = default.args
+    assert x.requires_grad and x.dtype == genesis.float64
+    np.testing.assert_array_equal(x.detach().numpy(), np.random.default_rng(0).standard_normal((3, 4)))
+    explicit = targets.build_inputs(softplus, [(2,)], genesis.float32, seed=1)
+    assert not explicit.defaulted and explicit.args[0].shape == (2,)
+    assert explicit.args[0].dtype == genesis.float32
+
+
+# -- a real process ---------------------------------------------------------------------
+
+def test_runs_as_a_module_in_a_subprocess():
+    environment = {**os.environ, "NO_COLOR": "1"}
+    completed = subprocess.run([sys.executable, "-m", "genesis_cli", "gradcheck", SIGMOIDS],
+                               capture_output=True, text=True, env=environment, check=False)
+    assert completed.returncode == 1, completed.stderr
+    assert verdicts(completed.stdout) == {"sigmoids.py:GoodSigmoid": "PASS", "sigmoids.py:BadSigmoid": "FAIL"}
+    assert "worst 10 entries:" in completed.stdout and ANSI not in completed.stdout
+    missing = subprocess.run([sys.executable, "-m", "genesis_cli", "gradcheck", "missing_file.py"],
+                             capture_output=True, text=True, check=False)
+    assert missing.returncode == 2 and missing.stderr.startswith("error: file not found")
+    assert "Traceback" not in missing.stderr
