@@ -31,7 +31,8 @@ def _restore_sys_path(monkeypatch):
 
 
 def run(*args, env=None):
-    return CliRunner().invoke(app, ["gradcheck", *args], env=env)
+    """Invoke in-process; COLUMNS fixed so table rows never wrap, whatever the test runner sets."""
+    return CliRunner().invoke(app, ["gradcheck", *args], env={"COLUMNS": "200", **(env or {})})
 
 
 def verdicts(output: str) -> dict:
@@ -368,7 +369,7 @@ def test_build_inputs_default_and_explicit():
 # -- a real process ---------------------------------------------------------------------
 
 def test_runs_as_a_module_in_a_subprocess():
-    environment = {**os.environ, "NO_COLOR": "1"}
+    environment = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
     completed = subprocess.run([sys.executable, "-m", "genesis_cli", "gradcheck", SIGMOIDS],
                                capture_output=True, text=True, env=environment, check=False)
     assert completed.returncode == 1, completed.stderr
