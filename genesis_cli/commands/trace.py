@@ -105,8 +105,9 @@ def trace_command(
         typer.echo(json.dumps(summary(trace, files), indent=2))
     elif quiet:
         counts = summary(trace, files)["counts"]
-        console.print(f"{script_path}: {len(trace.findings)} finding(s) "
-                      f"({counts['error']} errors, {counts['warning']} warnings); {folder}")
+        console.print(f"{script_path}: {len(trace.findings)} finding(s) ({counts['error']} "
+                      f"errors, {counts['warning']} warnings); written to {folder}",
+                      soft_wrap=True, markup=False, highlight=False)
     else:
         print_report(console, trace, session.check_results, files)
     if open_report and "html" in files:
