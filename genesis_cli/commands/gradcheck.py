@@ -63,7 +63,7 @@ class CheckOptions:
 
 
 def gradcheck_command(
-    target: str | None = typer.Argument(None, show_default=False, help=(
+    target: str | None = typer.Argument(None, show_default=False, metavar="TARGET", help=(
         "file.py (every Function subclass in it), file.py:Name or package.module:Name; "
         "with --ops: op names, comma-separated (default: all ops).")),
     shape: list[str] | None = typer.Option(None, "--shape", help=(
@@ -81,7 +81,11 @@ def gradcheck_command(
     as_json: bool = typer.Option(False, "--json", help="Print a machine-readable summary instead of tables."),
     no_color: bool = typer.Option(False, "--no-color", help="No colours (also: NO_COLOR=1)."),
 ) -> None:
-    """Check gradients against finite differences: custom Functions, functions, or the built-in ops."""
+    """Check gradients against finite differences: custom Functions, functions, or the built-in ops.
+
+    Examples: genesis gradcheck my_ops.py; genesis gradcheck my_ops.py:MatMul --shape 3,4 --shape 4,5;
+    genesis gradcheck mypkg.layers:swish; genesis gradcheck --ops mul,div
+    """
     out = make_console(no_color=no_color)
     err = make_console(no_color=no_color, stderr=True)
     ops = ops or (name_filter is not None and target is None)

@@ -9,7 +9,8 @@ The input is a `trace.json` (`genesis.debug.trace.Trace`), the folder holding
 one, or a bare Graph JSON.
 Nodes that findings point at are coloured by the findings' tags. Graphs are
 numbered from 1, as in the file names. Exit status 0 on success, 1 when
-Graphviz fails, 2 for a usage error (missing or foreign file, bad node).
+Graphviz fails or a file can't be written, 2 for a usage error (missing or
+foreign file, bad node).
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ class UsageError(ValueError):
 
 
 def render_command(
-    trace_file: Path = typer.Argument(..., show_default=False, help=(
+    trace_file: Path = typer.Argument(..., show_default=False, metavar="TRACE", help=(
         "A trace.json written by `genesis trace` (or its folder, or a Graph JSON).")),
     out: Path | None = typer.Option(None, "--out", "-o", help=(
         "File to write (several graphs: FILE, FILE-2, ...; a folder: graph.FORMAT inside it). "
@@ -49,7 +50,11 @@ def render_command(
         "Which graph to draw, from 1 (default: all).")),
     no_color: bool = typer.Option(False, "--no-color", help="No colours (also: NO_COLOR=1)."),
 ) -> None:
-    """Redraw a saved trace's graphs (SVG, PNG, PDF or DOT), findings coloured."""
+    """Redraw a saved trace's graphs (SVG, PNG, PDF or DOT), findings coloured.
+
+    Examples: genesis render runs/trace.json; genesis render trace.json --graph 2 --out step.png;
+    genesis render trace.json --focus fc1.weight --radius 2
+    """
     console = make_console(no_color=no_color)
     err = make_console(no_color=no_color, stderr=True)
     try:
@@ -71,6 +76,9 @@ def render_command(
                    radius=radius)
         except RenderError as error:
             print_error(err, str(error))
+            raise typer.Exit(1) from None
+        except OSError as error:
+            print_error(err, f"could not write {path}: {error.strerror or error}")
             raise typer.Exit(1) from None
         console.print(f"wrote {path}: {_describe(graph, number, len(graphs))}", markup=False, soft_wrap=True)
 
