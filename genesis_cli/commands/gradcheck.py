@@ -125,7 +125,7 @@ def gradcheck_command(
         for line in raised:
             print_warning(err, line)
         _print_report(out, rows, ops, options)
-    raise typer.Exit(0 if all(row.status in ("PASS", "SKIP") for row in rows) else 1)
+    raise typer.Exit(0 if _all_passed(rows) else 1)
 
 
 # -- targets -------------------------------------------------------------------
@@ -296,17 +296,15 @@ def _print_report(console, rows: list, ops: bool, options: CheckOptions) -> None
         for where, text in row.errors:
             _heading(console, "ERROR", row.name, where)
             console.print(text, markup=False, soft_wrap=True)
-        for number, (where, result) in enumerate(row.failures):
-            if number == 1:
-                others = ", ".join(other for other, _ in row.failures[1:])
-                console.print(f"also failing: {others}", markup=False)
-                break
+        if row.failures:   # the first failing sample in full, the others by name
+            where, result = row.failures[0]
             _heading(console, "FAIL", row.name, where)
             console.print(format_report(result), markup=False, soft_wrap=True)
-    counts = {status: sum(1 for row in rows if row.status == status)
-              for status in ("PASS", "FAIL", "ERROR", "SKIP")}
+            if len(row.failures) > 1:
+                console.print("also failing: " + ", ".join(other for other, _ in row.failures[1:]),
+                              markup=False)
     verdicts = ", ".join(f"{count} {word}" for count, word in
-                         zip(counts.values(), ("passed", "failed", "raised", "skipped")) if count)
+                         zip(_counts(rows).values(), ("passed", "failed", "raised", "skipped")) if count)
     tol = options.tolerances
     console.print()
     noun = ("op" if ops else "target") + ("" if len(rows) == 1 else "s")
@@ -322,6 +320,15 @@ def _heading(console, status: str, name: str, where: str) -> None:
     console.print(title)
 
 
+def _counts(rows: list) -> dict:
+    return {status: sum(1 for row in rows if row.status == status)
+            for status in ("PASS", "FAIL", "ERROR", "SKIP")}
+
+
+def _all_passed(rows: list) -> bool:
+    return all(row.status in ("PASS", "SKIP") for row in rows)
+
+
 def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.2e}"
 
@@ -329,12 +336,11 @@ def _number(value: float | None) -> str:
 def _summary(rows: list, ops: bool, dtype, seed: int, options: CheckOptions, notes: list) -> dict:
     tol = options.tolerances
     return {
-        "ok": all(row.status in ("PASS", "SKIP") for row in rows),
+        "ok": _all_passed(rows),
         "mode": "ops" if ops else "targets",
         "dtype": dtype.name, "seed": seed, "fast": options.fast,
         "tolerances": {"eps": tol.eps, "atol": tol.atol, "rtol": tol.rtol},
-        "counts": {status: sum(1 for row in rows if row.status == status)
-                   for status in ("PASS", "FAIL", "ERROR", "SKIP")},
+        "counts": _counts(rows),
         "warnings": notes,
         "results": [{"name": row.name, "status": row.status, "checked": row.checked,
                      "max_abs_error": _finite(row.max_abs_error),

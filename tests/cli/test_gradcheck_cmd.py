@@ -121,6 +121,8 @@ def test_gradcheck_inputs_with_a_constant_argument():
     assert result.exit_code == 0
     assert verdicts(result.output) == {"with_inputs.py:ScaledSquare": "PASS"}
     assert "gradcheck_inputs(): (1, 3) float64, 3.0 -> (1, 3)" in result.output
+    overridden = run(str(DATA / "with_inputs.py"), "--shape", "2,3")   # --shape wins
+    assert "takes 2 inputs but 1 --shape was given" in overridden.output
 
 
 def test_wrong_default_shapes_are_an_error_that_suggests_shape():
