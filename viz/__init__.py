@@ -1,11 +1,15 @@
-"""Rendering of captured `genesis.debug.Graph`s with Graphviz (SVG/PNG/PDF).
+"""Rendering of captured `genesis.debug.Graph`s with Graphviz (SVG/PNG/PDF) and as an
+interactive HTML page.
 
 `to_dot(graph)` builds a `graphviz.Digraph`; `render(graph_or_tensor, path)`
 lays it out with the system `dot`, or the embedded WebAssembly Graphviz when
 `dot` is not installed (SVG only). Large graphs are folded to a node budget.
+`to_html(graph_or_trace, path)` writes one self-contained page to explore a
+graph or a whole `genesis trace` run in any browser.
 """
 from .backends import RenderError
 from .dot import to_dot
+from .html_report import to_html
 from .render import render, render_svg
 
-__all__ = ["to_dot", "render", "render_svg", "RenderError"]
+__all__ = ["to_dot", "render", "render_svg", "to_html", "RenderError"]

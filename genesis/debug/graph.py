@@ -163,6 +163,12 @@ class Graph:
 
         return render_svg(self)
 
+    def _repr_html_(self) -> str:
+        """The interactive viewer in notebooks, in a sandboxed iframe (built by `viz`)."""
+        from viz.html_report import notebook_html
+
+        return notebook_html(self)
+
     def __repr__(self) -> str:
         ops = sum(1 for node in self.nodes if node.kind == "op")
         return f"<Graph: {ops} ops, {len(self.nodes)} nodes, {len(self.edges)} edges>"

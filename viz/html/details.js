@@ -1,0 +1,205 @@
+// The side panel: everything captured for the selected node, folded item or finding.
+const LIST_LIMIT = 60;   // rows of inputs / consumers / members shown before "… N more"
+const VALUE_STATS = [["min", "min"], ["max", "max"], ["mean", "mean"], ["abs_mean", "mean |x|"], ["nan", "NaN"], ["inf", "Inf"]];
+const GRAD_STATS = [["norm", "norm"], ["max_abs", "max |g|"], ["nan", "NaN"], ["inf", "Inf"], ["zero_fraction", "zeros"]];
+const GROUP_KINDS = { module: "folded module", repeat: "repeated blocks", chain: "compressed run of ops" };
+
+class Details {
+  constructor(viewer, panel, body, closeButton) {
+    this.viewer = viewer;
+    this.panel = panel;
+    this.body = body;
+    this.closeButton = closeButton;
+    closeButton.addEventListener("click", () => viewer.clearSelection());
+  }
+
+  show(parts) {
+    this.closeButton.hidden = false;
+    this.body.replaceChildren(...parts.filter(Boolean));
+    this.panel.scrollTop = 0;
+  }
+
+  // Nothing selected: say how to use the page.
+  help() {
+    this.closeButton.hidden = true;
+    this.body.replaceChildren(el("h3", null, "Nothing selected"),
+      el("p", { className: "empty" }, "Click a node to see its op, module, source line, shapes, value and gradient "
+        + "statistics and findings; click a finding or a parameter to find it in the graph."),
+      el("h4", null, "Keys"),
+      kvTable([["drag, wheel", "pan, zoom"], ["+  -", "zoom in, out"], ["0  f", "fit to screen"],
+        ["arrows", "pan"], ["/", "search"], ["Esc", "clear search and selection"]]));
+  }
+
+  // -- one graph node --------------------------------------------------------------
+  node(graphIndex, id, activeFinding) {
+    const viewer = this.viewer;
+    const graph = viewer.graphs[graphIndex];
+    const node = graph.nodes[id];
+    const links = viewer.linksOf(graphIndex);
+    const moduleClass = node.module !== undefined ? graph.modules[node.module] : undefined;
+    const source = node.source;
+    const parts = [
+      el("h3", { id: "details-title" }, node.name),
+      el("div", null, el("span", { className: "badge kind" }, node.kind),
+        node.user_defined ? el("span", { className: "badge user" }, "user-defined Function") : null),
+      kvTable([
+        ["Function", node.function ? `${node.function} (${node.user_defined ? "user-defined" : "built-in"})` : null],
+        ["Module", node.module === undefined ? null
+          : (node.module === "" ? "(top module)" : node.module) + (moduleClass ? ` (${moduleClass})` : "")],
+        ["Source", source ? sourceText(source) + (source.function ? ` in ${source.function}` : "") : null],
+        ["Device", node.device],
+        ["Node", `#${node.id} of graph ${graphIndex + 1}`],
+      ]),
+      source && source.code ? el("pre", { className: "code" }, source.code) : null,
+    ];
+    parts.push(...this.findingsOf(graphIndex, [id], activeFinding));
+    if (node.findings && node.findings.length) {
+      parts.push(kvTable([["Tags", node.findings.join(", ")]]));
+    }
+    parts.push(...outputTables(node));
+    const incoming = links.incoming.get(id) || [];
+    const inputs = incoming.filter((edge) => graph.nodes[edge.src].kind !== "saved");
+    const saved = incoming.filter((edge) => graph.nodes[edge.src].kind === "saved");
+    if (inputs.length) {
+      parts.push(el("h4", null, "Inputs"), this.edgeTable(graphIndex, inputs, (edge) => edge.src,
+        (edge) => `input ${edge.index}`));
+    }
+    if (saved.length) {
+      parts.push(el("h4", null, "Saved for backward"), el("table", { className: "entries" },
+        saved.map((edge) => {
+          const info = graph.nodes[edge.src].outputs[0];
+          return el("tr", null, el("th", null, `saved ${edge.index}`),
+            el("td", null, info ? `${formatShape(info[0])} ${info[1]}` : "?"));
+        })));
+    }
+    const consumers = links.outgoing.get(id) || [];
+    if (consumers.length) {
+      parts.push(el("h4", null, node.kind === "saved" ? "Saved by" : "Used by"),
+        this.edgeTable(graphIndex, consumers, (edge) => edge.dst, (edge) => `as input ${edge.index}`));
+    }
+    const history = graph.grad_norms[node.name];
+    if ((node.kind === "param" || node.kind === "input") && history && history.length) {
+      parts.push(el("h4", null, "Gradient norm per recorded step"), historyBlock(history, graph.steps));
+    }
+    this.show(parts);
+  }
+
+  edgeTable(graphIndex, edges, other, slot) {
+    const graph = this.viewer.graphs[graphIndex];
+    const rows = edges.slice(0, LIST_LIMIT).map((edge) => {
+      const id = other(edge);
+      const node = graph.nodes[id];
+      return el("tr", null, el("th", null, slot(edge)),
+        el("td", null, linkButton(node.name, () => this.viewer.jumpToNode(graphIndex, id), `go to node #${id}`)),
+        el("td", null, formatShape(edge.shape)));
+    });
+    if (edges.length > LIST_LIMIT) rows.push(el("tr", null, el("td", { colspan: 3, className: "empty" }, `… ${formatCount(edges.length - LIST_LIMIT)} more`)));
+    return el("table", { className: "entries" }, rows);
+  }
+
+  // -- a folded module, repeated blocks or a compressed run ---------------------
+  group(graphIndex, key, group) {
+    const graph = this.viewer.graphs[graphIndex];
+    const members = group.members.map((id) => graph.nodes[id]);
+    const count = (kind) => members.filter((node) => node.kind === kind).length;
+    const root = group.title.split(" … ")[0];
+    const parts = [
+      el("h3", { id: "details-title" }, group.kind === "chain" ? `run of ${formatCount(count("op"))} ops` : group.title),
+      el("div", null, el("span", { className: "badge kind" }, GROUP_KINDS[group.kind] || group.kind)),
+      kvTable([
+        ["Module", group.kind === "chain" ? null : root + (graph.modules[root] ? ` (${graph.modules[root]})` : "")],
+        ["Ops", formatCount(count("op"))],
+        ["Parameters", count("param") ? formatCount(count("param")) : null],
+        ["Inputs", count("input") ? formatCount(count("input")) : null],
+        ["Saved tensors", count("saved") ? formatCount(count("saved")) : null],
+      ]),
+    ];
+    parts.push(...this.findingsOf(graphIndex, group.members, null));
+    parts.push(el("h4", null, `Nodes inside (${formatCount(members.length)})`));
+    const list = members.slice(0, LIST_LIMIT).map((node) => el("li", null,
+      linkButton(node.name, () => this.viewer.jumpToNode(graphIndex, node.id), "show this node"),
+      " ", el("span", { className: "finding-where" }, node.kind)));
+    if (members.length > LIST_LIMIT) list.push(el("li", { className: "empty" }, `… ${formatCount(members.length - LIST_LIMIT)} more (search finds them)`));
+    parts.push(el("ul", { className: "member-list" }, list));
+    this.show(parts);
+  }
+
+  // -- findings ------------------------------------------------------------------
+  findingsOf(graphIndex, ids, activeFinding) {
+    const wanted = new Set(ids);
+    const boxes = [];
+    this.viewer.data.findings.forEach((finding, index) => {
+      if (finding.graph === graphIndex && wanted.has(finding.node)) boxes.push(findingBox(finding, index === activeFinding));
+    });
+    return boxes.length ? [el("h4", null, "Findings"), ...boxes] : [];
+  }
+
+  finding(index) {
+    const finding = this.viewer.data.findings[index];
+    this.show([el("h3", { id: "details-title" }, finding.title), findingBox(finding, true)]);
+  }
+}
+
+function findingBox(finding, active) {
+  const where = [finding.op, finding.function && finding.function !== finding.op ? `Function ${finding.function}` : null,
+    finding.module ? `module ${finding.module}` : null, finding.source].filter(Boolean).join(" · ");
+  return el("div", { className: `finding-box ${finding.severity}${active ? " active" : ""}` },
+    el("div", null, el("span", { className: `badge ${finding.severity}` }, finding.severity),
+      el("strong", null, finding.title)),
+    finding.message ? el("p", { className: "message" }, finding.message) : null,
+    where ? el("div", { className: "finding-where" }, where) : null,
+    finding.code ? el("pre", { className: "code" }, finding.code) : null,
+    detailsBlock(finding.details || {}));
+}
+
+// Kind-specific details: lists of records (e.g. a gradient check's worst entries) as
+// tables, everything else as key/value rows.
+function detailsBlock(details) {
+  const rows = [];
+  const tables = [];
+  for (const [key, value] of Object.entries(details)) {
+    const isRecordList = Array.isArray(value) && value.length > 0
+      && value.every((item) => item !== null && typeof item === "object" && !Array.isArray(item));
+    if (isRecordList) tables.push(el("h4", null, key.replace(/_/g, " ")), recordTable(value));
+    else rows.push([key.replace(/_/g, " "), formatPrecise(value)]);
+  }
+  return el("div", { className: "finding-details" }, rows.length ? kvTable(rows) : null, tables);
+}
+
+function recordTable(records) {
+  const columns = [];
+  for (const record of records) for (const key of Object.keys(record)) if (!columns.includes(key)) columns.push(key);
+  return el("table", { className: "entries" },
+    el("tr", null, columns.map((key) => el("th", null, key.replace(/_/g, " ")))),
+    records.map((record) => el("tr", null, columns.map((key) => el("td", { className: typeof record[key] === "number" ? "num" : null },
+      formatPrecise(record[key]))))));
+}
+
+function outputTables(node) {
+  const outputs = node.outputs.map((info, index) => info && { index, shape: info[0], dtype: info[1], stats: info[2], grad: info[3] })
+    .filter(Boolean);
+  if (!outputs.length) return [];
+  const label = (output) => (outputs.length > 1 || node.kind === "op" ? `output ${output.index}` : "tensor");
+  const parts = [el("h4", null, node.kind === "op" ? "Outputs" : "Tensor"),
+    el("table", { className: "entries" }, outputs.map((output) => el("tr", null, el("th", null, label(output)),
+      el("td", { className: "shape" }, `${formatShape(output.shape)} ${output.dtype}`))))];
+  for (const [title, field, columns] of [["Values", "stats", VALUE_STATS], ["Gradient", "grad", GRAD_STATS]]) {
+    const rows = outputs.filter((output) => output[field]);
+    parts.push(el("h4", null, title));
+    if (!rows.length) {
+      parts.push(el("div", { className: "empty" }, field === "grad" ? "no gradient recorded" : "not recorded"));
+      continue;
+    }
+    parts.push(el("table", { className: "entries" },
+      el("tr", null, outputs.length > 1 ? el("th") : null, columns.map(([, name]) => el("th", { className: "num" }, name))),
+      rows.map((output) => el("tr", null, outputs.length > 1 ? el("th", null, label(output)) : null,
+        columns.map(([key]) => el("td", { className: "num" }, statText(key, output[field][key])))))));
+  }
+  return parts;
+}
+
+function statText(key, value) {
+  if (key === "zero_fraction" && typeof value === "number") return `${(100 * value).toFixed(value > 0 && value < 0.01 ? 2 : 0)}%`;
+  if (key === "nan" || key === "inf") return String(value);
+  return formatNumber(value);
+}

@@ -1,0 +1,104 @@
+// The left column: how the run went, the findings (most severe first) and the parameters
+// with their gradient-norm histories.
+const BAD_STATUS = new Set(["no gradient", "zero gradient", "exploding", "vanishing", "nan"]);
+
+function renderRun(data, container) {
+  const run = data.run;
+  if (run.script === null) {
+    const graph = data.graphs[0];
+    const ops = graph.nodes.filter((node) => node.kind === "op").length;
+    container.replaceChildren(kvTable([["Graph", `${formatCount(ops)} ops, ${formatCount(graph.nodes.length)} nodes`],
+      ["Steps", graph.steps.length ? formatCount(graph.steps.length) : null]]));
+    return;
+  }
+  const meta = Object.entries(run.meta || {}).filter(([, value]) => value === null || typeof value !== "object")
+    .map(([key, value]) => [key.replace(/_/g, " "), String(value)]);
+  const parts = [kvTable([
+    ["Script", [run.script, ...(run.args || [])].join(" ")],
+    ["Exit code", String(run.exit_code)],
+    ["Duration", `${Number(run.duration_s).toFixed(2)} s`],
+    ["Backward", `${formatCount(run.steps_recorded)} recorded of ${formatCount(run.steps_seen)}`],
+    ["Graphs", formatCount(data.graphs.length)],
+    ...meta,
+  ])];
+  if (run.script_error) {
+    parts.push(el("details", { open: true }, el("summary", null, "the script raised"), el("pre", null, run.script_error)));
+  }
+  container.replaceChildren(...parts);
+}
+
+function renderFindings(viewer, list, counter) {
+  const findings = viewer.data.findings;
+  counter.textContent = `(${formatCount(findings.length)})`;
+  if (!findings.length) {
+    list.replaceChildren(el("li", { className: "empty none" }, "nothing found"));
+    return;
+  }
+  list.replaceChildren(...findings.map((finding, index) => el("li", {
+    dataset: { finding: String(index) }, tabindex: 0, title: finding.message || finding.title,
+    onclick: () => viewer.openFinding(index),
+    onkeydown: (event) => { if (event.key === "Enter") viewer.openFinding(index); },
+  }, el("span", { className: `badge ${finding.severity}` }, finding.severity),
+  el("span", { className: "finding-title" }, finding.title),
+  el("span", { className: "finding-where" }, [finding.op, finding.module, finding.source].filter(Boolean).join(" · ")))));
+}
+
+function renderParameters(viewer, table, counter) {
+  const rows = viewer.data.parameters;
+  counter.textContent = `(${formatCount(rows.length)})`;
+  if (!rows.length) {
+    table.replaceChildren(el("tr", null, el("td", { className: "empty" }, "no parameters recorded")));
+    return;
+  }
+  table.replaceChildren(...rows.map((row) => el("tr", {
+    dataset: { parameter: row.name }, title: "show in the graph",
+    onclick: () => viewer.jumpToLeaf(row.name),
+  }, el("td", null,
+    el("div", { className: "param-name" }, row.name),
+    el("div", { className: "param-status" + (BAD_STATUS.has(row.status) ? " bad" : "") },
+      [row.shape ? formatShape(row.shape) : null, row.status].filter(Boolean).join(" · "))),
+  el("td", null, sparkline(row.history)),
+  el("td", { className: "num", title: "latest gradient norm" }, formatNumber(row.grad_norm)))));
+}
+
+function historyBlock(history, steps) {
+  const known = history.filter((value) => typeof value === "number");
+  return el("div", null, sparkline(history, 300, 48),
+    el("div", { className: "finding-where" }, `${formatCount(history.length)} steps` + (known.length
+      ? `; min ${formatNumber(Math.min(...known))}, max ${formatNumber(Math.max(...known))}, last ${formatNumber(history[history.length - 1])}`
+      : "; never received a gradient")));
+}
+
+// A gradient-norm history as a tiny line (log scale when it spans orders of magnitude);
+// gaps where a step had no gradient.
+function sparkline(history, width = 90, height = 22) {
+  const values = (history || []).map((value) => (typeof value === "number" && Number.isFinite(value) ? value : null));
+  const known = values.filter((value) => value !== null);
+  const svg = svgEl("svg", { class: "sparkline", width, height, viewBox: `0 0 ${width} ${height}`, role: "img" });
+  if (!known.length) {
+    svg.append(svgEl("title", null, "no gradient at any recorded step"));
+    return svg;
+  }
+  const low = Math.min(...known);
+  const high = Math.max(...known);
+  const log = low > 0 && high / low > 50;
+  const scale = (value) => (log ? Math.log10(value) : value);
+  const span = scale(high) - scale(low) || 1;
+  const pad = 3;
+  const x = (index) => pad + (values.length === 1 ? (width - 2 * pad) / 2 : index * (width - 2 * pad) / (values.length - 1));
+  const y = (value) => (high === low ? height / 2 : height - pad - (scale(value) - scale(low)) / span * (height - 2 * pad));
+  let run = [];
+  const flush = () => {
+    if (run.length > 1) svg.append(svgEl("polyline", { points: run.join(" ") }));
+    run = [];
+  };
+  values.forEach((value, index) => {
+    if (value === null) flush();
+    else run.push(`${x(index).toFixed(1)},${y(value).toFixed(1)}`);
+  });
+  flush();
+  const last = values.length - 1;
+  if (values[last] !== null) svg.append(svgEl("circle", { cx: x(last).toFixed(1), cy: y(values[last]).toFixed(1), r: 2 }));
+  svg.append(svgEl("title", null, `gradient norm over ${values.length} steps: min ${formatNumber(low)}, max ${formatNumber(high)}` + (log ? " (log scale)" : "")));
+  return svg;
+}

@@ -1,0 +1,174 @@
+"""`to_html`: a trace (or one Graph) as ONE self-contained interactive HTML page.
+
+Everything is inline: the viewer's script and style (`viz/html/`), the data as
+JSON in `<script type="application/json">` blocks, and each pre-rendered
+drawing as cleaned SVG text. The page loads nothing from anywhere; its
+Content-Security-Policy allows only its own script (by hash), so even a
+string that slipped through could not run or fetch. User strings (module and
+parameter names, paths, code lines, messages) travel only inside the JSON,
+with `<`, `>`, `&` and U+2028/U+2029 escaped, and the viewer puts them into
+the page as text, never as markup.
+
+>>> import genesis
+>>> x = genesis.tensor([1., 2.], requires_grad=True)
+>>> page = to_html(genesis.debug.capture_graph((x * x).sum()))
+>>> page.startswith("<!DOCTYPE html>") and "MulBackward" in page and "http://" not in page
+True
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+import math
+import re
+import sys
+from dataclasses import replace
+from importlib import resources
+from pathlib import Path
+
+from .html_views import HTML_MAX_NODES, draw_views
+
+__all__ = ["to_html", "notebook_html", "HTML_MAX_NODES"]
+
+# Concatenated in this order inside one function scope (see viewer.js for the entry point).
+SCRIPT_FILES = ("dom.js", "pan_zoom.js", "drawing.js", "details.js", "sidebar.js", "search.js", "viewer.js")
+DEFAULT_VIEW_ITEMS = 1500  # the first drawing shown is the finest with at most this many items
+_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def to_html(graph_or_trace, path=None, *, max_nodes: int = HTML_MAX_NODES, title: str | None = None) -> str:
+    """The viewer page of a `genesis.debug.Trace`, a `genesis.debug.Graph`, or the graph behind a
+    Tensor (captured first); written to `path` too when given. Each graph is laid out at every
+    collapse depth (with at most `max_nodes` drawn items per drawing)."""
+    data, graphs = _page_data(graph_or_trace, sys._getframe(1).f_locals)
+    if title is not None:
+        data["title"] = title
+    drawings = []
+    for index, graph in enumerate(graphs):
+        graph = _tagged(graph, index, data["findings"])
+        views = draw_views(graph, max_nodes=max_nodes)
+        entry = graph.to_dict()
+        entry["views"] = [view.to_dict() for view in views]
+        entry["default_view"] = _default_view(views)
+        data["graphs"].append(entry)
+        drawings.extend((f"svg-{index}-{number}", view.svg) for number, view in enumerate(views))
+    page = _page(data, drawings)
+    if path is not None:
+        Path(path).write_text(page, encoding="utf-8")
+    return page
+
+
+def notebook_html(graph_or_trace, *, height: int = 640, **options) -> str:
+    """The page inside a sandboxed `<iframe srcdoc>`: what `Graph._repr_html_` shows in a
+    notebook (no page shell of its own, and the notebook's styles and scripts stay apart)."""
+    page = to_html(graph_or_trace, **options)
+    return (f'<iframe srcdoc="{html.escape(page, quote=True)}" sandbox="allow-scripts" '
+            f'style="width: 100%; height: {int(height)}px; border: 1px solid #ccc" '
+            'title="genesis graph viewer"></iframe>')
+
+
+def _page_data(value, namespace: dict) -> tuple:
+    """(the JSON data without graphs, the Graphs to draw) of a Trace, Graph or Tensor."""
+    from genesis import Tensor
+    from genesis.debug import Graph, capture_graph
+    from genesis.debug.trace import Trace
+
+    if isinstance(value, Tensor):
+        value = capture_graph(value, namespace=namespace)
+    if isinstance(value, Graph):
+        run = {"script": None}
+        return {"title": "genesis graph", "run": run, "graphs": [], "findings": [],
+                "parameters": _leaf_rows(value)}, [value]
+    if isinstance(value, Trace):
+        run = value.to_dict()
+        for key in ("graphs", "findings", "parameters", "schema", "version"):
+            run.pop(key)
+        findings = sorted(value.findings, key=lambda finding: finding.sort_key())
+        return {"title": f"genesis trace: {value.script}", "run": run, "graphs": [],
+                "findings": [finding.to_dict() for finding in findings],
+                "parameters": [{"name": row.name, "shape": list(row.shape), "dtype": row.dtype,
+                                "grad_norm": row.grad_norm, "status": row.status,
+                                "history": list(row.history)} for row in value.parameters]}, \
+            list(value.graphs)
+    raise TypeError(f"to_html takes a genesis.debug.Trace, a genesis.debug.Graph or a Tensor, "
+                    f"got {type(value).__name__}")
+
+
+def _leaf_rows(graph) -> list:
+    """A parameter table for a bare Graph: each leaf with a gradient-norm history."""
+    leaves = {node.name: node for node in graph.nodes if node.kind in ("param", "input")}
+    rows = []
+    for name, history in graph.grad_norms.items():
+        node = leaves.get(name)
+        rows.append({"name": name, "shape": list(node.shape) if node is not None and node.shape is not None
+                     else None, "dtype": node.dtype if node is not None else None,
+                     "grad_norm": history[-1] if history else None, "status": None,
+                     "history": list(history)})
+    return rows
+
+
+def _tagged(graph, index: int, findings: list):
+    """`graph` with each finding's tag on the node it points at (so the drawing marks it),
+    copying only the nodes that change."""
+    from genesis.debug.findings import KINDS
+
+    tags = {}
+    for finding in findings:
+        if finding["graph"] == index and finding["node"] is not None and 0 <= finding["node"] < len(graph.nodes):
+            tag = KINDS[finding["kind"]][0]
+            if tag not in graph.nodes[finding["node"]].findings:
+                tags.setdefault(finding["node"], []).append(tag)
+    if not tags:
+        return graph
+    nodes = list(graph.nodes)
+    for node_id, extra in tags.items():
+        nodes[node_id] = replace(nodes[node_id], findings=nodes[node_id].findings + list(dict.fromkeys(extra)))
+    return replace(graph, nodes=nodes)
+
+
+def _default_view(views: list) -> int:
+    plain = [index for index, view in enumerate(views) if not view.saved]
+    fitting = [index for index in plain if views[index].items <= DEFAULT_VIEW_ITEMS]
+    return max(fitting, key=lambda index: views[index].items) if fitting else plain[0]
+
+
+def _page(data: dict, drawings: list) -> str:
+    asset = resources.files("viz") / "html"
+    script = "(function () {\n\"use strict\";\n" + "\n".join(
+        (asset / name).read_text(encoding="utf-8") for name in SCRIPT_FILES) + "\n})();\n"
+    if "</script" in script.lower():
+        raise ValueError("the viewer's script must not contain '</script'")
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    policy = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
+              "img-src data:; base-uri 'none'; form-action 'none'")
+    blocks = [f'<script type="application/json" id="genesis-data">{_json(data)}</script>']
+    blocks.extend(f'<script type="application/json" id="{name}">{_json(svg)}</script>'
+                  for name, svg in drawings)
+    parts = {"policy": html.escape(policy), "title": html.escape(data["title"]),
+             "style": (asset / "viewer.css").read_text(encoding="utf-8"),
+             "data": "\n".join(blocks), "script": script}
+    template = (asset / "template.html").read_text(encoding="utf-8")
+    return re.sub(r"\{\{(\w+)\}\}", lambda match: parts[match.group(1)], template)
+
+
+def _json(value) -> str:
+    """JSON safe inside a <script> element: no `<`, `>`, `&`, U+2028/2029 left raw, no NaN."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except ValueError:  # a non-finite float (e.g. in a finding's details): say it as a string
+        text = json.dumps(_finite(value), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    for raw, escaped in _JSON_ESCAPES.items():
+        text = text.replace(raw, escaped)
+    return text
+
+
+def _finite(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
