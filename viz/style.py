@@ -51,12 +51,14 @@ FINDING_STYLES = {
                       "legend": "received no gradient"},
     "grad_scale":    {"color": "#C000C0", "penwidth": "2.5",
                       "legend": "exploding or vanishing gradient"},
+    "error":         {"fillcolor": "#E8C8FF", "color": "#6A1B9A", "penwidth": "2.5",
+                      "legend": "raised in backward, or saved tensor modified in place"},
 }
 
 # Tags checkers may set, mapped to the finding style that draws them.
 FINDING_TAGS = {"nan": "nan_inf", "inf": "nan_inf", "nan_inf": "nan_inf", "grad_mismatch": "grad_mismatch",
                 "mismatch": "grad_mismatch", "no_grad": "no_grad", "exploding": "grad_scale",
-                "vanishing": "grad_scale", "grad_scale": "grad_scale"}
+                "vanishing": "grad_scale", "grad_scale": "grad_scale", "error": "error"}
 
 
 def _escape(text: str) -> str:

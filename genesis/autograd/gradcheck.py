@@ -185,9 +185,15 @@ class _Problem:
                              "create the inputs to check with requires_grad=True")
         _warn_low_precision(args, input_indices, check_name)
         numeric_args = list(args)
-        for index in input_indices:
-            if args[index]._data.dtype != np.float64:
-                numeric_args[index] = _float64_copy(args[index])
+        if any(args[index]._data.dtype != np.float64 for index in input_indices):
+            # The numerical side runs in float64: every floating tensor argument gets a float64
+            # copy (not only those checked), so the op sees consistent dtypes.
+            for index, arg in enumerate(args):
+                if isinstance(arg, Tensor) and arg._data.dtype.kind == "f" and \
+                        arg._data.dtype != np.float64:
+                    copy = wrap_array(arg._data.astype(np.float64), arg._device)
+                    copy._requires_grad = index in input_indices
+                    numeric_args[index] = copy
         with enable_grad():
             all_outputs = _tensor_outputs(func(*args), check_name)
         output_indices = [index for index, output in enumerate(all_outputs)
@@ -242,12 +248,6 @@ def _tensor_outputs(result, check_name: str) -> tuple:
             raise TypeError(f"{check_name}: the function must return a Tensor or a tuple of Tensors, "
                             f"but output {index} is a {type(output).__name__}")
     return tuple(outputs)
-
-
-def _float64_copy(tensor: Tensor) -> Tensor:
-    copy = wrap_array(tensor._data.astype(np.float64), tensor._device)
-    copy._requires_grad = True
-    return copy
 
 
 def _random_like(rng, output: Tensor) -> Tensor:

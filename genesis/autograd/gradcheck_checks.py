@@ -57,7 +57,7 @@ def _compare(problem, tol, max_report, i, j, analytical, numerical, connected) -
     error = np.abs(analytical - numerical)
     failing = ~(error <= tol.atol + tol.rtol * np.abs(numerical))
     measured = dict(tolerances=tol, max_abs_error=float(error.max(initial=0.0)),
-                    max_rel_error=float(_relative_error(error, numerical).max(initial=0.0)),
+                    max_rel_error=float(_relative_error(error, numerical, tol.atol).max(initial=0.0)),
                     failing_entries=int(failing.sum()), total_entries=int(error.size))
     if not failing.any():
         return GradcheckResult(ok=True, **measured)
@@ -77,17 +77,17 @@ def _reentrant_result(problem, tol, max_report, i, j, first, second) -> Gradchec
     failing = ~(difference <= tol.nondet_tol)
     result = GradcheckResult(ok=False, failed_check="reentrant", tolerances=tol,
                              max_abs_error=float(difference.max()),
-                             max_rel_error=float(_relative_error(difference, second).max()),
+                             max_rel_error=float(_relative_error(difference, second, tol.atol).max()),
                              failing_entries=int(failing.sum()), total_entries=int(difference.size),
                              **problem.summary(i, j))
     result.worst = _worst_entries(problem, i, j, first, second, difference, failing, max_report)
     return result
 
 
-def _relative_error(error: np.ndarray, reference: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        relative = error / np.abs(reference)
-    return np.where(error == 0, 0.0, relative)
+def _relative_error(error: np.ndarray, reference: np.ndarray, floor: float) -> np.ndarray:
+    """|error| / |reference|, with the reference floored at `floor` (atol): a 1e-17 slip
+    against an exact 0 is not an infinite relative error."""
+    return error / np.maximum(np.abs(reference), floor)
 
 
 def _worst_entries(problem, i, j, first, second, error, failing, max_report) -> list:
@@ -138,7 +138,7 @@ def fast_check(problem, tol: Tolerances, max_report: int) -> GradcheckResult:
                                   f"{problem.input_indices[j]}: analytical {analytical:.6g}, "
                                   f"numerical {numerical[i, j]:.6g}")
             largest_abs = max(largest_abs, error)
-            largest_rel = max(largest_rel, float(_relative_error(np.array(error), np.array(numerical[i, j]))))
+            largest_rel = max(largest_rel, float(_relative_error(np.array(error), np.array(numerical[i, j]), tol.atol)))
     return GradcheckResult(ok=True, max_abs_error=largest_abs, max_rel_error=largest_rel,
                            tolerances=tol, fast_mode=True)
 
@@ -217,7 +217,7 @@ def linearity_check(problem, tol: Tolerances, max_report: int,
                 result = GradcheckResult(
                     ok=False, failed_check="batched_grad", tolerances=tol,
                     max_abs_error=float(error.max()),
-                    max_rel_error=float(_relative_error(error, expected).max()),
+                    max_rel_error=float(_relative_error(error, expected, tol.atol).max()),
                     failing_entries=int(failing.sum()), total_entries=size,
                     detail=f"a={a}, b={b}, v1 and v2 random", **problem.summary(i, j))
                 (positions,) = np.nonzero(failing)
