@@ -96,7 +96,8 @@ class _Drawing:
         params = sum(1 for node in self.graph.nodes if node.kind == "param")
         line = f"{ops:,} ops, {params:,} parameters"
         if self.graph.steps:
-            line += f", {len(self.graph.steps):,} backward steps with this structure"
+            count = len(self.graph.steps)
+            line += f", {count:,} backward step{'s' if count != 1 else ''} with this structure"
         return [line] + self.view.notes
 
     def _describe(self, item) -> tuple:
