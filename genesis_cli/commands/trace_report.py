@@ -1,6 +1,8 @@
 """The console report of `genesis trace`: header, parameters, gradient checks, findings, files."""
 from __future__ import annotations
 
+import os
+
 from rich.console import Console
 from rich.text import Text
 
@@ -27,7 +29,7 @@ def print_report(console: Console, trace: Trace, checks: list, files: dict) -> N
 
 
 def _header(console: Console, trace: Trace) -> None:
-    command = " ".join([trace.script, *trace.args])
+    command = " ".join([short(trace.script), *trace.args])
     console.print(Text.assemble(("genesis trace ", "bold"), command))
     sizes = ", ".join(f"{sum(1 for n in graph.nodes if n.kind == 'op')} ops" for graph in trace.graphs)
     ended = "raised an exception" if trace.script_error else f"exit status {trace.exit_code}"
@@ -56,7 +58,7 @@ def _checks(console: Console, checks: list) -> None:
     for check in checks:
         verdict = Text.assemble(status_text(CHECK_STATUS[check["status"]]),
                                 f" {check['reason']}" if check["reason"] else "")
-        table.add_row(check["function"], check["source"] or "-", verdict)
+        table.add_row(check["function"], short(check["source"]), verdict)
     console.print(table)
     console.print()
 
@@ -74,14 +76,14 @@ def _findings(console: Console, trace: Trace) -> None:
         if finding.function and finding.op and finding.function not in finding.op:
             op = f"{finding.op} ({finding.function})"
         table.add_row(status_text(SEVERITY_STATUS[finding.severity]), finding.title, op,
-                      finding.module or "-", finding.source or "-")
+                      finding.module or "-", short(finding.source))
     console.print(table)
     console.print()
     for number, finding in enumerate(trace.findings, 1):
         title = Text.assemble((f"{number}. ", "bold"), (finding.title, "bold"))
         console.print(title)
         if finding.source:
-            console.print(Text(f"   at {finding.source}" + (f":  {finding.code}" if finding.code else "")))
+            console.print(Text(f"   at {short(finding.source)}" + (f":  {finding.code}" if finding.code else "")))
         for line in finding.message.splitlines():
             console.print(Text(f"   {line}"), soft_wrap=True)
         console.print()
@@ -94,6 +96,18 @@ def _files(console: Console, files: dict) -> None:
         console.print(Text(f"  {path}"))
     if "html" in files:
         console.print(Text(f"  {files['html']}  (open it in a browser)"))
+
+
+def short(location: str | None) -> str:
+    """A `file:line` relative to the current folder when the file is under it."""
+    if not location:
+        return "-"
+    path, separator, line = location.rpartition(":")
+    if not separator or not line.isdigit():
+        path, line = location, ""
+    relative = os.path.relpath(path) if os.path.isabs(path) else path
+    shown = relative if not relative.startswith("..") else path
+    return f"{shown}:{line}" if line else shown
 
 
 def summary(trace: Trace, files: dict) -> dict:
