@@ -11,6 +11,7 @@ import math
 from ..autograd.function import Function
 from ..tensor import Tensor, wrap_array
 from . import samples
+from ._blockwise import in_blocks
 from ._erf import erf_array
 from ._operands import ignore_float_errors
 from .inplace import apply_inplace
@@ -73,11 +74,13 @@ class Gelu(Function):
         ctx.save_for_backward(a)
         ctx.approximate = approximate
         xp = a._device.xp
-        x = a._data
         if approximate == "tanh":
-            inner = _SQRT_TWO_OVER_PI * (x + _GELU_KAPPA * (x * x * x))
-            return 0.5 * x * (1 + xp.tanh(inner))
-        return x * 0.5 * (1 + erf_array(xp, x * _SQRT_HALF))
+            def formula(x):
+                return 0.5 * x * (1 + xp.tanh(_SQRT_TWO_OVER_PI * (x + _GELU_KAPPA * (x * x * x))))
+        else:
+            def formula(x):
+                return x * 0.5 * (1 + erf_array(xp, x * _SQRT_HALF))
+        return in_blocks(xp, formula, a._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -93,14 +96,17 @@ class GeluGrad(Function):
         ctx.save_for_backward(grad, a)
         ctx.approximate = approximate
         xp = a._device.xp
-        x = a._data
         if approximate == "tanh":
-            t = xp.tanh(_SQRT_TWO_OVER_PI * (x + _GELU_KAPPA * (x * x * x)))
-            slope = _SQRT_TWO_OVER_PI * (1 + 3 * _GELU_KAPPA * (x * x))
-            return grad._data * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * slope)
-        cdf = 0.5 * (1 + erf_array(xp, x * _SQRT_HALF))
-        pdf = _ONE_OVER_SQRT_TWO_PI * xp.exp(-0.5 * (x * x))
-        return grad._data * (cdf + x * pdf)
+            def formula(g, x):
+                t = xp.tanh(_SQRT_TWO_OVER_PI * (x + _GELU_KAPPA * (x * x * x)))
+                slope = _SQRT_TWO_OVER_PI * (1 + 3 * _GELU_KAPPA * (x * x))
+                return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * slope)
+        else:
+            def formula(g, x):
+                cdf = 0.5 * (1 + erf_array(xp, x * _SQRT_HALF))
+                pdf = _ONE_OVER_SQRT_TWO_PI * xp.exp(-0.5 * (x * x))
+                return g * (cdf + x * pdf)
+        return in_blocks(xp, formula, grad._data, a._data)
 
     @staticmethod
     def backward(ctx, grad_grad):

@@ -31,6 +31,19 @@ def test_erf_matches_math_erf_to_double_precision():
     assert relative.max() < 1e-15
 
 
+def test_erf_float32_is_within_half_a_millionth_and_keeps_signs_and_specials():
+    x = np.concatenate([np.linspace(-6, 6, 200001), np.logspace(-40, 1, 2000),
+                        -np.logspace(-40, 1, 2000)]).astype(np.float32)
+    expected = np.array([math.erf(v) for v in x.astype(np.float64)])
+    got = erf_array(np, x)
+    assert got.dtype == np.float32
+    assert np.abs(got - expected).max() < 5e-7
+    assert np.all(np.sign(got) == np.sign(x))
+    special = erf_array(np, np.array([-0.0, math.inf, -math.inf, math.nan], np.float32))
+    assert special[:3].tolist() == [-0.0, 1.0, -1.0] and math.isnan(special[3])
+    assert math.copysign(1, special[0]) == -1
+
+
 def test_erf_special_values_and_dtypes():
     x = genesis.tensor([0.0, -0.0, math.inf, -math.inf, math.nan], dtype=genesis.float64)
     values = x.erf().tolist()
