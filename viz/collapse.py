@@ -240,6 +240,12 @@ class _Layout:
             parts = self.parts[node.id]
             if len(parts) > depth and node.kind != "output":
                 members.setdefault(".".join(parts[:depth + 1]), []).append(node)
+        block_of = {node.id: path for path, nodes in members.items() for node in nodes}
+        inside = {}  # block path -> its internal edges, found in one pass over the edges
+        for edge in self.graph.edges:
+            path = block_of.get(edge.src)
+            if path is not None and block_of.get(edge.dst) == path:
+                inside.setdefault(path, []).append(edge)
         siblings = {}
         for path in members:
             match = _NUMBERED.match(path)
@@ -253,7 +259,7 @@ class _Layout:
             run = []
             previous = None
             for index, path in blocks:
-                signature = _block_signature(self.graph, members[path], path)
+                signature = _block_signature(members[path], path, inside.get(path, ()))
                 if run and signature == previous and index == run[-1][0] + 1:
                     run.append((index, path))
                     continue
@@ -276,9 +282,9 @@ def _repeat_title(paths: list) -> str:
     return f"{first} … {last.rpartition('.')[2]}"
 
 
-def _block_signature(graph, nodes: list, path: str) -> tuple:
+def _block_signature(nodes: list, path: str, edges) -> tuple:
     """Structure of a block, independent of its name: kinds, ops, relative module paths,
-    names relative to the block, output shapes, and internal edges by position."""
+    names relative to the block, output shapes, and its internal `edges` by position."""
     position = {node.id: index for index, node in enumerate(nodes)}
     prefix = path + "."
     entries = tuple((node.kind, node.function or "", (node.module or "")[len(path):],
@@ -286,13 +292,8 @@ def _block_signature(graph, nodes: list, path: str) -> tuple:
                      (node.name if node.kind == "op" else ""),
                      tuple(None if t is None else (t.shape, t.dtype) for t in node.outputs))
                     for node in nodes)
-    inside = []
-    for edge in graph.edges:
-        src = position.get(edge.src)
-        dst = position.get(edge.dst)
-        if src is not None and dst is not None:
-            inside.append((src, dst, edge.index))
-    return entries, tuple(sorted(inside))
+    inside = sorted((position[edge.src], position[edge.dst], edge.index) for edge in edges)
+    return entries, tuple(inside)
 
 
 # -- chain compression --------------------------------------------------------
