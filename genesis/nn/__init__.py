@@ -14,6 +14,7 @@ from .activation import (CELU, ELU, GELU, SELU, Hardsigmoid, Hardswish, Hardtanh
 from .attention import MultiheadAttention
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .conv import Conv1d, Conv2d, Conv3d
 from .dropout import Dropout
 from .embedding import Embedding
 from .flatten import Flatten, Unflatten
@@ -23,4 +24,6 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDi
 from .module import Module
 from .normalization import GroupNorm, LayerNorm, RMSNorm
 from .parameter import Parameter
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
+                      AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d)
 from .transformer import TransformerEncoder, TransformerEncoderLayer

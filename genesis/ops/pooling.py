@@ -1,0 +1,554 @@
+"""Pooling: max, average and adaptive average/max over the trailing 1 or 2 dims.
+
+Max and average pooling walk the positions of a window (at most a few) and
+combine the matching strided slices of the padded input, so no window is
+copied. Max pooling follows PyTorch's scan: a later value wins only if larger
+or NaN, so ties go to the first position and NaN propagates. Its gradient goes
+to the chosen position (summed where windows overlap). Each pooling op's
+backward is its adjoint as another Function whose own backward is the op
+again, so gradients of any order work.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import Tensor, wrap_array
+from .registry import OpInfo, Sample
+from .window import Windows, as_tuple, check_positive, cropped, padded
+
+__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d",
+           "adaptive_max_pool1d"]  # the pooling functions torch has at top level too
+
+
+def scan_maxima(xp, parts, count: int, track: bool):
+    """PyTorch's max scan over the `parts` (arrays of one shape, one per window position):
+    a later part wins only if larger or NaN. Returns the maxima and, if `track`, the number of
+    the winning part (the first on ties).
+
+    Branch-free: since later parts have larger numbers, the winner's number is the largest
+    number that beat the running maximum (masked selects cost ~50x more than arithmetic).
+    """
+    best = arg = None
+    for number, part in enumerate(parts):
+        part = xp.ascontiguousarray(part)  # strided operands would slow every step below
+        if best is None:
+            best = part.copy()
+            if track:
+                arg = xp.zeros(best.shape, xp.uint8 if count < 256 else xp.int32)
+            continue
+        if track:
+            better = part > best
+            if best.dtype.kind == "f":
+                better |= xp.isnan(part)
+            xp.maximum(arg, better * arg.dtype.type(number), out=arg)
+        xp.maximum(best, part, out=best)
+    return best, arg
+
+
+def select(xp, values, chosen, finite: bool):
+    """`values` where the bool array `chosen` is set, else 0: a product when all values are
+    `finite` (many times faster than a masked select), since inf * 0 would give NaN."""
+    return values * chosen if finite else xp.where(chosen, values, values.dtype.type(0))
+
+
+def window_maxima(xp, source, windows: Windows, out_size: tuple, track: bool):
+    """Max of each window of the padded `source`, and (if `track`) the window position
+    (0 .. prod(kernel) - 1, row-major) it came from."""
+    parts = (source[(..., *windows.slices(offset, out_size))] for _, offset in windows.offsets())
+    return scan_maxima(xp, parts, windows.count, track)
+
+
+def _first_valid_positions(xp, windows: Windows, spatial: tuple, out_size: tuple):
+    """For each window, the first position (row-major) that lies inside the input."""
+    number = 0
+    for dim, (size, (before, _), k, s, d) in enumerate(zip(
+            spatial, windows.padding, windows.kernel, windows.stride, windows.dilation)):
+        start = np.arange(out_size[dim]) * s - before
+        first = np.maximum(0, -(start // d))  # ceil(-start / d) for negative starts
+        first = first.reshape((-1,) + (1,) * (len(spatial) - dim - 1))
+        number = number * k + first
+    return xp.asarray(number)
+
+
+def input_positions(xp, arg, windows: Windows, spatial: tuple, out_size: tuple):
+    """PyTorch's max-pool indices: the flat position in the (unpadded) spatial dims."""
+    coords = xp.unravel_index(arg.astype(xp.int64), windows.kernel)
+    flat = 0
+    for dim, (coord, size, (before, _), s, d) in enumerate(zip(
+            coords, spatial, windows.padding, windows.stride, windows.dilation)):
+        start = (xp.arange(out_size[dim]) * s - before).reshape(
+            (-1,) + (1,) * (len(spatial) - dim - 1))
+        flat = flat * size + start + coord * d
+    return flat
+
+
+class MaxPool(Function):
+    """Max over each window; with `return_indices`, also where it came from."""
+
+    @staticmethod
+    def forward(ctx, input, windows, return_indices):
+        xp = input._device.xp
+        data = input._data
+        low = -xp.inf if data.dtype.kind == "f" else xp.iinfo(data.dtype).min
+        spatial = data.shape[data.ndim - len(windows.kernel):]
+        out_size = windows.output_size(spatial)
+        track = return_indices or ctx.needs_input_grad[0]
+        best, arg = window_maxima(xp, padded(xp, data, windows, low), windows, out_size, track)
+        if track and windows.padding != ((0, 0),) * len(spatial) and (best == low).any():
+            # Only padding beat -inf? PyTorch then names the window's first input position.
+            arg = xp.where(best == low, _first_valid_positions(xp, windows, spatial, out_size), arg)
+        ctx.arg, ctx.spatial, ctx.windows = arg, spatial, windows
+        if not return_indices:
+            return best
+        return best, input_positions(xp, arg, windows, spatial, out_size)
+
+    @staticmethod
+    def backward(ctx, grad, *unused):
+        return MaxPoolScatter.apply(grad, ctx.arg, ctx.spatial, ctx.windows), None, None
+
+
+class MaxPoolScatter(Function):
+    """Each value added at the input position its window's maximum came from."""
+
+    @staticmethod
+    def forward(ctx, values, arg, spatial, windows):
+        ctx.arg, ctx.windows = arg, windows
+        xp = values._device.xp
+        data = values._data
+        out_size = data.shape[data.ndim - len(spatial):]
+        lead = data.shape[:data.ndim - len(spatial)]
+        target = xp.zeros(lead + windows.padded_size(spatial), data.dtype)
+        finite = bool(xp.isfinite(data).all())
+        for number, offset in windows.offsets():
+            target[(..., *windows.slices(offset, out_size))] += select(xp, data, arg == number,
+                                                                      finite)
+        return cropped(target, windows)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return MaxPoolGather.apply(grad, ctx.arg, ctx.windows), None, None, None
+
+
+class MaxPoolGather(Function):
+    """For each window, the value of `input` at its recorded maximum's position."""
+
+    @staticmethod
+    def forward(ctx, input, arg, windows):
+        ctx.arg, ctx.windows = arg, windows
+        xp = input._device.xp
+        data = input._data
+        ctx.spatial = data.shape[data.ndim - len(windows.kernel):]
+        source = padded(xp, data, windows)
+        out = xp.zeros(arg.shape, data.dtype)
+        finite = bool(xp.isfinite(data).all())
+        out_size = arg.shape[arg.ndim - len(ctx.spatial):]
+        for number, offset in windows.offsets():
+            out += select(xp, source[(..., *windows.slices(offset, out_size))], arg == number,
+                          finite)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return MaxPoolScatter.apply(grad, ctx.arg, ctx.spatial, ctx.windows), None, None
+
+
+def window_sums(xp, source, windows: Windows, out_size: tuple):
+    """Sum of each window of the (zero-padded) `source`."""
+    total = None
+    for _, offset in windows.offsets():
+        part = source[(..., *windows.slices(offset, out_size))]
+        total = part.copy() if total is None else total.__iadd__(part)
+    return total
+
+
+class AvgPool(Function):
+    """Sum of each window divided by `divisor` (an array over the output's spatial dims)."""
+
+    @staticmethod
+    def forward(ctx, input, windows, divisor):
+        xp = input._device.xp
+        data = input._data
+        ctx.spatial = data.shape[data.ndim - len(windows.kernel):]
+        ctx.windows, ctx.divisor = windows, divisor
+        sums = window_sums(xp, padded(xp, data, windows), windows,
+                           windows.output_size(ctx.spatial))
+        return xp.divide(sums, divisor, out=sums)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return AvgPoolTranspose.apply(grad, ctx.spatial, ctx.windows, ctx.divisor), None, None
+
+
+class AvgPoolTranspose(Function):
+    """The adjoint of `AvgPool`: each value divided by its divisor, added over its window."""
+
+    @staticmethod
+    def forward(ctx, values, spatial, windows, divisor):
+        ctx.windows, ctx.divisor = windows, divisor
+        xp = values._device.xp
+        data = values._data / divisor
+        lead = data.shape[:data.ndim - len(spatial)]
+        out_size = data.shape[data.ndim - len(spatial):]
+        target = xp.zeros(lead + windows.padded_size(spatial), data.dtype)
+        for _, offset in windows.offsets():
+            target[(..., *windows.slices(offset, out_size))] += data
+        return cropped(target, windows)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return AvgPool.apply(grad, ctx.windows, ctx.divisor), None, None, None
+
+
+def _divisor(xp, dtype, windows: Windows, spatial, out_size, count_include_pad,
+             divisor_override):
+    """PyTorch's averaging divisor per output position: window cells inside input + padding
+    (count_include_pad) or inside the input only; never the ceil_mode overhang."""
+    if divisor_override is not None:
+        return dtype.type(divisor_override)
+    divisor = np.ones((), np.int64)
+    for size, n, k, s, (pad, _) in zip(spatial, out_size, windows.kernel, windows.stride,
+                                      windows.padding):
+        start = np.arange(n) * s - pad
+        end = np.minimum(start + k, size + pad)
+        if not count_include_pad:
+            start, end = np.maximum(start, 0), np.minimum(end, size)
+        divisor = np.multiply.outer(divisor, end - start)
+    return xp.asarray(divisor.astype(dtype))
+
+
+def _pool_windows(op: str, dims: int, input: Tensor, kernel_size, stride, padding, dilation,
+                  ceil_mode: bool) -> Windows:
+    """Check a pooling call's arguments and work out its window geometry (PyTorch's output
+    size rule, ceil_mode included)."""
+    _check_input(op, dims, input)
+    kernel = as_tuple(kernel_size, dims, "kernel_size", op)
+    stride = kernel if stride is None or stride == () or stride == [] else \
+        as_tuple(stride, dims, "stride", op)
+    padding = as_tuple(padding, dims, "padding", op)
+    dilation = as_tuple(dilation, dims, "dilation", op)
+    check_positive(op, kernel_size=kernel, stride=stride, dilation=dilation)
+    spans = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+    if any(p < 0 or p > span // 2 for p, span in zip(padding, spans)):
+        raise RuntimeError(f"{op}: padding {padding} must be at least 0 and at most half of the "
+                           f"(dilated) kernel size {spans}")
+    spatial = tuple(input.shape[-dims:])
+    out_size = []
+    for size, span, s, p in zip(spatial, spans, stride, padding):
+        n = (size + 2 * p - span + (s - 1 if ceil_mode else 0)) // s + 1
+        if ceil_mode and (n - 1) * s >= size + p:  # the last window must start inside
+            n -= 1
+        out_size.append(n)
+    if any(n < 1 for n in out_size):
+        raise RuntimeError(f"{op}: input of shape {tuple(input.shape)} is too small for "
+                           f"kernel_size={kernel}, stride={stride}, padding={padding}, dilation="
+                           f"{dilation}: the output would have size {tuple(out_size)}")
+    after = tuple(max(p, (n - 1) * s + span - size - p) for size, span, s, p, n in
+                  zip(spatial, spans, stride, padding, out_size))
+    return Windows(kernel, stride, dilation, tuple(zip(padding, after)))
+
+
+def _check_input(op: str, dims: int, input: Tensor) -> None:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+    names = ("L",) if dims == 1 else ("H", "W")
+    if input.ndim not in (dims + 1, dims + 2) or 0 in input.shape[-dims - 1:]:
+        raise RuntimeError(f"{op}: expected a non-empty {dims + 1}-D (unbatched) or {dims + 2}-D "
+                           f"(batched) input of shape (N, C, {', '.join(names)}), got shape "
+                           f"{tuple(input.shape)}")
+    if input._data.dtype.kind not in "fiu":
+        raise RuntimeError(f"{op}: input must be a number tensor, got {input.dtype.name}")
+
+
+def _max_pool(op, dims, input, kernel_size, stride, padding, dilation, ceil_mode,
+              return_indices):
+    windows = _pool_windows(op, dims, input, kernel_size, stride, padding, dilation, ceil_mode)
+    return MaxPool.apply(input, windows, bool(return_indices))
+
+
+def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False):
+    """Max over sliding windows of (N, C, L) (or (C, L)); `stride` defaults to `kernel_size`.
+
+    With `return_indices`, also returns each maximum's position along L.
+
+    >>> import genesis
+    >>> genesis.nn.functional.max_pool1d(genesis.tensor([[[1., 3., 2., 5., 4.]]]), 2)
+    tensor([[[3., 5.]]])
+    """
+    return _max_pool("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
+
+
+def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False):
+    """Max over sliding windows of (N, C, H, W) (or (C, H, W)); `stride` defaults to
+    `kernel_size`. Padding counts as -inf; `ceil_mode` keeps a last partial window.
+
+    With `return_indices`, also returns each maximum's flat position in H * W
+    (what PyTorch returns). The gradient goes to that position; ties go to the
+    first position of the window, as in PyTorch.
+
+    >>> import genesis
+    >>> x = genesis.arange(16.).reshape(1, 1, 4, 4)
+    >>> genesis.nn.functional.max_pool2d(x, 2)
+    tensor([[[[ 5.,  7.],
+              [13., 15.]]]])
+    """
+    return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
+
+
+def _avg_pool(op, dims, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override):
+    windows = _pool_windows(op, dims, input, kernel_size, stride, padding, 1, ceil_mode)
+    if not input.is_floating_point():
+        raise RuntimeError(f"{op}: input must be floating point, got {input.dtype.name}; "
+                           "convert it with .float()")
+    if divisor_override is not None and (not isinstance(divisor_override, int)
+                                         or divisor_override == 0):
+        raise RuntimeError(f"{op}: divisor_override must be a non-zero int, got "
+                           f"{divisor_override!r}")
+    spatial = tuple(input.shape[-dims:])
+    divisor = _divisor(input._device.xp, input._data.dtype, windows, spatial,
+                       windows.output_size(spatial), count_include_pad, divisor_override)
+    return AvgPool.apply(input, windows, divisor)
+
+
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    """Mean over sliding windows of (N, C, L) (or (C, L)); `stride` defaults to `kernel_size`.
+
+    >>> import genesis
+    >>> genesis.nn.functional.avg_pool1d(genesis.tensor([[[1., 3., 2., 6.]]]), 2)
+    tensor([[[2., 4.]]])
+    """
+    return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, None)
+
+
+def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """Mean over sliding windows of (N, C, H, W) (or (C, H, W)).
+
+    `count_include_pad`: divide by the window cells inside input + padding
+    (True) or inside the input only; `divisor_override`: divide by this
+    instead. The overhang of a ceil_mode window is never counted.
+
+    >>> import genesis
+    >>> x = genesis.ones(1, 1, 3, 3)
+    >>> genesis.nn.functional.avg_pool2d(x, 2, padding=1)[0, 0]
+    tensor([[0.2500, 0.5000],
+            [0.5000, 1.0000]])
+    >>> genesis.nn.functional.avg_pool2d(x, 2, padding=1, count_include_pad=False)[0, 0]
+    tensor([[1., 1.],
+            [1., 1.]])
+    """
+    return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
+
+
+def adaptive_ranges(size: int, out: int) -> tuple:
+    """PyTorch's adaptive windows: window i covers [floor(i * size / out), ceil((i + 1) *
+    size / out))."""
+    index = np.arange(out)
+    return index * size // out, -(-(index + 1) * size // out)
+
+
+def _output_size(op: str, dims: int, input: Tensor, output_size) -> tuple:
+    _check_input(op, dims, input)
+    if output_size is None or isinstance(output_size, int):
+        output_size = (output_size,) * dims
+    if not isinstance(output_size, list | tuple) or len(output_size) != dims:
+        raise TypeError(f"{op}: output_size must be an int or a tuple of {dims} ints (None keeps "
+                        f"the input's size), got {output_size!r}")
+    sizes = tuple(input.shape[-dims + i] if n is None else n for i, n in enumerate(output_size))
+    if any(not isinstance(n, int) or n < 1 for n in sizes):
+        raise RuntimeError(f"{op}: output_size must be positive, got {tuple(output_size)}")
+    return sizes
+
+
+class AdaptiveAvgPool(Function):
+    """Adaptive average pooling as one averaging matrix A (out, in) per spatial dim:
+    x @ A^T for 1-D, A_h @ x @ A_w^T for 2-D."""
+
+    autocast_policy = "float32"
+
+    @staticmethod
+    def forward(ctx, input, matrices):
+        ctx.matrices = matrices
+        out = input._data @ matrices[-1]._data.T
+        return matrices[0]._data @ out if len(matrices) == 2 else out
+
+    @staticmethod
+    def backward(ctx, grad):
+        matrices = ctx.matrices
+        grad = grad @ matrices[-1]
+        return (matrices[0].mT @ grad if len(matrices) == 2 else grad), None
+
+
+def _averaging_matrix(xp, size: int, out: int, dtype):
+    start, end = adaptive_ranges(size, out)
+    columns = np.arange(size)
+    inside = (columns >= start[:, None]) & (columns < end[:, None])
+    return xp.asarray(inside / (end - start)[:, None]).astype(dtype)
+
+
+def _adaptive_avg_pool(op: str, dims: int, input: Tensor, output_size) -> Tensor:
+    sizes = _output_size(op, dims, input, output_size)
+    if not input.is_floating_point():
+        raise RuntimeError(f"{op}: input must be floating point, got {input.dtype.name}; "
+                           "convert it with .float()")
+    xp = input._device.xp
+    matrices = tuple(wrap_array(_averaging_matrix(xp, size, n, input._data.dtype), input._device)
+                     for size, n in zip(input.shape[-dims:], sizes))
+    return AdaptiveAvgPool.apply(input, matrices)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    """Average pooling of (N, C, L) to (N, C, output_size), windows chosen as in PyTorch.
+
+    >>> import genesis
+    >>> genesis.nn.functional.adaptive_avg_pool1d(genesis.tensor([[[1., 2., 3., 4., 5.]]]), 2)
+    tensor([[[2., 4.]]])
+    """
+    return _adaptive_avg_pool("adaptive_avg_pool1d", 1, input, output_size)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """Average pooling of (N, C, H, W) to (N, C, *output_size); an entry None keeps that
+    input size. Window i of n over a size S covers [floor(i S / n), ceil((i + 1) S / n)).
+
+    >>> import genesis
+    >>> genesis.nn.functional.adaptive_avg_pool2d(genesis.ones(8, 64, 7, 7), 1).shape
+    (8, 64, 1, 1)
+    """
+    return _adaptive_avg_pool("adaptive_avg_pool2d", 2, input, output_size)
+
+
+def _adaptive_max_pool(op: str, dims: int, input: Tensor, output_size, return_indices: bool):
+    """Gather each adaptive window's cells (short windows repeat their last cell, which never
+    wins a tie), take PyTorch's scan maximum, then pick the values with `gather` (its backward
+    adds the gradient at those positions)."""
+    sizes = _output_size(op, dims, input, output_size)
+    xp = input._device.xp
+    spatial = tuple(input.shape[-dims:])
+    key, cells = [Ellipsis], []
+    for dim, (size, n) in enumerate(zip(spatial, sizes)):
+        start, end = adaptive_ranges(size, n)
+        longest = int((end - start).max())
+        cell = np.minimum(start[:, None] + np.arange(longest), end[:, None] - 1)
+        cells.append(cell)
+        key.append(xp.asarray(cell.reshape(cell.shape + (1, 1) * (dims - dim - 1))))
+    gathered = input._data[tuple(key)]  # (..., n1, k1, n2, k2)
+    kernel = tuple(cell.shape[1] for cell in cells)
+    parts = (gathered[(...,) + tuple(x for o in offset for x in (slice(None), o))]
+             for offset in np.ndindex(*kernel))
+    _, arg = scan_maxima(xp, parts, math.prod(kernel), track=True)
+    coords = xp.unravel_index(arg.astype(xp.int64), kernel)
+    flat = 0
+    for dim, (cell, coord) in enumerate(zip(cells, coords)):
+        rows = xp.arange(sizes[dim]).reshape((-1,) + (1,) * (dims - dim - 1))
+        flat = flat * spatial[dim] + xp.asarray(cell)[rows, coord]
+    indices = wrap_array(flat, input._device)
+    values = input.flatten(-dims).gather(-1, indices.flatten(-dims)).reshape(indices.shape)
+    return (values, indices) if return_indices else values
+
+
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
+    """Max pooling of (N, C, L) to (N, C, output_size) over PyTorch's adaptive windows.
+
+    >>> import genesis
+    >>> genesis.nn.functional.adaptive_max_pool1d(genesis.tensor([[[1., 5., 2., 4., 3.]]]), 2)
+    tensor([[[5., 4.]]])
+    """
+    return _adaptive_max_pool("adaptive_max_pool1d", 1, input, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
+    """Max pooling of (N, C, H, W) to (N, C, *output_size) over PyTorch's adaptive windows;
+    with `return_indices`, also each maximum's flat position in H * W.
+
+    >>> import genesis
+    >>> genesis.nn.functional.adaptive_max_pool2d(genesis.arange(16.).reshape(1, 4, 4), 2)
+    tensor([[[ 5.,  7.],
+             [13., 15.]]])
+    """
+    return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
+
+
+METHODS = {}
+
+
+def _pool_sample(rng, shape, *args, layout="contiguous", grad=None, **kwargs):
+    return Sample((rng.uniform(-2, 2, shape),) + args, kwargs, layout=layout, grad=grad,
+                  note=f"{shape} {args} {kwargs} {layout}")
+
+
+def _max_pool1d_samples(rng):
+    return [_pool_sample(rng, (2, 3, 7), 3, 2), _pool_sample(rng, (3, 6), 2),
+            _pool_sample(rng, (2, 2, 8), 3, 2, 1, 2, ceil_mode=True),
+            _pool_sample(rng, (2, 2, 7), 2, return_indices=True, ceil_mode=True),
+            _pool_sample(rng, (2, 3, 6), 3, 1, 1, layout="transposed")]
+
+
+def _max_pool2d_samples(rng):
+    return [_pool_sample(rng, (2, 2, 4, 4), 2), _pool_sample(rng, (2, 2, 5, 5), 3, 2, 1),
+            _pool_sample(rng, (1, 2, 6, 5), (2, 3), (1, 2), dilation=(2, 1)),
+            _pool_sample(rng, (2, 1, 5, 6), 2, ceil_mode=True, padding=1),
+            _pool_sample(rng, (2, 2, 5, 5), 3, 1, 1, return_indices=True),
+            _pool_sample(rng, (2, 3, 4, 6), 2, layout="transposed"),
+            _pool_sample(rng, (3, 4, 4), 2, 1, layout="strided"),
+            _pool_sample(rng, (1, 2, 4, 4), 2, grad=(False,))]
+
+
+def _avg_pool1d_samples(rng):
+    return [_pool_sample(rng, (2, 3, 7), 3, 2), _pool_sample(rng, (3, 6), 2),
+            _pool_sample(rng, (2, 2, 8), 3, 2, 1, count_include_pad=False),
+            _pool_sample(rng, (2, 2, 7), 2, 2, 1, ceil_mode=True),
+            _pool_sample(rng, (2, 3, 6), 3, 1, 1, layout="transposed")]
+
+
+def _avg_pool2d_samples(rng):
+    return [_pool_sample(rng, (2, 2, 4, 4), 2), _pool_sample(rng, (2, 2, 5, 5), 3, 2, 1),
+            _pool_sample(rng, (2, 2, 5, 5), 3, 2, 1, count_include_pad=False),
+            _pool_sample(rng, (2, 1, 5, 6), 2, ceil_mode=True, padding=1),
+            _pool_sample(rng, (1, 2, 7, 6), 3, 2, 1, ceil_mode=True, count_include_pad=False),
+            _pool_sample(rng, (2, 2, 4, 5), (2, 3), 1, divisor_override=4),
+            _pool_sample(rng, (2, 3, 4, 6), 2, layout="transposed"),
+            _pool_sample(rng, (3, 4, 4), 2, 1, layout="strided")]
+
+
+def _adaptive_samples(dims, indices=False):
+    def build(rng):
+        shape = (2, 3, 7) if dims == 1 else (2, 2, 5, 7)
+        sizes = [3, 1, 7] if dims == 1 else [(2, 3), 1, (None, 2), (5, 7)]
+        extra = {"return_indices": True} if indices else {}
+        return ([_pool_sample(rng, shape, size) for size in sizes]
+                + [_pool_sample(rng, shape[1:], sizes[0], **extra),
+                   _pool_sample(rng, shape, sizes[0], layout="transposed", **extra)])
+    return build
+
+
+def _torch_pool(name):
+    return lambda torch, *args, **kwargs: getattr(torch.nn.functional, name)(*args, **kwargs)
+
+
+OPS = [
+    OpInfo("max_pool1d", max_pool1d, _max_pool1d_samples, torch=_torch_pool("max_pool1d"),
+           kinks="ties within a window"),
+    OpInfo("max_pool2d", max_pool2d, _max_pool2d_samples, torch=_torch_pool("max_pool2d"),
+           kinks="ties within a window"),
+    OpInfo("avg_pool1d", avg_pool1d, _avg_pool1d_samples, torch=_torch_pool("avg_pool1d")),
+    OpInfo("avg_pool2d", avg_pool2d, _avg_pool2d_samples, torch=_torch_pool("avg_pool2d")),
+    OpInfo("adaptive_avg_pool1d", adaptive_avg_pool1d, _adaptive_samples(1),
+           torch=_torch_pool("adaptive_avg_pool1d")),
+    OpInfo("adaptive_avg_pool2d", adaptive_avg_pool2d, _adaptive_samples(2),
+           torch=_torch_pool("adaptive_avg_pool2d")),
+    OpInfo("adaptive_max_pool1d", adaptive_max_pool1d, _adaptive_samples(1, indices=True),
+           torch=_torch_pool("adaptive_max_pool1d"), kinks="ties within a window"),
+    OpInfo("adaptive_max_pool2d", adaptive_max_pool2d, _adaptive_samples(2, indices=True),
+           torch=_torch_pool("adaptive_max_pool2d"), kinks="ties within a window"),
+]
