@@ -15,6 +15,7 @@ hit) to where it is drawn.
 """
 from __future__ import annotations
 
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -26,6 +27,7 @@ from .svg_clean import clean_svg
 __all__ = ["DrawnView", "draw_views", "HTML_MAX_NODES"]
 
 HTML_MAX_NODES = 5000  # drawn items per view; a browser pans and zooms this many smoothly
+_SIZE = re.compile(r'<svg [^>]*data-width="([\d.e+]+)" data-height="([\d.e+]+)"')
 
 
 @dataclass
@@ -40,11 +42,14 @@ class DrawnView:
     plain: list                       # ids drawn as their own item (data-key "n<id>" or "n<id>u<k>")
     groups: dict = field(default_factory=dict)  # key of a folded item -> {kind, title, members}
     svg: str = ""
+    width: float = 0.0                # size of the drawing in SVG units (points)
+    height: float = 0.0
 
     def to_dict(self) -> dict:
         """What the page keeps of a view besides its SVG."""
         return {"label": self.label, "depth": self.depth, "saved": self.saved, "items": self.items,
-                "notes": list(self.notes), "plain": self.plain, "groups": self.groups}
+                "notes": list(self.notes), "plain": self.plain, "groups": self.groups,
+                "width": self.width, "height": self.height}
 
 
 def draw_views(graph, *, max_nodes: int = HTML_MAX_NODES) -> list:
@@ -73,6 +78,8 @@ def draw_views(graph, *, max_nodes: int = HTML_MAX_NODES) -> list:
             svgs = list(pool.map(lambda source: run_graphviz(source, "svg", backend), sources))
     for (drawn, _), svg in zip(views, svgs):
         drawn.svg = clean_svg(svg)
+        size = _SIZE.match(drawn.svg)
+        drawn.width, drawn.height = float(size.group(1)), float(size.group(2))
     return [drawn for drawn, _ in views]
 
 

@@ -6,7 +6,9 @@ labels held. Tooltip links are unwrapped (the viewer's side panel shows the
 same facts), ids are dropped (they could clash with the page's), each drawn
 node's and edge's `<title>` becomes a `data-key` / `data-edge` attribute the
 viewer finds items by, and the root gets the drawing's size and one
-`g.viewport` group, the only thing pan and zoom transform.
+`g.viewport` group, the only thing pan and zoom transform. The font family, size
+and centred anchor that nearly every label repeats are left to the page's style
+sheet, and empty elements are closed in place (a quarter of a large drawing).
 
 >>> svg = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 20 10" onload="alert(1)">'
 ...        '<g class="graph"><g class="node"><title>n1</title><script>alert(2)</script>'
@@ -30,8 +32,9 @@ TEXT_ELEMENTS = frozenset({"text", "tspan"})
 PRESENTATION_ATTRIBUTES = frozenset({
     "class", "transform", "fill", "fill-opacity", "stroke", "stroke-width", "stroke-dasharray",
     "stroke-opacity", "opacity", "points", "d", "cx", "cy", "r", "rx", "ry", "x", "y", "x1", "y1",
-    "x2", "y2", "width", "height", "text-anchor", "font-family", "font-size", "font-weight",
-    "font-style", "text-decoration"})
+    "x2", "y2", "width", "height", "text-anchor", "font-size", "font-weight", "font-style",
+    "text-decoration"})
+STYLE_SHEET_DEFAULTS = {("text-anchor", "middle"), ("font-size", "11.00")}  # viewer.css sets these
 # The title of a drawn node or edge names it: its DOT key, or "src->dst" for an edge.
 TITLE_ATTRIBUTE = {"node": "data-key", "edge": "data-edge"}
 
@@ -59,11 +62,14 @@ def _write(element, out: list) -> None:
     if tag not in DRAWING_ELEMENTS:
         return
     attributes = "".join(f' {name}="{escape(value)}"' for name, value in element.items()
-                         if name in PRESENTATION_ATTRIBUTES)
+                         if name in PRESENTATION_ATTRIBUTES and (name, value) not in STYLE_SHEET_DEFAULTS)
     children = list(element)
     title_attribute = TITLE_ATTRIBUTE.get(element.get("class")) if tag == "g" else None
     if title_attribute is not None and children and _tag(children[0]) == "title":
         attributes += f' {title_attribute}="{escape(children[0].text or "")}"'
+    if not children and not (tag in TEXT_ELEMENTS and element.text):
+        out.append(f"<{tag}{attributes}/>")
+        return
     out.append(f"<{tag}{attributes}>")
     if tag in TEXT_ELEMENTS and element.text:
         out.append(escape(element.text, quote=False))

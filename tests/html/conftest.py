@@ -105,3 +105,10 @@ def two_graph_report(tmp_path_factory):
     path = tmp_path_factory.mktemp("html") / "two_graphs.html"
     reports.write(reports.two_graph_trace(), path)
     return path
+
+
+@pytest.fixture(scope="session")
+def deep_report(tmp_path_factory):
+    path = tmp_path_factory.mktemp("html") / "deep.html"
+    reports.write(reports.deep_trace(), path)
+    return path

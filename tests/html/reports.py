@@ -1,7 +1,7 @@
 """Traces for the viewer's tests, from real genesis runs: a small network with a custom
 Function whose backward is wrong (and the gradient_mismatch Finding a gradient check of it
-gives), a run whose module, parameter, script and messages are hostile markup, and a run
-with two graph structures."""
+gives), a run whose module, parameter, script and messages are hostile markup, a run
+with two graph structures, and a deep stack of blocks (a drawing with lazy labels)."""
 from __future__ import annotations
 
 from dataclasses import asdict
@@ -113,6 +113,16 @@ def two_graph_trace() -> Trace:
     first, second = recording.graphs
     return Trace(script="two.py", graphs=[first, second], parameters=parameter_rows(first),
                  steps_recorded=2, steps_seen=2)
+
+
+def deep_trace(blocks: int = 80) -> Trace:
+    """A stack of Linear + Tanh blocks: over 300 drawn items when nothing is folded."""
+    net = nn.Sequential(*[nn.Sequential(nn.Linear(4, 4), nn.Tanh()) for _ in range(blocks)])
+    with record() as recording:
+        net(genesis.randn(2, 4)).sum().backward()
+    graph, = recording.graphs
+    return Trace(script="deep.py", graphs=[graph], parameters=parameter_rows(graph), steps_recorded=1,
+                 steps_seen=1)
 
 
 def write(trace: Trace, path) -> None:

@@ -102,7 +102,8 @@ def test_clean_svg_keeps_drawing_and_drops_everything_active():
         <g id="node1" class="node" onclick="alert(3)"><title>n7</title>
           <g id="a_node1"><a xlink:href="javascript:alert(4)" xlink:title="tip">
             <polygon fill="#f2f2f2" stroke="#7a7a7a" points="0,0 10,0 10,10" onmouseover="alert(5)"/>
-            <text x="5" y="5" font-size="11.00">&lt;img src=x onerror=alert(6)&gt; &amp; co</text>
+            <text x="5" y="5" font-size="11.00" text-anchor="middle">&lt;img src=x onerror=alert(6)&gt; &amp; co</text>
+            <text x="5" y="9" font-size="9.00" text-anchor="start">kept</text>
           </a></g>
         </g>
         <g id="edge1" class="edge"><title>n7&#45;&gt;n0</title><path d="M0,0L1,1" fill="none"/></g>
@@ -116,9 +117,10 @@ def test_clean_svg_keeps_drawing_and_drops_everything_active():
                          r"http://x|example\.com|tip|id=", clean)
     assert clean.startswith('<svg xmlns="http://www.w3.org/2000/svg" data-width="100" data-height="50">'
                             '<g class="viewport"><g class="graph" transform="translate(4 46)">')
-    assert '<g class="node" data-key="n7"><polygon fill="#f2f2f2" stroke="#7a7a7a" points="0,0 10,0 10,10">' \
-           '</polygon><text x="5" y="5" font-size="11.00">&lt;img src=x onerror=alert(6)&gt; &amp; co</text></g>' in clean
-    assert '<g class="edge" data-edge="n7-&gt;n0"><path d="M0,0L1,1" fill="none"></path></g>' in clean
+    assert '<g class="node" data-key="n7"><polygon fill="#f2f2f2" stroke="#7a7a7a" points="0,0 10,0 10,10"/>' \
+           '<text x="5" y="5">&lt;img src=x onerror=alert(6)&gt; &amp; co</text>' \
+           '<text x="5" y="9" font-size="9.00" text-anchor="start">kept</text></g>' in clean
+    assert '<g class="edge" data-edge="n7-&gt;n0"><path d="M0,0L1,1" fill="none"/></g>' in clean
 
 
 def test_clean_svg_rejects_other_documents():

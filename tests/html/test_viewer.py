@@ -226,6 +226,26 @@ def test_views_fold_modules_and_show_saved_tensors(session, model_report, model_
     assert page.locator("#canvas g.node", has_text=re.compile(r"^saved \d")).count() == 0
 
 
+def test_a_big_drawing_opens_readable_and_lays_out_only_the_labels_near_the_screen(session, deep_report):
+    page = session.page
+    session.open(deep_report)
+    assert page.text_content("#view-select option:checked").startswith("modules folded")  # readable overview
+    select_view(page, "all nodes")
+    nodes = page.locator("#canvas g.node").count()
+    assert nodes > 300
+    labelled = page.locator("#canvas g.node.labelled")
+    assert 0 < labelled.count() < nodes / 4
+    assert page.locator("#canvas g.node.labelled", has_text="output0").count() == 1  # opens at the output
+    assert page.locator("#canvas g.node:not(.labelled) text").first.is_hidden()
+    assert page.locator("#canvas g.node.labelled text").first.is_visible()
+    page.keyboard.press("f")  # fitted, the labels would be unreadably small: none are laid out
+    page.wait_for_function("() => !document.querySelector('#canvas g.node.labelled')")
+    page.fill("#search-input", "0.0.weight")
+    page.keyboard.press("Enter")
+    wait_until_still(page)
+    page.wait_for_selector('#canvas g.node.labelled.selected')  # the far end of the stack, labelled now
+
+
 def test_parameter_panel_draws_gradient_norm_sparklines(session, model_report, model_trace):
     page = session.page
     session.open(model_report)

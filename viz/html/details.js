@@ -79,7 +79,7 @@ class Details {
     }
     const history = graph.grad_norms[node.name];
     if ((node.kind === "param" || node.kind === "input") && history && history.length) {
-      parts.push(el("h4", null, "Gradient norm per recorded step"), historyBlock(history, graph.steps));
+      parts.push(el("h4", null, "Gradient norm per recorded step"), historyBlock(history));
     }
     this.show(parts);
   }

@@ -14,6 +14,7 @@ class Drawing {
       for (const id of group.members) this.groupOf.set(id, key);
     }
     this.svg = null;
+    this.labels = null;
     this.links = null;
     this.transform = null;
   }
@@ -28,6 +29,7 @@ class Drawing {
     }
     for (const unsafe of root.querySelectorAll(UNSAFE_SVG)) unsafe.remove();  // the server whitelisted already
     this.svg = document.adoptNode(root);
+    this.labels = this.view.items >= LAZY_LABEL_ITEMS ? new LazyLabels(this.svg) : null;
     this.elements = new Map();   // key -> [g.node]; a shared leaf has one element per use
     this.plainKeys = new Map();  // node id -> its keys
     for (const node of this.svg.querySelectorAll("g.node")) {

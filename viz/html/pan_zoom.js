@@ -1,8 +1,9 @@
 // Pan and zoom: the whole drawing moves by one transform on its g.viewport, written at
 // most once per animation frame, so the cost of a frame does not grow with the graph.
-const FAR_SCALE = 0.3;        // below this zoom, labels of a big drawing are not drawn
-const FAR_MIN_ITEMS = 300;    // ... "big": this many drawn items
+// Lazy labels (labels.js) are brought up to date once the view has been still a moment.
+const FAR_SCALE = 0.3;        // below this zoom, a big drawing's labels are not shown
 const MAX_SCALE = 8;
+const SETTLE_MS = 120;
 
 class PanZoom {
   constructor(canvas, onTap) {
@@ -17,7 +18,8 @@ class PanZoom {
     this.frame = 0;
     this.animation = 0;
     this.drag = null;
-    this.far = false;
+    this.labels = null;
+    this.settle = 0;
     canvas.addEventListener("wheel", (event) => this.wheel(event), { passive: false });
     canvas.addEventListener("pointerdown", (event) => this.down(event));
     canvas.addEventListener("pointermove", (event) => this.move(event));
@@ -25,15 +27,14 @@ class PanZoom {
     canvas.addEventListener("pointercancel", () => this.endDrag());
   }
 
-  attach(svg, items, transform) {
+  // Show `svg` (with its LazyLabels or null) at `transform`, or fitted to the canvas.
+  attach(svg, labels, transform) {
     this.stop();
     this.svg = svg;
+    this.labels = labels;
     this.viewport = svg.querySelector("g.viewport");
     this.width = Number(svg.dataset.width) || 1;
     this.height = Number(svg.dataset.height) || 1;
-    this.big = items >= FAR_MIN_ITEMS;
-    this.far = false;
-    svg.classList.remove("far");
     this.minK = Math.min(this.fitTransform().k / 2, 0.5);
     if (transform) this.set(transform.x, transform.y, transform.k);
     else this.fit(false);
@@ -58,11 +59,16 @@ class PanZoom {
   apply() {
     if (!this.viewport) return;
     this.viewport.setAttribute("transform", `translate(${this.x.toFixed(2)},${this.y.toFixed(2)}) scale(${this.k.toFixed(5)})`);
-    const far = this.big && this.k < FAR_SCALE;
-    if (far !== this.far) {
-      this.far = far;
-      this.svg.classList.toggle("far", far);
+    if (this.labels) {
+      clearTimeout(this.settle);
+      this.settle = setTimeout(() => this.relabel(), SETTLE_MS);
     }
+  }
+
+  relabel() {
+    if (!this.labels) return;
+    const { width, height } = this.size();
+    this.labels.update(this.x, this.y, this.k, width, height, this.k >= FAR_SCALE);
   }
 
   flush() {
@@ -113,8 +119,9 @@ class PanZoom {
     this.set(this.x + dx, this.y + dy, this.k);
   }
 
-  // Centre an element (a drawn node), zooming in to at least `minScale` so it is readable.
-  centerOn(element, minScale = 0.9) {
+  // Bring an element (a drawn node) to the middle of the canvas, or `fy` of the way down,
+  // zooming in to at least `minScale` so it is readable.
+  centerOn(element, minScale = 0.9, animate = true, fy = 0.5) {
     this.stop();
     this.flush();
     const box = element.getBoundingClientRect();
@@ -123,7 +130,8 @@ class PanZoom {
     const gy = (box.top + box.height / 2 - frame.top - this.y) / this.k;
     const k = Math.min(MAX_SCALE, Math.max(this.k, minScale));
     const { width, height } = this.size();
-    this.animateTo(width / 2 - gx * k, height / 2 - gy * k, k);
+    if (animate) this.animateTo(width / 2 - gx * k, height * fy - gy * k, k);
+    else this.set(width / 2 - gx * k, height * fy - gy * k, k);
   }
 
   animateTo(x, y, k, duration = 320) {

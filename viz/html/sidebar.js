@@ -1,6 +1,7 @@
 // The left column: how the run went, the findings (most severe first) and the parameters
 // with their gradient-norm histories.
 const BAD_STATUS = new Set(["no gradient", "zero gradient", "exploding", "vanishing", "nan"]);
+const PARAMETER_ROWS = 200;  // drawn at once; the rest on request
 
 function renderRun(data, container) {
   const run = data.run;
@@ -43,14 +44,16 @@ function renderFindings(viewer, list, counter) {
   el("span", { className: "finding-where" }, [finding.op, finding.module, finding.source].filter(Boolean).join(" · ")))));
 }
 
+// Parameters with a problem (no gradient, exploding, ...) first, otherwise in the trace's order.
 function renderParameters(viewer, table, counter) {
-  const rows = viewer.data.parameters;
+  const rows = viewer.data.parameters.map((row, index) => [BAD_STATUS.has(row.status) ? 0 : 1, index, row])
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1]).map(([, , row]) => row);
   counter.textContent = `(${formatCount(rows.length)})`;
   if (!rows.length) {
     table.replaceChildren(el("tr", null, el("td", { className: "empty" }, "no parameters recorded")));
     return;
   }
-  table.replaceChildren(...rows.map((row) => el("tr", {
+  const rowOf = (row) => el("tr", {
     dataset: { parameter: row.name }, title: "show in the graph",
     onclick: () => viewer.jumpToLeaf(row.name),
   }, el("td", null,
@@ -58,14 +61,22 @@ function renderParameters(viewer, table, counter) {
     el("div", { className: "param-status" + (BAD_STATUS.has(row.status) ? " bad" : "") },
       [row.shape ? formatShape(row.shape) : null, row.status].filter(Boolean).join(" · "))),
   el("td", null, sparkline(row.history)),
-  el("td", { className: "num", title: "latest gradient norm" }, formatNumber(row.grad_norm)))));
+  el("td", { className: "num", title: "latest gradient norm" }, formatNumber(row.grad_norm)));
+  table.replaceChildren(...rows.slice(0, PARAMETER_ROWS).map(rowOf));
+  if (rows.length > PARAMETER_ROWS) {
+    const more = el("tr", null, el("td", { colspan: 3 }, linkButton(`show all ${formatCount(rows.length)}`, () => {
+      more.remove();
+      table.append(...rows.slice(PARAMETER_ROWS).map(rowOf));
+    })));
+    table.append(more);
+  }
 }
 
-function historyBlock(history, steps) {
+function historyBlock(history) {
   const known = history.filter((value) => typeof value === "number");
   return el("div", null, sparkline(history, 300, 48),
     el("div", { className: "finding-where" }, `${formatCount(history.length)} steps` + (known.length
-      ? `; min ${formatNumber(Math.min(...known))}, max ${formatNumber(Math.max(...known))}, last ${formatNumber(history[history.length - 1])}`
+      ? `; min ${formatNumber(lowest(known))}, max ${formatNumber(highest(known))}, last ${formatNumber(history[history.length - 1])}`
       : "; never received a gradient")));
 }
 
@@ -79,8 +90,8 @@ function sparkline(history, width = 90, height = 22) {
     svg.append(svgEl("title", null, "no gradient at any recorded step"));
     return svg;
   }
-  const low = Math.min(...known);
-  const high = Math.max(...known);
+  const low = lowest(known);
+  const high = highest(known);
   const log = low > 0 && high / low > 50;
   const scale = (value) => (log ? Math.log10(value) : value);
   const span = scale(high) - scale(low) || 1;
@@ -101,4 +112,12 @@ function sparkline(history, width = 90, height = 22) {
   if (values[last] !== null) svg.append(svgEl("circle", { cx: x(last).toFixed(1), cy: y(values[last]).toFixed(1), r: 2 }));
   svg.append(svgEl("title", null, `gradient norm over ${values.length} steps: min ${formatNumber(low)}, max ${formatNumber(high)}` + (log ? " (log scale)" : "")));
   return svg;
+}
+
+function lowest(values) {
+  return values.reduce((a, b) => (b < a ? b : a));
+}
+
+function highest(values) {
+  return values.reduce((a, b) => (b > a ? b : a));
 }

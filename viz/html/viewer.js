@@ -1,6 +1,8 @@
 // The viewer: reads the page's JSON data, shows one drawing at a time, and ties the
 // drawing, the side panel, the findings, the parameters and the search together.
 // When the first drawing is on screen, <body data-viewer="ready" data-ready-ms="...">.
+const READABLE_SCALE = 0.4;  // below this, a fitted drawing's labels are too small to read
+
 class Viewer {
   constructor(data) {
     this.data = data;
@@ -106,12 +108,23 @@ class Viewer {
     const svg = drawing.load();
     this.canvas.replaceChildren(svg);
     this.current = drawing;
-    this.panZoom.attach(svg, drawing.view.items, drawing.transform);
+    this.panZoom.attach(svg, drawing.labels, drawing.transform);
+    if (!drawing.transform && this.panZoom.k < READABLE_SCALE) this.startAtOutput(graph, drawing);
+    this.panZoom.relabel();
     this.$("view-notes").textContent = drawing.view.notes.join(" · ");
     this.$("status").textContent = `${formatCount(drawing.view.items)} drawn items`;
     if (this.selection && this.selection.graph === this.graphIndex && this.selection.node !== undefined) {
       this.highlight(drawing.keysOfNode(this.selection.node));
     }
+  }
+
+  // A drawing too big to read when fitted opens at a readable zoom on the (first) output,
+  // where a backward starts; "fit" still shows all of it.
+  startAtOutput(graph, drawing) {
+    const output = graph.nodes.find((node) => node.kind === "output");
+    const keys = output ? drawing.keysOfNode(output.id) : [];
+    const element = keys.length ? drawing.elementsOf(keys[0])[0] : null;
+    if (element) this.panZoom.centerOn(element, READABLE_SCALE * 2, false, 0.8);
   }
 
   setSaved(saved) {
