@@ -38,6 +38,7 @@ SCRIPT_FILES = ("dom.js", "pan_zoom.js", "labels.js", "drawing.js", "details.js"
 # readable when it is fitted to a screen (a third of their size on a ~1000 x 800 px canvas).
 DEFAULT_VIEW_ITEMS = 1500
 READABLE_WIDTH, READABLE_HEIGHT = 3000, 2400
+NOTEBOOK_MAX_NODES = 1500
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
@@ -63,10 +64,11 @@ def to_html(graph_or_trace, path=None, *, max_nodes: int = HTML_MAX_NODES, title
     return page
 
 
-def notebook_html(graph_or_trace, *, height: int = 640, **options) -> str:
+def notebook_html(graph_or_trace, *, height: int = 640, max_nodes: int = NOTEBOOK_MAX_NODES, **options) -> str:
     """The page inside a sandboxed `<iframe srcdoc>`: what `Graph._repr_html_` shows in a
-    notebook (no page shell of its own, and the notebook's styles and scripts stay apart)."""
-    page = to_html(graph_or_trace, **options)
+    notebook (no page shell of its own, and the notebook's styles and scripts stay apart).
+    Drawings are kept smaller than in a report file, since the notebook stores the page."""
+    page = to_html(graph_or_trace, max_nodes=max_nodes, **options)
     return (f'<iframe srcdoc="{html.escape(page, quote=True)}" sandbox="allow-scripts" '
             f'style="width: 100%; height: {int(height)}px; border: 1px solid #ccc" '
             'title="genesis graph viewer"></iframe>')
@@ -85,9 +87,9 @@ def _page_data(value, namespace: dict) -> tuple:
         return {"title": "genesis graph", "run": run, "graphs": [], "findings": [],
                 "parameters": _leaf_rows(value)}, [value]
     if isinstance(value, Trace):
-        run = value.to_dict()
-        for key in ("graphs", "findings", "parameters", "schema", "version"):
-            run.pop(key)
+        run = {"script": value.script, "args": list(value.args), "steps_recorded": value.steps_recorded,
+               "steps_seen": value.steps_seen, "exit_code": value.exit_code,
+               "script_error": value.script_error, "duration_s": value.duration_s, "meta": value.meta}
         findings = sorted(value.findings, key=lambda finding: finding.sort_key())
         return {"title": f"genesis trace: {value.script}", "run": run, "graphs": [],
                 "findings": [finding.to_dict() for finding in findings],

@@ -8,6 +8,11 @@ from pathlib import Path
 
 import pytest
 
+import viz
+from genesis.debug import Graph
+from genesis.debug.findings import Finding
+from genesis.debug.trace import Trace
+
 from . import reports
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -128,6 +133,41 @@ def test_a_finding_inside_a_folded_module_switches_to_a_drawing_of_it(session, m
     page.locator("#findings-list li", has_text="encoder.0.bias").click()
     assert page.locator(f'g.node.selected[data-key="n{bias}"]').count() == 1
     assert page.text_content("#details-title") == "encoder.0.bias"
+
+
+def test_a_click_on_the_background_clears_the_selection(session, model_report):
+    page = session.page
+    session.open(model_report)
+    page.click('g.node[data-key="n0"]')
+    assert page.locator("g.node.selected").count() == 1
+    canvas = page.locator("#canvas").bounding_box()
+    page.mouse.click(canvas["x"] + 5, canvas["y"] + canvas["height"] - 5)
+    assert page.locator("g.node.selected").count() == 0
+    assert page.text_content("#details-title") == "Nothing selected"
+
+
+def test_a_run_without_graphs_still_shows_its_findings(session, tmp_path):
+    page = session.page
+    error = "Traceback (most recent call last):\n  ...\nValueError: bad shape"
+    trace = Trace(script="crash.py", exit_code=1, script_error=error, findings=[
+        Finding("script_error", "error", "the script raised ValueError", message=error, source="crash.py:3")])
+    path = tmp_path / "crash.html"
+    viz.to_html(trace, path)
+    session.open(path)
+    assert "No graph was recorded" in page.text_content("#canvas")
+    assert page.is_disabled("#view-select") and page.is_disabled("#search-input")
+    assert "ValueError: bad shape" in page.text_content("#run-summary")
+    page.click("#findings-list li")
+    assert page.text_content("#details-title") == "the script raised ValueError"
+    assert "crash.py:3" in page.text_content("#details-body")
+
+
+def test_an_empty_graph_opens_without_errors(session, tmp_path):
+    path = tmp_path / "empty.html"
+    viz.to_html(Graph(), path)
+    session.open(path)
+    assert session.page.locator("#canvas svg").count() == 1
+    assert session.page.text_content("#parameters-count") == "(0)"
 
 
 def test_search_finds_a_parameter_and_jumps_to_it(session, model_report, model_trace):

@@ -22,7 +22,7 @@ class Details {
   // Nothing selected: say how to use the page.
   help() {
     this.closeButton.hidden = true;
-    this.body.replaceChildren(el("h3", null, "Nothing selected"),
+    this.body.replaceChildren(el("h3", { id: "details-title" }, "Nothing selected"),
       el("p", { className: "empty" }, "Click a node to see its op, module, source line, shapes, value and gradient "
         + "statistics and findings; click a finding or a parameter to find it in the graph."),
       el("h4", null, "Keys"),

@@ -31,7 +31,14 @@ class Viewer {
     renderParameters(this, this.$("parameters-table"), this.$("parameters-count"));
     this.wireControls();
     this.details.help();
-    this.showGraph(0);
+    if (this.graphs.length) {
+      this.showGraph(0);
+    } else {
+      for (const id of ["view-select", "saved-toggle", "search-input", "zoom-in", "zoom-out", "zoom-fit"]) this.$(id).disabled = true;
+      this.canvas.replaceChildren(el("p", { className: "no-graph" },
+        "No graph was recorded: the script made no backward call that genesis could capture (see Run and Findings)."));
+      this.$("status").textContent = "";
+    }
   }
 
   wireControls() {
@@ -51,7 +58,7 @@ class Viewer {
     this.$("zoom-out").addEventListener("click", () => this.panZoom.zoomBy(0.8));
     this.$("zoom-fit").addEventListener("click", () => this.panZoom.fit());
     document.addEventListener("keydown", (event) => this.key(event));
-    window.addEventListener("resize", () => this.panZoom.fit(false));
+    window.addEventListener("resize", () => this.panZoom.relabel());
   }
 
   key(event) {
@@ -152,7 +159,10 @@ class Viewer {
   // -- selection -------------------------------------------------------------------
   tap(target) {
     const item = target.closest ? target.closest("g.node") : null;
-    if (!item || !this.canvas.contains(item)) return;
+    if (!item || !this.canvas.contains(item)) {
+      this.clearSelection();  // a click on the background
+      return;
+    }
     const key = item.getAttribute("data-key");
     const ids = this.current.idsOfKey(key);
     if (!ids.length) return;  // the legend
