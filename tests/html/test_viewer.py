@@ -257,6 +257,14 @@ def test_views_fold_modules_and_show_saved_tensors(session, model_report, model_
     folded.click()
     details = page.text_content("#details-body")
     assert "folded module" in details and "encoder.0.weight" in details
+    page.click("#details-body >> text=expand: show these nodes one by one")
+    assert not page.text_content("#view-select option:checked").startswith("modules folded (")
+    encoder = {f"n{node.id}" for node in model_trace.graphs[0].nodes
+               if (node.module or "").startswith("encoder") and node.kind != "saved"}
+    selected = {page.get_attribute(f"g.node.selected >> nth={i}", "data-key")
+                for i in range(page.locator("g.node.selected").count())}
+    assert selected == encoder
+    select_view(page, "modules folded (")
     page.check("#saved-toggle")
     assert page.locator("#view-select option").first.text_content().startswith("modules folded")
     select_view(page, "all nodes")

@@ -89,9 +89,10 @@ class Details {
     const rows = edges.slice(0, LIST_LIMIT).map((edge) => {
       const id = other(edge);
       const node = graph.nodes[id];
+      const produced = graph.nodes[edge.src].outputs[edge.outputNr];  // the tensor on this edge
       return el("tr", null, el("th", null, slot(edge)),
         el("td", null, linkButton(node.name, () => this.viewer.jumpToNode(graphIndex, id), `go to node #${id}`)),
-        el("td", null, formatShape(edge.shape)));
+        el("td", { className: "shape" }, `${formatShape(edge.shape)} ${produced ? produced[1] : ""}`.trim()));
     });
     if (edges.length > LIST_LIMIT) rows.push(el("tr", null, el("td", { colspan: 3, className: "empty" }, `… ${formatCount(edges.length - LIST_LIMIT)} more`)));
     return el("table", { className: "entries" }, rows);
@@ -114,6 +115,8 @@ class Details {
         ["Saved tensors", count("saved") ? formatCount(count("saved")) : null],
       ]),
     ];
+    parts.push(el("div", null, linkButton("expand: show these nodes one by one",
+      () => this.viewer.expand(graphIndex, group), "switch to a drawing that folds less")));
     parts.push(...this.findingsOf(graphIndex, group.members, null));
     parts.push(el("h4", null, `Nodes inside (${formatCount(members.length)})`));
     const list = members.slice(0, LIST_LIMIT).map((node) => el("li", null,
@@ -193,7 +196,8 @@ function outputTables(node) {
     parts.push(el("table", { className: "entries" },
       el("tr", null, outputs.length > 1 ? el("th") : null, columns.map(([, name]) => el("th", { className: "num" }, name))),
       rows.map((output) => el("tr", null, outputs.length > 1 ? el("th", null, label(output)) : null,
-        columns.map(([key]) => el("td", { className: "num" }, statText(key, output[field][key])))))));
+        columns.map(([key]) => el("td", { className: (key === "nan" || key === "inf") && output[field][key] ? "num bad" : "num" },
+          statText(key, output[field][key])))))));
   }
   return parts;
 }

@@ -195,6 +195,20 @@ class Viewer {
     this.details.node(graphIndex, id, activeFinding);
   }
 
+  // Show the nodes a folded item stands for, each as its own item, and highlight them.
+  expand(graphIndex, group) {
+    const nodes = this.graphs[graphIndex].nodes;
+    const anchor = group.members.find((id) => nodes[id].kind === "op") ?? group.members[0];
+    const drawing = this.drawingFor(graphIndex, anchor);
+    if (drawing !== this.current) this.showView(drawing.index);
+    const keys = [...new Set(group.members.flatMap((id) => this.current.keysOfNode(id)))];
+    this.selection = { graph: graphIndex, node: anchor };
+    this.highlight(keys);
+    const first = this.current.elementsOf(this.current.keysOfNode(anchor)[0])[0];
+    if (first) this.panZoom.centerOn(first);
+    this.details.node(graphIndex, anchor, null);
+  }
+
   jumpToLeaf(name) {
     for (const graphIndex of [this.graphIndex, ...this.graphs.keys()]) {
       const node = this.graphs[graphIndex].nodes.find((candidate) => candidate.name === name
