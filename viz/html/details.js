@@ -149,7 +149,7 @@ function findingBox(finding, active) {
   return el("div", { className: `finding-box ${finding.severity}${active ? " active" : ""}` },
     el("div", null, el("span", { className: `badge ${finding.severity}` }, finding.severity),
       el("strong", null, finding.title)),
-    finding.message ? el("p", { className: "message" }, finding.message) : null,
+    finding.message ? el(finding.message.includes("\n") ? "pre" : "p", { className: "message" }, finding.message) : null,
     where ? el("div", { className: "finding-where" }, where) : null,
     finding.code ? el("pre", { className: "code" }, finding.code) : null,
     detailsBlock(finding.details || {}));

@@ -48,10 +48,10 @@ function formatNumber(value) {
 
 // Full precision for values a user compares (gradient-check entries).
 function formatPrecise(value) {
-  if (typeof value === "number") return Number.isInteger(value) ? String(value) : value.toPrecision(6);
+  if (typeof value === "number") return String(Number(value.toPrecision(6)));  // 6 digits, no padding zeros
   if (value === null || value === undefined) return "–";
   if (Array.isArray(value)) return value.every((v) => typeof v === "number") ? formatShape(value) : JSON.stringify(value);
-  if (typeof value === "object") return JSON.stringify(value);
+  if (typeof value === "object") return Object.entries(value).map(([key, item]) => `${key} ${formatPrecise(item)}`).join(", ");
   return String(value);
 }
 
