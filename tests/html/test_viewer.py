@@ -201,6 +201,9 @@ def test_search_by_module_and_by_source_line(session, model_report, model_trace)
     found = [page.get_attribute(f"#search-results li[data-node] >> nth={i}", "data-node")
              for i in range(page.locator("#search-results li[data-node]").count())]
     assert str(culprit.id) in found
+    page.click(f'#search-results li[data-node="{culprit.id}"]')
+    assert page.text_content("#details-title") == culprit.name
+    assert page.locator(f'g.node.selected[data-key="n{culprit.id}"]').count() == 1
     page.fill("#search-input", "no such thing")
     assert page.text_content("#search-results") == "no node matches"
 
