@@ -24,6 +24,7 @@ from .random import get_rng_state, manual_seed, seed, set_rng_state
 from . import nn, optim
 from .serialization import load, save
 from . import debug
+from . import cuda
 
 from . import amp, utils
 from .amp import GradScaler, autocast

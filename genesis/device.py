@@ -15,7 +15,7 @@ import os
 
 import numpy as np
 
-__all__ = ["Device", "device", "cpu", "DeviceError"]
+__all__ = ["Device", "device", "cpu", "DeviceError", "device_mismatch_message"]
 
 
 class DeviceError(RuntimeError):
@@ -92,14 +92,25 @@ def device(spec="cpu") -> Device:
 cpu = Device("cpu")
 
 
-def _fake_cuda() -> bool:
-    """Test-only switch: back "cuda" with NumPy so device plumbing runs without a GPU."""
-    return os.environ.get("GENESIS_FAKE_CUDA") == "1"
+def device_mismatch_message(op: str, first, second) -> str:
+    """What an op says when its tensors sit on two devices (PyTorch's words, and the way out).
+
+    >>> device_mismatch_message("add", device("cuda"), cpu)
+    'add: expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu; move them to one device with .to(device)'
+    """
+    return (f"{op}: expected all tensors to be on the same device, but found at least two "
+            f"devices, {first} and {second}; move them to one device with .to(device)")
 
 
-def _cuda_namespace(index: int):
-    if _fake_cuda():
-        return np
+def fake_cuda_count() -> int:
+    """Test-only switch: `GENESIS_FAKE_CUDA=N` backs N "cuda" devices with NumPy (1 for "1"),
+    so device plumbing runs without a GPU; 0 when the variable is unset."""
+    value = os.environ.get("GENESIS_FAKE_CUDA", "")
+    return int(value) if value.isdigit() else 0
+
+
+def cupy_runtime():
+    """CuPy and the number of GPUs it sees; DeviceError saying why when either is missing."""
     try:
         import cupy
     except ImportError as error:
@@ -111,9 +122,36 @@ def _cuda_namespace(index: int):
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as error:  # CuPy raises its own CUDARuntimeError subclasses
         raise DeviceError(f"CUDA was requested but no usable GPU was found: {error}") from None
+    if count == 0:
+        raise DeviceError("CUDA was requested but no usable GPU was found")
+    return cupy, count
+
+
+def _cuda_namespace(index: int):
+    fake = fake_cuda_count()
+    if fake:
+        if index >= fake:
+            raise DeviceError(f"cuda:{index} was requested but GENESIS_FAKE_CUDA provides "
+                              f"{fake} fake GPU(s)")
+        return np
+    cupy, count = cupy_runtime()
     if index >= count:
         raise DeviceError(f"cuda:{index} was requested but this machine has {count} GPU(s)")
     return cupy
+
+
+def namespace_of(array):
+    """The namespace (numpy or cupy) an array or array scalar belongs to.
+
+    >>> import numpy as np
+    >>> namespace_of(np.zeros(2)) is np
+    True
+    """
+    if isinstance(array, np.ndarray | np.generic):
+        return np
+    import cupy
+
+    return cupy.get_array_module(array)
 
 
 def transfer(array, source: Device, target: Device):
@@ -126,4 +164,6 @@ def transfer(array, source: Device, target: Device):
     if xp is np:
         return np.array(array)
     with xp.cuda.Device(target.index or 0):
-        return xp.asarray(array)
+        # ndarray.copy() copies onto the current GPU even from another one; asarray
+        # would hand back the array itself when it already is a CuPy array.
+        return array.copy() if isinstance(array, xp.ndarray) else xp.asarray(array)

@@ -1,12 +1,19 @@
-"""Random number state: one generator per device, seeded by `genesis.manual_seed`."""
+"""Random number state: one generator per device, seeded by `genesis.manual_seed`.
+
+The CPU draws from a NumPy `Generator`, a GPU from CuPy's (`cupy.random.default_rng`,
+cuRAND XORWOW states on the device); the same seed gives reproducible runs on each
+device, not the same numbers on both. `genesis.cuda.manual_seed` seeds GPUs alone.
+"""
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["manual_seed", "seed", "get_rng_state", "set_rng_state", "generator_for"]
+__all__ = ["manual_seed", "seed", "get_rng_state", "set_rng_state", "generator_for",
+           "seed_device", "seed_device_type"]
 
 _generators: dict = {}
 _initial_seed = None
+_device_seeds: dict = {}   # "cuda:0" -> seed, or "cuda" -> seed for every GPU
 
 
 def generator_for(device):
@@ -14,15 +21,15 @@ def generator_for(device):
     key = str(device)
     generator = _generators.get(key)
     if generator is None:
+        seed_value = _device_seeds.get(key, _device_seeds.get(device.type, _initial_seed))
         xp = device.xp
-        seed_value = _initial_seed
-        generator = np.random.default_rng(seed_value) if xp is np else _cupy_generator(xp, seed_value)
+        if xp is np:
+            generator = np.random.default_rng(seed_value)
+        else:
+            with xp.cuda.Device(device.index or 0):  # the cuRAND states live on that GPU
+                generator = xp.random.default_rng(seed_value)
         _generators[key] = generator
     return generator
-
-
-def _cupy_generator(cupy, seed_value):
-    return cupy.random.default_rng(seed_value)
 
 
 def manual_seed(seed: int) -> None:
@@ -36,7 +43,24 @@ def manual_seed(seed: int) -> None:
     """
     global _initial_seed
     _initial_seed = int(seed)
+    _device_seeds.clear()
     _generators.clear()
+
+
+def seed_device(device, seed: int) -> None:
+    """Seed one device's generator only (what `genesis.cuda.manual_seed` does)."""
+    key = str(device)
+    _device_seeds[key] = int(seed)
+    _generators.pop(key, None)
+
+
+def seed_device_type(device_type: str, seed: int) -> None:
+    """Seed the generators of every device of a type ("cuda": all GPUs)."""
+    for key in [key for key in _device_seeds if key.partition(":")[0] == device_type]:
+        del _device_seeds[key]
+    _device_seeds[device_type] = int(seed)
+    for key in [key for key in _generators if key.partition(":")[0] == device_type]:
+        del _generators[key]
 
 
 def seed() -> int:
@@ -47,14 +71,29 @@ def seed() -> int:
 
 
 def get_rng_state(device="cpu"):
-    """A snapshot of `device`'s generator state (for `set_rng_state`)."""
-    from .device import device as as_device
+    """A snapshot of `device`'s generator state (for `set_rng_state`).
 
-    return generator_for(as_device(device)).bit_generator.state
+    On the CPU, NumPy's bit-generator state (a dict); on a GPU, a device copy of
+    CuPy's cuRAND states (CuPy offers no public state API, so this reads its
+    `bit_generator._state` buffer).
+    """
+    generator = generator_for(_as_device(device))
+    bit_generator = generator.bit_generator
+    if isinstance(generator, np.random.Generator):
+        return bit_generator.state
+    return bit_generator._state.copy()
 
 
 def set_rng_state(state, device="cpu") -> None:
-    """Restore a state returned by `get_rng_state`."""
+    """Restore a state returned by `get_rng_state` for the same device."""
+    generator = generator_for(_as_device(device))
+    if isinstance(generator, np.random.Generator):
+        generator.bit_generator.state = state
+    else:
+        generator.bit_generator._state[...] = state
+
+
+def _as_device(device):
     from .device import device as as_device
 
-    generator_for(as_device(device)).bit_generator.state = state
+    return as_device(device)
