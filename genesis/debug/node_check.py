@@ -37,6 +37,7 @@ import numpy as np
 
 from ..autograd import engine
 from ..autograd.grad_mode import no_grad
+from ..device import cpu, transfer
 from ..dtypes import float64
 from ..tensor import Tensor, wrap_array
 
@@ -156,12 +157,14 @@ class _Problem:
         self.args = args
         self.leaf_positions = leaf_positions
         self.leaves = [args[position]._data for position in leaf_positions]
+        self.kwargs = _on_host(invocation.kwargs)
         self.weights = None
 
     @classmethod
     def build(cls, invocation: Invocation) -> "_Problem":
         args, positions = [], []
         for position, (value, requires) in enumerate(zip(invocation.args, invocation.requires_grad)):
+            value = _on_host(value)
             if isinstance(value, Tensor) and value.dtype.is_floating_point:
                 value = wrap_array(value._data.astype(np.float64), value._device)
                 if requires:
@@ -170,7 +173,7 @@ class _Problem:
         return cls(invocation, args, positions)
 
     def _outputs(self, args) -> list:
-        result = self.invocation.function.apply(*args, **self.invocation.kwargs)
+        result = self.invocation.function.apply(*args, **self.kwargs)
         outputs = [result] if isinstance(result, Tensor) else list(result)
         return [out for out in outputs if isinstance(out, Tensor) and out.dtype.is_floating_point]
 
@@ -270,6 +273,20 @@ class _Problem:
                              "elements sit on a kink (e.g. relu/abs at 0, max with ties)",
                              checked_elements=checked)
         return NodeCheck("pass", checked_elements=checked)
+
+
+def _on_host(value):
+    """`value` with its tensors copied to the CPU: a call recorded on a GPU is re-checked on
+    the host (the same Function code, in NumPy), where perturbing one element at a time
+    costs no kernel launch and no synchronisation."""
+    if isinstance(value, Tensor):
+        return value if value._device is cpu else wrap_array(
+            transfer(value._data, value._device, cpu), cpu)
+    if isinstance(value, list | tuple):
+        return type(value)(_on_host(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _on_host(item) for key, item in value.items()}
+    return value
 
 
 def _sample_indices(shape: tuple, rng) -> list:
