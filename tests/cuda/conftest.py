@@ -1,0 +1,76 @@
+"""Device fixtures.
+
+`fake_cuda` backs "cuda" with NumPy (`GENESIS_FAKE_CUDA`), so device plumbing is
+tested on every run, CI included. `real_cuda` skips, saying why, unless CuPy and
+a GPU are present. `cuda` runs a test on both (the real GPU where there is one).
+Each resets what the "cuda" devices resolved before (their namespace, their
+random generators) and restores it afterwards, so fake and real runs can share
+a process.
+"""
+import importlib.util
+
+import pytest
+
+from genesis import random as genesis_random
+from genesis.device import Device
+
+
+def gpu_missing_reason() -> str | None:
+    """Why no real GPU test can run here, or None when one can."""
+    if importlib.util.find_spec("cupy") is None:
+        return "CuPy is not installed (real-GPU tests need cupy and an NVIDIA GPU)"
+    import cupy
+
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as error:  # CuPy's CUDARuntimeError when there is no driver
+        return f"CuPy found no usable CUDA device ({error})"
+    return None if count else "CuPy sees no CUDA device"
+
+
+def _use_cuda(monkeypatch, fake_count: int | None):
+    if fake_count:
+        monkeypatch.setenv("GENESIS_FAKE_CUDA", str(fake_count))
+    else:
+        monkeypatch.delenv("GENESIS_FAKE_CUDA", raising=False)
+    for device in list(Device._cache.values()):
+        if device.type == "cuda":
+            monkeypatch.setattr(device, "_xp", None)
+    monkeypatch.setattr(genesis_random, "_generators", {})
+    monkeypatch.setattr(genesis_random, "_device_seeds", {})
+    known = set(Device._cache)
+    yield "cuda"
+    for key, device in Device._cache.items():
+        if key not in known and device.type == "cuda":
+            device._xp = None  # resolved under this fixture's switch: resolve again next time
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch):
+    """One fake GPU ("cuda" = "cuda:0", NumPy underneath); yields "cuda"."""
+    yield from _use_cuda(monkeypatch, 1)
+
+
+@pytest.fixture
+def two_fake_gpus(monkeypatch):
+    """Two fake GPUs, "cuda:0" and "cuda:1"."""
+    yield from _use_cuda(monkeypatch, 2)
+
+
+@pytest.fixture
+def real_cuda(monkeypatch):
+    """The real GPU through CuPy; skips with the reason where there is none."""
+    reason = gpu_missing_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    yield from _use_cuda(monkeypatch, None)
+
+
+@pytest.fixture(params=["fake", "real"])
+def cuda(request, monkeypatch):
+    """"cuda", once faked with NumPy and once on the real GPU (skipped without one)."""
+    if request.param == "real":
+        reason = gpu_missing_reason()
+        if reason is not None:
+            pytest.skip(reason)
+    yield from _use_cuda(monkeypatch, 1 if request.param == "fake" else None)
