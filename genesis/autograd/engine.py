@@ -123,7 +123,7 @@ def _root_grads(tensors: tuple, grad_tensors) -> list:
                     f"grad can be created implicitly only for one-element outputs, but output "
                     f"{index} has shape {tuple(tensor.shape)}; pass gradient= (a tensor of that "
                     "shape, e.g. genesis.ones_like(out)) to backward(), or reduce it first (.sum()).")
-            gradient = wrap_array(tensor._device.xp.ones_like(tensor._data), tensor._device)
+            gradient = wrap_array(_ones_like(tensor._data, tensor._device.xp), tensor._device)
         elif not isinstance(gradient, Tensor):
             gradient = Tensor(gradient, device=tensor._device, dtype=tensor.dtype)
         elif gradient.shape != tensor.shape:
@@ -133,6 +133,12 @@ def _root_grads(tensors: tuple, grad_tensors) -> list:
             gradient = gradient.to(tensor.dtype)
         grads.append(gradient)
     return grads
+
+
+def _ones_like(array, xp):
+    """An array of ones like a one-element `array`; a 0-d one (the usual loss) via the
+    cheaper xp.array."""
+    return xp.array(1, array.dtype) if array.ndim == 0 else xp.ones(array.shape, array.dtype)
 
 
 def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
@@ -208,7 +214,8 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
                     if child_grads is None:
                         child_grads = buffers[child] = [None] * len(child._output_meta)
                     existing = child_grads[output_nr]
-                    child_grads[output_nr] = gradient if existing is None else existing + gradient
+                    child_grads[output_nr] = gradient if existing is None else \
+                        _summed(existing, gradient, create_graph)
                     if flowed_from is not None and child not in flowed_from:
                         flowed_from[child] = node
                 remaining = dependencies[child] - 1
@@ -283,6 +290,14 @@ def _add_to_buffer(buffers, node, output_nr, gradient) -> None:
         grads = buffers[node] = [None] * len(node._output_meta)
     existing = grads[output_nr]
     grads[output_nr] = gradient if existing is None else existing + gradient
+
+
+def _summed(existing: Tensor, gradient: Tensor, create_graph: bool) -> Tensor:
+    """Two gradients reaching one tensor, added: recorded when creating a graph, else on the
+    arrays (both already have the tensor's shape and dtype)."""
+    if create_graph:
+        return existing + gradient
+    return wrap_array(existing._data + gradient._data, existing._device)
 
 
 def _release_children(node, dependencies, runs, ready) -> None:

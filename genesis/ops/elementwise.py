@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from ..autograd.function import Function
+from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._operands import (both_integral, device_of, float_operands, ignore_float_errors, operands,
@@ -92,7 +93,14 @@ class Mul(Function):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        return (grad * b if needs[0] else None), (grad * a if needs[1] else None)
+        times = mul if grad_state.enabled else product_of_arrays  # plain backward: no nodes
+        return (times(grad, b) if needs[0] else None), (times(grad, a) if needs[1] else None)
+
+
+def product_of_arrays(a: Tensor, b) -> Tensor:
+    """`a * b` with mul's dtype rules, computed on the arrays without a graph node."""
+    x, y = operands(a, b, "mul")
+    return wrap_array(x * y, a._device)
 
 
 class Div(Function):

@@ -10,11 +10,12 @@ import warnings
 import numpy as np
 
 from ..autograd.function import Function
+from ..autograd.grad_mode import grad_state
 from ..dtypes import get_dtype
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._operands import normalize_dim, normalize_dims
-from .broadcast import Expand
+from .broadcast import Expand, broadcast_view
 from .registry import OpInfo, Sample
 
 __all__ = ["sum", "mean", "prod", "var", "std"]
@@ -28,10 +29,13 @@ def kept_shape(shape: tuple, dims) -> tuple:
 
 
 def spread(grad: Tensor, shape: tuple, dims, keepdim: bool) -> Tensor:
-    """Broadcast the gradient of a reduction back to the input's shape."""
-    if dims is None:  # a full reduction's gradient broadcasts as it is (0-d or all ones)
+    """Broadcast the gradient of a reduction back to the input's shape (a read-only view)."""
+    if dims is not None:  # a full reduction's gradient broadcasts as it is (0-d or all ones)
+        grad = unreduced(grad, shape, dims, keepdim)
+    if grad_state.enabled:
         return Expand.apply(grad, shape)
-    return Expand.apply(unreduced(grad, shape, dims, keepdim), shape)
+    # A plain backward (no create_graph) records nothing: the view itself is the gradient.
+    return wrap_array(broadcast_view(grad._data, shape, grad._device.xp), grad._device)
 
 
 class Sum(Function):
@@ -62,8 +66,8 @@ class Mean(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        count = reduced_count(ctx.shape, ctx.dims)
-        return spread(grad, ctx.shape, ctx.dims, ctx.keepdim) / count, None, None
+        count = reduced_count(ctx.shape, ctx.dims)  # divided before spreading: fewer divisions
+        return spread(grad / count, ctx.shape, ctx.dims, ctx.keepdim), None, None
 
 
 class Prod(Function):

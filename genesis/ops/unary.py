@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from ..autograd.function import Function
+from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._erf import erf_array
@@ -130,7 +131,13 @@ class Tanh(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return TanhGrad.apply(grad, out)
+        if grad_state.enabled:  # create_graph: a node, so the gradient is differentiable
+            return TanhGrad.apply(grad, out)
+        return wrap_array(_tanh_grad(grad._data, out._data), grad._device)
+
+
+def _tanh_grad(g, y):
+    return g * (1 - y * y)
 
 
 class TanhGrad(Function):
@@ -139,8 +146,7 @@ class TanhGrad(Function):
     @staticmethod
     def forward(ctx, grad, out):
         ctx.save_for_backward(grad, out)
-        g, y = grad._data, out._data
-        return g * (1 - y * y)
+        return _tanh_grad(grad._data, out._data)
 
     @staticmethod
     def backward(ctx, grad_grad):
@@ -171,7 +177,13 @@ class Sigmoid(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return SigmoidGrad.apply(grad, out)
+        if grad_state.enabled:  # create_graph: a node, so the gradient is differentiable
+            return SigmoidGrad.apply(grad, out)
+        return wrap_array(_sigmoid_grad(grad._data, out._data), grad._device)
+
+
+def _sigmoid_grad(g, y):
+    return g * y * (1 - y)
 
 
 class SigmoidGrad(Function):
@@ -180,8 +192,7 @@ class SigmoidGrad(Function):
     @staticmethod
     def forward(ctx, grad, out):
         ctx.save_for_backward(grad, out)
-        y = out._data
-        return grad._data * y * (1 - y)
+        return _sigmoid_grad(grad._data, out._data)
 
     @staticmethod
     def backward(ctx, grad_grad):
