@@ -2,7 +2,7 @@
 
 `fake_cuda` backs "cuda" with NumPy (`GENESIS_FAKE_CUDA`), so device plumbing is
 tested on every run, CI included. `real_cuda` skips, saying why, unless CuPy and
-a GPU are present. `cuda` runs a test on both (the real GPU where there is one).
+a GPU are present. `cuda` runs a test on both (the real GPU only where there is one).
 Each resets what the "cuda" devices resolved before (their namespace, their
 random generators) and restores it afterwards, so fake and real runs can share
 a process.
@@ -66,11 +66,12 @@ def real_cuda(monkeypatch):
     yield from _use_cuda(monkeypatch, None)
 
 
-@pytest.fixture(params=["fake", "real"])
+# Decided once, at collection: without a GPU the real variants are not generated at all
+# (rather than skipped a thousand times); `real_cuda` tests still skip with the reason.
+VARIANTS = ["fake"] if gpu_missing_reason() is not None else ["fake", "real"]
+
+
+@pytest.fixture(params=VARIANTS)
 def cuda(request, monkeypatch):
-    """"cuda", once faked with NumPy and once on the real GPU (skipped without one)."""
-    if request.param == "real":
-        reason = gpu_missing_reason()
-        if reason is not None:
-            pytest.skip(reason)
+    """"cuda", faked with NumPy, and on the real GPU too where there is one."""
     yield from _use_cuda(monkeypatch, 1 if request.param == "fake" else None)

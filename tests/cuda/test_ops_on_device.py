@@ -1,0 +1,37 @@
+"""Every op of the registry, every sample, on "cuda": outputs and input gradients live on the
+device and equal the CPU's (float64; on a real GPU to 1e-10, the last bits of CUDA's math
+library and of atomic sums in scatters may differ)."""
+import numpy as np
+import pytest
+
+import genesis
+from genesis.ops.registry import all_ops
+from tests.helpers import outputs_of
+
+CASES = [(info, number, sample) for info in all_ops()
+         for number, sample in enumerate(info.samples(np.random.default_rng(2)))]
+
+
+def _run(info, sample, device):
+    args, kwargs = sample.tensors(genesis.float64, device=device)
+    outputs = outputs_of(info.call(*args, **kwargs))
+    leaves = [a for a in args if isinstance(a, genesis.Tensor) and a.requires_grad]
+    grads = []
+    if info.differentiable and leaves and outputs[0].requires_grad:
+        weights = np.random.default_rng(3).standard_normal(outputs[0].shape)
+        outputs[0].backward(genesis.tensor(weights, dtype=genesis.float64, device=device))
+        grads = [leaf.grad for leaf in leaves]
+    return outputs, grads
+
+
+@pytest.mark.parametrize("info, number, sample", CASES,
+                         ids=[f"{info.name}-{number}-{sample.note}" for info, number, sample in CASES])
+def test_op_on_the_device_matches_the_cpu(cuda, info, number, sample):
+    cpu_outputs, cpu_grads = _run(info, sample, "cpu")
+    outputs, grads = _run(info, sample, cuda)
+    assert len(outputs) == len(cpu_outputs) and len(grads) == len(cpu_grads)
+    for ours, reference in zip(outputs + grads, cpu_outputs + cpu_grads):
+        assert ours.device == genesis.device("cuda"), info.name
+        assert ours.dtype == reference.dtype and ours.shape == reference.shape
+        np.testing.assert_allclose(ours.detach().cpu().numpy(), reference.detach().numpy(),
+                                   rtol=1e-10, atol=1e-12, err_msg=info.name)

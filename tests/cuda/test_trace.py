@@ -1,0 +1,146 @@
+"""The debugging toolkit on GPU scripts: `genesis trace` captures, checks and renders a
+script that trains on "cuda" exactly as one on the CPU; statistics are taken on the device."""
+import textwrap
+import xml.etree.ElementTree as ElementTree
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import genesis
+from genesis.debug import grad_stats, stats, value_stats
+from genesis.debug.session import TraceSession
+from genesis.debug.trace import Trace
+from genesis_cli.app import app
+
+SCRIPT = textwrap.dedent('''\
+    import genesis
+    import genesis.nn as nn
+
+
+    class SoftSign(genesis.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x / (1 + x.abs())
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad / (1 - x.abs()) ** 2  # wrong: should be (1 + |x|) ** 2
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.hidden = nn.Linear(4, 8)
+            self.out = nn.Linear(8, 1)
+
+        def forward(self, x):
+            return self.out(SoftSign.apply(self.hidden(x)))
+
+
+    genesis.manual_seed(0)
+    model = Net().to("cuda")
+    optimizer = genesis.optim.SGD(model.parameters(), lr=0.1)
+    x, y = genesis.randn(32, 4, device="cuda"), genesis.randn(32, 1, device="cuda")
+    for step in range(3):
+        loss = ((model(x) - y) ** 2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    print("final loss", loss.item())
+''')
+
+
+def test_genesis_trace_on_a_gpu_script(cuda, tmp_path):
+    script = tmp_path / "gpu_train.py"
+    script.write_text(SCRIPT)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["trace", "--no-html", "--no-color", "--out", str(out),
+                                      str(script)])
+    assert result.exit_code == 1, result.output
+    trace = Trace.load(out / "trace.json")
+    (finding,) = trace.findings
+    assert finding.kind == "gradient_mismatch" and finding.function == "SoftSign"
+    assert finding.source == f"{script}:{SCRIPT.splitlines().index('        return self.out(SoftSign.apply(self.hidden(x)))') + 1}"
+    assert trace.steps_seen == 3 and {row.name for row in trace.parameters} == {
+        "hidden.weight", "hidden.bias", "out.weight", "out.bias"}
+    graph = trace.graphs[0]
+    ops = [node for node in graph.nodes if node.kind == "op"]
+    assert ops and {node.device for node in ops} == {"cuda:0"}
+    softsign = next(node for node in ops if node.name.startswith("SoftSign"))
+    figures = softsign.outputs[0]
+    assert -1 < figures.stats["min"] < figures.stats["max"] < 1 and figures.grad["norm"] > 0
+    assert ElementTree.parse(out / "graph.svg").getroot().tag.endswith("svg")
+    assert "final loss" in result.output
+
+
+def test_trace_session_finds_a_nan_born_on_the_device(cuda):
+    weight = genesis.tensor([1.0, -1.0, 2.0], device=cuda, requires_grad=True)
+    with TraceSession() as session:
+        (weight - 1).log().sum().backward()          # log(0) and log(-2)
+    trace = session.result(script="inline")
+    kinds = [finding.kind for finding in trace.findings]
+    assert kinds[0] == "nan_forward" and trace.findings[0].op == "LogBackward"
+    log_node = next(node for node in trace.graphs[0].nodes if node.name == "LogBackward")
+    assert log_node.outputs[0].stats["nan"] == 1 and log_node.outputs[0].stats["inf"] == 1
+
+
+def test_per_node_check_of_a_correct_function_on_the_device_passes(cuda):
+    class Cube(genesis.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * 3 * x * x
+
+    x = genesis.randn(5, device=cuda, requires_grad=True)
+    with TraceSession() as session:
+        Cube.apply(x).sum().backward()
+    trace = session.result(script="inline")
+    assert trace.findings == []
+    (check,) = session.check_results
+    assert check["status"] == "pass"
+
+
+CASES = {
+    "float32": np.array([[1.5, -3.0], [0.0, 2.0]], np.float32),
+    "nan and inf": np.array([1.0, np.nan, -np.inf, -2.0, np.inf]),
+    "all nan": np.array([np.nan, np.nan]),
+    "float16": np.array([0.5, -0.25, 65504.0], np.float16),
+    "int64": np.array([3, -7, 0]),
+    "bool": np.array([True, False, True]),
+    "empty": np.zeros((0, 3)),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_statistics_on_the_device_equal_the_hosts(cuda, name):
+    host = CASES[name]
+    on_device = genesis.tensor(host, dtype=genesis.dtypes.from_numpy_dtype(host.dtype),
+                               device=cuda)._data
+    for function in (value_stats, grad_stats):
+        ours, reference = function(on_device), function(host)
+        assert ours.keys() == reference.keys()
+        for key, value in reference.items():
+            expected = value if value is None else pytest.approx(value, rel=1e-12)
+            assert ours[key] == expected, (function.__name__, key)
+
+
+def test_statistics_cross_to_the_host_once_when_all_values_are_finite(monkeypatch):
+    transfers = []
+    bring = stats._to_host
+    monkeypatch.setattr(stats, "_to_host", lambda xp, *figures: transfers.append(len(figures))
+                        or bring(xp, *figures))
+    finite = np.arange(6.0).reshape(2, 3)
+    value_stats(finite)
+    grad_stats(finite)
+    assert transfers == [4, 3]
+    transfers.clear()
+    value_stats(np.array([1.0, np.nan]))
+    assert len(transfers) == 2
