@@ -262,10 +262,13 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        array = self.detach().numpy() if self._device.type == "cpu" else self._host_array()
+        if self._device.type != "cpu":  # as numpy(): leaving the GPU is an explicit .cpu()
+            raise TypeError(f"can't convert a {self._device} tensor to a NumPy array; "
+                            "use tensor.cpu() to copy it to host memory first.")
         if self._requires_grad:
             raise RuntimeError("Can't convert a tensor that requires grad to a NumPy array. "
                                "Use tensor.detach().numpy() instead.")
+        array = self._data
         return array.astype(dtype, copy=False) if dtype is not None else array
 
     def item(self):

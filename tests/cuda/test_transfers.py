@@ -79,7 +79,10 @@ def test_numpy_of_a_gpu_tensor_says_cpu_first(cuda):
     on_gpu = genesis.ones(2, device="cuda")
     with pytest.raises(TypeError, match=r"use tensor.cpu\(\) to copy it to host memory first"):
         on_gpu.numpy()
+    with pytest.raises(TypeError, match=r"use tensor.cpu\(\)"):
+        np.asarray(on_gpu)
     assert on_gpu.cpu().numpy().tolist() == [1.0, 1.0]
+    assert np.asarray(on_gpu.cpu()).tolist() == [1.0, 1.0]
     assert on_gpu.numpy(force=True).tolist() == [1.0, 1.0]
 
 
