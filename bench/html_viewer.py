@@ -39,7 +39,8 @@ RECORD_FRAMES = """() => { window.__frames = []; let last = performance.now();
 
 
 def traced_graph(layers: int):
-    blocks = [nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 8), nn.LayerNorm(8)) for _ in range(layers)]
+    blocks = [nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 8), nn.LayerNorm(8))
+              for _ in range(layers)]
     model = nn.Sequential(*blocks)
     with genesis.debug.record() as recording:
         (model(genesis.randn(4, 8)) ** 2).mean().backward()
@@ -98,11 +99,13 @@ def main() -> None:
 
     graph, record_s = timed(traced_graph, options.layers)
     drawn = sum(1 for node in graph.nodes if node.kind != "saved")
-    print(f"graph: {len(graph.nodes):,} nodes ({drawn:,} without saved tensors), recorded in {record_s:.2f} s")
+    print(f"graph: {len(graph.nodes):,} nodes ({drawn:,} without saved tensors), "
+          f"recorded in {record_s:.2f} s")
     folder = Path(tempfile.mkdtemp(prefix="genesis-html-bench-"))
     overview, overview_s = timed(viz.to_html, graph, folder / "overview.html")
     # a second page that opens on the finest drawing (every node) instead of the overview
-    viz.html_report.DEFAULT_VIEW_ITEMS = viz.html_report.READABLE_WIDTH = viz.html_report.READABLE_HEIGHT = float("inf")
+    report = viz.html_report
+    report.DEFAULT_VIEW_ITEMS = report.READABLE_WIDTH = report.READABLE_HEIGHT = float("inf")
     viz.to_html(graph, folder / "full.html")
     _, svg_s = timed(render, graph, folder / "graph.svg", max_nodes=None)
     print(f"to_html: {overview_s:.2f} s (every collapse depth, with and without saved tensors), "
@@ -137,7 +140,8 @@ def main() -> None:
                 page.wait_for_selector("#canvas g.node[data-key^=m]")
                 switch_s = time.perf_counter() - switch_start
             page.close()
-        print(f"\ndragging the {drawn:,}-node drawing, frame interval: at the opening zoom median {near[0]:.1f} ms, "
+        print(f"\ndragging the {drawn:,}-node drawing, frame interval: at the opening zoom "
+              f"median {near[0]:.1f} ms, "
               f"p95 {near[1]:.1f} ms; fitted (all of it on screen, no labels) median {fitted[0]:.1f} ms, "
               f"p95 {fitted[1]:.1f} ms")
         print(f"switching from it to the folded overview: {switch_s:.2f} s")

@@ -33,7 +33,8 @@ from .html_views import HTML_MAX_NODES, draw_views
 __all__ = ["to_html", "notebook_html", "HTML_MAX_NODES"]
 
 # Concatenated in this order inside one function scope (see viewer.js for the entry point).
-SCRIPT_FILES = ("dom.js", "pan_zoom.js", "labels.js", "drawing.js", "details.js", "sidebar.js", "search.js", "viewer.js")
+SCRIPT_FILES = ("dom.js", "pan_zoom.js", "labels.js", "drawing.js", "details.js", "sidebar.js", "search.js",
+                "viewer.js")
 # The first drawing shown is the finest one with at most this many items whose labels stay
 # readable when it is fitted to a screen (a third of their size on a ~1000 x 800 px canvas).
 DEFAULT_VIEW_ITEMS = 1500
@@ -64,7 +65,8 @@ def to_html(graph_or_trace, path=None, *, max_nodes: int = HTML_MAX_NODES, title
     return page
 
 
-def notebook_html(graph_or_trace, *, height: int = 640, max_nodes: int = NOTEBOOK_MAX_NODES, **options) -> str:
+def notebook_html(graph_or_trace, *, height: int = 640, max_nodes: int = NOTEBOOK_MAX_NODES,
+                  **options) -> str:
     """The page inside a sandboxed `<iframe srcdoc>`: what `Graph._repr_html_` shows in a
     notebook (no page shell of its own, and the notebook's styles and scripts stay apart).
     Drawings are kept smaller than in a report file, since the notebook stores the page."""
@@ -121,15 +123,17 @@ def _tagged(graph, index: int, findings: list):
 
     tags = {}
     for finding in findings:
-        if finding["graph"] == index and finding["node"] is not None and 0 <= finding["node"] < len(graph.nodes):
+        node = finding["node"]
+        if finding["graph"] == index and node is not None and 0 <= node < len(graph.nodes):
             tag = KINDS[finding["kind"]][0]
-            if tag not in graph.nodes[finding["node"]].findings:
-                tags.setdefault(finding["node"], []).append(tag)
+            if tag not in graph.nodes[node].findings:
+                tags.setdefault(node, []).append(tag)
     if not tags:
         return graph
     nodes = list(graph.nodes)
     for node_id, extra in tags.items():
-        nodes[node_id] = replace(nodes[node_id], findings=nodes[node_id].findings + list(dict.fromkeys(extra)))
+        node = nodes[node_id]
+        nodes[node_id] = replace(node, findings=node.findings + list(dict.fromkeys(extra)))
     return replace(graph, nodes=nodes)
 
 

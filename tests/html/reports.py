@@ -55,8 +55,8 @@ def model_trace(steps: int = 3) -> Trace:
             net(x).backward()
     graph, = recording.graphs
     culprit = next(node for node in graph.nodes if node.function == "WrongSigmoid")
-    result = check_gradients(WrongSigmoid.apply, genesis.randn(2, 3, dtype=genesis.float64, requires_grad=True),
-                             max_report=4)
+    point = genesis.randn(2, 3, dtype=genesis.float64, requires_grad=True)
+    result = check_gradients(WrongSigmoid.apply, point, max_report=4)
     mismatch = Finding(
         "gradient_mismatch", "error", "WrongSigmoid.backward disagrees with finite differences",
         message=f"max abs error {result.max_abs_error:.3g}; {result.failing_entries} of "

@@ -63,7 +63,8 @@ def test_page_is_one_self_contained_file(model_trace, tmp_path):
     page = viz.to_html(model_trace, path)
     assert path.read_text(encoding="utf-8") == page
     elements = Elements(page)
-    linking = [(tag, attrs) for tag, attrs in elements.tags if {"src", "href", "srcset", "action"} & set(attrs)]
+    linking = [(tag, attrs) for tag, attrs in elements.tags
+               if {"src", "href", "srcset", "action"} & set(attrs)]
     assert linking == []
     assert not any(tag in ("link", "iframe", "img", "object", "embed") for tag, _ in elements.tags)
     code = [text for attrs, text in elements.scripts if "type" not in attrs]
@@ -102,7 +103,8 @@ def test_clean_svg_keeps_drawing_and_drops_everything_active():
         <g id="node1" class="node" onclick="alert(3)"><title>n7</title>
           <g id="a_node1"><a xlink:href="javascript:alert(4)" xlink:title="tip">
             <polygon fill="#f2f2f2" stroke="#7a7a7a" points="0,0 10,0 10,10" onmouseover="alert(5)"/>
-            <text x="5" y="5" font-size="11.00" text-anchor="middle">&lt;img src=x onerror=alert(6)&gt; &amp; co</text>
+            <text x="5" y="5" font-size="11.00" text-anchor="middle"
+              >&lt;img src=x onerror=alert(6)&gt; &amp; co</text>
             <text x="5" y="9" font-size="9.00" text-anchor="start">kept</text>
           </a></g>
         </g>
@@ -117,7 +119,8 @@ def test_clean_svg_keeps_drawing_and_drops_everything_active():
                          r"http://x|example\.com|tip|id=", clean)
     assert clean.startswith('<svg xmlns="http://www.w3.org/2000/svg" data-width="100" data-height="50">'
                             '<g class="viewport"><g class="graph" transform="translate(4 46)">')
-    assert '<g class="node" data-key="n7"><polygon fill="#f2f2f2" stroke="#7a7a7a" points="0,0 10,0 10,10"/>' \
+    assert '<g class="node" data-key="n7">' \
+           '<polygon fill="#f2f2f2" stroke="#7a7a7a" points="0,0 10,0 10,10"/>' \
            '<text x="5" y="5">&lt;img src=x onerror=alert(6)&gt; &amp; co</text>' \
            '<text x="5" y="9" font-size="9.00" text-anchor="start">kept</text></g>' in clean
     assert '<g class="edge" data-edge="n7-&gt;n0"><path d="M0,0L1,1" fill="none"/></g>' in clean
@@ -166,7 +169,8 @@ def test_default_view_is_the_finest_that_fits(model_trace, monkeypatch):
     graph = data["graphs"][0]
     chosen = graph["views"][graph["default_view"]]
     assert not chosen["saved"] and chosen["items"] <= 6
-    assert all(view["items"] <= chosen["items"] for view in graph["views"] if view["items"] <= 6 and not view["saved"])
+    assert all(view["items"] <= chosen["items"] for view in graph["views"]
+               if view["items"] <= 6 and not view["saved"])
 
 
 def test_findings_tag_their_nodes_and_come_most_severe_first(model_trace):
@@ -181,7 +185,8 @@ def test_non_finite_numbers_in_finding_details_survive(tmp_path):
     graph = Graph([GraphNode(0, "input", "x", [TensorInfo((1,), "float64")])])
     finding = Finding("nan_backward", "error", "NaN", graph=0, node=0,
                       details={"worst": [{"analytical": float("nan"), "numerical": float("inf")}]})
-    data = script_blocks(viz.to_html(Trace(script="s.py", graphs=[graph], findings=[finding])))["genesis-data"]
+    page = viz.to_html(Trace(script="s.py", graphs=[graph], findings=[finding]))
+    data = script_blocks(page)["genesis-data"]
     assert data["findings"][0]["details"]["worst"] == [{"analytical": "nan", "numerical": "inf"}]
 
 
@@ -201,7 +206,8 @@ def test_a_tensor_is_captured_with_its_variable_names():
 
 
 def test_other_values_are_refused_clearly():
-    with pytest.raises(TypeError, match="to_html takes a genesis.debug.Trace, a genesis.debug.Graph or a Tensor, got dict"):
+    with pytest.raises(TypeError, match="to_html takes a genesis.debug.Trace, a genesis.debug.Graph or a "
+                                        "Tensor, got dict"):
         viz.to_html({})
 
 
@@ -216,6 +222,6 @@ def test_without_dot_the_embedded_graphviz_draws_the_page(monkeypatch, tmp_path,
 
 def test_repr_html_is_a_sandboxed_iframe(model_trace):
     output = model_trace.graphs[0]._repr_html_()
-    assert re.fullmatch(r'<iframe srcdoc="[^"]*" sandbox="allow-scripts" style="[^"]*" title="[^"]*"></iframe>',
-                        output, re.S)
+    assert re.fullmatch(r'<iframe srcdoc="[^"]*" sandbox="allow-scripts" style="[^"]*" '
+                        r'title="[^"]*"></iframe>', output, re.S)
     assert "&lt;!DOCTYPE html&gt;" in output

@@ -26,6 +26,11 @@ def transform(page) -> str:
     return page.get_attribute("#canvas g.viewport", "transform")
 
 
+def wait_for_transform_change(page, before: str) -> None:
+    page.wait_for_function("before => document.querySelector('#canvas g.viewport')"
+                           ".getAttribute('transform') !== before", arg=before)
+
+
 def wait_until_still(page) -> None:
     page.wait_for_function("() => !document.getElementById('canvas').dataset.moving")
 
@@ -57,8 +62,9 @@ def test_drawing_is_visible_and_fits_the_canvas(session, model_report):
     drawing = page.locator("#canvas svg g.viewport").bounding_box()
     canvas = page.locator("#canvas").bounding_box()
     assert drawing["width"] > 100 and drawing["height"] > 100
-    assert canvas["x"] - 1 <= drawing["x"] and drawing["x"] + drawing["width"] <= canvas["x"] + canvas["width"] + 1
-    assert canvas["y"] - 1 <= drawing["y"] and drawing["y"] + drawing["height"] <= canvas["y"] + canvas["height"] + 1
+    for start, size in (("x", "width"), ("y", "height")):
+        assert canvas[start] - 1 <= drawing[start]
+        assert drawing[start] + drawing[size] <= canvas[start] + canvas[size] + 1
     assert page.locator("#canvas g.node").count() > 10
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "html_viewer_model.png"))
@@ -213,7 +219,7 @@ def test_zoom_buttons_keys_wheel_and_drag_change_the_view_transform(session, mod
     session.open(model_report)
     fitted = transform(page)
     page.click("#zoom-in")
-    page.wait_for_function(f"() => document.querySelector('#canvas g.viewport').getAttribute('transform') !== {fitted!r}")
+    wait_for_transform_change(page, fitted)
     wait_until_still(page)
     zoomed = transform(page)
     assert scale_of(zoomed) == pytest.approx(scale_of(fitted) * 1.25, rel=1e-3)
@@ -224,7 +230,7 @@ def test_zoom_buttons_keys_wheel_and_drag_change_the_view_transform(session, mod
     page.mouse.move(canvas["x"] + 100, canvas["y"] + 100)
     unzoomed = transform(page)
     page.mouse.wheel(0, -300)
-    page.wait_for_function(f"() => document.querySelector('#canvas g.viewport').getAttribute('transform') !== {unzoomed!r}")
+    wait_for_transform_change(page, unzoomed)
     assert scale_of(transform(page)) > scale_of(fitted) * 1.2
     before = translation_of(transform(page))
     page.mouse.move(canvas["x"] + 300, canvas["y"] + 300)  # drag on empty canvas
@@ -233,7 +239,8 @@ def test_zoom_buttons_keys_wheel_and_drag_change_the_view_transform(session, mod
     page.mouse.up()
     page.wait_for_timeout(50)
     after = translation_of(transform(page))
-    assert after[0] - before[0] == pytest.approx(50, abs=1) and after[1] - before[1] == pytest.approx(-20, abs=1)
+    assert after[0] - before[0] == pytest.approx(50, abs=1)
+    assert after[1] - before[1] == pytest.approx(-20, abs=1)
     page.keyboard.press("0")
     wait_until_still(page)
     assert transform(page) == fitted
@@ -336,12 +343,14 @@ def test_hostile_names_show_as_text_and_run_nothing(session, hostile_report):
         assert text in body
     assert reports.HOSTILE_MODULE in page.text_content("#canvas svg")  # the cluster label, as text
     page.locator("#findings-list li").first.click()
-    assert reports.HOSTILE_MESSAGE.replace("\u2028", "") in page.text_content("#details-body").replace("\u2028", "")
+    shown = page.text_content("#details-body").replace("\u2028", "")
+    assert reports.HOSTILE_MESSAGE.replace("\u2028", "") in shown
     page.fill("#search-input", reports.HOSTILE_PARAMETER)
     page.keyboard.press("Enter")
     assert page.text_content("#details-title") == reports.HOSTILE_PARAMETER
     injected = page.evaluate("""() => ({
-        elements: document.querySelectorAll('img, iframe, object, embed, foreignObject, [onerror], [onload]').length,
+        elements: document.querySelectorAll(
+            'img, iframe, object, embed, foreignObject, [onerror], [onload]').length,
         scripts: [...document.scripts].filter(s => !s.type || s.type.includes('javascript')).length,
         title: document.title })""")
     assert injected["elements"] == 0

@@ -1,7 +1,9 @@
 // The side panel: everything captured for the selected node, folded item or finding.
 const LIST_LIMIT = 60;   // rows of inputs / consumers / members shown before "… N more"
-const VALUE_STATS = [["min", "min"], ["max", "max"], ["mean", "mean"], ["abs_mean", "mean |x|"], ["nan", "NaN"], ["inf", "Inf"]];
-const GRAD_STATS = [["norm", "norm"], ["max_abs", "max |g|"], ["nan", "NaN"], ["inf", "Inf"], ["zero_fraction", "zeros"]];
+const VALUE_STATS = [["min", "min"], ["max", "max"], ["mean", "mean"], ["abs_mean", "mean |x|"],
+  ["nan", "NaN"], ["inf", "Inf"]];
+const GRAD_STATS = [["norm", "norm"], ["max_abs", "max |g|"], ["nan", "NaN"], ["inf", "Inf"],
+  ["zero_fraction", "zeros"]];
 const GROUP_KINDS = { module: "folded module", repeat: "repeated blocks", chain: "compressed run of ops" };
 
 class Details {
@@ -23,8 +25,8 @@ class Details {
   help() {
     this.closeButton.hidden = true;
     this.body.replaceChildren(el("h3", { id: "details-title" }, "Nothing selected"),
-      el("p", { className: "empty" }, "Click a node to see its op, module, source line, shapes, value and gradient "
-        + "statistics and findings; click a finding or a parameter to find it in the graph."),
+      el("p", { className: "empty" }, "Click a node to see its op, module, source line, shapes, value and "
+        + "gradient statistics and findings; click a finding or a parameter to find it in the graph."),
       el("h4", null, "Keys"),
       kvTable([["drag, wheel", "pan, zoom"], ["+  -", "zoom in, out"], ["0  f", "fit to screen"],
         ["arrows", "pan"], ["/", "search"], ["Esc", "clear search and selection"]]));
@@ -32,47 +34,43 @@ class Details {
 
   // -- one graph node --------------------------------------------------------------
   node(graphIndex, id, activeFinding) {
-    const viewer = this.viewer;
-    const graph = viewer.graphs[graphIndex];
+    const graph = this.viewer.graphs[graphIndex];
     const node = graph.nodes[id];
-    const links = viewer.linksOf(graphIndex);
-    const moduleClass = node.module !== undefined ? graph.modules[node.module] : undefined;
+    const links = this.viewer.linksOf(graphIndex);
     const source = node.source;
+    const origin = node.user_defined ? "user-defined" : "built-in";
     const parts = [
       el("h3", { id: "details-title" }, node.name),
       el("div", null, el("span", { className: "badge kind" }, node.kind),
         node.user_defined ? el("span", { className: "badge user" }, "user-defined Function") : null),
       kvTable([
-        ["Function", node.function ? `${node.function} (${node.user_defined ? "user-defined" : "built-in"})` : null],
-        ["Module", node.module === undefined ? null
-          : (node.module === "" ? "(top module)" : node.module) + (moduleClass ? ` (${moduleClass})` : "")],
+        ["Function", node.function ? `${node.function} (${origin})` : null],
+        ["Module", moduleText(graph, node.module)],
         ["Source", source ? sourceText(source) + (source.function ? ` in ${source.function}` : "") : null],
         ["Device", node.device],
         ["Node", `#${node.id} of graph ${graphIndex + 1}`],
       ]),
       source && source.code ? el("pre", { className: "code" }, source.code) : null,
+      ...this.findingsOf(graphIndex, [id], activeFinding),
+      node.findings && node.findings.length ? kvTable([["Tags", node.findings.join(", ")]]) : null,
+      ...outputTables(node),
     ];
-    parts.push(...this.findingsOf(graphIndex, [id], activeFinding));
-    if (node.findings && node.findings.length) {
-      parts.push(kvTable([["Tags", node.findings.join(", ")]]));
-    }
-    parts.push(...outputTables(node));
     const incoming = links.incoming.get(id) || [];
     const inputs = incoming.filter((edge) => graph.nodes[edge.src].kind !== "saved");
     const saved = incoming.filter((edge) => graph.nodes[edge.src].kind === "saved");
+    const consumers = links.outgoing.get(id) || [];
     if (inputs.length) {
-      parts.push(el("h4", null, "Inputs"), this.edgeTable(graphIndex, inputs, (edge) => edge.src,
-        (edge) => `input ${edge.index}`));
+      parts.push(el("h4", null, "Inputs"),
+        this.edgeTable(graphIndex, inputs, (edge) => edge.src, (edge) => `input ${edge.index}`));
     }
     if (saved.length) {
-      parts.push(el("h4", null, "Saved for backward"), el("table", { className: "entries" },
-        saved.map((edge) => {
-          const info = graph.nodes[edge.src].outputs[0];
-          return el("tr", null, el("th", null, `saved ${edge.index}`),
-            el("td", null, info ? `${formatShape(info[0])} ${info[1]}` : "?"));
-        })));
+      const rows = saved.map((edge) => {
+        const info = graph.nodes[edge.src].outputs[0];
+        return el("tr", null, el("th", null, `saved ${edge.index}`),
+          el("td", null, info ? `${formatShape(info[0])} ${info[1]}` : "?"));
+      });
+      parts.push(el("h4", null, "Saved for backward"), el("table", { className: "entries" }, rows));
     }
-    const consumers = links.outgoing.get(id) || [];
     if (consumers.length) {
       parts.push(el("h4", null, node.kind === "saved" ? "Saved by" : "Used by"),
         this.edgeTable(graphIndex, consumers, (edge) => edge.dst, (edge) => `as input ${edge.index}`));
@@ -84,17 +82,22 @@ class Details {
     this.show(parts);
   }
 
-  edgeTable(graphIndex, edges, other, slot) {
+  // Rows "slot | the node at the other end (a link) | shape and dtype of the tensor on the edge".
+  edgeTable(graphIndex, edges, otherEnd, slot) {
     const graph = this.viewer.graphs[graphIndex];
     const rows = edges.slice(0, LIST_LIMIT).map((edge) => {
-      const id = other(edge);
-      const node = graph.nodes[id];
-      const produced = graph.nodes[edge.src].outputs[edge.outputNr];  // the tensor on this edge
+      const id = otherEnd(edge);
+      const produced = graph.nodes[edge.src].outputs[edge.outputNr];
+      const tensor = `${formatShape(edge.shape)} ${produced ? produced[1] : ""}`.trim();
       return el("tr", null, el("th", null, slot(edge)),
-        el("td", null, linkButton(node.name, () => this.viewer.jumpToNode(graphIndex, id), `go to node #${id}`)),
-        el("td", { className: "shape" }, `${formatShape(edge.shape)} ${produced ? produced[1] : ""}`.trim()));
+        el("td", null, linkButton(graph.nodes[id].name, () => this.viewer.jumpToNode(graphIndex, id),
+          `go to node #${id}`)),
+        el("td", { className: "shape" }, tensor));
     });
-    if (edges.length > LIST_LIMIT) rows.push(el("tr", null, el("td", { colspan: 3, className: "empty" }, `… ${formatCount(edges.length - LIST_LIMIT)} more`)));
+    if (edges.length > LIST_LIMIT) {
+      rows.push(el("tr", null, el("td", { colspan: 3, className: "empty" },
+        `… ${formatCount(edges.length - LIST_LIMIT)} more`)));
+    }
     return el("table", { className: "entries" }, rows);
   }
 
@@ -103,28 +106,31 @@ class Details {
     const graph = this.viewer.graphs[graphIndex];
     const members = group.members.map((id) => graph.nodes[id]);
     const count = (kind) => members.filter((node) => node.kind === kind).length;
-    const root = group.title.split(" … ")[0];
-    const parts = [
-      el("h3", { id: "details-title" }, group.kind === "chain" ? `run of ${formatCount(count("op"))} ops` : group.title),
-      el("div", null, el("span", { className: "badge kind" }, GROUP_KINDS[group.kind] || group.kind)),
-      kvTable([
-        ["Module", group.kind === "chain" ? null : root + (graph.modules[root] ? ` (${graph.modules[root]})` : "")],
-        ["Ops", formatCount(count("op"))],
-        ["Parameters", count("param") ? formatCount(count("param")) : null],
-        ["Inputs", count("input") ? formatCount(count("input")) : null],
-        ["Saved tensors", count("saved") ? formatCount(count("saved")) : null],
-      ]),
-    ];
-    parts.push(el("div", null, linkButton("expand: show these nodes one by one",
-      () => this.viewer.expand(graphIndex, group), "switch to a drawing that folds less")));
-    parts.push(...this.findingsOf(graphIndex, group.members, null));
-    parts.push(el("h4", null, `Nodes inside (${formatCount(members.length)})`));
+    const countText = (kind) => (count(kind) ? formatCount(count(kind)) : null);
+    const chain = group.kind === "chain";
     const list = members.slice(0, LIST_LIMIT).map((node) => el("li", null,
       linkButton(node.name, () => this.viewer.jumpToNode(graphIndex, node.id), "show this node"),
       " ", el("span", { className: "finding-where" }, node.kind)));
-    if (members.length > LIST_LIMIT) list.push(el("li", { className: "empty" }, `… ${formatCount(members.length - LIST_LIMIT)} more (search finds them)`));
-    parts.push(el("ul", { className: "member-list" }, list));
-    this.show(parts);
+    if (members.length > LIST_LIMIT) {
+      list.push(el("li", { className: "empty" },
+        `… ${formatCount(members.length - LIST_LIMIT)} more (search finds them)`));
+    }
+    this.show([
+      el("h3", { id: "details-title" }, chain ? `run of ${formatCount(count("op"))} ops` : group.title),
+      el("div", null, el("span", { className: "badge kind" }, GROUP_KINDS[group.kind] || group.kind)),
+      kvTable([
+        ["Module", chain ? null : moduleText(graph, group.title.split(" … ")[0])],
+        ["Ops", formatCount(count("op"))],
+        ["Parameters", countText("param")],
+        ["Inputs", countText("input")],
+        ["Saved tensors", countText("saved")],
+      ]),
+      el("div", null, linkButton("expand: show these nodes one by one",
+        () => this.viewer.expand(graphIndex, group), "switch to a drawing that folds less")),
+      ...this.findingsOf(graphIndex, group.members, null),
+      el("h4", null, `Nodes inside (${formatCount(members.length)})`),
+      el("ul", { className: "member-list" }, list),
+    ]);
   }
 
   // -- findings ------------------------------------------------------------------
@@ -132,7 +138,9 @@ class Details {
     const wanted = new Set(ids);
     const boxes = [];
     this.viewer.data.findings.forEach((finding, index) => {
-      if (finding.graph === graphIndex && wanted.has(finding.node)) boxes.push(findingBox(finding, index === activeFinding));
+      if (finding.graph === graphIndex && wanted.has(finding.node)) {
+        boxes.push(findingBox(finding, index === activeFinding));
+      }
     });
     return boxes.length ? [el("h4", null, "Findings"), ...boxes] : [];
   }
@@ -143,13 +151,22 @@ class Details {
   }
 }
 
+// "encoder.0 (Linear)"; the top module is "(top module)"; null for nodes outside modules.
+function moduleText(graph, path) {
+  if (path === undefined || path === null) return null;
+  const className = graph.modules[path];
+  return (path === "" ? "(top module)" : path) + (className ? ` (${className})` : "");
+}
+
 function findingBox(finding, active) {
-  const where = [finding.op, finding.function && finding.function !== finding.op ? `Function ${finding.function}` : null,
+  const where = [finding.op,
+    finding.function && finding.function !== finding.op ? `Function ${finding.function}` : null,
     finding.module ? `module ${finding.module}` : null, finding.source].filter(Boolean).join(" · ");
+  const message = finding.message;
   return el("div", { className: `finding-box ${finding.severity}${active ? " active" : ""}` },
     el("div", null, el("span", { className: `badge ${finding.severity}` }, finding.severity),
       el("strong", null, finding.title)),
-    finding.message ? el(finding.message.includes("\n") ? "pre" : "p", { className: "message" }, finding.message) : null,
+    message ? el(message.includes("\n") ? "pre" : "p", { className: "message" }, message) : null,
     where ? el("div", { className: "finding-where" }, where) : null,
     finding.code ? el("pre", { className: "code" }, finding.code) : null,
     detailsBlock(finding.details || {}));
@@ -161,28 +178,31 @@ function detailsBlock(details) {
   const rows = [];
   const tables = [];
   for (const [key, value] of Object.entries(details)) {
+    const title = key.replace(/_/g, " ");
     const isRecordList = Array.isArray(value) && value.length > 0
       && value.every((item) => item !== null && typeof item === "object" && !Array.isArray(item));
-    if (isRecordList) tables.push(el("h4", null, key.replace(/_/g, " ")), recordTable(value));
-    else rows.push([key.replace(/_/g, " "), formatPrecise(value)]);
+    if (isRecordList) tables.push(el("h4", null, title), recordTable(value));
+    else rows.push([title, formatPrecise(value)]);
   }
   return el("div", { className: "finding-details" }, rows.length ? kvTable(rows) : null, tables);
 }
 
 function recordTable(records) {
-  const columns = [];
-  for (const record of records) for (const key of Object.keys(record)) if (!columns.includes(key)) columns.push(key);
+  const columns = [...new Set(records.flatMap((record) => Object.keys(record)))];
+  const cell = (value) => el("td", { className: typeof value === "number" ? "num" : null }, formatPrecise(value));
   return el("table", { className: "entries" },
     el("tr", null, columns.map((key) => el("th", null, key.replace(/_/g, " ")))),
-    records.map((record) => el("tr", null, columns.map((key) => el("td", { className: typeof record[key] === "number" ? "num" : null },
-      formatPrecise(record[key]))))));
+    records.map((record) => el("tr", null, columns.map((key) => cell(record[key])))));
 }
 
+// Each output's shape and dtype, then tables of value and gradient statistics.
 function outputTables(node) {
-  const outputs = node.outputs.map((info, index) => info && { index, shape: info[0], dtype: info[1], stats: info[2], grad: info[3] })
+  const outputs = node.outputs
+    .map((info, index) => info && { index, shape: info[0], dtype: info[1], stats: info[2], grad: info[3] })
     .filter(Boolean);
   if (!outputs.length) return [];
-  const label = (output) => (outputs.length > 1 || node.kind === "op" ? `output ${output.index}` : "tensor");
+  const several = outputs.length > 1;
+  const label = (output) => (several || node.kind === "op" ? `output ${output.index}` : "tensor");
   const parts = [el("h4", null, node.kind === "op" ? "Outputs" : "Tensor"),
     el("table", { className: "entries" }, outputs.map((output) => el("tr", null, el("th", null, label(output)),
       el("td", { className: "shape" }, `${formatShape(output.shape)} ${output.dtype}`))))];
@@ -193,17 +213,19 @@ function outputTables(node) {
       parts.push(el("div", { className: "empty" }, field === "grad" ? "no gradient recorded" : "not recorded"));
       continue;
     }
+    const bad = (key, value) => (key === "nan" || key === "inf") && value > 0;
+    const cell = (key, value) => el("td", { className: bad(key, value) ? "num bad" : "num" }, statText(key, value));
     parts.push(el("table", { className: "entries" },
-      el("tr", null, outputs.length > 1 ? el("th") : null, columns.map(([, name]) => el("th", { className: "num" }, name))),
-      rows.map((output) => el("tr", null, outputs.length > 1 ? el("th", null, label(output)) : null,
-        columns.map(([key]) => el("td", { className: (key === "nan" || key === "inf") && output[field][key] ? "num bad" : "num" },
-          statText(key, output[field][key])))))));
+      el("tr", null, several ? el("th") : null, columns.map(([, name]) => el("th", { className: "num" }, name))),
+      rows.map((output) => el("tr", null, several ? el("th", null, label(output)) : null,
+        columns.map(([key]) => cell(key, output[field][key]))))));
   }
   return parts;
 }
 
 function statText(key, value) {
-  if (key === "zero_fraction" && typeof value === "number") return `${(100 * value).toFixed(value > 0 && value < 0.01 ? 2 : 0)}%`;
-  if (key === "nan" || key === "inf") return String(value);
-  return formatNumber(value);
+  if (key === "zero_fraction" && typeof value === "number") {
+    return `${(100 * value).toFixed(value > 0 && value < 0.01 ? 2 : 0)}%`;
+  }
+  return key === "nan" || key === "inf" ? String(value) : formatNumber(value);
 }

@@ -50,8 +50,12 @@ function formatNumber(value) {
 function formatPrecise(value) {
   if (typeof value === "number") return String(Number(value.toPrecision(6)));  // 6 digits, no padding zeros
   if (value === null || value === undefined) return "–";
-  if (Array.isArray(value)) return value.every((v) => typeof v === "number") ? formatShape(value) : JSON.stringify(value);
-  if (typeof value === "object") return Object.entries(value).map(([key, item]) => `${key} ${formatPrecise(item)}`).join(", ");
+  if (Array.isArray(value)) {
+    return value.every((item) => typeof item === "number") ? formatShape(value) : value.map(formatPrecise).join(", ");
+  }
+  if (typeof value === "object") {
+    return Object.entries(value).map(([key, item]) => `${key} ${formatPrecise(item)}`).join(", ");
+  }
   return String(value);
 }
 

@@ -27,7 +27,7 @@ class Drawing {
     if (root.namespaceURI !== SVG_NS || root.localName !== "svg" || parsed.querySelector("parsererror")) {
       throw new Error(`drawing ${this.blockId} is not valid SVG`);
     }
-    for (const unsafe of root.querySelectorAll(UNSAFE_SVG)) unsafe.remove();  // the server whitelisted already
+    for (const unsafe of root.querySelectorAll(UNSAFE_SVG)) unsafe.remove();  // svg_clean whitelisted already
     this.svg = document.adoptNode(root);
     this.labels = this.view.items >= LAZY_LABEL_ITEMS ? new LazyLabels(this.svg) : null;
     this.elements = new Map();   // key -> [g.node]; a shared leaf has one element per use

@@ -17,7 +17,9 @@ class LazyLabels {
     this.items = [];  // [group, x, y]: the group's first label position in drawing units
     for (const group of graph.querySelectorAll("g.node, g.edge")) {
       const text = group.querySelector("text");
-      if (text) this.items.push([group, Number(text.getAttribute("x")) + dx, Number(text.getAttribute("y")) + dy]);
+      if (text) {
+        this.items.push([group, Number(text.getAttribute("x")) + dx, Number(text.getAttribute("y")) + dy]);
+      }
     }
     svg.classList.add("lazy-labels");
   }

@@ -58,7 +58,8 @@ class PanZoom {
 
   apply() {
     if (!this.viewport) return;
-    this.viewport.setAttribute("transform", `translate(${this.x.toFixed(2)},${this.y.toFixed(2)}) scale(${this.k.toFixed(5)})`);
+    const { x, y, k } = this;
+    this.viewport.setAttribute("transform", `translate(${x.toFixed(2)},${y.toFixed(2)}) scale(${k.toFixed(5)})`);
     if (this.labels) {
       clearTimeout(this.settle);
       this.settle = setTimeout(() => this.relabel(), SETTLE_MS);
@@ -197,7 +198,8 @@ class PanZoom {
   }
 
   endDrag() {
-    if (this.drag && this.canvas.hasPointerCapture(this.drag.id)) this.canvas.releasePointerCapture(this.drag.id);
+    const drag = this.drag;
+    if (drag && this.canvas.hasPointerCapture(drag.id)) this.canvas.releasePointerCapture(drag.id);
     this.drag = null;
     this.canvas.classList.remove("dragging");
   }

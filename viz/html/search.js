@@ -22,8 +22,11 @@ class Search {
       entries = this.viewer.graphs[graphIndex].nodes.map((node) => {
         const source = node.source;
         const fields = [node.name, node.function, node.module, node.kind];
-        if (source) fields.push(`${source.file}:${source.line}`, `${basename(source.file)}:${source.line}`, source.function);
-        return { id: node.id, name: node.name.toLowerCase(), text: fields.filter(Boolean).join("\n").toLowerCase() };
+        if (source) {
+          fields.push(`${source.file}:${source.line}`, `${basename(source.file)}:${source.line}`, source.function);
+        }
+        const text = fields.filter(Boolean).join("\n").toLowerCase();
+        return { id: node.id, name: node.name.toLowerCase(), text };
       });
       this.indexes.set(graphIndex, entries);
     }
@@ -41,8 +44,7 @@ class Search {
     const scored = [];
     for (const entry of this.index(graphIndex)) {
       if (!words.every((word) => entry.text.includes(word))) continue;
-      const rank = entry.name === query ? 0 : entry.name.startsWith(query) ? 1 : entry.name.includes(query) ? 2 : 3;
-      scored.push([rank, entry.id]);
+      scored.push([rankOf(entry.name, query), entry.id]);
     }
     scored.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     this.hits = scored.map(([, id]) => id);
@@ -55,17 +57,18 @@ class Search {
     const shown = this.hits.slice(0, SEARCH_LIMIT);
     const items = shown.map((id, position) => {
       const node = graph.nodes[id];
-      const where = [node.kind, node.module, node.source ? `${basename(node.source.file)}:${node.source.line}` : null]
-        .filter(Boolean).join(" · ");
+      const line = node.source ? `${basename(node.source.file)}:${node.source.line}` : null;
+      const where = [node.kind, node.module, line].filter(Boolean).join(" · ");
       return el("li", {
         className: position === this.active ? "active" : null, dataset: { node: String(id) },
         onmousedown: (event) => { event.preventDefault(); this.choose(position); },
       }, el("strong", null, node.name), " ", el("span", { className: "finding-where" }, where));
     });
     const total = this.hits.length;
-    items.unshift(el("li", { className: "summary" }, total === 0 ? "no node matches"
-      : `${formatCount(total)} match${total === 1 ? "" : "es"}` + (total > SEARCH_LIMIT ? `, first ${SEARCH_LIMIT} shown` : "")
-        + " — Enter jumps"));
+    const summary = total === 0 ? "no node matches"
+      : `${formatCount(total)} match${total === 1 ? "" : "es"}`
+        + (total > SEARCH_LIMIT ? `, first ${SEARCH_LIMIT} shown` : "") + " — Enter jumps";
+    items.unshift(el("li", { className: "summary" }, summary));
     this.list.replaceChildren(...items);
     this.list.hidden = false;
   }
@@ -105,4 +108,11 @@ class Search {
     this.input.value = "";
     this.close();
   }
+}
+
+// Exact name first, then names starting with the query, then names containing it, then the rest.
+function rankOf(name, query) {
+  if (name === query) return 0;
+  if (name.startsWith(query)) return 1;
+  return name.includes(query) ? 2 : 3;
 }

@@ -8,11 +8,13 @@ function renderRun(data, container) {
   if (run.script === null) {
     const graph = data.graphs[0];
     const ops = graph.nodes.filter((node) => node.kind === "op").length;
-    container.replaceChildren(kvTable([["Graph", `${formatCount(ops)} ops, ${formatCount(graph.nodes.length)} nodes`],
+    container.replaceChildren(kvTable([
+      ["Graph", `${formatCount(ops)} ops, ${formatCount(graph.nodes.length)} nodes`],
       ["Steps", graph.steps.length ? formatCount(graph.steps.length) : null]]));
     return;
   }
-  const meta = Object.entries(run.meta || {}).filter(([, value]) => value === null || typeof value !== "object")
+  const meta = Object.entries(run.meta || {})
+    .filter(([, value]) => value === null || typeof value !== "object")
     .map(([key, value]) => [key.replace(/_/g, " "), String(value)]);
   const parts = [kvTable([
     ["Script", [run.script, ...(run.args || [])].join(" ")],
@@ -23,7 +25,8 @@ function renderRun(data, container) {
     ...meta,
   ])];
   if (run.script_error) {
-    parts.push(el("details", { open: true }, el("summary", null, "the script raised"), el("pre", null, run.script_error)));
+    parts.push(el("details", { open: true }, el("summary", null, "the script raised"),
+      el("pre", null, run.script_error)));
   }
   container.replaceChildren(...parts);
 }
@@ -41,7 +44,8 @@ function renderFindings(viewer, list, counter) {
     onkeydown: (event) => { if (event.key === "Enter") viewer.openFinding(index); },
   }, el("span", { className: `badge ${finding.severity}` }, finding.severity),
   el("span", { className: "finding-title" }, finding.title),
-  el("span", { className: "finding-where" }, [finding.op, finding.module, finding.source].filter(Boolean).join(" · ")))));
+  el("span", { className: "finding-where" },
+    [finding.op, finding.module, finding.source].filter(Boolean).join(" · ")))));
 }
 
 // Parameters with a problem (no gradient, exploding, ...) first, otherwise in the trace's order.
@@ -64,10 +68,11 @@ function renderParameters(viewer, table, counter) {
   el("td", { className: "num", title: "latest gradient norm" }, formatNumber(row.grad_norm)));
   table.replaceChildren(...rows.slice(0, PARAMETER_ROWS).map(rowOf));
   if (rows.length > PARAMETER_ROWS) {
-    const more = el("tr", null, el("td", { colspan: 3 }, linkButton(`show all ${formatCount(rows.length)}`, () => {
+    const showAll = () => {
       more.remove();
       table.append(...rows.slice(PARAMETER_ROWS).map(rowOf));
-    })));
+    };
+    const more = el("tr", null, el("td", { colspan: 3 }, linkButton(`show all ${formatCount(rows.length)}`, showAll)));
     table.append(more);
   }
 }
@@ -76,16 +81,18 @@ function historyBlock(history) {
   const known = history.filter((value) => typeof value === "number");
   return el("div", null, sparkline(history, 300, 48),
     el("div", { className: "finding-where" }, `${formatCount(history.length)} steps` + (known.length
-      ? `; min ${formatNumber(lowest(known))}, max ${formatNumber(highest(known))}, last ${formatNumber(history[history.length - 1])}`
+      ? `; min ${formatNumber(lowest(known))}, max ${formatNumber(highest(known))}, `
+        + `last ${formatNumber(history[history.length - 1])}`
       : "; never received a gradient")));
 }
 
 // A gradient-norm history as a tiny line (log scale when it spans orders of magnitude);
 // gaps where a step had no gradient.
 function sparkline(history, width = 90, height = 22) {
-  const values = (history || []).map((value) => (typeof value === "number" && Number.isFinite(value) ? value : null));
+  const values = (history || []).map((value) => (Number.isFinite(value) ? value : null));
   const known = values.filter((value) => value !== null);
-  const svg = svgEl("svg", { class: "sparkline", width, height, viewBox: `0 0 ${width} ${height}`, role: "img" });
+  const svg = svgEl("svg", { class: "sparkline", width, height, viewBox: `0 0 ${width} ${height}`,
+    role: "img" });
   if (!known.length) {
     svg.append(svgEl("title", null, "no gradient at any recorded step"));
     return svg;
@@ -96,8 +103,10 @@ function sparkline(history, width = 90, height = 22) {
   const scale = (value) => (log ? Math.log10(value) : value);
   const span = scale(high) - scale(low) || 1;
   const pad = 3;
-  const x = (index) => pad + (values.length === 1 ? (width - 2 * pad) / 2 : index * (width - 2 * pad) / (values.length - 1));
-  const y = (value) => (high === low ? height / 2 : height - pad - (scale(value) - scale(low)) / span * (height - 2 * pad));
+  const innerWidth = width - 2 * pad;
+  const innerHeight = height - 2 * pad;
+  const x = (index) => pad + (values.length === 1 ? innerWidth / 2 : index * innerWidth / (values.length - 1));
+  const y = (value) => (high === low ? height / 2 : height - pad - (scale(value) - scale(low)) / span * innerHeight);
   let run = [];
   const flush = () => {
     if (run.length > 1) svg.append(svgEl("polyline", { points: run.join(" ") }));
@@ -109,8 +118,11 @@ function sparkline(history, width = 90, height = 22) {
   });
   flush();
   const last = values.length - 1;
-  if (values[last] !== null) svg.append(svgEl("circle", { cx: x(last).toFixed(1), cy: y(values[last]).toFixed(1), r: 2 }));
-  svg.append(svgEl("title", null, `gradient norm over ${values.length} steps: min ${formatNumber(low)}, max ${formatNumber(high)}` + (log ? " (log scale)" : "")));
+  if (values[last] !== null) {
+    svg.append(svgEl("circle", { cx: x(last).toFixed(1), cy: y(values[last]).toFixed(1), r: 2 }));
+  }
+  svg.append(svgEl("title", null, `gradient norm over ${values.length} steps: min ${formatNumber(low)}, `
+    + `max ${formatNumber(high)}` + (log ? " (log scale)" : "")));
   return svg;
 }
 

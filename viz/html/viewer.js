@@ -34,9 +34,11 @@ class Viewer {
     if (this.graphs.length) {
       this.showGraph(0);
     } else {
-      for (const id of ["view-select", "saved-toggle", "search-input", "zoom-in", "zoom-out", "zoom-fit"]) this.$(id).disabled = true;
-      this.canvas.replaceChildren(el("p", { className: "no-graph" },
-        "No graph was recorded: the script made no backward call that genesis could capture (see Run and Findings)."));
+      for (const id of ["view-select", "saved-toggle", "search-input", "zoom-in", "zoom-out", "zoom-fit"]) {
+        this.$(id).disabled = true;
+      }
+      this.canvas.replaceChildren(el("p", { className: "no-graph" }, "No graph was recorded: the script made "
+        + "no backward call that genesis could capture (see Run and Findings)."));
       this.$("status").textContent = "";
     }
   }
@@ -48,9 +50,13 @@ class Viewer {
       graphSelect.replaceChildren(...this.graphs.map((graph, index) => {
         const ops = graph.nodes.filter((node) => node.kind === "op").length;
         const steps = graph.steps.length ? `, ${formatCount(graph.steps.length)} steps` : "";
-        return el("option", { value: index }, `${index + 1} of ${this.graphs.length}: ${formatCount(ops)} ops${steps}`);
+        return el("option", { value: index },
+          `${index + 1} of ${this.graphs.length}: ${formatCount(ops)} ops${steps}`);
       }));
-      graphSelect.addEventListener("change", () => { this.clearSelection(); this.showGraph(Number(graphSelect.value)); });
+      graphSelect.addEventListener("change", () => {
+        this.clearSelection();
+        this.showGraph(Number(graphSelect.value));
+      });
     }
     this.$("view-select").addEventListener("change", (event) => this.showView(Number(event.target.value)));
     this.$("saved-toggle").addEventListener("change", (event) => this.setSaved(event.target.checked));
@@ -108,8 +114,9 @@ class Viewer {
     this.saved = drawing.view.saved;
     this.$("saved-toggle").checked = this.saved;
     const select = this.$("view-select");
-    select.replaceChildren(...graph.views.map((view, index) => (view.saved === this.saved
-      ? el("option", { value: index }, `${view.label} (${formatCount(view.items)} drawn)`) : null)).filter(Boolean));
+    const options = graph.views.map((view, index) => (view.saved === this.saved
+      ? el("option", { value: index }, `${view.label} (${formatCount(view.items)} drawn)`) : null));
+    select.replaceChildren(...options.filter(Boolean));
     select.value = String(viewIndex);
     this.clearHighlight();
     const svg = drawing.load();
@@ -137,7 +144,8 @@ class Viewer {
   setSaved(saved) {
     const graph = this.graphs[this.graphIndex];
     const depth = graph.views[this.viewIndex[this.graphIndex]].depth;
-    const candidates = graph.views.map((view, index) => [view, index]).filter(([view]) => view.saved === saved);
+    const candidates = graph.views.map((view, index) => [view, index])
+      .filter(([view]) => view.saved === saved);
     if (!candidates.length) return;
     const same = candidates.find(([view]) => view.depth === depth);
     this.showView((same || candidates[candidates.length - 1])[1]);
@@ -255,7 +263,9 @@ class Viewer {
   }
 
   clearHighlight() {
-    for (const element of this.highlighted) element.classList.remove("selected", "neighbour", "linked", "flash");
+    for (const element of this.highlighted) {
+      element.classList.remove("selected", "neighbour", "linked", "flash");
+    }
     this.highlighted = [];
   }
 
