@@ -75,9 +75,11 @@ class Details {
       parts.push(el("h4", null, node.kind === "saved" ? "Saved by" : "Used by"),
         this.edgeTable(graphIndex, consumers, (edge) => edge.dst, (edge) => `as input ${edge.index}`));
     }
-    const history = graph.grad_norms[node.name];
+    // the run's parameter table follows every step; the graph only the steps with its structure
+    const row = this.viewer.parameterRows.get(node.name);
+    const history = row ? row.history : graph.grad_norms[node.name];
     if ((node.kind === "param" || node.kind === "input") && history && history.length) {
-      parts.push(el("h4", null, "Gradient norm per recorded step"), historyBlock(history));
+      parts.push(el("h4", null, "Gradient norm per step"), historyBlock(history));
     }
     this.show(parts);
   }

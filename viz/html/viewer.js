@@ -16,6 +16,7 @@ class Viewer {
     this.selection = null;     // { graph, node } or { graph, key }
     this.highlighted = [];
     this.links = new Map();    // graph index -> { incoming, outgoing }
+    this.parameterRows = new Map(data.parameters.map((row) => [row.name, row]));
     this.$ = (id) => document.getElementById(id);
     this.canvas = this.$("canvas");
     this.panZoom = new PanZoom(this.canvas, (target) => this.tap(target));
