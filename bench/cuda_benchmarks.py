@@ -1,0 +1,278 @@
+"""genesis on CuPy vs PyTorch on CUDA, on the same GPU, with the same weights and math:
+
+  * MLP training step: batch 128, 784-512-512-10, ReLU, cross-entropy, Adam (lr 1e-3);
+  * transformer block forward + backward: pre-LN, batch 8, length 128, d_model 256,
+    4 heads (packed q/k/v projection, softmax(q k^T / sqrt(d)) v, output projection),
+    GELU MLP of width 4 * d_model, layer norm written with ops (mean, variance, rsqrt)
+    once for both frameworks. Backward from a fixed output gradient into the input and
+    every weight.
+
+Float32. Each step is timed from a synchronised start to a synchronised end (kernels run
+asynchronously), after warm-up steps (CuPy compiles each kernel on first use): the
+figure is the best of `--repeat` runs of `--number` steps. PyTorch's Adam runs twice:
+its default (multi-tensor `foreach` kernels on CUDA) and `foreach=False` (one
+parameter at a time, as genesis does). Before timing, one step of each framework from
+the same state is compared (loss and gradients), so the rows compute the same thing.
+Peak memory is each framework's own allocator figure (genesis.cuda / torch.cuda).
+
+Run: python bench/cuda_benchmarks.py [--quick] [--device cpu]
+(`--device cpu` runs the same comparison on the CPU, to try the script without a GPU.)
+Without a GPU (or without CuPy or CUDA PyTorch) it says so and exits 0.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+
+import numpy as np
+
+import genesis
+import genesis.nn.functional as genesis_F
+
+MLP_BATCH, MLP_SIZES = 128, (784, 512, 512, 10)
+BATCH, LENGTH, D_MODEL, HEADS = 8, 128, 256, 4
+
+
+def missing_gpu_reason(torch) -> str | None:
+    if torch is None:
+        return "PyTorch is not installed"
+    if not torch.cuda.is_available():
+        return "PyTorch sees no CUDA device"
+    if not genesis.cuda.is_available():
+        return "genesis sees no CUDA device (is CuPy installed?)"
+    return None
+
+
+def synchronizer(torch, device: str):
+    """A function that waits for both frameworks' queued GPU work (nothing on the CPU)."""
+    if device == "cpu":
+        return lambda: None
+
+    def synchronize():
+        genesis.cuda.synchronize()
+        torch.cuda.synchronize()
+    return synchronize
+
+
+def ms_per_step(step, synchronize, number: int, repeat: int, warmup: int = 3) -> float:
+    for _ in range(warmup):
+        step()
+    synchronize()
+    best = math.inf
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            step()
+        synchronize()
+        best = min(best, (time.perf_counter() - start) / number)
+    return best * 1e3
+
+
+class PeakMemory:
+    """Each framework's peak allocated bytes over a region, in MiB (None on the CPU)."""
+
+    def __init__(self, torch, device: str):
+        self.torch, self.on_gpu = torch, device != "cpu"
+
+    def start(self) -> None:
+        if self.on_gpu:
+            genesis.cuda.reset_peak_memory_stats()
+            self.torch.cuda.reset_peak_memory_stats()
+
+    def genesis(self):
+        return genesis.cuda.max_memory_allocated() / 2 ** 20 if self.on_gpu else None
+
+    def pytorch(self):
+        return self.torch.cuda.max_memory_allocated() / 2 ** 20 if self.on_gpu else None
+
+
+# -- MLP training step -------------------------------------------------------------------
+def mlp(nn):
+    layers = []
+    for index, (width_in, width_out) in enumerate(zip(MLP_SIZES, MLP_SIZES[1:])):
+        layers.append(nn.Linear(width_in, width_out))
+        if index < len(MLP_SIZES) - 2:
+            layers.append(nn.ReLU())
+    return nn.Sequential(*layers)
+
+
+def mlp_rows(torch, device: str, number: int, repeat: int, synchronize, memory) -> list:
+    torch.manual_seed(0)
+    reference = mlp(torch.nn)
+    state = {key: value.detach().numpy().copy() for key, value in reference.state_dict().items()}
+    rng = np.random.default_rng(0)
+    features = rng.standard_normal((MLP_BATCH, MLP_SIZES[0])).astype(np.float32)
+    labels = rng.integers(0, MLP_SIZES[-1], MLP_BATCH)
+
+    ours = mlp(genesis.nn)
+    ours.load_state_dict({key: genesis.tensor(value) for key, value in state.items()})
+    ours.to(device)
+    x, y = genesis.tensor(features, device=device), genesis.tensor(labels, device=device)
+    optimizer = genesis.optim.Adam(ours.parameters(), lr=1e-3)
+
+    def genesis_step():
+        optimizer.zero_grad()
+        genesis_F.cross_entropy(ours(x), y).backward()
+        optimizer.step()
+
+    torch_x = torch.tensor(features, device=device)
+    torch_y = torch.tensor(labels, device=device)
+
+    def torch_model_and_step(foreach: bool):
+        model = mlp(torch.nn)
+        model.load_state_dict({key: torch.tensor(value) for key, value in state.items()})
+        model.to(device)
+        torch_optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=foreach)
+
+        def step():
+            torch_optimizer.zero_grad(set_to_none=True)
+            torch.nn.functional.cross_entropy(model(torch_x), torch_y).backward()
+            torch_optimizer.step()
+        return model, step
+
+    check_mlp_agrees(torch, ours, x, y, torch_model_and_step(True)[0], torch_x, torch_y)
+    rows = []
+    memory.start()
+    rows.append(("MLP step", "genesis (CuPy)" if device != "cpu" else "genesis (NumPy)",
+                 ms_per_step(genesis_step, synchronize, number, repeat), memory.genesis()))
+    for label, foreach in (("PyTorch, Adam default", True), ("PyTorch, Adam foreach=False", False)):
+        _, step = torch_model_and_step(foreach)
+        memory.start()
+        rows.append(("MLP step", label, ms_per_step(step, synchronize, number, repeat),
+                     memory.pytorch()))
+    return rows
+
+
+def check_mlp_agrees(torch, ours, x, y, theirs, torch_x, torch_y) -> None:
+    loss = genesis_F.cross_entropy(ours(x), y)
+    loss.backward()
+    torch_loss = torch.nn.functional.cross_entropy(theirs(torch_x), torch_y)
+    torch_loss.backward()
+    difference = max(float(np.abs(p.grad.cpu().numpy() - q.grad.cpu().numpy()).max())
+                     for p, q in zip(ours.parameters(), theirs.parameters()))
+    print(f"MLP: loss {loss.item():.6f} vs {torch_loss.item():.6f}, "
+          f"gradient max |diff| {difference:.1e}")
+    ours.zero_grad()
+
+
+# -- transformer block forward + backward ---------------------------------------------------
+def initial_weights(rng) -> dict:
+    """float32 arrays; linear layers drawn like PyTorch's default init."""
+    def linear(out_features, in_features):
+        bound = 1 / math.sqrt(in_features)
+        return (rng.uniform(-bound, bound, (out_features, in_features)).astype(np.float32),
+                rng.uniform(-bound, bound, out_features).astype(np.float32))
+
+    weights = {}
+    weights["qkv_w"], weights["qkv_b"] = linear(3 * D_MODEL, D_MODEL)
+    weights["out_w"], weights["out_b"] = linear(D_MODEL, D_MODEL)
+    weights["fc1_w"], weights["fc1_b"] = linear(4 * D_MODEL, D_MODEL)
+    weights["fc2_w"], weights["fc2_b"] = linear(D_MODEL, 4 * D_MODEL)
+    for name in ("ln1", "ln2"):
+        weights[f"{name}_w"] = (1 + 0.1 * rng.standard_normal(D_MODEL)).astype(np.float32)
+        weights[f"{name}_b"] = (0.1 * rng.standard_normal(D_MODEL)).astype(np.float32)
+    return weights
+
+
+def layer_norm(lib, x, weight, bias, eps=1e-5):
+    centered = x - x.mean(-1, keepdim=True)
+    variance = (centered * centered).mean(-1, keepdim=True)
+    return centered * lib.rsqrt(variance + eps) * weight + bias
+
+
+def transformer_block(lib, F, x, p):
+    """The pre-LN block, written once for both frameworks (`lib` is genesis or torch)."""
+    batch, length, width = x.shape
+    head = width // HEADS
+    normed = layer_norm(lib, x, p["ln1_w"], p["ln1_b"])
+    qkv = F.linear(normed, p["qkv_w"], p["qkv_b"]).reshape(batch, length, 3, HEADS, head)
+    q, k, v = qkv.permute(2, 0, 3, 1, 4)                  # each (batch, heads, length, head)
+    attention = F.softmax((q @ k.transpose(-2, -1)) * (1 / math.sqrt(head)), -1)
+    mixed = (attention @ v).transpose(1, 2).reshape(batch, length, width)
+    h = x + F.linear(mixed, p["out_w"], p["out_b"])
+    hidden = F.gelu(F.linear(layer_norm(lib, h, p["ln2_w"], p["ln2_b"]), p["fc1_w"], p["fc1_b"]))
+    return h + F.linear(hidden, p["fc2_w"], p["fc2_b"])
+
+
+def block_rows(torch, device: str, number: int, repeat: int, synchronize, memory) -> list:
+    rng = np.random.default_rng(0)
+    weights = initial_weights(rng)
+    data = rng.standard_normal((BATCH, LENGTH, D_MODEL)).astype(np.float32)
+    grad_out = rng.standard_normal((BATCH, LENGTH, D_MODEL)).astype(np.float32)
+
+    def prepared(lib, F, tensor):
+        params = {key: tensor(value, requires_grad=True) for key, value in weights.items()}
+        x = tensor(data, requires_grad=True)
+        seed = tensor(grad_out, requires_grad=False)
+        leaves = [x, *params.values()]
+
+        def step():
+            for leaf in leaves:
+                leaf.grad = None
+            transformer_block(lib, F, x, params).backward(seed)
+        return step, leaves
+
+    genesis_step, genesis_leaves = prepared(
+        genesis, genesis_F, lambda value, requires_grad: genesis.tensor(
+            value, device=device, requires_grad=requires_grad))
+    torch_step, torch_leaves = prepared(
+        torch, torch.nn.functional, lambda value, requires_grad: torch.tensor(
+            value, device=device, requires_grad=requires_grad))
+    genesis_step()
+    torch_step()
+    difference = max(float(np.abs(ours.grad.cpu().numpy() - theirs.grad.cpu().numpy()).max())
+                     for ours, theirs in zip(genesis_leaves, torch_leaves))
+    print(f"transformer block: gradient max |diff| {difference:.1e}")
+    rows = []
+    memory.start()
+    rows.append(("block fwd+bwd", "genesis (CuPy)" if device != "cpu" else "genesis (NumPy)",
+                 ms_per_step(genesis_step, synchronize, number, repeat), memory.genesis()))
+    memory.start()
+    rows.append(("block fwd+bwd", "PyTorch", ms_per_step(torch_step, synchronize, number, repeat),
+                 memory.pytorch()))
+    return rows
+
+
+def print_table(rows: list) -> None:
+    print(f"\n{'benchmark':<15} {'implementation':<28} {'ms/step':>9} {'genesis/this':>13} "
+          f"{'peak MiB':>9}")
+    reference = {}
+    for benchmark, name, milliseconds, peak in rows:
+        reference.setdefault(benchmark, milliseconds)
+        memory = f"{peak:9.1f}" if peak is not None else f"{'-':>9}"
+        print(f"{benchmark:<15} {name:<28} {milliseconds:9.3f} "
+              f"{reference[benchmark] / milliseconds:12.2f}x {memory}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats")
+    parser.add_argument("--number", type=int, default=20, help="steps per timed run")
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs (the best is kept)")
+    options = parser.parse_args()
+    number, repeat = (3, 2) if options.quick else (options.number, options.repeat)
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    reason = None if options.device == "cpu" and torch is not None else missing_gpu_reason(torch)
+    if reason is not None:
+        print(f"skipped: {reason}; these benchmarks compare genesis and PyTorch on one GPU")
+        return 0
+    if options.device == "cuda":
+        print(f"GPU: {genesis.cuda.get_device_name()} (genesis) / {torch.cuda.get_device_name()} "
+              f"(PyTorch {torch.__version__})")
+    synchronize = synchronizer(torch, options.device)
+    memory = PeakMemory(torch, options.device)
+    rows = mlp_rows(torch, options.device, number, repeat, synchronize, memory)
+    rows += block_rows(torch, options.device, number, repeat, synchronize, memory)
+    print_table(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
