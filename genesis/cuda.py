@@ -12,7 +12,11 @@ genesis is allocated from: `memory_allocated` is the pool's bytes in use,
 `memory_reserved` the bytes it holds from the driver (in use or cached).
 
 >>> import genesis
->>> genesis.cuda.is_available() in (True, False)
+>>> device = "cuda" if genesis.cuda.is_available() else "cpu"
+>>> x = genesis.randn(256, 256, device=device)
+>>> y = (x @ x).relu()
+>>> genesis.cuda.synchronize() if device == "cuda" else None
+>>> genesis.cuda.memory_allocated() >= 0
 True
 """
 from __future__ import annotations
@@ -203,7 +207,7 @@ def _peak_hook(tracker: _PeakTracker):
     class PeakHook(cupy.cuda.MemoryHook):
         name = "genesis_peak_memory"
 
-        def malloc_postprocess(self, device_id, size, mem_size, mem_ptr, pmem_id):
+        def malloc_postprocess(self, device_id, **details):
             tracker.observe(device_id, pool.used_bytes())
 
     return PeakHook()

@@ -113,7 +113,7 @@ def cupy_runtime():
     """CuPy and the number of GPUs it sees; DeviceError saying why when either is missing."""
     try:
         import cupy
-    except ImportError as error:
+    except Exception as error:  # ImportError, or a broken CUDA install failing at import
         raise DeviceError(
             "CUDA was requested but CuPy is not importable "
             f"({error}); install it with: pip install 'genesis-autograd[cuda]'"
