@@ -1,6 +1,8 @@
 """Adam and AdamW (decoupled weight decay), with amsgrad, as in PyTorch."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..tensor import wrap_array
 from .optimizer import Optimizer
 
@@ -10,11 +12,9 @@ __all__ = ["Adam", "AdamW"]
 def lerp_(target, end, weight: float, scratch=None) -> None:
     """target += weight * (end - target), rounded the way PyTorch's lerp_ kernel rounds.
 
-    `scratch` (an array like target) avoids allocating a temporary."""
-    difference = end - target if scratch is None else scratch
-    if scratch is not None:
-        difference[...] = end
-        difference -= target
+    `scratch` (an array like target) avoids allocating a temporary (NumPy's ufunc hands
+    CuPy arrays to CuPy)."""
+    difference = end - target if scratch is None else np.subtract(end, target, out=scratch)
     if abs(weight) < 0.5:
         difference *= weight
         target += difference
