@@ -10,7 +10,7 @@ MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
 """
 from __future__ import annotations
 
-from ..ops import pooling
+from ..ops import adaptive_pooling, pooling
 from ..tensor import Tensor
 from .module import Module
 
@@ -146,7 +146,7 @@ class AdaptiveAvgPool1d(_AdaptivePool):
     (2, 4, 3)
     """
 
-    _function = staticmethod(pooling.adaptive_avg_pool1d)
+    _function = staticmethod(adaptive_pooling.adaptive_avg_pool1d)
 
 
 class AdaptiveAvgPool2d(_AdaptivePool):
@@ -158,7 +158,7 @@ class AdaptiveAvgPool2d(_AdaptivePool):
     (2, 64, 1, 1)
     """
 
-    _function = staticmethod(pooling.adaptive_avg_pool2d)
+    _function = staticmethod(adaptive_pooling.adaptive_avg_pool2d)
 
 
 class AdaptiveMaxPool1d(_AdaptiveMaxPool):
@@ -169,7 +169,7 @@ class AdaptiveMaxPool1d(_AdaptiveMaxPool):
     (2, 4, 2)
     """
 
-    _function = staticmethod(pooling.adaptive_max_pool1d)
+    _function = staticmethod(adaptive_pooling.adaptive_max_pool1d)
 
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPool):
@@ -180,4 +180,4 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPool):
     (1, 3, 2, 2)
     """
 
-    _function = staticmethod(pooling.adaptive_max_pool2d)
+    _function = staticmethod(adaptive_pooling.adaptive_max_pool2d)

@@ -1,4 +1,5 @@
-"""Pooling: max, average and adaptive average/max over the trailing 1 or 2 dims.
+"""Pooling: max and average over sliding windows of the trailing 1 or 2 dims (adaptive
+pooling is in adaptive_pooling.py).
 
 Max and average pooling walk the positions of a window (at most a few) and
 combine the matching strided slices of the padded input, so no window is
@@ -10,17 +11,14 @@ again, so gradients of any order work.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..autograd.function import Function
-from ..tensor import Tensor, wrap_array
+from ..tensor import Tensor
 from .registry import OpInfo, Sample
 from .window import Windows, as_tuple, check_positive, cropped, padded
 
-__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d",
-           "adaptive_max_pool1d"]  # the pooling functions torch has at top level too
+__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d"]  # those torch has at top level too
 
 
 def scan_maxima(xp, parts, count: int, track: bool):
@@ -223,7 +221,7 @@ def _pool_windows(op: str, dims: int, input: Tensor, kernel_size, stride, paddin
                   ceil_mode: bool) -> Windows:
     """Check a pooling call's arguments and work out its window geometry (PyTorch's output
     size rule, ceil_mode included)."""
-    _check_input(op, dims, input)
+    check_input(op, dims, input)
     kernel = as_tuple(kernel_size, dims, "kernel_size", op)
     stride = kernel if stride is None or stride == () or stride == [] else \
         as_tuple(stride, dims, "stride", op)
@@ -250,7 +248,7 @@ def _pool_windows(op: str, dims: int, input: Tensor, kernel_size, stride, paddin
     return Windows(kernel, stride, dilation, tuple(zip(padding, after)))
 
 
-def _check_input(op: str, dims: int, input: Tensor) -> None:
+def check_input(op: str, dims: int, input: Tensor) -> None:
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
     names = ("L",) if dims == 1 else ("H", "W")
@@ -350,205 +348,57 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
                      count_include_pad, divisor_override)
 
 
-def adaptive_ranges(size: int, out: int) -> tuple:
-    """PyTorch's adaptive windows: window i covers [floor(i * size / out), ceil((i + 1) *
-    size / out))."""
-    index = np.arange(out)
-    return index * size // out, -(-(index + 1) * size // out)
-
-
-def _output_size(op: str, dims: int, input: Tensor, output_size) -> tuple:
-    _check_input(op, dims, input)
-    if output_size is None or isinstance(output_size, int):
-        output_size = (output_size,) * dims
-    if not isinstance(output_size, list | tuple) or len(output_size) != dims:
-        raise TypeError(f"{op}: output_size must be an int or a tuple of {dims} ints (None keeps "
-                        f"the input's size), got {output_size!r}")
-    sizes = tuple(input.shape[-dims + i] if n is None else n for i, n in enumerate(output_size))
-    if any(not isinstance(n, int) or n < 1 for n in sizes):
-        raise RuntimeError(f"{op}: output_size must be positive, got {tuple(output_size)}")
-    return sizes
-
-
-class AdaptiveAvgPool(Function):
-    """Adaptive average pooling as one averaging matrix A (out, in) per spatial dim:
-    x @ A^T for 1-D, A_h @ x @ A_w^T for 2-D."""
-
-    autocast_policy = "float32"
-
-    @staticmethod
-    def forward(ctx, input, matrices):
-        ctx.matrices = matrices
-        out = input._data @ matrices[-1]._data.T
-        return matrices[0]._data @ out if len(matrices) == 2 else out
-
-    @staticmethod
-    def backward(ctx, grad):
-        matrices = ctx.matrices
-        grad = grad @ matrices[-1]
-        return (matrices[0].mT @ grad if len(matrices) == 2 else grad), None
-
-
-def _averaging_matrix(xp, size: int, out: int, dtype):
-    start, end = adaptive_ranges(size, out)
-    columns = np.arange(size)
-    inside = (columns >= start[:, None]) & (columns < end[:, None])
-    return xp.asarray(inside / (end - start)[:, None]).astype(dtype)
-
-
-def _adaptive_avg_pool(op: str, dims: int, input: Tensor, output_size) -> Tensor:
-    sizes = _output_size(op, dims, input, output_size)
-    if not input.is_floating_point():
-        raise RuntimeError(f"{op}: input must be floating point, got {input.dtype.name}; "
-                           "convert it with .float()")
-    xp = input._device.xp
-    matrices = tuple(wrap_array(_averaging_matrix(xp, size, n, input._data.dtype), input._device)
-                     for size, n in zip(input.shape[-dims:], sizes))
-    return AdaptiveAvgPool.apply(input, matrices)
-
-
-def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
-    """Average pooling of (N, C, L) to (N, C, output_size), windows chosen as in PyTorch.
-
-    >>> import genesis
-    >>> genesis.nn.functional.adaptive_avg_pool1d(genesis.tensor([[[1., 2., 3., 4., 5.]]]), 2)
-    tensor([[[2., 4.]]])
-    """
-    return _adaptive_avg_pool("adaptive_avg_pool1d", 1, input, output_size)
-
-
-def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
-    """Average pooling of (N, C, H, W) to (N, C, *output_size); an entry None keeps that
-    input size. Window i of n over a size S covers [floor(i S / n), ceil((i + 1) S / n)).
-
-    >>> import genesis
-    >>> genesis.nn.functional.adaptive_avg_pool2d(genesis.ones(8, 64, 7, 7), 1).shape
-    (8, 64, 1, 1)
-    """
-    return _adaptive_avg_pool("adaptive_avg_pool2d", 2, input, output_size)
-
-
-def _adaptive_max_pool(op: str, dims: int, input: Tensor, output_size, return_indices: bool):
-    """Gather each adaptive window's cells (short windows repeat their last cell, which never
-    wins a tie), take PyTorch's scan maximum, then pick the values with `gather` (its backward
-    adds the gradient at those positions)."""
-    sizes = _output_size(op, dims, input, output_size)
-    xp = input._device.xp
-    spatial = tuple(input.shape[-dims:])
-    key, cells = [Ellipsis], []
-    for dim, (size, n) in enumerate(zip(spatial, sizes)):
-        start, end = adaptive_ranges(size, n)
-        longest = int((end - start).max())
-        cell = np.minimum(start[:, None] + np.arange(longest), end[:, None] - 1)
-        cells.append(cell)
-        key.append(xp.asarray(cell.reshape(cell.shape + (1, 1) * (dims - dim - 1))))
-    gathered = input._data[tuple(key)]  # (..., n1, k1, n2, k2)
-    kernel = tuple(cell.shape[1] for cell in cells)
-    parts = (gathered[(...,) + tuple(x for o in offset for x in (slice(None), o))]
-             for offset in np.ndindex(*kernel))
-    _, arg = scan_maxima(xp, parts, math.prod(kernel), track=True)
-    coords = xp.unravel_index(arg.astype(xp.int64), kernel)
-    flat = 0
-    for dim, (cell, coord) in enumerate(zip(cells, coords)):
-        rows = xp.arange(sizes[dim]).reshape((-1,) + (1,) * (dims - dim - 1))
-        flat = flat * spatial[dim] + xp.asarray(cell)[rows, coord]
-    indices = wrap_array(flat, input._device)
-    values = input.flatten(-dims).gather(-1, indices.flatten(-dims)).reshape(indices.shape)
-    return (values, indices) if return_indices else values
-
-
-def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
-    """Max pooling of (N, C, L) to (N, C, output_size) over PyTorch's adaptive windows.
-
-    >>> import genesis
-    >>> genesis.nn.functional.adaptive_max_pool1d(genesis.tensor([[[1., 5., 2., 4., 3.]]]), 2)
-    tensor([[[5., 4.]]])
-    """
-    return _adaptive_max_pool("adaptive_max_pool1d", 1, input, output_size, return_indices)
-
-
-def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
-    """Max pooling of (N, C, H, W) to (N, C, *output_size) over PyTorch's adaptive windows;
-    with `return_indices`, also each maximum's flat position in H * W.
-
-    >>> import genesis
-    >>> genesis.nn.functional.adaptive_max_pool2d(genesis.arange(16.).reshape(1, 4, 4), 2)
-    tensor([[[ 5.,  7.],
-             [13., 15.]]])
-    """
-    return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
-
-
 METHODS = {}
 
 
-def _pool_sample(rng, shape, *args, layout="contiguous", grad=None, **kwargs):
+def pool_sample(rng, shape, *args, layout="contiguous", grad=None, **kwargs):
     return Sample((rng.uniform(-2, 2, shape),) + args, kwargs, layout=layout, grad=grad,
                   note=f"{shape} {args} {kwargs} {layout}")
 
 
 def _max_pool1d_samples(rng):
-    return [_pool_sample(rng, (2, 3, 7), 3, 2), _pool_sample(rng, (3, 6), 2),
-            _pool_sample(rng, (2, 2, 8), 3, 2, 1, 2, ceil_mode=True),
-            _pool_sample(rng, (2, 2, 7), 2, return_indices=True, ceil_mode=True),
-            _pool_sample(rng, (2, 3, 6), 3, 1, 1, layout="transposed")]
+    return [pool_sample(rng, (2, 3, 7), 3, 2), pool_sample(rng, (3, 6), 2),
+            pool_sample(rng, (2, 2, 8), 3, 2, 1, 2, ceil_mode=True),
+            pool_sample(rng, (2, 2, 7), 2, return_indices=True, ceil_mode=True),
+            pool_sample(rng, (2, 3, 6), 3, 1, 1, layout="transposed")]
 
 
 def _max_pool2d_samples(rng):
-    return [_pool_sample(rng, (2, 2, 4, 4), 2), _pool_sample(rng, (2, 2, 5, 5), 3, 2, 1),
-            _pool_sample(rng, (1, 2, 6, 5), (2, 3), (1, 2), dilation=(2, 1)),
-            _pool_sample(rng, (2, 1, 5, 6), 2, ceil_mode=True, padding=1),
-            _pool_sample(rng, (2, 2, 5, 5), 3, 1, 1, return_indices=True),
-            _pool_sample(rng, (2, 3, 4, 6), 2, layout="transposed"),
-            _pool_sample(rng, (3, 4, 4), 2, 1, layout="strided"),
-            _pool_sample(rng, (1, 2, 4, 4), 2, grad=(False,))]
+    return [pool_sample(rng, (2, 2, 4, 4), 2), pool_sample(rng, (2, 2, 5, 5), 3, 2, 1),
+            pool_sample(rng, (1, 2, 6, 5), (2, 3), (1, 2), dilation=(2, 1)),
+            pool_sample(rng, (2, 1, 5, 6), 2, ceil_mode=True, padding=1),
+            pool_sample(rng, (2, 2, 5, 5), 3, 1, 1, return_indices=True),
+            pool_sample(rng, (2, 3, 4, 6), 2, layout="transposed"),
+            pool_sample(rng, (3, 4, 4), 2, 1, layout="strided"),
+            pool_sample(rng, (1, 2, 4, 4), 2, grad=(False,))]
 
 
 def _avg_pool1d_samples(rng):
-    return [_pool_sample(rng, (2, 3, 7), 3, 2), _pool_sample(rng, (3, 6), 2),
-            _pool_sample(rng, (2, 2, 8), 3, 2, 1, count_include_pad=False),
-            _pool_sample(rng, (2, 2, 7), 2, 2, 1, ceil_mode=True),
-            _pool_sample(rng, (2, 3, 6), 3, 1, 1, layout="transposed")]
+    return [pool_sample(rng, (2, 3, 7), 3, 2), pool_sample(rng, (3, 6), 2),
+            pool_sample(rng, (2, 2, 8), 3, 2, 1, count_include_pad=False),
+            pool_sample(rng, (2, 2, 7), 2, 2, 1, ceil_mode=True),
+            pool_sample(rng, (2, 3, 6), 3, 1, 1, layout="transposed")]
 
 
 def _avg_pool2d_samples(rng):
-    return [_pool_sample(rng, (2, 2, 4, 4), 2), _pool_sample(rng, (2, 2, 5, 5), 3, 2, 1),
-            _pool_sample(rng, (2, 2, 5, 5), 3, 2, 1, count_include_pad=False),
-            _pool_sample(rng, (2, 1, 5, 6), 2, ceil_mode=True, padding=1),
-            _pool_sample(rng, (1, 2, 7, 6), 3, 2, 1, ceil_mode=True, count_include_pad=False),
-            _pool_sample(rng, (2, 2, 4, 5), (2, 3), 1, divisor_override=4),
-            _pool_sample(rng, (2, 3, 4, 6), 2, layout="transposed"),
-            _pool_sample(rng, (3, 4, 4), 2, 1, layout="strided")]
+    return [pool_sample(rng, (2, 2, 4, 4), 2), pool_sample(rng, (2, 2, 5, 5), 3, 2, 1),
+            pool_sample(rng, (2, 2, 5, 5), 3, 2, 1, count_include_pad=False),
+            pool_sample(rng, (2, 1, 5, 6), 2, ceil_mode=True, padding=1),
+            pool_sample(rng, (1, 2, 7, 6), 3, 2, 1, ceil_mode=True, count_include_pad=False),
+            pool_sample(rng, (2, 2, 4, 5), (2, 3), 1, divisor_override=4),
+            pool_sample(rng, (2, 3, 4, 6), 2, layout="transposed"),
+            pool_sample(rng, (3, 4, 4), 2, 1, layout="strided")]
 
 
-def _adaptive_samples(dims, indices=False):
-    def build(rng):
-        shape = (2, 3, 7) if dims == 1 else (2, 2, 5, 7)
-        sizes = [3, 1, 7] if dims == 1 else [(2, 3), 1, (None, 2), (5, 7)]
-        extra = {"return_indices": True} if indices else {}
-        return ([_pool_sample(rng, shape, size) for size in sizes]
-                + [_pool_sample(rng, shape[1:], sizes[0], **extra),
-                   _pool_sample(rng, shape, sizes[0], layout="transposed", **extra)])
-    return build
-
-
-def _torch_pool(name):
+def torch_pool(name):
     return lambda torch, *args, **kwargs: getattr(torch.nn.functional, name)(*args, **kwargs)
 
 
 OPS = [
-    OpInfo("max_pool1d", max_pool1d, _max_pool1d_samples, torch=_torch_pool("max_pool1d"),
+    OpInfo("max_pool1d", max_pool1d, _max_pool1d_samples, torch=torch_pool("max_pool1d"),
            kinks="ties within a window"),
-    OpInfo("max_pool2d", max_pool2d, _max_pool2d_samples, torch=_torch_pool("max_pool2d"),
+    OpInfo("max_pool2d", max_pool2d, _max_pool2d_samples, torch=torch_pool("max_pool2d"),
            kinks="ties within a window"),
-    OpInfo("avg_pool1d", avg_pool1d, _avg_pool1d_samples, torch=_torch_pool("avg_pool1d")),
-    OpInfo("avg_pool2d", avg_pool2d, _avg_pool2d_samples, torch=_torch_pool("avg_pool2d")),
-    OpInfo("adaptive_avg_pool1d", adaptive_avg_pool1d, _adaptive_samples(1),
-           torch=_torch_pool("adaptive_avg_pool1d")),
-    OpInfo("adaptive_avg_pool2d", adaptive_avg_pool2d, _adaptive_samples(2),
-           torch=_torch_pool("adaptive_avg_pool2d")),
-    OpInfo("adaptive_max_pool1d", adaptive_max_pool1d, _adaptive_samples(1, indices=True),
-           torch=_torch_pool("adaptive_max_pool1d"), kinks="ties within a window"),
-    OpInfo("adaptive_max_pool2d", adaptive_max_pool2d, _adaptive_samples(2, indices=True),
-           torch=_torch_pool("adaptive_max_pool2d"), kinks="ties within a window"),
+    OpInfo("avg_pool1d", avg_pool1d, _avg_pool1d_samples, torch=torch_pool("avg_pool1d")),
+    OpInfo("avg_pool2d", avg_pool2d, _avg_pool2d_samples, torch=torch_pool("avg_pool2d")),
 ]
