@@ -173,8 +173,11 @@ class _Drawing:
         return kind, lines, tooltip, findings
 
     def _node_findings(self, node) -> list:
-        bad_numbers = any(info is not None and any(
-            stats is not None and (stats["nan"] or stats["inf"]) for stats in (info.stats, info.grad))
+        # NaN anywhere, or Inf in a gradient, is drawn as a problem; Inf in values alone is not
+        # (a -inf attention mask is deliberate) unless a checker tagged the node.
+        bad_numbers = any(info is not None and (
+            (info.stats is not None and info.stats["nan"])
+            or (info.grad is not None and (info.grad["nan"] or info.grad["inf"])))
             for info in node.outputs)
         tags = list(node.findings)
         if self.has_grads and node.kind == "param" and node.outputs and node.outputs[0].grad is None:

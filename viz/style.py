@@ -44,7 +44,7 @@ NODE_STYLES = {
 # Findings (tags on nodes, or NaN/Inf seen in statistics) override parts of the kind's style.
 FINDING_STYLES = {
     "nan_inf":       {"fillcolor": "#FF9E9E", "color": "#C00000", "penwidth": "2.5",
-                      "legend": "NaN or Inf in values or gradient"},
+                      "legend": "NaN/Inf found (NaN values, non-finite gradient)"},
     "grad_mismatch": {"color": "#FF6F00", "penwidth": "3.5",
                       "legend": "gradient mismatch (backward disagrees with finite differences)"},
     "no_grad":       {"style": "dashed,filled", "fontcolor": "#8A8A8A", "color": "#8A8A8A",
