@@ -59,7 +59,7 @@ def self_attention(lib, F, x, p):
     batch, length, width = x.shape
     head = width // HEADS
     qkv = F.linear(x, p["qkv_w"], p["qkv_b"]).reshape(batch, length, 3, HEADS, head)
-    q, k, v = qkv.permute(2, 0, 3, 1, 4)            # each (batch, heads, length, head)
+    q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)  # each (batch, heads, length, head)
     weights = F.softmax((q @ k.transpose(-2, -1)) * (1 / math.sqrt(head)), -1)
     mixed = (weights @ v).transpose(1, 2).reshape(batch, length, width)
     return F.linear(mixed, p["out_w"], p["out_b"])
