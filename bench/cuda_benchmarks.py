@@ -188,7 +188,7 @@ def transformer_block(lib, F, x, p):
     head = width // HEADS
     normed = layer_norm(lib, x, p["ln1_w"], p["ln1_b"])
     qkv = F.linear(normed, p["qkv_w"], p["qkv_b"]).reshape(batch, length, 3, HEADS, head)
-    q, k, v = qkv.permute(2, 0, 3, 1, 4)                  # each (batch, heads, length, head)
+    q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)        # each (batch, heads, length, head)
     attention = F.softmax((q @ k.transpose(-2, -1)) * (1 / math.sqrt(head)), -1)
     mixed = (attention @ v).transpose(1, 2).reshape(batch, length, width)
     h = x + F.linear(mixed, p["out_w"], p["out_b"])
