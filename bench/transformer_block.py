@@ -113,8 +113,12 @@ def training_step(forward, x, parameters, grad_out):
 
 
 def largest_difference(genesis_tensors, torch_tensors) -> float:
-    return max(float(np.max(np.abs(g.detach().numpy() - t.detach().numpy())))
-               for g, t in zip(genesis_tensors, torch_tensors))
+    """The largest |genesis - torch| over the tensors, each relative to its largest |torch|."""
+    differences = []
+    for mine, theirs in zip(genesis_tensors, torch_tensors):
+        mine, theirs = mine.detach().numpy(), theirs.detach().numpy()
+        differences.append(np.max(np.abs(mine - theirs)) / max(np.max(np.abs(theirs)), 1e-30))
+    return float(max(differences))
 
 
 def gradients(tensors) -> list:
@@ -133,8 +137,8 @@ def run(name, make_genesis, make_torch, data, grad_out, torch, number, repeat, r
     rows.append((f"pytorch {name}", best_time(t_step, number, repeat) * 1e3))
     outputs = forward(x), t_forward(t_x)
     step(), t_step()
-    print(f"{name}: output max |diff| {largest_difference(outputs[:1], outputs[1:]):.1e}, "
-          f"gradient max |diff| "
+    print(f"{name}: genesis vs pytorch, largest relative difference: output "
+          f"{largest_difference(outputs[:1], outputs[1:]):.1e}, gradients "
           f"{largest_difference(gradients([x, *parameters]), gradients([t_x, *t_parameters])):.1e}")
 
 
