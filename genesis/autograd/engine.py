@@ -129,6 +129,9 @@ def _root_grads(tensors: tuple, grad_tensors) -> list:
         elif gradient.shape != tensor.shape:
             raise RuntimeError(f"gradient {index} has shape {tuple(gradient.shape)} but output "
                                f"{index} has shape {tuple(tensor.shape)}; they must match")
+        elif gradient._device is not tensor._device:
+            raise RuntimeError(f"gradient {index} is on {gradient.device} but output {index} is "
+                               f"on {tensor.device}; move it there with .to('{tensor.device}')")
         elif gradient._data.dtype != tensor._data.dtype:
             gradient = gradient.to(tensor.dtype)
         grads.append(gradient)
@@ -208,7 +211,7 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
                 if gradient is not None:
                     meta = input_meta[index]
                     if gradient.__class__ is not Tensor or gradient._data.shape != meta[0] \
-                            or gradient._data.dtype != meta[1]:
+                            or gradient._data.dtype != meta[1] or gradient._device is not meta[2]:
                         gradient = _conform(node, index, gradient, meta)
                     child_grads = buffers.get(child)
                     if child_grads is None:

@@ -31,6 +31,7 @@ import os
 import re
 import weakref
 
+from ..device import device_mismatch_message
 from ..dtypes import FLOATING_DTYPES, FLOATING_NUMPY_DTYPES
 from ..tensor import Tensor, wrap_array
 from .grad_mode import grad_state
@@ -230,6 +231,7 @@ class Function:
     forward_inplace = None   # optional fast path writing into target._data (no graph)
     autocast_policy = None   # under genesis.autocast: "lower" (run in the autocast dtype)
                              # or "float32" (run in float32); None: inputs untouched
+    mixes_devices = False    # True: tensor arguments may sit on different devices (copy_)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -259,6 +261,8 @@ class Function:
             if isinstance(arg, Tensor):
                 if device is None:
                     device = arg._device
+                elif arg._device is not device and not cls.mixes_devices:
+                    raise RuntimeError(device_mismatch_message(_op_name(cls), device, arg._device))
                 if enabled and arg._requires_grad:
                     graph = True
         if graph:
@@ -330,8 +334,11 @@ _NO_NEEDS = [(False,) * count for count in range(16)]
 
 def _op_error(cls, args: tuple, error: Exception) -> RuntimeError:
     shapes = ", ".join(str(tuple(arg.shape)) for arg in args if isinstance(arg, Tensor))
-    name = re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()  # FloorDivide -> floor_divide
-    return RuntimeError(f"{name}: {error} (input shapes: {shapes})")
+    return RuntimeError(f"{_op_name(cls)}: {error} (input shapes: {shapes})")
+
+
+def _op_name(cls) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()  # FloorDivide -> floor_divide
 
 
 def _first_device(args):

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from ..autograd.function import Function
+from ..device import device_mismatch_message
 from ..autograd.grad_mode import grad_state
 from ..ops._operands import ignore_float_errors
 from ..ops.activation import relu
@@ -87,6 +88,8 @@ def _class_targets(input: Tensor, target: Tensor, ignore_index: int, name: str):
     """(class dim, safe target array with ignored entries set to 0, mask of kept entries)."""
     if target._data.dtype.kind not in "iu":
         raise RuntimeError(f"{name}: class targets must be an integer tensor, got {target.dtype!r}")
+    if target._device is not input._device:
+        raise RuntimeError(device_mismatch_message(name, input.device, target.device))
     class_dim = 0 if input.ndim == 1 else 1
     expected = () if input.ndim == 1 else (input.shape[0],) + tuple(input.shape[2:])
     if tuple(target.shape) != expected:
@@ -115,6 +118,8 @@ def _target_weights(weight: Tensor | None, safe_target, kept, input: Tensor):
     """Per-element weights (class weight, 0 where ignored) as an array, or None if all are 1."""
     if weight is None:
         return None if bool(kept.all()) else kept.astype(input._data.dtype)
+    if weight._device is not input._device:
+        raise RuntimeError(device_mismatch_message("nll_loss", input.device, weight.device))
     if weight.shape != (input.shape[0 if input.ndim == 1 else 1],):
         raise ValueError(f"weight has shape {tuple(weight.shape)}, expected one weight per class")
     return weight._data[safe_target] * kept
@@ -239,6 +244,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if weight is not None and weight.shape != (classes,):
         raise ValueError(f"cross_entropy: weight has shape {tuple(weight.shape)}, expected "
                          f"({classes},): one weight per class")
+    if weight is not None and weight._device is not input._device:
+        raise RuntimeError(device_mismatch_message("cross_entropy", input.device, weight.device))
     if target.is_floating_point():
         return _cross_entropy_with_probabilities(input, target, weight, reduction, label_smoothing)
     _, safe_target, kept = _class_targets(input, target, ignore_index, "cross_entropy")

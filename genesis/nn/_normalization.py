@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..device import device_mismatch_message
 from ..ops.unary import rsqrt
 from ..tensor import Tensor
 
@@ -91,6 +92,9 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     if input.ndim < 2:
         raise ValueError(f"batch_norm: expected an input of shape (N, C, ...), got "
                          f"{tuple(input.shape)}")
+    for running in (running_mean, running_var):
+        if running is not None and running._device is not input._device:
+            raise RuntimeError(device_mismatch_message("batch_norm", input.device, running.device))
     dims = (0,) + tuple(range(2, input.ndim))
     channel_shape = (input.shape[1],) + (1,) * (input.ndim - 2)
     if training:

@@ -6,6 +6,7 @@ import numbers
 
 import numpy as np
 
+from ..device import device_mismatch_message
 from ..dtypes import bool as bool_dtype, float32, from_numpy_dtype, int64, promote_types
 from ..tensor import Tensor, wrap_array
 
@@ -39,8 +40,7 @@ def operands(a, b, op: str = "op"):
 
 
 def device_mismatch(op: str, a: Tensor, b: Tensor) -> str:
-    return (f"{op}: expected all tensors on the same device, but found one on {a.device} and "
-            f"one on {b.device}; move one with .to(device)")
+    return device_mismatch_message(op, a.device, b.device)
 
 
 def _with_scalar(array, scalar, op: str):

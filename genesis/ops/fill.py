@@ -30,6 +30,8 @@ class Fill(Function):
 class Copy(Function):
     """`src` broadcast to `a`'s shape, cast to its dtype and moved to its device."""
 
+    mixes_devices = True
+
     @staticmethod
     def forward(ctx, a, src):
         ctx.src_device = src._device

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..autograd import function
 from ..autograd.grad_mode import grad_state
+from ..device import device_mismatch_message
 from ..tensor import Tensor, wrap_array
 from .views import rebase_view
 
@@ -45,6 +46,11 @@ def apply_inplace(cls, target: Tensor, *args, **kwargs) -> Tensor:
 
 
 def _write_without_graph(cls, target: Tensor, args, kwargs) -> None:
+    if not cls.mixes_devices:
+        for arg in args:
+            if isinstance(arg, Tensor) and arg._device is not target._device:
+                raise RuntimeError(device_mismatch_message(f"{cls.__name__.lower()}_",
+                                                           target._device, arg._device))
     fast = cls.forward_inplace
     try:
         if fast is not None and not kwargs:

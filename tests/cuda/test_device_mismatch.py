@@ -1,18 +1,13 @@
 """Mixing devices in one op is a clear RuntimeError naming both devices (as in PyTorch),
 never a silent result on the fake GPU nor a CuPy TypeError on the real one.
 
-Cases marked `needs_central_check` still slip through: they wait for the device check
-in `Function.apply` (and the engine) proposed in the issue-9 report; the marks are
-strict, so they fail loudly once the check lands and must then be removed.
+CHECKED ops check in their own code; the others rely on the central check in
+`Function.apply` (and the engine's checks of gradients).
 """
 import pytest
 
 import genesis
 import genesis.nn.functional as F
-
-needs_central_check = pytest.mark.xfail(
-    strict=True, reason="no device check yet: needs the central check in Function.apply / engine")
-
 
 def _cpu(*shape):
     return genesis.randn(*shape)
@@ -75,9 +70,8 @@ def test_mixed_devices_name_both(cuda, name):
     assert "cpu" in message and "cuda:0" in message, message
 
 
-@needs_central_check
 @pytest.mark.parametrize("name", UNCHECKED)
-def test_mixed_devices_not_yet_checked(fake_cuda, name):
+def test_mixed_devices_caught_centrally(fake_cuda, name):
     with pytest.raises(RuntimeError) as raised:
         UNCHECKED[name]()
     message = str(raised.value)
