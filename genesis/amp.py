@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 
 from .autograd.grad_mode import _GradState, grad_state
+from .device import namespace_of
 from .dtypes import float16, get_dtype
 from .tensor import Tensor
 
@@ -81,6 +82,14 @@ class autocast:
         return wrapper
 
 
+def _all_true(flags: list) -> bool:
+    """Whether every flag (a 0-d array) is true, with one host transfer per namespace."""
+    groups = {}
+    for flag in flags:
+        groups.setdefault(namespace_of(flag), []).append(flag)
+    return all(bool(xp.stack(group).all()) for xp, group in groups.items())
+
+
 class GradScaler:
     """Dynamic loss scaling for float16 training.
 
@@ -138,7 +147,7 @@ class GradScaler:
             raise RuntimeError("unscale_() has already been called on this optimizer since the "
                                "last update(); call it once per step")
         inverse = 1.0 / self._scale
-        found_inf = False
+        finite = []  # one flag per gradient, on its device: a single sync at the end
         for group in optimizer.param_groups:
             for parameter in group["params"]:
                 grad = parameter.grad
@@ -146,10 +155,10 @@ class GradScaler:
                     continue
                 xp = grad._device.xp
                 data = grad._data
-                if not bool(xp.isfinite(data).all()):
-                    found_inf = True
+                finite.append(xp.isfinite(data).all())
                 xp.multiply(data, inverse, out=data, casting="unsafe")
                 grad._version_counter[0] += 1
+        found_inf = not _all_true(finite)
         self._unscaled[id(optimizer)] = found_inf
 
     def step(self, optimizer, *args, **kwargs):
