@@ -13,8 +13,9 @@ over blocks of 20 consecutive steps after a 10-step warm-up.
 
 BLAS threads: PyTorch is set to NumPy's OpenBLAS count (OPENBLAS_NUM_THREADS or
 OMP_NUM_THREADS if set, else one per CPU); set one of those to change both.
+--keep-freed-memory makes glibc keep freed memory for reuse (see _harness), in both.
 
-Run: python bench/mlp_step.py [--quick] [--steps N]
+Run: python bench/mlp_step.py [--quick] [--steps N] [--keep-freed-memory]
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ import time
 
 import numpy as np
 
-from _harness import blas_threads, torch_matching_numpy
+from _harness import blas_threads, keep_freed_memory, torch_matching_numpy
 
 SIZES = (784, 512, 512, 10)
 BATCH, BATCHES = 128, 8
@@ -102,8 +103,9 @@ def worker(name: str, steps: int) -> dict:
             "loss_at": {str(s): losses[s - 1] for s in (1, FIRST_MEMORY_STEP, steps)}}
 
 
-def run_worker(name: str, steps: int) -> dict:
-    output = subprocess.run([sys.executable, __file__, "--worker", name, "--steps", str(steps)],
+def run_worker(name: str, steps: int, keep: bool) -> dict:
+    command = [sys.executable, __file__, "--worker", name, "--steps", str(steps)]
+    output = subprocess.run(command + (["--keep-freed-memory"] if keep else []),
                             check=True, capture_output=True, text=True).stdout
     return json.loads(output.strip().splitlines()[-1])
 
@@ -113,18 +115,24 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="300 steps instead of 1,000")
     parser.add_argument("--steps", type=int, help="steps per framework (default 1,000)")
+    parser.add_argument("--keep-freed-memory", action="store_true",
+                        help="glibc keeps freed memory for reuse (both frameworks)")
     parser.add_argument("--worker", choices=["genesis", "pytorch"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     steps = args.steps or (300 if args.quick else 1000)
     if steps < FIRST_MEMORY_STEP + BLOCK:
         parser.error(f"--steps must be at least {FIRST_MEMORY_STEP + BLOCK}")
     if args.worker:
+        if args.keep_freed_memory and not keep_freed_memory():
+            raise SystemExit("--keep-freed-memory needs glibc's mallopt")
         print(json.dumps(worker(args.worker, steps)))
         return
     names = ["genesis"] + (["pytorch"] if importlib.util.find_spec("torch") else [])
-    results = {name: run_worker(name, steps) for name in names}
+    results = {name: run_worker(name, steps, args.keep_freed_memory) for name in names}
+    allocator = "freed memory kept" if args.keep_freed_memory else "glibc default"
     print(f"MLP 784-512-512-10, ReLU, cross-entropy, Adam; batch {BATCH}, float32; {steps} "
-          f"steps per framework, each in a fresh process; BLAS threads: {blas_threads()}")
+          f"steps per framework, each in a fresh process; BLAS threads: {blas_threads()}; "
+          f"allocator: {allocator}")
     header = (f"{'':<10} {'ms/step':>9} {'import MB':>10} {'peak RSS MB':>12} "
               f"{f'RSS@{FIRST_MEMORY_STEP} MB':>11} "
               f"{f'RSS@{steps} MB':>12} {'growth MB':>10} {'loss@1':>9} "

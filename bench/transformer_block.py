@@ -14,8 +14,9 @@ Two versions, each timed in both frameworks with the same weights:
 
 BLAS threads: PyTorch is set to NumPy's OpenBLAS count (OPENBLAS_NUM_THREADS or
 OMP_NUM_THREADS if set, else one per CPU); set one of those to change both.
+--keep-freed-memory makes glibc keep freed memory for reuse (see _harness), for both.
 
-Run: python bench/transformer_block.py [--quick]
+Run: python bench/transformer_block.py [--quick] [--keep-freed-memory]
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ import numpy as np
 
 import genesis
 import genesis.nn.functional as genesis_F
-from _harness import best_time, blas_threads, print_table, torch_matching_numpy
+from _harness import best_time, blas_threads, keep_freed_memory, print_table, torch_matching_numpy
 
 BATCH, LENGTH, D_MODEL, HEADS = 8, 128, 256, 4
 
@@ -146,7 +147,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats")
-    quick = parser.parse_args().quick
+    parser.add_argument("--keep-freed-memory", action="store_true",
+                        help="glibc keeps freed memory for reuse (both frameworks)")
+    args = parser.parse_args()
+    quick = args.quick
+    allocator = "freed memory kept" if args.keep_freed_memory and keep_freed_memory() \
+        else "glibc default"
     number, repeat = (2, 3) if quick else (5, 5)
     torch = torch_matching_numpy()
     rng = np.random.default_rng(0)
@@ -155,7 +161,7 @@ def main() -> None:
     grad_out = rng.standard_normal((BATCH, LENGTH, D_MODEL)).astype(np.float32)
     print(f"pre-LN transformer block, batch {BATCH}, length {LENGTH}, d_model {D_MODEL}, "
           f"{HEADS} heads, GELU MLP x4, float32, forward + backward; BLAS threads: "
-          f"{blas_threads()}")
+          f"{blas_threads()}; allocator: {allocator}")
 
     def functional(lib, F, wrap):
         def make(x):
