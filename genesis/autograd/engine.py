@@ -297,10 +297,18 @@ def _add_to_buffer(buffers, node, output_nr, gradient) -> None:
 
 def _summed(existing: Tensor, gradient: Tensor, create_graph: bool) -> Tensor:
     """Two gradients reaching one tensor, added: recorded when creating a graph, else on the
-    arrays (both already have the tensor's shape and dtype)."""
+    arrays (both already have the tensor's shape and dtype), into `existing`'s own array
+    when nothing else can see it (a large fresh array costs page faults, not just a pass)."""
     if create_graph:
         return existing + gradient
-    return wrap_array(existing._data + gradient._data, existing._device)
+    array, other = existing._data, gradient._data
+    # Exclusive as in `_owned`: the Tensor is held by the buffer list, the caller's local, this
+    # argument and getrefcount's; the array by the Tensor's slot, `array` and getrefcount's.
+    if array.base is None and sys.getrefcount(array) == 3 and sys.getrefcount(existing) == 4 \
+            and array.shape == other.shape and array.flags.writeable:
+        existing._device.xp.add(array, other, out=array)
+        return existing
+    return wrap_array(array + other, existing._device)
 
 
 def _release_children(node, dependencies, runs, ready) -> None:

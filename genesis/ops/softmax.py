@@ -26,10 +26,11 @@ def _compute_dtype(data):
 
 
 def _shifted(xp, x, axis):
-    """x minus its maximum along `axis` (nothing to subtract in an empty tensor)."""
+    """x minus its maximum along `axis`, as a new array the caller may overwrite (nothing
+    to subtract in an empty tensor)."""
     if x.size == 0:
-        return x
-    return x - x.max(axis=axis, keepdims=True)
+        return x.copy()
+    return xp.subtract(x, x.max(axis=axis, keepdims=True), out=xp.empty_like(x))  # 0-d too
 
 
 class Softmax(Function):
@@ -40,8 +41,9 @@ class Softmax(Function):
     def forward(ctx, a, dim):
         xp = a._device.xp
         ctx.dim = dim
-        exps = xp.exp(_shifted(xp, _compute_dtype(a._data), dim))
-        out = exps / exps.sum(axis=dim, keepdims=True)
+        out = _shifted(xp, _compute_dtype(a._data), dim)
+        xp.exp(out, out=out)  # in place: one large array instead of three
+        out /= out.sum(axis=dim, keepdims=True)
         out = wrap_array(out.astype(a._data.dtype, copy=False), a._device)
         ctx.save_for_backward(out)
         return out
@@ -59,8 +61,11 @@ class SoftmaxGrad(Function):
     def forward(ctx, grad, out, dim):
         ctx.dim = dim
         ctx.save_for_backward(grad, out)
-        g, y = grad._data, out._data
-        return y * (g - (g * y).sum(axis=dim, keepdims=True))
+        g, y, xp = grad._data, out._data, grad._device.xp
+        result = xp.multiply(g, y, out=xp.empty_like(y))  # an array, even for 0-d inputs
+        xp.subtract(g, result.sum(axis=dim, keepdims=True), out=result)  # one large array
+        result *= y
+        return result
 
     @staticmethod
     def backward(ctx, grad_grad):
@@ -86,7 +91,8 @@ class LogSoftmax(Function):
         ctx.dim = dim
         shifted = _shifted(xp, _compute_dtype(a._data), dim)
         log_total = xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
-        out = wrap_array((shifted - log_total).astype(a._data.dtype, copy=False), a._device)
+        shifted -= log_total
+        out = wrap_array(shifted.astype(a._data.dtype, copy=False), a._device)
         ctx.save_for_backward(out)
         return out
 

@@ -58,3 +58,25 @@ def test_relu_gradient_passes_nan_inputs_and_blocks_inf_gradients_where_negative
     F.relu(x).backward(genesis.tensor([5.0, math.inf, math.nan, math.nan]))
     values = x.grad.tolist()
     assert values[0] == 5.0 and values[1] == 0.0 and math.isnan(values[2]) and values[3] == 0.0
+
+
+def test_summing_gradients_in_place_never_changes_a_gradient_another_tensor_holds():
+    a = genesis.tensor([1.0, 2.0], requires_grad=True)
+    b = genesis.tensor([3.0, 4.0], requires_grad=True)
+    ((a + b).sum() + (a * 3).sum()).backward()  # add's backward hands one tensor to a and b
+    assert a.grad.tolist() == [4.0, 4.0] and b.grad.tolist() == [1.0, 1.0]
+
+    kept = genesis.tensor([10.0, 10.0])
+
+    class ConstantGrad(genesis.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x._data * 1
+
+        @staticmethod
+        def backward(ctx, grad):
+            return kept  # a tensor the caller still holds
+
+    x = genesis.tensor([0.0, 0.0], requires_grad=True)
+    (ConstantGrad.apply(x).sum() + (x * 2).sum()).backward()
+    assert x.grad.tolist() == [12.0, 12.0] and kept.tolist() == [10.0, 10.0]
