@@ -1,7 +1,8 @@
 """Functional normalisation: layer_norm, rms_norm, group_norm, batch_norm.
 
 Composed from differentiable reductions, so gradients (and double backward)
-come from the ops; running statistics are updated in place outside the graph.
+come from the ops, except layer_norm: one fused node (see _layer_norm.py).
+Running statistics are updated in place outside the graph.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 from ..device import device_mismatch_message
 from ..ops.unary import rsqrt
 from ..tensor import Tensor
+from ._layer_norm import LayerNorm
 
 __all__ = ["layer_norm", "rms_norm", "group_norm", "batch_norm"]
 
@@ -41,9 +43,10 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     tensor([[-1.0000,  1.0000]])
     """
     dims = _trailing_dims(input, normalized_shape, "layer_norm")
-    centered = input - input.mean(dims, keepdim=True)
-    variance = (centered * centered).mean(dims, keepdim=True)
-    return _affine(centered * rsqrt(variance + eps), weight, bias)
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"layer_norm: needs a floating point input, got {input.dtype.name}; "
+                           "convert first with .float()")
+    return LayerNorm.apply(input, weight, bias, dims, float(eps))
 
 
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,

@@ -1,0 +1,91 @@
+"""layer_norm's fused node: same forward as the composed ops, plain and recorded backwards
+that agree, exact double backward, PyTorch's values and gradients."""
+import numpy as np
+import pytest
+
+import genesis
+import genesis.nn.functional as F
+from genesis.autograd import gradcheck, gradgradcheck
+from tests.helpers import torch_or_skip
+
+CASES = [((3, 5), (5,), True, True), ((2, 3, 4, 5), (4, 5), True, True),
+         ((3, 5), (5,), True, False), ((3, 5), (5,), False, True), ((3, 5), (5,), False, False),
+         ((4,), (4,), True, True)]  # the last normalises over every dim
+IDS = ["affine", "two_dims", "weight_only", "bias_only", "plain", "all_dims"]
+
+
+def _inputs(shape, normalized_shape, has_weight, has_bias, dtype=np.float64):
+    rng = np.random.default_rng(0)
+    x = genesis.from_numpy((rng.standard_normal(shape) * 3 + 1).astype(dtype)).requires_grad_()
+    weight = genesis.from_numpy(rng.uniform(0.5, 1.5, normalized_shape).astype(dtype)) \
+        .requires_grad_() if has_weight else None
+    bias = genesis.from_numpy(rng.standard_normal(normalized_shape).astype(dtype)) \
+        .requires_grad_() if has_bias else None
+    return x, weight, bias
+
+
+@pytest.mark.parametrize("shape, normalized_shape, has_weight, has_bias", CASES, ids=IDS)
+def test_forward_is_the_composed_formula_bit_for_bit(shape, normalized_shape, has_weight, has_bias):
+    x, weight, bias = _inputs(shape, normalized_shape, has_weight, has_bias, np.float32)
+    dims = tuple(range(len(shape) - len(normalized_shape), len(shape)))
+    with genesis.no_grad():
+        centered = x - x.mean(dims, keepdim=True)
+        expected = centered * genesis.rsqrt((centered * centered).mean(dims, keepdim=True) + 1e-5)
+        expected = expected * weight if weight is not None else expected
+        expected = expected + bias if bias is not None else expected
+    out = F.layer_norm(x, normalized_shape, weight, bias)
+    assert out.dtype is genesis.float32 and out.grad_fn is not None
+    np.testing.assert_array_equal(out.detach().numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize("shape, normalized_shape, has_weight, has_bias", CASES, ids=IDS)
+def test_plain_and_recorded_backward_agree_and_double_backward_is_exact(
+        shape, normalized_shape, has_weight, has_bias):
+    x, weight, bias = _inputs(shape, normalized_shape, has_weight, has_bias)
+    inputs = [t for t in (x, weight, bias) if t is not None]
+    upstream = genesis.from_numpy(np.random.default_rng(1).standard_normal(shape))
+
+    def gradients(create_graph):
+        out = F.layer_norm(x, normalized_shape, weight, bias)
+        return genesis.autograd.grad(out, inputs, upstream, create_graph=create_graph)
+
+    plain_grads, recorded_grads = gradients(False), gradients(True)
+    assert recorded_grads[0].grad_fn is not None  # the input's gradient depends on the input
+    for plain, recorded in zip(plain_grads, recorded_grads):
+        assert plain.grad_fn is None
+        np.testing.assert_allclose(plain.numpy(), recorded.detach().numpy(), rtol=1e-12, atol=1e-12)
+
+    def call(*args):
+        values = iter(args)
+        return F.layer_norm(next(values), normalized_shape, next(values) if has_weight else None,
+                            next(values) if has_bias else None)
+
+    assert gradcheck(call, tuple(inputs), atol=1e-6, rtol=1e-5)
+    assert gradgradcheck(call, tuple(inputs), atol=1e-6, rtol=1e-5)
+
+
+def test_float32_transformer_sized_values_and_gradients_match_pytorch():
+    torch = torch_or_skip()
+    x, weight, bias = _inputs((8, 16, 256), (256,), True, True, np.float32)
+    upstream = np.random.default_rng(1).standard_normal((8, 16, 256)).astype(np.float32)
+    out = F.layer_norm(x, (256,), weight, bias)
+    out.backward(genesis.from_numpy(upstream))
+    tx, tw, tb = (torch.from_numpy(t.detach().numpy().copy()).requires_grad_() for t in (x, weight, bias))
+    reference = torch.nn.functional.layer_norm(tx, (256,), tw, tb)
+    reference.backward(torch.from_numpy(upstream))
+    np.testing.assert_allclose(out.detach().numpy(), reference.detach().numpy(), rtol=1e-5, atol=1e-5)
+    for mine, theirs in ((x, tx), (weight, tw), (bias, tb)):
+        np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_changing_the_output_in_place_before_backward_is_caught():
+    x = genesis.randn(3, 4, requires_grad=True)
+    out = F.layer_norm(x, (4,))  # no affine part: backward uses the output itself
+    out.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        out.sum().backward()
+
+
+def test_integer_input_is_refused_by_name():
+    with pytest.raises(RuntimeError, match="layer_norm: needs a floating point input, got int64"):
+        F.layer_norm(genesis.tensor([[1, 2]]), (2,))
