@@ -225,7 +225,7 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
                 dependencies[child] = remaining
                 if remaining == 0:
                     ready.append(child)
-            grad_inputs = gradient = None  # so a leaf's buffer can be handed over without a copy
+            grad_inputs = gradient = existing = None  # so a leaf's buffer is handed over, not copied
         completed = True
     finally:
         quiet.__exit__(None, None, None)

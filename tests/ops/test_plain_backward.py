@@ -80,3 +80,16 @@ def test_summing_gradients_in_place_never_changes_a_gradient_another_tensor_hold
     x = genesis.tensor([0.0, 0.0], requires_grad=True)
     (ConstantGrad.apply(x).sum() + (x * 2).sum()).backward()
     assert x.grad.tolist() == [12.0, 12.0] and kept.tolist() == [10.0, 10.0]
+
+
+def test_a_leaf_used_twice_gets_the_summed_buffer_without_a_copy(monkeypatch):
+    copies = []
+    original = genesis.autograd.engine._fresh_copy
+    monkeypatch.setattr(genesis.autograd.engine, "_fresh_copy",
+                        lambda gradient: copies.append(1) or original(gradient))
+    x = genesis.randn(4, 3, requires_grad=True)
+    ((x * 2).tanh() * x).sum().backward()
+    assert copies == []
+    expected = np.tanh(2 * x.detach().numpy())
+    expected = expected + x.detach().numpy() * (1 - expected ** 2) * 2
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-6)
