@@ -93,11 +93,11 @@ class Mul(Function):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        times = mul if grad_state.enabled else product_of_arrays  # plain backward: no nodes
+        times = mul if grad_state.enabled else _product_on_arrays  # plain backward: no nodes
         return (times(grad, b) if needs[0] else None), (times(grad, a) if needs[1] else None)
 
 
-def product_of_arrays(a: Tensor, b) -> Tensor:
+def _product_on_arrays(a: Tensor, b) -> Tensor:
     """`a * b` with mul's dtype rules, computed on the arrays without a graph node."""
     x, y = operands(a, b, "mul")
     return wrap_array(x * y, a._device)

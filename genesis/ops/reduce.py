@@ -30,7 +30,7 @@ def kept_shape(shape: tuple, dims) -> tuple:
 
 def spread(grad: Tensor, shape: tuple, dims, keepdim: bool) -> Tensor:
     """Broadcast the gradient of a reduction back to the input's shape (a read-only view)."""
-    if dims is not None:  # a full reduction's gradient broadcasts as it is (0-d or all ones)
+    if dims is not None:  # reduced dims back as 1s (a full reduction's broadcasts as it is)
         grad = unreduced(grad, shape, dims, keepdim)
     if grad_state.enabled:
         return Expand.apply(grad, shape)
