@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-import webbrowser
 from pathlib import Path
 
 import typer
@@ -111,6 +110,8 @@ def trace_command(
     else:
         print_report(console, trace, session.check_results, files)
     if open_report and "html" in files:
+        import webbrowser
+
         webbrowser.open(Path(files["html"]).resolve().as_uri())
     raise typer.Exit(_exit_status(trace, outcome))
 
