@@ -22,6 +22,7 @@ from .dtypes import DType, from_numpy_dtype, get_dtype
 __all__ = ["Tensor", "wrap_array"]
 
 _new_object = object.__new__
+_run_backward = None
 
 
 class _Size(int):
@@ -241,9 +242,11 @@ class Tensor:
         afterwards unless `retain_graph=True` (default: `create_graph`).
         `create_graph=True` records the backward itself for higher-order grads.
         """
-        from .autograd.engine import backward
-
-        backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+        global _run_backward
+        if _run_backward is None:  # the engine imports this module, so it is looked up once here
+            from .autograd.engine import backward as _run_backward
+        _run_backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph,
+                      inputs=inputs)
 
     # -- conversions ------------------------------------------------------------
     def _host_array(self) -> np.ndarray:
@@ -306,7 +309,7 @@ class Tensor:
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[index] for index in range(self._data.shape[0]))
+        return iter(self.unbind(0))  # one node for all rows (as PyTorch), not one per row
 
     __hash__ = object.__hash__
 
