@@ -167,3 +167,14 @@ def transfer(array, source: Device, target: Device):
         # ndarray.copy() copies onto the current GPU even from another one; asarray
         # would hand back the array itself when it already is a CuPy array.
         return array.copy() if isinstance(array, xp.ndarray) else xp.asarray(array)
+
+
+def writeable(array) -> bool:
+    """Whether `array` may be changed in place: NumPy has read-only arrays (broadcast views),
+    CuPy arrays are always writeable.
+
+    >>> import numpy as np
+    >>> writeable(np.zeros(2)), writeable(np.broadcast_to(np.zeros(1), (2,)))
+    (True, False)
+    """
+    return array.flags.writeable if isinstance(array, np.ndarray) else True

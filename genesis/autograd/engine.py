@@ -15,6 +15,7 @@ import numpy as np
 from ..tensor import Tensor, wrap_array
 from .function import AccumulateGrad, gradient_edge
 from .grad_mode import grad_state
+from ..device import writeable
 
 __all__ = ["backward", "grad", "node_checkers", "backward_listeners"]
 
@@ -305,7 +306,7 @@ def _summed(existing: Tensor, gradient: Tensor, create_graph: bool) -> Tensor:
     # Exclusive as in `_owned`: the Tensor is held by the buffer list, the caller's local, this
     # argument and getrefcount's; the array by the Tensor's slot, `array` and getrefcount's.
     if array.base is None and sys.getrefcount(array) == 3 and sys.getrefcount(existing) == 4 \
-            and array.shape == other.shape and array.flags.writeable:
+            and array.shape == other.shape and writeable(array):
         existing._device.xp.add(array, other, out=array)
         return existing
     return wrap_array(array + other, existing._device)
@@ -443,7 +444,7 @@ def _accumulate_leaf(node, grads: list, create_graph: bool, capture, captured) -
     existing = variable._grad
     if existing is None:
         variable._grad = gradient if create_graph else _owned(gradient, grads)
-    elif create_graph or existing.grad_fn is not None or not existing._data.flags.writeable:
+    elif create_graph or existing.grad_fn is not None or not writeable(existing._data):
         variable._grad = existing + gradient
     else:
         existing._device.xp.add(existing._data, gradient._data, out=existing._data)

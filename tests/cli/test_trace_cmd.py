@@ -134,7 +134,8 @@ def test_json_summary_on_stdout(tmp_path):
     completed = subprocess.run(
         [sys.executable, "-m", "genesis_cli", "trace", "--json", "--no-html", "--out",
          str(tmp_path / "out"), str(script)], capture_output=True, text=True, check=False,
-        env={**os.environ, "PYTHONPATH": str(EXAMPLES.parent)})
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(
+            [str(EXAMPLES.parent), os.environ.get("PYTHONPATH", "")])})
     assert completed.returncode == 1, completed.stderr
     summary = json.loads(completed.stdout)
     assert summary["counts"]["warning"] == 1 and summary["findings"][0]["kind"] == "no_gradient"

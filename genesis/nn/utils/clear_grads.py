@@ -1,6 +1,7 @@
 """Clearing gradients: shared by `Module.zero_grad` and `Optimizer.zero_grad`."""
 from __future__ import annotations
 
+from ...device import writeable
 from ...tensor import wrap_array
 
 __all__ = ["clear_grads"]
@@ -15,7 +16,7 @@ def clear_grads(params, set_to_none: bool = True) -> None:
             continue
         if set_to_none:
             param._grad = None
-        elif grad.grad_fn is not None or not grad._data.flags.writeable:
+        elif grad.grad_fn is not None or not writeable(grad._data):
             param._grad = wrap_array(grad._device.xp.zeros_like(grad._data), grad._device)
         else:
             grad._data[...] = 0

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ...device import cpu, transfer
+from ...device import cpu, transfer, writeable
 from ...tensor import Tensor, wrap_array
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
@@ -54,7 +54,7 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
 
 def _scale_grad(param: Tensor, factor: float) -> None:
     grad = param._grad
-    if grad._data.flags.writeable and grad.grad_fn is None:
+    if writeable(grad._data) and grad.grad_fn is None:
         grad._data *= factor
         grad._version_counter[0] += 1
     else:
@@ -96,7 +96,7 @@ def clip_grad_value_(parameters, clip_value: float) -> None:
         if grad is None:
             continue
         xp = grad._device.xp
-        if grad._data.flags.writeable and grad.grad_fn is None:
+        if writeable(grad._data) and grad.grad_fn is None:
             xp.clip(grad._data, -clip_value, clip_value, out=grad._data)
             grad._version_counter[0] += 1
         else:
