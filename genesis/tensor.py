@@ -62,12 +62,16 @@ class Tensor:
     def __init__(self, array, device=None, dtype=None, requires_grad: bool = False, **kwargs):
         target = as_device(device) if device is not None else (
             array._device if isinstance(array, Tensor) else cpu)
-        self._data = to_array(array, dtype, target)
-        self._device = target
+        self._set_storage(to_array(array, dtype, target), target, [0], requires_grad)
+
+    def _set_storage(self, data, device: Device, version_counter: list, requires_grad: bool) -> None:
+        """Fill every slot of a new leaf (wrap_array inlines the same for speed)."""
+        self._data = data
+        self._device = device
         self._requires_grad = False
         self.grad_fn = None
         self._output_nr = 0
-        self._version_counter = [0]
+        self._version_counter = version_counter
         self._grad = None
         self._view = None
         self._hooks = None

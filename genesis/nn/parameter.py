@@ -27,19 +27,7 @@ class Parameter(Tensor):
         elif not isinstance(data, Tensor):
             raise TypeError(f"Parameter expects a genesis Tensor, got {type(data).__name__}; "
                             "wrap it first: Parameter(genesis.tensor(data))")
-        self._data = data._data
-        self._device = data._device
-        self._requires_grad = False
-        self.grad_fn = None
-        self._output_nr = 0
-        self._version_counter = data._version_counter
-        self._grad = None
-        self._view = None
-        self._hooks = None
-        self._accumulator = None
-        self._retains_grad = False
-        if requires_grad:
-            self.requires_grad = True
+        self._set_storage(data._data, data._device, data._version_counter, requires_grad)
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
