@@ -30,9 +30,10 @@ import numpy as np
 
 import genesis
 import genesis.nn.functional as genesis_F
+from transformer_block import (BATCH, D_MODEL, HEADS, LENGTH,  # the CPU benchmark's block
+                               initial_weights, layer_norm)
 
 MLP_BATCH, MLP_SIZES = 128, (784, 512, 512, 10)
-BATCH, LENGTH, D_MODEL, HEADS = 8, 128, 256, 4
 
 
 def missing_gpu_reason(torch) -> str | None:
@@ -158,30 +159,6 @@ def check_mlp_agrees(torch, ours, x, y, theirs, torch_x, torch_y) -> None:
 
 
 # -- transformer block forward + backward ---------------------------------------------------
-def initial_weights(rng) -> dict:
-    """float32 arrays; linear layers drawn like PyTorch's default init."""
-    def linear(out_features, in_features):
-        bound = 1 / math.sqrt(in_features)
-        return (rng.uniform(-bound, bound, (out_features, in_features)).astype(np.float32),
-                rng.uniform(-bound, bound, out_features).astype(np.float32))
-
-    weights = {}
-    weights["qkv_w"], weights["qkv_b"] = linear(3 * D_MODEL, D_MODEL)
-    weights["out_w"], weights["out_b"] = linear(D_MODEL, D_MODEL)
-    weights["fc1_w"], weights["fc1_b"] = linear(4 * D_MODEL, D_MODEL)
-    weights["fc2_w"], weights["fc2_b"] = linear(D_MODEL, 4 * D_MODEL)
-    for name in ("ln1", "ln2"):
-        weights[f"{name}_w"] = (1 + 0.1 * rng.standard_normal(D_MODEL)).astype(np.float32)
-        weights[f"{name}_b"] = (0.1 * rng.standard_normal(D_MODEL)).astype(np.float32)
-    return weights
-
-
-def layer_norm(lib, x, weight, bias, eps=1e-5):
-    centered = x - x.mean(-1, keepdim=True)
-    variance = (centered * centered).mean(-1, keepdim=True)
-    return centered * lib.rsqrt(variance + eps) * weight + bias
-
-
 def transformer_block(lib, F, x, p):
     """The pre-LN block, written once for both frameworks (`lib` is genesis or torch)."""
     batch, length, width = x.shape
