@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import wrap_array
+from ._fused import adam_kernel
 from .optimizer import Optimizer
 
 __all__ = ["Adam", "AdamW"]
@@ -70,9 +71,17 @@ class Adam(Optimizer):
                 state["exp_avg_sq"] = wrap_array(xp.zeros_like(data), param._device)
                 if amsgrad:
                     state["max_exp_avg_sq"] = wrap_array(xp.zeros_like(data), param._device)
+            step = state["step"] = state["step"] + 1
+            fused = adam_kernel(xp) if not (amsgrad or maximize) and beta1 > 0.5 else None
+            if fused is not None:  # on a GPU: one launch for the whole update
+                fused(g, 1 - beta1, beta2, 1 - beta2, lr / (1 - beta1 ** step),
+                      (1 - beta2 ** step) ** 0.5, eps, 0.0 if decoupled else weight_decay,
+                      1 - lr * weight_decay if decoupled else 1.0,
+                      data, state["exp_avg"]._data, state["exp_avg_sq"]._data)
+                param._version_counter[0] += 1
+                continue
             if maximize:
                 g = -g
-            step = state["step"] = state["step"] + 1
             if weight_decay != 0:
                 if decoupled:
                     data *= 1 - lr * weight_decay
