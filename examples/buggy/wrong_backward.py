@@ -1,8 +1,8 @@
 """Bug: a custom activation whose hand-written backward has the wrong sign.
+`genesis trace` re-checks SoftSign.backward against finite differences and points at its
+call. Options: --device cuda (train on the GPU), --steps N."""
+import argparse
 
-`genesis trace examples/buggy/wrong_backward.py` re-checks SoftSign.backward
-against finite differences and points at the line that calls it.
-"""
 import genesis
 import genesis.nn as nn
 
@@ -31,11 +31,16 @@ class Net(nn.Module):
         return self.out(SoftSign.apply(self.hidden(x)))
 
 
+parser = argparse.ArgumentParser(description=__doc__)
+parser.add_argument("--device", default="cpu")
+parser.add_argument("--steps", type=int, default=5)
+options = parser.parse_args()
 genesis.manual_seed(0)
-model = Net()
+model = Net().to(options.device)
 optimizer = genesis.optim.SGD(model.parameters(), lr=0.1)
-x, y = genesis.randn(32, 4), genesis.randn(32, 1)
-for step in range(5):
+x = genesis.randn(32, 4, device=options.device)
+y = genesis.randn(32, 1, device=options.device)
+for step in range(options.steps):
     loss = ((model(x) - y) ** 2).mean()
     optimizer.zero_grad()
     loss.backward()

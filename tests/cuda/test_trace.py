@@ -1,7 +1,7 @@
 """The debugging toolkit on GPU scripts: `genesis trace` captures, checks and renders a
 script that trains on "cuda" exactly as one on the CPU; statistics are taken on the device."""
-import textwrap
 import xml.etree.ElementTree as ElementTree
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,57 +13,20 @@ from genesis.debug.session import TraceSession
 from genesis.debug.trace import Trace
 from genesis_cli.app import app
 
-SCRIPT = textwrap.dedent('''\
-    import genesis
-    import genesis.nn as nn
-
-
-    class SoftSign(genesis.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x / (1 + x.abs())
-
-        @staticmethod
-        def backward(ctx, grad):
-            (x,) = ctx.saved_tensors
-            return grad / (1 - x.abs()) ** 2  # wrong: should be (1 + |x|) ** 2
-
-
-    class Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.hidden = nn.Linear(4, 8)
-            self.out = nn.Linear(8, 1)
-
-        def forward(self, x):
-            return self.out(SoftSign.apply(self.hidden(x)))
-
-
-    genesis.manual_seed(0)
-    model = Net().to("cuda")
-    optimizer = genesis.optim.SGD(model.parameters(), lr=0.1)
-    x, y = genesis.randn(32, 4, device="cuda"), genesis.randn(32, 1, device="cuda")
-    for step in range(3):
-        loss = ((model(x) - y) ** 2).mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    print("final loss", loss.item())
-''')
+SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "buggy" / "wrong_backward.py"
+CALL_LINE = SCRIPT.read_text().splitlines().index(
+    "        return self.out(SoftSign.apply(self.hidden(x)))") + 1
 
 
 def test_genesis_trace_on_a_gpu_script(cuda, tmp_path):
-    script = tmp_path / "gpu_train.py"
-    script.write_text(SCRIPT)
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["trace", "--no-html", "--no-color", "--out", str(out),
-                                      str(script)])
+                                      str(SCRIPT), "--device", "cuda", "--steps", "3"])
     assert result.exit_code == 1, result.output
     trace = Trace.load(out / "trace.json")
     (finding,) = trace.findings
     assert finding.kind == "gradient_mismatch" and finding.function == "SoftSign"
-    assert finding.source == f"{script}:{SCRIPT.splitlines().index('        return self.out(SoftSign.apply(self.hidden(x)))') + 1}"
+    assert finding.source == f"{SCRIPT}:{CALL_LINE}"
     assert trace.steps_seen == 3 and {row.name for row in trace.parameters} == {
         "hidden.weight", "hidden.bias", "out.weight", "out.bias"}
     graph = trace.graphs[0]
