@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import wrap_array
 from ._fused import adam_kernel
 from .optimizer import Optimizer
 
@@ -67,10 +66,10 @@ class Adam(Optimizer):
             state = self.state[param]
             if not state:
                 state["step"] = 0
-                state["exp_avg"] = wrap_array(xp.zeros_like(data), param._device)
-                state["exp_avg_sq"] = wrap_array(xp.zeros_like(data), param._device)
+                state["exp_avg"] = self._zeros_like(param)
+                state["exp_avg_sq"] = self._zeros_like(param)
                 if amsgrad:
-                    state["max_exp_avg_sq"] = wrap_array(xp.zeros_like(data), param._device)
+                    state["max_exp_avg_sq"] = self._zeros_like(param)
             step = state["step"] = state["step"] + 1
             fused = adam_kernel(xp) if not (amsgrad or maximize) and beta1 > 0.5 else None
             if fused is not None:  # on a GPU: one launch for the whole update

@@ -18,7 +18,7 @@ from collections import defaultdict
 
 from ..autograd.grad_mode import enable_grad
 from ..nn.utils.clear_grads import clear_grads
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap_array
 
 __all__ = ["Optimizer", "required"]
 
@@ -111,6 +111,11 @@ class Optimizer:
         for group in self.param_groups:
             self._update_group(group)
         return loss
+
+    @staticmethod
+    def _zeros_like(param: Tensor) -> Tensor:
+        """A zero-filled state buffer (momentum, running averages) shaped like `param`."""
+        return wrap_array(param._device.xp.zeros_like(param._data), param._device)
 
     def _scratch(self, param: Tensor, slot: int = 0):
         """A reusable array shaped like `param` for temporaries of an update (allocating a

@@ -1,7 +1,6 @@
 """RMSprop (optionally centered, with momentum), as in PyTorch."""
 from __future__ import annotations
 
-from ..tensor import wrap_array
 from .adam import lerp_
 from .optimizer import Optimizer
 
@@ -42,11 +41,11 @@ class RMSprop(Optimizer):
             state = self.state[param]
             if not state:
                 state["step"] = 0
-                state["square_avg"] = wrap_array(xp.zeros_like(data), param._device)
+                state["square_avg"] = self._zeros_like(param)
                 if momentum > 0:
-                    state["momentum_buffer"] = wrap_array(xp.zeros_like(data), param._device)
+                    state["momentum_buffer"] = self._zeros_like(param)
                 if centered:
-                    state["grad_avg"] = wrap_array(xp.zeros_like(data), param._device)
+                    state["grad_avg"] = self._zeros_like(param)
             if maximize:
                 g = -g
             state["step"] += 1
