@@ -15,7 +15,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor, wrap_array
 from . import samples
 from .inplace import apply_inplace
-from .selection import gate, where
+from .selection import gate, gate_off, where
 from .smooth_activation import (celu, elu, gelu, maybe_inplace, mish, require_floating, selu, silu,
                                 softplus, unary_info)
 from .softmax import log_softmax, logsumexp, softmax, softmin
@@ -48,7 +48,7 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return gate(grad, ~(out._data <= 0))  # a nan input passes its gradient, as in PyTorch
+        return gate_off(grad, out._data <= 0)  # a nan input passes its gradient, as in PyTorch
 
 
 class Hardtanh(Function):
@@ -69,7 +69,7 @@ class Hardtanh(Function):
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
         low, high = ctx.bounds
-        return gate(grad, ~((a._data <= low) | (a._data >= high))), None, None
+        return gate_off(grad, (a._data <= low) | (a._data >= high)), None, None
 
 
 def _typed_bounds(a: Tensor, low, high) -> tuple:
@@ -125,7 +125,7 @@ class Hardswish(Function):
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
         middle = wrap_array(a._data < 3, a._device)
-        return gate(where(middle, grad * (a / 3 + 0.5), grad), ~(a._data <= -3))
+        return gate_off(where(middle, grad * (a / 3 + 0.5), grad), a._data <= -3)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:

@@ -35,3 +35,21 @@ def test_op_on_the_device_matches_the_cpu(cuda, info, number, sample):
         assert ours.dtype == reference.dtype and ours.shape == reference.shape
         np.testing.assert_allclose(ours.detach().cpu().numpy(), reference.detach().numpy(),
                                    rtol=1e-10, atol=1e-12, err_msg=info.name)
+
+
+@pytest.mark.parametrize("op", [genesis.relu, lambda a: a.clamp(-1.0, 1.0),
+                                lambda a: genesis.maximum(a, genesis.zeros_like(a)),
+                                genesis.nn.functional.hardtanh],
+                         ids=["relu", "clamp", "maximum", "hardtanh"])
+def test_masked_gradients_are_exact_on_the_device(cuda, op):
+    """A GPU masks gradients with one select, the CPU with bit operations: both give an exact
+    0 where masked (even for an inf or nan gradient) and pass nan inputs as PyTorch does."""
+    values = np.array([-2.0, -0.0, 0.0, 0.5, 3.0, np.nan, -np.inf, np.inf])
+    seed = np.array([np.inf, np.nan, 1.0, -2.0, 5.0, 7.0, np.nan, -np.inf])
+    results = []
+    for device in ("cpu", cuda):
+        a = genesis.tensor(values, device=device, requires_grad=True)
+        op(a).backward(genesis.tensor(seed, device=device))
+        results.append(a.grad.cpu().numpy())
+    np.testing.assert_array_equal(results[0], results[1])
+    assert np.signbit(results[0]).tolist() == np.signbit(results[1]).tolist()
