@@ -44,9 +44,16 @@ _D32 = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
 
 
 def erf_array(xp, x):
-    """erf(x) elementwise for a floating array `x` of namespace `xp` (float16 goes via float32)."""
+    """erf(x) elementwise for a floating array `x` of namespace `xp` (float16 goes via float32).
+
+    CuPy has erf as one kernel (`cupyx.scipy.special.erf`, CUDA's own erf); the
+    approximations below are for NumPy, and take one pass over the data per term.
+    """
     if x.dtype.itemsize < 4:
         return erf_array(xp, x.astype("float32")).astype(x.dtype)
+    if xp.__name__ == "cupy":
+        from cupyx.scipy.special import erf
+        return erf(x)
     if x.dtype.itemsize == 4:
         return _erf_float32(xp, x)
     y = xp.abs(x)
