@@ -100,12 +100,16 @@ def _class_targets(input: Tensor, target: Tensor, ignore_index: int, name: str):
     classes = input.shape[class_dim]
     data = target._data
     kept = data != ignore_index
-    bad = kept & ((data < 0) | (data >= classes))
-    if bool(bad.any()):
+    safe = xp.where(kept, data, 0)
+    if safe.dtype.itemsize < 8:
+        safe = safe.astype(np.int64)
+    # One pass finds both ends: read as unsigned, a negative target is larger than any class.
+    if bool((safe.view(np.uint64) >= classes).any()):
+        bad = kept & ((data < 0) | (data >= classes))
         raise IndexError(f"{name}: target {int(data[bad].reshape(-1)[0])} is out of bounds for "
                          f"{classes} classes (valid: 0..{classes - 1}, or ignore_index="
                          f"{ignore_index})")
-    return class_dim, xp.where(kept, data, 0), kept
+    return class_dim, safe, kept
 
 
 def _picked(input: Tensor, safe_target, class_dim: int) -> Tensor:
@@ -171,7 +175,7 @@ class CrossEntropy(Function):
         shifted = x - x.max(axis=axis, keepdims=True)
         exps = xp.exp(shifted)
         sums = exps.sum(axis=axis, keepdims=True)
-        loss = -(coefficients * (shifted - xp.log(sums))).sum(axis=axis)
+        loss = (coefficients * (xp.log(sums) - shifted)).sum(axis=axis)
         if ctx.needs_input_grad[0]:
             ctx.save_for_backward(input)
             ctx.probabilities = exps / sums
@@ -192,18 +196,19 @@ class CrossEntropy(Function):
             probabilities = softmax(input, axis)
         else:
             probabilities = wrap_array(ctx.probabilities.astype(input._data.dtype, copy=False), device)
-        totals = coefficients.sum(axis=axis, keepdims=True).astype(input._data.dtype)
+        totals = coefficients.sum(axis=axis, keepdims=True).astype(input._data.dtype, copy=False)
         local = probabilities * wrap_array(totals, device) - wrap_array(
             coefficients.astype(input._data.dtype, copy=False), device)
         if ctx.reduction == "none":
             grad = grad.unsqueeze(axis)
         elif ctx.reduction == "mean":
-            grad = grad / ctx.denominator
+            grad = grad / wrap_array(ctx.denominator, device)
         return local * grad, None, None, None
 
 
 def _coefficients(input: Tensor, safe_target, kept, weight, label_smoothing: float):
-    """The matrix A of `CrossEntropy` and the "mean" denominator (summed target weights)."""
+    """The matrix A of `CrossEntropy` and the "mean" denominator (summed target weights, a 0-d
+    array)."""
     xp = input._device.xp
     axis = 0 if input.ndim == 1 else 1
     classes = input.shape[axis]
@@ -213,14 +218,14 @@ def _coefficients(input: Tensor, safe_target, kept, weight, label_smoothing: flo
     target_weights = kept_values if class_weights is None else class_weights[safe_target] * kept_values
     coefficients = xp.zeros(input.shape, dtype)
     index = xp.expand_dims(safe_target, axis)
-    xp.put_along_axis(coefficients, index, xp.expand_dims(target_weights * (1 - label_smoothing), axis),
-                      axis=axis)
+    at_target = target_weights * (1 - label_smoothing) if label_smoothing else target_weights
+    xp.put_along_axis(coefficients, index, xp.expand_dims(at_target, axis), axis=axis)
     if label_smoothing:
         spread = xp.full((classes,), label_smoothing / classes, dtype) if class_weights is None \
             else class_weights * (label_smoothing / classes)
         shape = (classes,) + (1,) * (input.ndim - axis - 1)
         coefficients += spread.reshape(shape) * xp.expand_dims(kept_values, axis)
-    return coefficients, float(target_weights.sum())
+    return coefficients, target_weights.sum()  # stays on the device: no wait for the GPU
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,

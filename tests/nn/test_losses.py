@@ -183,6 +183,33 @@ def test_modules_wrap_the_functions_and_keep_weights_as_buffers():
     assert nn.KLDivLoss(reduction="batchmean")(genesis.tensor([[0.0]]), genesis.tensor([[1.0]])).item() == 0.0
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64"])
+@pytest.mark.parametrize("loss", [F.cross_entropy, F.nll_loss])
+def test_class_targets_of_every_integer_dtype_are_checked_at_both_ends(loss, dtype):
+    classes = 4 if np.dtype(dtype).itemsize == 1 else 300
+    logits = genesis.zeros(3, classes)
+    assert np.isfinite(loss(logits, genesis.tensor(np.array([0, classes - 1, 1], dtype=dtype))).item())
+    with pytest.raises(IndexError, match=f"target {classes} is out of bounds for {classes} classes"):
+        loss(logits, genesis.tensor(np.array([0, classes, 1], dtype=dtype)))
+    if np.dtype(dtype).kind == "i":
+        with pytest.raises(IndexError, match=f"target -1 is out of bounds for {classes} classes"):
+            loss(logits, genesis.tensor(np.array([0, -1, 1], dtype=dtype)))
+        ignored = genesis.tensor(np.array([0, -7, 1], dtype=dtype))
+        assert loss(logits, ignored, ignore_index=-7).item() == pytest.approx(
+            loss(logits[[0, 2]], genesis.tensor([0, 1])).item())
+
+
+def test_cross_entropy_mean_over_kept_targets_matches_pytorch(rng):
+    torch = torch_or_skip()
+    x, tx = _pair(torch, rng.standard_normal((5, 4)))
+    target = np.array([1, 3, 2, 3, 0])
+    weight = np.array([0.5, 2.0, 1.0, 3.0])
+    ours = F.cross_entropy(x, genesis.tensor(target), weight=genesis.tensor(weight), ignore_index=3)
+    theirs = torch.nn.functional.cross_entropy(tx, torch.tensor(target), weight=torch.tensor(weight),
+                                               ignore_index=3)
+    _compare(torch, ours, theirs, [(x, tx)])
+
+
 def test_errors_name_the_problem():
     logits = genesis.zeros(2, 3)
     with pytest.raises(IndexError, match="target 3 is out of bounds for 3 classes"):
