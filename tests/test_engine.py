@@ -217,6 +217,22 @@ def test_leaf_grad_reuses_an_unshared_gradient_buffer():
     assert seen == []  # both gradients were fresh arrays nobody else held: no copies
 
 
+@pytest.mark.parametrize("bias_shape", [(3,), (1, 3), (2, 1, 3)])
+def test_broadcast_leaf_grad_is_summed_into_a_fresh_buffer(monkeypatch, bias_shape):
+    x = genesis.randn(2, 4, 3)
+    bias = genesis.zeros(*bias_shape, requires_grad=True)
+    copies = []
+    original = genesis.autograd.engine._fresh_copy
+    monkeypatch.setattr(genesis.autograd.engine, "_fresh_copy",
+                        lambda gradient: copies.append(gradient.shape) or original(gradient))
+    (x + bias).sum().backward()
+    assert bias.grad.shape == bias_shape
+    np.testing.assert_allclose(bias.grad.numpy(), np.full(bias_shape, 8.0 / np.prod(bias_shape) * 3))
+    # (1, 3): leading dims summed away and a stretched one kept leave a reshaped view to copy.
+    expected = [bias_shape] if bias_shape == (1, 3) else []
+    assert copies == expected
+
+
 def test_grad_dtype_matches_leaf_dtype():
     x = genesis.tensor([1.0, 2.0], requires_grad=True)
     y = genesis.tensor([1.0, 2.0], dtype=genesis.float64)

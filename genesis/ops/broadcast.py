@@ -23,11 +23,12 @@ def sum_to_shape(grad: Tensor, shape: tuple) -> Tensor:
     if grad_shape == shape:
         return grad
     lead = len(grad_shape) - len(shape)
-    dims = tuple(range(lead)) + tuple(
-        lead + index for index, extent in enumerate(shape)
-        if extent == 1 and grad_shape[lead + index] != 1)
-    if dims:
-        grad = grad.sum(dim=dims, keepdim=True)
+    stretched = tuple(lead + index for index, extent in enumerate(shape)
+                      if extent == 1 and grad_shape[lead + index] != 1)
+    if stretched or lead:
+        # Only leading dims: summed away outright, so the result is a fresh array that the
+        # engine can hand over as a leaf's .grad without copying (a reshaped view it can't).
+        grad = grad.sum(dim=tuple(range(lead)) + stretched, keepdim=bool(stretched))
     if grad.shape != shape:
         grad = grad.reshape(shape)
     return grad
