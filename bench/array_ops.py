@@ -1,0 +1,346 @@
+"""Kernel launches and host syncs per training step, genesis vs PyTorch, counted on the CPU.
+
+On a GPU genesis is bound by the host: every NumPy-style call on a CuPy array is one
+kernel launch with its own Python and driver cost, so the number of array operations a
+step makes is what its GPU time follows (bench/cuda_benchmarks.py times it on a real
+GPU). This script counts them without a GPU: genesis runs on a "cuda" device
+(GENESIS_FAKE_CUDA) whose namespace is NumPy wrapped in a counter, so every array
+operation that would be a CuPy call is seen; views, reshapes, allocation without a
+fill and no-op casts are not counted, as they launch nothing. A host sync is a GPU value
+read on the host (bool, float, int, item, tolist, a transfer to the CPU). CuPy-only
+kernels (the fused Adam update, cupyx's erf) count as one launch each.
+
+PyTorch's column counts the compute ops of the same step in its CPU profiler: the
+top-most ATen calls that are not views, metadata or composites of other ops, with Adam's
+multi-tensor (foreach) update as on CUDA (one op for all parameters). On CUDA most are one kernel each, so the two columns compare like with like, not
+exactly. (PyTorch's own host reads are not counted: on the CPU they include Adam's step
+counters, which stay on the host on CUDA too.)
+
+Workloads are those of bench/cuda_benchmarks.py: the MLP training step (Adam) and the
+transformer block forward + backward.
+
+Run: python bench/array_ops.py [--list]   (--list prints each counted operation)
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import sys
+import types
+
+os.environ.setdefault("GENESIS_FAKE_CUDA", "1")
+
+import numpy as np  # noqa: E402
+
+import genesis  # noqa: E402
+import genesis.nn.functional as genesis_F  # noqa: E402
+from cuda_benchmarks import MLP_BATCH, MLP_SIZES, mlp, transformer_block  # noqa: E402
+from transformer_block import BATCH, D_MODEL, LENGTH, initial_weights  # noqa: E402
+
+# Calls that make or view arrays without running a kernel.
+_NO_KERNEL = {"swapaxes", "transpose", "broadcast_to", "expand_dims", "reshape", "squeeze",
+              "moveaxis", "empty", "empty_like", "ravel", "atleast_1d", "result_type",
+              "promote_types", "can_cast", "isscalar", "ndim", "shape", "issubdtype", "dtype",
+              "broadcast_shapes", "iinfo", "finfo", "get_printoptions", "may_share_memory",
+              "shares_memory", "get_array_module"}
+# PyTorch ops that launch nothing themselves: views and metadata, composites whose work is
+# done by the ops they call (counted there), and reads of CPU scalars (Adam's step count).
+_TORCH_TRANSPARENT = {
+    "aten::view", "aten::t", "aten::transpose", "aten::as_strided", "aten::expand",
+    "aten::reshape", "aten::_reshape_alias", "aten::empty", "aten::empty_strided",
+    "aten::empty_like", "aten::detach", "aten::detach_", "aten::unsqueeze", "aten::squeeze",
+    "aten::permute", "aten::select", "aten::slice", "aten::unbind", "aten::split", "aten::alias",
+    "aten::resolve_conj", "aten::resolve_neg", "aten::lift_fresh", "aten::result_type",
+    "aten::_unsafe_view", "aten::chunk", "aten::narrow", "aten::expand_as", "aten::view_as",
+    "aten::contiguous", "aten::to", "aten::_to_copy", "aten::size", "aten::stride",
+    "aten::linear", "aten::matmul", "aten::cross_entropy_loss", "aten::log_softmax",
+    "aten::nll_loss", "aten::nll_loss_nd", "aten::softmax", "aten::_local_scalar_dense",
+    "aten::item"}
+
+class Counter:
+    """Tallies launches and host syncs by operation name (and by genesis source line)."""
+
+    def __init__(self):
+        self.launches, self.syncs, self.sites = collections.Counter(), collections.Counter(), collections.Counter()
+        self.active, self.depth = False, 0
+
+    def launch(self, name: str) -> None:
+        if self.active and self.depth == 0 and name not in _NO_KERNEL:
+            self.launches[name] += 1
+            self.sites[f"{_genesis_caller()}  {name}"] += 1
+
+    def sync(self, name: str) -> None:
+        if self.active and self.depth == 0:
+            self.syncs[name] += 1
+            self.sites[f"{_genesis_caller()}  {name} (host sync)"] += 1
+
+
+COUNTER = Counter()
+
+
+def _genesis_caller() -> str:
+    frame = sys._getframe(2)
+    while frame is not None and f"{os.sep}genesis{os.sep}" not in frame.f_code.co_filename:
+        frame = frame.f_back
+    if frame is None:
+        return "?"
+    path = frame.f_code.co_filename
+    return f"{path[path.rindex(os.sep + 'genesis' + os.sep) + 1:]}:{frame.f_lineno}"
+
+
+def _plain(value):
+    if isinstance(value, CountedArray):
+        return value.view(np.ndarray)
+    if isinstance(value, list | tuple):
+        return type(value)(_plain(item) for item in value)
+    return value
+
+
+def _counted(value):
+    if isinstance(value, np.generic):  # a reduction to one value: a 0-d array on CuPy
+        value = np.asarray(value)
+    if isinstance(value, np.ndarray) and not isinstance(value, CountedArray):
+        array = value.view(CountedArray)
+        array._owns_memory = value.base is None
+        return array
+    if isinstance(value, tuple):
+        return tuple(_counted(item) for item in value)
+    if isinstance(value, list):
+        return [_counted(item) for item in value]
+    return value
+
+
+def _call(name: str, function, args, kwargs):
+    COUNTER.launch(name)
+    COUNTER.depth += 1
+    try:
+        return _counted(function(*_plain(args), **{key: _plain(v) for key, v in kwargs.items()}))
+    finally:
+        COUNTER.depth -= 1
+
+
+class CountedArray(np.ndarray):
+    """A NumPy array whose every operation is tallied as one launch (it stands for a CuPy
+    array); `base` reads None for a wrapped fresh array, so genesis reuses buffers as on CuPy."""
+
+    @property
+    def base(self):
+        return None if self.__dict__.get("_owns_memory") else np.ndarray.base.__get__(self)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if "out" in kwargs:
+            kwargs["out"] = _plain(kwargs["out"])
+        name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
+        return _call(name, getattr(ufunc, method), inputs, kwargs)
+
+    def __array_function__(self, function, types_, args, kwargs):
+        return _call(function.__name__, function, args, kwargs)
+
+    def astype(self, dtype, *args, **kwargs):
+        if np.dtype(dtype) == self.dtype and kwargs.get("copy", True) is False:
+            return self
+        return _call("astype", self.view(np.ndarray).astype, (dtype, *args), kwargs)
+
+    def __getitem__(self, key):
+        keys = key if isinstance(key, tuple) else (key,)
+        if any(isinstance(item, np.ndarray | list) for item in keys):
+            return _call("getitem (advanced index)", self.view(np.ndarray).__getitem__, (key,), {})
+        return _counted(self.view(np.ndarray)[key])  # a view
+
+    def __setitem__(self, key, value):
+        _call("setitem", self.view(np.ndarray).__setitem__, (key, value), {})
+
+    def _host(name):
+        def read(self, *args):
+            COUNTER.sync(name)
+            return getattr(self.view(np.ndarray), name)(*args)
+        return read
+
+    __bool__, __float__, __int__, item, tolist = (
+        _host("__bool__"), _host("__float__"), _host("__int__"), _host("item"), _host("tolist"))
+
+
+def _launching_method(name):
+    def method(self, *args, **kwargs):
+        return _call(name, getattr(self.view(np.ndarray), name), args, kwargs)
+    return method
+
+
+for _name in ("copy", "sum", "max", "min", "mean", "fill", "any", "all", "dot", "clip", "cumsum",
+              "argmax", "argmin", "var", "std", "prod", "nonzero"):
+    setattr(CountedArray, _name, _launching_method(_name))
+
+
+class CountingNumPy(types.ModuleType):
+    """The fake GPU's namespace: NumPy, with each array function counted as a launch.
+    Named "cupy" so genesis takes its CuPy paths; those needing CuPy's own kernels get
+    stand-ins that count one launch and compute with NumPy (or, for the fused Adam, the
+    launch only: its values do not change the counts)."""
+
+    def __init__(self):
+        super().__init__("cupy")
+
+    def __getattr__(self, name):
+        value = getattr(np, name)
+        if isinstance(value, types.BuiltinFunctionType | types.FunctionType | np.ufunc) \
+                or type(value).__name__ == "_ArrayFunctionDispatcher":
+            def counted(*args, **kwargs):
+                return _call(name, value, args, kwargs)
+            counted.__name__ = name
+            if isinstance(value, np.ufunc):
+                counted.at = lambda *args: _call(f"{name}.at", value.at, args, {})
+            return counted
+        return value
+
+    @staticmethod
+    def ElementwiseKernel(inputs, outputs, body, name):  # noqa: N802 (CuPy's name)
+        def launch(*arrays):
+            COUNTER.launch(name)
+        return launch
+
+    @staticmethod
+    def get_array_module(array):
+        return np
+
+
+def _install_fake_cupyx() -> None:
+    from genesis.ops import _erf
+    special = types.ModuleType("cupyx.scipy.special")
+    special.erf = lambda x: _call("erf", lambda a: _erf.erf_array(np, a), (x,), {})
+    for name, module in (("cupyx", types.ModuleType("cupyx")),
+                         ("cupyx.scipy", types.ModuleType("cupyx.scipy")),
+                         ("cupyx.scipy.special", special)):
+        sys.modules.setdefault(name, module)
+
+
+def on_counted_gpu(tensor):
+    """`tensor` moved to the fake GPU, its array counted from now on."""
+    moved = tensor.to("cuda")
+    moved._data = _counted(moved._data)
+    return moved
+
+
+def count(step, label: str) -> tuple:
+    for _ in range(2):  # the first steps create optimizer state
+        step()
+    COUNTER.launches.clear(), COUNTER.syncs.clear(), COUNTER.sites.clear()
+    COUNTER.active = True
+    try:
+        step()
+    finally:
+        COUNTER.active = False
+    return label, sum(COUNTER.launches.values()), sum(COUNTER.syncs.values()), dict(COUNTER.sites)
+
+
+# -- genesis on the counting fake GPU ---------------------------------------------------------
+def genesis_counts(rng) -> list:
+    cuda = genesis.device("cuda")
+    cuda.xp  # resolve the fake GPU's namespace (NumPy) for the moves below
+    features = rng.standard_normal((MLP_BATCH, MLP_SIZES[0])).astype(np.float32)
+    labels = rng.integers(0, MLP_SIZES[-1], MLP_BATCH)
+    model = mlp(genesis.nn).to("cuda")
+    for param in model.parameters():
+        param._data = _counted(param._data)
+    x, y = on_counted_gpu(genesis.tensor(features)), on_counted_gpu(genesis.tensor(labels))
+    weights = {key: on_counted_gpu(genesis.tensor(value)).requires_grad_()
+               for key, value in initial_weights(rng).items()}
+    block_input = on_counted_gpu(genesis.tensor(
+        rng.standard_normal((BATCH, LENGTH, D_MODEL)).astype(np.float32))).requires_grad_()
+    seed = on_counted_gpu(genesis.tensor(rng.standard_normal((BATCH, LENGTH, D_MODEL)).astype(np.float32)))
+    cuda._xp = CountingNumPy()
+    _install_fake_cupyx()
+    optimizer = genesis.optim.Adam(model.parameters(), lr=1e-3)
+
+    def mlp_step():
+        optimizer.zero_grad()
+        genesis_F.cross_entropy(model(x), y).backward()
+        optimizer.step()
+
+    def block_step():
+        for leaf in (block_input, *weights.values()):
+            leaf.grad = None
+        transformer_block(genesis, genesis_F, block_input, weights).backward(seed)
+
+    try:
+        return [count(mlp_step, "MLP step"), count(block_step, "block fwd+bwd")]
+    finally:
+        cuda._xp = None
+
+
+# -- PyTorch, from its profiler -----------------------------------------------------------------
+def torch_counts(torch, rng) -> list:
+    from torch.profiler import ProfilerActivity, profile
+    features = torch.tensor(rng.standard_normal((MLP_BATCH, MLP_SIZES[0])).astype(np.float32))
+    labels = torch.tensor(rng.integers(0, MLP_SIZES[-1], MLP_BATCH))
+    model = mlp(torch.nn)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=True)  # CUDA's default
+    weights = {key: torch.tensor(value, requires_grad=True) for key, value in initial_weights(rng).items()}
+    block_input = torch.randn(BATCH, LENGTH, D_MODEL, requires_grad=True)
+    seed = torch.randn(BATCH, LENGTH, D_MODEL)
+
+    def mlp_step():
+        optimizer.zero_grad(set_to_none=True)
+        torch.nn.functional.cross_entropy(model(features), labels).backward()
+        optimizer.step()
+
+    def block_step():
+        for leaf in (block_input, *weights.values()):
+            leaf.grad = None
+        transformer_block(torch, torch.nn.functional, block_input, weights).backward(seed)
+
+    rows = []
+    for step, label in ((mlp_step, "MLP step"), (block_step, "block fwd+bwd")):
+        for _ in range(2):
+            step()
+        with profile(activities=[ProfilerActivity.CPU]) as profiler:
+            step()
+        rows.append((label, sum(1 for event in profiler.events() if _top_most_kernel(event))))
+    return rows
+
+
+def _launches(event) -> bool:
+    return event.name.startswith("aten::") and event.name not in _TORCH_TRANSPARENT
+
+
+def _top_most_kernel(event) -> bool:
+    """A PyTorch op that launches, called by none that does (addmm's internal bias copy and a
+    multi-tensor foreach op's per-tensor loop on the CPU are part of one launch on CUDA)."""
+    if not _launches(event):
+        return False
+    parent = event.cpu_parent
+    while parent is not None:
+        if _launches(parent):
+            return False
+        parent = parent.cpu_parent
+    return True
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--list", action="store_true", help="print every counted genesis operation")
+    options = parser.parse_args()
+    rows = genesis_counts(np.random.default_rng(0))
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    theirs = dict(torch_counts(torch, np.random.default_rng(0)) if torch is not None else [])
+    print(f"{'step':<15} {'genesis launches':>17} {'host syncs':>11} {'PyTorch ops':>12} "
+          f"{'genesis/PyTorch':>16}")
+    for label, launches, syncs, sites in rows:
+        reference = theirs.get(label)
+        their_text = f"{reference:12d} {launches / reference:15.2f}x" if reference else \
+            f"{'-':>12} {'-':>16}"
+        print(f"{label:<15} {launches:17d} {syncs:11d} {their_text}")
+        if options.list:
+            for site, number in sorted(sites.items()):
+                print(f"    {number:3d}  {site}")
+    if torch is None:
+        print("(PyTorch is not installed: its column is empty)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
