@@ -15,7 +15,7 @@ import os
 
 import numpy as np
 
-__all__ = ["Device", "device", "cpu", "DeviceError", "device_mismatch_message"]
+__all__ = ["Device", "device", "cpu", "DeviceError", "device_mismatch_message", "devices_agree"]
 
 
 class DeviceError(RuntimeError):
@@ -100,6 +100,23 @@ def device_mismatch_message(op: str, first, second) -> str:
     """
     return (f"{op}: expected all tensors to be on the same device, but found at least two "
             f"devices, {first} and {second}; move them to one device with .to(device)")
+
+
+def is_cpu_scalar(tensor) -> bool:
+    """Whether `tensor` is 0-d and on the CPU: PyTorch lets such a tensor join an op on any
+    device, as a number (genesis copies it over)."""
+    return tensor._device is cpu and tensor._data.ndim == 0
+
+
+def devices_agree(a, b) -> bool:
+    """Whether tensors `a` and `b` may meet in one op: one device, or one of them a 0-d CPU
+    tensor (`is_cpu_scalar`).
+
+    >>> import genesis
+    >>> devices_agree(genesis.ones(2), genesis.tensor(3.0))
+    True
+    """
+    return a._device is b._device or is_cpu_scalar(a) or is_cpu_scalar(b)
 
 
 def fake_cuda_count() -> int:

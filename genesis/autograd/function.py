@@ -31,7 +31,7 @@ import os
 import re
 import weakref
 
-from ..device import device_mismatch_message
+from ..device import device_mismatch_message, is_cpu_scalar
 from ..dtypes import FLOATING_DTYPES, FLOATING_NUMPY_DTYPES
 from ..tensor import Tensor, wrap_array
 from .grad_mode import grad_state
@@ -262,7 +262,7 @@ class Function:
                 if device is None:
                     device = arg._device
                 elif arg._device is not device and not cls.mixes_devices:
-                    raise RuntimeError(device_mismatch_message(_op_name(cls), device, arg._device))
+                    return cls.apply(*cpu_scalars_moved(_op_name(cls), args), **kwargs)
                 if enabled and arg._requires_grad:
                     graph = True
         if graph:
@@ -335,6 +335,21 @@ _NO_NEEDS = [(False,) * count for count in range(16)]
 def _op_error(cls, args: tuple, error: Exception) -> RuntimeError:
     shapes = ", ".join(str(tuple(arg.shape)) for arg in args if isinstance(arg, Tensor))
     return RuntimeError(f"{_op_name(cls)}: {error} (input shapes: {shapes})")
+
+
+def cpu_scalars_moved(op: str, args, device=None) -> tuple:
+    """`args` with each 0-d CPU tensor copied (differentiably) to the device of the other
+    tensors, as PyTorch lets such tensors join any op; a RuntimeError naming both devices
+    when tensors of two devices remain. `device`: the one the op must run on (an in-place
+    op's target's), else the first tensor's that is no CPU scalar."""
+    tensors = [arg for arg in args if isinstance(arg, Tensor)]
+    if device is None:
+        device = next((t._device for t in tensors if not is_cpu_scalar(t)), tensors[0]._device)
+    for tensor in tensors:
+        if tensor._device is not device and not is_cpu_scalar(tensor):
+            raise RuntimeError(device_mismatch_message(op, device, tensor._device))
+    return tuple(arg.to(device) if isinstance(arg, Tensor) and arg._device is not device else arg
+                 for arg in args)
 
 
 def _op_name(cls) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import Function
+from ..device import cpu, transfer
 from ..tensor import Tensor
 from . import samples
 from ._scatter import add_at
@@ -40,11 +41,15 @@ def _index_array(item: Tensor, device):
     if kind not in "biu":
         raise IndexError(f"tensors used as indices must be integer or bool tensors, got "
                          f"{item.dtype!r}; convert with .long() or .bool()")
-    if item._device != device:
-        raise IndexError(f"the index tensor is on {item._device}, the indexed one on {device}")
     if item._data.ndim == 0:
         return bool(item.item()) if kind == "b" else int(item.item())
-    return item._data
+    if item._device is device:
+        return item._data
+    if item._device is cpu:  # as in PyTorch: CPU indices work for a tensor on any device
+        return transfer(item._data, cpu, device)
+    raise IndexError(f"the index tensor is on {item._device}, the indexed one on {device}: "
+                     f"indices must be on the CPU or on the indexed tensor's device; move them "
+                     f"with .to('{device}')")
 
 
 def _is_advanced(key: tuple) -> bool:

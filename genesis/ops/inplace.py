@@ -9,8 +9,8 @@ gradients right; a change through a view rewires the view's base (`views.py`).
 from __future__ import annotations
 
 from ..autograd import function
+from ..autograd.function import cpu_scalars_moved
 from ..autograd.grad_mode import grad_state
-from ..device import device_mismatch_message
 from ..tensor import Tensor, wrap_array
 from .views import rebase_view
 
@@ -19,6 +19,9 @@ __all__ = ["apply_inplace"]
 
 def apply_inplace(cls, target: Tensor, *args, **kwargs) -> Tensor:
     """Run Function `cls` on (target, *args) and store the result in `target`."""
+    if not cls.mixes_devices and any(isinstance(arg, Tensor) and arg._device is not target._device
+                                     for arg in args):
+        args = cpu_scalars_moved(f"{cls.__name__.lower()}_", args, target._device)
     graph = grad_state.enabled and (target._requires_grad or any(
         isinstance(arg, Tensor) and arg._requires_grad for arg in args))
     if not graph:
@@ -46,11 +49,6 @@ def apply_inplace(cls, target: Tensor, *args, **kwargs) -> Tensor:
 
 
 def _write_without_graph(cls, target: Tensor, args, kwargs) -> None:
-    if not cls.mixes_devices:
-        for arg in args:
-            if isinstance(arg, Tensor) and arg._device is not target._device:
-                raise RuntimeError(device_mismatch_message(f"{cls.__name__.lower()}_",
-                                                           target._device, arg._device))
     fast = cls.forward_inplace
     try:
         if fast is not None and not kwargs:

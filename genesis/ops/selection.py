@@ -11,6 +11,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..autograd.grad_mode import grad_state
+from ..device import devices_agree
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._operands import cast_to, device_mismatch, result_type
@@ -53,7 +54,7 @@ def where(condition: Tensor, input, other) -> Tensor:
         raise RuntimeError(f"where: condition must be a bool tensor, got {got}; build it with a "
                            "comparison (x > 0) or convert with .bool()")
     for value in (input, other):
-        if isinstance(value, Tensor) and value._device != condition._device:
+        if isinstance(value, Tensor) and not devices_agree(value, condition):
             raise RuntimeError(device_mismatch("where", condition, value))
     return Where.apply(condition, input, other)
 
@@ -274,7 +275,7 @@ def _bounds(op: str, input: Tensor, low, high) -> tuple:
     if low is None and high is None:
         raise RuntimeError(f"{op}: at least one of min and max must be given")
     for bound in (low, high):
-        if isinstance(bound, Tensor) and bound._device != input._device:
+        if isinstance(bound, Tensor) and not devices_agree(bound, input):
             raise RuntimeError(device_mismatch(op, input, bound))
     return low, high
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numbers
 
 from ..autograd.function import Function
+from ..device import devices_agree
 from ..tensor import Tensor
 from . import samples
 from ._operands import array_of, cast_to, device_mismatch, result_type
@@ -106,7 +107,7 @@ def _check_lerp(op: str, start: Tensor, end: Tensor, weight) -> None:
                            f"{end.dtype.name}; convert it with .to(start.dtype)")
     tensors = (end, weight) if isinstance(weight, Tensor) else (end,)
     for tensor in tensors:
-        if tensor._device != start._device:
+        if not devices_agree(tensor, start):
             raise RuntimeError(device_mismatch(op, start, tensor))
     if isinstance(weight, Tensor) and weight.dtype is not start.dtype and weight.ndim:
         raise RuntimeError(f"{op}: expected weight of dtype {start.dtype.name} (like start), got "
@@ -138,7 +139,7 @@ def _check_addc(op: str, input: Tensor, tensor1: Tensor, tensor2: Tensor, value)
         if not isinstance(tensor, Tensor):
             raise TypeError(f"{op}: tensor1 and tensor2 must be Tensors, got "
                             f"{type(tensor).__name__}")
-        if tensor._device != input._device:
+        if not devices_agree(tensor, input):
             raise RuntimeError(device_mismatch(op, input, tensor))
     if not isinstance(value, numbers.Number):
         raise TypeError(f"{op}: value must be a number, got {type(value).__name__}")
