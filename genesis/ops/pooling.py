@@ -15,23 +15,27 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor
+from ._select import selects_are_cheap, zero_unless
 from .registry import OpInfo, Sample
 from .window import Windows, as_tuple, check_positive, cropped, padded
 
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d"]  # those torch has at top level too
 
 
-def scan_maxima(xp, parts, count: int, track: bool):
+def scan_maxima(xp, parts, count: int, track: bool, cheap_selects: bool = False):
     """PyTorch's max scan over the `parts` (arrays of one shape, one per window position):
     a later part wins only if larger or NaN. Returns the maxima and, if `track`, the number of
     the winning part (the first on ties).
 
-    Branch-free: since later parts have larger numbers, the winner's number is the largest
-    number that beat the running maximum (masked selects cost ~50x more than arithmetic).
+    On the CPU branch-free: since later parts have larger numbers, the winner's number is the
+    largest number that beat the running maximum (masked selects cost ~50x more than
+    arithmetic there). With `cheap_selects` (a GPU, see _select.py) the number is written
+    where the part won, in one pass, and strided parts are read as they are.
     """
     best = arg = None
     for number, part in enumerate(parts):
-        part = xp.ascontiguousarray(part)  # strided operands would slow every step below
+        if not cheap_selects:
+            part = xp.ascontiguousarray(part)  # strided operands would slow every step below
         if best is None:
             best = part.copy()
             if track:
@@ -41,22 +45,20 @@ def scan_maxima(xp, parts, count: int, track: bool):
             better = part > best
             if best.dtype.kind == "f":
                 better |= xp.isnan(part)
-            xp.maximum(arg, better * arg.dtype.type(number), out=arg)
+            if cheap_selects:
+                xp.copyto(arg, arg.dtype.type(number), where=better)
+            else:
+                xp.maximum(arg, better * arg.dtype.type(number), out=arg)
         xp.maximum(best, part, out=best)
     return best, arg
 
 
-def select(xp, values, chosen, finite: bool):
-    """`values` where the bool array `chosen` is set, else 0: a product when all values are
-    `finite` (many times faster than a masked select), since inf * 0 would give NaN."""
-    return values * chosen if finite else xp.where(chosen, values, values.dtype.type(0))
-
-
-def window_maxima(xp, source, windows: Windows, out_size: tuple, track: bool):
+def window_maxima(xp, source, windows: Windows, out_size: tuple, track: bool,
+                  cheap_selects: bool):
     """Max of each window of the padded `source`, and (if `track`) the window position
     (0 .. prod(kernel) - 1, row-major) it came from."""
     parts = (source[(..., *windows.slices(offset, out_size))] for _, offset in windows.offsets())
-    return scan_maxima(xp, parts, windows.count, track)
+    return scan_maxima(xp, parts, windows.count, track, cheap_selects)
 
 
 def _first_valid_positions(xp, windows: Windows, spatial: tuple, out_size: tuple):
@@ -94,7 +96,8 @@ class MaxPool(Function):
         spatial = data.shape[data.ndim - len(windows.kernel):]
         out_size = windows.output_size(spatial)
         track = return_indices or ctx.needs_input_grad[0]
-        best, arg = window_maxima(xp, padded(xp, data, windows, low), windows, out_size, track)
+        best, arg = window_maxima(xp, padded(xp, data, windows, low), windows, out_size, track,
+                                  selects_are_cheap(input._device))
         if track and windows.padding != ((0, 0),) * len(spatial) and (best == low).any():
             # Only padding beat -inf? PyTorch then names the window's first input position.
             arg = xp.where(best == low, _first_valid_positions(xp, windows, spatial, out_size), arg)
@@ -119,10 +122,10 @@ class MaxPoolScatter(Function):
         out_size = data.shape[data.ndim - len(spatial):]
         lead = data.shape[:data.ndim - len(spatial)]
         target = xp.zeros(lead + windows.padded_size(spatial), data.dtype)
-        finite = bool(xp.isfinite(data).all())
+        cheap, finite = _finite_unless_cheap(xp, values._device, data)
         for number, offset in windows.offsets():
-            target[(..., *windows.slices(offset, out_size))] += select(xp, data, arg == number,
-                                                                      finite)
+            target[(..., *windows.slices(offset, out_size))] += zero_unless(
+                xp, data, arg == number, finite, cheap)
         return cropped(target, windows)
 
     @staticmethod
@@ -141,16 +144,24 @@ class MaxPoolGather(Function):
         ctx.spatial = data.shape[data.ndim - len(windows.kernel):]
         source = padded(xp, data, windows)
         out = xp.zeros(arg.shape, data.dtype)
-        finite = bool(xp.isfinite(data).all())
+        cheap, finite = _finite_unless_cheap(xp, input._device, data)
         out_size = arg.shape[arg.ndim - len(ctx.spatial):]
         for number, offset in windows.offsets():
-            out += select(xp, source[(..., *windows.slices(offset, out_size))], arg == number,
-                          finite)
+            out += zero_unless(xp, source[(..., *windows.slices(offset, out_size))],
+                               arg == number, finite, cheap)
         return out
 
     @staticmethod
     def backward(ctx, grad):
         return MaxPoolScatter.apply(grad, ctx.arg, ctx.spatial, ctx.windows), None, None
+
+
+def _finite_unless_cheap(xp, device, data) -> tuple:
+    """(cheap selects?, all values finite?): on the CPU a product may stand in for a select
+    when every value is finite; a GPU selects in one pass and need not wait to find out."""
+    if selects_are_cheap(device):
+        return True, None
+    return False, bool(xp.isfinite(data).all())
 
 
 def window_sums(xp, source, windows: Windows, out_size: tuple):

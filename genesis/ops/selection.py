@@ -15,6 +15,7 @@ from ..device import devices_agree
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._operands import cast_to, device_mismatch, result_type
+from ._select import kept_bits, selects_are_cheap
 from .inplace import apply_inplace
 from .registry import OpInfo, Sample
 
@@ -81,22 +82,11 @@ def _masked(grad: Tensor, mask, keep_where_true: bool) -> Tensor:
         keep = mask if keep_where_true else ~mask
         return Where.apply(wrap_array(keep, device), grad, 0.0)
     values = grad._data
-    if device.type == "cpu":
-        return wrap_array(_kept_bits(values, mask if keep_where_true else ~mask), device)
-    # A GPU runs a select as one kernel without branch cost; the bit trick would take three.
-    zero = values.dtype.type(0)
+    if not selects_are_cheap(device):
+        return wrap_array(kept_bits(values, mask if keep_where_true else ~mask), device)
+    zero = values.dtype.type(0)  # one select, without inverting the mask first
     chosen = (values, zero) if keep_where_true else (zero, values)
     return wrap_array(device.xp.where(mask, *chosen), device)
-
-
-def _kept_bits(values, keep):
-    """`values` where `keep`, else +0: each element's bits ANDed with all ones or all zeros.
-    Branch-free, so ~15x faster than xp.where on a random mask (a relu's), and exact for
-    inf and nan."""
-    integer = np.dtype(f"i{values.dtype.itemsize}")
-    mask = keep.astype(integer)
-    mask *= -1  # True -> -1, all bits set
-    return (values.view(integer) & mask).view(values.dtype)
 
 
 class Maximum(Function):

@@ -53,3 +53,37 @@ def test_masked_gradients_are_exact_on_the_device(cuda, op):
         results.append(a.grad.cpu().numpy())
     np.testing.assert_array_equal(results[0], results[1])
     assert np.signbit(results[0]).tolist() == np.signbit(results[1]).tolist()
+
+
+@pytest.mark.parametrize("pool", [
+    lambda a: genesis.nn.functional.max_pool2d(a, 2, stride=1, padding=1),
+    lambda a: genesis.nn.functional.max_pool2d(a, 3, stride=2, padding=1),
+    lambda a: genesis.nn.functional.adaptive_max_pool2d(a, (2, 3)),
+], ids=["overlapping windows", "padded", "adaptive"])
+def test_max_pooling_picks_the_same_cells_on_the_device(cuda, pool):
+    """The GPU's scan writes the winner with one select and does not ask whether values are
+    finite; ties, NaN, -inf and an inf gradient come out as on the CPU, and so does the
+    gradient's own derivative with respect to the incoming gradient (a gather)."""
+    values = np.array([[1.0, 1.0, np.nan, -np.inf], [2.0, 2.0, 0.5, -np.inf],
+                       [-np.inf, -np.inf, 3.0, 3.0], [0.0, np.nan, 3.0, -1.0]])[None, None]
+    probe = np.arange(1.0, 17.0).reshape(values.shape)
+    results = []
+    for device in ("cpu", cuda):
+        a = genesis.tensor(values, device=device, requires_grad=True)
+        out = pool(a)
+        seed_values = np.linspace(-1.0, 1.0, out.numel()).reshape(out.shape)
+        seed_values.reshape(-1)[0] = np.inf
+        seed = genesis.tensor(seed_values, device=device, requires_grad=True)
+        (grad,) = genesis.autograd.grad(out, a, seed, create_graph=True)
+        (gathered,) = genesis.autograd.grad((grad * genesis.tensor(probe, device=device)).sum(), seed)
+        results.append([t.detach().cpu().numpy() for t in (out, grad, gathered)])
+    for ours, reference in zip(results[1], results[0]):
+        np.testing.assert_array_equal(ours, reference)
+
+
+def test_max_pooling_indices_on_the_device(cuda):
+    values = np.array([[1.0, 1.0, np.nan], [2.0, 2.0, -np.inf], [3.0, 3.0, 0.0]])[None, None]
+    indices = [genesis.nn.functional.max_pool2d(genesis.tensor(values, device=device), 2,
+                                                stride=1, padding=1, return_indices=True)[1]
+               for device in ("cpu", cuda)]
+    assert indices[1].tolist() == indices[0].tolist()

@@ -7,7 +7,7 @@ import pytest
 
 import genesis
 import genesis.nn.functional as F
-from genesis.ops.selection import _kept_bits
+from genesis.ops._select import kept_bits
 
 
 def _gradients(function, arrays, create_graph):
@@ -46,7 +46,7 @@ def test_plain_backward_records_no_nodes():
 def test_kept_bits_is_an_exact_zero_where_masked_even_for_inf_and_nan(dtype):
     values = np.array([1.5, -math.inf, math.nan, math.inf, -0.0, 2.0], dtype)
     keep = np.array([True, False, False, True, True, False])
-    out = _kept_bits(values, keep)
+    out = kept_bits(values, keep)
     assert out.dtype == dtype
     assert out[[1, 2, 5]].tolist() == [0.0, 0.0, 0.0]
     assert all(math.copysign(1, v) == 1 for v in out[[1, 2, 5]])
