@@ -160,6 +160,10 @@ class CountedArray(np.ndarray):
     __bool__, __float__, __int__, item, tolist = (
         _host("__bool__"), _host("__float__"), _host("__int__"), _host("item"), _host("tolist"))
 
+    def get(self):  # CuPy's copy to the host
+        COUNTER.sync("get")
+        return self.view(np.ndarray).copy()
+
 
 def _launching_method(name):
     def method(self, *args, **kwargs):
