@@ -186,6 +186,19 @@ def transfer(array, source: Device, target: Device):
         return array.copy() if isinstance(array, xp.ndarray) else xp.asarray(array)
 
 
+def host_numbers(device: Device, *values) -> list:
+    """0-d arrays (or array scalars) on `device` as Python numbers, read in one transfer: a
+    GPU is waited for once, not once per value.
+
+    >>> import numpy as np
+    >>> host_numbers(cpu, np.int64(3), np.float32(0.5))
+    [3, 0.5]
+    """
+    if device.type == "cpu":
+        return [value.item() for value in values]
+    return device.xp.stack(values).tolist()
+
+
 def writeable(array) -> bool:
     """Whether `array` may be changed in place: NumPy has read-only arrays (broadcast views),
     CuPy arrays are always writeable.

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..autograd.function import Function
 from ..autograd.grad_mode import grad_state
+from ..device import host_numbers
 from ..ops.index import IndexScatter
 from ..ops.inplace import apply_inplace
 from ..random import generator_for
@@ -155,8 +156,11 @@ def _check_indices(input: Tensor, weight: Tensor) -> None:
     if input._device != weight._device:
         raise RuntimeError(f"embedding: indices are on {input.device}, weight on {weight.device}")
     data = input._data
-    if data.size and (int(data.min()) < 0 or int(data.max()) >= weight.shape[0]):
-        bad = int(data.min()) if int(data.min()) < 0 else int(data.max())
+    if not data.size:
+        return
+    low, high = host_numbers(input._device, data.min(), data.max())
+    if low < 0 or high >= weight.shape[0]:
+        bad = low if low < 0 else high
         raise IndexError(f"embedding: index {bad} is out of range for a table of "
                          f"{weight.shape[0]} rows (valid: 0..{weight.shape[0] - 1})")
 

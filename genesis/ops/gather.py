@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import Function
+from ..device import host_numbers
 from ..tensor import Tensor
 from . import samples
 from ._operands import normalize_dim
@@ -106,12 +107,12 @@ def index_array(op: str, input: Tensor, index, name: str = "index"):
     return index._data
 
 
-def check_range(op: str, index, dim: int, size: int, negative: bool = False) -> int:
+def check_range(op: str, index, dim: int, size: int, device, negative: bool = False) -> int:
     """The smallest index; IndexError unless every index is in [0, size) (or [-size, size)
-    if `negative`)."""
+    if `negative`). `index` is an array on `device`."""
     if index.size == 0:
         return 0
-    low, high = int(index.min()), int(index.max())
+    low, high = host_numbers(device, index.min(), index.max())
     bad = low if low < (-size if negative else 0) else high if high >= size else None
     if bad is not None:
         allowed = f"[{-size if negative else 0}, {size - 1}]" if size else "none: the dim is empty"
@@ -131,7 +132,7 @@ def _check_along_dim(op: str, input: Tensor, index, dim: int, src: Tensor | None
         if src is not None and (src.ndim != index.ndim or extent > src.shape[axis]):
             raise RuntimeError(f"{op}: index shape {tuple(index.shape)} must not be larger than "
                                f"src shape {tuple(src.shape)} in any dim")
-    check_range(op, index, dim, input.shape[dim] if input.ndim else 1)
+    check_range(op, index, dim, input.shape[dim] if input.ndim else 1, input._device)
 
 
 def _along_dim_arguments(op: str, input: Tensor, dim: int, index, src=None):
@@ -217,7 +218,7 @@ def _slices_arguments(op: str, input: Tensor, dim: int, index):
         raise IndexError(f"{op}: index must be a vector (0-d or 1-D), got shape "
                          f"{tuple(array.shape)}")
     array = array.reshape(-1)
-    check_range(op, array, dim, input.shape[dim] if input.ndim else 1)
+    check_range(op, array, dim, input.shape[dim] if input.ndim else 1, input._device)
     return dim, array, slices_key(dim, array)
 
 
@@ -297,7 +298,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     array = index_array("take_along_dim", input, indices, "indices")
     if dim is None:
         flat = array.reshape(-1)
-        if check_range("take_along_dim", flat, 0, input._data.size, negative=True) < 0:
+        if check_range("take_along_dim", flat, 0, input._data.size, input._device,
+                       negative=True) < 0:
             flat = flat % input._data.size
         return Gather.apply(input.reshape(-1), (flat, Ellipsis))
     dim = normalize_dim(dim, input.ndim, "take_along_dim")
@@ -308,7 +310,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     xp = input._device.xp
     input_shape = shape[:dim] + (input.shape[dim],) + shape[dim + 1:]
     array = xp.broadcast_to(array, shape[:dim] + (array.shape[dim],) + shape[dim + 1:])
-    if check_range("take_along_dim", array, dim, input.shape[dim], negative=True) < 0:
+    if check_range("take_along_dim", array, dim, input.shape[dim], input._device,
+                   negative=True) < 0:
         array = array % input.shape[dim]  # the gradient's scatter-add needs them non-negative
     expanded = input if input.shape == input_shape else input.expand(input_shape)
     return Gather.apply(expanded, along_dim_key(xp, array, dim))

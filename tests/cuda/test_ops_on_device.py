@@ -87,3 +87,15 @@ def test_max_pooling_indices_on_the_device(cuda):
                                                 stride=1, padding=1, return_indices=True)[1]
                for device in ("cpu", cuda)]
     assert indices[1].tolist() == indices[0].tolist()
+
+
+def test_index_range_errors_read_the_bounds_from_the_device_once(cuda):
+    table = genesis.randn(5, 3, device=cuda)
+    with pytest.raises(IndexError, match=r"embedding: index 7 is out of range for a table of 5 rows"):
+        genesis.nn.functional.embedding(genesis.tensor([0, 7, 2], device=cuda), table)
+    with pytest.raises(IndexError, match=r"embedding: index -1 is out of range"):
+        genesis.nn.functional.embedding(genesis.tensor([0, -1], device=cuda), table)
+    with pytest.raises(IndexError, match=r"gather: index 3 is out of bounds for dim 1 with size 3"):
+        table.gather(1, genesis.tensor([[0], [3]], device=cuda))
+    assert genesis.nn.functional.embedding(genesis.tensor([4, 0], device=cuda), table).tolist() == \
+        table[genesis.tensor([4, 0])].tolist()
