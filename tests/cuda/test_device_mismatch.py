@@ -178,4 +178,3 @@ def test_cpu_index_tensors_index_a_gpu_tensor(cuda):
 def test_gpu_index_tensors_do_not_index_a_cpu_tensor(cuda):
     with pytest.raises(IndexError, match=r"on cuda:0, the indexed one on cpu.*\.to\('cpu'\)"):
         genesis.arange(4.0)[genesis.tensor([0, 1], device=cuda)]
-
