@@ -59,6 +59,9 @@ class Invocation:
     requires_grad: tuple  # per argument: did it require grad in the real run
     kwargs: dict
     source: object = None  # genesis.autograd.source.SourceLocation of the call
+    # per output: did it get a gradient (False: an integer output, or one the Function marked
+    # non-differentiable, such as batch_norm's batch statistics); empty: all that are float
+    differentiable_outputs: tuple = ()
 
 
 class InvocationLog:
@@ -89,8 +92,9 @@ class InvocationLog:
         self._per_site[site] = seen + 1
         copies = tuple(_copy(arg) for arg in args)
         requires = tuple(isinstance(arg, Tensor) and arg.requires_grad for arg in args)
+        differentiable = tuple(isinstance(out, Tensor) and out.grad_fn is node for out in outputs)
         self.calls[node] = Invocation(function, copies, requires, dict(node.__dict__.get(
-            "_genesis_kwargs", {})), source)
+            "_genesis_kwargs", {})), source, differentiable)
 
 
 def _copy(value):
@@ -175,7 +179,9 @@ class _Problem:
     def _outputs(self, args) -> list:
         result = self.invocation.function.apply(*args, **self.kwargs)
         outputs = [result] if isinstance(result, Tensor) else list(result)
-        return [out for out in outputs if isinstance(out, Tensor) and out.dtype.is_floating_point]
+        kept = self.invocation.differentiable_outputs or (True,) * len(outputs)
+        return [out for out, keep in zip(outputs, kept)
+                if keep and isinstance(out, Tensor) and out.dtype.is_floating_point]
 
     def projection_values(self) -> np.ndarray:
         """The outputs flattened (without grad): the basis of every finite difference."""

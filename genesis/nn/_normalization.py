@@ -1,8 +1,8 @@
 """Functional normalisation: layer_norm, rms_norm, group_norm, batch_norm.
 
 Composed from differentiable reductions, so gradients (and double backward)
-come from the ops, except layer_norm: one fused node (see _layer_norm.py).
-Running statistics are updated in place outside the graph.
+come from the ops, except layer_norm and training-mode batch_norm: one fused node
+each (see _fused_norm.py). Running statistics are updated in place outside the graph.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 from ..device import device_mismatch_message
 from ..ops.unary import rsqrt
 from ..tensor import Tensor
-from ._layer_norm import LayerNorm
+from ._fused_norm import BatchNorm, LayerNorm
 
 __all__ = ["layer_norm", "rms_norm", "group_norm", "batch_norm"]
 
@@ -98,26 +98,26 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     for running in (running_mean, running_var):
         if running is not None and running._device is not input._device:
             raise RuntimeError(device_mismatch_message("batch_norm", input.device, running.device))
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"batch_norm: needs a floating point input, got {input.dtype.name}; "
+                           "convert first with .float()")
     dims = (0,) + tuple(range(2, input.ndim))
     channel_shape = (input.shape[1],) + (1,) * (input.ndim - 2)
+    weight = None if weight is None else weight.reshape(channel_shape)
+    bias = None if bias is None else bias.reshape(channel_shape)
     if training:
         count = input.numel() // input.shape[1]
         if count <= 1:
             raise ValueError(f"batch_norm: expected more than 1 value per channel when training, "
                              f"got input of shape {tuple(input.shape)}")
-        mean = input.mean(dims, keepdim=True)
-        centered = input - mean
-        variance = (centered * centered).mean(dims, keepdim=True)
+        out, mean, variance = BatchNorm.apply(input, weight, bias, dims, float(eps))
         if running_mean is not None:
-            _update_running(running_mean, mean._data.reshape(-1), momentum)
+            _update_running(running_mean, mean._data, momentum)
         if running_var is not None:
-            _update_running(running_var, variance._data.reshape(-1) * (count / (count - 1)), momentum)
-        out = centered * rsqrt(variance + eps)
-    else:
-        if running_mean is None or running_var is None:
-            raise ValueError("batch_norm: evaluation needs running_mean and running_var (or pass "
-                             "training=True to use the batch statistics)")
-        scale = rsqrt(running_var.reshape(channel_shape) + eps)
-        out = (input - running_mean.reshape(channel_shape)) * scale
-    return _affine(out, None if weight is None else weight.reshape(channel_shape),
-                   None if bias is None else bias.reshape(channel_shape))
+            _update_running(running_var, variance._data * (count / (count - 1)), momentum)
+        return out
+    if running_mean is None or running_var is None:
+        raise ValueError("batch_norm: evaluation needs running_mean and running_var (or pass "
+                         "training=True to use the batch statistics)")
+    scale = rsqrt(running_var.reshape(channel_shape) + eps)
+    return _affine((input - running_mean.reshape(channel_shape)) * scale, weight, bias)

@@ -1,5 +1,6 @@
-"""layer_norm's fused node: same forward as the composed ops, plain and recorded backwards
-that agree, exact double backward, PyTorch's values and gradients."""
+"""The fused nodes of layer_norm and training-mode batch_norm: same forward as the composed
+ops, plain and recorded backwards that agree, exact double backward, PyTorch's values and
+gradients."""
 import numpy as np
 import pytest
 
@@ -89,3 +90,81 @@ def test_changing_the_output_in_place_before_backward_is_caught():
 def test_integer_input_is_refused_by_name():
     with pytest.raises(RuntimeError, match="layer_norm: needs a floating point input, got int64"):
         F.layer_norm(genesis.tensor([[1, 2]]), (2,))
+    with pytest.raises(RuntimeError, match="batch_norm: needs a floating point input, got int64"):
+        F.batch_norm(genesis.tensor([[1, 2], [3, 4]]), None, None, training=True)
+
+
+# -- batch_norm (training): normalised over every dim but the channel --------------------------
+BATCH_CASES = [((6, 3), True, True), ((4, 3, 5), True, True), ((2, 3, 4, 4), True, False),
+               ((2, 3, 2, 2, 2), False, True), ((5, 3), False, False)]
+BATCH_IDS = ["1d", "1d_sequence", "2d_weight_only", "3d_bias_only", "plain"]
+
+
+def _batch_inputs(shape, has_weight, has_bias, dtype=np.float64):
+    rng = np.random.default_rng(0)
+    x = genesis.from_numpy((rng.standard_normal(shape) * 3 + 1).astype(dtype)).requires_grad_()
+    weight = genesis.from_numpy(rng.uniform(0.5, 1.5, shape[1]).astype(dtype)).requires_grad_() \
+        if has_weight else None
+    bias = genesis.from_numpy(rng.standard_normal(shape[1]).astype(dtype)).requires_grad_() \
+        if has_bias else None
+    return x, weight, bias
+
+
+def _batch_norm(x, weight, bias, running=None):
+    return F.batch_norm(x, *(running or (None, None)), weight, bias, training=True)
+
+
+@pytest.mark.parametrize("shape, has_weight, has_bias", BATCH_CASES, ids=BATCH_IDS)
+def test_batch_norm_forward_is_the_composed_formula_bit_for_bit(shape, has_weight, has_bias):
+    x, weight, bias = _batch_inputs(shape, has_weight, has_bias, np.float32)
+    dims = (0,) + tuple(range(2, len(shape)))
+    channel = (shape[1],) + (1,) * (len(shape) - 2)
+    with genesis.no_grad():
+        centered = x - x.mean(dims, keepdim=True)
+        expected = centered * genesis.rsqrt((centered * centered).mean(dims, keepdim=True) + 1e-5)
+        expected = expected * weight.reshape(channel) if weight is not None else expected
+        expected = expected + bias.reshape(channel) if bias is not None else expected
+    out = _batch_norm(x, weight, bias)
+    assert out.dtype is genesis.float32 and out.grad_fn.name() == "BatchNormBackward"
+    np.testing.assert_array_equal(out.detach().numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize("shape, has_weight, has_bias", BATCH_CASES, ids=BATCH_IDS)
+def test_batch_norm_plain_and_recorded_backward_agree_and_double_backward_is_exact(
+        shape, has_weight, has_bias):
+    x, weight, bias = _batch_inputs(shape, has_weight, has_bias)
+    inputs = [t for t in (x, weight, bias) if t is not None]
+    upstream = genesis.from_numpy(np.random.default_rng(1).standard_normal(shape))
+
+    def gradients(create_graph):
+        out = _batch_norm(x, weight, bias)
+        return genesis.autograd.grad(out, inputs, upstream, create_graph=create_graph)
+
+    for plain, recorded in zip(gradients(False), gradients(True)):
+        assert plain.grad_fn is None and plain.shape == recorded.shape
+        np.testing.assert_allclose(plain.numpy(), recorded.detach().numpy(), rtol=1e-12, atol=1e-12)
+
+    def call(*args):
+        values = iter(args)
+        return _batch_norm(next(values), next(values) if has_weight else None,
+                           next(values) if has_bias else None)
+
+    assert gradcheck(call, tuple(inputs), atol=1e-6, rtol=1e-5)
+    assert gradgradcheck(call, tuple(inputs), atol=1e-6, rtol=1e-5)
+
+
+def test_batch_norm_is_one_node_and_its_statistics_get_no_gradient():
+    x, weight, bias = _batch_inputs((4, 3, 5), True, True)
+    running_mean, running_var = genesis.zeros(3, dtype=genesis.float64), genesis.ones(3, dtype=genesis.float64)
+    out = _batch_norm(x, weight, bias, (running_mean, running_var))
+    node = out.grad_fn
+    assert node.name() == "BatchNormBackward"
+    assert {child.name() for child, _ in node.next_functions if child is not None} == \
+        {"AccumulateGrad", "ReshapeBackward"}  # the input, and weight/bias shaped per channel
+    assert not running_mean.requires_grad and running_mean.grad_fn is None
+    data = x.detach().numpy()
+    np.testing.assert_allclose(running_mean.numpy(), 0.1 * data.mean(axis=(0, 2)), rtol=1e-12)
+    np.testing.assert_allclose(running_var.numpy(), 0.9 + 0.1 * data.var(axis=(0, 2), ddof=1),
+                               rtol=1e-12)
+    out.sum().backward()
+    assert x.grad.shape == x.shape and weight.grad.shape == (3,) and bias.grad.shape == (3,)

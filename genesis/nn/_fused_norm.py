@@ -1,0 +1,130 @@
+"""layer_norm and training-mode batch_norm as one node each (what `F.layer_norm`,
+`nn.LayerNorm`, `F.batch_norm` and `nn.BatchNorm*d` run).
+
+Both normalise over some `dims` to zero mean and unit (biased) variance, then scale by
+`weight` and shift by `bias`, which broadcast against the input: layer norm over the
+trailing dims with an affine per feature, batch norm over all dims but the channel with an
+affine per channel. The forward does the same array operations the composed form would
+(same values, bit for bit); a plain backward works on the saved normalised input and
+1/std: a few passes and two large arrays instead of a dozen recorded ops. Under
+create_graph the gradient is rebuilt from differentiable ops on the input, so second
+derivatives are exact.
+"""
+from __future__ import annotations
+
+from ..autograd.function import Function
+from ..autograd.grad_mode import grad_state
+from ..ops.broadcast import sum_to_shape
+from ..ops.unary import rsqrt
+from ..tensor import Tensor, wrap_array
+
+
+class LayerNorm(Function):
+    """(x - mean) / sqrt(var + eps) * weight + bias over the trailing `dims` (biased var)."""
+
+    autocast_policy = "float32"
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, dims, eps):
+        out, _, _ = _normalize_forward(ctx, input, weight, bias, dims, eps)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _normalize_backward(ctx, grad)
+
+
+class BatchNorm(Function):
+    """Like LayerNorm, over every dim but the channel (dim 1); `weight` and `bias` are shaped
+    (C, 1, ...). Also returns the batch mean and biased variance per channel (no gradient),
+    for the running statistics."""
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, dims, eps):
+        out, mean, variance = _normalize_forward(ctx, input, weight, bias, dims, eps)
+        device = input._device
+        mean, variance = wrap_array(mean.reshape(-1), device), wrap_array(variance.reshape(-1), device)
+        ctx.mark_non_differentiable(mean, variance)
+        ctx.set_materialize_grads(False)  # no zero arrays for the statistics' gradients
+        return out, mean, variance
+
+    @staticmethod
+    def backward(ctx, grad, _mean_grad, _variance_grad):
+        if grad is None:
+            return None, None, None, None, None
+        return _normalize_backward(ctx, grad)
+
+
+def _normalize_forward(ctx, input, weight, bias, dims, eps) -> tuple:
+    """The normalised and transformed output array, and the mean and biased variance."""
+    ctx.dims, ctx.eps = dims, eps
+    xp, device = input._device.xp, input._device
+    x = input._data
+    mean = x.mean(axis=dims, keepdims=True)
+    normalized = x - mean
+    variance = (normalized * normalized).mean(axis=dims, keepdims=True)
+    rstd = 1 / xp.sqrt(variance + eps)
+    normalized *= rstd
+    out = normalized * weight._data if weight is not None else normalized
+    if bias is not None:
+        out = out + bias._data
+    if out is normalized:  # no affine part: the output is what backward needs
+        out = saved = wrap_array(out, device)
+    else:
+        saved = wrap_array(normalized, device)
+    ctx.affine_shapes = (None if weight is None else weight.shape,
+                         None if bias is None else bias.shape)
+    ctx.save_for_backward(input, weight, saved, wrap_array(rstd, device))
+    return out, mean, variance
+
+
+def _normalize_backward(ctx, grad) -> tuple:
+    input, weight, normalized, rstd = ctx.saved_tensors
+    needs, shapes = ctx.needs_input_grad, ctx.affine_shapes
+    if grad_state.enabled:  # create_graph: differentiable ops, recomputed from the input
+        grads = _recorded_grads(grad, input, weight, shapes, ctx.dims, ctx.eps, needs)
+    else:
+        grads = _array_grads(grad, weight, normalized, rstd, shapes, ctx.dims, needs)
+    return grads + (None, None)
+
+
+def _array_grads(grad: Tensor, weight, normalized: Tensor, rstd: Tensor, shapes: tuple,
+                 dims: tuple, needs: tuple) -> tuple:
+    """dx = rstd * (g' - mean(g') - n * mean(g' * n)) with g' = grad * weight and n the
+    normalised input (means over `dims`); dweight = grad * n and dbias = grad, each summed
+    over the dims its parameter is broadcast along."""
+    g, n, device = grad._data, normalized._data, grad._device
+    xp = device.xp
+    grad_times_n = g * n
+    grad_weight = sum_to_shape(wrap_array(grad_times_n, device), shapes[0]) if needs[1] else None
+    grad_bias = sum_to_shape(grad, shapes[1]) if needs[2] else None
+    grad_input = None
+    if needs[0]:
+        # grad_times_n is scratch below, unless it is the weight's gradient itself (nothing
+        # was summed: the weight covers every element).
+        scratch = None if grad_weight is not None and grad_weight._data is grad_times_n \
+            else grad_times_n
+        scaled = g * weight._data if weight is not None else g.copy()
+        if weight is not None:
+            grad_times_n = xp.multiply(grad_times_n, weight._data, out=scratch)  # g' * n
+        projection = grad_times_n.mean(axis=dims, keepdims=True)
+        scaled -= scaled.mean(axis=dims, keepdims=True)
+        scaled -= xp.multiply(n, projection, out=scratch)
+        scaled *= rstd._data
+        grad_input = wrap_array(scaled, device)
+    return grad_input, grad_weight, grad_bias
+
+
+def _recorded_grads(grad: Tensor, input: Tensor, weight, shapes: tuple, dims: tuple, eps: float,
+                    needs: tuple) -> tuple:
+    centered = input - input.mean(dims, keepdim=True)
+    rstd = rsqrt((centered * centered).mean(dims, keepdim=True) + eps)
+    normalized = centered * rstd
+    grad_weight = sum_to_shape(grad * normalized, shapes[0]) if needs[1] else None
+    grad_bias = sum_to_shape(grad, shapes[1]) if needs[2] else None
+    grad_input = None
+    if needs[0]:
+        scaled = grad * weight if weight is not None else grad
+        grad_input = rstd * (scaled - scaled.mean(dims, keepdim=True)
+                             - normalized * (scaled * normalized).mean(dims, keepdim=True))
+    return grad_input, grad_weight, grad_bias
