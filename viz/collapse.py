@@ -27,6 +27,8 @@ DEFAULT_MAX_NODES = 500
 MIN_CHAIN = 4   # runs shorter than this are drawn as they are
 SHARED_LEAF_USES = 3  # a leaf feeding this many items is drawn beside each use
 _NUMBERED = re.compile(r"^(.*)\.(\d+)$|^(\d+)$")
+_CALL = re.compile(r"^(.*)#(\d+)$")          # "cell#2": the 2nd call of module "cell"
+_CALL_NUMBERS = re.compile(r"#\d+")
 
 
 @dataclass
@@ -158,7 +160,8 @@ class _Layout:
         self.graph = graph
         self.visible = visible
         self.node_count = len(visible)
-        self.parts = {node.id: tuple(node.module.split(".")) if node.module else ()
+        placed = _placed_modules(graph, visible)
+        self.parts = {node.id: tuple(placed[node.id].split(".")) if placed[node.id] else ()
                       for node in visible}
         self.max_depth = max((len(parts) for parts in self.parts.values()), default=0)
         self._repeat_groups = {}
@@ -212,7 +215,7 @@ class _Layout:
                 key_of[node.id] = item.key
             else:
                 key = key_of[node.id] = f"n{node.id}"
-                items[key] = Item(key, "node", node.module or None, [node.id], node.name)
+                items[key] = Item(key, "node", ".".join(parts) or None, [node.id], node.name)
         edges = {}
         for edge in graph.edges:
             src = key_of.get(edge.src)
@@ -253,6 +256,12 @@ class _Layout:
                 parent = match.group(1) or ""
                 index = int(match.group(2) if match.group(2) is not None else match.group(3))
                 siblings.setdefault(parent, []).append((index, path))
+            call = _CALL.match(path)
+            if call is not None:  # calls 2, 3, ... of one module; its first call has no suffix
+                siblings.setdefault(call.group(1) + "#", []).append((int(call.group(2)), path))
+        for key, blocks in siblings.items():
+            if key.endswith("#") and key[:-1] in members:
+                blocks.append((1, key[:-1]))
         groups = {}
         for parent, blocks in siblings.items():
             blocks.sort()
@@ -268,6 +277,36 @@ class _Layout:
             _close_run(run, groups)
         self._repeat_groups[depth] = groups
         return groups
+
+
+def _placed_modules(graph, visible: list) -> dict:
+    """The module path each node is drawn in: its own, except a leaf shared by several calls
+    of its module (an RNN cell's weight, used at every step), which goes to the innermost
+    module holding all those calls, so each call's cluster holds only that call's ops."""
+    placed = {node.id: node.module or "" for node in visible}
+    users = {}
+    for edge in graph.edges:
+        users.setdefault(edge.src, set()).add(graph.nodes[edge.dst].module or "")
+    for node in visible:
+        uses = users.get(node.id)
+        if node.kind not in ("param", "input") or not node.module or not uses or len(uses) < 2 \
+                or any(_CALL_NUMBERS.sub("", use) != node.module for use in uses):
+            continue
+        common = None
+        for use in uses:
+            parts = use.split(".")
+            common = parts if common is None else common[:_shared_prefix(common, parts)]
+        placed[node.id] = ".".join(common)
+    return placed
+
+
+def _shared_prefix(a: list, b: list) -> int:
+    length = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        length += 1
+    return length
 
 
 def _close_run(run: list, groups: dict) -> None:
@@ -391,9 +430,15 @@ def _copy_shared_leaves(view: View, graph) -> None:
                 graph.nodes[item.members[0]].kind not in ("param", "input"):
             continue
         del items[key]
+        home = graph.nodes[item.members[0]].module
         for use, dst in enumerate(targets):
             copy_key = f"{key}u{use}"
-            items[copy_key] = Item(copy_key, "node", item.cluster, item.members, item.title,
+            cluster = items[dst].cluster
+            # beside a use in one call of the leaf's own module ("cell#2.inp" for cell.inp's
+            # weight): inside that call's cluster; elsewhere where the leaf itself is drawn
+            if not home or not cluster or _CALL_NUMBERS.sub("", cluster) != home:
+                cluster = item.cluster
+            items[copy_key] = Item(copy_key, "node", cluster, item.members, item.title,
                                    uses=(use + 1, len(targets)))
             view.edges[(copy_key, dst)] = view.edges.pop((key, dst))
 

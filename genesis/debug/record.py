@@ -211,15 +211,22 @@ def _sum_to_shape(array, shape: tuple):
 
 
 class _ModuleScope:
-    """Listener for `genesis.autograd.module_scope`: the path of the module running now,
-    relative to the outermost module called, and the parameters of the modules seen."""
+    """Listener for `genesis.autograd.module_scope`: the path of the module call running now,
+    relative to the outermost module called, and the parameters of the modules seen.
+
+    A module called again within one call of the outermost module (an RNN cell in a loop,
+    a layer used twice) gets a path of its own per call: "cell", "cell#2", "cell#3", with
+    its submodules below ("cell#2.inp"), so each call is its own cluster in pictures.
+    """
 
     def __init__(self):
-        self.stack = []
+        self.stack = []          # module call paths, outermost first
+        self._static = []        # the same modules' registered paths
         self.paths = {}
+        self.calls = {}          # call path without "#k" -> calls so far
         self.params = {}    # id -> (dotted name, tensor)
-        self.classes = {}   # module path -> class name
-        self.call_sites = {}  # module path -> SourceLocation of its first call
+        self.classes = {}   # module (call) path -> class name
+        self.call_sites = {}  # module (call) path -> SourceLocation of its first call
 
     @property
     def current(self) -> str | None:
@@ -227,7 +234,7 @@ class _ModuleScope:
 
     def enter(self, module) -> None:
         if not self.stack:
-            self.paths = {}
+            self.paths, self.calls = {}, {}
             for name, sub in module.named_modules():
                 self.paths[id(sub)] = name
                 self.classes[name] = type(sub).__name__
@@ -237,10 +244,24 @@ class _ModuleScope:
             parent = self.stack[-1] if self.stack else ""
             path = f"{parent}.{type(module).__name__}" if parent else type(module).__name__
             self.classes.setdefault(path, type(module).__name__)
-        if path not in self.call_sites:
-            self.call_sites[path] = SourceLocation.capture(max_frames=2)
-        self.stack.append(path)
+        call_path = self._call_path(path)
+        self.classes.setdefault(call_path, self.classes.get(path, type(module).__name__))
+        if call_path not in self.call_sites:
+            self.call_sites[call_path] = SourceLocation.capture(max_frames=2)
+        self.stack.append(call_path)
+        self._static.append(path)
+
+    def _call_path(self, path: str) -> str:
+        """`path` placed under the parent's call ("cell#2" + ".inp"), with "#k" for the k-th
+        call (k >= 2) of it within that parent call."""
+        parent = self._static[-1] if self._static else ""
+        base = path
+        if self.stack and parent and path.startswith(parent + "."):
+            base = self.stack[-1] + path[len(parent):]
+        number = self.calls[base] = self.calls.get(base, 0) + 1
+        return base if number == 1 else f"{base}#{number}"
 
     def exit(self, module) -> None:
         if self.stack:
             self.stack.pop()
+            self._static.pop()

@@ -111,3 +111,30 @@ class Model(Module):
 
     def forward(self, x):
         return self.head(self.encoder(x)).sum()
+
+
+class Cell(Module):
+    """An RNN cell: tanh(x W + b + h U + c)."""
+
+    def __init__(self, width: int):
+        super().__init__()
+        self.inp = Linear(width, width)
+        self.hid = Linear(width, width)
+
+    def forward(self, x, h):
+        return (self.inp(x) + self.hid(h)).tanh()
+
+
+class Unrolled(Module):
+    """One cell called at every step of a sequence, then a head."""
+
+    def __init__(self, width: int = 3):
+        super().__init__()
+        self.cell = Cell(width)
+        self.head = Linear(width, 1)
+
+    def forward(self, xs):
+        h = genesis.zeros(xs.shape[1], xs.shape[2])
+        for x in xs:
+            h = self.cell(x, h)
+        return self.head(h).sum()

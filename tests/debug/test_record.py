@@ -5,7 +5,7 @@ import genesis
 from genesis.autograd import engine, function, module_scope
 from genesis.debug import record
 
-from .modules import MLP, Model
+from .modules import MLP, Model, Unrolled
 
 
 def hook_lists():
@@ -141,3 +141,27 @@ def test_real_nn_modules_name_parameters_and_paths():
     assert {node.name for node in graph.of_kind("param")} == {"0.weight", "0.bias", "1.weight", "1.bias"}
     assert {"0", "1"} <= {node.module for node in graph.of_kind("op")}
     assert graph.modules["0"] == "Linear"
+
+
+def test_each_call_of_a_module_is_its_own_module_path():
+    model = Unrolled()
+    with record() as recording:
+        model(genesis.randn(3, 2, 3)).backward()
+    graph = recording.graphs[0]
+    modules = {node.module for node in graph.nodes if node.kind == "op"}
+    assert modules == {"cell", "cell.inp", "cell.hid", "cell#2", "cell#2.inp", "cell#2.hid",
+                       "cell#3", "cell#3.inp", "cell#3.hid", "head", ""}
+    assert graph.modules["cell#3"] == "Cell" and graph.modules["cell#2.hid"] == "Linear"
+    params = {node.name: node.module for node in graph.nodes if node.kind == "param"}
+    assert params["cell.inp.weight"] == "cell.inp"  # parameters keep their registered names
+
+
+def test_calls_are_counted_afresh_in_each_call_of_the_outer_module():
+    model = Unrolled()
+    with record() as recording:
+        for _ in range(2):
+            model(genesis.randn(2, 2, 3)).backward()
+    (graph,) = recording.graphs  # the same structure both steps: one graph, two steps
+    assert graph.steps == [0, 1]
+    assert {node.module for node in graph.nodes if node.kind == "op"} >= {"cell", "cell#2"}
+    assert "cell#3" not in graph.modules

@@ -10,7 +10,7 @@ import viz
 from genesis.debug import Graph, GraphNode, TensorInfo, capture_graph, record
 from viz.collapse import build_view
 
-from ..debug.modules import MLP, Linear, Model, Module, Sequential
+from ..debug.modules import MLP, Linear, Model, Module, Sequential, Unrolled
 
 HOSTILE = '<img src=x onerror=alert(1)> "quoted" {braces}\nnext & \\N back\\slash'
 
@@ -176,6 +176,36 @@ def test_shared_leaf_is_drawn_at_each_use():
     view = build_view(capture_graph(h.sum(), namespace={"w": w}), max_nodes=None)
     copies = [item for item in view.items.values() if item.kind == "node" and item.title == "w"]
     assert sorted(item.uses for item in copies) == [(1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+def _unrolled_graph(steps: int):
+    with record() as recording:
+        Unrolled()(genesis.randn(steps, 2, 3)).backward()
+    return recording.graphs[0]
+
+
+def test_each_call_of_a_cell_is_a_cluster_with_its_own_copies_of_the_weights():
+    view = build_view(_unrolled_graph(3), max_nodes=None)
+    ops = {item.cluster for item in view.items.values()
+           if item.kind == "node" and item.title.endswith("Backward")}
+    assert {"cell", "cell#2", "cell#3", "cell.inp", "cell#2.inp", "cell#3.hid"} <= ops
+    weights = sorted((item.uses, item.cluster) for item in view.items.values()
+                     if item.title == "cell.inp.weight")
+    assert weights == [((1, 3), "cell#3.inp"), ((2, 3), "cell#2.inp"), ((3, 3), "cell.inp")]
+    source = viz.to_dot(_unrolled_graph(3)).source
+    assert 'label="cell#2  (Cell)"' in source and 'label="cell#3.hid  (Linear)"' in source
+
+
+def test_a_weight_shared_by_two_calls_sits_outside_both():
+    view = build_view(_unrolled_graph(2), max_nodes=None)
+    (weight,) = [item for item in view.items.values() if item.title == "cell.hid.weight"]
+    assert weight.cluster is None and weight.uses is None
+
+
+def test_calls_of_one_module_fold_like_repeated_blocks():
+    view = build_view(_unrolled_graph(4), collapse_depth=0, fold_repeats=True, max_nodes=None)
+    (repeat,) = [item for item in view.items.values() if item.kind == "repeat"]
+    assert repeat.count == 4 and repeat.title == "cell … cell#4"
 
 
 def test_findings_and_nan_are_styled_and_in_the_legend():
