@@ -8,6 +8,14 @@ tensor([2., 4., 6.])
 """
 import sys as _sys
 import types as _types
+import warnings as _warnings
+
+# NumPy warns when arithmetic makes inf or nan (inf * 0, 0 / 0, exp(1000)); PyTorch is silent
+# and so is genesis: it reports non-finite values its own way (detect_anomaly, `genesis
+# trace`). The filter matches only NumPy's floating-point messages raised on genesis's own
+# lines, so warnings in the user's code are untouched.
+_warnings.filterwarnings("ignore", r"(invalid value|divide by zero|overflow|underflow) encountered",
+                         RuntimeWarning, r"genesis\.")
 
 from . import dtypes
 from .device import Device, DeviceError, device
