@@ -199,3 +199,54 @@ def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = F
 def randint_like(input: Tensor, low, high=None, *, dtype=None, device=None) -> Tensor:
     dtype, device = _like(input, dtype, device)
     return randint(low, high, input.shape, dtype=dtype, device=device)
+
+
+# -- Tensor.new_*: a new tensor with this one's dtype and device unless told otherwise -----------
+def new_zeros(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Zeros of `size` with this tensor's dtype and device (so code works on any device).
+
+    >>> import genesis
+    >>> genesis.tensor([1, 2]).new_zeros(3)
+    tensor([0, 0, 0])
+    """
+    dtype, device = _like(self, dtype, device)
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def new_ones(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Ones of `size` with this tensor's dtype and device."""
+    dtype, device = _like(self, dtype, device)
+    return ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def new_empty(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor of `size` with this tensor's dtype and device."""
+    dtype, device = _like(self, dtype, device)
+    return empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def new_full(self: Tensor, size, fill_value, *, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """`fill_value` everywhere in `size`, with this tensor's dtype and device."""
+    dtype, device = _like(self, dtype, device)
+    return full(size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def new_tensor(self: Tensor, data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A copy of `data` as a tensor with this tensor's dtype and device (not inferred from
+    the data, as in PyTorch).
+
+    >>> import genesis
+    >>> genesis.zeros(1, dtype=genesis.float64).new_tensor([1, 2])
+    tensor([1., 2.], dtype=genesis.float64)
+    """
+    dtype, device = _like(self, dtype, device)
+    if isinstance(data, Tensor):
+        data = data.detach()
+    return tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+METHODS = {"new_zeros": new_zeros, "new_ones": new_ones, "new_empty": new_empty,
+           "new_full": new_full, "new_tensor": new_tensor}
+for _name, _method in METHODS.items():
+    setattr(Tensor, _name, _method)

@@ -7,6 +7,10 @@ seeds are kept); `current_device`, `get_device_name` and `synchronize` raise
 `GENESIS_FAKE_CUDA=1` the "cuda" device is NumPy in disguise: one GPU, no
 memory in use, synchronisation a no-op.
 
+`set_device(n)` (or `with genesis.cuda.device(n):`) makes GPU n the current one on this
+thread: a bare "cuda" then means "cuda:n", and CuPy launches its work there, as
+PyTorch's current device does.
+
 Memory figures come from CuPy's default memory pool, which every CuPy array of
 genesis is allocated from: `memory_allocated` is the pool's bytes in use,
 `memory_reserved` the bytes it holds from the driver (in use or cached).
@@ -21,12 +25,15 @@ True
 """
 from __future__ import annotations
 
-from .device import DeviceError, cupy_runtime, device as as_device, fake_cuda_count
+from dataclasses import dataclass
+
+from .device import DeviceError, cupy_runtime, current_gpu, device as as_device, fake_cuda_count
 from .random import seed_device, seed_device_type
 
-__all__ = ["is_available", "device_count", "current_device", "get_device_name", "synchronize",
-           "manual_seed", "manual_seed_all", "memory_allocated", "max_memory_allocated",
-           "memory_reserved", "reset_peak_memory_stats", "empty_cache"]
+__all__ = ["is_available", "device_count", "current_device", "set_device", "device",
+           "get_device_name", "get_device_properties", "synchronize", "manual_seed",
+           "manual_seed_all", "memory_allocated", "max_memory_allocated", "memory_reserved",
+           "reset_peak_memory_stats", "empty_cache"]
 
 FAKE_DEVICE_NAME = "genesis fake CUDA device (NumPy)"
 
@@ -48,11 +55,78 @@ def device_count() -> int:
 
 
 def current_device() -> int:
-    """The index of the GPU CuPy currently launches work on."""
+    """The index of the current GPU: the one a bare "cuda" means and CuPy launches work on."""
+    if not fake_cuda_count():
+        cupy_runtime()  # says what is missing on a machine without a usable GPU
+    return current_gpu.index
+
+
+def set_device(device) -> None:
+    """Make `device` (an int, "cuda:N" or a Device) the current GPU of this thread.
+
+    >>> import genesis
+    >>> if genesis.cuda.is_available():
+    ...     genesis.cuda.set_device(0)
+    """
+    index = _index(device)
+    if not fake_cuda_count():
+        cupy, count = cupy_runtime()
+        if index >= count:
+            raise DeviceError(f"cuda:{index} was requested but this machine has {count} GPU(s)")
+        cupy.cuda.Device(index).use()
+    current_gpu.index = index
+
+
+class device:
+    """Context manager: GPU `index` is the current one inside the block, the previous one after.
+
+    >>> import genesis
+    >>> if genesis.cuda.is_available():
+    ...     with genesis.cuda.device(0):
+    ...         x = genesis.zeros(2, device="cuda")
+    """
+
+    def __init__(self, index):
+        self.index = index
+        self._previous = None
+
+    def __enter__(self) -> "device":
+        self._previous = current_gpu.index
+        set_device(self.index)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        set_device(self._previous)
+
+
+@dataclass(frozen=True)
+class DeviceProperties:
+    """What `get_device_properties` reports about a GPU (PyTorch's field names)."""
+
+    name: str
+    major: int
+    minor: int
+    total_memory: int            # bytes
+    multi_processor_count: int
+
+    def __repr__(self) -> str:
+        return (f"DeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+                f"total_memory={self.total_memory // 2 ** 20}MB, "
+                f"multi_processor_count={self.multi_processor_count})")
+
+
+def get_device_properties(device=None) -> DeviceProperties:
+    """The GPU's name, compute capability (major.minor), memory and multiprocessor count
+    (zeros for the fake GPU of the tests)."""
+    index = _index(device)
     if fake_cuda_count():
-        return 0
+        return DeviceProperties(FAKE_DEVICE_NAME, 0, 0, 0, 0)
     cupy, _ = cupy_runtime()
-    return cupy.cuda.runtime.getDevice()
+    properties = cupy.cuda.runtime.getDeviceProperties(index)
+    name = properties["name"]
+    return DeviceProperties(name.decode() if isinstance(name, bytes) else name,
+                            properties["major"], properties["minor"],
+                            properties["totalGlobalMem"], properties["multiProcessorCount"])
 
 
 def get_device_name(device=None) -> str:
@@ -142,10 +216,9 @@ def _real_gpus() -> bool:
 
 
 def _index(device) -> int:
-    """The GPU number of `device`: None means the current GPU (0 without one); an int,
-    "cuda:N" or a Device."""
+    """The GPU number of `device`: None means the current GPU; an int, "cuda:N" or a Device."""
     if device is None:
-        return current_device() if _real_gpus() else 0
+        return current_gpu.index
     if isinstance(device, int):
         index = device
     else:

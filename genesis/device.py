@@ -12,6 +12,7 @@ device(type='cpu')
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 
@@ -65,11 +66,21 @@ class Device:
         return (device, (str(self),))
 
 
+class _CurrentGPU(threading.local):
+    """The GPU a bare "cuda" means on this thread (`genesis.cuda.set_device`); 0 at first."""
+
+    index = 0
+
+
+current_gpu = _CurrentGPU()
+
+
 def device(spec="cpu") -> Device:
     """Parse "cpu", "cuda", "cuda:N" (or a Device) into a Device.
 
-    A bare "cuda" means GPU 0. Creating the object never fails; using a CUDA
-    device without CuPy or a GPU raises `DeviceError` saying why.
+    A bare "cuda" means the current GPU: 0 unless `genesis.cuda.set_device` chose
+    another. Creating the object never fails; using a CUDA device without CuPy or a GPU
+    raises `DeviceError` saying why.
     """
     if isinstance(spec, Device):
         return spec
@@ -83,7 +94,7 @@ def device(spec="cpu") -> Device:
         return cpu
     if kind == "cuda":
         if not index:
-            return Device("cuda", 0)
+            return Device("cuda", current_gpu.index)
         if index.isdigit():
             return Device("cuda", int(index))
     raise DeviceError(f"unknown device {spec!r}; expected 'cpu', 'cuda' or 'cuda:N'")

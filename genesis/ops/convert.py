@@ -123,19 +123,31 @@ def cpu(input: Tensor) -> Tensor:
     return to(input, "cpu")
 
 
-def cuda(input: Tensor, device=None) -> Tensor:
-    """A copy on a CUDA device (GPU 0 unless `device` is given)."""
+def cuda(input: Tensor, device=None, non_blocking: bool = False) -> Tensor:
+    """A copy on a CUDA device (the current GPU unless `device` is given; `non_blocking` is
+    accepted as in PyTorch: CuPy copies from pageable host memory synchronously)."""
     return to(input, as_device("cuda" if device is None else device if not isinstance(device, int)
                                else f"cuda:{device}"))
 
 
 def type_as(input: Tensor, other: Tensor) -> Tensor:
-    return to(input, other.dtype)
+    """`input` with `other`'s dtype and on `other`'s device (PyTorch's tensor type covers both).
+
+    >>> import genesis
+    >>> genesis.tensor([1, 2]).type_as(genesis.tensor([0.5]))
+    tensor([1., 2.])
+    """
+    return to(input, other._device, other.dtype)
+
+
+def get_device(input: Tensor) -> int:
+    """The GPU number of a CUDA tensor; -1 for a CPU tensor (as in PyTorch)."""
+    return -1 if input._device.type == "cpu" else input._device.index
 
 
 METHODS = {
     "to": to, "clone": clone, "contiguous": contiguous, "cpu": cpu, "cuda": cuda,
-    "type_as": type_as,
+    "type_as": type_as, "get_device": get_device,
     "float": _converter("float32"), "half": _converter("float16"),
     "double": _converter("float64"), "long": _converter("int64"), "int": _converter("int32"),
     "bool": _converter("bool"), "short": _converter("int16"), "byte": _converter("uint8"),

@@ -12,7 +12,7 @@ import importlib.util
 import pytest
 
 from genesis import random as genesis_random
-from genesis.device import Device
+from genesis.device import Device, current_gpu
 
 
 def gpu_missing_reason() -> str | None:
@@ -36,6 +36,7 @@ def _use_cuda(monkeypatch, fake_count: int | None):
     for device in list(Device._cache.values()):
         if device.type == "cuda":
             monkeypatch.setattr(device, "_xp", None)
+    monkeypatch.setattr(current_gpu, "index", 0)  # set_device in a test stays in that test
     monkeypatch.setattr(genesis_random, "_generators", {})
     monkeypatch.setattr(genesis_random, "_device_seeds", {})
     known = set(Device._cache)

@@ -95,3 +95,51 @@ def test_real_gpu_peak_counts_temporaries_never_queried(real_cuda):
     x = genesis.ones(2048, 1024, device="cuda")                # 8 MiB
     (x * 2).sum()                                              # a temporary of 8 MiB, gone now
     assert cuda.max_memory_allocated() - start >= 16 * 2 ** 20
+
+
+def test_set_device_makes_a_bare_cuda_mean_that_gpu(two_fake_gpus):
+    assert genesis.device("cuda") == genesis.device("cuda:0")
+    genesis.cuda.set_device(1)
+    assert genesis.cuda.current_device() == 1 and str(genesis.device("cuda")) == "cuda:1"
+    assert genesis.zeros(2, device="cuda").device == genesis.device("cuda:1")
+    assert genesis.ones(2).cuda().get_device() == 1
+    genesis.cuda.set_device("cuda:0")
+    assert genesis.cuda.current_device() == 0
+    with pytest.raises(DeviceError, match="cuda:2 was requested"):
+        genesis.cuda.set_device(2)
+    assert genesis.cuda.current_device() == 0
+
+
+def test_device_context_restores_the_previous_gpu_and_is_per_thread(two_fake_gpus):
+    import threading
+
+    seen = []
+    with genesis.cuda.device(1):
+        assert genesis.randn(2, device="cuda").device == genesis.device("cuda:1")
+        worker = threading.Thread(target=lambda: seen.append(genesis.cuda.current_device()))
+        worker.start()
+        worker.join()
+    assert seen == [0]  # another thread has its own current GPU
+    assert genesis.cuda.current_device() == 0
+
+
+def test_device_properties_of_the_fake_gpu(fake_cuda):
+    properties = genesis.cuda.get_device_properties(0)
+    assert properties.name == genesis.cuda.FAKE_DEVICE_NAME
+    assert (properties.major, properties.minor, properties.total_memory) == (0, 0, 0)
+    assert repr(properties).startswith("DeviceProperties(name='genesis fake CUDA device")
+
+
+def test_tensor_conveniences_follow_the_tensor_to_its_device(fake_cuda):
+    gpu = genesis.randn(3, dtype=genesis.float64).cuda(non_blocking=True)
+    assert gpu.get_device() == 0 and genesis.ones(1).get_device() == -1
+    for made in (gpu.new_zeros(2, 2), gpu.new_ones((2,)), gpu.new_empty(1), gpu.new_full((2,), 7),
+                 gpu.new_tensor([1, 2])):
+        assert made.device == gpu.device and made.dtype is genesis.float64
+    assert gpu.new_tensor([1, 2]).tolist() == [1.0, 2.0]
+    assert gpu.new_zeros(2, dtype=genesis.int64, device="cpu").device == genesis.device("cpu")
+    moved = genesis.tensor([1, 2]).type_as(gpu)
+    assert moved.device == gpu.device and moved.dtype is genesis.float64
+    leaf = genesis.ones(2, requires_grad=True)
+    leaf.type_as(gpu).sum().backward()
+    assert leaf.grad.device == genesis.device("cpu") and leaf.grad.tolist() == [1.0, 1.0]
