@@ -120,3 +120,43 @@ def test_bad_arguments_are_reported():
         scheduler.step()
     with pytest.raises(ValueError, match="momentum or beta1"):
         lr_scheduler.OneCycleLR(optim.Adagrad([w]), max_lr=1.0, total_steps=3)
+
+
+PLATEAU_METRICS = [5.0, 4.0, 4.0, 3.9999, 4.1, 4.0, 3.0, 3.0, 3.0, 3.0, 2.5, 2.5, 2.5, 2.5, 2.5,
+                   2.5, 2.5, 2.4, 2.4, 2.4]
+
+
+@pytest.mark.parametrize("options", [
+    dict(patience=2), dict(patience=1, factor=0.5, cooldown=2),
+    dict(mode="max", patience=1, threshold=0.1, threshold_mode="abs"),
+    dict(patience=0, factor=0.2, min_lr=[0.004, 0.01]), dict(patience=1, threshold=0.05)])
+def test_reduce_on_plateau_matches_pytorch(options):
+    torch = torch_or_skip()
+    schedules = []
+    for lib, module in ((genesis, genesis.optim), (torch, torch.optim)):
+        optimizer, scheduler = _make(lib, module, "SGD", "ReduceLROnPlateau", options)
+        lrs = []
+        for metric in PLATEAU_METRICS:
+            optimizer.step()
+            scheduler.step(lib.tensor(metric) if lib is genesis else metric)
+            lrs.append(list(scheduler.get_last_lr()))
+        schedules.append(lrs)
+    assert schedules[0] == schedules[1]
+
+
+def test_reduce_on_plateau_state_round_trips_and_checks_its_arguments():
+    optimizer = optim.SGD([genesis.zeros(1, requires_grad=True)], lr=1.0)
+    scheduler = lr_scheduler.ReduceLROnPlateau(optimizer, patience=0)
+    scheduler.step(1.0)
+    scheduler.step(2.0)
+    saved = scheduler.state_dict()
+    assert "optimizer" not in saved and saved["best"] == 1.0 and optimizer.param_groups[0]["lr"] == 0.1
+    fresh = lr_scheduler.ReduceLROnPlateau(optimizer, patience=0)
+    fresh.load_state_dict(saved)
+    assert fresh.best == 1.0 and fresh.get_last_lr() == [0.1]
+    with pytest.raises(ValueError, match="factor must be < 1.0"):
+        lr_scheduler.ReduceLROnPlateau(optimizer, factor=1.5)
+    with pytest.raises(ValueError, match="mode 'avg' is unknown"):
+        lr_scheduler.ReduceLROnPlateau(optimizer, mode="avg")
+    with pytest.raises(ValueError, match="expected 1 values for min_lr"):
+        lr_scheduler.ReduceLROnPlateau(optimizer, min_lr=[0.1, 0.2])
