@@ -31,4 +31,5 @@ from .parameter import Parameter
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
                       AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d)
-from .transformer import TransformerEncoder, TransformerEncoderLayer
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
+                          TransformerEncoder, TransformerEncoderLayer)

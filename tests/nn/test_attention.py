@@ -1,4 +1,4 @@
-"""Attention: scaled_dot_product_attention, MultiheadAttention and TransformerEncoderLayer against
+"""Attention: scaled_dot_product_attention, MultiheadAttention and the Transformer layers against
 PyTorch, with weights loaded from PyTorch's state dicts (same parameter names)."""
 import numpy as np
 import pytest
@@ -151,6 +151,48 @@ def test_transformer_encoder_stacks_independent_copies(rng):
     causal = np.triu(np.ones((5, 5), dtype=bool), k=1)
     _check(torch, [encoder(x, mask=genesis.from_numpy(causal))],
            [torch_encoder(torch_x, mask=torch.from_numpy(causal))], [x], [torch_x])
+
+
+@pytest.mark.parametrize("options", [dict(), dict(norm_first=True, activation="gelu"), dict(bias=False)])
+def test_transformer_decoder_layer_matches_pytorch(options, rng):
+    torch = torch_or_skip()
+    ours = nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0, dtype=genesis.float64,
+                                      batch_first=True, **options)
+    theirs = torch.nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0,
+                                              dtype=torch.float64, batch_first=True, **options)
+    assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
+    _load_from_torch(ours, theirs)
+    (tgt, memory), (torch_tgt, torch_memory) = _inputs(torch, rng, (3, 4, 8), (3, 6, 8))
+    causal = nn.Transformer.generate_square_subsequent_mask(4, dtype=genesis.float64)
+    padding = np.zeros((3, 6), dtype=bool)
+    padding[2, 4:] = True
+    out = ours(tgt, memory, tgt_mask=causal, memory_key_padding_mask=genesis.from_numpy(padding))
+    torch_out = theirs(torch_tgt, torch_memory, tgt_mask=torch.from_numpy(causal.numpy()),
+                       memory_key_padding_mask=torch.from_numpy(padding))
+    _check(torch, [out], [torch_out], [tgt, memory] + list(ours.parameters()),
+           [torch_tgt, torch_memory] + list(theirs.parameters()))
+
+
+def test_transformer_matches_pytorch_end_to_end(rng):
+    torch = torch_or_skip()
+    options = dict(d_model=8, nhead=2, num_encoder_layers=2, num_decoder_layers=2,
+                   dim_feedforward=16, dropout=0.0, batch_first=True)
+    ours = nn.Transformer(**options, dtype=genesis.float64)
+    theirs = torch.nn.Transformer(**options, dtype=torch.float64)
+    assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
+    for name, parameter in ours.named_parameters():  # xavier_uniform_ bound for matrices
+        if parameter.ndim > 1:
+            bound = np.sqrt(6 / sum(parameter.shape[:2]))
+            assert np.abs(parameter.detach().numpy()).max() <= bound, name
+    _load_from_torch(ours, theirs)
+    (src, tgt), (torch_src, torch_tgt) = _inputs(torch, rng, (2, 6, 8), (2, 5, 8))
+    mask = nn.Transformer.generate_square_subsequent_mask(5, dtype=genesis.float64)
+    torch_mask = torch.nn.Transformer.generate_square_subsequent_mask(5, dtype=torch.float64)
+    np.testing.assert_array_equal(mask.numpy(), torch_mask.numpy())
+    _check(torch, [ours(src, tgt, tgt_mask=mask)], [theirs(torch_src, torch_tgt, tgt_mask=torch_mask)],
+           [src, tgt], [torch_src, torch_tgt])
+    with pytest.raises(RuntimeError, match="batch sizes of src"):
+        ours(genesis.zeros(3, 6, 8, dtype=genesis.float64), genesis.zeros(2, 5, 8, dtype=genesis.float64))
 
 
 def test_attention_gradients_pass_gradcheck(rng):
