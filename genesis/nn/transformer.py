@@ -37,18 +37,8 @@ class TransformerEncoderLayer(Module):
                  activation="relu", layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device=None, dtype=None):
         super().__init__()
-        factory = dict(device=device, dtype=dtype)
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, **factory)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.activation = _activation(activation)
+        _build_layer(self, ("self_attn",), 2, d_model, nhead, dim_feedforward, dropout, activation,
+                     layer_norm_eps, batch_first, norm_first, bias, dict(device=device, dtype=dtype))
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
@@ -87,12 +77,27 @@ class TransformerEncoder(Module):
         return self.norm(output) if self.norm is not None else output
 
 
-def _activation(activation):
+def _build_layer(layer: Module, attentions: tuple, blocks: int, d_model: int, nhead: int,
+                 dim_feedforward: int, dropout: float, activation, layer_norm_eps: float,
+                 batch_first: bool, norm_first: bool, bias: bool, factory: dict) -> None:
+    """Give an encoder or decoder layer its submodules, named and ordered as in PyTorch: the
+    `attentions`, the feed-forward pair, and a LayerNorm and a Dropout per residual block."""
+    for name in attentions:
+        setattr(layer, name, MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                                batch_first=batch_first, **factory))
+    layer.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
+    layer.dropout = Dropout(dropout)
+    layer.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
+    layer.norm_first = norm_first
+    for number in range(1, blocks + 1):
+        setattr(layer, f"norm{number}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
+    for number in range(1, blocks + 1):
+        setattr(layer, f"dropout{number}", Dropout(dropout))
     if isinstance(activation, str):
         if activation not in _ACTIVATIONS:
             raise RuntimeError(f"activation should be relu/gelu, not {activation}")
-        return _ACTIVATIONS[activation]
-    return activation
+        activation = _ACTIVATIONS[activation]
+    layer.activation = activation
 
 
 class TransformerDecoderLayer(Module):
@@ -111,22 +116,9 @@ class TransformerDecoderLayer(Module):
                  activation="relu", layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device=None, dtype=None):
         super().__init__()
-        factory = dict(device=device, dtype=dtype)
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, **factory)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                                 batch_first=batch_first, **factory)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.activation = _activation(activation)
+        _build_layer(self, ("self_attn", "multihead_attn"), 3, d_model, nhead, dim_feedforward,
+                     dropout, activation, layer_norm_eps, batch_first, norm_first, bias,
+                     dict(device=device, dtype=dtype))
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
                 memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
