@@ -1,5 +1,5 @@
-"""`Conv1d`, `Conv2d`, `Conv3d`: learnable convolutions, as in PyTorch (same parameters, init,
-repr and state-dict keys).
+"""`Conv1d`, `Conv2d`, `Conv3d` and `ConvTranspose1d/2d/3d`: learnable convolutions, as in
+PyTorch (same parameters, init, repr and state-dict keys).
 
 >>> import genesis
 >>> conv = genesis.nn.Conv2d(3, 16, kernel_size=3, padding=1)
@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from ..creation import empty
+from ..ops.conv_transpose import conv_transpose
 from ..ops.convolution import convolution
 from ..ops.window import as_tuple
 from ..tensor import Tensor
@@ -22,13 +23,15 @@ from . import init
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
 class _ConvNd(Module):
     _dims = 0
+
+    _transposed = False
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
@@ -58,8 +61,9 @@ class _ConvNd(Module):
         else:
             self.padding = as_tuple(padding, dims, "padding", name)
         self.padding_mode = padding_mode
-        self.weight = Parameter(empty(out_channels, in_channels // groups, *self.kernel_size,
-                                      device=device, dtype=dtype))
+        weight_shape = (in_channels, out_channels // groups) if self._transposed else \
+            (out_channels, in_channels // groups)
+        self.weight = Parameter(empty(*weight_shape, *self.kernel_size, device=device, dtype=dtype))
         if bias:
             self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
         else:
@@ -99,6 +103,8 @@ class _ConvNd(Module):
             text += f", padding={self.padding}"
         if self.dilation != (1,) * self._dims:
             text += f", dilation={self.dilation}"
+        if getattr(self, "output_padding", (0,) * self._dims) != (0,) * self._dims:
+            text += f", output_padding={self.output_padding}"
         if self.groups != 1:
             text += f", groups={self.groups}"
         if self.bias is None:
@@ -164,5 +170,75 @@ class Conv3d(_ConvNd):
     >>> genesis.nn.Conv3d(2, 4, 3, padding=1)(genesis.randn(1, 2, 5, 5, 5)).shape
     (1, 4, 5, 5, 5)
     """
+
+    _dims = 3
+
+
+class _ConvTransposeNd(_ConvNd):
+    _transposed = True
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+                 padding_mode: str = "zeros", device=None, dtype=None):
+        name = type(self).__name__
+        if padding_mode != "zeros":
+            raise ValueError(f'{name}: only "zeros" padding mode is supported, got {padding_mode!r}')
+        if isinstance(padding, str):
+            raise ValueError(f"{name}: padding must be an int or a tuple of {self._dims} ints, got "
+                             f"{padding!r}")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
+                         bias, padding_mode, device, dtype)
+        self.output_padding = as_tuple(output_padding, self._dims, "output_padding", name)
+
+    def forward(self, input: Tensor, output_size=None) -> Tensor:
+        output_padding = self.output_padding if output_size is None else \
+            self._output_padding_for(input, output_size)
+        return conv_transpose(f"conv_transpose{self._dims}d", self._dims, input, self.weight,
+                              self.bias, self.stride, self.padding, output_padding, self.groups,
+                              self.dilation)
+
+    def _output_padding_for(self, input: Tensor, output_size) -> tuple:
+        """The output_padding that makes the output `output_size` (its trailing dims)."""
+        wanted = tuple(output_size)[-self._dims:]
+        spatial = tuple(input.shape[-self._dims:])
+        smallest = tuple((n - 1) * s - 2 * p + d * (k - 1) + 1 for n, s, p, d, k in zip(
+            spatial, self.stride, self.padding, self.dilation, self.kernel_size))
+        largest = tuple(low + s - 1 for low, s in zip(smallest, self.stride))
+        if len(wanted) != self._dims or any(not low <= n <= high for n, low, high in
+                                            zip(wanted, smallest, largest)):
+            raise ValueError(f"{type(self).__name__}: requested an output size of {wanted}, but "
+                             f"valid sizes range from {smallest} to {largest} for an input of "
+                             f"spatial size {spatial}")
+        return tuple(n - low for n, low in zip(wanted, smallest))
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """Transposed 1-D convolution (N, C_in, L) -> (N, C_out, L_out), weight (C_in, C_out /
+    groups, k).
+
+    >>> import genesis
+    >>> genesis.nn.ConvTranspose1d(4, 2, 3, stride=2)(genesis.randn(1, 4, 5)).shape
+    (1, 2, 11)
+    """
+
+    _dims = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """Transposed 2-D convolution: with stride 2, kernel 4 and padding 1 (or kernel 3, padding 1
+    and output_padding 1) it doubles height and width; `forward(x, output_size=...)` picks the
+    output_padding that gives a wanted size.
+
+    >>> import genesis
+    >>> up = genesis.nn.ConvTranspose2d(16, 8, 4, stride=2, padding=1)
+    >>> up(genesis.randn(2, 16, 7, 7)).shape
+    (2, 8, 14, 14)
+    """
+
+    _dims = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """Transposed 3-D convolution over (N, C_in, D, H, W)."""
 
     _dims = 3

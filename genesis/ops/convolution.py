@@ -107,8 +107,10 @@ def _padding(op: str, padding, kernel: tuple, dilation: tuple, stride: tuple) ->
     return tuple((p, p) for p in padding)
 
 
-def _check_operands(op: str, input: Tensor, weight: Tensor, bias, groups, dims: int) -> bool:
-    """Validate shapes, dtypes and devices; return whether the input has a batch dim."""
+def check_tensor_ranks(op: str, dims: int, input: Tensor, weight: Tensor, groups,
+                       weight_layout: str) -> None:
+    """Input and weight are Tensors of the right ranks, groups a positive int (the checks a
+    convolution and a transposed one share); `weight_layout` names the weight's first dims."""
     for name, value in (("input", input), ("weight", weight)):
         if not isinstance(value, Tensor):
             raise TypeError(f"{op}: {name} must be a Tensor, got {type(value).__name__}")
@@ -117,10 +119,15 @@ def _check_operands(op: str, input: Tensor, weight: Tensor, bias, groups, dims: 
                            f"input of shape (N, C, {_spatial_names(dims)}), got shape "
                            f"{tuple(input.shape)}")
     if weight.ndim != dims + 2:
-        raise RuntimeError(f"{op}: weight must be {dims + 2}-D (out_channels, in_channels / "
-                           f"groups, {_spatial_names(dims, 'k')}), got shape {tuple(weight.shape)}")
+        raise RuntimeError(f"{op}: weight must be {dims + 2}-D ({weight_layout}, "
+                           f"{_spatial_names(dims, 'k')}), got shape {tuple(weight.shape)}")
     if not isinstance(groups, int) or isinstance(groups, bool) or groups < 1:
         raise ValueError(f"{op}: groups must be a positive int, got {groups!r}")
+
+
+def _check_operands(op: str, input: Tensor, weight: Tensor, bias, groups, dims: int) -> bool:
+    """Validate shapes, dtypes and devices; return whether the input has a batch dim."""
+    check_tensor_ranks(op, dims, input, weight, groups, "out_channels, in_channels / groups")
     channels = input.shape[-dims - 1]
     if channels != weight.shape[1] * groups:
         raise RuntimeError(f"{op}: input of shape {tuple(input.shape)} has {channels} channels, "

@@ -30,11 +30,16 @@ def test_conv2d_module_matches_pytorch(rng, options):
     torch = torch_or_skip()
     layer = nn.Conv2d(4, 6, (3, 2), dtype=genesis.float64, **options)
     reference = torch.nn.Conv2d(4, 6, (3, 2), dtype=torch.float64, **options)
+    _compare_modules(torch, rng, layer, reference, (2, 4, 7, 6))
+
+
+def _compare_modules(torch, rng, layer, reference, shape):
+    """The same weights in both; outputs and every gradient equal to 1e-10."""
     _copy_into(torch, reference, layer)
-    data = rng.standard_normal((2, 4, 7, 6))
+    data = rng.standard_normal(shape)
     x, tx = genesis.from_numpy(data).requires_grad_(), torch.from_numpy(data).requires_grad_()
     ours, theirs = layer(x), reference(tx)
-    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10, atol=1e-12)
     weight = rng.standard_normal(ours.shape)
     ours.backward(genesis.from_numpy(weight))
     theirs.backward(torch.from_numpy(weight))
@@ -188,3 +193,37 @@ def test_unfold_fold_roundtrip_counts_overlaps_and_errors():
     with pytest.raises(RuntimeError, match=r"fold: input of shape \(1, 4, 8\) has 8 blocks, but "
                                            r"output_size=\(4, 4\) .* makes 9"):
         F.fold(genesis.ones(1, 4, 8), (4, 4), 2)
+
+
+@pytest.mark.parametrize("options", [
+    dict(stride=2, padding=1, output_padding=1), dict(groups=2, bias=False, dilation=2),
+    dict(stride=(2, 3), padding=(0, 2), output_padding=(1, 2)), dict(stride=3, dilation=2, output_padding=2),
+    dict()], ids=str)
+def test_conv_transpose2d_module_matches_pytorch(rng, options):
+    torch = torch_or_skip()
+    layer = nn.ConvTranspose2d(4, 6, (3, 2), dtype=genesis.float64, **options)
+    reference = torch.nn.ConvTranspose2d(4, 6, (3, 2), dtype=torch.float64, **options)
+    assert repr(layer) == repr(reference) and layer.weight.shape == tuple(reference.weight.shape)
+    _compare_modules(torch, rng, layer, reference, (2, 4, 5, 4))
+
+
+def test_conv_transpose_output_size_and_second_order_gradients(rng):
+    up = nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1, dtype=genesis.float64)
+    x = _f64(rng, 1, 2, 4, 4)
+    assert up(x).shape == (1, 3, 7, 7) and up(x, output_size=(8, 8)).shape == (1, 3, 8, 8)
+    assert up(x[0], output_size=[3, 8, 8]).shape == (3, 8, 8)  # unbatched, sizes with channels
+    with pytest.raises(ValueError, match=r"output size of \(9, 9\), but valid sizes range from \(7, 7\) to \(8, 8\)"):
+        up(x, output_size=(9, 9))
+    weight = _f64(rng, 2, 3, 2, 2)
+    assert gradgradcheck(lambda t, w: F.conv_transpose2d(t, w, stride=2, output_padding=1), (x, weight))
+
+
+def test_conv_transpose_errors_name_the_problem():
+    with pytest.raises(ValueError, match='only "zeros" padding mode'):
+        nn.ConvTranspose2d(2, 2, 3, padding_mode="reflect")
+    with pytest.raises(RuntimeError, match=r"output_padding \(2,\) must be smaller than the stride"):
+        F.conv_transpose1d(genesis.ones(1, 2, 4), genesis.ones(2, 2, 3), stride=2, output_padding=2)
+    with pytest.raises(RuntimeError, match="has 3 channels, but weight of shape"):
+        F.conv_transpose2d(genesis.ones(1, 3, 4, 4), genesis.ones(2, 2, 3, 3))
+    with pytest.raises(RuntimeError, match=r"bias must have shape \(4,\)"):
+        F.conv_transpose1d(genesis.ones(1, 2, 4), genesis.ones(2, 2, 3), genesis.ones(2), groups=2)
