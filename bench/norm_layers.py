@@ -4,7 +4,8 @@ Each row runs `layer(x).sum().backward()` with gradients into the input and the 
 parameters:
   * BatchNorm2d, training mode, on (32, 32, 16, 16) (a CNN feature map): one fused node;
   * LayerNorm over the last dim of (8, 128, 256) (a transformer activation): one fused node;
-  * GroupNorm with 8 groups on (32, 32, 16, 16), composed of ops, for comparison.
+  * GroupNorm with 8 groups on (32, 32, 16, 16): layer norm's node over each group, then
+    a per-channel affine.
 
 BLAS threads: PyTorch is set to NumPy's count (see _harness).
 

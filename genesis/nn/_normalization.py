@@ -1,8 +1,8 @@
 """Functional normalisation: layer_norm, rms_norm, group_norm, batch_norm.
 
 Composed from differentiable reductions, so gradients (and double backward)
-come from the ops, except layer_norm and training-mode batch_norm: one fused node
-each (see _fused_norm.py). Running statistics are updated in place outside the graph.
+come from the ops, except layer_norm and training-mode batch_norm (one fused node
+each, see _fused_norm.py) and group_norm (layer_norm's node over each group). Running statistics are updated in place outside the graph.
 """
 from __future__ import annotations
 
@@ -67,10 +67,11 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
         raise RuntimeError(f"group_norm: the {input.shape[1] if input.ndim > 1 else 0} channels "
                            f"(dim 1 of shape {tuple(input.shape)}) must split into {num_groups} "
                            "equal groups")
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"group_norm: needs a floating point input, got {input.dtype.name}; "
+                           "convert first with .float()")
     grouped = input.reshape(input.shape[0], num_groups, -1)
-    centered = grouped - grouped.mean(2, keepdim=True)
-    variance = (centered * centered).mean(2, keepdim=True)
-    out = (centered * rsqrt(variance + eps)).reshape(input.shape)
+    out = LayerNorm.apply(grouped, None, None, (2,), float(eps)).reshape(input.shape)
     channel_shape = (input.shape[1],) + (1,) * (input.ndim - 2)
     return _affine(out, None if weight is None else weight.reshape(channel_shape),
                    None if bias is None else bias.reshape(channel_shape))
