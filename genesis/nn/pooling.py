@@ -1,5 +1,5 @@
-"""Pooling layers: `MaxPool1d/2d`, `AvgPool1d/2d`, `AdaptiveAvgPool1d/2d`,
-`AdaptiveMaxPool1d/2d`, as in PyTorch (same arguments and repr).
+"""Pooling layers: `MaxPool1d/2d/3d`, `AvgPool1d/2d/3d`, `AdaptiveAvgPool1d/2d/3d`,
+`AdaptiveMaxPool1d/2d/3d`, as in PyTorch (same arguments and repr).
 
 >>> import genesis
 >>> pool = genesis.nn.MaxPool2d(2)
@@ -14,8 +14,9 @@ from ..ops import adaptive_pooling, pooling
 from ..tensor import Tensor
 from .module import Module
 
-__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -62,6 +63,17 @@ class MaxPool2d(_MaxPoolNd):
     _function = staticmethod(pooling.max_pool2d)
 
 
+class MaxPool3d(_MaxPoolNd):
+    """Max over sliding windows of (N, C, D, H, W); see `genesis.nn.functional.max_pool3d`.
+
+    >>> import genesis
+    >>> genesis.nn.MaxPool3d(2)(genesis.randn(1, 2, 4, 6, 6)).shape
+    (1, 2, 2, 3, 3)
+    """
+
+    _function = staticmethod(pooling.max_pool3d)
+
+
 class AvgPool1d(Module):
     """Mean over sliding windows of (N, C, L).
 
@@ -99,6 +111,8 @@ class AvgPool2d(Module):
     (2, 3, 4, 4)
     """
 
+    _function = staticmethod(pooling.avg_pool2d)
+
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override: int | None = None):
         super().__init__()
@@ -108,11 +122,22 @@ class AvgPool2d(Module):
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        return pooling.avg_pool2d(input, self.kernel_size, self.stride, self.padding,
-                                  self.ceil_mode, self.count_include_pad, self.divisor_override)
+        return type(self)._function(input, self.kernel_size, self.stride, self.padding,
+                                    self.ceil_mode, self.count_include_pad, self.divisor_override)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool3d(AvgPool2d):
+    """Mean over sliding windows of (N, C, D, H, W); arguments as `AvgPool2d`.
+
+    >>> import genesis
+    >>> genesis.nn.AvgPool3d(2)(genesis.randn(1, 2, 4, 4, 4)).shape
+    (1, 2, 2, 2, 2)
+    """
+
+    _function = staticmethod(pooling.avg_pool3d)
 
 
 class _AdaptivePool(Module):
@@ -181,3 +206,20 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPool):
     """
 
     _function = staticmethod(adaptive_pooling.adaptive_max_pool2d)
+
+
+class AdaptiveAvgPool3d(_AdaptivePool):
+    """Average pooling of (N, C, D, H, W) to a fixed size.
+
+    >>> import genesis
+    >>> genesis.nn.AdaptiveAvgPool3d(1)(genesis.randn(2, 8, 3, 4, 5)).shape
+    (2, 8, 1, 1, 1)
+    """
+
+    _function = staticmethod(adaptive_pooling.adaptive_avg_pool3d)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPool):
+    """Max pooling of (N, C, D, H, W) to a fixed size."""
+
+    _function = staticmethod(adaptive_pooling.adaptive_max_pool3d)

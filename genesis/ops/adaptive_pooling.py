@@ -44,19 +44,30 @@ def _output_size(op: str, dims: int, input: Tensor, output_size) -> tuple:
 
 class AdaptiveAvgPool(Function):
     """Adaptive average pooling as one averaging matrix A (out, in) per spatial dim:
-    x @ A^T for 1-D, A_h @ x @ A_w^T for 2-D."""
+    x @ A^T for 1-D, A_h @ x @ A_w^T for 2-D, and for 3-D A_d applied over the depth of the
+    2-D result (flattened to (..., D, H' W'))."""
 
     @staticmethod
     def forward(ctx, input, matrices):
         ctx.matrices = matrices
         out = input._data @ matrices[-1]._data.T
-        return matrices[0]._data @ out if len(matrices) == 2 else out
+        if len(matrices) >= 2:
+            out = matrices[-2]._data @ out
+        if len(matrices) == 3:
+            shape = out.shape
+            out = (matrices[0]._data @ out.reshape(shape[:-2] + (-1,))).reshape(
+                shape[:-3] + (matrices[0].shape[0],) + shape[-2:])
+        return out
 
     @staticmethod
     def backward(ctx, grad):
         matrices = ctx.matrices
+        if len(matrices) == 3:
+            shape = grad.shape
+            grad = (matrices[0].mT @ grad.reshape(shape[:-2] + (-1,))).reshape(
+                shape[:-3] + (matrices[0].shape[1],) + shape[-2:])
         grad = grad @ matrices[-1]
-        return (matrices[0].mT @ grad if len(matrices) == 2 else grad), None
+        return (matrices[-2].mT @ grad if len(matrices) >= 2 else grad), None
 
 
 def _averaging_matrix(xp, size: int, out: int, dtype):
@@ -150,13 +161,30 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
     return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    """Average pooling of (N, C, D, H, W) to (N, C, *output_size), windows as in PyTorch.
+
+    >>> import genesis
+    >>> genesis.nn.functional.adaptive_avg_pool3d(genesis.ones(2, 3, 4, 5, 6), (2, 1, 3)).shape
+    (2, 3, 2, 1, 3)
+    """
+    return _adaptive_avg_pool("adaptive_avg_pool3d", 3, input, output_size)
+
+
+def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
+    """Max pooling of (N, C, D, H, W) to (N, C, *output_size) over PyTorch's adaptive windows;
+    with `return_indices`, also each maximum's flat position in D * H * W."""
+    return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)
+
+
 METHODS = {}
 
 
 def _adaptive_samples(dims, indices=False):
     def build(rng):
-        shape = (2, 3, 7) if dims == 1 else (2, 2, 5, 7)
-        sizes = [3, 1, 7] if dims == 1 else [(2, 3), 1, (None, 2), (5, 7)]
+        shape = {1: (2, 3, 7), 2: (2, 2, 5, 7), 3: (2, 2, 3, 5, 4)}[dims]
+        sizes = {1: [3, 1, 7], 2: [(2, 3), 1, (None, 2), (5, 7)],
+                 3: [(2, 3, 3), 1, (None, 2, None), (3, 5, 4)]}[dims]
         extra = {"return_indices": True} if indices else {}
         return ([pool_sample(rng, shape, size) for size in sizes]
                 + [pool_sample(rng, shape[1:], sizes[0], **extra),
@@ -173,4 +201,8 @@ OPS = [
            torch=torch_pool("adaptive_max_pool1d"), kinks="ties within a window"),
     OpInfo("adaptive_max_pool2d", adaptive_max_pool2d, _adaptive_samples(2, indices=True),
            torch=torch_pool("adaptive_max_pool2d"), kinks="ties within a window"),
+    OpInfo("adaptive_avg_pool3d", adaptive_avg_pool3d, _adaptive_samples(3),
+           torch=torch_pool("adaptive_avg_pool3d")),
+    OpInfo("adaptive_max_pool3d", adaptive_max_pool3d, _adaptive_samples(3, indices=True),
+           torch=torch_pool("adaptive_max_pool3d"), kinks="ties within a window"),
 ]

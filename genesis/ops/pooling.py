@@ -1,4 +1,4 @@
-"""Pooling: max and average over sliding windows of the trailing 1 or 2 dims (adaptive
+"""Pooling: max and average over sliding windows of the trailing 1, 2 or 3 dims (adaptive
 pooling is in adaptive_pooling.py).
 
 Max and average pooling walk the positions of a window (at most a few) and
@@ -19,7 +19,7 @@ from ._select import selects_are_cheap, zero_unless
 from .registry import OpInfo, Sample
 from .window import Windows, as_tuple, check_positive, cropped, padded
 
-__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d"]  # those torch has at top level too
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d"]  # torch's top-level ones
 
 
 def scan_maxima(xp, parts, count: int, track: bool, cheap_selects: bool = False):
@@ -262,7 +262,7 @@ def _pool_windows(op: str, dims: int, input: Tensor, kernel_size, stride, paddin
 def check_input(op: str, dims: int, input: Tensor) -> None:
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
-    names = ("L",) if dims == 1 else ("H", "W")
+    names = {1: ("L",), 2: ("H", "W"), 3: ("D", "H", "W")}[dims]
     if input.ndim not in (dims + 1, dims + 2) or 0 in input.shape[-dims - 1:]:
         raise RuntimeError(f"{op}: expected a non-empty {dims + 1}-D (unbatched) or {dims + 2}-D "
                            f"(batched) input of shape (N, C, {', '.join(names)}), got shape "
@@ -307,6 +307,19 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
               [13., 15.]]]])
     """
     return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
+
+
+def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False):
+    """Max over sliding windows of (N, C, D, H, W) (or (C, D, H, W)); as `max_pool2d` with a
+    depth dim (indices are flat positions in D * H * W).
+
+    >>> import genesis
+    >>> genesis.nn.functional.max_pool3d(genesis.randn(1, 2, 4, 4, 4), 2).shape
+    (1, 2, 2, 2, 2)
+    """
+    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode,
                      return_indices)
 
 
@@ -359,6 +372,18 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
                      count_include_pad, divisor_override)
 
 
+def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """Mean over sliding windows of (N, C, D, H, W) (or (C, D, H, W)); as `avg_pool2d`.
+
+    >>> import genesis
+    >>> genesis.nn.functional.avg_pool3d(genesis.ones(1, 1, 2, 2, 2), 2)
+    tensor([[[[[1.]]]]])
+    """
+    return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
+
+
 METHODS = {}
 
 
@@ -401,6 +426,18 @@ def _avg_pool2d_samples(rng):
             pool_sample(rng, (3, 4, 4), 2, 1, layout="strided")]
 
 
+def _max_pool3d_samples(rng):
+    return [pool_sample(rng, (2, 2, 4, 4, 4), 2), pool_sample(rng, (1, 2, 5, 4, 5), 3, 2, 1),
+            pool_sample(rng, (2, 3, 4, 5), (2, 1, 2), return_indices=True, ceil_mode=True),
+            pool_sample(rng, (1, 2, 4, 4, 3), 2, 1, dilation=(1, 2, 1), layout="transposed")]
+
+
+def _avg_pool3d_samples(rng):
+    return [pool_sample(rng, (2, 2, 4, 4, 4), 2), pool_sample(rng, (1, 2, 5, 4, 5), 3, 2, 1),
+            pool_sample(rng, (1, 2, 5, 4, 5), 3, 2, 1, count_include_pad=False, ceil_mode=True),
+            pool_sample(rng, (2, 3, 4, 5), (2, 1, 2), divisor_override=3, layout="transposed")]
+
+
 def torch_pool(name):
     return lambda torch, *args, **kwargs: getattr(torch.nn.functional, name)(*args, **kwargs)
 
@@ -412,4 +449,7 @@ OPS = [
            kinks="ties within a window"),
     OpInfo("avg_pool1d", avg_pool1d, _avg_pool1d_samples, torch=torch_pool("avg_pool1d")),
     OpInfo("avg_pool2d", avg_pool2d, _avg_pool2d_samples, torch=torch_pool("avg_pool2d")),
+    OpInfo("max_pool3d", max_pool3d, _max_pool3d_samples, torch=torch_pool("max_pool3d"),
+           kinks="ties within a window"),
+    OpInfo("avg_pool3d", avg_pool3d, _avg_pool3d_samples, torch=torch_pool("avg_pool3d")),
 ]
