@@ -4,12 +4,13 @@ from __future__ import annotations
 from ..autograd.function import Function
 from ..autograd.grad_mode import grad_state
 from ..device import host_numbers
+from ..ops.einsum import einsum
 from ..ops.index import IndexScatter
 from ..ops.inplace import apply_inplace
 from ..random import generator_for
 from ..tensor import Tensor, wrap_array
 
-__all__ = ["linear", "dropout", "embedding"]
+__all__ = ["linear", "bilinear", "dropout", "embedding"]
 
 
 class Linear(Function):
@@ -85,6 +86,27 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             bias is not None and (bias._data.shape != w.shape[:1] or bias._data.dtype != x.dtype)):
         _refuse_linear(input, weight, bias)
     return Linear.apply(input, weight, bias)
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y_o = x1^T W_o x2 + b_o for x1 (*, in1), x2 (*, in2) and weight (out, in1, in2).
+
+    >>> import genesis
+    >>> import genesis.nn.functional as F
+    >>> F.bilinear(genesis.ones(2, 3), genesis.ones(2, 4), genesis.ones(5, 3, 4)).shape
+    (2, 5)
+    """
+    if weight.ndim != 3 or input1.ndim == 0 or input1.shape[-1] != weight.shape[1] or \
+            input2.shape[-1:] != weight.shape[2:] or input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear: inputs of shapes {tuple(input1.shape)} and "
+                           f"{tuple(input2.shape)} don't fit a weight of shape "
+                           f"{tuple(weight.shape)} (out, in1, in2): they need the same leading "
+                           "dims and last dims in1 and in2")
+    if bias is not None and bias.shape != weight.shape[:1]:
+        raise RuntimeError(f"bilinear: bias has shape {tuple(bias.shape)}, expected "
+                           f"({weight.shape[0]},) to match out_features")
+    out = einsum("...i,oij,...j->...o", input1, weight, input2)
+    return out + bias if bias is not None else out
 
 
 class Dropout(Function):

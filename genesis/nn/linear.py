@@ -1,4 +1,4 @@
-"""`Linear` (y = x W^T + b) and `Identity`."""
+"""`Linear` (y = x W^T + b), `Bilinear` (y = x1^T W x2 + b) and `Identity`."""
 from __future__ import annotations
 
 import math
@@ -6,11 +6,11 @@ import math
 from ..creation import empty
 from ..tensor import Tensor
 from . import init
-from ._layers import linear
+from ._layers import bilinear, linear
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["Linear", "Identity"]
+__all__ = ["Linear", "Bilinear", "Identity"]
 
 
 class Identity(Module):
@@ -60,3 +60,41 @@ class Linear(Module):
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Bilinear(Module):
+    """`y_o = x1 @ weight[o] @ x2 + bias[o]` for x1 of shape (*, in1_features) and x2 of
+    shape (*, in2_features); weight and bias drawn from U(-1/sqrt(in1), 1/sqrt(in1)).
+
+    >>> import genesis
+    >>> layer = genesis.nn.Bilinear(3, 4, 2)
+    >>> layer.weight.shape, layer(genesis.ones(5, 3), genesis.ones(5, 4)).shape
+    ((2, 3, 4), (5, 2))
+    """
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True,
+                 device=None, dtype=None):
+        super().__init__()
+        self.in1_features, self.in2_features = in1_features, in2_features
+        self.out_features = out_features
+        self.weight = Parameter(empty(out_features, in1_features, in2_features, device=device,
+                                      dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw weight and bias from U(-1/sqrt(in1_features), 1/sqrt(in1_features))."""
+        bound = 1 / math.sqrt(self.in1_features)
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")

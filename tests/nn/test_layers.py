@@ -1,4 +1,4 @@
-"""Layers: Linear, Identity, Flatten/Unflatten, Dropout, Embedding (values and gradients vs
+"""Layers: Linear, Bilinear, Identity, Flatten/Unflatten, Dropout, Embedding (values and gradients vs
 finite differences and PyTorch)."""
 import numpy as np
 import pytest
@@ -170,3 +170,32 @@ def test_linear_and_cross_entropy_under_autocast():
     assert logits.dtype == hidden.dtype == genesis.float16 and loss.dtype == genesis.float32
     loss.backward()
     assert layer.weight.grad.dtype == genesis.float32 and layer.bias.grad.dtype == genesis.float32
+
+
+@pytest.mark.parametrize("leading, with_bias", [((4,), True), ((2, 3), False), ((), True)])
+def test_bilinear_matches_pytorch_and_finite_differences(rng, leading, with_bias):
+    torch = torch_or_skip()
+    ours = nn.Bilinear(3, 2, 4, bias=with_bias, dtype=genesis.float64)
+    theirs = torch.nn.Bilinear(3, 2, 4, bias=with_bias, dtype=torch.float64)
+    assert repr(ours) == repr(theirs)
+    ours.load_state_dict({key: genesis.from_numpy(value.detach().numpy().copy())
+                          for key, value in theirs.state_dict().items()})
+    first, second = rng.standard_normal(leading + (3,)), rng.standard_normal(leading + (2,))
+    x1, x2 = genesis.from_numpy(first).requires_grad_(), genesis.from_numpy(second).requires_grad_()
+    t1, t2 = torch.from_numpy(first).requires_grad_(), torch.from_numpy(second).requires_grad_()
+    out, expected = ours(x1, x2), theirs(t1, t2)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+    out.sum().backward()
+    expected.sum().backward()
+    for mine, reference in zip([x1, x2, *ours.parameters()], [t1, t2, *theirs.parameters()]):
+        np.testing.assert_allclose(mine.grad.numpy(), reference.grad.numpy(), rtol=1e-12, atol=1e-12)
+    assert gradcheck(lambda a, b: F.bilinear(a, b, ours.weight, ours.bias), (x1, x2))
+
+
+def test_bilinear_init_and_errors():
+    layer = nn.Bilinear(4, 3, 2)
+    assert np.abs(layer.weight.detach().numpy()).max() <= 0.5 and layer.weight.shape == (2, 4, 3)
+    with pytest.raises(RuntimeError, match=r"inputs of shapes \(5, 3\) and \(5, 3\) don't fit a weight"):
+        layer(genesis.ones(5, 3), genesis.ones(5, 3))
+    with pytest.raises(RuntimeError, match=r"bias has shape \(3,\), expected \(2,\)"):
+        F.bilinear(genesis.ones(1, 4), genesis.ones(1, 3), layer.weight, genesis.ones(3))
