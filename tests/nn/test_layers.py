@@ -1,5 +1,5 @@
-"""Layers: Linear, Bilinear, Identity, Flatten/Unflatten, Dropout, Embedding (values and gradients vs
-finite differences and PyTorch)."""
+"""Layers: Linear, Bilinear, Identity, Flatten/Unflatten, Dropout, Embedding (values and
+gradients vs finite differences and PyTorch)."""
 import numpy as np
 import pytest
 
