@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import math
 import types
+from bisect import bisect_right
 from collections import Counter
 
 from .optimizer import Optimizer
 
-__all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
-           "LinearLR", "OneCycleLR", "ReduceLROnPlateau", "get_cosine_schedule_with_warmup"]
+__all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR",
+           "ExponentialLR", "PolynomialLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts",
+           "LinearLR", "OneCycleLR", "SequentialLR", "ChainedScheduler", "ReduceLROnPlateau",
+           "get_cosine_schedule_with_warmup"]
 
 
 class LRScheduler:
@@ -46,6 +49,10 @@ class LRScheduler:
                                    "optimizer's state dict first")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        self._initial_step()
+
+    def _initial_step(self) -> None:
+        """The step a scheduler makes when it starts (at construction, or in SequentialLR)."""
         self._step_count = 0
         self._is_initial = True
         try:
@@ -59,8 +66,18 @@ class LRScheduler:
     def step(self) -> None:
         """Advance one step (call after `optimizer.step()`) and set the new lrs."""
         self._step_count += 1
-        self.last_epoch += 1
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+        self._jump_to(None)
+
+    def _jump_to(self, epoch: int | None) -> None:
+        """Set the lrs of the next epoch (None), or of `epoch` from the closed form (where a
+        scheduler has one: SequentialLR starts a scheduler afresh this way)."""
+        if epoch is None:
+            self.last_epoch += 1
+            lrs = self.get_lr()
+        else:
+            self.last_epoch = epoch
+            lrs = self._closed_form() if hasattr(self, "_closed_form") else self.get_lr()
+        for group, lr in zip(self.optimizer.param_groups, lrs):
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
@@ -113,6 +130,67 @@ class LambdaLR(LRScheduler):
                 fn.__dict__.update(attributes)
 
 
+class MultiplicativeLR(LRScheduler):
+    """Multiply the lr by `lr_lambda(epoch)` at every step (one lambda, or one per group)."""
+
+    def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1):
+        self.lr_lambdas = _per_group("lr_lambda", optimizer, lr_lambda)
+        for function in self.lr_lambdas:
+            if not callable(function):
+                raise TypeError(f"lr_lambda should be a function, got {type(function).__name__}")
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        if self._is_initial:
+            return self._current_lrs()
+        return [lr * function(self.last_epoch) for function, lr in zip(self.lr_lambdas, self._current_lrs())]
+
+    state_dict = LambdaLR.state_dict
+    load_state_dict = LambdaLR.load_state_dict
+
+
+class ConstantLR(LRScheduler):
+    """Scale the lr by `factor` for the first `total_iters` steps, then back to the base lr."""
+
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1):
+        if not 0 <= factor <= 1:
+            raise ValueError(f"ConstantLR: factor must be in [0, 1], got {factor}")
+        self.factor, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        if self.last_epoch == 0:
+            return [lr * self.factor for lr in self._current_lrs()]
+        if self.last_epoch != self.total_iters:
+            return self._current_lrs()
+        return [lr * (1.0 / self.factor) for lr in self._current_lrs()]
+
+    def _closed_form(self) -> list:
+        scale = self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor)
+        return [base_lr * scale for base_lr in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """Decay the lr to 0 over `total_iters` steps as (1 - epoch / total_iters) ** power."""
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
+                 last_epoch: int = -1):
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._current_lrs()
+        decay = ((1.0 - self.last_epoch / self.total_iters)
+                 / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [lr * decay for lr in self._current_lrs()]
+
+    def _closed_form(self) -> list:
+        left = (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+        return [base_lr * left for base_lr in self.base_lrs]
+
+
 class StepLR(LRScheduler):
     """Multiply the lr by `gamma` every `step_size` steps."""
 
@@ -124,6 +202,9 @@ class StepLR(LRScheduler):
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return self._current_lrs()
         return [lr * self.gamma for lr in self._current_lrs()]
+
+    def _closed_form(self) -> list:
+        return [base_lr * self.gamma ** (self.last_epoch // self.step_size) for base_lr in self.base_lrs]
 
 
 class MultiStepLR(LRScheduler):
@@ -139,6 +220,10 @@ class MultiStepLR(LRScheduler):
         factor = self.gamma ** self.milestones[self.last_epoch]
         return [lr * factor for lr in self._current_lrs()]
 
+    def _closed_form(self) -> list:
+        passed = bisect_right(sorted(self.milestones.elements()), self.last_epoch)
+        return [base_lr * self.gamma ** passed for base_lr in self.base_lrs]
+
 
 class ExponentialLR(LRScheduler):
     """Multiply the lr by `gamma` every step."""
@@ -151,6 +236,9 @@ class ExponentialLR(LRScheduler):
         if self._is_initial:
             return self._current_lrs()
         return [lr * self.gamma for lr in self._current_lrs()]
+
+    def _closed_form(self) -> list:
+        return [base_lr * self.gamma ** self.last_epoch for base_lr in self.base_lrs]
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -174,6 +262,10 @@ class CosineAnnealingLR(LRScheduler):
         return [(1 + math.cos(math.pi * epoch / t_max)) / (1 + math.cos(math.pi * (epoch - 1) / t_max))
                 * (lr - eta_min) + eta_min for lr in groups]
 
+    def _closed_form(self) -> list:
+        return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+                for base_lr in self.base_lrs]
+
 
 class LinearLR(LRScheduler):
     """Scale the lr linearly from `start_factor` to `end_factor` over `total_iters` steps."""
@@ -196,6 +288,11 @@ class LinearLR(LRScheduler):
         change = self.end_factor - self.start_factor
         factor = 1.0 + change / (self.total_iters * self.start_factor + (self.last_epoch - 1) * change)
         return [lr * factor for lr in groups]
+
+    def _closed_form(self) -> list:
+        done = min(self.total_iters, self.last_epoch) / self.total_iters
+        return [base_lr * (self.start_factor + (self.end_factor - self.start_factor) * done)
+                for base_lr in self.base_lrs]
 
 
 class OneCycleLR(LRScheduler):
@@ -301,6 +398,146 @@ class OneCycleLR(LRScheduler):
                 else:
                     group["momentum"] = momentum
         return lrs
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing from the base lr to `eta_min` over `T_0` steps, then restart; each
+    period is `T_mult` times the previous. `step(epoch)` may jump to a (fractional) epoch."""
+
+    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
+                 last_epoch: int = -1):
+        if not isinstance(T_0, int) or T_0 <= 0:
+            raise ValueError(f"CosineAnnealingWarmRestarts: T_0 must be a positive int, got {T_0!r}")
+        if not isinstance(T_mult, int) or T_mult < 1:
+            raise ValueError(f"CosineAnnealingWarmRestarts: T_mult must be an int >= 1, got "
+                             f"{T_mult!r}")
+        self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base_lr in self.base_lrs]
+
+    def step(self, epoch=None) -> None:
+        """Advance one step, or go to `epoch` (where in the restarts it falls is worked out)."""
+        self._step_count += 1
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur += 1
+            if self.T_cur >= self.T_i:
+                self.T_cur %= self.T_i
+                self.T_i *= self.T_mult
+        elif epoch < 0:
+            raise ValueError(f"CosineAnnealingWarmRestarts: epoch must be non-negative, got {epoch}")
+        elif epoch >= self.T_0:
+            if self.T_mult == 1:
+                self.T_cur = epoch % self.T_0
+            else:
+                restarts = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+                self.T_cur = epoch - self.T_0 * (self.T_mult ** restarts - 1) / (self.T_mult - 1)
+                self.T_i = self.T_0 * self.T_mult ** restarts
+        else:
+            self.T_i, self.T_cur = self.T_0, epoch
+        self.last_epoch = math.floor(epoch)
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            group["lr"] = lr
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+
+class SequentialLR:
+    """Run `schedulers` one after another, switching at each epoch in `milestones` (one fewer
+    than schedulers): e.g. a LinearLR warmup, then CosineAnnealingLR. Each scheduler starts
+    from its own epoch 0 when its turn comes.
+
+    >>> import genesis
+    >>> from genesis.optim import lr_scheduler as schedulers
+    >>> optimizer = genesis.optim.SGD([genesis.zeros(1, requires_grad=True)], lr=1.0)
+    >>> warmup = schedulers.LinearLR(optimizer, start_factor=0.5, total_iters=2)
+    >>> decay = schedulers.ExponentialLR(optimizer, gamma=0.5)
+    >>> scheduler = schedulers.SequentialLR(optimizer, [warmup, decay], milestones=[2])
+    >>> lrs = []
+    >>> for _ in range(5):
+    ...     lrs.append(scheduler.get_last_lr()[0]); optimizer.step(); scheduler.step()
+    >>> lrs
+    [0.5, 0.75, 1.0, 0.5, 0.25]
+    """
+
+    def __init__(self, optimizer: Optimizer, schedulers: list, milestones: list, last_epoch: int = -1):
+        if not schedulers:
+            raise ValueError("SequentialLR: expected at least one scheduler")
+        for index, scheduler in enumerate(schedulers):
+            _check_chainable("SequentialLR", index, scheduler, optimizer)
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(f"SequentialLR: expected {len(schedulers) - 1} milestones for "
+                             f"{len(schedulers)} schedulers, got {len(milestones)}")
+        self.optimizer, self._schedulers, self._milestones = optimizer, list(schedulers), list(milestones)
+        self.last_epoch = last_epoch + 1
+        for group in optimizer.param_groups:
+            group["lr"] = group["initial_lr"]
+        for scheduler in self._schedulers:  # undo the step each made at construction
+            scheduler.last_epoch -= 1
+        first = self._schedulers[bisect_right(self._milestones, 0)]
+        first._initial_step()
+        self._last_lr = first.get_last_lr()
+
+    def step(self) -> None:
+        """Advance one step; at a milestone the next scheduler starts at its epoch 0."""
+        self.last_epoch += 1
+        index = bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[index]
+        if index > 0 and self._milestones[index - 1] == self.last_epoch:
+            scheduler._jump_to(0)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+    def get_last_lr(self) -> list:
+        return self._last_lr
+
+    def state_dict(self) -> dict:
+        """This scheduler's attributes, with each inner scheduler's state dict."""
+        state = {key: value for key, value in self.__dict__.items()
+                 if key not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state = dict(state_dict)
+        for scheduler, saved in zip(self._schedulers, state.pop("_schedulers")):
+            scheduler.load_state_dict(saved)
+        self.__dict__.update(state)
+
+
+class ChainedScheduler(SequentialLR):
+    """Step every one of `schedulers` at each step (their effects compound), e.g. a
+    ConstantLR warmup together with an ExponentialLR decay."""
+
+    def __init__(self, schedulers: list, optimizer: Optimizer | None = None):
+        if not schedulers:
+            raise ValueError("ChainedScheduler: expected at least one scheduler")
+        optimizer = optimizer or schedulers[0].optimizer
+        for index, scheduler in enumerate(schedulers):
+            _check_chainable("ChainedScheduler", index, scheduler, optimizer)
+        self.optimizer, self._schedulers = optimizer, list(schedulers)
+        self._last_lr = [group["lr"] for group in optimizer.param_groups]
+
+    def step(self) -> None:
+        """Step each scheduler in turn."""
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+
+def _check_chainable(owner: str, index: int, scheduler, optimizer: Optimizer) -> None:
+    if isinstance(scheduler, ReduceLROnPlateau):
+        raise ValueError(f"{owner}: ReduceLROnPlateau (at index {index}) needs a metric at each "
+                         "step, so it can't be sequenced or chained")
+    if getattr(scheduler, "optimizer", None) is not optimizer:
+        raise ValueError(f"{owner}: the scheduler at index {index} "
+                         f"({type(scheduler).__name__}) belongs to another optimizer")
 
 
 class ReduceLROnPlateau:

@@ -21,6 +21,11 @@ SCHEDULES = [
     ("OneCycleLR", dict(max_lr=[1.0, 0.5], total_steps=21, anneal_strategy="linear",
                         three_phase=True, pct_start=0.4)),
     ("OneCycleLR", dict(max_lr=0.3, epochs=4, steps_per_epoch=5, cycle_momentum=False)),
+    ("ConstantLR", dict(factor=0.5, total_iters=4)),
+    ("PolynomialLR", dict(total_iters=8, power=2.0)),
+    ("MultiplicativeLR", dict(lr_lambda=lambda epoch: 0.95)),
+    ("CosineAnnealingWarmRestarts", dict(T_0=3, T_mult=2, eta_min=0.01)),
+    ("CosineAnnealingWarmRestarts", dict(T_0=4)),
 ]
 
 
@@ -160,3 +165,55 @@ def test_reduce_on_plateau_state_round_trips_and_checks_its_arguments():
         lr_scheduler.ReduceLROnPlateau(optimizer, mode="avg")
     with pytest.raises(ValueError, match="expected 1 values for min_lr"):
         lr_scheduler.ReduceLROnPlateau(optimizer, min_lr=[0.1, 0.2])
+
+
+
+def _composed(lib, module, kind):
+    first = lib.zeros(2, requires_grad=True)
+    optimizer = module.SGD([{"params": [first]}], lr=0.1)
+    schedulers = (genesis.optim.lr_scheduler if lib is genesis else lib.optim.lr_scheduler)
+    if kind == "sequential-warmup-cosine":
+        parts = [schedulers.LinearLR(optimizer, start_factor=0.1, total_iters=3),
+                 schedulers.CosineAnnealingLR(optimizer, T_max=10)]
+        return optimizer, schedulers.SequentialLR(optimizer, parts, milestones=[3])
+    if kind == "sequential-three":
+        parts = [schedulers.ConstantLR(optimizer, factor=0.5, total_iters=2),
+                 schedulers.ExponentialLR(optimizer, gamma=0.8),
+                 schedulers.StepLR(optimizer, step_size=2, gamma=0.5)]
+        return optimizer, schedulers.SequentialLR(optimizer, parts, milestones=[4, 9])
+    parts = [schedulers.ConstantLR(optimizer, factor=0.25, total_iters=3),
+             schedulers.ExponentialLR(optimizer, gamma=0.9)]
+    return optimizer, schedulers.ChainedScheduler(parts)
+
+
+@pytest.mark.parametrize("kind", ["sequential-warmup-cosine", "sequential-three", "chained"])
+def test_sequential_and_chained_schedulers_match_pytorch(kind):
+    torch = torch_or_skip()
+    ours = _run(*_composed(genesis, optim, kind), 16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = _run(*_composed(torch, torch.optim, kind), 16)
+    assert ours == theirs
+
+
+def test_warm_restarts_jump_to_an_epoch_and_composites_check_their_parts():
+    torch = torch_or_skip()
+    lrs = []
+    for lib, module in ((genesis, optim), (torch, torch.optim)):
+        optimizer, scheduler = _make(lib, module, "SGD", "CosineAnnealingWarmRestarts",
+                                     dict(T_0=2, T_mult=3))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for epoch in (0.5, 1.5, 3, 7.25, 9):
+                scheduler.step(epoch)
+        lrs.append(list(scheduler.get_last_lr()))
+    assert lrs[0] == pytest.approx(lrs[1], rel=1e-12)
+    optimizer = optim.SGD([genesis.zeros(1, requires_grad=True)], lr=1.0)
+    other = optim.SGD([genesis.zeros(1, requires_grad=True)], lr=1.0)
+    with pytest.raises(ValueError, match="expected 1 milestones for 2 schedulers"):
+        lr_scheduler.SequentialLR(optimizer, [lr_scheduler.StepLR(optimizer, 2),
+                                              lr_scheduler.StepLR(optimizer, 3)], milestones=[])
+    with pytest.raises(ValueError, match="belongs to another optimizer"):
+        lr_scheduler.ChainedScheduler([lr_scheduler.StepLR(optimizer, 2), lr_scheduler.StepLR(other, 2)])
+    with pytest.raises(ValueError, match="ReduceLROnPlateau"):
+        lr_scheduler.SequentialLR(optimizer, [lr_scheduler.ReduceLROnPlateau(optimizer)], milestones=[])
