@@ -25,7 +25,7 @@ from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR",
            "ExponentialLR", "PolynomialLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts",
-           "LinearLR", "OneCycleLR", "SequentialLR", "ChainedScheduler", "ReduceLROnPlateau",
+           "LinearLR", "OneCycleLR", "CyclicLR", "SequentialLR", "ChainedScheduler", "ReduceLROnPlateau",
            "get_cosine_schedule_with_warmup"]
 
 
@@ -334,12 +334,8 @@ class OneCycleLR(LRScheduler):
                 group["min_lr"] = group["initial_lr"] / final_div_factor
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with the "
-                                 "cycle_momentum option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
-            max_momentums = _per_group("max_momentum", optimizer, max_momentum)
-            base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            self.use_beta1, base_momentums, max_momentums = _momentum_range(
+                "OneCycleLR", optimizer, base_momentum, max_momentum)
             if last_epoch == -1:
                 for group, high, low in zip(groups, max_momentums, base_momentums):
                     if self.use_beta1:
@@ -445,6 +441,85 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+
+class CyclicLR(LRScheduler):
+    """Cycle the lr between `base_lr` and `max_lr`: up over `step_size_up` steps, down over
+    `step_size_down` (default: the same). `mode` "triangular" keeps the amplitude,
+    "triangular2" halves it every cycle, "exp_range" scales it by gamma ** step; or give
+    `scale_fn` (with `scale_mode` "cycle" or "iterations"). With `cycle_momentum`, momentum
+    (or Adam's beta1) moves the opposite way between `base_momentum` and `max_momentum`."""
+
+    def __init__(self, optimizer: Optimizer, base_lr, max_lr, step_size_up: int = 2000,
+                 step_size_down: int | None = None, mode: str = "triangular", gamma: float = 1.0,
+                 scale_fn=None, scale_mode: str = "cycle", cycle_momentum: bool = True,
+                 base_momentum=0.8, max_momentum=0.9, last_epoch: int = -1):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError(f"CyclicLR: mode {mode!r} is unknown and no scale_fn is given")
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for group, lr in zip(optimizer.param_groups, base_lrs):
+                group["lr"] = lr
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size, self.step_ratio = up + down, up / (up + down)
+        self.mode, self.gamma, self.scale_fn_custom = mode, gamma, scale_fn
+        self.scale_mode = scale_mode if scale_fn is not None else (
+            "iterations" if mode == "exp_range" else "cycle")
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            self.use_beta1, self.base_momentums, self.max_momentums = _momentum_range(
+                "CyclicLR", optimizer, base_momentum, max_momentum)
+            if last_epoch == -1:
+                for group, momentum in zip(optimizer.param_groups, self.max_momentums):
+                    self._set_momentum(group, momentum)
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _scale(self, cycle: int) -> float:
+        x = cycle if self.scale_mode == "cycle" else self.last_epoch
+        if self.scale_fn_custom is not None:
+            return self.scale_fn_custom(x)
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma ** x if self.mode == "exp_range" else 1.0
+
+    def _set_momentum(self, group: dict, momentum: float) -> None:
+        if self.use_beta1:
+            group["betas"] = (momentum, *group["betas"][1:])
+        else:
+            group["momentum"] = momentum
+
+    def get_lr(self) -> list:
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        rise = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        scale = self._scale(cycle)
+        if self.cycle_momentum:
+            for group, low, high in zip(self.optimizer.param_groups, self.base_momentums,
+                                        self.max_momentums):
+                self._set_momentum(group, high - (high - low) * rise * scale)
+        return [low + (high - low) * rise * scale for low, high in zip(self.base_lrs, self.max_lrs)]
+
+    def state_dict(self) -> dict:
+        """Attributes except the optimizer; a custom scale_fn only as a callable object's
+        attributes (plain functions can't be saved)."""
+        state = {key: value for key, value in self.__dict__.items()
+                 if key not in ("optimizer", "scale_fn_custom")}
+        fn = self.scale_fn_custom
+        state["scale_fn_custom"] = None if fn is None or isinstance(fn, types.FunctionType) \
+            else dict(fn.__dict__)
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state = dict(state_dict)
+        attributes = state.pop("scale_fn_custom")
+        self.__dict__.update(state)
+        if attributes is not None:
+            self.scale_fn_custom.__dict__.update(attributes)
 
 
 class SequentialLR:
@@ -618,6 +693,15 @@ class ReduceLROnPlateau:
 
     def load_state_dict(self, state_dict: dict) -> None:
         self.__dict__.update(state_dict)
+
+
+def _momentum_range(owner: str, optimizer: Optimizer, base_momentum, max_momentum) -> tuple:
+    """(whether Adam-style beta1 is the momentum, base momentums, max momentums) per group."""
+    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+        raise ValueError(f"{owner}: cycle_momentum needs an optimizer with momentum or betas; "
+                         "pass cycle_momentum=False")
+    return ("betas" in optimizer.defaults, _per_group("base_momentum", optimizer, base_momentum),
+            _per_group("max_momentum", optimizer, max_momentum))
 
 
 def _per_group(name: str, optimizer: Optimizer, value) -> list:

@@ -26,6 +26,12 @@ SCHEDULES = [
     ("MultiplicativeLR", dict(lr_lambda=lambda epoch: 0.95)),
     ("CosineAnnealingWarmRestarts", dict(T_0=3, T_mult=2, eta_min=0.01)),
     ("CosineAnnealingWarmRestarts", dict(T_0=4)),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=3)),
+    ("CyclicLR", dict(base_lr=[0.01, 0.02], max_lr=0.2, step_size_up=2, step_size_down=4,
+                      mode="triangular2", base_momentum=0.85, max_momentum=0.95)),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=4, mode="exp_range", gamma=0.9)),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=2, scale_fn=lambda x: 1 / (1 + x),
+                      scale_mode="iterations", cycle_momentum=False)),
 ]
 
 
@@ -123,7 +129,7 @@ def test_bad_arguments_are_reported():
     scheduler.step()
     with pytest.raises(ValueError, match="tried to step 3 times"):
         scheduler.step()
-    with pytest.raises(ValueError, match="momentum or beta1"):
+    with pytest.raises(ValueError, match="needs an optimizer with momentum or betas"):
         lr_scheduler.OneCycleLR(optim.Adagrad([w]), max_lr=1.0, total_steps=3)
 
 
