@@ -31,7 +31,7 @@ from .creation import (arange, empty, empty_like, eye, from_numpy, full, full_li
 from .random import get_rng_state, manual_seed, seed, set_rng_state
 from . import nn, optim
 from .serialization import load, save
-from . import debug
+from . import debug, linalg
 from . import cuda
 
 from . import amp, utils

@@ -7,12 +7,12 @@ from . import (activation, binary_math, broadcast, comparison, convert, cumulati
                einsum, elementwise, extrema, fill, gather, index, join, linalg, logical, masked,
                matrix, norm, reduce, reorder, rounding, selection, shape, smooth_activation,
                softmax, ternary, unary)
-from . import adaptive_pooling, conv_transpose, convolution, pad, pooling, window
+from . import adaptive_pooling, conv_transpose, convolution, linear_systems, pad, pooling, window
 
 FAMILIES = (elementwise, division, ternary, unary, rounding, binary_math, selection, activation,
             smooth_activation, softmax, comparison, logical, reduce, shape, broadcast, index, linalg,
             convert, fill, extrema, cumulative, norm, join, reorder, matrix, gather, masked, einsum,
-            window, convolution, conv_transpose, pooling, adaptive_pooling, pad)
+            window, convolution, conv_transpose, pooling, adaptive_pooling, pad, linear_systems)
 
 
 def _bind_methods() -> None:

@@ -1,0 +1,15 @@
+"""`genesis.linalg`: linear algebra on (batches of) square matrices, as `torch.linalg`:
+`inv`, `det`, `slogdet`, `solve`, `cholesky`, each differentiable (see
+`genesis.ops.linear_systems` for the gradients).
+
+>>> import genesis
+>>> a = genesis.tensor([[4., 2.], [2., 3.]])
+>>> genesis.linalg.solve(a, genesis.tensor([2., 1.]))
+tensor([0.5000, 0.0000])
+>>> genesis.linalg.inv(a) @ a
+tensor([[1., 0.],
+        [0., 1.]])
+"""
+from .ops.linear_systems import cholesky, det, inverse as inv, slogdet, solve
+
+__all__ = ["inv", "det", "slogdet", "solve", "cholesky"]
