@@ -196,7 +196,9 @@ def _check_extents(terms: list, shapes: list) -> None:
 def einsum(equation: str, *operands) -> Tensor:
     """Einstein summation: multiply operands along matching subscripts and sum the letters
     missing from the output. Supports any number of operands, '...' broadcasting,
-    repeated subscripts (diagonals) and the implicit output form ('ij,jk').
+    repeated subscripts (diagonals), the implicit output form ('ij,jk') and PyTorch's
+    sublist form (operand, [subscripts], operand, [subscripts], ..., [output subscripts]),
+    subscripts being ints in [0, 52) and Ellipsis.
 
     >>> import genesis
     >>> a, b = genesis.ones(2, 3), genesis.ones(3, 4)
@@ -204,7 +206,11 @@ def einsum(equation: str, *operands) -> Tensor:
     (2, 4)
     >>> genesis.einsum("ii->i", genesis.eye(3))
     tensor([1., 1., 1.])
+    >>> genesis.einsum(a, [0, 1], b, [1, 2], [0, 2]).shape
+    (2, 4)
     """
+    if not isinstance(equation, str):
+        equation, operands = _sublist_form((equation,) + operands)
     if len(operands) == 1 and isinstance(operands[0], list | tuple):
         operands = tuple(operands[0])
     if not operands:
@@ -215,6 +221,35 @@ def einsum(equation: str, *operands) -> Tensor:
         if operand._device != operands[0]._device:
             raise RuntimeError(device_mismatch("einsum", operands[0], operand))
     return Einsum.apply(explicit_equation(equation, [t.shape for t in operands]), *operands)
+
+
+def _sublist_form(arguments: tuple) -> tuple:
+    """(equation, operands) from (operand, sublist, operand, sublist, ..., [output sublist])."""
+    operands, sublists = arguments[0::2], list(arguments[1::2])
+    output = None
+    if len(arguments) % 2:  # an odd count ends with the output sublist
+        operands, output = operands[:-1], arguments[-1]
+    if not sublists or len(sublists) != len(operands) or isinstance(output, Tensor) or \
+            not all(isinstance(sublist, list | tuple) for sublist in sublists):
+        raise RuntimeError("einsum: the sublist form takes operand, sublist pairs and then "
+                           "optionally the output sublist, e.g. einsum(a, [0, 1], b, [1, 2], [0, 2])")
+
+    def letters(sublist) -> str:
+        text = ""
+        for item in sublist:
+            if item is Ellipsis:
+                text += "..."
+            elif isinstance(item, int) and not isinstance(item, bool) and 0 <= item < 52:
+                text += string.ascii_letters[item]
+            else:
+                raise RuntimeError(f"einsum: subscripts in a sublist must be ints in [0, 52) or "
+                                   f"Ellipsis, got {item!r}")
+        return text
+
+    equation = ",".join(letters(sublist) for sublist in sublists)
+    if output is not None:
+        equation += "->" + letters(output)
+    return equation, operands
 
 
 METHODS = {}

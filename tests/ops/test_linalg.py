@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import genesis
+from genesis.autograd import gradcheck
 from tests.helpers import torch_or_skip
 
 
@@ -92,3 +93,31 @@ def test_einsum_accepts_a_list_and_returns_owned_data():
 def test_einsum_errors(equation, shapes, message):
     with pytest.raises(RuntimeError, match=message):
         genesis.einsum(equation, *[genesis.ones(*shape) for shape in shapes])
+
+
+@pytest.mark.parametrize("arguments, equation", [
+    (((2, 3), [0, 1], (3, 4), [1, 2], [0, 2]), "ab,bc->ac"),
+    (((5, 2, 3), [Ellipsis, 0, 1], [Ellipsis, 1]), "...ab->...b"),
+    (((3, 3), [7, 7]), "hh"),
+    (((2, 3), [0, 1], (2, 3), [0, 1], (3,), [1], [0]), "ab,ab,b->a"),
+])
+def test_einsum_sublist_form_is_the_equation_form(arguments, equation):
+    rng = np.random.default_rng(0)
+    tensors = [genesis.from_numpy(rng.standard_normal(item)).requires_grad_()
+               for item in arguments if isinstance(item, tuple)]
+
+    def sublist_call(*operands):
+        given = iter(operands)
+        return genesis.einsum(*[next(given) if isinstance(item, tuple) else item for item in arguments])
+
+    np.testing.assert_allclose(sublist_call(*tensors).detach().numpy(),
+                               genesis.einsum(equation, *tensors).detach().numpy())
+    assert gradcheck(sublist_call, tuple(tensors))
+
+
+def test_einsum_sublist_errors():
+    a = genesis.ones(2, 2)
+    with pytest.raises(RuntimeError, match=r"ints in \[0, 52\) or Ellipsis, got 52"):
+        genesis.einsum(a, [0, 52])
+    with pytest.raises(RuntimeError, match="operand, sublist pairs"):
+        genesis.einsum(a, [0, 1], a)
