@@ -68,6 +68,21 @@ class IndexPad(Function):
         return IndexPadAdjoint.apply(grad, ctx.picks, ctx.shape), None
 
 
+class ReflectPad(IndexPad):
+    """Reflect padding (graphs show the mode by name)."""
+
+
+class ReplicatePad(IndexPad):
+    """Replicate padding."""
+
+
+class CircularPad(IndexPad):
+    """Circular padding."""
+
+
+_INDEX_PADS = {"reflect": ReflectPad, "replicate": ReplicatePad, "circular": CircularPad}
+
+
 class IndexPadAdjoint(Function):
     """The gradient of `IndexPad`: each element added back at the position it was picked from."""
 
@@ -120,7 +135,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
     xp = input._device.xp
     picks = tuple((dim, xp.asarray(_positions(mode, input.shape[dim], *amounts[dim], dim)))
                   for dim in range(input.ndim - padded_dims, input.ndim))
-    return IndexPad.apply(input, picks)
+    return _INDEX_PADS[mode].apply(input, picks)
 
 
 def _amounts(input: Tensor, pad) -> tuple:
