@@ -9,7 +9,9 @@ memory in use, synchronisation a no-op.
 
 `set_device(n)` (or `with genesis.cuda.device(n):`) makes GPU n the current one on this
 thread: a bare "cuda" then means "cuda:n", and CuPy launches its work there, as
-PyTorch's current device does.
+PyTorch's current device does. Tensors live on the current GPU: using another one is an
+error that says to call `set_device` (one process per GPU, as with DDP), where PyTorch
+would switch GPUs op by op.
 
 Memory figures come from CuPy's default memory pool, which every CuPy array of
 genesis is allocated from: `memory_allocated` is the pool's bytes in use,

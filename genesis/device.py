@@ -26,7 +26,7 @@ class DeviceError(RuntimeError):
 class Device:
     """A compute device: `type` is "cpu" or "cuda", `index` the GPU number."""
 
-    __slots__ = ("type", "index", "_xp")
+    __slots__ = ("type", "index", "_xp", "_real_gpu")
     _cache: dict = {}
 
     def __new__(cls, type: str, index: int | None = None):
@@ -35,16 +35,27 @@ class Device:
         if cached is not None:
             return cached
         self = object.__new__(cls)
-        self.type, self.index, self._xp = type, index, None
+        self.type, self.index, self._xp, self._real_gpu = type, index, None, False
         cls._cache[key] = self
         return self
 
     @property
     def xp(self):
-        """The array namespace (module) that holds this device's arrays."""
-        if self._xp is None:
-            self._xp = np if self.type == "cpu" else _cuda_namespace(self.index or 0)
-        return self._xp
+        """The array namespace (module) that holds this device's arrays.
+
+        CuPy works on the current GPU, so a real GPU other than the current one is refused
+        (rather than its arrays silently landing on the current one): `set_device` first.
+        """
+        xp = self._xp
+        if xp is None:
+            xp = self._xp = np if self.type == "cpu" else _cuda_namespace(self.index or 0)
+            self._real_gpu = xp is not np
+        if self._real_gpu and self.index != current_gpu.index:
+            raise DeviceError(
+                f"{self} is not the current GPU (cuda:{current_gpu.index}): genesis runs CuPy "
+                f"on the current GPU; call genesis.cuda.set_device({self.index}) first (one "
+                "process per GPU, as with DDP), or choose the GPU with CUDA_VISIBLE_DEVICES")
+        return xp
 
     def __repr__(self) -> str:
         if self.index is None:
@@ -186,8 +197,8 @@ def transfer(array, source: Device, target: Device):
     """Copy `array` from `source` to `target` (same device: returned as is)."""
     if source == target:
         return array
-    if target.type == "cpu":
-        return np.array(array) if source.xp is np else array.get()
+    if target.type == "cpu":  # from any GPU, current or not
+        return np.array(array) if isinstance(array, np.ndarray | np.generic) else array.get()
     xp = target.xp
     if xp is np:
         return np.array(array)

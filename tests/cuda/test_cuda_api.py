@@ -143,3 +143,22 @@ def test_tensor_conveniences_follow_the_tensor_to_its_device(fake_cuda):
     leaf = genesis.ones(2, requires_grad=True)
     leaf.type_as(gpu).sum().backward()
     assert leaf.grad.device == genesis.device("cpu") and leaf.grad.tolist() == [1.0, 1.0]
+
+
+def test_a_real_gpu_other_than_the_current_one_is_refused_with_the_way_out(monkeypatch):
+    """CuPy allocates and launches on the current GPU: using cuda:5 while cuda:0 is current
+    would put its arrays on the wrong GPU, so it is an error naming set_device (the check
+    runs on real GPUs only; here a stand-in namespace plays the GPU's)."""
+    import types
+
+    from genesis.device import Device, current_gpu
+
+    gpu = Device("cuda", 5)
+    stand_in = types.ModuleType("cupy")
+    monkeypatch.setattr(gpu, "_xp", stand_in)
+    monkeypatch.setattr(gpu, "_real_gpu", True)
+    monkeypatch.setattr(current_gpu, "index", 0)
+    with pytest.raises(DeviceError, match=r"cuda:5 is not the current GPU \(cuda:0\).*set_device\(5\)"):
+        gpu.xp
+    monkeypatch.setattr(current_gpu, "index", 5)
+    assert gpu.xp is stand_in
