@@ -160,3 +160,14 @@ def test_usage_errors_exit_2(arguments, message):
 def test_bad_option_value_exits_2():
     result = CliRunner().invoke(app, ["trace", "--steps", "0", "x.py"])
     assert result.exit_code == 2
+
+
+def test_an_unrolled_cell_is_one_cluster_per_call_and_checks_clean(tmp_path):
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["trace", "--no-html", "--no-color", "--check-all", "--out",
+                                      str(out), str(EXAMPLES / "rnn_cell.py"), "--steps", "3"])
+    assert result.exit_code == 0, result.output
+    assert findings(out) == []
+    graph = Trace.load(out / "trace.json").graphs[0]
+    assert {"cell", "cell#2", "cell#7"} <= set(graph.modules) and "cell#8" not in graph.modules
+    assert graph.modules["cell#7"] == "GRUCell"
