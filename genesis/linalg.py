@@ -1,6 +1,6 @@
 """`genesis.linalg`: linear algebra on (batches of) square matrices, as `torch.linalg`:
-`inv`, `det`, `slogdet`, `solve`, `cholesky`, each differentiable (see
-`genesis.ops.linear_systems` for the gradients).
+`inv`, `det`, `slogdet`, `solve`, `cholesky` (see `genesis.ops.linear_systems` for the
+gradients), `vector_norm` and `matrix_norm`, each differentiable.
 
 >>> import genesis
 >>> a = genesis.tensor([[4., 2.], [2., 3.]])
@@ -11,5 +11,6 @@ tensor([[1., 0.],
         [0., 1.]])
 """
 from .ops.linear_systems import cholesky, det, inverse as inv, slogdet, solve
+from .ops.norm import matrix_norm, vector_norm
 
-__all__ = ["inv", "det", "slogdet", "solve", "cholesky"]
+__all__ = ["inv", "det", "slogdet", "solve", "cholesky", "vector_norm", "matrix_norm"]

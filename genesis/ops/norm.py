@@ -13,7 +13,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor, wrap_array
 from . import samples
-from ._operands import normalize_dims
+from ._operands import normalize_dim, normalize_dims
 from .extrema import tie_weights, unreduced_array
 from .reduce import nonzero_divisor, unreduced
 from .registry import OpInfo, Sample
@@ -148,6 +148,38 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
     return _vector_norm("norm", input, _order("norm", p), dim, keepdim, dtype)
 
 
+def matrix_norm(input: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,
+                dtype=None) -> Tensor:
+    """`torch.linalg.matrix_norm` over the two `dim`s: 'fro'; 1 / -1, the largest / smallest
+    column sum of |A|; inf / -inf, the largest / smallest row sum. (2, -2 and 'nuc' need
+    singular values, which genesis does not compute.)
+
+    >>> import genesis
+    >>> genesis.linalg.matrix_norm(genesis.tensor([[1., -2.], [3., 4.]]), ord=1)
+    tensor(6.)
+    """
+    op = "linalg.matrix_norm"
+    if not isinstance(dim, list | tuple) or len(dim) != 2:
+        raise RuntimeError(f"{op}: dim must be a pair of dims, got {dim!r}")
+    rows, columns = (normalize_dim(d, input.ndim, op) for d in dim)  # in the order given
+    if rows == columns:
+        raise RuntimeError(f"{op}: dim must name two different dims, got {tuple(dim)}")
+    if ord == "fro":
+        return _vector_norm(op, input, 2.0, (rows, columns), keepdim, dtype)
+    if ord not in (1, -1, math.inf, -math.inf):
+        raise RuntimeError(f"{op}: ord={ord!r} is not supported; use 'fro', 1, -1, inf or -inf "
+                           "(2, -2 and 'nuc' need singular values, which genesis does not compute)")
+    if dtype is not None:
+        input = input.to(dtype)
+    if not input.is_floating_point():
+        raise RuntimeError(f"{op}: needs a floating point input, got {input.dtype.name}; "
+                           "convert first with .float() or pass dtype=")
+    summed_over, reduced_over = (rows, columns) if ord in (1, -1) else (columns, rows)
+    sums = input.abs().sum(summed_over, keepdim=True)
+    out = sums.amax(reduced_over, keepdim=True) if ord > 0 else sums.amin(reduced_over, keepdim=True)
+    return out if keepdim else out.squeeze((rows, columns))
+
+
 METHODS = {"norm": norm}
 
 
@@ -186,4 +218,12 @@ OPS = [
         Sample((samples.away_from(rng, (4, 3)), math.inf, 0, True), layout="transposed",
                note="inf, transposed")],
         torch=lambda torch, a, *args: torch.linalg.vector_norm(a, *args)),
+    OpInfo("matrix_norm", matrix_norm, lambda rng: [
+        Sample((samples.away_from(rng, (3, 4)),), note="fro"),
+        Sample((samples.away_from(rng, (2, 3, 4)), 1), note="max column sum, batched"),
+        Sample((samples.away_from(rng, (2, 3, 4)), -1, (2, 0), True), note="min, dims (2, 0)"),
+        Sample((samples.away_from(rng, (4, 3)), math.inf), layout="transposed", note="inf"),
+        Sample((samples.away_from(rng, (3, 2, 4)), -math.inf, (0, 2)), note="-inf, dims (0, 2)")],
+        torch=lambda torch, a, *args: torch.linalg.matrix_norm(a, *args),
+        kinks="ties between the largest sums"),
 ]

@@ -71,3 +71,16 @@ def test_errors():
         genesis.zeros(0).norm(math.inf)
     with pytest.raises(IndexError, match="vector_norm: dim 2"):
         genesis.vector_norm(genesis.ones(2, 2), dim=2)
+
+
+def test_matrix_norm_errors_name_the_problem():
+    a = genesis.ones(2, 3)
+    with pytest.raises(RuntimeError, match="ord=2 is not supported.*need singular values"):
+        genesis.linalg.matrix_norm(a, 2)
+    with pytest.raises(RuntimeError, match="ord='nuc' is not supported"):
+        genesis.linalg.matrix_norm(a, "nuc")
+    with pytest.raises(RuntimeError, match="two different dims"):
+        genesis.linalg.matrix_norm(a, 1, (1, -1))
+    with pytest.raises(RuntimeError, match="needs a floating point input, got int64"):
+        genesis.linalg.matrix_norm(a.long(), 1)
+    assert genesis.linalg.matrix_norm(a.long(), 1, dtype=genesis.float32).item() == 2.0
