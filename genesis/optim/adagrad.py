@@ -41,11 +41,7 @@ class Adagrad(Optimizer):
     def _update_group(self, group: dict) -> None:
         lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
         weight_decay, maximize = group["weight_decay"], group["maximize"]
-        for param in group["params"]:
-            grad = param._grad
-            if grad is None:
-                continue
-            data, g = param._data, grad._data
+        for param, data, g in self._with_grads(group):
             xp = param._device.xp
             state = self.state[param] or self._init_state(param, group)
             if maximize:

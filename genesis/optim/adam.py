@@ -57,11 +57,7 @@ class Adam(Optimizer):
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         weight_decay, amsgrad, maximize = group["weight_decay"], group["amsgrad"], group["maximize"]
         decoupled = group["decoupled_weight_decay"]
-        for param in group["params"]:
-            grad = param._grad
-            if grad is None:
-                continue
-            data, g = param._data, grad._data
+        for param, data, g in self._with_grads(group):
             xp = param._device.xp
             state = self.state[param]
             if not state:

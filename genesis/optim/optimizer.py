@@ -113,6 +113,15 @@ class Optimizer:
         return loss
 
     @staticmethod
+    def _with_grads(group: dict):
+        """(param, its array, its gradient's array) for each parameter of `group` that has a
+        gradient, the ones the update touches."""
+        for param in group["params"]:
+            grad = param._grad
+            if grad is not None:
+                yield param, param._data, grad._data
+
+    @staticmethod
     def _zeros_like(param: Tensor) -> Tensor:
         """A zero-filled state buffer (momentum, running averages) shaped like `param`."""
         return wrap_array(param._device.xp.zeros_like(param._data), param._device)

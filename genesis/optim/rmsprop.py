@@ -32,11 +32,7 @@ class RMSprop(Optimizer):
         lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
         weight_decay, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
         maximize = group["maximize"]
-        for param in group["params"]:
-            grad = param._grad
-            if grad is None:
-                continue
-            data, g = param._data, grad._data
+        for param, data, g in self._with_grads(group):
             xp = param._device.xp
             state = self.state[param]
             if not state:

@@ -38,11 +38,7 @@ class SGD(Optimizer):
     def _update_group(self, group: dict) -> None:
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
         weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
-        for param in group["params"]:
-            grad = param._grad
-            if grad is None:
-                continue
-            data, g = param._data, grad._data
+        for param, data, g in self._with_grads(group):
             if maximize:
                 g = -g
             if weight_decay != 0:
