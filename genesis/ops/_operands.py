@@ -197,6 +197,15 @@ def zeros_of(tensor: Tensor) -> Tensor:
     return wrap_array(tensor._device.xp.zeros_like(tensor._data), tensor._device)
 
 
+def saved_with_input(ctx, a: Tensor, out):
+    """`out` (an array) as a tensor saved with `a` for backward when `a` needs a gradient (the
+    backward of a product, a norm, ... reads both); returned for forward to return."""
+    if ctx.needs_input_grad[0]:
+        out = wrap_array(out, a._device)
+        ctx.save_for_backward(a, out)
+    return out
+
+
 def array_of(value):
     """The array inside a Tensor, or the value itself."""
     return value._data if isinstance(value, Tensor) else value

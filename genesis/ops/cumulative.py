@@ -14,7 +14,7 @@ from ..autograd.grad_mode import grad_state
 from ..dtypes import get_dtype
 from ..tensor import Tensor, wrap_array
 from . import samples
-from ._operands import normalize_dim
+from ._operands import normalize_dim, saved_with_input
 from .registry import OpInfo, Sample
 
 __all__ = ["cumsum", "cumprod"]
@@ -49,10 +49,7 @@ class Cumprod(Function):
     def forward(ctx, a, dim, dtype):
         ctx.dim = dim
         out = a._data.cumprod(axis=dim, dtype=dtype)
-        if ctx.needs_input_grad[0]:
-            out = wrap_array(out, a._device)
-            ctx.save_for_backward(a, out)
-        return out
+        return saved_with_input(ctx, a, out)
 
     @staticmethod
     def backward(ctx, grad):

@@ -13,7 +13,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor, wrap_array
 from . import samples
-from ._operands import normalize_dim, normalize_dims
+from ._operands import normalize_dim, normalize_dims, saved_with_input
 from .extrema import tie_weights, unreduced_array
 from .reduce import nonzero_divisor, unreduced
 from .registry import OpInfo, Sample
@@ -48,10 +48,7 @@ class VectorNorm(Function):
             with np.errstate(divide="ignore"):  # p < 0: |0| ** p = inf, and inf ** (1/p) = 0
                 out = (xp.abs(x) ** p).sum(axis=dims, keepdims=keepdim) ** (1.0 / p)
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
-        if ctx.needs_input_grad[0]:
-            out = wrap_array(out, a._device)
-            ctx.save_for_backward(a, out)
-        return out
+        return saved_with_input(ctx, a, out)
 
     @staticmethod
     def backward(ctx, grad):
@@ -176,7 +173,8 @@ def matrix_norm(input: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *
                            "convert first with .float() or pass dtype=")
     summed_over, reduced_over = (rows, columns) if ord in (1, -1) else (columns, rows)
     sums = input.abs().sum(summed_over, keepdim=True)
-    out = sums.amax(reduced_over, keepdim=True) if ord > 0 else sums.amin(reduced_over, keepdim=True)
+    extreme = sums.amax if ord > 0 else sums.amin
+    out = extreme(reduced_over, keepdim=True)
     return out if keepdim else out.squeeze((rows, columns))
 
 

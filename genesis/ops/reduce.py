@@ -14,7 +14,7 @@ from ..autograd.grad_mode import grad_state
 from ..dtypes import get_dtype
 from ..tensor import Tensor, wrap_array
 from . import samples
-from ._operands import normalize_dim, normalize_dims
+from ._operands import normalize_dim, normalize_dims, saved_with_input
 from .broadcast import Expand, broadcast_view
 from .registry import OpInfo, Sample
 
@@ -83,10 +83,7 @@ class Prod(Function):
     def forward(ctx, a, dim, keepdim, dtype):
         ctx.dim, ctx.keepdim = dim, keepdim
         out = a._data.prod(axis=dim, keepdims=keepdim, dtype=dtype)
-        if ctx.needs_input_grad[0]:
-            out = wrap_array(out, a._device)
-            ctx.save_for_backward(a, out)
-        return out
+        return saved_with_input(ctx, a, out)
 
     @staticmethod
     def backward(ctx, grad):
@@ -169,10 +166,7 @@ class Std(Function):
         ctx.dims, ctx.keepdim = dims, keepdim
         ctx.divisor = max(reduced_count(a.shape, dims) - correction, 0)
         out = a._device.xp.sqrt(_variance(a, dims, correction, keepdim, ctx.divisor, "std"))
-        if ctx.needs_input_grad[0]:
-            out = wrap_array(out, a._device)
-            ctx.save_for_backward(a, out)
-        return out
+        return saved_with_input(ctx, a, out)
 
     @staticmethod
     def backward(ctx, grad):
