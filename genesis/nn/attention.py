@@ -51,10 +51,8 @@ class MultiheadAttention(Module):
             self.k_proj_weight = Parameter(empty(embed_dim, self.kdim, **factory))
             self.v_proj_weight = Parameter(empty(embed_dim, self.vdim, **factory))
             self.register_parameter("in_proj_weight", None)
-        if bias:
-            self.in_proj_bias = Parameter(zeros(3 * embed_dim, **factory))
-        else:
-            self.register_parameter("in_proj_bias", None)
+        self.register_parameter("in_proj_bias", Parameter(zeros(3 * embed_dim, **factory))
+                                if bias else None)
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, **factory)
         self._reset_parameters()
 

@@ -21,14 +21,10 @@ class _BatchNorm(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(ones(num_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-        if affine and bias:
-            self.bias = Parameter(zeros(num_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter("weight", Parameter(ones(num_features, device=device, dtype=dtype))
+                                if affine else None)
+        self.register_parameter("bias", Parameter(zeros(num_features, device=device, dtype=dtype))
+                                if affine and bias else None)
         if track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", ones(num_features, device=device, dtype=dtype))

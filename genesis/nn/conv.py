@@ -64,10 +64,8 @@ class _ConvNd(Module):
         weight_shape = (in_channels, out_channels // groups) if self._transposed else \
             (out_channels, in_channels // groups)
         self.weight = Parameter(empty(*weight_shape, *self.kernel_size, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter("bias", Parameter(empty(out_channels, device=device, dtype=dtype))
+                                if bias else None)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

@@ -41,10 +41,8 @@ class Linear(Module):
         self.in_features = in_features
         self.out_features = out_features
         self.weight = Parameter(empty(out_features, in_features, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter("bias", Parameter(empty(out_features, device=device, dtype=dtype))
+                                if bias else None)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -79,10 +77,8 @@ class Bilinear(Module):
         self.out_features = out_features
         self.weight = Parameter(empty(out_features, in1_features, in2_features, device=device,
                                       dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter("bias", Parameter(empty(out_features, device=device, dtype=dtype))
+                                if bias else None)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

@@ -28,14 +28,10 @@ class LayerNorm(Module):
         super().__init__()
         self.normalized_shape, self.eps = _shape(normalized_shape), eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(ones(self.normalized_shape, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-        if elementwise_affine and bias:
-            self.bias = Parameter(zeros(self.normalized_shape, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter("weight", Parameter(ones(self.normalized_shape, device=device, dtype=dtype))
+                                if elementwise_affine else None)
+        self.register_parameter("bias", Parameter(zeros(self.normalized_shape, device=device, dtype=dtype))
+                                if elementwise_affine and bias else None)
 
     def forward(self, input: Tensor) -> Tensor:
         return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -54,10 +50,8 @@ class RMSNorm(Module):
         super().__init__()
         self.normalized_shape, self.eps = _shape(normalized_shape), eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(ones(self.normalized_shape, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
+        self.register_parameter("weight", Parameter(ones(self.normalized_shape, device=device, dtype=dtype))
+                                if elementwise_affine else None)
 
     def forward(self, input: Tensor) -> Tensor:
         return rms_norm(input, self.normalized_shape, self.weight, self.eps)
@@ -76,14 +70,10 @@ class GroupNorm(Module):
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups "
                              f"({num_groups})")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
-        if affine:
-            self.weight = Parameter(ones(num_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-        if affine and bias:
-            self.bias = Parameter(zeros(num_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter("weight", Parameter(ones(num_channels, device=device, dtype=dtype))
+                                if affine else None)
+        self.register_parameter("bias", Parameter(zeros(num_channels, device=device, dtype=dtype))
+                                if affine and bias else None)
 
     def forward(self, input: Tensor) -> Tensor:
         return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

@@ -254,12 +254,9 @@ class RNNCellBase(Module):
         gate_size = self.gates * hidden_size
         self.weight_ih = Parameter(empty(gate_size, input_size, device=device, dtype=dtype))
         self.weight_hh = Parameter(empty(gate_size, hidden_size, device=device, dtype=dtype))
-        if bias:
-            self.bias_ih = Parameter(empty(gate_size, device=device, dtype=dtype))
-            self.bias_hh = Parameter(empty(gate_size, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias_ih", None)
-            self.register_parameter("bias_hh", None)
+        for name in ("bias_ih", "bias_hh"):
+            self.register_parameter(name, Parameter(empty(gate_size, device=device, dtype=dtype))
+                                    if bias else None)
         self.reset_parameters()
 
     reset_parameters = RNNBase.reset_parameters
