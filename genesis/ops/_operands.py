@@ -197,6 +197,19 @@ def zeros_of(tensor: Tensor) -> Tensor:
     return wrap_array(tensor._device.xp.zeros_like(tensor._data), tensor._device)
 
 
+def common_dtype_arrays(tensors) -> list:
+    """The tensors' arrays, cast to PyTorch's promoted dtype when their dtypes differ (cat,
+    stack, einsum)."""
+    arrays = [t._data for t in tensors]
+    first = arrays[0].dtype
+    if all(array.dtype == first for array in arrays):
+        return arrays
+    target = from_numpy_dtype(first)
+    for array in arrays[1:]:
+        target = promote_types(target, from_numpy_dtype(array.dtype))
+    return [array.astype(target.numpy_dtype, copy=False) for array in arrays]
+
+
 def saved_with_input(ctx, a: Tensor, out):
     """`out` (an array) as a tensor saved with `a` for backward when `a` needs a gradient (the
     backward of a product, a norm, ... reads both); returned for forward to return."""

@@ -15,10 +15,9 @@ import string
 from collections import Counter
 
 from ..autograd.function import Function
-from ..dtypes import from_numpy_dtype, promote_types
 from ..tensor import Tensor, wrap_array
 from . import samples
-from ._operands import device_mismatch
+from ._operands import common_dtype_arrays, device_mismatch
 from .registry import OpInfo, Sample
 
 __all__ = ["einsum"]
@@ -36,7 +35,7 @@ class Einsum(Function):
         ctx.equation = equation
         if any(ctx.needs_input_grad):
             ctx.save_for_backward(*operands)
-        arrays = _common_dtype_arrays(operands)
+        arrays = common_dtype_arrays(operands)
         xp = operands[0]._device.xp
         # Planning a contraction path (BLAS calls, operand order) costs ~20us: skip it for
         # two tiny operands.
@@ -100,17 +99,6 @@ def _renamed_repeats(target: str, used: set) -> tuple:
 def _same_storage(out, array) -> bool:
     out_owner = out if out.base is None else out.base
     return out_owner is (array if array.base is None else array.base)
-
-
-def _common_dtype_arrays(operands) -> list:
-    arrays = [t._data for t in operands]
-    first = arrays[0].dtype
-    if all(array.dtype == first for array in arrays):
-        return arrays
-    target = from_numpy_dtype(first)
-    for array in arrays[1:]:
-        target = promote_types(target, from_numpy_dtype(array.dtype))
-    return [array.astype(target.numpy_dtype, copy=False) for array in arrays]
 
 
 def explicit_equation(equation: str, shapes: list) -> str:

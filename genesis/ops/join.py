@@ -8,10 +8,9 @@ a cat, stack's an unbind, unbind's a stack.
 from __future__ import annotations
 
 from ..autograd.function import Function, mark_view
-from ..dtypes import from_numpy_dtype, promote_types
 from ..tensor import Tensor
 from . import samples
-from ._operands import device_mismatch, normalize_dim
+from ._operands import common_dtype_arrays, device_mismatch, normalize_dim
 from .registry import OpInfo, Sample
 from .shape import Narrow, Select
 
@@ -25,7 +24,7 @@ class Cat(Function):
     def forward(ctx, dim, *tensors):
         ctx.dim, ctx.sizes = dim, [t.shape[dim] for t in tensors]
         xp = tensors[0]._device.xp
-        return xp.concatenate(_common_dtype_arrays(tensors), axis=dim)
+        return xp.concatenate(common_dtype_arrays(tensors), axis=dim)
 
     @staticmethod
     def backward(ctx, grad):
@@ -41,25 +40,13 @@ class Stack(Function):
     def forward(ctx, dim, *tensors):
         ctx.dim = dim
         xp = tensors[0]._device.xp
-        return xp.stack(_common_dtype_arrays(tensors), axis=dim)
+        return xp.stack(common_dtype_arrays(tensors), axis=dim)
 
     @staticmethod
     def backward(ctx, grad):
         pieces = Unbind.apply(grad, ctx.dim)
         return (None,) + tuple(piece if needed else None
                                for piece, needed in zip(pieces, ctx.needs_input_grad[1:]))
-
-
-def _common_dtype_arrays(tensors) -> list:
-    """The arrays, cast to PyTorch's promoted dtype when they differ."""
-    arrays = [t._data for t in tensors]
-    first = arrays[0].dtype
-    if all(array.dtype == first for array in arrays):
-        return arrays
-    target = from_numpy_dtype(first)
-    for array in arrays[1:]:
-        target = promote_types(target, from_numpy_dtype(array.dtype))
-    return [array.astype(target.numpy_dtype, copy=False) for array in arrays]
 
 
 class Split(Function):
