@@ -133,6 +133,13 @@ def reduced_count(shape: tuple, dims) -> int:
     return count
 
 
+def _prepare_spread(ctx, a: Tensor, dims, correction, keepdim: bool, op: str) -> None:
+    """What var and std keep for backward: the dims, keepdim and the divisor count - correction."""
+    _require_floating(a, op)
+    ctx.dims, ctx.keepdim = dims, keepdim
+    ctx.divisor = max(reduced_count(a.shape, dims) - correction, 0)
+
+
 class Var(Function):
     """Variance over `dims`, dividing by (count - correction)."""
 
@@ -140,9 +147,7 @@ class Var(Function):
 
     @staticmethod
     def forward(ctx, a, dims, correction, keepdim):
-        _require_floating(a, "var")
-        ctx.dims, ctx.keepdim = dims, keepdim
-        ctx.divisor = max(reduced_count(a.shape, dims) - correction, 0)
+        _prepare_spread(ctx, a, dims, correction, keepdim, "var")
         if ctx.needs_input_grad[0]:
             ctx.save_for_backward(a)
         return _variance(a, dims, correction, keepdim, ctx.divisor, "var")
@@ -162,9 +167,7 @@ class Std(Function):
 
     @staticmethod
     def forward(ctx, a, dims, correction, keepdim):
-        _require_floating(a, "std")
-        ctx.dims, ctx.keepdim = dims, keepdim
-        ctx.divisor = max(reduced_count(a.shape, dims) - correction, 0)
+        _prepare_spread(ctx, a, dims, correction, keepdim, "std")
         out = a._device.xp.sqrt(_variance(a, dims, correction, keepdim, ctx.divisor, "std"))
         return saved_with_input(ctx, a, out)
 
