@@ -12,6 +12,7 @@ from genesis.debug import grad_stats, stats, value_stats
 from genesis.debug.session import TraceSession
 from genesis.debug.trace import Trace
 from genesis_cli.app import app
+from tests.helpers import Cube
 
 SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "buggy" / "wrong_backward.py"
 CALL_LINE = SCRIPT.read_text().splitlines().index(
@@ -51,17 +52,6 @@ def test_trace_session_finds_a_nan_born_on_the_device(cuda):
 
 
 def test_per_node_check_of_a_correct_function_on_the_device_passes(cuda):
-    class Cube(genesis.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x * x
-
-        @staticmethod
-        def backward(ctx, grad):
-            (x,) = ctx.saved_tensors
-            return grad * 3 * x * x
-
     x = genesis.randn(5, device=cuda, requires_grad=True)
     with TraceSession() as session:
         Cube.apply(x).sum().backward()

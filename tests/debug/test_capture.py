@@ -4,6 +4,8 @@ import pytest
 import genesis
 from genesis.debug import Graph, capture_graph
 
+from tests.helpers import Cube
+
 from .modules import MLP
 
 
@@ -101,17 +103,6 @@ def test_nan_and_inf_are_counted_not_propagated():
 
 
 def test_user_defined_function_is_flagged():
-    class Cube(genesis.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x * x
-
-        @staticmethod
-        def backward(ctx, grad):
-            (x,) = ctx.saved_tensors
-            return grad * 3 * x * x
-
     x = genesis.randn(2, requires_grad=True)
     graph = capture_graph(Cube.apply(x).sum())
     cube = graph.find("CubeBackward")
