@@ -31,3 +31,32 @@ class Cube(genesis.Function):
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         return grad * 3 * x * x
+
+
+def sigmoid_array(tensor) -> np.ndarray:
+    return 1 / (1 + np.exp(-tensor._data))
+
+
+class Sigmoid(genesis.Function):
+    """A user-defined sigmoid whose backward uses the saved output as a constant: its first
+    derivative is right, its second is not recorded."""
+
+    @staticmethod
+    def forward(ctx, x):
+        s = sigmoid_array(x)
+        ctx.save_for_backward(genesis.tensor(s, dtype=x.dtype))
+        return s
+
+    @staticmethod
+    def backward(ctx, grad):
+        (s,) = ctx.saved_tensors
+        return grad * s * (1 - s)
+
+
+def usage_error(result) -> str:
+    """The one-line message of a CLI usage error (exit status 2, no traceback)."""
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.output
+    return lines[0]

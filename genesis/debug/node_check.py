@@ -38,7 +38,6 @@ import numpy as np
 from ..autograd import engine
 from ..autograd.grad_mode import no_grad
 from ..device import cpu, transfer
-from ..dtypes import float64
 from ..tensor import Tensor, wrap_array
 
 __all__ = ["Invocation", "InvocationLog", "NodeCheck", "check_invocation"]

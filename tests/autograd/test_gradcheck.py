@@ -6,6 +6,7 @@ import pytest
 
 import genesis
 from genesis.autograd import GradcheckError, GradcheckWarning, check_gradients, format_report, gradcheck
+from tests.helpers import Sigmoid, sigmoid_array
 
 
 def double(values, requires_grad=True):
@@ -16,23 +17,6 @@ def double(values, requires_grad=True):
 @pytest.fixture
 def x():
     return double(np.random.default_rng(0).uniform(-2, 2, (3, 4)))
-
-
-def _sigmoid_array(tensor):
-    return 1 / (1 + np.exp(-tensor._data))
-
-
-class Sigmoid(genesis.Function):
-    @staticmethod
-    def forward(ctx, x):
-        s = _sigmoid_array(x)
-        ctx.save_for_backward(genesis.tensor(s, dtype=x.dtype))
-        return s
-
-    @staticmethod
-    def backward(ctx, grad):
-        (s,) = ctx.saved_tensors
-        return grad * s * (1 - s)
 
 
 class WrongSigmoid(Sigmoid):
@@ -117,7 +101,7 @@ def test_wrong_backward_fails_with_worst_entries_table(x):
     assert len(result.worst) == 10
     worst = result.worst[0]
     assert worst.input_position == worst.output_position  # the Jacobian is diagonal
-    s = _sigmoid_array(x)[worst.input_position]
+    s = sigmoid_array(x)[worst.input_position]
     assert worst.analytical == pytest.approx(s * (1 + s))
     assert worst.numerical == pytest.approx(s * (1 - s), rel=1e-6)
     assert worst.abs_error == pytest.approx(result.max_abs_error)

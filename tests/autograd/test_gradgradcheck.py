@@ -4,6 +4,7 @@ import pytest
 
 import genesis
 from genesis.autograd import GradcheckError, gradgradcheck
+from tests.helpers import Sigmoid
 
 
 def double(shape, seed=0, requires_grad=True):
@@ -50,21 +51,6 @@ def test_passes_with_given_grad_outputs():
     assert gradgradcheck(lambda x: x.tanh() * x, x, v)
 
 
-class SigmoidWithConstantBackward(genesis.Function):
-    """First derivative right, but backward computes it outside the graph: no second derivative."""
-
-    @staticmethod
-    def forward(ctx, x):
-        s = 1 / (1 + np.exp(-x._data))
-        ctx.save_for_backward(genesis.tensor(s, dtype=x.dtype))
-        return s
-
-    @staticmethod
-    def backward(ctx, grad):
-        (s,) = ctx.saved_tensors
-        return grad * s * (1 - s)
-
-
 class CubeWrongSecondDerivative(genesis.Function):
     """x ** 3 whose backward's own backward is wrong (3x^2 differentiated as 3x)."""
 
@@ -93,9 +79,9 @@ class WrongSquareTimesThree(genesis.Function):
 
 def test_first_derivative_is_fine_but_second_is_missing():
     x = double((4,))
-    assert genesis.autograd.gradcheck(SigmoidWithConstantBackward.apply, x)
+    assert genesis.autograd.gradcheck(Sigmoid.apply, x)
     with pytest.raises(GradcheckError) as caught:
-        gradgradcheck(SigmoidWithConstantBackward.apply, x)
+        gradgradcheck(Sigmoid.apply, x)
     message = str(caught.value)
     assert message.startswith("gradgradcheck failed: gradient missing")
     assert "grad_output" in message  # the legend explains what inputs and outputs are here
@@ -115,7 +101,7 @@ def test_wrong_second_derivative_fails_with_the_entries_table():
 
 
 def test_raise_exception_false_returns_false():
-    assert gradgradcheck(SigmoidWithConstantBackward.apply, double((2,)), raise_exception=False) is False
+    assert gradgradcheck(Sigmoid.apply, double((2,)), raise_exception=False) is False
 
 
 def test_wrong_number_of_grad_outputs_is_an_error():

@@ -18,6 +18,7 @@ from genesis.ops.registry import OpInfo, Sample, all_ops
 from genesis_cli import targets
 from genesis_cli.app import app
 from genesis_cli.commands import gradcheck as command
+from tests.helpers import usage_error
 
 DATA = Path(__file__).parent / "data"
 SIGMOIDS = str(DATA / "sigmoids.py")
@@ -38,15 +39,6 @@ def run(*args, env=None):
 def verdicts(output: str) -> dict:
     """name -> PASS/FAIL/ERROR/SKIP from the table rows."""
     return dict(re.findall(r"^(\S+)\s+(PASS|FAIL|ERROR|SKIP)\b", output, flags=re.MULTILINE))
-
-
-def usage_error(result) -> str:
-    """The one-line message of an exit-2 usage error (no traceback)."""
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.output
-    return lines[0]
 
 
 def write(folder: Path, name: str, source: str) -> str:

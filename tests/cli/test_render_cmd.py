@@ -16,6 +16,7 @@ from genesis.debug.findings import Finding
 from genesis.debug.trace import Trace
 from genesis_cli.app import app
 from genesis_cli.commands.render import mark_findings
+from tests.helpers import usage_error
 from viz.style import FINDING_STYLES
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -24,14 +25,6 @@ NAN_FILL = FINDING_STYLES["nan_inf"]["fillcolor"].lower()
 
 def run(*args):
     return CliRunner().invoke(app, ["render", *map(str, args)])
-
-
-def usage_error(result) -> str:
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.output
-    return lines[0]
 
 
 @pytest.fixture
