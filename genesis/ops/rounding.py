@@ -23,43 +23,40 @@ def _refuse_bool(op: str, a: Tensor) -> None:
                            "or .float()")
 
 
-class Floor(Function):
+class _Step(Function):
+    """A piecewise-constant rounding (`ufunc`: floor, ceil or trunc): integer tensors come back
+    unchanged, and the gradient is zero everywhere, as in PyTorch."""
+
+    ufunc = ""
+
+    @staticmethod
+    def forward(ctx, a):
+        name = type(ctx)._forward_cls.ufunc
+        _refuse_bool(name, a)
+        data = a._data
+        return getattr(a._device.xp, name)(data) if data.dtype.kind == "f" else data.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return zeros_of(grad)
+
+
+class Floor(_Step):
     """The largest integer <= a."""
 
-    @staticmethod
-    def forward(ctx, a):
-        _refuse_bool("floor", a)
-        return a._device.xp.floor(a._data) if a._data.dtype.kind == "f" else a._data.copy()
-
-    @staticmethod
-    def backward(ctx, grad):
-        return zeros_of(grad)
+    ufunc = "floor"
 
 
-class Ceil(Function):
+class Ceil(_Step):
     """The smallest integer >= a."""
 
-    @staticmethod
-    def forward(ctx, a):
-        _refuse_bool("ceil", a)
-        return a._device.xp.ceil(a._data) if a._data.dtype.kind == "f" else a._data.copy()
-
-    @staticmethod
-    def backward(ctx, grad):
-        return zeros_of(grad)
+    ufunc = "ceil"
 
 
-class Trunc(Function):
+class Trunc(_Step):
     """a rounded toward zero."""
 
-    @staticmethod
-    def forward(ctx, a):
-        _refuse_bool("trunc", a)
-        return a._device.xp.trunc(a._data) if a._data.dtype.kind == "f" else a._data.copy()
-
-    @staticmethod
-    def backward(ctx, grad):
-        return zeros_of(grad)
+    ufunc = "trunc"
 
 
 class Round(Function):
