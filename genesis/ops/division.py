@@ -63,48 +63,42 @@ def _rounded_quotient(a, b, mode: str, op: str):
     return xp.floor_divide(x, y) if mode == "floor" else xp.trunc(xp.true_divide(x, y))
 
 
-class Remainder(Function):
+class _Modulo(Function):
+    """a mod b computed by `ufunc`; d/da = 1, d/db = -(a / b rounded by `rounding`)."""
+
+    ufunc = rounding = ""
+
+    @staticmethod
+    @ignore_float_errors
+    def forward(ctx, a, b):
+        name = type(ctx)._forward_cls.ufunc
+        if ctx.needs_input_grad[1]:
+            ctx.save_for_backward(a, b)
+        x, y = operands(a, b, name)
+        xp = device_of(a, b).xp
+        if both_integral(x, y):
+            _refuse_bool_or_zero(name, x, y, xp)
+        return getattr(xp, name)(x, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if not ctx.needs_input_grad[1]:
+            return grad, None
+        a, b = ctx.saved_tensors
+        quotient = RoundedDiv.apply(a, b, type(ctx)._forward_cls.rounding)
+        return (grad if ctx.needs_input_grad[0] else None), -grad * quotient
+
+
+class Remainder(_Modulo):
     """a mod b with the sign of b (Python's `%`); d/db = -floor(a / b)."""
 
-    @staticmethod
-    @ignore_float_errors
-    def forward(ctx, a, b):
-        if ctx.needs_input_grad[1]:
-            ctx.save_for_backward(a, b)
-        x, y = operands(a, b, "remainder")
-        xp = device_of(a, b).xp
-        if both_integral(x, y):
-            _refuse_bool_or_zero("remainder", x, y, xp)
-        return xp.remainder(x, y)
-
-    @staticmethod
-    def backward(ctx, grad):
-        if not ctx.needs_input_grad[1]:
-            return grad, None
-        a, b = ctx.saved_tensors
-        return (grad if ctx.needs_input_grad[0] else None), -grad * RoundedDiv.apply(a, b, "floor")
+    ufunc, rounding = "remainder", "floor"
 
 
-class Fmod(Function):
+class Fmod(_Modulo):
     """a mod b with the sign of a (C's fmod); d/db = -trunc(a / b)."""
 
-    @staticmethod
-    @ignore_float_errors
-    def forward(ctx, a, b):
-        if ctx.needs_input_grad[1]:
-            ctx.save_for_backward(a, b)
-        x, y = operands(a, b, "fmod")
-        xp = device_of(a, b).xp
-        if both_integral(x, y):
-            _refuse_bool_or_zero("fmod", x, y, xp)
-        return xp.fmod(x, y)
-
-    @staticmethod
-    def backward(ctx, grad):
-        if not ctx.needs_input_grad[1]:
-            return grad, None
-        a, b = ctx.saved_tensors
-        return (grad if ctx.needs_input_grad[0] else None), -grad * RoundedDiv.apply(a, b, "trunc")
+    ufunc, rounding = "fmod", "trunc"
 
 
 def _refuse_bool_or_zero(op: str, x, y, xp) -> None:
