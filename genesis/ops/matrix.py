@@ -12,30 +12,32 @@ from .registry import OpInfo, Sample
 __all__ = ["triu", "tril", "diagonal", "diag"]
 
 
-class Triu(Function):
+class _Triangle(Function):
+    """One triangle of the last two dims (`part`: "triu" or "tril") from diagonal `k`, the rest
+    zero: a projection, so its gradient is the same triangle of the incoming gradient."""
+
+    part = ""
+
+    @staticmethod
+    def forward(ctx, a, k):
+        ctx.k = k
+        return getattr(a._device.xp, type(ctx)._forward_cls.part)(a._data, k)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return type(ctx)._forward_cls.apply(grad, ctx.k), None
+
+
+class Triu(_Triangle):
     """Elements on and above diagonal `k` of the last two dims; the rest zero."""
 
-    @staticmethod
-    def forward(ctx, a, k):
-        ctx.k = k
-        return a._device.xp.triu(a._data, k)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return Triu.apply(grad, ctx.k), None
+    part = "triu"
 
 
-class Tril(Function):
+class Tril(_Triangle):
     """Elements on and below diagonal `k` of the last two dims; the rest zero."""
 
-    @staticmethod
-    def forward(ctx, a, k):
-        ctx.k = k
-        return a._device.xp.tril(a._data, k)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return Tril.apply(grad, ctx.k), None
+    part = "tril"
 
 
 class Diagonal(Function):
