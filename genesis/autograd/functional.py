@@ -44,11 +44,8 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         elif len(outputs) != 1 or outputs[0].numel() != 1:
             raise RuntimeError("The vector v can only be None if the user-provided function returns "
                                "a single Tensor with a single element.")
-    with set_grad_enabled(create_graph or is_grad_enabled()):
-        grads = _grad_of_used(outputs, inputs, v, create_graph)
-        result = _fill_in_zeros(grads, inputs, strict, create_graph, "back")
-    return (_unpack(_finish(outputs, create_graph), outputs_tuple),
-            _unpack(_finish(result, create_graph), inputs_tuple))
+    return _product(outputs, outputs_tuple, outputs, inputs, v, inputs, inputs_tuple, create_graph,
+                    strict, "back")
 
 
 def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
@@ -78,11 +75,8 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         dummies = tuple(_zeros_like(output, requires_grad=True) for output in outputs)
         grad_inputs = _grad_of_used(outputs, inputs, dummies, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict)
-    with set_grad_enabled(create_graph or is_grad_enabled()):
-        grads = _grad_of_used(grad_inputs, dummies, v, create_graph)
-        result = _fill_in_zeros(grads, outputs, strict, create_graph, "back_trick")
-    return (_unpack(_finish(outputs, create_graph), outputs_tuple),
-            _unpack(_finish(result, create_graph), outputs_tuple))
+    return _product(outputs, outputs_tuple, grad_inputs, dummies, v, outputs, outputs_tuple, create_graph,
+                    strict, "back_trick")
 
 
 def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False):
@@ -171,11 +165,8 @@ def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """
     inputs_tuple, inputs, outputs_tuple, outputs, jac, v = _hessian_setup(
         "vhp", func, inputs, v, create_graph, strict)
-    with set_grad_enabled(create_graph or is_grad_enabled()):
-        grads = _grad_of_used(jac, inputs, v, create_graph)
-        result = _fill_in_zeros(grads, inputs, strict, create_graph, "double_back")
-    return (_unpack(_finish(outputs, create_graph), outputs_tuple),
-            _unpack(_finish(result, create_graph), inputs_tuple))
+    return _product(outputs, outputs_tuple, jac, inputs, v, inputs, inputs_tuple, create_graph,
+                    strict, "double_back")
 
 
 def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
@@ -193,11 +184,8 @@ def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         dummies = tuple(_zeros_like(tensor, requires_grad=True) for tensor in inputs)
         double_back = _grad_of_used(jac, inputs, dummies, create_graph=True)
         _check_requires_grad(jac, "hessian", strict)
-    with set_grad_enabled(create_graph or is_grad_enabled()):
-        grads = _grad_of_used(double_back, dummies, v, create_graph)
-        result = _fill_in_zeros(grads, inputs, strict, create_graph, "double_back_trick")
-    return (_unpack(_finish(outputs, create_graph), outputs_tuple),
-            _unpack(_finish(result, create_graph), inputs_tuple))
+    return _product(outputs, outputs_tuple, double_back, dummies, v, inputs, inputs_tuple, create_graph,
+                    strict, "double_back_trick")
 
 
 def _hessian_setup(name, func, inputs, v, create_graph, strict) -> tuple:
@@ -287,6 +275,17 @@ def _check_requires_grad(tensors: tuple, kind: str, strict: bool) -> None:
         raise RuntimeError(f"Output {index} of the user-provided function does not require gradients. The "
                            "outputs must be computed in a differentiable manner from the input when "
                            "running in strict mode.")
+
+
+def _product(outputs, outputs_tuple, roots, wrt, v, like, like_tuple, create_graph: bool,
+             strict: bool, stage: str) -> tuple:
+    """(the function's outputs, the gradient of `roots` w.r.t. `wrt` weighted by `v`), zeros
+    filled in for unused `like` entries, each unpacked as the caller passed it."""
+    with set_grad_enabled(create_graph or is_grad_enabled()):
+        grads = _grad_of_used(roots, wrt, v, create_graph)
+        result = _fill_in_zeros(grads, like, strict, create_graph, stage)
+    return (_unpack(_finish(outputs, create_graph), outputs_tuple),
+            _unpack(_finish(result, create_graph), like_tuple))
 
 
 def _grad_of_used(outputs: tuple, inputs: tuple, grad_outputs, create_graph: bool,
