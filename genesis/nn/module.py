@@ -354,19 +354,19 @@ class Module:
 
     def get_parameter(self, target: str) -> Parameter:
         """The parameter at dotted path `target`, e.g. "encoder.0.weight"."""
-        module_path, _, name = target.rpartition(".")
-        module = self.get_submodule(module_path)
-        if module._parameters.get(name) is None:
-            raise AttributeError(f"{type(module).__name__} has no parameter named '{name}'")
-        return module._parameters[name]
+        return self._entry_at(target, "_parameters", "parameter")
 
     def get_buffer(self, target: str) -> Tensor:
         """The buffer at dotted path `target`."""
+        return self._entry_at(target, "_buffers", "buffer")
+
+    def _entry_at(self, target: str, store: str, kind: str):
         module_path, _, name = target.rpartition(".")
         module = self.get_submodule(module_path)
-        if module._buffers.get(name) is None:
-            raise AttributeError(f"{type(module).__name__} has no buffer named '{name}'")
-        return module._buffers[name]
+        entry = getattr(module, store).get(name)
+        if entry is None:
+            raise AttributeError(f"{type(module).__name__} has no {kind} named '{name}'")
+        return entry
 
     # -- modes and gradients ----------------------------------------------------
     def train(self, mode: bool = True) -> "Module":
