@@ -15,12 +15,23 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["selects_are_cheap", "zero_unless", "kept_bits"]
+__all__ = ["selects_are_cheap", "masked", "zero_unless", "kept_bits"]
 
 
 def selects_are_cheap(device) -> bool:
     """Whether `device` runs a masked select as one pass as cheap as arithmetic (a GPU)."""
     return device.type != "cpu"
+
+
+def masked(device, values, mask, keep_where_true: bool):
+    """`values` where the bool array `mask` is True (`keep_where_true`) or False, else exactly
+    0, even for inf and nan values: bit operations on the CPU, one select on a GPU (with no
+    pass to invert the mask)."""
+    if not selects_are_cheap(device):
+        return kept_bits(values, mask if keep_where_true else ~mask)
+    zero = values.dtype.type(0)
+    chosen = (values, zero) if keep_where_true else (zero, values)
+    return device.xp.where(mask, *chosen)
 
 
 def zero_unless(xp, values, keep, finite: bool | None = None, cheap: bool = False):

@@ -15,7 +15,7 @@ from ..device import devices_agree
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._operands import cast_to, device_mismatch, result_type
-from ._select import kept_bits, selects_are_cheap
+from ._select import masked
 from .inplace import apply_inplace
 from .registry import OpInfo, Sample
 
@@ -81,12 +81,7 @@ def _masked(grad: Tensor, mask, keep_where_true: bool) -> Tensor:
     if grad_state.enabled:  # create_graph: a node, so the gradient is differentiable
         keep = mask if keep_where_true else ~mask
         return Where.apply(wrap_array(keep, device), grad, 0.0)
-    values = grad._data
-    if not selects_are_cheap(device):
-        return wrap_array(kept_bits(values, mask if keep_where_true else ~mask), device)
-    zero = values.dtype.type(0)  # one select, without inverting the mask first
-    chosen = (values, zero) if keep_where_true else (zero, values)
-    return wrap_array(device.xp.where(mask, *chosen), device)
+    return wrap_array(masked(device, grad._data, mask, keep_where_true), device)
 
 
 class Maximum(Function):
