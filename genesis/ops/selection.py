@@ -84,64 +84,51 @@ def _masked(grad: Tensor, mask, keep_where_true: bool) -> Tensor:
     return wrap_array(masked(device, grad._data, mask, keep_where_true), device)
 
 
-class Maximum(Function):
+class _Extremum(Function):
+    """The larger (`larger`) or smaller of a and b by `ufunc`; where one wins it gets the
+    gradient, a tie splits it evenly. A nan wins (maximum/minimum) unless `nan_loses`
+    (fmax/fmin: the other value wins)."""
+
+    ufunc, larger, nan_loses = "", True, False
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return _extremum(a, b, type(ctx)._forward_cls.ufunc)
+
+    @staticmethod
+    def backward(ctx, grad):
+        kind = type(ctx)._forward_cls
+        x, y = _saved_values(ctx, grad)
+        a_loses, b_loses = (x < y, x > y) if kind.larger else (x > y, x < y)
+        if kind.nan_loses:
+            x_nan, y_nan = _isnan(x, grad), _isnan(y, grad)
+            a_loses, b_loses = a_loses | (x_nan & ~y_nan), b_loses | (y_nan & ~x_nan)
+        return _extremum_grads(ctx, grad, x, y, a_loses, b_loses)
+
+
+class Maximum(_Extremum):
     """The larger of a and b (nan if either is nan); a tie splits the gradient evenly."""
 
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return _extremum(a, b, "maximum")
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, y = _saved_values(ctx, grad)
-        return _extremum_grads(ctx, grad, x, y, x < y, x > y)
+    ufunc = "maximum"
 
 
-class Minimum(Function):
+class Minimum(_Extremum):
     """The smaller of a and b (nan if either is nan); a tie splits the gradient evenly."""
 
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return _extremum(a, b, "minimum")
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, y = _saved_values(ctx, grad)
-        return _extremum_grads(ctx, grad, x, y, x > y, x < y)
+    ufunc, larger = "minimum", False
 
 
-class Fmax(Function):
+class Fmax(_Extremum):
     """The larger of a and b, ignoring a nan (the other value wins)."""
 
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return _extremum(a, b, "fmax")
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, y = _saved_values(ctx, grad)
-        x_nan, y_nan = _isnan(x, grad), _isnan(y, grad)
-        return _extremum_grads(ctx, grad, x, y, (x < y) | (x_nan & ~y_nan),
-                               (x > y) | (y_nan & ~x_nan))
+    ufunc, nan_loses = "fmax", True
 
 
-class Fmin(Function):
+class Fmin(_Extremum):
     """The smaller of a and b, ignoring a nan (the other value wins)."""
 
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return _extremum(a, b, "fmin")
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, y = _saved_values(ctx, grad)
-        x_nan, y_nan = _isnan(x, grad), _isnan(y, grad)
-        return _extremum_grads(ctx, grad, x, y, (x > y) | (x_nan & ~y_nan),
-                               (x < y) | (y_nan & ~x_nan))
+    ufunc, larger, nan_loses = "fmin", False, True
 
 
 def _extremum(a, b, name: str):
