@@ -215,10 +215,6 @@ class Neg(Function):
         return -grad
 
 
-def device_of(a, b):
-    return a._device if isinstance(a, Tensor) else b._device
-
-
 def add(input, other, *, alpha=1) -> Tensor:
     """input + alpha * other, broadcasting.
 
