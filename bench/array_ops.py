@@ -8,7 +8,8 @@ GPU). This script counts them without a GPU: genesis runs on a "cuda" device
 operation that would be a CuPy call is seen; views, reshapes, allocation without a
 fill and no-op casts are not counted, as they launch nothing. A host sync is a GPU value
 read on the host (bool, float, int, item, tolist, a transfer to the CPU). CuPy-only
-kernels (the fused Adam update, cupyx's erf) count as one launch each.
+kernels (genesis's fused kernels, genesis/ops/_kernels.py, and cupyx's erf) count as one
+launch each.
 
 PyTorch's column counts the compute ops of the same step in its CPU profiler: the
 top-most ATen calls that are not views, metadata or composites of other ops, with Adam's
@@ -37,6 +38,8 @@ import genesis  # noqa: E402
 import genesis.nn.functional as genesis_F  # noqa: E402
 from cuda_benchmarks import MLP_BATCH, MLP_SIZES, mlp, transformer_block  # noqa: E402
 from transformer_block import BATCH, D_MODEL, LENGTH, initial_weights  # noqa: E402
+
+_NUMPY_DEVICE = genesis.device("cpu")  # fused kernels' references compute on the host
 
 # Calls that make or view arrays without running a kernel.
 _NO_KERNEL = {"swapaxes", "transpose", "broadcast_to", "expand_dims", "reshape", "squeeze",
@@ -81,8 +84,9 @@ COUNTER = Counter()
 
 def _genesis_caller() -> str:
     frame = sys._getframe(2)
-    while frame is not None and f"{os.sep}genesis{os.sep}" not in frame.f_code.co_filename:
-        frame = frame.f_back
+    while frame is not None and (f"{os.sep}genesis{os.sep}" not in frame.f_code.co_filename
+                                 or frame.f_code.co_filename.endswith("_kernels.py")):
+        frame = frame.f_back  # a fused kernel counts at the line that runs it
     if frame is None:
         return "?"
     path = frame.f_code.co_filename
@@ -179,11 +183,17 @@ for _name in ("copy", "sum", "max", "min", "mean", "fill", "any", "all", "dot", 
 class CountingNumPy(types.ModuleType):
     """The fake GPU's namespace: NumPy, with each array function counted as a launch.
     Named "cupy" so genesis takes its CuPy paths; those needing CuPy's own kernels get
-    stand-ins that count one launch and compute with NumPy (or, for the fused Adam, the
-    launch only: its values do not change the counts)."""
+    stand-ins that count one launch and compute with NumPy (genesis's fused kernels run
+    their array-call references)."""
 
     def __init__(self):
         super().__init__("cupy")
+
+    @staticmethod
+    def asarray(value, dtype=None, *args, **kwargs):
+        if isinstance(value, np.ndarray) and (dtype is None or np.dtype(dtype) == value.dtype):
+            return value  # CuPy returns the array itself: nothing runs
+        return _call("asarray", np.asarray, (value, dtype, *args), kwargs)
 
     def __getattr__(self, name):
         value = getattr(np, name)
@@ -199,13 +209,31 @@ class CountingNumPy(types.ModuleType):
 
     @staticmethod
     def ElementwiseKernel(inputs, outputs, body, name):  # noqa: N802 (CuPy's name)
-        def launch(*arrays):
-            COUNTER.launch(name)
-        return launch
+        return _fused_stand_in(name)
+
+    @staticmethod
+    def ReductionKernel(inputs, outputs, map_expr, reduce_expr, post_map, identity, name):  # noqa: N802
+        return _fused_stand_in(name)
 
     @staticmethod
     def get_array_module(array):
         return np
+
+
+def _fused_stand_in(name: str):
+    """A genesis fused kernel on the fake GPU: one launch, computed by its array-call
+    reference (uncounted)."""
+    from genesis.ops._kernels import REGISTRY
+    reference = REGISTRY[name].reference
+
+    def launch(*args, **options):
+        COUNTER.launch(name)
+        COUNTER.depth += 1
+        try:
+            return _counted(reference(_NUMPY_DEVICE, *_plain(args), **options))
+        finally:
+            COUNTER.depth -= 1
+    return launch
 
 
 def _install_fake_cupyx() -> None:

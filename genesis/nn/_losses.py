@@ -1,8 +1,10 @@
 """Functional losses with PyTorch's semantics: reductions, class weights, ignore_index, label
 smoothing. Most are composed from differentiable ops; cross entropy against class indices,
-the common training loss, is one fused node whose backward still uses differentiable ops."""
+the common training loss, is one fused node (two: plain targets, and weighted, ignored or
+smoothed ones) built from fused GPU kernels, differentiable again under create_graph."""
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -14,7 +16,8 @@ from ..ops._operands import ignore_float_errors
 from ..ops.activation import relu
 from ..ops.gather import gather
 from ..ops.selection import clamp, where
-from ..ops.softmax import log_softmax, softmax
+from ..ops._kernels import Elementwise, Reduction
+from ..ops.softmax import EXP_SHIFTED, log_softmax, softmax
 from ..ops.unary import abs, exp, log, log1p
 from ..tensor import Tensor, wrap_array
 
@@ -84,8 +87,9 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     return _reduce(loss, reduction, "huber_loss")
 
 
-def _class_targets(input: Tensor, target: Tensor, ignore_index: int, name: str):
-    """(class dim, safe target array with ignored entries set to 0, mask of kept entries)."""
+def _class_dim(input: Tensor, target: Tensor, name: str) -> int:
+    """The class dimension of `input`, after checking that `target` holds one class index
+    for each of its positions."""
     if target._data.dtype.kind not in "iu":
         raise RuntimeError(f"{name}: class targets must be an integer tensor, got {target.dtype!r}")
     if target._device is not input._device:
@@ -96,6 +100,12 @@ def _class_targets(input: Tensor, target: Tensor, ignore_index: int, name: str):
         raise ValueError(f"{name}: input of shape {tuple(input.shape)} (classes in dim "
                          f"{class_dim}) needs a target of shape {expected}, got "
                          f"{tuple(target.shape)}")
+    return class_dim
+
+
+def _class_targets(input: Tensor, target: Tensor, ignore_index: int, name: str):
+    """(class dim, safe target array with ignored entries set to 0, mask of kept entries)."""
+    class_dim = _class_dim(input, target, name)
     xp = target._device.xp
     classes = input.shape[class_dim]
     data = target._data
@@ -110,6 +120,21 @@ def _class_targets(input: Tensor, target: Tensor, ignore_index: int, name: str):
                          f"{classes} classes (valid: 0..{classes - 1}, or ignore_index="
                          f"{ignore_index})")
     return class_dim, safe, kept
+
+
+def _plain_class_targets(input: Tensor, target: Tensor, ignore_index: int, name: str):
+    """The targets as an int64 array when every one is a class (none out of range, none
+    ignored), found in one pass and one wait for a GPU; None otherwise (or for targets
+    narrower than 32 bits), for `_class_targets` to sort out."""
+    class_dim = _class_dim(input, target, name)
+    classes = input.shape[class_dim]
+    data = target._data
+    if 0 <= ignore_index < classes or data.dtype.itemsize < 4:
+        return None
+    # Read as unsigned, a negative target (an ignored -100 too) is larger than any class.
+    if bool((data.view(np.dtype(f"u{data.dtype.itemsize}")) >= classes).any()):
+        return None
+    return data if data.dtype == np.int64 else data.astype(np.int64)
 
 
 def _picked(input: Tensor, safe_target, class_dim: int) -> Tensor:
@@ -155,8 +180,94 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore
     return _nll(input, safe_target, weights, class_dim, reduction)
 
 
+def _cross_entropy_grad_reference(device, exps, totals, index, grad, scale, classes, inner):
+    xp = device.xp
+    axis = 0 if exps.ndim == 1 else 1
+    probabilities = exps / totals
+    xp.put_along_axis(probabilities, index, xp.take_along_axis(probabilities, index, axis) - 1, axis)
+    probabilities *= grad * scale
+    return probabilities
+
+
+# With `totals` the sums of `exps` = exp(x - peak) along the classes and `picked` = x at the
+# target: a position's loss, the loss summed (times `scale`), and the gradient
+# (softmax - onehot(index)) * grad * scale. An element's class is (i / inner) % classes.
+_CROSS_ENTROPY_ROWS = Elementwise(
+    "genesis_cross_entropy_rows", "T totals, T peak, T picked", "T loss",
+    "loss = log(totals) - (picked - peak)",
+    lambda device, totals, peak, picked: device.xp.log(totals) - (picked - peak))
+_CROSS_ENTROPY_TOTAL = Reduction(
+    "genesis_cross_entropy_total", "T totals, T peak, T picked, T scale", "T loss",
+    "(log(totals) - (picked - peak)) * scale", "a + b", "loss = a", "0",
+    lambda device, totals, peak, picked, scale, **where:
+        ((device.xp.log(totals) - (picked - peak)) * scale).sum(**where))
+_CROSS_ENTROPY_GRAD = Elementwise(
+    "genesis_cross_entropy_grad",
+    "T exps, T totals, int64 index, T grad, T scale, int64 classes, int64 inner", "T dx",
+    "dx = (exps / totals - ((i / inner) % classes == index ? T(1) : T(0))) * (grad * scale)",
+    _cross_entropy_grad_reference)
+
+
 class CrossEntropy(Function):
-    """Softmax cross entropy against class indices, in one node.
+    """Softmax cross entropy against class indices that are all classes (none ignored), with
+    no class weights or label smoothing: the common training loss, in one node. On a GPU
+    its forward is five launches and its backward one.
+
+    Per position: loss = log(sum_c exp(x_c - m)) - (x_target - m), m the largest x; the
+    gradient is (softmax(x) - onehot(target)) * grad, over the positions for "mean".
+    """
+
+    autocast_policy = "float32"
+
+    @staticmethod
+    @ignore_float_errors  # inf/nan logits give nan like PyTorch
+    def forward(ctx, input, target, reduction):
+        device, xp = input._device, input._device.xp
+        axis = 0 if input.ndim == 1 else 1
+        data = input._data
+        x = data.astype(np.float32) if data.dtype.itemsize < 4 else data
+        index = xp.expand_dims(target, axis)
+        peak = x.max(axis=axis, keepdims=True)
+        exps = EXP_SHIFTED(device, x, peak)
+        totals = exps.sum(axis=axis, keepdims=True)
+        picked = xp.take_along_axis(x, index, axis)
+        positions = x.size // x.shape[axis] if x.shape[axis] else 0
+        scale = (1.0 / positions if positions else math.nan) if reduction == "mean" else 1.0
+        if reduction == "none":
+            loss = _CROSS_ENTROPY_ROWS(device, totals, peak, picked).squeeze(axis)
+        else:
+            loss = _CROSS_ENTROPY_TOTAL(device, totals, peak, picked, scale, axis=None,
+                                        keepdims=False)
+            if not positions:
+                loss = loss * scale  # the mean of nothing is nan (the sum of nothing is 0)
+        if ctx.needs_input_grad[0]:
+            ctx.save_for_backward(input)
+            ctx.exps, ctx.totals, ctx.index, ctx.axis, ctx.scale, ctx.reduction = \
+                exps, totals, index, axis, scale, reduction
+        return xp.asarray(loss, dtype=data.dtype)
+
+    @staticmethod
+    @ignore_float_errors
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        device, axis = input._device, ctx.axis
+        if ctx.reduction == "none":
+            grad = grad.unsqueeze(axis)
+        if grad_state.enabled:  # create_graph: differentiate through the softmax op
+            onehot = device.xp.zeros(input.shape, input._data.dtype)
+            device.xp.put_along_axis(onehot, ctx.index, 1, axis)
+            local = softmax(input, axis) - wrap_array(onehot, device)
+            return local * (grad * ctx.scale), None, None
+        classes = input.shape[axis]
+        inner = math.prod(ctx.exps.shape[axis + 1:])
+        dx = _CROSS_ENTROPY_GRAD(device, ctx.exps, ctx.totals, ctx.index, grad._data, ctx.scale,
+                                 classes, inner)
+        return wrap_array(dx.astype(input._data.dtype, copy=False), device), None, None
+
+
+class WeightedCrossEntropy(Function):
+    """Softmax cross entropy against class indices, in one node, with class weights, ignored
+    targets and label smoothing.
 
     Per position i: loss_i = -sum_c A[i, c] * log_softmax(x)[i, c], where A holds
     (1 - smoothing) * w[t_i] at the target class plus smoothing / C * w[c] everywhere
@@ -207,7 +318,7 @@ class CrossEntropy(Function):
 
 
 def _coefficients(input: Tensor, safe_target, kept, weight, label_smoothing: float):
-    """The matrix A of `CrossEntropy` and the "mean" denominator (summed target weights, a 0-d
+    """The matrix A of `WeightedCrossEntropy` and the "mean" denominator (summed target weights, a 0-d
     array)."""
     xp = input._device.xp
     axis = 0 if input.ndim == 1 else 1
@@ -253,9 +364,13 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         raise RuntimeError(device_mismatch_message("cross_entropy", input.device, weight.device))
     if target.is_floating_point():
         return _cross_entropy_with_probabilities(input, target, weight, reduction, label_smoothing)
+    if weight is None and not label_smoothing:
+        plain_target = _plain_class_targets(input, target, ignore_index, "cross_entropy")
+        if plain_target is not None:
+            return CrossEntropy.apply(input, plain_target, reduction)
     _, safe_target, kept = _class_targets(input, target, ignore_index, "cross_entropy")
     coefficients, denominator = _coefficients(input, safe_target, kept, weight, label_smoothing)
-    return CrossEntropy.apply(input, coefficients, reduction, denominator)
+    return WeightedCrossEntropy.apply(input, coefficients, reduction, denominator)
 
 
 def _cross_entropy_with_probabilities(input, target, weight, reduction, label_smoothing):

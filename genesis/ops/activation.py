@@ -12,8 +12,11 @@ from __future__ import annotations
 import numbers
 
 from ..autograd.function import Function
+from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from . import samples
+from ._kernels import Elementwise
+from ._select import masked
 from .inplace import apply_inplace
 from .selection import gate, gate_off, where
 from .smooth_activation import (celu, elu, gelu, maybe_inplace, mish, require_floating, selu, silu,
@@ -48,7 +51,14 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return gate_off(grad, out._data <= 0)  # a nan input passes its gradient, as in PyTorch
+        if grad_state.enabled:  # create_graph: a differentiable select
+            return gate_off(grad, out._data <= 0)
+        return wrap_array(_RELU_GRAD(grad._device, grad._data, out._data), grad._device)
+
+
+# A nan input passes its gradient, as in PyTorch: only out <= 0 is dropped.
+_RELU_GRAD = Elementwise("genesis_relu_grad", "T g, T out", "T dx", "dx = out <= T(0) ? T(0) : g",
+                         lambda device, g, out: masked(device, g, out <= 0, keep_where_true=False))
 
 
 class Hardtanh(Function):

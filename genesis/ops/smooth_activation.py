@@ -13,6 +13,7 @@ from ..tensor import Tensor, wrap_array
 from . import samples
 from ._blockwise import in_blocks
 from ._erf import erf_array
+from ._kernels import Elementwise
 from ._operands import ignore_float_errors
 from .inplace import apply_inplace
 from .registry import OpInfo, Sample
@@ -65,6 +66,55 @@ class Elu(Function):
                 None, None, None, None)
 
 
+def _gelu_formula(xp, approximate: str):
+    """gelu as array calls: exact (erf) or the tanh approximation."""
+    if approximate == "tanh":
+        def formula(x):
+            return 0.5 * x * (1 + xp.tanh(_SQRT_TWO_OVER_PI * (x + _GELU_KAPPA * (x * x * x))))
+    else:
+        def formula(x):
+            return x * 0.5 * (1 + erf_array(xp, x * _SQRT_HALF))
+    return formula
+
+
+def _gelu_grad_formula(xp, approximate: str):
+    """grad * gelu'(x) as array calls."""
+    if approximate == "tanh":
+        def formula(g, x):
+            t = xp.tanh(_SQRT_TWO_OVER_PI * (x + _GELU_KAPPA * (x * x * x)))
+            slope = _SQRT_TWO_OVER_PI * (1 + 3 * _GELU_KAPPA * (x * x))
+            return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * slope)
+    else:
+        def formula(g, x):
+            cdf = 0.5 * (1 + erf_array(xp, x * _SQRT_HALF))
+            pdf = _ONE_OVER_SQRT_TWO_PI * xp.exp(-0.5 * (x * x))
+            return g * (cdf + x * pdf)
+    return formula
+
+
+def _gelu_kernels(approximate: str) -> tuple:
+    """gelu and grad * gelu' as one GPU launch each (the same formulas as above, in C)."""
+    if approximate == "tanh":
+        inner = f"T t = tanh(T({_SQRT_TWO_OVER_PI!r}) * (x + T({_GELU_KAPPA!r}) * (x * x * x)));"
+        value = "y = T(0.5) * x * (T(1) + t);"
+        derivative = (f"T slope = T({_SQRT_TWO_OVER_PI!r}) * (T(1) + T({3 * _GELU_KAPPA!r}) * (x * x));"
+                      " dx = g * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * slope);")
+    else:
+        inner = f"T cdf = T(0.5) * (T(1) + erf(x * T({_SQRT_HALF!r})));"
+        value = "y = x * cdf;"
+        derivative = (f"T pdf = T({_ONE_OVER_SQRT_TWO_PI!r}) * exp(T(-0.5) * (x * x));"
+                      " dx = g * (cdf + x * pdf);")
+    forward = Elementwise(f"genesis_gelu_{approximate}", "T x", "T y", f"{inner} {value}",
+                          lambda device, x: in_blocks(device.xp, _gelu_formula(device.xp, approximate), x))
+    backward = Elementwise(
+        f"genesis_gelu_{approximate}_grad", "T g, T x", "T dx", f"{inner} {derivative}",
+        lambda device, g, x: in_blocks(device.xp, _gelu_grad_formula(device.xp, approximate), g, x))
+    return forward, backward
+
+
+_GELU_KERNELS = {approximate: _gelu_kernels(approximate) for approximate in ("none", "tanh")}
+
+
 class Gelu(Function):
     """a * Phi(a) (Phi the standard normal CDF, via erf), or its tanh approximation."""
 
@@ -73,14 +123,7 @@ class Gelu(Function):
         require_floating("gelu", a)
         ctx.save_for_backward(a)
         ctx.approximate = approximate
-        xp = a._device.xp
-        if approximate == "tanh":
-            def formula(x):
-                return 0.5 * x * (1 + xp.tanh(_SQRT_TWO_OVER_PI * (x + _GELU_KAPPA * (x * x * x))))
-        else:
-            def formula(x):
-                return x * 0.5 * (1 + erf_array(xp, x * _SQRT_HALF))
-        return in_blocks(xp, formula, a._data)
+        return _GELU_KERNELS[approximate][0](a._device, a._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -95,18 +138,7 @@ class GeluGrad(Function):
     def forward(ctx, grad, a, approximate):
         ctx.save_for_backward(grad, a)
         ctx.approximate = approximate
-        xp = a._device.xp
-        if approximate == "tanh":
-            def formula(g, x):
-                t = xp.tanh(_SQRT_TWO_OVER_PI * (x + _GELU_KAPPA * (x * x * x)))
-                slope = _SQRT_TWO_OVER_PI * (1 + 3 * _GELU_KAPPA * (x * x))
-                return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * slope)
-        else:
-            def formula(g, x):
-                cdf = 0.5 * (1 + erf_array(xp, x * _SQRT_HALF))
-                pdf = _ONE_OVER_SQRT_TWO_PI * xp.exp(-0.5 * (x * x))
-                return g * (cdf + x * pdf)
-        return in_blocks(xp, formula, grad._data, a._data)
+        return _GELU_KERNELS[approximate][1](a._device, grad._data, a._data)
 
     @staticmethod
     def backward(ctx, grad_grad):

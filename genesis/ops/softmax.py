@@ -14,6 +14,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor, wrap_array
 from . import samples
+from ._kernels import Elementwise, Reduction
 from ._operands import as_floating, ignore_float_errors, normalize_dim, normalize_dims
 from .registry import OpInfo, Sample
 
@@ -33,16 +34,37 @@ def _shifted(xp, x, axis):
     return xp.subtract(x, x.max(axis=axis, keepdims=True), out=xp.empty_like(x))  # 0-d too
 
 
+def _exp_shifted_reference(device, x, peak):
+    out = device.xp.subtract(x, peak, out=device.xp.empty_like(x))  # an array, even for 0-d
+    return device.xp.exp(out, out=out)
+
+
+EXP_SHIFTED = Elementwise("genesis_exp_shifted", "T x, T peak", "T y", "y = exp(x - peak)",
+                           _exp_shifted_reference)
+_SUM_PRODUCT = Reduction("genesis_sum_product", "T g, T y", "T total", "g * y", "a + b",
+                         "total = a", "0",
+                         lambda device, g, y, **where: device.xp.multiply(g, y).sum(**where))
+
+
+def _softmax_grad_reference(device, g, y, total):
+    out = device.xp.subtract(g, total)
+    out *= y
+    return out
+
+
+_SOFTMAX_GRAD = Elementwise("genesis_softmax_grad", "T g, T y, T total", "T dx",
+                            "dx = y * (g - total)", _softmax_grad_reference)
+
+
 class Softmax(Function):
     """exp(x) / sum(exp(x)) along `dim`."""
 
     @staticmethod
     @ignore_float_errors
     def forward(ctx, a, dim):
-        xp = a._device.xp
         ctx.dim = dim
-        out = _shifted(xp, _compute_dtype(a._data), dim)
-        xp.exp(out, out=out)  # in place: one large array instead of three
+        x = _compute_dtype(a._data)
+        out = EXP_SHIFTED(a._device, x, x.max(axis=dim, keepdims=True)) if x.size else x.copy()
         out /= out.sum(axis=dim, keepdims=True)
         out = wrap_array(out.astype(a._data.dtype, copy=False), a._device)
         ctx.save_for_backward(out)
@@ -61,11 +83,8 @@ class SoftmaxGrad(Function):
     def forward(ctx, grad, out, dim):
         ctx.dim = dim
         ctx.save_for_backward(grad, out)
-        g, y, xp = grad._data, out._data, grad._device.xp
-        result = xp.multiply(g, y, out=xp.empty_like(y))  # an array, even for 0-d inputs
-        xp.subtract(g, result.sum(axis=dim, keepdims=True), out=result)  # one large array
-        result *= y
-        return result
+        g, y, device = grad._data, out._data, grad._device
+        return _SOFTMAX_GRAD(device, g, y, _SUM_PRODUCT(device, g, y, axis=dim, keepdims=True))
 
     @staticmethod
     def backward(ctx, grad_grad):

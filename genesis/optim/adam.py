@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._fused import adam_kernel
+from ..ops._kernels import fusing_pays
+from ._fused import ADAM_STEP
 from .optimizer import Optimizer
 
 __all__ = ["Adam", "AdamW"]
@@ -67,12 +68,12 @@ class Adam(Optimizer):
                 if amsgrad:
                     state["max_exp_avg_sq"] = self._zeros_like(param)
             step = state["step"] = state["step"] + 1
-            fused = adam_kernel(xp) if not (amsgrad or maximize) and beta1 > 0.5 else None
-            if fused is not None:  # on a GPU: one launch for the whole update
-                fused(g, 1 - beta1, beta2, 1 - beta2, lr / (1 - beta1 ** step),
-                      (1 - beta2 ** step) ** 0.5, eps, 0.0 if decoupled else weight_decay,
-                      1 - lr * weight_decay if decoupled else 1.0,
-                      data, state["exp_avg"]._data, state["exp_avg_sq"]._data)
+            if fusing_pays(param._device) and not (amsgrad or maximize) and beta1 > 0.5:
+                # on a GPU: one launch for the whole update
+                ADAM_STEP(param._device, g, 1 - beta1, beta2, 1 - beta2, lr / (1 - beta1 ** step),
+                          (1 - beta2 ** step) ** 0.5, eps, 0.0 if decoupled else weight_decay,
+                          1 - lr * weight_decay if decoupled else 1.0,
+                          data, state["exp_avg"]._data, state["exp_avg_sq"]._data)
                 param._version_counter[0] += 1
                 continue
             if maximize:

@@ -151,6 +151,51 @@ def test_fused_cross_entropy_passes_gradcheck_and_gradgradcheck(reduction, rng):
     assert gradgradcheck(loss, (logits,), atol=1e-6, rtol=1e-5)
 
 
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shape", [(3, 4, 2), (5, 3), (4,)])
+def test_plain_cross_entropy_passes_gradcheck_and_gradgradcheck(shape, reduction, rng):
+    logits = genesis.from_numpy(rng.standard_normal(shape)).requires_grad_()
+    classes = shape[0] if len(shape) == 1 else shape[1]
+    target = genesis.from_numpy(rng.integers(0, classes, () if len(shape) == 1 else (shape[0],) + shape[2:]))
+
+    def loss(x):
+        return F.cross_entropy(x, target, reduction=reduction)
+
+    assert loss(logits).grad_fn.name() == "CrossEntropyBackward"
+    assert gradcheck(loss, (logits,), atol=1e-6, rtol=1e-5)
+    assert gradgradcheck(loss, (logits,), atol=1e-6, rtol=1e-5)
+    if len(shape) == 2:  # a non-contiguous input
+        assert gradcheck(loss, (genesis.from_numpy(rng.standard_normal(shape[::-1])).T.requires_grad_(),),
+                         atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_plain_and_weighted_cross_entropy_agree(dtype, reduction, rng):
+    logits = genesis.from_numpy(rng.standard_normal((6, 5)))
+    target = genesis.from_numpy(rng.integers(0, 5, 6).astype(dtype))
+    plain = F.cross_entropy(logits.requires_grad_(), target, reduction=reduction)
+    ones = genesis.ones(5, dtype=genesis.float64)
+    weighted = F.cross_entropy(logits, target, weight=ones, reduction=reduction)
+    assert plain.grad_fn.name() == "CrossEntropyBackward"
+    assert weighted.grad_fn.name() == "WeightedCrossEntropyBackward"
+    np.testing.assert_allclose(plain.detach().numpy(), weighted.detach().numpy(), rtol=1e-14)
+    seed = genesis.from_numpy(rng.standard_normal(plain.shape))
+    (plain_grad,) = genesis.autograd.grad(plain, logits, seed)
+    (weighted_grad,) = genesis.autograd.grad(weighted, logits, seed)
+    np.testing.assert_allclose(plain_grad.numpy(), weighted_grad.numpy(), rtol=1e-13, atol=1e-16)
+
+
+def test_cross_entropy_takes_the_weighted_node_for_ignored_targets():
+    logits = genesis.zeros(2, 3, requires_grad=True)
+    ignored = F.cross_entropy(logits, genesis.tensor([0, -100]))
+    assert ignored.grad_fn.name() == "WeightedCrossEntropyBackward"
+    assert ignored.item() == pytest.approx(np.log(3))
+    in_range = F.cross_entropy(logits, genesis.tensor([0, 2]), ignore_index=2)
+    assert in_range.grad_fn.name() == "WeightedCrossEntropyBackward"
+    assert F.cross_entropy(genesis.zeros(0, 3), genesis.zeros(0, dtype=genesis.int64)).isnan().item()
+
+
 def test_cross_entropy_in_half_precision_matches_float32(rng):
     logits = rng.standard_normal((8, 5)).astype(np.float16)
     target = genesis.from_numpy(rng.integers(0, 5, 8))

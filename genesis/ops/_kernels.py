@@ -1,0 +1,103 @@
+"""Fused kernels: several elementwise passes, or a map and a sum, in one GPU launch.
+
+On a GPU genesis is bound by the host: every NumPy-style call on a CuPy array is a kernel
+launch with its own Python and driver cost (bench/array_ops.py counts them). A `Kernel`
+does the work of several calls in one. It is written twice:
+
+* its CUDA C body, compiled by CuPy on first use (`cupy.ElementwiseKernel`, or
+  `cupy.ReductionKernel` for a `Reduction`), run when the device's namespace is CuPy and
+  every `T`-typed array is float32 or float64;
+* a reference that computes the same thing with array calls; the CPU, the tests' fake GPU
+  and any other dtype (float16 under autocast) run it.
+
+tests/ops/test_fused_kernels.py compiles every CUDA body as C++ on the CPU and checks it
+against its reference in float32 and float64, so the two cannot drift apart unseen.
+
+Bodies use only what CUDA and C++'s <cmath> share (exp, log, erf, tanh, sqrt, ...) and
+the type placeholder `T` (float or double); scalars are declared `T` or `int64`.
+
+>>> import numpy as np, genesis
+>>> square_sum = Elementwise("square_sum", "T x, T y", "T z", "z = x * x + y",
+...                          reference=lambda device, x, y: x * x + y, register=False)
+>>> square_sum(genesis.device("cpu"), np.array([1., 2.]), 1.0)
+array([2., 5.])
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Elementwise", "Reduction", "REGISTRY", "parameters", "fusing_pays"]
+
+REGISTRY: dict = {}  # name -> Kernel, for the C++ check of every body
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def parameters(declaration: str) -> list[tuple[str, str]]:
+    """[(type, name)] of a CuPy parameter list such as "T x, int64 classes"."""
+    return [tuple(item.split()) for item in declaration.split(",") if item.strip()]
+
+
+def fusing_pays(device) -> bool:
+    """Whether a fused kernel beats array calls on `device`: on a GPU each call is a launch;
+    on the CPU in-place array calls are as fast, and some code keeps them there."""
+    return device.type != "cpu"
+
+
+class Kernel:
+    """A CUDA body with its array-call reference; call it with the device and the arguments."""
+
+    def __init__(self, name: str, inputs: str, outputs: str, reference, register: bool = True):
+        if register and name in REGISTRY:
+            raise ValueError(f"a fused kernel named {name!r} already exists")
+        self.name, self.inputs, self.outputs, self.reference = name, inputs, outputs, reference
+        self._typed = [kind == "T" for kind, _ in parameters(inputs)]
+        self._compiled: dict = {}
+        if register:
+            REGISTRY[name] = self
+
+    def __call__(self, device, *args, **options):
+        xp = device.xp
+        if xp.__name__ == "cupy" and self._fits(args):
+            compiled = self._compiled.get(id(xp))
+            if compiled is None:
+                compiled = self._compiled[id(xp)] = self._compile(xp)
+            return compiled(*args, **options)
+        return self.reference(device, *args, **options)
+
+    def _fits(self, args) -> bool:
+        """Whether every T-typed array argument has one dtype the kernel is built for."""
+        dtypes = {arg.dtype for arg, typed in zip(args, self._typed)
+                  if typed and hasattr(arg, "dtype")}
+        return len(dtypes) == 1 and dtypes.pop() in _KERNEL_DTYPES
+
+    def _compile(self, xp):
+        raise NotImplementedError
+
+
+class Elementwise(Kernel):
+    """`body` runs once per element of the broadcast inputs (C statements assigning the
+    outputs; `i` is the element's index in C order). Returns the output array(s)."""
+
+    def __init__(self, name: str, inputs: str, outputs: str, body: str, reference,
+                 register: bool = True):
+        super().__init__(name, inputs, outputs, reference, register)
+        self.body = body
+
+    def _compile(self, xp):
+        return xp.ElementwiseKernel(self.inputs, self.outputs, self.body, self.name)
+
+
+class Reduction(Kernel):
+    """`map_expr` of each element of the broadcast inputs, combined by `reduce_expr` (of
+    `a` and `b`, starting from `identity`) along `axis=`; `post_map` assigns the output
+    from the combined value `a` (and nothing else: inputs are not defined there). Takes `axis=` and `keepdims=` like a NumPy sum."""
+
+    def __init__(self, name: str, inputs: str, outputs: str, map_expr: str, reduce_expr: str,
+                 post_map: str, identity: str, reference, register: bool = True):
+        super().__init__(name, inputs, outputs, reference, register)
+        self.map_expr, self.reduce_expr, self.post_map, self.identity = \
+            map_expr, reduce_expr, post_map, identity
+
+    def _compile(self, xp):
+        return xp.ReductionKernel(self.inputs, self.outputs, self.map_expr, self.reduce_expr,
+                                  self.post_map, self.identity, self.name)

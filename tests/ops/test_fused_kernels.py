@@ -1,0 +1,227 @@
+"""Every fused GPU kernel's CUDA body, compiled as C++ on the CPU and run on sample inputs,
+agrees with its array-call reference (the code the CPU runs), in float32 and float64.
+
+CuPy compiles the same text with NVRTC on a GPU; bodies use only what CUDA and <cmath>
+share, so a C++ compiler checks the formulas without a GPU. The harness plays CuPy's
+part: inputs broadcast to one shape, `i` the element's index in C order, outputs as
+references; a reduction combines the mapped values along its axes from the identity.
+"""
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+import types
+
+import numpy as np
+import pytest
+
+import genesis
+from genesis.ops._kernels import REGISTRY, Elementwise, parameters
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs a C++ compiler (g++)")
+
+_C_TYPES = {"T": None, "int64": "long long", "int32": "int", "bool": "bool"}
+_CPU = genesis.device("cpu")
+
+
+def _normal(rng, shape, dtype):
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _softmax_parts(rng, dtype, shape=(5, 7), axis=1):
+    x = _normal(rng, shape, dtype) * 3
+    m = x.max(axis=axis, keepdims=True)
+    s = np.exp(x - m).sum(axis=axis, keepdims=True)
+    return x, m, s
+
+
+def _cross_entropy_backward(rng, dtype):
+    x, m, s = _softmax_parts(rng, dtype, (4, 6, 3))
+    target = rng.integers(0, 6, (4, 1, 3))
+    return (np.exp(x - m), s, target, np.asarray(0.7, dtype), 0.25, 6, 3), {}
+
+
+def _adam(rng, dtype):
+    param, exp_avg = _normal(rng, (4, 5), dtype), _normal(rng, (4, 5), dtype) * 0.1
+    exp_avg_sq = np.abs(_normal(rng, (4, 5), dtype)) * 0.01
+    inputs = (_normal(rng, (4, 5), dtype), 0.1, 0.999, 0.001, 0.01, 0.3, 1e-8, 0.02, 0.99)
+    return inputs + (param, exp_avg, exp_avg_sq), {}
+
+
+# Sample arguments (inputs, then any in-place outputs) and options, for every kernel.
+SAMPLES = {
+    "genesis_gelu_none": lambda rng, dtype: ((_normal(rng, (6, 5), dtype) * 3,), {}),
+    "genesis_gelu_tanh": lambda rng, dtype: ((_normal(rng, (6, 5), dtype) * 3,), {}),
+    "genesis_gelu_none_grad": lambda rng, dtype: (
+        (_normal(rng, (6, 5), dtype), _normal(rng, (6, 5), dtype) * 3), {}),
+    "genesis_gelu_tanh_grad": lambda rng, dtype: (
+        (_normal(rng, (6, 5), dtype), _normal(rng, (6, 5), dtype) * 3), {}),
+    "genesis_relu_grad": lambda rng, dtype: (
+        (_normal(rng, (6, 5), dtype), np.maximum(_normal(rng, (6, 5), dtype), 0)), {}),
+    "genesis_exp_shifted": lambda rng, dtype: (_softmax_parts(rng, dtype)[:2], {}),
+    "genesis_sum_product": lambda rng, dtype: (
+        (_normal(rng, (5, 7), dtype), _normal(rng, (5, 7), dtype)), {"axis": 1, "keepdims": True}),
+    "genesis_softmax_grad": lambda rng, dtype: (
+        (_normal(rng, (5, 7), dtype), _normal(rng, (5, 7), dtype), _normal(rng, (5, 1), dtype)), {}),
+    "genesis_cross_entropy_rows": lambda rng, dtype: (
+        _softmax_parts(rng, dtype)[1:] + (_normal(rng, (5, 1), dtype),), {}),
+    "genesis_cross_entropy_total": lambda rng, dtype: (
+        _softmax_parts(rng, dtype)[1:] + (_normal(rng, (5, 1), dtype), 0.2),
+        {"axis": None, "keepdims": False}),
+    "genesis_cross_entropy_grad": _cross_entropy_backward,
+    "genesis_adam_step": _adam,
+}
+
+
+def test_every_kernel_has_samples():
+    assert set(REGISTRY) - set(SAMPLES) == set(), "add sample inputs for the new kernels"
+
+
+def _c_declarations(kernel, ctype: str, index: str) -> str:
+    lines = []
+    for slot, (kind, name) in enumerate(parameters(kernel.inputs)):
+        c = _C_TYPES[kind] or ctype
+        lines.append(f"const {c} {name} = ((const {c}*)args[{slot}])[{index}];")
+    return "\n".join(lines)
+
+
+def _c_outputs(kernel, ctype: str, index: str) -> str:
+    start = len(parameters(kernel.inputs))
+    return "\n".join(f"{_C_TYPES[kind] or ctype}& {name} = (({_C_TYPES[kind] or ctype}*)args[{start + slot}])[{index}];"
+                     for slot, (kind, name) in enumerate(parameters(kernel.outputs)))
+
+
+def _source(kernel, ctype: str) -> str:
+    head = f"#include <cmath>\nusing namespace std;\ntypedef {ctype} T;\n"
+    if isinstance(kernel, Elementwise):
+        return head + f"""extern "C" void run(long long n, long long inner, void** args) {{
+  for (long long i = 0; i < n; ++i) {{
+    {_c_declarations(kernel, ctype, "i")}
+    {_c_outputs(kernel, ctype, "i")}
+    {kernel.body};
+  }}
+}}"""
+    return head + f"""extern "C" void run(long long outer, long long inner, void** args) {{
+  for (long long o = 0; o < outer; ++o) {{
+    T a = T({kernel.identity});
+    for (long long j = 0; j < inner; ++j) {{
+      long long i = o * inner + j;
+      {_c_declarations(kernel, ctype, "i")}
+      T b = ({kernel.map_expr});
+      a = ({kernel.reduce_expr});
+    }}
+    {_c_outputs(kernel, ctype, "o")}
+    {kernel.post_map};
+  }}
+}}"""
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """name, C type -> the kernel compiled as a shared library (built once per module)."""
+    folder = tmp_path_factory.mktemp("kernels")
+    libraries = {}
+
+    def build(kernel, ctype):
+        key = (kernel.name, ctype)
+        if key not in libraries:
+            source = folder / f"{kernel.name}_{ctype}.cpp"
+            source.write_text(_source(kernel, ctype))
+            library = folder / f"{kernel.name}_{ctype}.so"
+            result = subprocess.run(["g++", "-O1", "-shared", "-fPIC", "-o", str(library), str(source)],
+                                    capture_output=True, text=True)
+            assert result.returncode == 0, f"{kernel.name} does not compile:\n{result.stderr}"
+            libraries[key] = ctypes.CDLL(str(library))
+        return libraries[key]
+    return build
+
+
+def _declared_dtype(kind: str, dtype):
+    return {"T": dtype, "int64": np.int64, "int32": np.int32, "bool": np.bool_}[kind]
+
+
+def _run_compiled(library, kernel, args, options, dtype):
+    """The kernel's outputs from the compiled body, with CuPy's calling conventions."""
+    inputs = parameters(kernel.inputs)
+    arrays = [np.asarray(arg, _declared_dtype(kind, dtype)) for (kind, _), arg in zip(inputs, args)]
+    shape = np.broadcast_shapes(*(array.shape for array in arrays))
+    given_outputs = [np.array(arg, dtype) for arg in args[len(inputs):]]
+    if given_outputs:
+        shape = np.broadcast_shapes(shape, *(out.shape for out in given_outputs))
+    flat = [np.ascontiguousarray(np.broadcast_to(array, shape)) for array in arrays]
+    if isinstance(kernel, Elementwise):
+        outer, inner = int(np.prod(shape)), 1
+        out_shape = shape
+    else:
+        axis = options.get("axis")
+        axes = tuple(range(len(shape))) if axis is None else tuple(np.atleast_1d(axis) % len(shape))
+        kept = [d for d in range(len(shape)) if d not in axes]
+        flat = [np.ascontiguousarray(np.transpose(array, kept + list(axes))) for array in flat]
+        outer = int(np.prod([shape[d] for d in kept]))
+        inner = int(np.prod([shape[d] for d in axes]))
+        out_shape = tuple(1 if d in axes else shape[d] for d in range(len(shape))) \
+            if options.get("keepdims") else tuple(shape[d] for d in kept)
+    outputs = given_outputs or [np.zeros(out_shape, _declared_dtype(kind, dtype))
+                                for kind, _ in parameters(kernel.outputs)]
+    pointers = (ctypes.c_void_p * (len(flat) + len(outputs)))(
+        *(array.ctypes.data for array in flat + outputs))
+    library.run(ctypes.c_longlong(outer), ctypes.c_longlong(inner), pointers)
+    return outputs
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_cuda_body_compiled_as_cpp_matches_its_reference(name, dtype, compiled):
+    kernel = REGISTRY[name]
+    rng = np.random.default_rng(0)
+    args, options = SAMPLES[name](rng, dtype)
+    ctype = "float" if dtype == np.float32 else "double"
+    from_c = _run_compiled(compiled(kernel, ctype), kernel, args, options, dtype)
+    reference_args = [np.array(arg) if isinstance(arg, np.ndarray) else arg for arg in args]
+    expected = kernel.reference(_CPU, *reference_args, **options)
+    if expected is None:  # an in-place kernel: its outputs are the trailing arguments
+        expected = reference_args[len(parameters(kernel.inputs)):]
+    expected = expected if isinstance(expected, list | tuple) else [expected]
+    tolerance = dict(rtol=2e-5, atol=2e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)
+    assert len(from_c) == len(expected)
+    for got, want in zip(from_c, expected):
+        assert got.shape == np.shape(want)
+        np.testing.assert_allclose(got, want, **tolerance)
+
+
+class _CountingCuPy:
+    """Stands for CuPy: "compiles" a kernel into a function that records its calls."""
+    __name__ = "cupy"
+
+    def __init__(self):
+        self.compiled, self.launched = 0, 0
+
+    def ElementwiseKernel(self, inputs, outputs, body, name):  # noqa: N802 (CuPy's name)
+        self.compiled += 1
+
+        def launch(*args):
+            self.launched += 1
+            return "launched"
+        return launch
+
+
+def test_a_kernel_runs_on_cupy_for_float32_and_float64_and_takes_its_reference_otherwise():
+    references = []
+    kernel = Elementwise("probe", "T x, T y, int64 n", "T z", "z = x + y", register=False,
+                         reference=lambda device, *args: references.append(args) or "reference")
+    cupy = _CountingCuPy()
+    gpu = types.SimpleNamespace(xp=cupy)
+    single, double = np.ones(2, np.float32), np.ones(2, np.float64)
+    assert kernel(gpu, single, single, 3) == "launched"
+    assert kernel(gpu, double, 2.0, 3) == "launched"  # a Python scalar takes T from the arrays
+    assert cupy.compiled == 1 and cupy.launched == 2  # compiled once per namespace
+    assert kernel(gpu, single, double, 3) == "reference"  # mixed dtypes
+    assert kernel(gpu, np.ones(2, np.float16), 1.0, 3) == "reference"  # float16 (autocast)
+    assert kernel(_CPU, single, single, 3) == "reference"  # NumPy
+    assert len(references) == 3 and "probe" not in REGISTRY
+
+
+def test_kernel_names_are_unique():
+    with pytest.raises(ValueError, match="genesis_relu_grad"):
+        Elementwise("genesis_relu_grad", "T x", "T y", "y = x", reference=None)
