@@ -17,8 +17,9 @@ multi-tensor (foreach) update as on CUDA (one op for all parameters). On CUDA mo
 exactly. (PyTorch's own host reads are not counted: on the CPU they include Adam's step
 counters, which stay on the host on CUDA too.)
 
-Workloads are those of bench/cuda_benchmarks.py: the MLP training step (Adam) and the
-transformer block forward + backward.
+Workloads are those of bench/cuda_benchmarks.py, the MLP training step (Adam) and the
+transformer block forward + backward, and two of bench/norm_layers.py's layers,
+`layer(x).sum().backward()`.
 
 Run: python bench/array_ops.py [--list]   (--list prints each counted operation)
 """
@@ -37,8 +38,11 @@ import numpy as np  # noqa: E402
 import genesis  # noqa: E402
 import genesis.nn.functional as genesis_F  # noqa: E402
 from cuda_benchmarks import MLP_BATCH, MLP_SIZES, mlp, transformer_block  # noqa: E402
+from norm_layers import step as norm_step  # noqa: E402
 from transformer_block import BATCH, D_MODEL, LENGTH, initial_weights  # noqa: E402
 
+NORM_CASES = [("BatchNorm2d", (32, 32, 16, 16), lambda nn: nn.BatchNorm2d(32)),
+              ("LayerNorm", (8, 128, 256), lambda nn: nn.LayerNorm(256))]  # norm_layers.py's
 _NUMPY_DEVICE = genesis.device("cpu")  # fused kernels' references compute on the host
 
 # Calls that make or view arrays without running a kernel.
@@ -280,6 +284,13 @@ def genesis_counts(rng) -> list:
     block_input = on_counted_gpu(genesis.tensor(
         rng.standard_normal((BATCH, LENGTH, D_MODEL)).astype(np.float32))).requires_grad_()
     seed = on_counted_gpu(genesis.tensor(rng.standard_normal((BATCH, LENGTH, D_MODEL)).astype(np.float32)))
+    norm_steps = []
+    for label, shape, make in NORM_CASES:
+        layer = make(genesis.nn).to("cuda")
+        for param in layer.parameters():
+            param._data = _counted(param._data)
+        norm_steps.append((label, norm_step(layer, on_counted_gpu(genesis.tensor(
+            rng.standard_normal(shape).astype(np.float32))).requires_grad_())))
     cuda._xp = CountingNumPy()
     _install_fake_cupyx()
     optimizer = genesis.optim.Adam(model.parameters(), lr=1e-3)
@@ -295,7 +306,8 @@ def genesis_counts(rng) -> list:
         transformer_block(genesis, genesis_F, block_input, weights).backward(seed)
 
     try:
-        return [count(mlp_step, "MLP step"), count(block_step, "block fwd+bwd")]
+        return [count(mlp_step, "MLP step"), count(block_step, "block fwd+bwd")] + [
+            count(step, label) for label, step in norm_steps]
     finally:
         cuda._xp = None
 
@@ -321,8 +333,11 @@ def torch_counts(torch, rng) -> list:
             leaf.grad = None
         transformer_block(torch, torch.nn.functional, block_input, weights).backward(seed)
 
+    norm_steps = [(norm_step(make(torch.nn), torch.tensor(
+        rng.standard_normal(shape).astype(np.float32), requires_grad=True)), label)
+        for label, shape, make in NORM_CASES]
     rows = []
-    for step, label in ((mlp_step, "MLP step"), (block_step, "block fwd+bwd")):
+    for step, label in ((mlp_step, "MLP step"), (block_step, "block fwd+bwd"), *norm_steps):
         for _ in range(2):
             step()
         with profile(activities=[ProfilerActivity.CPU]) as profiler:

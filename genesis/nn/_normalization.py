@@ -2,13 +2,15 @@
 
 Composed from differentiable reductions, so gradients (and double backward)
 come from the ops, except layer_norm and training-mode batch_norm (one fused node
-each, see _fused_norm.py) and group_norm (layer_norm's node over each group). Running statistics are updated in place outside the graph.
+each, see _fused_norm.py) and group_norm (layer_norm's node over each group). Running
+statistics are updated in place outside the graph (one fused kernel each on a GPU).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..device import device_mismatch_message
+from ..ops._kernels import Elementwise
 from ..ops.unary import rsqrt
 from ..tensor import Tensor
 from ._fused_norm import BatchNorm, LayerNorm
@@ -77,10 +79,20 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                    None if bias is None else bias.reshape(channel_shape))
 
 
-def _update_running(running: Tensor, statistic, momentum: float) -> None:
-    data = running._data
-    data *= 1 - momentum
-    data += momentum * statistic.astype(data.dtype, copy=False)
+def _update_running_reference(device, statistic, momentum, correction, running) -> None:
+    running *= 1 - momentum
+    running += momentum * (statistic * correction).astype(running.dtype, copy=False)
+
+
+# running = (1 - momentum) * running + momentum * statistic * correction, in place (one launch).
+_UPDATE_RUNNING = Elementwise(
+    "genesis_update_running", "T statistic, T momentum, T correction", "T running",
+    "running = running * (T(1) - momentum) + momentum * (statistic * correction)",
+    _update_running_reference)
+
+
+def _update_running(running: Tensor, statistic, momentum: float, correction: float = 1.0) -> None:
+    _UPDATE_RUNNING(running._device, statistic, momentum, correction, running._data)
     running._version_counter[0] += 1
 
 
@@ -115,7 +127,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if running_mean is not None:
             _update_running(running_mean, mean._data, momentum)
         if running_var is not None:
-            _update_running(running_var, variance._data * (count / (count - 1)), momentum)
+            _update_running(running_var, variance._data, momentum, count / (count - 1))
         return out
     if running_mean is None or running_var is None:
         raise ValueError("batch_norm: evaluation needs running_mean and running_var (or pass "

@@ -50,7 +50,7 @@ class Kernel:
         if register and name in REGISTRY:
             raise ValueError(f"a fused kernel named {name!r} already exists")
         self.name, self.inputs, self.outputs, self.reference = name, inputs, outputs, reference
-        self._typed = [kind == "T" for kind, _ in parameters(inputs)]
+        self._typed = [kind == "T" for kind, _ in parameters(inputs) + parameters(outputs)]
         self._compiled: dict = {}
         if register:
             REGISTRY[name] = self
@@ -65,7 +65,8 @@ class Kernel:
         return self.reference(device, *args, **options)
 
     def _fits(self, args) -> bool:
-        """Whether every T-typed array argument has one dtype the kernel is built for."""
+        """Whether every T-typed array argument (outputs passed to update in place too) has
+        one dtype the kernel is built for."""
         dtypes = {arg.dtype for arg, typed in zip(args, self._typed)
                   if typed and hasattr(arg, "dtype")}
         return len(dtypes) == 1 and dtypes.pop() in _KERNEL_DTYPES

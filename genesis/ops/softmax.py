@@ -41,7 +41,7 @@ def _exp_shifted_reference(device, x, peak):
 
 EXP_SHIFTED = Elementwise("genesis_exp_shifted", "T x, T peak", "T y", "y = exp(x - peak)",
                            _exp_shifted_reference)
-_SUM_PRODUCT = Reduction("genesis_sum_product", "T g, T y", "T total", "g * y", "a + b",
+SUM_PRODUCT = Reduction("genesis_sum_product", "T g, T y", "T total", "g * y", "a + b",
                          "total = a", "0",
                          lambda device, g, y, **where: device.xp.multiply(g, y).sum(**where))
 
@@ -84,7 +84,7 @@ class SoftmaxGrad(Function):
         ctx.dim = dim
         ctx.save_for_backward(grad, out)
         g, y, device = grad._data, out._data, grad._device
-        return _SOFTMAX_GRAD(device, g, y, _SUM_PRODUCT(device, g, y, axis=dim, keepdims=True))
+        return _SOFTMAX_GRAD(device, g, y, SUM_PRODUCT(device, g, y, axis=dim, keepdims=True))
 
     @staticmethod
     def backward(ctx, grad_grad):

@@ -71,6 +71,25 @@ SAMPLES = {
         {"axis": None, "keepdims": False}),
     "genesis_cross_entropy_grad": _cross_entropy_backward,
     "genesis_adam_step": _adam,
+    "genesis_centered_square_mean": lambda rng, dtype: (
+        (_normal(rng, (4, 3, 5), dtype), _normal(rng, (4, 1, 1), dtype)),
+        {"axis": (1, 2), "keepdims": True}),
+    "genesis_rstd": lambda rng, dtype: ((np.abs(_normal(rng, (4, 1), dtype)), 1e-5), {}),
+    "genesis_normalize": lambda rng, dtype: (
+        (_normal(rng, (4, 6), dtype), _normal(rng, (4, 1), dtype), _normal(rng, (4, 1), dtype)), {}),
+    "genesis_normalize_affine": lambda rng, dtype: (
+        (_normal(rng, (4, 6), dtype), _normal(rng, (4, 1), dtype), _normal(rng, (4, 1), dtype),
+         _normal(rng, (6,), dtype), _normal(rng, (6,), dtype)), {}),
+    "genesis_mean_product": lambda rng, dtype: (
+        (_normal(rng, (4, 6), dtype), _normal(rng, (6,), dtype)), {"axis": (1,), "keepdims": True}),
+    "genesis_mean_triple_product": lambda rng, dtype: (
+        (_normal(rng, (3, 4, 6), dtype), 1.0, _normal(rng, (3, 4, 6), dtype)),
+        {"axis": (0, 2), "keepdims": True}),
+    "genesis_update_running": lambda rng, dtype: (
+        (_normal(rng, (5,), dtype), 0.1, 8 / 7, _normal(rng, (5,), dtype)), {}),
+    "genesis_norm_grad": lambda rng, dtype: (
+        (_normal(rng, (4, 6), dtype), _normal(rng, (6,), dtype), _normal(rng, (4, 6), dtype),
+         _normal(rng, (4, 1), dtype), _normal(rng, (4, 1), dtype), _normal(rng, (4, 1), dtype)), {}),
 }
 
 
@@ -102,7 +121,9 @@ def _source(kernel, ctype: str) -> str:
     {kernel.body};
   }}
 }}"""
-    return head + f"""extern "C" void run(long long outer, long long inner, void** args) {{
+    return head + f"""struct Indexer {{ long long count; long long size() const {{ return count; }} }};
+extern "C" void run(long long outer, long long inner, void** args) {{
+  const Indexer _in_ind{{outer * inner}}, _out_ind{{outer}};  // CuPy's element counts
   for (long long o = 0; o < outer; ++o) {{
     T a = T({kernel.identity});
     for (long long j = 0; j < inner; ++j) {{

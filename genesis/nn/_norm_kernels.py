@@ -1,0 +1,93 @@
+"""Layer and batch norm on a GPU in fused kernels: forward in four launches, backward in
+five (as array calls they are ten and eleven). `_fused_norm.py` takes these where fusing
+pays (`fusing_pays`); the CPU keeps its in-place array code, which computes the same
+formulas. Means over the normalised dims are CuPy's: the sum divided by the count
+(`_in_ind.size() / _out_ind.size()`, the elements reduced into each output).
+"""
+from __future__ import annotations
+
+from ..ops._kernels import Elementwise, Reduction
+from ..ops.broadcast import broadcast_axes
+from ..ops.softmax import SUM_PRODUCT
+
+__all__ = ["normalize_forward", "normalize_backward"]
+
+_MEAN = "mean = a / T(_in_ind.size() / _out_ind.size())"
+
+
+def _centered_square_mean_reference(device, x, center, **where):
+    centered = x - center
+    return (centered * centered).mean(**where)
+
+
+_CENTERED_SQUARE_MEAN = Reduction(
+    "genesis_centered_square_mean", "T x, T center", "T mean", "(x - center) * (x - center)",
+    "a + b", _MEAN, "0", _centered_square_mean_reference)
+_RSTD = Elementwise("genesis_rstd", "T variance, T eps", "T rstd",
+                    "rstd = T(1) / sqrt(variance + eps)",
+                    lambda device, variance, eps: 1 / device.xp.sqrt(variance + eps))
+
+
+def _normalize_affine_reference(device, x, mean, rstd, weight, bias):
+    normalized = (x - mean) * rstd
+    return normalized, normalized * weight + bias
+
+
+_NORMALIZE = Elementwise("genesis_normalize", "T x, T mean, T rstd", "T normalized",
+                         "normalized = (x - mean) * rstd",
+                         lambda device, x, mean, rstd: (x - mean) * rstd)
+_NORMALIZE_AFFINE = Elementwise(
+    "genesis_normalize_affine", "T x, T mean, T rstd, T weight, T bias", "T normalized, T out",
+    "normalized = (x - mean) * rstd; out = normalized * weight + bias",
+    _normalize_affine_reference)
+_MEAN_PRODUCT = Reduction("genesis_mean_product", "T g, T w", "T mean", "g * w", "a + b", _MEAN,
+                          "0", lambda device, g, w, **where: (g * w).mean(**where))
+_MEAN_TRIPLE_PRODUCT = Reduction(
+    "genesis_mean_triple_product", "T g, T w, T n", "T mean", "g * w * n", "a + b", _MEAN, "0",
+    lambda device, g, w, n, **where: (g * w * n).mean(**where))
+_NORM_GRAD = Elementwise(
+    "genesis_norm_grad", "T g, T w, T n, T rstd, T mean_gw, T mean_gwn", "T dx",
+    "dx = rstd * ((g * w - mean_gw) - n * mean_gwn)",
+    lambda device, g, w, n, rstd, mean_gw, mean_gwn: rstd * ((g * w - mean_gw) - n * mean_gwn))
+
+
+def normalize_forward(device, x, weight, bias, dims: tuple, eps: float) -> tuple:
+    """(output, normalised input, mean, biased variance, 1/std) of x over `dims`, scaled by
+    the `weight` array and shifted by the `bias` array (either may be None)."""
+    mean = x.mean(axis=dims, keepdims=True)
+    variance = _CENTERED_SQUARE_MEAN(device, x, mean, axis=dims, keepdims=True)
+    rstd = _RSTD(device, variance, eps)
+    if weight is None and bias is None:
+        normalized = _NORMALIZE(device, x, mean, rstd)
+        return normalized, normalized, mean, variance, rstd
+    normalized, out = _NORMALIZE_AFFINE(device, x, mean, rstd, 1.0 if weight is None else weight,
+                                        0.0 if bias is None else bias)
+    return out, normalized, mean, variance, rstd
+
+
+def _shaped(array, shape: tuple):
+    """`array` in `shape`; itself when it has it (a reshape would make a view)."""
+    return array if array.shape == tuple(shape) else array.reshape(shape)
+
+
+def normalize_backward(device, g, weight, normalized, rstd, shapes: tuple, dims: tuple,
+                       needs: tuple) -> tuple:
+    """Arrays (dx, dweight, dbias), None where not needed: dx = rstd * (g w - mean(g w)
+    - n mean(g w n)), dweight = g n and dbias = g summed to their parameters' shapes (fresh
+    arrays when only leading dims are summed, which the engine hands over as .grad)."""
+    grad_weight = grad_bias = grad_input = None
+    if needs[1]:
+        lead, stretched = broadcast_axes(g.shape, shapes[0])
+        grad_weight = _shaped(SUM_PRODUCT(device, g, normalized, axis=lead + stretched,
+                                          keepdims=bool(stretched))
+                              if lead or stretched else g * normalized, shapes[0])
+    if needs[2]:
+        lead, stretched = broadcast_axes(g.shape, shapes[1])
+        grad_bias = _shaped(g.sum(axis=lead + stretched, keepdims=bool(stretched))
+                            if lead or stretched else g.copy(), shapes[1])
+    if needs[0]:
+        w = 1.0 if weight is None else weight
+        mean_gw = _MEAN_PRODUCT(device, g, w, axis=dims, keepdims=True)
+        mean_gwn = _MEAN_TRIPLE_PRODUCT(device, g, w, normalized, axis=dims, keepdims=True)
+        grad_input = _NORM_GRAD(device, g, w, normalized, rstd, mean_gw, mean_gwn)
+    return grad_input, grad_weight, grad_bias
