@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 
 from .autograd.grad_mode import _GradState, grad_state
-from .device import namespace_of
+from .device import Device, namespace_of
 from .dtypes import float16, get_dtype
 from .tensor import Tensor
 
@@ -50,11 +50,25 @@ def set_global_autocast(enabled: bool, dtype=float16) -> None:
 class autocast:
     """Context manager (and decorator) turning autocast on (or off with enabled=False).
 
-    Nested contexts restore the previous state on exit.
+    Takes PyTorch's form, `autocast("cuda", dtype=genesis.float16)`, as well as a dtype
+    first, `autocast(genesis.float16)`; the dtype defaults to float16. The device type
+    is checked but not separating: autocast applies to ops on every device. Nested
+    contexts restore the previous state on exit.
+
+    >>> import genesis
+    >>> with genesis.autocast("cuda", dtype=genesis.float16):
+    ...     genesis.amp.get_autocast_dtype()
+    genesis.float16
     """
 
-    def __init__(self, dtype=float16, enabled: bool = True, device_type: str | None = None):
-        self._dtype = get_dtype(dtype)
+    def __init__(self, device_type=None, dtype=None, enabled: bool = True,
+                 cache_enabled: bool | None = None):
+        if device_type is not None and not _names_device_type(device_type):
+            if dtype is not None:
+                raise TypeError(f"autocast: got two dtypes, {device_type!r} and {dtype!r}; "
+                                "use autocast(device_type, dtype=...)")
+            device_type, dtype = None, device_type  # autocast(dtype): genesis's older form
+        self._dtype = get_dtype(float16 if dtype is None else dtype)
         if not self._dtype.is_floating_point or self._dtype.itemsize != 2:
             raise ValueError(f"autocast: dtype must be float16 or bfloat16, got {self._dtype!r}")
         self._enabled = bool(enabled)
@@ -80,6 +94,13 @@ class autocast:
                 return function(*args, **kwargs)
 
         return wrapper
+
+
+def _names_device_type(value) -> bool:
+    """Whether `value` is a device type ("cuda", "cpu", or a device string like "cuda:0")."""
+    if isinstance(value, str) and value.split(":")[0] in ("cuda", "cpu"):
+        return True
+    return isinstance(value, Device)
 
 
 def _all_true(flags: list) -> bool:

@@ -105,3 +105,16 @@ def test_grad_scaler_unscale_twice_is_an_error_and_state_round_trips():
     other = genesis.GradScaler()
     other.load_state_dict(scaler.state_dict())
     assert other.get_scale() == scaler.get_scale()
+
+
+def test_autocast_takes_pytorchs_device_type_first_form():
+    with genesis.autocast("cuda", dtype=genesis.float16):
+        assert genesis.amp.get_autocast_dtype() == genesis.float16
+    with genesis.autocast("cpu"):
+        assert genesis.amp.get_autocast_dtype() == genesis.float16
+    with genesis.autocast(genesis.device("cuda:0"), genesis.float16, enabled=False):
+        assert not genesis.amp.is_autocast_enabled()
+    with genesis.autocast(genesis.float16):  # a dtype first, genesis's older form
+        assert genesis.amp.get_autocast_dtype() == genesis.float16
+    with pytest.raises(TypeError, match="two dtypes"):
+        genesis.autocast(genesis.float16, genesis.float16)
