@@ -96,14 +96,23 @@ class LeakyRelu(Function):
         require_floating("leaky_relu", a)
         ctx.save_for_backward(a)
         ctx.slope = slope
-        data = a._data
-        return a._device.xp.where(data > 0, data, data * slope)
+        return _LEAKY_RELU(a._device, a._data, slope)
 
     @staticmethod
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
+        if not grad_state.enabled:
+            return wrap_array(_LEAKY_RELU_GRAD(a._device, grad._data, a._data, ctx.slope),
+                              grad._device), None
         factor = a._device.xp.where(a._data > 0, 1, ctx.slope).astype(grad._data.dtype)
-        return grad * wrap_array(factor, grad._device), None
+        return grad * wrap_array(factor, grad._device), None  # create_graph: differentiable
+
+
+_LEAKY_RELU = Elementwise("genesis_leaky_relu", "T x, T slope", "T y", "y = x > T(0) ? x : x * slope",
+                          lambda device, x, slope: device.xp.where(x > 0, x, x * slope))
+_LEAKY_RELU_GRAD = Elementwise(
+    "genesis_leaky_relu_grad", "T g, T x, T slope", "T dx", "dx = x > T(0) ? g : g * slope",
+    lambda device, g, x, slope: g * device.xp.where(x > 0, 1, slope).astype(g.dtype))
 
 
 class Hardsigmoid(Function):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from ..autograd.function import Function
+from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._blockwise import in_blocks
@@ -167,14 +168,28 @@ class Silu(Function):
     def forward(ctx, a):
         require_floating("silu", a)
         ctx.save_for_backward(a)
-        x = a._data
-        return x / (1 + a._device.xp.exp(-x))
+        return _SILU(a._device, a._data)
 
     @staticmethod
+    @ignore_float_errors
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
-        s = sigmoid(a)
-        return grad * s * (1 + a * (1 - s))
+        if grad_state.enabled:  # create_graph: differentiable ops
+            s = sigmoid(a)
+            return grad * s * (1 + a * (1 - s))
+        return wrap_array(_SILU_GRAD(a._device, grad._data, a._data), a._device)
+
+
+def _silu_grad_reference(device, g, x):
+    s = 1 / (1 + device.xp.exp(-x))
+    return g * s * (1 + x * (1 - s))
+
+
+_SILU = Elementwise("genesis_silu", "T x", "T y", "y = x / (T(1) + exp(-x))",
+                    lambda device, x: x / (1 + device.xp.exp(-x)))
+_SILU_GRAD = Elementwise("genesis_silu_grad", "T g, T x", "T dx",
+                         "T s = T(1) / (T(1) + exp(-x)); dx = g * s * (T(1) + x * (T(1) - s))",
+                         _silu_grad_reference)
 
 
 class Mish(Function):

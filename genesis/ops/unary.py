@@ -15,6 +15,7 @@ from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._erf import erf_array
+from ._kernels import Elementwise
 from ._operands import as_floating, ignore_float_errors, zeros_of
 from .inplace import apply_inplace
 from .registry import OpInfo
@@ -133,11 +134,11 @@ class Tanh(Function):
         (out,) = ctx.saved_tensors
         if grad_state.enabled:  # create_graph: a node, so the gradient is differentiable
             return TanhGrad.apply(grad, out)
-        return wrap_array(_tanh_grad(grad._data, out._data), grad._device)
+        return wrap_array(_TANH_GRAD(grad._device, grad._data, out._data), grad._device)
 
 
-def _tanh_grad(g, y):
-    return g * (1 - y * y)
+_TANH_GRAD = Elementwise("genesis_tanh_grad", "T g, T y", "T dx", "dx = g * (T(1) - y * y)",
+                         lambda device, g, y: g * (1 - y * y))
 
 
 class TanhGrad(Function):
@@ -146,7 +147,7 @@ class TanhGrad(Function):
     @staticmethod
     def forward(ctx, grad, out):
         ctx.save_for_backward(grad, out)
-        return _tanh_grad(grad._data, out._data)
+        return _TANH_GRAD(grad._device, grad._data, out._data)
 
     @staticmethod
     def backward(ctx, grad_grad):
@@ -160,8 +161,7 @@ class Sigmoid(Function):
     @staticmethod
     @ignore_float_errors
     def forward(ctx, a):
-        xp = a._device.xp
-        out = wrap_array(1 / (1 + xp.exp(-as_floating(a._data))), a._device)
+        out = wrap_array(_SIGMOID(a._device, as_floating(a._data)), a._device)
         ctx.save_for_backward(out)
         return out
 
@@ -179,11 +179,13 @@ class Sigmoid(Function):
         (out,) = ctx.saved_tensors
         if grad_state.enabled:  # create_graph: a node, so the gradient is differentiable
             return SigmoidGrad.apply(grad, out)
-        return wrap_array(_sigmoid_grad(grad._data, out._data), grad._device)
+        return wrap_array(_SIGMOID_GRAD(grad._device, grad._data, out._data), grad._device)
 
 
-def _sigmoid_grad(g, y):
-    return g * y * (1 - y)
+_SIGMOID = Elementwise("genesis_sigmoid", "T x", "T y", "y = T(1) / (T(1) + exp(-x))",
+                       lambda device, x: 1 / (1 + device.xp.exp(-x)))
+_SIGMOID_GRAD = Elementwise("genesis_sigmoid_grad", "T g, T y", "T dx", "dx = g * y * (T(1) - y)",
+                            lambda device, g, y: g * y * (1 - y))
 
 
 class SigmoidGrad(Function):
@@ -192,7 +194,7 @@ class SigmoidGrad(Function):
     @staticmethod
     def forward(ctx, grad, out):
         ctx.save_for_backward(grad, out)
-        return _sigmoid_grad(grad._data, out._data)
+        return _SIGMOID_GRAD(grad._device, grad._data, out._data)
 
     @staticmethod
     def backward(ctx, grad_grad):

@@ -71,6 +71,17 @@ SAMPLES = {
         {"axis": None, "keepdims": False}),
     "genesis_cross_entropy_grad": _cross_entropy_backward,
     "genesis_adam_step": _adam,
+    "genesis_sigmoid": lambda rng, dtype: ((_normal(rng, (6, 5), dtype) * 5,), {}),
+    "genesis_sigmoid_grad": lambda rng, dtype: (
+        (_normal(rng, (6, 5), dtype), np.abs(_normal(rng, (6, 5), dtype)) % 1), {}),
+    "genesis_tanh_grad": lambda rng, dtype: (
+        (_normal(rng, (6, 5), dtype), np.tanh(_normal(rng, (6, 5), dtype))), {}),
+    "genesis_silu": lambda rng, dtype: ((_normal(rng, (6, 5), dtype) * 5,), {}),
+    "genesis_silu_grad": lambda rng, dtype: (
+        (_normal(rng, (6, 5), dtype), _normal(rng, (6, 5), dtype) * 5), {}),
+    "genesis_leaky_relu": lambda rng, dtype: ((_normal(rng, (6, 5), dtype), 0.1), {}),
+    "genesis_leaky_relu_grad": lambda rng, dtype: (
+        (_normal(rng, (6, 5), dtype), _normal(rng, (6, 5), dtype), 0.1), {}),
     "genesis_centered_square_mean": lambda rng, dtype: (
         (_normal(rng, (4, 3, 5), dtype), _normal(rng, (4, 1, 1), dtype)),
         {"axis": (1, 2), "keepdims": True}),
