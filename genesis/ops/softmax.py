@@ -14,7 +14,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor, wrap_array
 from . import samples
-from ._kernels import Elementwise, Reduction
+from ._kernels import Elementwise, Reduction, fusing_pays
 from ._operands import as_floating, ignore_float_errors, normalize_dim, normalize_dims
 from .registry import OpInfo, Sample
 
@@ -44,6 +44,17 @@ EXP_SHIFTED = Elementwise("genesis_exp_shifted", "T x, T peak", "T y", "y = exp(
 SUM_PRODUCT = Reduction("genesis_sum_product", "T g, T y", "T total", "g * y", "a + b",
                          "total = a", "0",
                          lambda device, g, y, **where: device.xp.multiply(g, y).sum(**where))
+
+
+_SUM_EXP_SHIFTED = Reduction(
+    "genesis_sum_exp_shifted", "T x, T peak", "T total", "exp(x - peak)", "a + b", "total = a",
+    "0", lambda device, x, peak, **where: device.xp.exp(x - peak).sum(**where))
+_LOG_SOFTMAX = Elementwise("genesis_log_softmax", "T x, T peak, T total", "T y",
+                           "y = (x - peak) - log(total)",
+                           lambda device, x, peak, total: (x - peak) - device.xp.log(total))
+_LOG_SOFTMAX_GRAD = Elementwise("genesis_log_softmax_grad", "T g, T y, T total", "T dx",
+                                "dx = g - exp(y) * total",
+                                lambda device, g, y, total: g - device.xp.exp(y) * total)
 
 
 def _softmax_grad_reference(device, g, y, total):
@@ -106,11 +117,17 @@ class LogSoftmax(Function):
     @staticmethod
     @ignore_float_errors
     def forward(ctx, a, dim):
-        xp = a._device.xp
+        xp, device = a._device.xp, a._device
         ctx.dim = dim
-        shifted = _shifted(xp, _compute_dtype(a._data), dim)
-        log_total = xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
-        shifted -= log_total
+        x = _compute_dtype(a._data)
+        if fusing_pays(device) and x.size:  # three launches
+            peak = x.max(axis=dim, keepdims=True)
+            shifted = _LOG_SOFTMAX(device, x, peak,
+                                   _SUM_EXP_SHIFTED(device, x, peak, axis=dim, keepdims=True))
+        else:  # in place on the CPU
+            shifted = _shifted(xp, x, dim)
+            log_total = xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+            shifted -= log_total
         out = wrap_array(shifted.astype(a._data.dtype, copy=False), a._device)
         ctx.save_for_backward(out)
         return out
@@ -130,7 +147,7 @@ class LogSoftmaxGrad(Function):
         ctx.dim = dim
         ctx.save_for_backward(grad, out)
         g = grad._data
-        return g - out._device.xp.exp(out._data) * g.sum(axis=dim, keepdims=True)
+        return _LOG_SOFTMAX_GRAD(grad._device, g, out._data, g.sum(axis=dim, keepdims=True))
 
     @staticmethod
     def backward(ctx, grad_grad):

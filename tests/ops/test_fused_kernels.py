@@ -71,6 +71,12 @@ SAMPLES = {
         {"axis": None, "keepdims": False}),
     "genesis_cross_entropy_grad": _cross_entropy_backward,
     "genesis_adam_step": _adam,
+    "genesis_sum_exp_shifted": lambda rng, dtype: (
+        _softmax_parts(rng, dtype)[:2], {"axis": 1, "keepdims": True}),
+    "genesis_log_softmax": lambda rng, dtype: (_softmax_parts(rng, dtype), {}),
+    "genesis_log_softmax_grad": lambda rng, dtype: (
+        (_normal(rng, (5, 7), dtype), -np.abs(_normal(rng, (5, 7), dtype)),
+         _normal(rng, (5, 1), dtype)), {}),
     "genesis_sigmoid": lambda rng, dtype: ((_normal(rng, (6, 5), dtype) * 5,), {}),
     "genesis_sigmoid_grad": lambda rng, dtype: (
         (_normal(rng, (6, 5), dtype), np.abs(_normal(rng, (6, 5), dtype)) % 1), {}),
