@@ -56,7 +56,63 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     tensor(2.5000)
     """
     _check_pair(input, target, "mse_loss")
-    return _reduce((input - target) ** 2, reduction, "mse_loss")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"mse_loss: {reduction!r} is not a valid value for reduction; use one of "
+                         f"{_REDUCTIONS}")
+    return MseLoss.apply(input, target, reduction)
+
+
+def _quiet_mean(values, where: dict):
+    """values.mean(**where); the mean of nothing is nan, without NumPy's warning (PyTorch's)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return values.mean(**where)
+
+
+_SQUARED_ERROR = Elementwise("genesis_squared_error", "T x, T t", "T loss",
+                             "loss = (x - t) * (x - t)",
+                             lambda device, x, t: (x - t) * (x - t))
+_SQUARED_ERROR_SUM = Reduction("genesis_squared_error_sum", "T x, T t", "T loss",
+                               "(x - t) * (x - t)", "a + b", "loss = a", "0",
+                               lambda device, x, t, **where: ((x - t) * (x - t)).sum(**where))
+_SQUARED_ERROR_MEAN = Reduction("genesis_squared_error_mean", "T x, T t", "T loss",
+                                "(x - t) * (x - t)", "a + b",
+                                "loss = a / T(_in_ind.size() / _out_ind.size())", "0",
+                                lambda device, x, t, **where: _quiet_mean((x - t) * (x - t), where))
+_SQUARED_ERROR_GRAD = Elementwise("genesis_squared_error_grad", "T x, T t, T g, T scale", "T dx",
+                                  "dx = (x - t) * (g * scale)",
+                                  lambda device, x, t, g, scale: (x - t) * (g * scale))
+
+
+class MseLoss(Function):
+    """(input - target)**2, reduced, in one node: one GPU launch forward and one (two when
+    the target needs a gradient too) backward."""
+
+    @staticmethod
+    @ignore_float_errors  # the mean of nothing is nan
+    def forward(ctx, input, target, reduction):
+        ctx.save_for_backward(input, target)
+        ctx.reduction = reduction
+        device, x, t = input._device, input._data, target._data
+        if reduction == "none":
+            return _SQUARED_ERROR(device, x, t)
+        total = _SQUARED_ERROR_MEAN if reduction == "mean" else _SQUARED_ERROR_SUM
+        return device.xp.asarray(total(device, x, t, axis=None, keepdims=False))
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        count = math.prod(np.broadcast_shapes(input.shape, target.shape)) \
+            if ctx.reduction == "mean" else 1
+        scale = 2.0 / count if count else math.nan
+        if grad_state.enabled:  # create_graph: differentiable ops
+            to_input = (input - target) * (grad * scale)
+        else:
+            device = input._device
+            to_input = wrap_array(_SQUARED_ERROR_GRAD(device, input._data, target._data,
+                                                      grad._data, scale), device)
+        return to_input if needs[0] else None, -to_input if needs[1] else None, None
 
 
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:

@@ -1,4 +1,6 @@
 """Losses: values and gradients against PyTorch for every option, plus gradcheck and errors."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -126,6 +128,26 @@ def test_kl_div_matches_pytorch(reduction, log_target, rng):
     theirs = torch.nn.functional.kl_div(torch_log_probs, torch.from_numpy(target),
                                         reduction=reduction, log_target=log_target)
     _compare(torch, ours, theirs, [(log_probs, torch_log_probs)])
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("target_shape", [(4, 3), (3,), (4, 1)], ids=["same", "row", "column"])
+def test_mse_loss_node_passes_gradcheck_and_gradgradcheck(reduction, target_shape, rng):
+    x = genesis.from_numpy(rng.standard_normal((4, 3))).requires_grad_()
+    y = genesis.from_numpy(rng.standard_normal(target_shape)).requires_grad_()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the broadcast targets' size warning
+        assert F.mse_loss(x, y, reduction=reduction).grad_fn.name() == "MseLossBackward"
+        assert gradcheck(lambda a, b: F.mse_loss(a, b, reduction=reduction), (x, y))
+        assert gradgradcheck(lambda a, b: F.mse_loss(a, b, reduction=reduction), (x, y))
+        transposed = genesis.from_numpy(rng.standard_normal((3, 4))).T.requires_grad_()
+        assert gradcheck(lambda a: F.mse_loss(a, x.detach(), reduction=reduction), (transposed,))
+
+
+def test_mse_loss_of_nothing():
+    empty = genesis.zeros(0, 3, requires_grad=True)
+    assert F.mse_loss(empty, genesis.zeros(0, 3)).isnan().item()
+    assert F.mse_loss(empty, genesis.zeros(0, 3), reduction="sum").item() == 0.0
 
 
 def test_losses_have_correct_second_derivatives(rng):

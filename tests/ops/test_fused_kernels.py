@@ -71,6 +71,14 @@ SAMPLES = {
         {"axis": None, "keepdims": False}),
     "genesis_cross_entropy_grad": _cross_entropy_backward,
     "genesis_adam_step": _adam,
+    "genesis_squared_error": lambda rng, dtype: (
+        (_normal(rng, (4, 5), dtype), _normal(rng, (5,), dtype)), {}),
+    "genesis_squared_error_sum": lambda rng, dtype: (
+        (_normal(rng, (4, 5), dtype), _normal(rng, (4, 5), dtype)), {"axis": None, "keepdims": False}),
+    "genesis_squared_error_mean": lambda rng, dtype: (
+        (_normal(rng, (4, 5), dtype), _normal(rng, (4, 1), dtype)), {"axis": None, "keepdims": False}),
+    "genesis_squared_error_grad": lambda rng, dtype: (
+        (_normal(rng, (4, 5), dtype), _normal(rng, (4, 5), dtype), np.asarray(1.5, dtype), 0.1), {}),
     "genesis_sum_exp_shifted": lambda rng, dtype: (
         _softmax_parts(rng, dtype)[:2], {"axis": 1, "keepdims": True}),
     "genesis_log_softmax": lambda rng, dtype: (_softmax_parts(rng, dtype), {}),
