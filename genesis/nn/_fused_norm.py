@@ -1,5 +1,6 @@
-"""layer_norm and training-mode batch_norm as one node each (what `F.layer_norm`,
-`nn.LayerNorm`, `F.batch_norm` and `nn.BatchNorm*d` run).
+"""layer_norm, rms_norm and training-mode batch_norm as one node each (what
+`F.layer_norm`, `nn.LayerNorm`, `F.rms_norm`, `nn.RMSNorm`, `F.batch_norm` and
+`nn.BatchNorm*d` run). RMS norm is layer norm without the centering.
 
 Both normalise over some `dims` to zero mean and unit (biased) variance, then scale by
 `weight` and shift by `bias`, which broadcast against the input: layer norm over the
@@ -37,6 +38,22 @@ class LayerNorm(Function):
         return _normalize_backward(ctx, grad)
 
 
+class RMSNorm(Function):
+    """x / sqrt(mean(x^2) + eps) * weight over the trailing `dims`: LayerNorm without the
+    centering (and without a bias)."""
+
+    autocast_policy = "float32"
+
+    @staticmethod
+    def forward(ctx, input, weight, dims, eps):
+        out, _, _ = _normalize_forward(ctx, input, weight, None, dims, eps, centered=False)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _normalize_backward(ctx, grad)[:2] + (None, None)
+
+
 class BatchNorm(Function):
     """Like LayerNorm, over every dim but the channel (dim 1); `weight` and `bias` are shaped
     (C, 1, ...). Also returns the batch mean and biased variance per channel (no gradient),
@@ -58,21 +75,26 @@ class BatchNorm(Function):
         return _normalize_backward(ctx, grad)
 
 
-def _normalize_forward(ctx, input, weight, bias, dims, eps) -> tuple:
-    """The normalised and transformed output array, and the mean and biased variance."""
-    ctx.dims, ctx.eps = dims, eps
+def _normalize_forward(ctx, input, weight, bias, dims, eps, centered: bool = True) -> tuple:
+    """The normalised and transformed output array, and the mean (None when not `centered`:
+    0 is used) and biased variance (the mean square when not centered)."""
+    ctx.dims, ctx.eps, ctx.centered = dims, eps, centered
     xp, device = input._device.xp, input._device
     x = input._data
     if fusing_pays(device):
         out, normalized, mean, variance, rstd = normalize_forward(
             device, x, None if weight is None else weight._data,
-            None if bias is None else bias._data, dims, eps)
+            None if bias is None else bias._data, dims, eps, centered)
     else:  # the same formulas as array calls, in place where possible
-        mean = x.mean(axis=dims, keepdims=True)
-        normalized = x - mean
-        variance = (normalized * normalized).mean(axis=dims, keepdims=True)
+        mean = x.mean(axis=dims, keepdims=True) if centered else None
+        centered_x = x - mean if centered else x
+        variance = (centered_x * centered_x).mean(axis=dims, keepdims=True)
         rstd = 1 / xp.sqrt(variance + eps)
-        normalized *= rstd
+        if centered:
+            normalized = centered_x
+            normalized *= rstd
+        else:
+            normalized = x * rstd
         out = normalized * weight._data if weight is not None else normalized
         if bias is not None:
             out = out + bias._data
@@ -90,23 +112,24 @@ def _normalize_backward(ctx, grad) -> tuple:
     input, weight, normalized, rstd = ctx.saved_tensors
     needs, shapes = ctx.needs_input_grad, ctx.affine_shapes
     if grad_state.enabled:  # create_graph: differentiable ops, recomputed from the input
-        grads = _recorded_grads(grad, input, weight, shapes, ctx.dims, ctx.eps, needs)
+        grads = _recorded_grads(grad, input, weight, shapes, ctx.dims, ctx.eps, needs,
+                                ctx.centered)
     else:
-        grads = _array_grads(grad, weight, normalized, rstd, shapes, ctx.dims, needs)
+        grads = _array_grads(grad, weight, normalized, rstd, shapes, ctx.dims, needs, ctx.centered)
     return grads + (None, None)
 
 
 def _array_grads(grad: Tensor, weight, normalized: Tensor, rstd: Tensor, shapes: tuple,
-                 dims: tuple, needs: tuple) -> tuple:
+                 dims: tuple, needs: tuple, centered: bool) -> tuple:
     """dx = rstd * (g' - mean(g') - n * mean(g' * n)) with g' = grad * weight and n the
-    normalised input (means over `dims`); dweight = grad * n and dbias = grad, each summed
-    over the dims its parameter is broadcast along."""
+    normalised input (means over `dims`; no mean(g') term when not `centered`); dweight =
+    grad * n and dbias = grad, each summed over the dims its parameter is broadcast along."""
     g, n, device = grad._data, normalized._data, grad._device
     xp = device.xp
     if fusing_pays(device):
         return tuple(None if array is None else wrap_array(array, device) for array in
                      normalize_backward(device, g, None if weight is None else weight._data, n,
-                                        rstd._data, shapes, dims, needs))
+                                        rstd._data, shapes, dims, needs, centered))
     grad_times_n = g * n
     grad_weight = sum_to_shape(wrap_array(grad_times_n, device), shapes[0]) if needs[1] else None
     grad_bias = sum_to_shape(grad, shapes[1]) if needs[2] else None
@@ -120,7 +143,8 @@ def _array_grads(grad: Tensor, weight, normalized: Tensor, rstd: Tensor, shapes:
         if weight is not None:
             grad_times_n = xp.multiply(grad_times_n, weight._data, out=scratch)  # g' * n
         projection = grad_times_n.mean(axis=dims, keepdims=True)
-        scaled -= scaled.mean(axis=dims, keepdims=True)
+        if centered:
+            scaled -= scaled.mean(axis=dims, keepdims=True)
         scaled -= xp.multiply(n, projection, out=scratch)
         scaled *= rstd._data
         grad_input = wrap_array(scaled, device)
@@ -128,15 +152,16 @@ def _array_grads(grad: Tensor, weight, normalized: Tensor, rstd: Tensor, shapes:
 
 
 def _recorded_grads(grad: Tensor, input: Tensor, weight, shapes: tuple, dims: tuple, eps: float,
-                    needs: tuple) -> tuple:
-    centered = input - input.mean(dims, keepdim=True)
-    rstd = rsqrt((centered * centered).mean(dims, keepdim=True) + eps)
-    normalized = centered * rstd
+                    needs: tuple, centered: bool) -> tuple:
+    shifted = input - input.mean(dims, keepdim=True) if centered else input
+    rstd = rsqrt((shifted * shifted).mean(dims, keepdim=True) + eps)
+    normalized = shifted * rstd
     grad_weight = sum_to_shape(grad * normalized, shapes[0]) if needs[1] else None
     grad_bias = sum_to_shape(grad, shapes[1]) if needs[2] else None
     grad_input = None
     if needs[0]:
         scaled = grad * weight if weight is not None else grad
-        grad_input = rstd * (scaled - scaled.mean(dims, keepdim=True)
-                             - normalized * (scaled * normalized).mean(dims, keepdim=True))
+        if centered:
+            scaled = scaled - scaled.mean(dims, keepdim=True)
+        grad_input = rstd * (scaled - normalized * (scaled * normalized).mean(dims, keepdim=True))
     return grad_input, grad_weight, grad_bias

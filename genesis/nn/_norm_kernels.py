@@ -51,16 +51,19 @@ _NORM_GRAD = Elementwise(
     lambda device, g, w, n, rstd, mean_gw, mean_gwn: rstd * ((g * w - mean_gw) - n * mean_gwn))
 
 
-def normalize_forward(device, x, weight, bias, dims: tuple, eps: float) -> tuple:
+def normalize_forward(device, x, weight, bias, dims: tuple, eps: float, centered: bool = True) -> tuple:
     """(output, normalised input, mean, biased variance, 1/std) of x over `dims`, scaled by
-    the `weight` array and shifted by the `bias` array (either may be None)."""
-    mean = x.mean(axis=dims, keepdims=True)
-    variance = _CENTERED_SQUARE_MEAN(device, x, mean, axis=dims, keepdims=True)
+    the `weight` array and shifted by the `bias` array (either may be None). Not `centered`
+    (RMS norm): the mean is taken as 0 (and returned as None), the variance is the mean
+    square."""
+    mean = x.mean(axis=dims, keepdims=True) if centered else None
+    center = mean if centered else 0.0
+    variance = _CENTERED_SQUARE_MEAN(device, x, center, axis=dims, keepdims=True)
     rstd = _RSTD(device, variance, eps)
     if weight is None and bias is None:
-        normalized = _NORMALIZE(device, x, mean, rstd)
+        normalized = _NORMALIZE(device, x, center, rstd)
         return normalized, normalized, mean, variance, rstd
-    normalized, out = _NORMALIZE_AFFINE(device, x, mean, rstd, 1.0 if weight is None else weight,
+    normalized, out = _NORMALIZE_AFFINE(device, x, center, rstd, 1.0 if weight is None else weight,
                                         0.0 if bias is None else bias)
     return out, normalized, mean, variance, rstd
 
@@ -71,10 +74,11 @@ def _shaped(array, shape: tuple):
 
 
 def normalize_backward(device, g, weight, normalized, rstd, shapes: tuple, dims: tuple,
-                       needs: tuple) -> tuple:
+                       needs: tuple, centered: bool = True) -> tuple:
     """Arrays (dx, dweight, dbias), None where not needed: dx = rstd * (g w - mean(g w)
-    - n mean(g w n)), dweight = g n and dbias = g summed to their parameters' shapes (fresh
-    arrays when only leading dims are summed, which the engine hands over as .grad)."""
+    - n mean(g w n)) (no mean(g w) when not `centered`), dweight = g n and dbias = g summed
+    to their parameters' shapes (fresh arrays when only leading dims are summed, which the
+    engine hands over as .grad)."""
     grad_weight = grad_bias = grad_input = None
     if needs[1]:
         lead, stretched = broadcast_axes(g.shape, shapes[0])
@@ -87,7 +91,7 @@ def normalize_backward(device, g, weight, normalized, rstd, shapes: tuple, dims:
                             if lead or stretched else g.copy(), shapes[1])
     if needs[0]:
         w = 1.0 if weight is None else weight
-        mean_gw = _MEAN_PRODUCT(device, g, w, axis=dims, keepdims=True)
+        mean_gw = _MEAN_PRODUCT(device, g, w, axis=dims, keepdims=True) if centered else 0.0
         mean_gwn = _MEAN_TRIPLE_PRODUCT(device, g, w, normalized, axis=dims, keepdims=True)
         grad_input = _NORM_GRAD(device, g, w, normalized, rstd, mean_gw, mean_gwn)
     return grad_input, grad_weight, grad_bias

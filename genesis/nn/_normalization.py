@@ -13,7 +13,7 @@ from ..device import device_mismatch_message
 from ..ops._kernels import Elementwise
 from ..ops.unary import rsqrt
 from ..tensor import Tensor
-from ._fused_norm import BatchNorm, LayerNorm
+from ._fused_norm import BatchNorm, LayerNorm, RMSNorm
 
 __all__ = ["layer_norm", "rms_norm", "group_norm", "batch_norm"]
 
@@ -56,9 +56,12 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     """x / sqrt(mean(x**2) + eps) over the trailing dims, times `weight`; `eps` defaults to
     the dtype's machine epsilon (as in PyTorch)."""
     dims = _trailing_dims(input, normalized_shape, "rms_norm")
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"rms_norm: needs a floating point input, got {input.dtype.name}; "
+                           "convert first with .float()")
     if eps is None:
         eps = float(np.finfo(input._data.dtype).eps)
-    return _affine(input * rsqrt((input * input).mean(dims, keepdim=True) + eps), weight, None)
+    return RMSNorm.apply(input, weight, dims, float(eps))
 
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,

@@ -1,4 +1,4 @@
-"""Layer, batch and group norm on "cuda" (fused kernels there, in-place array code on the
+"""Layer, RMS, batch and group norm on "cuda" (fused kernels there, in-place array code on the
 CPU): outputs, every gradient, running statistics and second derivatives equal the CPU's."""
 import numpy as np
 import pytest
@@ -12,6 +12,8 @@ LAYERS = {
     "LayerNorm, no affine": (lambda: nn.LayerNorm(6, elementwise_affine=False), (4, 6)),
     "LayerNorm, no bias": (lambda: nn.LayerNorm(6, bias=False), (4, 6)),
     "LayerNorm, whole input": (lambda: nn.LayerNorm((4, 6)), (4, 6)),
+    "RMSNorm": (lambda: nn.RMSNorm(6), (4, 3, 6)),
+    "RMSNorm, no affine": (lambda: nn.RMSNorm((3, 6), elementwise_affine=False), (4, 3, 6)),
     "BatchNorm1d": (lambda: nn.BatchNorm1d(5), (8, 5)),
     "BatchNorm2d": (lambda: nn.BatchNorm2d(3), (4, 3, 2, 5)),
     "BatchNorm2d, no affine": (lambda: nn.BatchNorm2d(3, affine=False), (4, 3, 2, 2)),
