@@ -68,14 +68,13 @@ class MultiheadAttention(Module):
 
     def _projections(self, query: Tensor, key: Tensor, value: Tensor, packed: bool) -> tuple:
         embed = self.embed_dim
+        # Split, not three slices: one node whose backward joins the pieces' gradients in one
+        # pass (three slices would each scatter into zeros of the whole, then be added).
         if packed:  # self-attention: one projection for q, k and v
-            projected = linear(query, self.in_proj_weight, self.in_proj_bias)
-            return projected[..., :embed], projected[..., embed:2 * embed], projected[..., 2 * embed:]
-        biases = (None, None, None) if self.in_proj_bias is None else (
-            self.in_proj_bias[:embed], self.in_proj_bias[embed:2 * embed], self.in_proj_bias[2 * embed:])
+            return linear(query, self.in_proj_weight, self.in_proj_bias).split(embed, dim=-1)
+        biases = (None, None, None) if self.in_proj_bias is None else self.in_proj_bias.split(embed)
         if self._qkv_same_embed_dim:
-            weights = (self.in_proj_weight[:embed], self.in_proj_weight[embed:2 * embed],
-                       self.in_proj_weight[2 * embed:])
+            weights = self.in_proj_weight.split(embed)
         else:
             weights = (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)
         return tuple(linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases))
