@@ -17,7 +17,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from ._select import selects_are_cheap, zero_unless
 from .registry import OpInfo, Sample
-from .window import Windows, as_tuple, check_positive, cropped, padded
+from .window import Windows, add_into, as_tuple, check_positive, cropped, padded
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d"]  # torch's top-level ones
 
@@ -124,8 +124,8 @@ class MaxPoolScatter(Function):
         target = xp.zeros(lead + windows.padded_size(spatial), data.dtype)
         cheap, finite = _finite_unless_cheap(xp, values._device, data)
         for number, offset in windows.offsets():
-            target[(..., *windows.slices(offset, out_size))] += zero_unless(
-                xp, data, arg == number, finite, cheap)
+            add_into(target, (..., *windows.slices(offset, out_size)),
+                     zero_unless(xp, data, arg == number, finite, cheap))
         return cropped(target, windows)
 
     @staticmethod
@@ -203,7 +203,7 @@ class AvgPoolTranspose(Function):
         out_size = data.shape[data.ndim - len(spatial):]
         target = xp.zeros(lead + windows.padded_size(spatial), data.dtype)
         for _, offset in windows.offsets():
-            target[(..., *windows.slices(offset, out_size))] += data
+            add_into(target, (..., *windows.slices(offset, out_size)), data)
         return cropped(target, windows)
 
     @staticmethod

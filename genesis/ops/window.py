@@ -114,8 +114,16 @@ def add_columns(xp, cols, spatial: tuple, windows: Windows):
     blocks = cols.reshape((batch, channels, windows.count) + out_size)
     target = xp.zeros((batch, channels) + windows.padded_size(spatial), cols.dtype)
     for number, offset in windows.offsets():
-        target[(..., *windows.slices(offset, out_size))] += blocks[:, :, number]
+        add_into(target, (..., *windows.slices(offset, out_size)), blocks[:, :, number])
     return cropped(target, windows)
+
+
+def add_into(target, key, values) -> None:
+    """target[key] += values for a basic (slicing) `key`, in one pass: `target[key] += v`
+    would also write the sum back through __setitem__, a second pass (a copy kernel on a
+    GPU)."""
+    view = target[key]
+    view += values
 
 
 class Unfold(Function):
