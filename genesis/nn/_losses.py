@@ -469,6 +469,13 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     """Binary cross entropy of sigmoid(input), computed stably from the logits; `pos_weight`
     weighs the positive term (one value per class, broadcast over the last dimension)."""
     _check_pair(input, target, "binary_cross_entropy_with_logits")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"binary_cross_entropy_with_logits: {reduction!r} is not a valid value "
+                         f"for reduction; use one of {_REDUCTIONS}")
+    constants = [t for t in (target, weight, pos_weight) if t is not None]
+    if all(isinstance(t, Tensor) and not t.requires_grad for t in constants):
+        return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
+    # A target or weight that needs a gradient too: composed from differentiable ops.
     log_sigmoid_neg = log1p(exp(-abs(input))) + relu(-input)  # -log(sigmoid(input))
     if pos_weight is None:
         loss = (1 - target) * input + log_sigmoid_neg
@@ -477,6 +484,78 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+
+
+# Per element, with lw = 1 + (pos_weight - 1) * t and -log(sigmoid(x)) computed stably:
+# loss = ((1 - t) * x + lw * -log(sigmoid(x))) * weight; d loss / dx = ((1 - t) + lw *
+# (sigmoid(x) - 1)) * weight (weight and pos_weight are 1 when not given).
+_BCE_LOGITS_EXPRESSION = ("((T(1) - t) * x + (T(1) + (pw - T(1)) * t)"
+                          " * (log1p(exp(-fabs(x))) + (x < T(0) ? -x : T(0)))) * w")
+
+
+def _bce_logits_reference(device, x, t, w, pw):
+    xp = device.xp
+    log_sigmoid_neg = xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0)
+    return ((1 - t) * x + (1 + (pw - 1) * t) * log_sigmoid_neg) * w
+
+
+_BCE_LOGITS = Elementwise("genesis_bce_logits", "T x, T t, T w, T pw", "T loss",
+                          f"loss = {_BCE_LOGITS_EXPRESSION}", _bce_logits_reference)
+_BCE_LOGITS_SUM = Reduction(
+    "genesis_bce_logits_sum", "T x, T t, T w, T pw", "T loss", _BCE_LOGITS_EXPRESSION, "a + b",
+    "loss = a", "0",
+    lambda device, x, t, w, pw, **where: _bce_logits_reference(device, x, t, w, pw).sum(**where))
+_BCE_LOGITS_MEAN = Reduction(
+    "genesis_bce_logits_mean", "T x, T t, T w, T pw", "T loss", _BCE_LOGITS_EXPRESSION, "a + b",
+    "loss = a / T(_in_ind.size() / _out_ind.size())", "0",
+    lambda device, x, t, w, pw, **where: _quiet_mean(
+        _bce_logits_reference(device, x, t, w, pw), where))
+
+
+def _bce_logits_grad_reference(device, x, t, w, pw, g, scale):
+    sigmoid = 1 / (1 + device.xp.exp(-x))
+    return ((1 - t) + (1 + (pw - 1) * t) * (sigmoid - 1)) * w * (g * scale)
+
+
+_BCE_LOGITS_GRAD = Elementwise(
+    "genesis_bce_logits_grad", "T x, T t, T w, T pw, T g, T scale", "T dx",
+    "T sigmoid = T(1) / (T(1) + exp(-x));"
+    " dx = ((T(1) - t) + (T(1) + (pw - T(1)) * t) * (sigmoid - T(1))) * w * (g * scale)",
+    _bce_logits_grad_reference)
+
+
+class BinaryCrossEntropyWithLogits(Function):
+    """Binary cross entropy of sigmoid(input) from the logits, reduced, in one node (one GPU
+    launch each way), for a target, weight and pos_weight that need no gradient."""
+
+    @staticmethod
+    @ignore_float_errors
+    def forward(ctx, input, target, weight, pos_weight, reduction):
+        device = input._device
+        arrays = (input._data, target._data, 1.0 if weight is None else weight._data,
+                  1.0 if pos_weight is None else pos_weight._data)
+        ctx.arrays, ctx.reduction = arrays, reduction
+        ctx.save_for_backward(input)
+        if reduction == "none":
+            return _BCE_LOGITS(device, *arrays)
+        total = _BCE_LOGITS_MEAN if reduction == "mean" else _BCE_LOGITS_SUM
+        return device.xp.asarray(total(device, *arrays, axis=None, keepdims=False))
+
+    @staticmethod
+    @ignore_float_errors
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        _, t, w, pw = ctx.arrays
+        count = math.prod(np.broadcast_shapes(*(np.shape(a) for a in ctx.arrays))) \
+            if ctx.reduction == "mean" else 1
+        scale = 1.0 / count if count else math.nan
+        device = input._device
+        if grad_state.enabled:  # create_graph: differentiable in the input
+            t, w, pw = (wrap_array(device.xp.asarray(a), device) for a in (t, w, pw))
+            return ((1 - t) + (1 + (pw - 1) * t) * (input.sigmoid() - 1)) * w * (grad * scale), \
+                None, None, None, None
+        return wrap_array(_BCE_LOGITS_GRAD(device, input._data, t, w, pw, grad._data, scale),
+                          device), None, None, None, None
 
 
 def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False) -> Tensor:

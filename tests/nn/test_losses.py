@@ -150,6 +150,36 @@ def test_mse_loss_of_nothing():
     assert F.mse_loss(empty, genesis.zeros(0, 3), reduction="sum").item() == 0.0
 
 
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("weights", [False, True], ids=["plain", "weight and pos_weight"])
+def test_bce_with_logits_node_passes_gradcheck_and_gradgradcheck(reduction, weights, rng):
+    x = genesis.from_numpy(rng.standard_normal((4, 3)) * 3).requires_grad_()
+    target = genesis.from_numpy(rng.uniform(0, 1, (4, 3)))
+    options = dict(weight=genesis.from_numpy(rng.uniform(0.5, 2, 3)),
+                   pos_weight=genesis.from_numpy(rng.uniform(0.5, 3, 3))) if weights else {}
+
+    def loss(a):
+        return F.binary_cross_entropy_with_logits(a, target, reduction=reduction, **options)
+
+    assert loss(x).grad_fn.name() == "BinaryCrossEntropyWithLogitsBackward"
+    assert gradcheck(loss, (x,))
+    assert gradgradcheck(loss, (x,))
+    assert gradcheck(loss, (genesis.from_numpy(rng.standard_normal((3, 4))).T.requires_grad_(),))
+
+
+def test_bce_with_logits_gradient_at_zero_is_sigmoid_minus_target():
+    x = genesis.zeros(3, dtype=genesis.float64, requires_grad=True)
+    F.binary_cross_entropy_with_logits(x, genesis.tensor([0.0, 0.5, 1.0], dtype=genesis.float64),
+                                       reduction="sum").backward()
+    assert x.grad.tolist() == [0.5, 0.0, -0.5]  # PyTorch's; subgradients of |x| would say 1 - t
+
+
+def test_bce_with_logits_target_that_needs_a_gradient_gets_one(rng):
+    x = genesis.from_numpy(rng.standard_normal(4)).requires_grad_()
+    target = genesis.from_numpy(rng.uniform(0, 1, 4)).requires_grad_()
+    assert gradcheck(lambda a, t: F.binary_cross_entropy_with_logits(a, t), (x, target))
+
+
 def test_losses_have_correct_second_derivatives(rng):
     logits = genesis.from_numpy(rng.standard_normal((3, 4))).requires_grad_()
     target = genesis.tensor([0, 3, 1])

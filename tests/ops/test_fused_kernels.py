@@ -42,6 +42,14 @@ def _cross_entropy_backward(rng, dtype):
     return (np.exp(x - m), s, target, np.asarray(0.7, dtype), 0.25, 6, 3), {}
 
 
+def _bce_arguments(rng, dtype):
+    """Logits (some exactly 0 and large), targets in [0, 1], a weight and a pos_weight."""
+    x = _normal(rng, (4, 5), dtype) * 10
+    x[0, :3] = (0, 40, -40)
+    return (x, rng.uniform(0, 1, (4, 5)).astype(dtype), rng.uniform(0.5, 2, (5,)).astype(dtype),
+            rng.uniform(0.5, 3, (5,)).astype(dtype))
+
+
 def _adam(rng, dtype):
     param, exp_avg = _normal(rng, (4, 5), dtype), _normal(rng, (4, 5), dtype) * 0.1
     exp_avg_sq = np.abs(_normal(rng, (4, 5), dtype)) * 0.01
@@ -71,6 +79,13 @@ SAMPLES = {
         {"axis": None, "keepdims": False}),
     "genesis_cross_entropy_grad": _cross_entropy_backward,
     "genesis_adam_step": _adam,
+    "genesis_bce_logits": lambda rng, dtype: (_bce_arguments(rng, dtype), {}),
+    "genesis_bce_logits_sum": lambda rng, dtype: (
+        _bce_arguments(rng, dtype), {"axis": None, "keepdims": False}),
+    "genesis_bce_logits_mean": lambda rng, dtype: (
+        _bce_arguments(rng, dtype), {"axis": None, "keepdims": False}),
+    "genesis_bce_logits_grad": lambda rng, dtype: (
+        _bce_arguments(rng, dtype) + (_normal(rng, (4, 5), dtype), 0.5), {}),
     "genesis_squared_error": lambda rng, dtype: (
         (_normal(rng, (4, 5), dtype), _normal(rng, (5,), dtype)), {}),
     "genesis_squared_error_sum": lambda rng, dtype: (
