@@ -245,6 +245,19 @@ def _cross_entropy_grad_reference(device, exps, totals, index, grad, scale, clas
     return probabilities
 
 
+def _pick_reference(device, x, index, classes, inner):
+    if x.ndim == 2:  # the usual (N, C): plain indexing, without take_along_axis's setup
+        return x[device.xp.arange(x.shape[0]), index[:, 0]][:, None]
+    return device.xp.take_along_axis(x, index, 0 if x.ndim == 1 else 1)
+
+
+# x at each position's target class (`index` is x's shape with 1 for the `classes`, of
+# which each holds `inner` elements), as one gather.
+_PICK = Elementwise("genesis_pick", "raw T x, int64 index, int64 classes, int64 inner",
+                    "T picked", "picked = x[(i / inner * classes + index) * inner + i % inner]",
+                    _pick_reference)
+
+
 # With `totals` the sums of `exps` = exp(x - peak) along the classes and `picked` = x at the
 # target: a position's loss, the loss summed (times `scale`), and the gradient
 # (softmax - onehot(index)) * grad * scale. An element's class is (i / inner) % classes.
@@ -282,11 +295,12 @@ class CrossEntropy(Function):
         axis = 0 if input.ndim == 1 else 1
         data = input._data
         x = data.astype(np.float32) if data.dtype.itemsize < 4 else data
-        index = xp.expand_dims(target, axis)
+        index = target.reshape(target.shape[:axis] + (1,) + target.shape[axis:])
         peak = x.max(axis=axis, keepdims=True)
         exps = EXP_SHIFTED(device, x, peak)
         totals = exps.sum(axis=axis, keepdims=True)
-        picked = xp.take_along_axis(x, index, axis)
+        classes = x.shape[axis]
+        picked = _PICK(device, x, index, classes, math.prod(x.shape[axis + 1:]))
         positions = x.size // x.shape[axis] if x.shape[axis] else 0
         scale = (1.0 / positions if positions else math.nan) if reduction == "mean" else 1.0
         if reduction == "none":

@@ -14,7 +14,8 @@ tests/ops/test_fused_kernels.py compiles every CUDA body as C++ on the CPU and c
 against its reference in float32 and float64, so the two cannot drift apart unseen.
 
 Bodies use only what CUDA and C++'s <cmath> share (exp, log, erf, tanh, sqrt, ...) and
-the type placeholder `T` (float or double); scalars are declared `T` or `int64`.
+the type placeholder `T` (float or double); scalars are declared `T` or `int64`. A `raw`
+array is indexed by the body by its C-order element number.
 
 >>> import numpy as np, genesis
 >>> square_sum = Elementwise("square_sum", "T x, T y", "T z", "z = x * x + y",
@@ -24,17 +25,37 @@ array([2., 5.])
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-__all__ = ["Elementwise", "Reduction", "REGISTRY", "parameters", "fusing_pays"]
+__all__ = ["Elementwise", "Reduction", "REGISTRY", "Parameter", "parameters", "fusing_pays"]
 
 REGISTRY: dict = {}  # name -> Kernel, for the C++ check of every body
 _KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def parameters(declaration: str) -> list[tuple[str, str]]:
-    """[(type, name)] of a CuPy parameter list such as "T x, int64 classes"."""
-    return [tuple(item.split()) for item in declaration.split(",") if item.strip()]
+class Parameter(NamedTuple):
+    """One declared kernel parameter: its type ("T", "int64"...), name, and whether it is
+    `raw` (not broadcast: the body indexes it, x[k], by a C-order element number)."""
+    type: str
+    name: str
+    raw: bool
+
+
+def parameters(declaration: str) -> list[Parameter]:
+    """The parameters of a CuPy parameter list such as "raw T x, int64 classes".
+
+    >>> parameters("raw T x, int64 classes")
+    [Parameter(type='T', name='x', raw=True), Parameter(type='int64', name='classes', raw=False)]
+    """
+    found = []
+    for item in declaration.split(","):
+        words = item.split()
+        if words:
+            raw = words[0] == "raw"
+            found.append(Parameter(*words[raw:], raw=raw))
+    return found
 
 
 def fusing_pays(device) -> bool:
@@ -50,7 +71,7 @@ class Kernel:
         if register and name in REGISTRY:
             raise ValueError(f"a fused kernel named {name!r} already exists")
         self.name, self.inputs, self.outputs, self.reference = name, inputs, outputs, reference
-        self._typed = [kind == "T" for kind, _ in parameters(inputs) + parameters(outputs)]
+        self._typed = [item.type == "T" for item in parameters(inputs) + parameters(outputs)]
         self._compiled: dict = {}
         if register:
             REGISTRY[name] = self

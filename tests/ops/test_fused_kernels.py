@@ -79,6 +79,8 @@ SAMPLES = {
         {"axis": None, "keepdims": False}),
     "genesis_cross_entropy_grad": _cross_entropy_backward,
     "genesis_adam_step": _adam,
+    "genesis_pick": lambda rng, dtype: (
+        (_normal(rng, (4, 6, 3), dtype), rng.integers(0, 6, (4, 1, 3)), 6, 3), {}),
     "genesis_bce_logits": lambda rng, dtype: (_bce_arguments(rng, dtype), {}),
     "genesis_bce_logits_sum": lambda rng, dtype: (
         _bce_arguments(rng, dtype), {"axis": None, "keepdims": False}),
@@ -139,16 +141,22 @@ def test_every_kernel_has_samples():
 
 def _c_declarations(kernel, ctype: str, index: str) -> str:
     lines = []
-    for slot, (kind, name) in enumerate(parameters(kernel.inputs)):
-        c = _C_TYPES[kind] or ctype
-        lines.append(f"const {c} {name} = ((const {c}*)args[{slot}])[{index}];")
+    for slot, item in enumerate(parameters(kernel.inputs)):
+        c = _C_TYPES[item.type] or ctype
+        if item.raw:  # the whole array, indexed by the body
+            lines.append(f"const {c}* {item.name} = (const {c}*)args[{slot}];")
+        else:
+            lines.append(f"const {c} {item.name} = ((const {c}*)args[{slot}])[{index}];")
     return "\n".join(lines)
 
 
 def _c_outputs(kernel, ctype: str, index: str) -> str:
     start = len(parameters(kernel.inputs))
-    return "\n".join(f"{_C_TYPES[kind] or ctype}& {name} = (({_C_TYPES[kind] or ctype}*)args[{start + slot}])[{index}];"
-                     for slot, (kind, name) in enumerate(parameters(kernel.outputs)))
+    lines = []
+    for slot, item in enumerate(parameters(kernel.outputs)):
+        c = _C_TYPES[item.type] or ctype
+        lines.append(f"{c}& {item.name} = (({c}*)args[{start + slot}])[{index}];")
+    return "\n".join(lines)
 
 
 def _source(kernel, ctype: str) -> str:
@@ -205,12 +213,13 @@ def _declared_dtype(kind: str, dtype):
 def _run_compiled(library, kernel, args, options, dtype):
     """The kernel's outputs from the compiled body, with CuPy's calling conventions."""
     inputs = parameters(kernel.inputs)
-    arrays = [np.asarray(arg, _declared_dtype(kind, dtype)) for (kind, _), arg in zip(inputs, args)]
-    shape = np.broadcast_shapes(*(array.shape for array in arrays))
+    arrays = [np.asarray(arg, _declared_dtype(item.type, dtype)) for item, arg in zip(inputs, args)]
+    shape = np.broadcast_shapes(*(array.shape for item, array in zip(inputs, arrays) if not item.raw))
     given_outputs = [np.array(arg, dtype) for arg in args[len(inputs):]]
     if given_outputs:
         shape = np.broadcast_shapes(shape, *(out.shape for out in given_outputs))
-    flat = [np.ascontiguousarray(np.broadcast_to(array, shape)) for array in arrays]
+    flat = [np.ascontiguousarray(array if item.raw else np.broadcast_to(array, shape))
+            for item, array in zip(inputs, arrays)]
     if isinstance(kernel, Elementwise):
         outer, inner = int(np.prod(shape)), 1
         out_shape = shape
@@ -223,8 +232,8 @@ def _run_compiled(library, kernel, args, options, dtype):
         inner = int(np.prod([shape[d] for d in axes]))
         out_shape = tuple(1 if d in axes else shape[d] for d in range(len(shape))) \
             if options.get("keepdims") else tuple(shape[d] for d in kept)
-    outputs = given_outputs or [np.zeros(out_shape, _declared_dtype(kind, dtype))
-                                for kind, _ in parameters(kernel.outputs)]
+    outputs = given_outputs or [np.zeros(out_shape, _declared_dtype(item.type, dtype))
+                                for item in parameters(kernel.outputs)]
     pointers = (ctypes.c_void_p * (len(flat) + len(outputs)))(
         *(array.ctypes.data for array in flat + outputs))
     library.run(ctypes.c_longlong(outer), ctypes.c_longlong(inner), pointers)
