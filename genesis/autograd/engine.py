@@ -141,8 +141,9 @@ def _root_grads(tensors: tuple, grad_tensors) -> list:
 
 def _ones_like(array, xp):
     """An array of ones like a one-element `array`; a 0-d one (the usual loss) via the
-    cheaper xp.array."""
-    return xp.array(1, array.dtype) if array.ndim == 0 else xp.ones(array.shape, array.dtype)
+    cheaper np.array on the CPU (on a GPU that would be a copy from the host: a fill kernel
+    does not wait on it)."""
+    return np.array(1, array.dtype) if xp is np and array.ndim == 0 else xp.ones(array.shape, array.dtype)
 
 
 def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
