@@ -15,7 +15,6 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor, wrap_array
-from ._select import selects_are_cheap
 from .pooling import check_input, pool_sample, scan_maxima, torch_pool
 from .registry import OpInfo
 
@@ -127,8 +126,7 @@ def _adaptive_max_pool(op: str, dims: int, input: Tensor, output_size, return_in
     kernel = tuple(cell.shape[1] for cell in cells)
     parts = (gathered[(...,) + tuple(x for o in offset for x in (slice(None), o))]
              for offset in np.ndindex(*kernel))
-    _, arg = scan_maxima(xp, parts, math.prod(kernel), track=True,
-                         cheap_selects=selects_are_cheap(input._device))
+    _, arg = scan_maxima(xp, parts, math.prod(kernel), track=True, device=input._device)
     coords = xp.unravel_index(arg.astype(xp.int64), kernel)
     flat = 0
     for dim, (cell, coord) in enumerate(zip(cells, coords)):

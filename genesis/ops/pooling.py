@@ -15,6 +15,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor
+from ._kernels import Elementwise
 from ._select import selects_are_cheap, zero_unless
 from .registry import OpInfo, Sample
 from .window import Windows, add_into, as_tuple, check_positive, cropped, padded
@@ -22,43 +23,66 @@ from .window import Windows, add_into, as_tuple, check_positive, cropped, padded
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d"]  # torch's top-level ones
 
 
-def scan_maxima(xp, parts, count: int, track: bool, cheap_selects: bool = False):
+def scan_maxima(xp, parts, count: int, track: bool, device=None):
     """PyTorch's max scan over the `parts` (arrays of one shape, one per window position):
     a later part wins only if larger or NaN. Returns the maxima and, if `track`, the number of
     the winning part (the first on ties).
 
     On the CPU branch-free: since later parts have larger numbers, the winner's number is the
     largest number that beat the running maximum (masked selects cost ~50x more than
-    arithmetic there). With `cheap_selects` (a GPU, see _select.py) the number is written
-    where the part won, in one pass, and strided parts are read as they are.
+    arithmetic there). On a `device` where selects are cheap (a GPU, see _select.py) each
+    part is one fused step that writes the number where the part won and keeps the maximum;
+    strided parts are read as they are.
     """
+    cheap_selects = device is not None and selects_are_cheap(device)
     best = arg = None
     for number, part in enumerate(parts):
         if not cheap_selects:
             part = xp.ascontiguousarray(part)  # strided operands would slow every step below
         if best is None:
             best = part.copy()
-            if track:
-                arg = xp.zeros(best.shape, xp.uint8 if count < 256 else xp.int32)
+            if track:  # int32 on a GPU: the type the fused kernels take
+                arg = xp.zeros(best.shape, xp.uint8 if count < 256 and not cheap_selects else xp.int32)
+            continue
+        if track and cheap_selects:
+            _WINDOW_MAX_STEP(device, part, number, best, arg)
             continue
         if track:
             better = part > best
             if best.dtype.kind == "f":
                 better |= xp.isnan(part)
-            if cheap_selects:
-                xp.copyto(arg, arg.dtype.type(number), where=better)
-            else:
-                xp.maximum(arg, better * arg.dtype.type(number), out=arg)
+            xp.maximum(arg, better * arg.dtype.type(number), out=arg)
         xp.maximum(best, part, out=best)
     return best, arg
 
 
-def window_maxima(xp, source, windows: Windows, out_size: tuple, track: bool,
-                  cheap_selects: bool):
+def _window_max_step_reference(device, part, number, best, arg) -> None:
+    xp = device.xp
+    better = part > best
+    if best.dtype.kind == "f":
+        better |= xp.isnan(part)
+    xp.copyto(arg, arg.dtype.type(number), where=better)
+    xp.maximum(best, part, out=best)
+
+
+# One step of the scan, in place: where `part` beats `best` (larger, or NaN) it becomes the
+# best and `number` the winner. (maximum's NaN rule: a NaN best stays, a NaN part wins.)
+_WINDOW_MAX_STEP = Elementwise(
+    "genesis_window_max_step", "T part, int32 number", "T best, int32 arg",
+    "if (part > best || part != part) { best = part; arg = number; }", _window_max_step_reference)
+# The gradient of one window position, added where that position won.
+_ADD_WHERE_CHOSEN = Elementwise(
+    "genesis_add_where_chosen", "T values, int32 arg, int32 number", "T target",
+    "target = target + (arg == number ? values : T(0))",
+    lambda device, values, arg, number, target: add_into(
+        target, ..., device.xp.where(arg == number, values, values.dtype.type(0))))
+
+
+def window_maxima(xp, source, windows: Windows, out_size: tuple, track: bool, device):
     """Max of each window of the padded `source`, and (if `track`) the window position
     (0 .. prod(kernel) - 1, row-major) it came from."""
     parts = (source[(..., *windows.slices(offset, out_size))] for _, offset in windows.offsets())
-    return scan_maxima(xp, parts, windows.count, track, cheap_selects)
+    return scan_maxima(xp, parts, windows.count, track, device)
 
 
 def _first_valid_positions(xp, windows: Windows, spatial: tuple, out_size: tuple):
@@ -97,10 +121,11 @@ class MaxPool(Function):
         out_size = windows.output_size(spatial)
         track = return_indices or ctx.needs_input_grad[0]
         best, arg = window_maxima(xp, padded(xp, data, windows, low), windows, out_size, track,
-                                  selects_are_cheap(input._device))
+                                  input._device)
         if track and windows.padding != ((0, 0),) * len(spatial) and (best == low).any():
             # Only padding beat -inf? PyTorch then names the window's first input position.
-            arg = xp.where(best == low, _first_valid_positions(xp, windows, spatial, out_size), arg)
+            arg = xp.where(best == low, _first_valid_positions(xp, windows, spatial, out_size),
+                           arg).astype(arg.dtype, copy=False)
         ctx.arg, ctx.spatial, ctx.windows = arg, spatial, windows
         if not return_indices:
             return best
@@ -124,8 +149,11 @@ class MaxPoolScatter(Function):
         target = xp.zeros(lead + windows.padded_size(spatial), data.dtype)
         cheap, finite = _finite_unless_cheap(xp, values._device, data)
         for number, offset in windows.offsets():
-            add_into(target, (..., *windows.slices(offset, out_size)),
-                     zero_unless(xp, data, arg == number, finite, cheap))
+            key = (..., *windows.slices(offset, out_size))
+            if cheap:  # one fused pass into the window position's view
+                _ADD_WHERE_CHOSEN(values._device, data, arg, number, target[key])
+            else:
+                add_into(target, key, zero_unless(xp, data, arg == number, finite, cheap))
         return cropped(target, windows)
 
     @staticmethod

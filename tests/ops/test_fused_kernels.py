@@ -50,6 +50,11 @@ def _bce_arguments(rng, dtype):
             rng.uniform(0.5, 3, (5,)).astype(dtype))
 
 
+def _with_nans(values):
+    values[0, :2] = np.nan
+    return values
+
+
 def _adam(rng, dtype):
     param, exp_avg = _normal(rng, (4, 5), dtype), _normal(rng, (4, 5), dtype) * 0.1
     exp_avg_sq = np.abs(_normal(rng, (4, 5), dtype)) * 0.01
@@ -79,6 +84,12 @@ SAMPLES = {
         {"axis": None, "keepdims": False}),
     "genesis_cross_entropy_grad": _cross_entropy_backward,
     "genesis_adam_step": _adam,
+    "genesis_window_max_step": lambda rng, dtype: (
+        (_with_nans(_normal(rng, (4, 5), dtype)), 3, _with_nans(_normal(rng, (4, 5), dtype)),
+         rng.integers(0, 3, (4, 5)).astype(np.int32)), {}),
+    "genesis_add_where_chosen": lambda rng, dtype: (
+        (_normal(rng, (4, 5), dtype), rng.integers(0, 3, (4, 5)).astype(np.int32), 1,
+         _normal(rng, (4, 5), dtype)), {}),
     "genesis_pick": lambda rng, dtype: (
         (_normal(rng, (4, 6, 3), dtype), rng.integers(0, 6, (4, 1, 3)), 6, 3), {}),
     "genesis_bce_logits": lambda rng, dtype: (_bce_arguments(rng, dtype), {}),
@@ -215,7 +226,8 @@ def _run_compiled(library, kernel, args, options, dtype):
     inputs = parameters(kernel.inputs)
     arrays = [np.asarray(arg, _declared_dtype(item.type, dtype)) for item, arg in zip(inputs, args)]
     shape = np.broadcast_shapes(*(array.shape for item, array in zip(inputs, arrays) if not item.raw))
-    given_outputs = [np.array(arg, dtype) for arg in args[len(inputs):]]
+    given_outputs = [np.array(arg, _declared_dtype(item.type, dtype))
+                     for item, arg in zip(parameters(kernel.outputs), args[len(inputs):])]
     if given_outputs:
         shape = np.broadcast_shapes(shape, *(out.shape for out in given_outputs))
     flat = [np.ascontiguousarray(array if item.raw else np.broadcast_to(array, shape))
