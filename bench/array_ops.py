@@ -19,7 +19,10 @@ counters, which stay on the host on CUDA too.)
 
 Workloads are those of bench/cuda_benchmarks.py, the MLP training step (Adam) and the
 transformer block forward + backward, and two of bench/norm_layers.py's layers,
-`layer(x).sum().backward()`.
+`layer(x).sum().backward()`; with --ops, common layers one at a time (each op's forward
+and the backward of its sum, which adds the sum, its seed and its broadcast to each row).
+
+Run: python bench/array_ops.py [--list] [--ops]
 
 Run: python bench/array_ops.py [--list]   (--list prints each counted operation)
 """
@@ -312,9 +315,85 @@ def genesis_counts(rng) -> list:
         cuda._xp = None
 
 
+# -- common layers, one at a time (--ops) -------------------------------------------------------
+def op_cases(framework, functional, tensor, module) -> dict:
+    """Label -> a function running one op's forward and the backward of its sum, built from
+    `framework`'s ops on float32 inputs made by `tensor(array, requires_grad)`; `module`
+    readies an nn module (moves it to the device)."""
+    rng = np.random.default_rng(0)
+
+    def leaf(*shape):
+        return tensor(rng.standard_normal(shape).astype(np.float32), True)
+
+    x, weight, image, kernel = leaf(64, 128), leaf(128), leaf(8, 3, 16, 16), leaf(4, 3, 3, 3)
+    table, sequence = leaf(100, 32), leaf(4, 10, 32)
+    labels = tensor(rng.integers(0, 128, 64), False)
+    rows = tensor(rng.integers(0, 100, (64, 8)), False)
+    targets = tensor((rng.random((64, 128)) > 0.5).astype(np.float32), False)
+    attention = module(framework.nn.MultiheadAttention(32, 4, batch_first=True))
+    cases = {
+        "sigmoid": lambda: x.sigmoid(), "tanh": lambda: x.tanh(), "silu": lambda: functional.silu(x),
+        "gelu": lambda: functional.gelu(x), "leaky_relu": lambda: functional.leaky_relu(x, 0.1),
+        "softmax": lambda: functional.softmax(x, 1), "log_softmax": lambda: functional.log_softmax(x, 1),
+        "cross_entropy": lambda: functional.cross_entropy(x, labels),
+        "mse_loss": lambda: functional.mse_loss(x, targets),
+        "bce_with_logits": lambda: functional.binary_cross_entropy_with_logits(x, targets),
+        "layer_norm": lambda: functional.layer_norm(x, (128,), weight, weight),
+        "rms_norm": lambda: functional.rms_norm(x, (128,), weight),
+        "embedding": lambda: functional.embedding(rows, table),
+        "conv2d 3x3": lambda: functional.conv2d(image, kernel, padding=1),
+        "max_pool2d 2x2": lambda: functional.max_pool2d(image, 2),
+        "MultiheadAttention": lambda: attention(sequence, sequence, sequence)[0],
+    }
+    leaves = [x, weight, image, kernel, table, sequence, *attention.parameters()]
+
+    def stepper(op):
+        def step():
+            for leaf_tensor in leaves:
+                leaf_tensor.grad = None
+            op().sum().backward()
+        return step
+    return {label: stepper(op) for label, op in cases.items()}
+
+
+def genesis_op_counts() -> list:
+    cuda = genesis.device("cuda")
+    cuda.xp
+
+    def module(layer):
+        layer.to("cuda")
+        for param in layer.parameters():
+            param._data = _counted(param._data)
+        return layer
+
+    steps = op_cases(genesis, genesis_F,
+                     lambda array, grad: on_counted_gpu(genesis.tensor(array)).requires_grad_(grad),
+                     module)
+    cuda._xp = CountingNumPy()
+    _install_fake_cupyx()
+    try:
+        return [count(step, label) for label, step in steps.items()]
+    finally:
+        cuda._xp = None
+
+
+def torch_op_counts(torch) -> list:
+    steps = op_cases(torch, torch.nn.functional,
+                     lambda array, grad: torch.tensor(array, requires_grad=grad), lambda layer: layer)
+    return [(label, _profiled_count(torch, step)) for label, step in steps.items()]
+
+
+def _profiled_count(torch, step) -> int:
+    from torch.profiler import ProfilerActivity, profile
+    for _ in range(2):
+        step()
+    with profile(activities=[ProfilerActivity.CPU]) as profiler:
+        step()
+    return sum(1 for event in profiler.events() if _top_most_kernel(event))
+
+
 # -- PyTorch, from its profiler -----------------------------------------------------------------
 def torch_counts(torch, rng) -> list:
-    from torch.profiler import ProfilerActivity, profile
     features = torch.tensor(rng.standard_normal((MLP_BATCH, MLP_SIZES[0])).astype(np.float32))
     labels = torch.tensor(rng.integers(0, MLP_SIZES[-1], MLP_BATCH))
     model = mlp(torch.nn)
@@ -336,14 +415,8 @@ def torch_counts(torch, rng) -> list:
     norm_steps = [(norm_step(make(torch.nn), torch.tensor(
         rng.standard_normal(shape).astype(np.float32), requires_grad=True)), label)
         for label, shape, make in NORM_CASES]
-    rows = []
-    for step, label in ((mlp_step, "MLP step"), (block_step, "block fwd+bwd"), *norm_steps):
-        for _ in range(2):
-            step()
-        with profile(activities=[ProfilerActivity.CPU]) as profiler:
-            step()
-        rows.append((label, sum(1 for event in profiler.events() if _top_most_kernel(event))))
-    return rows
+    return [(label, _profiled_count(torch, step)) for step, label in
+            ((mlp_step, "MLP step"), (block_step, "block fwd+bwd"), *norm_steps)]
 
 
 def _launches(event) -> bool:
@@ -367,20 +440,26 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--list", action="store_true", help="print every counted genesis operation")
+    parser.add_argument("--ops", action="store_true",
+                        help="count common layers one at a time (forward + backward of a sum)")
     options = parser.parse_args()
-    rows = genesis_counts(np.random.default_rng(0))
     try:
         import torch
     except ImportError:
         torch = None
-    theirs = dict(torch_counts(torch, np.random.default_rng(0)) if torch is not None else [])
-    print(f"{'step':<15} {'genesis launches':>17} {'host syncs':>11} {'PyTorch ops':>12} "
+    if options.ops:
+        rows = genesis_op_counts()
+        theirs = dict(torch_op_counts(torch) if torch is not None else [])
+    else:
+        rows = genesis_counts(np.random.default_rng(0))
+        theirs = dict(torch_counts(torch, np.random.default_rng(0)) if torch is not None else [])
+    print(f"{'step':<19} {'genesis launches':>17} {'host syncs':>11} {'PyTorch ops':>12} "
           f"{'genesis/PyTorch':>16}")
     for label, launches, syncs, sites in rows:
         reference = theirs.get(label)
         their_text = f"{reference:12d} {launches / reference:15.2f}x" if reference else \
             f"{'-':>12} {'-':>16}"
-        print(f"{label:<15} {launches:17d} {syncs:11d} {their_text}")
+        print(f"{label:<19} {launches:17d} {syncs:11d} {their_text}")
         if options.list:
             for site, number in sorted(sites.items()):
                 print(f"    {number:3d}  {site}")

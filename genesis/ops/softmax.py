@@ -49,6 +49,9 @@ SUM_PRODUCT = Reduction("genesis_sum_product", "T g, T y", "T total", "g * y", "
 _SUM_EXP_SHIFTED = Reduction(
     "genesis_sum_exp_shifted", "T x, T peak", "T total", "exp(x - peak)", "a + b", "total = a",
     "0", lambda device, x, peak, **where: device.xp.exp(x - peak).sum(**where))
+_EXP_SHIFTED_OVER = Elementwise("genesis_exp_shifted_over", "T x, T peak, T total", "T y",
+                                "y = exp(x - peak) / total",
+                                lambda device, x, peak, total: device.xp.exp(x - peak) / total)
 _LOG_SOFTMAX = Elementwise("genesis_log_softmax", "T x, T peak, T total", "T y",
                            "y = (x - peak) - log(total)",
                            lambda device, x, peak, total: (x - peak) - device.xp.log(total))
@@ -74,9 +77,16 @@ class Softmax(Function):
     @ignore_float_errors
     def forward(ctx, a, dim):
         ctx.dim = dim
-        x = _compute_dtype(a._data)
-        out = EXP_SHIFTED(a._device, x, x.max(axis=dim, keepdims=True)) if x.size else x.copy()
-        out /= out.sum(axis=dim, keepdims=True)
+        x, device = _compute_dtype(a._data), a._device
+        if not x.size:
+            out = x.copy()
+        elif fusing_pays(device):  # three launches: the exps are summed, then made again
+            peak = x.max(axis=dim, keepdims=True)
+            out = _EXP_SHIFTED_OVER(device, x, peak,
+                                    _SUM_EXP_SHIFTED(device, x, peak, axis=dim, keepdims=True))
+        else:  # the exps once, normalised in place
+            out = EXP_SHIFTED(device, x, x.max(axis=dim, keepdims=True))
+            out /= out.sum(axis=dim, keepdims=True)
         out = wrap_array(out.astype(a._data.dtype, copy=False), a._device)
         ctx.save_for_backward(out)
         return out

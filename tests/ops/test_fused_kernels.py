@@ -110,6 +110,7 @@ SAMPLES = {
     "genesis_sum_exp_shifted": lambda rng, dtype: (
         _softmax_parts(rng, dtype)[:2], {"axis": 1, "keepdims": True}),
     "genesis_log_softmax": lambda rng, dtype: (_softmax_parts(rng, dtype), {}),
+    "genesis_exp_shifted_over": lambda rng, dtype: (_softmax_parts(rng, dtype), {}),
     "genesis_log_softmax_grad": lambda rng, dtype: (
         (_normal(rng, (5, 7), dtype), -np.abs(_normal(rng, (5, 7), dtype)),
          _normal(rng, (5, 1), dtype)), {}),
