@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..autograd.function import Function
 from ..autograd.grad_mode import grad_state
 from ..device import host_numbers
+from ..ops._kernels import Elementwise
 from ..ops.einsum import einsum
 from ..ops.index import IndexScatter
 from ..ops.inplace import apply_inplace
@@ -118,15 +119,26 @@ class Dropout(Function):
     def forward(ctx, input, p):
         data = input._data
         draw_dtype = data.dtype if data.dtype.itemsize >= 4 else "float32"
-        keep = generator_for(input._device).random(data.shape, dtype=draw_dtype) >= p
-        mask = keep.astype(data.dtype) * (1.0 / (1.0 - p)) if p < 1 else keep.astype(data.dtype)
+        uniform = generator_for(input._device).random(data.shape, dtype=draw_dtype)
+        out, mask = _DROPOUT(input._device, data, uniform, p, 1.0 / (1.0 - p) if p < 1 else 1.0)
         if ctx.needs_input_grad[0]:
             ctx.mask = wrap_array(mask, input._device)
-        return data * mask
+        return out
 
     @staticmethod
     def backward(ctx, grad):
         return grad * ctx.mask, None
+
+
+def _dropout_reference(device, x, uniform, p, scale):
+    mask = (uniform >= p).astype(x.dtype) * scale if scale != 1 else (uniform >= p).astype(x.dtype)
+    return x * mask, mask
+
+
+# Keep an element where its uniform draw is at least p, scaled by 1 / (1 - p): the output
+# and the mask (the backward's factor) in one pass.
+_DROPOUT = Elementwise("genesis_dropout", "T x, T uniform, T p, T scale", "T y, T mask",
+                       "mask = uniform >= p ? scale : T(0); y = x * mask", _dropout_reference)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:

@@ -84,6 +84,8 @@ SAMPLES = {
         {"axis": None, "keepdims": False}),
     "genesis_cross_entropy_grad": _cross_entropy_backward,
     "genesis_adam_step": _adam,
+    "genesis_dropout": lambda rng, dtype: (
+        (_normal(rng, (6, 5), dtype), rng.random((6, 5)).astype(dtype), 0.3, 1 / 0.7), {}),
     "genesis_window_max_step": lambda rng, dtype: (
         (_with_nans(_normal(rng, (4, 5), dtype)), 3, _with_nans(_normal(rng, (4, 5), dtype)),
          rng.integers(0, 3, (4, 5)).astype(np.int32)), {}),
