@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 
 import genesis  # noqa: E402
 import genesis.nn.functional as F  # noqa: E402
-from genesis.ops.window import Windows, add_columns, columns, cropped, padded  # noqa: E402
+from genesis.ops.window import Windows, add_columns, columns, padded  # noqa: E402
 
 
 def _windows(padding: int, kernel: tuple) -> Windows:
@@ -61,7 +61,9 @@ class StridedEinsumConv(genesis.Function):
         target = np.zeros(x.shape[:2] + windows.padded_size(spatial), g.dtype)
         for _, (i, j) in windows.offsets():
             target[(..., *windows.slices((i, j), out_size))] += grad_view[:, :, i, j]
-        return (genesis.from_numpy(cropped(target, windows)), genesis.from_numpy(grad_w),
+        unpadded = target[(..., *(slice(before, before + size)
+                                  for (before, _), size in zip(windows.padding, spatial)))]
+        return (genesis.from_numpy(unpadded), genesis.from_numpy(grad_w),
                 genesis.from_numpy(g.sum((0, 2, 3))), None)
 
 

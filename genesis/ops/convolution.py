@@ -80,7 +80,9 @@ def _grads_on_arrays(ctx, grad: Tensor, input: Tensor, weight: Tensor) -> tuple:
         cols = columns(xp, input._data, ctx.windows)
         cols = cols.reshape(batch, groups, -1, cols.shape[-1])
         per_sample = grads @ cols.transpose(0, 1, 3, 2)
-        grad_weight = wrap_array(per_sample.sum(0).reshape(ctx.weight_shape), device)
+        summed = xp.empty(ctx.weight_shape, per_sample.dtype)  # fresh: handed over as .grad
+        per_sample.sum(0, out=summed.reshape(per_sample.shape[1:]))
+        grad_weight = wrap_array(summed, device)
     if needs[2]:
         grad_bias = wrap_array(g.sum((0,) + tuple(range(2, g.ndim))), device)
     return grad_input, grad_weight, grad_bias, None, None

@@ -18,7 +18,7 @@ from ..tensor import Tensor
 from ._kernels import Elementwise
 from ._select import selects_are_cheap, zero_unless
 from .registry import OpInfo, Sample
-from .window import Windows, add_into, as_tuple, check_positive, cropped, padded
+from .window import Windows, add_into, as_tuple, check_positive, padded
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d"]  # torch's top-level ones
 
@@ -146,15 +146,15 @@ class MaxPoolScatter(Function):
         data = values._data
         out_size = data.shape[data.ndim - len(spatial):]
         lead = data.shape[:data.ndim - len(spatial)]
-        target = xp.zeros(lead + windows.padded_size(spatial), data.dtype)
+        target = xp.zeros(lead + tuple(spatial), data.dtype)  # a winner is never padding
         cheap, finite = _finite_unless_cheap(xp, values._device, data)
-        for number, offset in windows.offsets():
-            key = (..., *windows.slices(offset, out_size))
+        for number, input_key, window_key in windows.inside(spatial, out_size):
+            chosen, part = arg[window_key], data[window_key]
             if cheap:  # one fused pass into the window position's view
-                _ADD_WHERE_CHOSEN(values._device, data, arg, number, target[key])
+                _ADD_WHERE_CHOSEN(values._device, part, chosen, number, target[input_key])
             else:
-                add_into(target, key, zero_unless(xp, data, arg == number, finite, cheap))
-        return cropped(target, windows)
+                add_into(target, input_key, zero_unless(xp, part, chosen == number, finite, cheap))
+        return target
 
     @staticmethod
     def backward(ctx, grad):
@@ -229,10 +229,10 @@ class AvgPoolTranspose(Function):
         data = values._data / divisor
         lead = data.shape[:data.ndim - len(spatial)]
         out_size = data.shape[data.ndim - len(spatial):]
-        target = xp.zeros(lead + windows.padded_size(spatial), data.dtype)
-        for _, offset in windows.offsets():
-            add_into(target, (..., *windows.slices(offset, out_size)), data)
-        return cropped(target, windows)
+        target = xp.zeros(lead + tuple(spatial), data.dtype)  # what falls on padding is dropped
+        for _, input_key, window_key in windows.inside(spatial, out_size):
+            add_into(target, input_key, data[window_key])
+        return target
 
     @staticmethod
     def backward(ctx, grad):

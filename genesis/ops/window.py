@@ -66,6 +66,29 @@ class Windows:
         """Each position inside a window: (flat number, its index per spatial dim)."""
         return enumerate(itertools.product(*(range(k) for k in self.kernel)))
 
+    def inside(self, spatial: tuple, out_size: tuple):
+        """For each position inside a window: (its number, the input cells it covers as a key
+        into the unpadded input, the windows whose cell that is as a key into the windows'
+        arrays). Cells in the padding are left out; a position with none inside is skipped.
+
+        >>> geometry = Windows(kernel=(3,), stride=(1,), dilation=(1,), padding=((1, 1),))
+        >>> next(geometry.inside((4,), (4,)))  # window 0's first cell is padding
+        (0, (Ellipsis, slice(0, 3, 1)), (Ellipsis, slice(1, 4, None)))
+        """
+        for number, offset in self.offsets():
+            input_key, window_key = [Ellipsis], [Ellipsis]
+            for o, d, s, n, (before, _), size in zip(offset, self.dilation, self.stride, out_size,
+                                                     self.padding, spatial):
+                first = o * d - before  # the input cell of window 0 (negative: padding)
+                low = max(0, -(first // s))  # the first window whose cell is inside
+                high = min(n - 1, (size - 1 - first) // s)  # the last
+                if high < low:
+                    break
+                input_key.append(slice(first + s * low, first + s * high + 1, s))
+                window_key.append(slice(low, high + 1))
+            else:
+                yield number, tuple(input_key), tuple(window_key)
+
     def slices(self, offset: tuple, out_size: tuple) -> tuple:
         """Slices of the padded input that hold position `offset` of every window."""
         return tuple(slice(o * d, o * d + s * (n - 1) + 1, s) for o, d, s, n in
@@ -84,15 +107,6 @@ def padded(xp, array, windows: Windows, value=0.0):
     return out
 
 
-def cropped(array, windows: Windows):
-    """Undo `padded`: the trailing dims without their padding (a view)."""
-    padding = windows.padding
-    if not any(before or after for before, after in padding):
-        return array
-    return array[(...,) + tuple(slice(before, extent - after) for (before, after), extent in
-                                zip(padding, array.shape[array.ndim - len(padding):]))]
-
-
 def columns(xp, array, windows: Windows):
     """im2col: (N, C, *spatial) -> (N, C * prod(kernel), L), one column per window (a copy)."""
     source = padded(xp, array, windows)
@@ -107,15 +121,16 @@ def columns(xp, array, windows: Windows):
 
 
 def add_columns(xp, cols, spatial: tuple, windows: Windows):
-    """col2im: (N, C * prod(kernel), L) -> (N, C, *spatial), each window added back in place."""
+    """col2im: (N, C * prod(kernel), L) -> (N, C, *spatial), each window added back in place
+    (what fell on the padding is dropped: the result is a fresh unpadded array)."""
     batch = cols.shape[0]
     channels = cols.shape[1] // windows.count
     out_size = windows.output_size(spatial)
     blocks = cols.reshape((batch, channels, windows.count) + out_size)
-    target = xp.zeros((batch, channels) + windows.padded_size(spatial), cols.dtype)
-    for number, offset in windows.offsets():
-        add_into(target, (..., *windows.slices(offset, out_size)), blocks[:, :, number])
-    return cropped(target, windows)
+    target = xp.zeros((batch, channels) + tuple(spatial), cols.dtype)
+    for number, input_key, window_key in windows.inside(spatial, out_size):
+        add_into(target, input_key, blocks[:, :, number][window_key])
+    return target
 
 
 def add_into(target, key, values) -> None:
