@@ -5,8 +5,8 @@ kernel launch with its own Python and driver cost, so the number of array operat
 step makes is what its GPU time follows (bench/cuda_benchmarks.py times it on a real
 GPU). This script counts them without a GPU: genesis runs on a "cuda" device
 (GENESIS_FAKE_CUDA) whose namespace is NumPy wrapped in a counter, so every array
-operation that would be a CuPy call is seen; views, reshapes, allocation without a
-fill and no-op casts are not counted, as they launch nothing. A host sync is a GPU value
+operation that would be a CuPy call is seen; views, reshapes that need no copy,
+allocation without a fill and no-op casts are not counted, as they launch nothing. A host sync is a GPU value
 read on the host (bool, float, int, item, tolist, a transfer to the CPU). CuPy-only
 kernels (genesis's fused kernels, genesis/ops/_kernels.py, and cupyx's erf) count as one
 launch each.
@@ -152,6 +152,13 @@ class CountedArray(np.ndarray):
         if np.dtype(dtype) == self.dtype and kwargs.get("copy", True) is False:
             return self
         return _call("astype", self.view(np.ndarray).astype, (dtype, *args), kwargs)
+
+    def reshape(self, *shape, **kwargs):
+        plain = self.view(np.ndarray)
+        result = plain.reshape(*shape, **kwargs)
+        if result.size and not np.may_share_memory(result, plain):  # a strided view's copy
+            COUNTER.launch("reshape (copy)")
+        return _counted(result)
 
     def __getitem__(self, key):
         keys = key if isinstance(key, tuple) else (key,)
