@@ -29,7 +29,8 @@ import numpy as np  # noqa: E402
 
 import genesis  # noqa: E402
 import genesis.nn.functional as F  # noqa: E402
-from genesis.ops.window import Windows, add_columns, columns, padded  # noqa: E402
+from genesis.ops._im2col import add_columns, columns, padded  # noqa: E402
+from genesis.ops.window import Windows  # noqa: E402
 
 
 def _windows(padding: int, kernel: tuple) -> Windows:
@@ -81,7 +82,7 @@ class KeptColumnsConv(genesis.Function):
     @staticmethod
     def forward(ctx, x, w, b, padding):
         windows = _windows(padding, tuple(w.shape[2:]))
-        cols = columns(np, x._data, windows)
+        cols = columns(genesis.device("cpu"), x._data, windows)
         ctx.cols, ctx.w, ctx.windows, ctx.spatial = cols, w._data, windows, x.shape[2:]
         out = w._data.reshape(w.shape[0], -1) @ cols
         out += b._data[:, None]
@@ -92,7 +93,7 @@ class KeptColumnsConv(genesis.Function):
         g = grad._data.reshape(grad.shape[0], grad.shape[1], -1)
         weight = ctx.w.reshape(ctx.w.shape[0], -1)
         grad_w = (g @ ctx.cols.transpose(0, 2, 1)).sum(0).reshape(ctx.w.shape)
-        grad_x = add_columns(np, weight.T @ g, ctx.spatial, ctx.windows)
+        grad_x = add_columns(genesis.device("cpu"), weight.T @ g, ctx.spatial, ctx.windows)
         return (genesis.from_numpy(grad_x), genesis.from_numpy(grad_w),
                 genesis.from_numpy(g.sum((0, 2))), None)
 

@@ -76,12 +76,18 @@ class Kernel:
         if register:
             REGISTRY[name] = self
 
-    def __call__(self, device, *args, **options):
+    def __call__(self, device, *args, shape: tuple | None = None, **options):
+        """Run on `device`. `shape` sizes the outputs when no broadcast input does (a kernel
+        of raw arrays and scalars); the reference works out its own."""
         xp = device.xp
         if xp.__name__ == "cupy" and self._fits(args):
             compiled = self._compiled.get(id(xp))
             if compiled is None:
                 compiled = self._compiled[id(xp)] = self._compile(xp)
+            if shape is not None:
+                dtype = next(arg.dtype for arg, typed in zip(args, self._typed)
+                             if typed and hasattr(arg, "dtype"))
+                args += tuple(xp.empty(shape, dtype) for _ in parameters(self.outputs))
             return compiled(*args, **options)
         return self.reference(device, *args, **options)
 

@@ -17,7 +17,8 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from .convolution import Convolution, _torch_conv, check_tensor_ranks
 from .registry import OpInfo, Sample
-from .window import Unfold, Windows, add_columns, as_tuple, check_positive
+from ._im2col import add_columns
+from .window import Unfold, Windows, as_tuple, check_positive
 
 __all__ = ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
 
@@ -39,7 +40,7 @@ class ConvTranspose(Function):
         kernels = weight._data.reshape(groups, in_channels // groups, -1)
         cols = (kernels.transpose(0, 2, 1) @ values).reshape(batch, -1, values.shape[-1])
         reached = ctx.reached = _reached_size(input.shape[2:], windows)
-        summed = add_columns(xp, cols, reached, windows)
+        summed = add_columns(input._device, cols, reached, windows)
         if reached == tuple(out_size):
             out = summed
         else:  # output_padding: cells past the last window

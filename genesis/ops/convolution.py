@@ -17,7 +17,8 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from .registry import OpInfo, Sample
-from .window import Fold, Unfold, Windows, add_columns, as_tuple, check_positive, columns
+from ._im2col import add_columns, columns
+from .window import Fold, Unfold, Windows, as_tuple, check_positive
 
 __all__ = ["conv1d", "conv2d", "conv3d"]
 
@@ -33,8 +34,7 @@ class Convolution(Function):
         ctx.windows, ctx.groups, ctx.spatial = windows, groups, input.shape[2:]
         ctx.weight_shape = weight.shape
         ctx.save_for_backward(input if needs[1] else None, weight if needs[0] else None)
-        xp = input._device.xp
-        cols = columns(xp, input._data, windows)
+        cols = columns(input._device, input._data, windows)
         batch, out_channels = input.shape[0], weight.shape[0]
         kernels = weight._data.reshape(groups, out_channels // groups, -1)
         out = kernels @ cols.reshape(batch, groups, -1, cols.shape[-1])
@@ -75,9 +75,9 @@ def _grads_on_arrays(ctx, grad: Tensor, input: Tensor, weight: Tensor) -> tuple:
     if needs[0]:
         kernels = weight._data.reshape(groups, weight.shape[0] // groups, -1)
         cols = (kernels.transpose(0, 2, 1) @ grads).reshape(batch, -1, grads.shape[-1])
-        grad_input = wrap_array(add_columns(xp, cols, ctx.spatial, ctx.windows), device)
+        grad_input = wrap_array(add_columns(device, cols, ctx.spatial, ctx.windows), device)
     if needs[1]:
-        cols = columns(xp, input._data, ctx.windows)
+        cols = columns(device, input._data, ctx.windows)
         cols = cols.reshape(batch, groups, -1, cols.shape[-1])
         per_sample = grads @ cols.transpose(0, 1, 3, 2)
         summed = xp.empty(ctx.weight_shape, per_sample.dtype)  # fresh: handed over as .grad

@@ -18,7 +18,8 @@ from ..tensor import Tensor
 from ._kernels import Elementwise
 from ._select import selects_are_cheap, zero_unless
 from .registry import OpInfo, Sample
-from .window import Windows, add_into, as_tuple, check_positive, padded
+from ._im2col import add_into, padded
+from .window import Windows, as_tuple, check_positive
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d"]  # torch's top-level ones
 

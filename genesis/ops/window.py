@@ -21,12 +21,14 @@ tensor([[[[ 0.,  2.,  2.],
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
 
 from ..autograd.function import Function
 from ..tensor import Tensor
+from ._im2col import add_columns, columns
 from .registry import OpInfo, Sample
 
 __all__ = []  # F.unfold / F.fold (genesis.nn.functional); torch has no top-level unfold
@@ -55,6 +57,7 @@ class Windows:
         """Positions in one window."""
         return math.prod(self.kernel)
 
+    @functools.lru_cache(maxsize=256)  # noqa: B019
     def output_size(self, spatial: tuple) -> tuple:
         return tuple((size + before + after - span) // stride + 1 for size, (before, after), span,
                      stride in zip(spatial, self.padding, self.span, self.stride))
@@ -66,15 +69,19 @@ class Windows:
         """Each position inside a window: (flat number, its index per spatial dim)."""
         return enumerate(itertools.product(*(range(k) for k in self.kernel)))
 
-    def inside(self, spatial: tuple, out_size: tuple):
+    @functools.lru_cache(maxsize=256)  # noqa: B019 (a frozen geometry: a few per model)
+    def inside(self, spatial: tuple, out_size: tuple) -> tuple:
         """For each position inside a window: (its number, the input cells it covers as a key
         into the unpadded input, the windows whose cell that is as a key into the windows'
         arrays). Cells in the padding are left out; a position with none inside is skipped.
 
         >>> geometry = Windows(kernel=(3,), stride=(1,), dilation=(1,), padding=((1, 1),))
-        >>> next(geometry.inside((4,), (4,)))  # window 0's first cell is padding
+        >>> geometry.inside((4,), (4,))[0]  # window 0's first cell is padding
         (0, (Ellipsis, slice(0, 3, 1)), (Ellipsis, slice(1, 4, None)))
         """
+        return tuple(self._inside(tuple(spatial), tuple(out_size)))
+
+    def _inside(self, spatial: tuple, out_size: tuple):
         for number, offset in self.offsets():
             input_key, window_key = [Ellipsis], [Ellipsis]
             for o, d, s, n, (before, _), size in zip(offset, self.dilation, self.stride, out_size,
@@ -95,59 +102,13 @@ class Windows:
                      zip(offset, self.dilation, self.stride, out_size))
 
 
-def padded(xp, array, windows: Windows, value=0.0):
-    """`array` with its trailing dims padded by `value` (the array itself when no padding)."""
-    padding = windows.padding
-    if not any(before or after for before, after in padding):
-        return array
-    lead = array.shape[:array.ndim - len(padding)]
-    out = xp.full(lead + windows.padded_size(array.shape[len(lead):]), value, array.dtype)
-    out[(...,) + tuple(slice(before, before + size) for (before, _), size in
-                       zip(padding, array.shape[len(lead):]))] = array
-    return out
-
-
-def columns(xp, array, windows: Windows):
-    """im2col: (N, C, *spatial) -> (N, C * prod(kernel), L), one column per window (a copy)."""
-    source = padded(xp, array, windows)
-    lead = source.shape[:2]
-    out_size = windows.output_size(array.shape[2:])
-    spatial_strides = source.strides[2:]
-    view = xp.lib.stride_tricks.as_strided(
-        source, lead + windows.kernel + out_size,
-        source.strides[:2] + tuple(st * d for st, d in zip(spatial_strides, windows.dilation))
-        + tuple(st * s for st, s in zip(spatial_strides, windows.stride)))
-    return view.reshape(lead[0], lead[1] * windows.count, math.prod(out_size))
-
-
-def add_columns(xp, cols, spatial: tuple, windows: Windows):
-    """col2im: (N, C * prod(kernel), L) -> (N, C, *spatial), each window added back in place
-    (what fell on the padding is dropped: the result is a fresh unpadded array)."""
-    batch = cols.shape[0]
-    channels = cols.shape[1] // windows.count
-    out_size = windows.output_size(spatial)
-    blocks = cols.reshape((batch, channels, windows.count) + out_size)
-    target = xp.zeros((batch, channels) + tuple(spatial), cols.dtype)
-    for number, input_key, window_key in windows.inside(spatial, out_size):
-        add_into(target, input_key, blocks[:, :, number][window_key])
-    return target
-
-
-def add_into(target, key, values) -> None:
-    """target[key] += values for a basic (slicing) `key`, in one pass: `target[key] += v`
-    would also write the sum back through __setitem__, a second pass (a copy kernel on a
-    GPU)."""
-    view = target[key]
-    view += values
-
-
 class Unfold(Function):
     """Every window of (N, C, *spatial) as a column of (N, C * prod(kernel), L)."""
 
     @staticmethod
     def forward(ctx, input, windows):
         ctx.spatial, ctx.windows = input.shape[2:], windows
-        return columns(input._device.xp, input._data, windows)
+        return columns(input._device, input._data, windows)
 
     @staticmethod
     def backward(ctx, grad):
@@ -160,7 +121,7 @@ class Fold(Function):
     @staticmethod
     def forward(ctx, input, spatial, windows):
         ctx.windows = windows
-        return add_columns(input._device.xp, input._data, spatial, windows)
+        return add_columns(input._device, input._data, spatial, windows)
 
     @staticmethod
     def backward(ctx, grad):

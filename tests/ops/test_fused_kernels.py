@@ -50,6 +50,35 @@ def _bce_arguments(rng, dtype):
             rng.uniform(0.5, 3, (5,)).astype(dtype))
 
 
+_WINDOW_CASES = {  # (spatial, kernel, stride, dilation, padding before/after): overlaps, gaps
+    1: ((9,), (3,), (2,), (1,), ((1, 2),)),
+    2: ((6, 7), (3, 2), (2, 1), (1, 2), ((1, 1), (0, 1))),
+    3: ((4, 5, 3), (2, 2, 2), (1, 2, 1), (2, 1, 1), ((1, 0), (1, 1), (0, 0))),
+}
+
+
+def _window_geometry(dims):
+    from genesis.ops._im2col import _geometry_values
+    from genesis.ops.window import Windows
+    spatial, kernel, stride, dilation, padding = _WINDOW_CASES[dims]
+    windows = Windows(kernel, stride, dilation, padding)
+    out_size = windows.output_size(spatial)
+    return windows, spatial, out_size, _geometry_values(windows, spatial, out_size)
+
+
+def _im2col(rng, dtype, dims):
+    windows, spatial, out_size, geometry = _window_geometry(dims)
+    x = _normal(rng, (2, 3) + spatial, dtype)
+    shape = (2, 3 * windows.count, int(np.prod(out_size)))
+    return (x, windows.count, shape[2], *geometry), {"shape": shape}
+
+
+def _col2im(rng, dtype, dims):
+    windows, spatial, out_size, geometry = _window_geometry(dims)
+    cols = _normal(rng, (2, 3 * windows.count, int(np.prod(out_size))), dtype)
+    return (cols, windows.count, cols.shape[2], *geometry), {"shape": (2, 3) + spatial}
+
+
 def _with_nans(values):
     values[0, :2] = np.nan
     return values
@@ -84,6 +113,10 @@ SAMPLES = {
         {"axis": None, "keepdims": False}),
     "genesis_cross_entropy_grad": _cross_entropy_backward,
     "genesis_adam_step": _adam,
+    **{f"genesis_im2col_{dims}d": (lambda dims: lambda rng, dtype: _im2col(rng, dtype, dims))(dims)
+       for dims in (1, 2, 3)},
+    **{f"genesis_col2im_{dims}d": (lambda dims: lambda rng, dtype: _col2im(rng, dtype, dims))(dims)
+       for dims in (1, 2, 3)},
     "genesis_dropout": lambda rng, dtype: (
         (_normal(rng, (6, 5), dtype), rng.random((6, 5)).astype(dtype), 0.3, 1 / 0.7), {}),
     "genesis_window_max_step": lambda rng, dtype: (
@@ -174,7 +207,7 @@ def _c_outputs(kernel, ctype: str, index: str) -> str:
 
 
 def _source(kernel, ctype: str) -> str:
-    head = f"#include <cmath>\nusing namespace std;\ntypedef {ctype} T;\n"
+    head = f"#include <cmath>\n#include <cstddef>\nusing namespace std;\ntypedef {ctype} T;\n"
     if isinstance(kernel, Elementwise):
         return head + f"""extern "C" void run(long long n, long long inner, void** args) {{
   for (long long i = 0; i < n; ++i) {{
@@ -229,6 +262,8 @@ def _run_compiled(library, kernel, args, options, dtype):
     inputs = parameters(kernel.inputs)
     arrays = [np.asarray(arg, _declared_dtype(item.type, dtype)) for item, arg in zip(inputs, args)]
     shape = np.broadcast_shapes(*(array.shape for item, array in zip(inputs, arrays) if not item.raw))
+    if "shape" in options:  # outputs sized by the caller: scalars broadcast to them
+        shape = tuple(options["shape"])
     given_outputs = [np.array(arg, _declared_dtype(item.type, dtype))
                      for item, arg in zip(parameters(kernel.outputs), args[len(inputs):])]
     if given_outputs:
@@ -236,8 +271,8 @@ def _run_compiled(library, kernel, args, options, dtype):
     flat = [np.ascontiguousarray(array if item.raw else np.broadcast_to(array, shape))
             for item, array in zip(inputs, arrays)]
     if isinstance(kernel, Elementwise):
-        outer, inner = int(np.prod(shape)), 1
         out_shape = shape
+        outer, inner = int(np.prod(out_shape)), 1
     else:
         axis = options.get("axis")
         axes = tuple(range(len(shape))) if axis is None else tuple(np.atleast_1d(axis) % len(shape))
@@ -264,7 +299,8 @@ def test_cuda_body_compiled_as_cpp_matches_its_reference(name, dtype, compiled):
     ctype = "float" if dtype == np.float32 else "double"
     from_c = _run_compiled(compiled(kernel, ctype), kernel, args, options, dtype)
     reference_args = [np.array(arg) if isinstance(arg, np.ndarray) else arg for arg in args]
-    expected = kernel.reference(_CPU, *reference_args, **options)
+    expected = kernel.reference(_CPU, *reference_args,
+                                **{key: value for key, value in options.items() if key != "shape"})
     if expected is None:  # an in-place kernel: its outputs are the trailing arguments
         expected = reference_args[len(parameters(kernel.inputs)):]
     expected = expected if isinstance(expected, list | tuple) else [expected]

@@ -1,0 +1,180 @@
+"""im2col and col2im, the array work under convolution, unfold and fold, and the padding and
+in-place adds that pooling shares.
+
+On the CPU im2col is a strided view of the padded input copied into columns, and col2im
+adds each window position's block into the input (NumPy's own loops do the work). On a
+GPU each is one fused kernel over the output elements (`_kernels.py`), where the array
+code would be a dozen launches: im2col reads every cell from the unpadded input (padding
+reads as 0), col2im gathers for every input cell the column entries that came from it.
+The kernels are generated for 1, 2 and 3 spatial dims; the array code is their reference.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+from ._kernels import Elementwise
+
+__all__ = ["padded", "add_into", "columns", "add_columns"]
+
+
+def padded(xp, array, windows, value=0.0):
+    """`array` with its trailing dims padded by `value` (the array itself when no padding)."""
+    padding = windows.padding
+    if not any(before or after for before, after in padding):
+        return array
+    lead = array.shape[:array.ndim - len(padding)]
+    out = xp.full(lead + windows.padded_size(array.shape[len(lead):]), value, array.dtype)
+    out[(...,) + tuple(slice(before, before + size) for (before, _), size in
+                       zip(padding, array.shape[len(lead):]))] = array
+    return out
+
+
+def add_into(target, key, values) -> None:
+    """target[key] += values for a basic (slicing) `key`, in one pass: `target[key] += v`
+    would also write the sum back through __setitem__, a second pass (a copy kernel on a
+    GPU)."""
+    view = target[key]
+    view += values
+
+
+# -- the fused kernels: geometry as scalars, dims named 0, 1, 2 (the last runs fastest) ------
+def _geometry(dims: int) -> str:
+    return ", ".join(f"int64 size{d}, int64 kernel{d}, int64 out{d}, int64 stride{d}, "
+                     f"int64 dilation{d}, int64 pad{d}" for d in range(dims))
+
+
+def _split(index: str, names: list, extents: list) -> list:
+    """C lines splitting `index` (consumed) into C-order coordinates `names`."""
+    return [f"long long {name} = {index} % {extent}; {index} /= {extent};"
+            for name, extent in zip(reversed(names), reversed(extents))]
+
+
+def _im2col_body(dims: int) -> str:
+    """cols[n, c * taps + k, l]: the input cell under kernel position k of window l."""
+    lines = ["long long rest = i;", "long long l = rest % windows; rest /= windows;",
+             "long long k = rest % taps; rest /= taps;"]
+    lines += _split("l", [f"o{d}" for d in range(dims)], [f"out{d}" for d in range(dims)])
+    lines += _split("k", [f"k{d}" for d in range(dims)], [f"kernel{d}" for d in range(dims)])
+    lines.append("long long cell = rest; bool inside = true;")  # rest: n * channels + c
+    for d in range(dims):
+        lines.append(f"long long at{d} = o{d} * stride{d} - pad{d} + k{d} * dilation{d};")
+        lines.append(f"inside = inside && at{d} >= 0 && at{d} < size{d};")
+        lines.append(f"cell = cell * size{d} + at{d};")
+    lines.append("cols = inside ? x[cell] : T(0);")
+    return "\n".join(lines)
+
+
+def _col2im_body(dims: int) -> str:
+    """image[n, c, *at]: the sum of the column entries that were read from that cell."""
+    lines = ["long long rest = i;"]
+    lines += _split("rest", [f"at{d}" for d in range(dims)], [f"size{d}" for d in range(dims)])
+    lines += ["T total = T(0);", "for (long long k = 0; k < taps; ++k) {",
+              "long long kk = k; long long l = 0; bool hit = true;"]
+    lines += _split("kk", [f"k{d}" for d in range(dims)], [f"kernel{d}" for d in range(dims)])
+    for d in range(dims):
+        lines.append(f"long long from{d} = at{d} + pad{d} - k{d} * dilation{d};")
+        lines.append(f"hit = hit && from{d} >= 0 && from{d} % stride{d} == 0 "
+                     f"&& from{d} / stride{d} < out{d};")
+        lines.append(f"l = l * out{d} + (hit ? from{d} / stride{d} : 0);")
+    lines += ["if (hit) { total += cols[(rest * taps + k) * windows + l]; }", "}",
+              "image = total;"]
+    return "\n".join(lines)
+
+
+@functools.lru_cache(maxsize=256)
+def _geometry_values(windows, spatial: tuple, out_size: tuple) -> tuple:
+    """The kernels' scalar arguments for a geometry (cached: a layer sees the same few)."""
+    values = []
+    for size, k, n, s, d, (before, _) in zip(spatial, windows.kernel, out_size, windows.stride,
+                                             windows.dilation, windows.padding):
+        values += [size, k, n, s, d, before]
+    return tuple(values)
+
+
+@functools.lru_cache(maxsize=256)
+def _windows_of(values: tuple):
+    """The Windows geometry and spatial size of a kernel's scalar arguments (cached)."""
+    from .window import Windows  # window.py imports this module
+
+    spatial, kernel, out_size, stride, dilation, before = (values[at::6] for at in range(6))
+    after = tuple((n - 1) * s + d * (k - 1) + 1 - size - b for n, s, d, k, size, b in
+                  zip(out_size, stride, dilation, kernel, spatial, before))
+    padding = tuple((b, max(a, 0)) for b, a in zip(before, after))
+    return Windows(tuple(kernel), tuple(stride), tuple(dilation), padding), tuple(spatial)
+
+
+def _im2col_reference(device, x, taps, windows_count, *geometry):
+    windows, _ = _windows_of(tuple(geometry))
+    return _columns_by_views(device.xp, x, windows)
+
+
+def _col2im_reference(device, cols, taps, windows_count, *geometry):
+    windows, spatial = _windows_of(tuple(geometry))
+    return _add_columns_by_blocks(device.xp, cols, spatial, windows)
+
+
+def _filling(reference, dims: int):
+    """`reference`, also taking (as the kernel does) an output array after the arguments,
+    which it fills and returns."""
+    count = 3 + 6 * dims  # the array, taps, windows and six numbers per dim
+
+    def run(device, *args):
+        result = reference(device, *args[:count])
+        if len(args) == count:
+            return result
+        args[count][...] = result
+        return args[count]
+    return run
+
+
+_IM2COL = {dims: Elementwise(f"genesis_im2col_{dims}d", f"raw T x, int64 taps, int64 windows, "
+                             f"{_geometry(dims)}", "T cols", _im2col_body(dims),
+                             _filling(_im2col_reference, dims))
+           for dims in (1, 2, 3)}
+_COL2IM = {dims: Elementwise(f"genesis_col2im_{dims}d", f"raw T cols, int64 taps, int64 windows, "
+                             f"{_geometry(dims)}", "T image", _col2im_body(dims),
+                             _filling(_col2im_reference, dims))
+           for dims in (1, 2, 3)}
+
+
+# -- the entry points ------------------------------------------------------------------------
+def columns(device, array, windows):
+    """im2col: (N, C, *spatial) -> (N, C * prod(kernel), L), one column per window (a copy)."""
+    spatial = array.shape[2:]
+    out_size = windows.output_size(spatial)
+    shape = (array.shape[0], array.shape[1] * windows.count, math.prod(out_size))
+    return _IM2COL[len(spatial)](device, array, windows.count, shape[2],
+                                 *_geometry_values(windows, tuple(spatial), out_size), shape=shape)
+
+
+def add_columns(device, cols, spatial: tuple, windows):
+    """col2im: (N, C * prod(kernel), L) -> (N, C, *spatial), each window added back where it
+    was read (what fell on the padding is dropped: the result is a fresh unpadded array)."""
+    out_size = windows.output_size(spatial)
+    shape = (cols.shape[0], cols.shape[1] // windows.count) + tuple(spatial)
+    return _COL2IM[len(spatial)](device, cols, windows.count, math.prod(out_size),
+                                 *_geometry_values(windows, tuple(spatial), out_size), shape=shape)
+
+
+def _columns_by_views(xp, array, windows):
+    source = padded(xp, array, windows)
+    lead = source.shape[:2]
+    out_size = windows.output_size(array.shape[2:])
+    spatial_strides = source.strides[2:]
+    view = xp.lib.stride_tricks.as_strided(
+        source, lead + windows.kernel + out_size,
+        source.strides[:2] + tuple(st * d for st, d in zip(spatial_strides, windows.dilation))
+        + tuple(st * s for st, s in zip(spatial_strides, windows.stride)))
+    return view.reshape(lead[0], lead[1] * windows.count, math.prod(out_size))
+
+
+def _add_columns_by_blocks(xp, cols, spatial: tuple, windows):
+    batch = cols.shape[0]
+    channels = cols.shape[1] // windows.count
+    out_size = windows.output_size(spatial)
+    blocks = cols.reshape((batch, channels, windows.count) + out_size)
+    target = xp.zeros((batch, channels) + tuple(spatial), cols.dtype)
+    for number, input_key, window_key in windows.inside(spatial, out_size):
+        add_into(target, input_key, blocks[:, :, number][window_key])
+    return target
