@@ -17,7 +17,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from .convolution import Convolution, _torch_conv, check_tensor_ranks
 from .registry import OpInfo, Sample
-from ._im2col import add_columns
+from ._window_kernels import add_columns
 from .window import Unfold, Windows, as_tuple, check_positive
 
 __all__ = ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]

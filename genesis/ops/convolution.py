@@ -17,7 +17,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from .registry import OpInfo, Sample
-from ._im2col import add_columns, columns
+from ._window_kernels import add_columns, columns
 from .window import Fold, Unfold, Windows, as_tuple, check_positive
 
 __all__ = ["conv1d", "conv2d", "conv3d"]

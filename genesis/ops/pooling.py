@@ -18,7 +18,7 @@ from ..tensor import Tensor
 from ._kernels import Elementwise
 from ._select import selects_are_cheap, zero_unless
 from .registry import OpInfo, Sample
-from ._im2col import add_into, padded
+from ._window_kernels import add_into, max_scan, max_scatter, padded
 from .window import Windows, as_tuple, check_positive
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d"]  # torch's top-level ones
@@ -121,8 +121,11 @@ class MaxPool(Function):
         spatial = data.shape[data.ndim - len(windows.kernel):]
         out_size = windows.output_size(spatial)
         track = return_indices or ctx.needs_input_grad[0]
-        best, arg = window_maxima(xp, padded(xp, data, windows, low), windows, out_size, track,
-                                  input._device)
+        if track:
+            best, arg = max_scan(input._device, data, windows, low)
+        else:  # the maxima alone (on a GPU the fused scan is as cheap)
+            best, arg = window_maxima(xp, padded(xp, data, windows, low), windows, out_size,
+                                      False, input._device)
         if track and windows.padding != ((0, 0),) * len(spatial) and (best == low).any():
             # Only padding beat -inf? PyTorch then names the window's first input position.
             arg = xp.where(best == low, _first_valid_positions(xp, windows, spatial, out_size),
@@ -143,23 +146,27 @@ class MaxPoolScatter(Function):
     @staticmethod
     def forward(ctx, values, arg, spatial, windows):
         ctx.arg, ctx.windows = arg, windows
-        xp = values._device.xp
-        data = values._data
-        out_size = data.shape[data.ndim - len(spatial):]
-        lead = data.shape[:data.ndim - len(spatial)]
-        target = xp.zeros(lead + tuple(spatial), data.dtype)  # a winner is never padding
-        cheap, finite = _finite_unless_cheap(xp, values._device, data)
-        for number, input_key, window_key in windows.inside(spatial, out_size):
-            chosen, part = arg[window_key], data[window_key]
-            if cheap:  # one fused pass into the window position's view
-                _ADD_WHERE_CHOSEN(values._device, part, chosen, number, target[input_key])
-            else:
-                add_into(target, input_key, zero_unless(xp, part, chosen == number, finite, cheap))
-        return target
+        return max_scatter(values._device, values._data, arg, spatial, windows)
 
     @staticmethod
     def backward(ctx, grad):
         return MaxPoolGather.apply(grad, ctx.arg, ctx.windows), None, None, None
+
+
+def scatter_to_winners(device, data, arg, spatial: tuple, windows):
+    """The array code of `max_scatter`: for each window position, the gradients of the
+    windows it won added at its cells (a winner is never padding)."""
+    xp = device.xp
+    out_size = data.shape[data.ndim - len(spatial):]
+    target = xp.zeros(data.shape[:data.ndim - len(spatial)] + tuple(spatial), data.dtype)
+    cheap, finite = _finite_unless_cheap(xp, device, data)
+    for number, input_key, window_key in windows.inside(tuple(spatial), out_size):
+        chosen, part = arg[window_key], data[window_key]
+        if cheap:  # one fused pass into the window position's view
+            _ADD_WHERE_CHOSEN(device, part, chosen, number, target[input_key])
+        else:
+            add_into(target, input_key, zero_unless(xp, part, chosen == number, finite, cheap))
+    return target
 
 
 class MaxPoolGather(Function):

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._im2col import add_columns, columns
+from ._window_kernels import add_columns, columns
 from .registry import OpInfo, Sample
 
 __all__ = []  # F.unfold / F.fold (genesis.nn.functional); torch has no top-level unfold

@@ -58,7 +58,7 @@ _WINDOW_CASES = {  # (spatial, kernel, stride, dilation, padding before/after): 
 
 
 def _window_geometry(dims):
-    from genesis.ops._im2col import _geometry_values
+    from genesis.ops._window_kernels import _geometry_values
     from genesis.ops.window import Windows
     spatial, kernel, stride, dilation, padding = _WINDOW_CASES[dims]
     windows = Windows(kernel, stride, dilation, padding)
@@ -77,6 +77,21 @@ def _col2im(rng, dtype, dims):
     windows, spatial, out_size, geometry = _window_geometry(dims)
     cols = _normal(rng, (2, 3 * windows.count, int(np.prod(out_size))), dtype)
     return (cols, windows.count, cols.shape[2], *geometry), {"shape": (2, 3) + spatial}
+
+
+def _max_scan(rng, dtype, dims):
+    windows, spatial, out_size, geometry = _window_geometry(dims)
+    x = np.round(_normal(rng, (2, 3) + spatial, dtype))  # many ties: the first tap wins
+    x.reshape(-1)[::7] = np.nan  # NaN wins, as in PyTorch
+    return (x, windows.count, int(np.prod(out_size)), -np.inf, *geometry), {
+        "shape": (2, 3) + out_size}
+
+
+def _max_scatter(rng, dtype, dims):
+    windows, spatial, out_size, geometry = _window_geometry(dims)
+    grad = _normal(rng, (2, 3) + out_size, dtype)
+    winners = rng.integers(0, windows.count, (2, 3) + out_size).astype(np.int32)
+    return (grad, winners, windows.count, grad[0, 0].size, *geometry), {"shape": (2, 3) + spatial}
 
 
 def _with_nans(values):
@@ -117,6 +132,10 @@ SAMPLES = {
        for dims in (1, 2, 3)},
     **{f"genesis_col2im_{dims}d": (lambda dims: lambda rng, dtype: _col2im(rng, dtype, dims))(dims)
        for dims in (1, 2, 3)},
+    **{f"genesis_max_scan_{dims}d": (lambda dims: lambda rng, dtype: _max_scan(rng, dtype, dims))(dims)
+       for dims in (1, 2, 3)},
+    **{f"genesis_max_scatter_{dims}d": (lambda dims: lambda rng, dtype: _max_scatter(rng, dtype, dims))(
+        dims) for dims in (1, 2, 3)},
     "genesis_dropout": lambda rng, dtype: (
         (_normal(rng, (6, 5), dtype), rng.random((6, 5)).astype(dtype), 0.3, 1 / 0.7), {}),
     "genesis_window_max_step": lambda rng, dtype: (

@@ -50,35 +50,75 @@ def _split(index: str, names: list, extents: list) -> list:
             for name, extent in zip(reversed(names), reversed(extents))]
 
 
-def _im2col_body(dims: int) -> str:
-    """cols[n, c * taps + k, l]: the input cell under kernel position k of window l."""
-    lines = ["long long rest = i;", "long long l = rest % windows; rest /= windows;",
-             "long long k = rest % taps; rest /= taps;"]
-    lines += _split("l", [f"o{d}" for d in range(dims)], [f"out{d}" for d in range(dims)])
-    lines += _split("k", [f"k{d}" for d in range(dims)], [f"kernel{d}" for d in range(dims)])
-    lines.append("long long cell = rest; bool inside = true;")  # rest: n * channels + c
+def _window_cell(dims: int, window: str, tap: str) -> list:
+    """C lines: `cell`, the input element (after the leading index `rest`) under tap `tap`
+    of window `window`, and whether it is `inside` the input rather than padding."""
+    lines = [f"long long w = {window}; long long t = {tap};"]
+    lines += _split("w", [f"o{d}" for d in range(dims)], [f"out{d}" for d in range(dims)])
+    lines += _split("t", [f"k{d}" for d in range(dims)], [f"kernel{d}" for d in range(dims)])
+    lines.append("long long cell = rest; bool inside = true;")
     for d in range(dims):
         lines.append(f"long long at{d} = o{d} * stride{d} - pad{d} + k{d} * dilation{d};")
         lines.append(f"inside = inside && at{d} >= 0 && at{d} < size{d};")
         lines.append(f"cell = cell * size{d} + at{d};")
+    return lines
+
+
+def _cell_window(dims: int, tap: str) -> list:
+    """C lines: for the input cell `at0, at1...` and tap `tap`, `hit` when a window reads
+    the cell at that tap, and `l`, that window."""
+    lines = [f"long long t = {tap}; long long l = 0; bool hit = true;"]
+    lines += _split("t", [f"k{d}" for d in range(dims)], [f"kernel{d}" for d in range(dims)])
+    for d in range(dims):
+        lines.append(f"long long from{d} = at{d} + pad{d} - k{d} * dilation{d};")
+        lines.append(f"hit = hit && from{d} >= 0 && from{d} % stride{d} == 0 "
+                     f"&& from{d} / stride{d} < out{d};")
+        lines.append(f"l = l * out{d} + (hit ? from{d} / stride{d} : 0);")
+    return lines
+
+
+def _input_cell(dims: int) -> list:
+    """C lines splitting the element index `i` into `rest` (the leading index) and `at*`."""
+    return ["long long rest = i;"] + _split("rest", [f"at{d}" for d in range(dims)],
+                                            [f"size{d}" for d in range(dims)])
+
+
+def _im2col_body(dims: int) -> str:
+    """cols[n, c * taps + k, l]: the input cell under kernel position k of window l."""
+    lines = ["long long rest = i;", "long long l = rest % windows; rest /= windows;",
+             "long long k = rest % taps; rest /= taps;"]  # rest: n * channels + c
+    lines += _window_cell(dims, "l", "k")
     lines.append("cols = inside ? x[cell] : T(0);")
     return "\n".join(lines)
 
 
 def _col2im_body(dims: int) -> str:
     """image[n, c, *at]: the sum of the column entries that were read from that cell."""
-    lines = ["long long rest = i;"]
-    lines += _split("rest", [f"at{d}" for d in range(dims)], [f"size{d}" for d in range(dims)])
-    lines += ["T total = T(0);", "for (long long k = 0; k < taps; ++k) {",
-              "long long kk = k; long long l = 0; bool hit = true;"]
-    lines += _split("kk", [f"k{d}" for d in range(dims)], [f"kernel{d}" for d in range(dims)])
-    for d in range(dims):
-        lines.append(f"long long from{d} = at{d} + pad{d} - k{d} * dilation{d};")
-        lines.append(f"hit = hit && from{d} >= 0 && from{d} % stride{d} == 0 "
-                     f"&& from{d} / stride{d} < out{d};")
-        lines.append(f"l = l * out{d} + (hit ? from{d} / stride{d} : 0);")
+    lines = _input_cell(dims) + ["T total = T(0);", "for (long long k = 0; k < taps; ++k) {"]
+    lines += _cell_window(dims, "k")
     lines += ["if (hit) { total += cols[(rest * taps + k) * windows + l]; }", "}",
               "image = total;"]
+    return "\n".join(lines)
+
+
+def _max_scan_body(dims: int) -> str:
+    """best and arg of window l: PyTorch's scan, where a later tap wins if larger or NaN
+    (padding reads as `low`)."""
+    lines = ["long long rest = i;", "long long l = rest % windows; rest /= windows;",
+             "T top = low; int chosen = 0;", "for (long long k = 0; k < taps; ++k) {"]
+    lines += _window_cell(dims, "l", "k")
+    lines += ["T value = inside ? x[cell] : low;",
+              "if (k == 0 || value > top || value != value) { top = value; chosen = (int) k; }",
+              "}", "best = top; arg = chosen;"]
+    return "\n".join(lines)
+
+
+def _max_scatter_body(dims: int) -> str:
+    """image[n, c, *at]: the sum of the gradients of the windows whose maximum that cell was."""
+    lines = _input_cell(dims) + ["T total = T(0);", "for (long long k = 0; k < taps; ++k) {"]
+    lines += _cell_window(dims, "k")
+    lines += ["if (hit && arg[rest * windows + l] == k) { total += grad[rest * windows + l]; }",
+              "}", "image = total;"]
     return "\n".join(lines)
 
 
@@ -114,28 +154,52 @@ def _col2im_reference(device, cols, taps, windows_count, *geometry):
     return _add_columns_by_blocks(device.xp, cols, spatial, windows)
 
 
-def _filling(reference, dims: int):
-    """`reference`, also taking (as the kernel does) an output array after the arguments,
-    which it fills and returns."""
-    count = 3 + 6 * dims  # the array, taps, windows and six numbers per dim
+def _filling(reference, count: int):
+    """`reference` (of `count` arguments), also taking as the kernel does output arrays after
+    the arguments, which it fills and returns."""
 
     def run(device, *args):
         result = reference(device, *args[:count])
-        if len(args) == count:
+        outputs = args[count:]
+        if not outputs:
             return result
-        args[count][...] = result
-        return args[count]
+        for output, value in zip(outputs, result if len(outputs) > 1 else (result,)):
+            output[...] = value
+        return outputs if len(outputs) > 1 else outputs[0]
     return run
 
 
-_IM2COL = {dims: Elementwise(f"genesis_im2col_{dims}d", f"raw T x, int64 taps, int64 windows, "
-                             f"{_geometry(dims)}", "T cols", _im2col_body(dims),
-                             _filling(_im2col_reference, dims))
-           for dims in (1, 2, 3)}
-_COL2IM = {dims: Elementwise(f"genesis_col2im_{dims}d", f"raw T cols, int64 taps, int64 windows, "
-                             f"{_geometry(dims)}", "T image", _col2im_body(dims),
-                             _filling(_col2im_reference, dims))
-           for dims in (1, 2, 3)}
+def _max_scan_reference(device, x, taps, windows_count, low, *geometry):
+    from .pooling import window_maxima  # pooling.py imports this module
+
+    windows, spatial = _windows_of(tuple(geometry))
+    return window_maxima(device.xp, padded(device.xp, x, windows, low), windows,
+                         windows.output_size(spatial), True, device)
+
+
+def _max_scatter_reference(device, grad, arg, taps, windows_count, *geometry):
+    from .pooling import scatter_to_winners
+
+    windows, spatial = _windows_of(tuple(geometry))
+    return scatter_to_winners(device, grad, arg, spatial, windows)
+
+
+def _kernels(name: str, inputs: str, outputs: str, body, reference, count) -> dict:
+    """The kernel for 1, 2 and 3 spatial dims (`count(dims)` arguments before the outputs)."""
+    return {dims: Elementwise(f"genesis_{name}_{dims}d", f"{inputs}, {_geometry(dims)}", outputs,
+                              body(dims), _filling(reference, count(dims)))
+            for dims in (1, 2, 3)}
+
+
+_IM2COL = _kernels("im2col", "raw T x, int64 taps, int64 windows", "T cols", _im2col_body,
+                   _im2col_reference, lambda dims: 3 + 6 * dims)
+_COL2IM = _kernels("col2im", "raw T cols, int64 taps, int64 windows", "T image", _col2im_body,
+                   _col2im_reference, lambda dims: 3 + 6 * dims)
+_MAX_SCAN = _kernels("max_scan", "raw T x, int64 taps, int64 windows, T low", "T best, int32 arg",
+                     _max_scan_body, _max_scan_reference, lambda dims: 4 + 6 * dims)
+_MAX_SCATTER = _kernels("max_scatter", "raw T grad, raw int32 arg, int64 taps, int64 windows",
+                        "T image", _max_scatter_body, _max_scatter_reference,
+                        lambda dims: 4 + 6 * dims)
 
 
 # -- the entry points ------------------------------------------------------------------------
@@ -155,6 +219,27 @@ def add_columns(device, cols, spatial: tuple, windows):
     shape = (cols.shape[0], cols.shape[1] // windows.count) + tuple(spatial)
     return _COL2IM[len(spatial)](device, cols, windows.count, math.prod(out_size),
                                  *_geometry_values(windows, tuple(spatial), out_size), shape=shape)
+
+
+def max_scan(device, data, windows, low):
+    """(maxima, winners) of the windows over the trailing dims of `data`: PyTorch's scan (a
+    later tap wins if larger or NaN), padding reading as `low`; a winner is its tap's number
+    (int32 where the fused kernel runs)."""
+    dims = len(windows.kernel)
+    spatial = data.shape[data.ndim - dims:]
+    out_size = windows.output_size(spatial)
+    return _MAX_SCAN[dims](device, data, windows.count, math.prod(out_size), low,
+                           *_geometry_values(windows, tuple(spatial), out_size),
+                           shape=data.shape[:data.ndim - dims] + out_size)
+
+
+def max_scatter(device, grad, arg, spatial: tuple, windows):
+    """Each window's gradient added at the input cell that won it (the adjoint of the scan)."""
+    dims = len(windows.kernel)
+    out_size = windows.output_size(tuple(spatial))
+    return _MAX_SCATTER[dims](device, grad, arg, windows.count, math.prod(out_size),
+                              *_geometry_values(windows, tuple(spatial), out_size),
+                              shape=grad.shape[:grad.ndim - dims] + tuple(spatial))
 
 
 def _columns_by_views(xp, array, windows):
