@@ -71,7 +71,9 @@ class Kernel:
         if register and name in REGISTRY:
             raise ValueError(f"a fused kernel named {name!r} already exists")
         self.name, self.inputs, self.outputs, self.reference = name, inputs, outputs, reference
-        self._typed = [item.type == "T" for item in parameters(inputs) + parameters(outputs)]
+        self._declared = [None if item.type == "T" else np.dtype(item.type)
+                          for item in parameters(inputs) + parameters(outputs)]
+        self._output_types = [item.type for item in parameters(outputs)]
         self._compiled: dict = {}
         if register:
             REGISTRY[name] = self
@@ -80,23 +82,36 @@ class Kernel:
         """Run on `device`. `shape` sizes the outputs when no broadcast input does (a kernel
         of raw arrays and scalars); the reference works out its own."""
         xp = device.xp
-        if xp.__name__ == "cupy" and self._fits(args):
+        dtype = self._fitting_dtype(args) if xp.__name__ == "cupy" else False
+        if dtype is not False:
             compiled = self._compiled.get(id(xp))
             if compiled is None:
                 compiled = self._compiled[id(xp)] = self._compile(xp)
             if shape is not None:
-                dtype = next(arg.dtype for arg, typed in zip(args, self._typed)
-                             if typed and hasattr(arg, "dtype"))
-                args += tuple(xp.empty(shape, dtype) for _ in parameters(self.outputs))
+                args += tuple(xp.empty(shape, dtype if kind == "T" else kind)
+                              for kind in self._output_types)
             return compiled(*args, **options)
         return self.reference(device, *args, **options)
 
-    def _fits(self, args) -> bool:
-        """Whether every T-typed array argument (outputs passed to update in place too) has
-        one dtype the kernel is built for."""
-        dtypes = {arg.dtype for arg, typed in zip(args, self._typed)
-                  if typed and hasattr(arg, "dtype")}
-        return len(dtypes) == 1 and dtypes.pop() in _KERNEL_DTYPES
+    def _fitting_dtype(self, args):
+        """T's dtype when the arguments fit the compiled kernel (None for a kernel without
+        T), else False: the T-typed arrays (outputs passed to update in place too) share a
+        dtype the kernel is built for, and every other array has its declared dtype."""
+        dtypes = set()
+        for arg, declared in zip(args, self._declared):
+            if not hasattr(arg, "shape") or isinstance(arg, np.generic):
+                continue  # a number: CuPy casts it
+            dtype = arg.dtype
+            if declared is None:
+                dtypes.add(dtype)
+            elif dtype != declared:
+                return False
+        if None not in self._declared:
+            return None if not dtypes else False
+        if len(dtypes) != 1:
+            return False
+        dtype = dtypes.pop()
+        return dtype if dtype in _KERNEL_DTYPES else False
 
     def _compile(self, xp):
         raise NotImplementedError

@@ -128,6 +128,8 @@ SAMPLES = {
         {"axis": None, "keepdims": False}),
     "genesis_cross_entropy_grad": _cross_entropy_backward,
     "genesis_adam_step": _adam,
+    "genesis_any_outside": lambda rng, dtype: (
+        (np.array([[0, 5, 2], [1, -100, 3]]), 6), {"axis": None, "keepdims": False}),
     **{f"genesis_im2col_{dims}d": (lambda dims: lambda rng, dtype: _im2col(rng, dtype, dims))(dims)
        for dims in (1, 2, 3)},
     **{f"genesis_col2im_{dims}d": (lambda dims: lambda rng, dtype: _col2im(rng, dtype, dims))(dims)
@@ -235,15 +237,16 @@ def _source(kernel, ctype: str) -> str:
     {kernel.body};
   }}
 }}"""
-    return head + f"""struct Indexer {{ long long count; long long size() const {{ return count; }} }};
+    reduced = _C_TYPES[parameters(kernel.outputs)[0].type] or ctype  # CuPy's _type_reduce
+    return head + f"typedef {reduced} R;\n" + f"""struct Indexer {{ long long count; long long size() const {{ return count; }} }};
 extern "C" void run(long long outer, long long inner, void** args) {{
   const Indexer _in_ind{{outer * inner}}, _out_ind{{outer}};  // CuPy's element counts
   for (long long o = 0; o < outer; ++o) {{
-    T a = T({kernel.identity});
+    R a = R({kernel.identity});
     for (long long j = 0; j < inner; ++j) {{
       long long i = o * inner + j;
       {_c_declarations(kernel, ctype, "i")}
-      T b = ({kernel.map_expr});
+      R b = ({kernel.map_expr});
       a = ({kernel.reduce_expr});
     }}
     {_c_outputs(kernel, ctype, "o")}
@@ -358,8 +361,20 @@ def test_a_kernel_runs_on_cupy_for_float32_and_float64_and_takes_its_reference_o
     assert cupy.compiled == 1 and cupy.launched == 2  # compiled once per namespace
     assert kernel(gpu, single, double, 3) == "reference"  # mixed dtypes
     assert kernel(gpu, np.ones(2, np.float16), 1.0, 3) == "reference"  # float16 (autocast)
+    assert kernel(gpu, single, single, np.ones(2, np.int32)) == "reference"  # not the int64 declared
+    assert kernel(gpu, single, single, np.ones(2, np.int64)) == "launched"
     assert kernel(_CPU, single, single, 3) == "reference"  # NumPy
-    assert len(references) == 3 and "probe" not in REGISTRY
+    assert len(references) == 4 and "probe" not in REGISTRY
+
+
+def test_outputs_sized_by_the_caller_get_their_declared_dtypes():
+    cupy = _CountingCuPy()
+    allocated = []
+    cupy.empty = lambda shape, dtype: allocated.append((shape, np.dtype(dtype))) or np.empty(shape, dtype)
+    kernel = Elementwise("probe", "raw T x, int64 n", "T best, int32 arg", "best = x[i]; arg = n",
+                         reference=None, register=False)
+    kernel(types.SimpleNamespace(xp=cupy), np.ones(4, np.float32), 2, shape=(2, 2))
+    assert allocated == [((2, 2), np.dtype(np.float32)), ((2, 2), np.dtype(np.int32))]
 
 
 def test_kernel_names_are_unique():
