@@ -5,8 +5,8 @@ launch with its own Python and driver cost (bench/array_ops.py counts them). A `
 does the work of several calls in one. It is written twice:
 
 * its CUDA C body, compiled by CuPy on first use (`cupy.ElementwiseKernel`, or
-  `cupy.ReductionKernel` for a `Reduction`), run when the device's namespace is CuPy and
-  every `T`-typed array is float32 or float64;
+  `cupy.ReductionKernel` for a `Reduction`), run when the device's namespace is CuPy, the
+  `T`-typed arrays share float32 or float64 and every other array has its declared type;
 * a reference that computes the same thing with array calls; the CPU, the tests' fake GPU
   and any other dtype (float16 under autocast) run it.
 
@@ -132,8 +132,10 @@ class Elementwise(Kernel):
 
 class Reduction(Kernel):
     """`map_expr` of each element of the broadcast inputs, combined by `reduce_expr` (of
-    `a` and `b`, starting from `identity`) along `axis=`; `post_map` assigns the output
-    from the combined value `a` (and nothing else: inputs are not defined there). Takes `axis=` and `keepdims=` like a NumPy sum."""
+    `a` and `b`, starting from `identity`, in the output's type) along `axis=`; `post_map`
+    assigns the output from the combined value `a`, and may use the count of elements
+    reduced into each output, `_in_ind.size() / _out_ind.size()` (array inputs are not
+    defined there). Takes `axis=` and `keepdims=` like a NumPy sum."""
 
     def __init__(self, name: str, inputs: str, outputs: str, map_expr: str, reduce_expr: str,
                  post_map: str, identity: str, reference, register: bool = True):
