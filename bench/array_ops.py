@@ -236,11 +236,13 @@ class CountingNumPy(types.ModuleType):
 
 def _fused_stand_in(name: str):
     """A genesis fused kernel on the fake GPU: one launch, computed by its array-call
-    reference (uncounted)."""
+    reference (uncounted), after checking the arguments as CuPy would."""
     from genesis.ops._kernels import REGISTRY
-    reference = REGISTRY[name].reference
+    kernel = REGISTRY[name]
+    reference = kernel.reference
 
     def launch(*args, **options):
+        check_kernel_arguments(kernel, args)
         COUNTER.launch(name)
         COUNTER.depth += 1
         try:
@@ -248,6 +250,26 @@ def _fused_stand_in(name: str):
         finally:
             COUNTER.depth -= 1
     return launch
+
+
+def check_kernel_arguments(kernel, args) -> None:
+    """What CuPy insists on when a kernel is called: the inputs, optionally followed by every
+    output; each array of its declared dtype, the T-typed ones of one dtype."""
+    from genesis.ops._kernels import parameters
+    inputs, outputs = parameters(kernel.inputs), parameters(kernel.outputs)
+    if len(args) not in (len(inputs), len(inputs) + len(outputs)):
+        raise TypeError(f"{kernel.name}: {len(args)} arguments for {len(inputs)} inputs and "
+                        f"{len(outputs)} outputs")
+    placeholder = set()
+    for item, arg in zip(inputs + outputs, args):
+        if not isinstance(arg, np.ndarray):
+            continue
+        if item.type == "T":
+            placeholder.add(arg.dtype)
+        elif arg.dtype != np.dtype(item.type):
+            raise TypeError(f"{kernel.name}: {item.name} is {arg.dtype}, declared {item.type}")
+    if len(placeholder) > 1:
+        raise TypeError(f"{kernel.name}: T is both {' and '.join(map(str, placeholder))}")
 
 
 def _install_fake_cupyx() -> None:

@@ -1,0 +1,58 @@
+"""The GPU code paths, run without a GPU by bench/array_ops.py's counting namespace (named
+"cupy", so genesis takes its CuPy branches and calls its fused kernels as compiled ones,
+whose arguments are checked as CuPy would and computed by their references): every
+workload runs, and its kernel launches and host syncs stay within budget.
+
+The budgets are counts, not timings: on a GPU genesis is bound by launches, so a change
+that adds some shows up here; raise a budget only with a reason.
+"""
+import importlib.util
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+BENCH = pathlib.Path(__file__).resolve().parents[2] / "bench"
+# (launches, host syncs) at most, per workload
+BUDGETS = {"MLP step": (32, 1), "block fwd+bwd": (100, 0), "BatchNorm2d": (16, 0),
+           "LayerNorm": (11, 0), "sigmoid": (4, 0), "tanh": (4, 0), "silu": (4, 0),
+           "gelu": (4, 0), "leaky_relu": (4, 0), "softmax": (7, 0), "log_softmax": (7, 0),
+           "cross_entropy": (10, 1), "mse_loss": (4, 0), "bce_with_logits": (4, 0),
+           "layer_norm": (12, 0), "rms_norm": (8, 0), "embedding": (8, 1), "conv2d 3x3": (10, 0),
+           "max_pool2d 2x2": (5, 0), "MultiheadAttention": (30, 0)}
+
+
+@pytest.fixture
+def array_ops(fake_cuda, monkeypatch):
+    """bench/array_ops.py as a module; the fake cupyx modules it installs are taken away
+    afterwards."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    fakes = ("cupyx", "cupyx.scipy", "cupyx.scipy.special")
+    before = {name: sys.modules.get(name) for name in fakes}
+    spec = importlib.util.spec_from_file_location("array_ops_under_test", BENCH / "array_ops.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    yield module
+    for name, original in before.items():
+        if original is None:
+            sys.modules.pop(name, None)
+        else:
+            sys.modules[name] = original
+
+
+def test_training_workloads_run_on_the_gpu_paths_within_their_budgets(array_ops):
+    rows = array_ops.genesis_counts(np.random.default_rng(0))
+    assert [label for label, *_ in rows] == ["MLP step", "block fwd+bwd", "BatchNorm2d", "LayerNorm"]
+    _within_budgets(rows)
+
+
+def test_common_layers_run_on_the_gpu_paths_within_their_budgets(array_ops):
+    _within_budgets(array_ops.genesis_op_counts())
+
+
+def _within_budgets(rows) -> None:
+    over = {label: f"{launches} launches and {syncs} host syncs, budget {BUDGETS[label]}"
+            for label, launches, syncs, _ in rows
+            if launches > BUDGETS[label][0] or syncs > BUDGETS[label][1]}
+    assert not over, f"over budget (see `python bench/array_ops.py --list`): {over}"
