@@ -123,6 +123,26 @@ def _max_scatter_body(dims: int) -> str:
 
 
 @functools.lru_cache(maxsize=256)
+def _average_body(dims: int) -> str:
+    """mean of window l: the sum of its cells inside the input (padding adds 0), over the
+    window's divisor."""
+    lines = ["long long rest = i;", "long long l = rest % windows; rest /= windows;",
+             "T total = T(0);", "for (long long k = 0; k < taps; ++k) {"]
+    lines += _window_cell(dims, "l", "k")
+    lines += ["if (inside) { total += x[cell]; }", "}", "mean = total / divisor;"]
+    return "\n".join(lines)
+
+
+def _spread_body(dims: int) -> str:
+    """image[n, c, *at]: the sum, over the windows holding that cell, of their gradient over
+    their divisor."""
+    lines = _input_cell(dims) + ["T total = T(0);", "for (long long k = 0; k < taps; ++k) {"]
+    lines += _cell_window(dims, "k")
+    lines += ["if (hit) { total += grad[rest * windows + l] / divisor[l]; }", "}",
+              "image = total;"]
+    return "\n".join(lines)
+
+
 def _geometry_values(windows, spatial: tuple, out_size: tuple) -> tuple:
     """The kernels' scalar arguments for a geometry (cached: a layer sees the same few)."""
     values = []
@@ -184,6 +204,25 @@ def _max_scatter_reference(device, grad, arg, taps, windows_count, *geometry):
     return scatter_to_winners(device, grad, arg, spatial, windows)
 
 
+def _average_reference(device, x, divisor, taps, windows_count, *geometry):
+    from .pooling import window_sums
+
+    windows, spatial = _windows_of(tuple(geometry))
+    sums = window_sums(device.xp, padded(device.xp, x, windows), windows,
+                       windows.output_size(spatial))
+    return device.xp.divide(sums, divisor, out=sums)
+
+
+def _spread_reference(device, grad, divisor, taps, windows_count, *geometry):
+    windows, spatial = _windows_of(tuple(geometry))
+    data = grad / divisor
+    out_size = data.shape[data.ndim - len(spatial):]
+    target = device.xp.zeros(data.shape[:data.ndim - len(spatial)] + spatial, data.dtype)
+    for _, input_key, window_key in windows.inside(spatial, out_size):
+        add_into(target, input_key, data[window_key])  # what falls on padding is dropped
+    return target
+
+
 def _kernels(name: str, inputs: str, outputs: str, body, reference, count) -> dict:
     """The kernel for 1, 2 and 3 spatial dims (`count(dims)` arguments before the outputs)."""
     return {dims: Elementwise(f"genesis_{name}_{dims}d", f"{inputs}, {_geometry(dims)}", outputs,
@@ -197,6 +236,10 @@ _COL2IM = _kernels("col2im", "raw T cols, int64 taps, int64 windows", "T image",
                    _col2im_reference, lambda dims: 3 + 6 * dims)
 _MAX_SCAN = _kernels("max_scan", "raw T x, int64 taps, int64 windows, T low", "T best, int32 arg",
                      _max_scan_body, _max_scan_reference, lambda dims: 4 + 6 * dims)
+_AVERAGE = _kernels("average", "raw T x, T divisor, int64 taps, int64 windows", "T mean",
+                    _average_body, _average_reference, lambda dims: 4 + 6 * dims)
+_SPREAD = _kernels("spread", "raw T grad, raw T divisor, int64 taps, int64 windows", "T image",
+                   _spread_body, _spread_reference, lambda dims: 4 + 6 * dims)
 _MAX_SCATTER = _kernels("max_scatter", "raw T grad, raw int32 arg, int64 taps, int64 windows",
                         "T image", _max_scatter_body, _max_scatter_reference,
                         lambda dims: 4 + 6 * dims)
@@ -240,6 +283,29 @@ def max_scatter(device, grad, arg, spatial: tuple, windows):
     return _MAX_SCATTER[dims](device, grad, arg, windows.count, math.prod(out_size),
                               *_geometry_values(windows, tuple(spatial), out_size),
                               shape=grad.shape[:grad.ndim - dims] + tuple(spatial))
+
+
+def average(device, data, windows, divisor):
+    """Each window's sum over the trailing dims of `data` (padding adds 0) divided by
+    `divisor` (a number, or an array over the output's spatial dims)."""
+    dims = len(windows.kernel)
+    spatial = data.shape[data.ndim - dims:]
+    out_size = windows.output_size(spatial)
+    return _AVERAGE[dims](device, data, divisor, windows.count, math.prod(out_size),
+                          *_geometry_values(windows, tuple(spatial), out_size),
+                          shape=data.shape[:data.ndim - dims] + out_size)
+
+
+def spread(device, grad, divisor, spatial: tuple, windows):
+    """The adjoint of `average`: each window's gradient over its divisor, added at its
+    cells (what falls on the padding is dropped)."""
+    dims = len(windows.kernel)
+    out_size = windows.output_size(tuple(spatial))
+    if getattr(divisor, "shape", None) != out_size:  # a number (divisor_override): an array
+        divisor = device.xp.broadcast_to(device.xp.asarray(divisor, grad.dtype), out_size)
+    return _SPREAD[dims](device, grad, divisor, windows.count, math.prod(out_size),
+                         *_geometry_values(windows, tuple(spatial), out_size),
+                         shape=grad.shape[:grad.ndim - dims] + tuple(spatial))
 
 
 def _columns_by_views(xp, array, windows):

@@ -18,7 +18,7 @@ from ..tensor import Tensor
 from ._kernels import Elementwise
 from ._select import selects_are_cheap, zero_unless
 from .registry import OpInfo, Sample
-from ._window_kernels import add_into, max_scan, max_scatter, padded
+from ._window_kernels import add_into, average, max_scan, max_scatter, padded, spread
 from .window import Windows, as_tuple, check_positive
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d"]  # torch's top-level ones
@@ -214,13 +214,10 @@ class AvgPool(Function):
 
     @staticmethod
     def forward(ctx, input, windows, divisor):
-        xp = input._device.xp
         data = input._data
         ctx.spatial = data.shape[data.ndim - len(windows.kernel):]
         ctx.windows, ctx.divisor = windows, divisor
-        sums = window_sums(xp, padded(xp, data, windows), windows,
-                           windows.output_size(ctx.spatial))
-        return xp.divide(sums, divisor, out=sums)
+        return average(input._device, data, windows, divisor)
 
     @staticmethod
     def backward(ctx, grad):
@@ -233,14 +230,7 @@ class AvgPoolTranspose(Function):
     @staticmethod
     def forward(ctx, values, spatial, windows, divisor):
         ctx.windows, ctx.divisor = windows, divisor
-        xp = values._device.xp
-        data = values._data / divisor
-        lead = data.shape[:data.ndim - len(spatial)]
-        out_size = data.shape[data.ndim - len(spatial):]
-        target = xp.zeros(lead + tuple(spatial), data.dtype)  # what falls on padding is dropped
-        for _, input_key, window_key in windows.inside(spatial, out_size):
-            add_into(target, input_key, data[window_key])
-        return target
+        return spread(values._device, values._data, divisor, spatial, windows)
 
     @staticmethod
     def backward(ctx, grad):

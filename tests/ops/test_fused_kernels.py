@@ -79,6 +79,21 @@ def _col2im(rng, dtype, dims):
     return (cols, windows.count, cols.shape[2], *geometry), {"shape": (2, 3) + spatial}
 
 
+def _average(rng, dtype, dims):
+    windows, spatial, out_size, geometry = _window_geometry(dims)
+    x = _normal(rng, (2, 3) + spatial, dtype)
+    divisor = rng.integers(1, 5, out_size).astype(dtype)
+    return (x, divisor, windows.count, int(np.prod(out_size)), *geometry), {
+        "shape": (2, 3) + out_size}
+
+
+def _spread(rng, dtype, dims):
+    windows, spatial, out_size, geometry = _window_geometry(dims)
+    grad = _normal(rng, (2, 3) + out_size, dtype)
+    divisor = rng.integers(1, 5, out_size).astype(dtype)
+    return (grad, divisor, windows.count, grad[0, 0].size, *geometry), {"shape": (2, 3) + spatial}
+
+
 def _max_scan(rng, dtype, dims):
     windows, spatial, out_size, geometry = _window_geometry(dims)
     x = np.round(_normal(rng, (2, 3) + spatial, dtype))  # many ties: the first tap wins
@@ -133,6 +148,10 @@ SAMPLES = {
     **{f"genesis_im2col_{dims}d": (lambda dims: lambda rng, dtype: _im2col(rng, dtype, dims))(dims)
        for dims in (1, 2, 3)},
     **{f"genesis_col2im_{dims}d": (lambda dims: lambda rng, dtype: _col2im(rng, dtype, dims))(dims)
+       for dims in (1, 2, 3)},
+    **{f"genesis_average_{dims}d": (lambda dims: lambda rng, dtype: _average(rng, dtype, dims))(dims)
+       for dims in (1, 2, 3)},
+    **{f"genesis_spread_{dims}d": (lambda dims: lambda rng, dtype: _spread(rng, dtype, dims))(dims)
        for dims in (1, 2, 3)},
     **{f"genesis_max_scan_{dims}d": (lambda dims: lambda rng, dtype: _max_scan(rng, dtype, dims))(dims)
        for dims in (1, 2, 3)},
