@@ -102,14 +102,14 @@ def _col2im_body(dims: int) -> str:
 
 
 def _max_scan_body(dims: int) -> str:
-    """best and arg of window l: PyTorch's scan, where a later tap wins if larger or NaN
-    (padding reads as `low`)."""
+    """best and arg of window l: PyTorch's scan over the window's cells inside the input,
+    where a later tap wins if larger or NaN (so a window of -inf names its first cell)."""
     lines = ["long long rest = i;", "long long l = rest % windows; rest /= windows;",
-             "T top = low; int chosen = 0;", "for (long long k = 0; k < taps; ++k) {"]
+             "T top = low; int chosen = -1;", "for (long long k = 0; k < taps; ++k) {"]
     lines += _window_cell(dims, "l", "k")
-    lines += ["T value = inside ? x[cell] : low;",
-              "if (k == 0 || value > top || value != value) { top = value; chosen = (int) k; }",
-              "}", "best = top; arg = chosen;"]
+    lines += ["if (!inside) { continue; }", "T value = x[cell];",
+              "if (chosen < 0 || value > top || value != value) { top = value; chosen = (int) k; }",
+              "}", "best = top; arg = chosen < 0 ? 0 : chosen;"]
     return "\n".join(lines)
 
 
@@ -190,11 +190,9 @@ def _filling(reference, count: int):
 
 
 def _max_scan_reference(device, x, taps, windows_count, low, *geometry):
-    from .pooling import window_maxima  # pooling.py imports this module
+    from .pooling import scan_inside  # pooling.py imports this module
 
-    windows, spatial = _windows_of(tuple(geometry))
-    return window_maxima(device.xp, padded(device.xp, x, windows, low), windows,
-                         windows.output_size(spatial), True, device)
+    return scan_inside(device, x, _windows_of(tuple(geometry))[0], low)
 
 
 def _max_scatter_reference(device, grad, arg, taps, windows_count, *geometry):

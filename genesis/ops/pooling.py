@@ -126,10 +126,6 @@ class MaxPool(Function):
         else:  # the maxima alone (on a GPU the fused scan is as cheap)
             best, arg = window_maxima(xp, padded(xp, data, windows, low), windows, out_size,
                                       False, input._device)
-        if track and windows.padding != ((0, 0),) * len(spatial) and (best == low).any():
-            # Only padding beat -inf? PyTorch then names the window's first input position.
-            arg = xp.where(best == low, _first_valid_positions(xp, windows, spatial, out_size),
-                           arg).astype(arg.dtype, copy=False)
         ctx.arg, ctx.spatial, ctx.windows = arg, spatial, windows
         if not return_indices:
             return best
@@ -151,6 +147,20 @@ class MaxPoolScatter(Function):
     @staticmethod
     def backward(ctx, grad):
         return MaxPoolGather.apply(grad, ctx.arg, ctx.windows), None, None, None
+
+
+def scan_inside(device, data, windows, low) -> tuple:
+    """The array code of `max_scan`: PyTorch's scan over the padded input, where a window
+    whose maximum only the padding reached (all its cells -inf) names its first cell inside
+    the input, as PyTorch does."""
+    xp = device.xp
+    spatial = data.shape[data.ndim - len(windows.kernel):]
+    out_size = windows.output_size(spatial)
+    best, arg = window_maxima(xp, padded(xp, data, windows, low), windows, out_size, True, device)
+    if windows.padding != ((0, 0),) * len(spatial) and (best == low).any():
+        arg = xp.where(best == low, _first_valid_positions(xp, windows, spatial, out_size),
+                       arg).astype(arg.dtype, copy=False)
+    return best, arg
 
 
 def scatter_to_winners(device, data, arg, spatial: tuple, windows):

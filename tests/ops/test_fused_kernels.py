@@ -98,6 +98,7 @@ def _max_scan(rng, dtype, dims):
     windows, spatial, out_size, geometry = _window_geometry(dims)
     x = np.round(_normal(rng, (2, 3) + spatial, dtype))  # many ties: the first tap wins
     x.reshape(-1)[::7] = np.nan  # NaN wins, as in PyTorch
+    x[(0, 0) + (slice(0, 2),) * dims] = -np.inf  # a corner window of -inf and padding
     return (x, windows.count, int(np.prod(out_size)), -np.inf, *geometry), {
         "shape": (2, 3) + out_size}
 
