@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..autograd.function import Function
 from ..autograd.grad_mode import grad_state
 from ..device import host_numbers
+from ..ops._index_checks import any_outside
 from ..ops._kernels import Elementwise
 from ..ops.einsum import einsum
 from ..ops.index import IndexScatter
@@ -190,13 +191,12 @@ def _check_indices(input: Tensor, weight: Tensor) -> None:
     if input._device != weight._device:
         raise RuntimeError(f"embedding: indices are on {input.device}, weight on {weight.device}")
     data = input._data
-    if not data.size:
+    if not any_outside(input._device, data, weight.shape[0]):
         return
-    low, high = host_numbers(input._device, data.min(), data.max())
-    if low < 0 or high >= weight.shape[0]:
-        bad = low if low < 0 else high
-        raise IndexError(f"embedding: index {bad} is out of range for a table of "
-                         f"{weight.shape[0]} rows (valid: 0..{weight.shape[0] - 1})")
+    low, high = host_numbers(input._device, data.min(), data.max())  # to name the culprit
+    bad = low if low < 0 else high
+    raise IndexError(f"embedding: index {bad} is out of range for a table of "
+                     f"{weight.shape[0]} rows (valid: 0..{weight.shape[0] - 1})")
 
 
 def _renorm_rows(weight: Tensor, indices, max_norm: float, norm_type: float) -> None:

@@ -16,6 +16,7 @@ from ..ops._operands import ignore_float_errors
 from ..ops.activation import relu
 from ..ops.gather import gather
 from ..ops.selection import clamp, where
+from ..ops._index_checks import any_outside
 from ..ops._kernels import Elementwise, Reduction
 from ..ops.softmax import EXP_SHIFTED, log_softmax, softmax
 from ..ops.unary import abs, exp, log, log1p
@@ -187,18 +188,9 @@ def _plain_class_targets(input: Tensor, target: Tensor, ignore_index: int, name:
     data = target._data
     if 0 <= ignore_index < classes or data.dtype.itemsize < 4:
         return None
-    if bool(_ANY_OUTSIDE(target._device, data, classes, axis=None, keepdims=False)):
+    if any_outside(target._device, data, classes):  # out of range, or ignored
         return None
     return data if data.dtype == np.int64 else data.astype(np.int64)
-
-
-# Whether any target is outside 0..classes-1: read as unsigned, a negative target (an
-# ignored -100 too) is larger than any class, so one comparison finds both ends.
-_ANY_OUTSIDE = Reduction(
-    "genesis_any_outside", "int64 target, int64 classes", "bool outside",
-    "(unsigned long long) target >= (unsigned long long) classes", "a || b", "outside = a",
-    "false", lambda device, target, classes, **where: (
-        target.view(np.dtype(f"u{target.dtype.itemsize}")) >= classes).any(**where))
 
 
 def _picked(input: Tensor, safe_target, class_dim: int) -> Tensor:
