@@ -18,7 +18,7 @@ exactly. (PyTorch's own host reads are not counted: on the CPU they include Adam
 counters, which stay on the host on CUDA too.)
 
 Workloads are those of bench/cuda_benchmarks.py, the MLP training step (Adam) and the
-transformer block forward + backward, and two of bench/norm_layers.py's layers,
+transformer block forward + backward, and bench/norm_layers.py's three layers,
 `layer(x).sum().backward()`; with --ops, common layers one at a time (each op's forward
 and the backward of its sum, which adds the sum, its seed and its broadcast to each row).
 
@@ -45,7 +45,8 @@ from norm_layers import step as norm_step  # noqa: E402
 from transformer_block import BATCH, D_MODEL, LENGTH, initial_weights  # noqa: E402
 
 NORM_CASES = [("BatchNorm2d", (32, 32, 16, 16), lambda nn: nn.BatchNorm2d(32)),
-              ("LayerNorm", (8, 128, 256), lambda nn: nn.LayerNorm(256))]  # norm_layers.py's
+              ("LayerNorm", (8, 128, 256), lambda nn: nn.LayerNorm(256)),
+              ("GroupNorm", (32, 32, 16, 16), lambda nn: nn.GroupNorm(8, 32))]  # norm_layers.py's
 _NUMPY_DEVICE = genesis.device("cpu")  # fused kernels' references compute on the host
 
 # Calls that make or view arrays without running a kernel.

@@ -75,11 +75,15 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     if input._data.dtype.kind != "f":
         raise RuntimeError(f"group_norm: needs a floating point input, got {input.dtype.name}; "
                            "convert first with .float()")
-    grouped = input.reshape(input.shape[0], num_groups, -1)
-    out = LayerNorm.apply(grouped, None, None, (2,), float(eps)).reshape(input.shape)
-    channel_shape = (input.shape[1],) + (1,) * (input.ndim - 2)
-    return _affine(out, None if weight is None else weight.reshape(channel_shape),
-                   None if bias is None else bias.reshape(channel_shape))
+    # (N, groups, channels per group, *spatial), normalised over all but the first two dims;
+    # the per-channel affine, shaped to match, is part of the same node.
+    batch, channels, spatial = input.shape[0], input.shape[1], tuple(input.shape[2:])
+    grouped = input.reshape((batch, num_groups, channels // num_groups) + spatial)
+    affine_shape = (num_groups, channels // num_groups) + (1,) * len(spatial)
+    out = LayerNorm.apply(grouped, None if weight is None else weight.reshape(affine_shape),
+                          None if bias is None else bias.reshape(affine_shape),
+                          tuple(range(2, grouped.ndim)), float(eps))
+    return out.reshape(input.shape)
 
 
 def _update_running_reference(device, statistic, momentum, correction, running) -> None:

@@ -16,7 +16,7 @@ import pytest
 BENCH = pathlib.Path(__file__).resolve().parents[2] / "bench"
 # (launches, host syncs) at most, per workload
 BUDGETS = {"MLP step": (32, 1), "block fwd+bwd": (100, 0), "BatchNorm2d": (16, 0),
-           "LayerNorm": (11, 0), "sigmoid": (4, 0), "tanh": (4, 0), "silu": (4, 0),
+           "LayerNorm": (11, 0), "GroupNorm": (14, 0), "sigmoid": (4, 0), "tanh": (4, 0), "silu": (4, 0),
            "gelu": (4, 0), "leaky_relu": (4, 0), "softmax": (7, 0), "log_softmax": (7, 0),
            "cross_entropy": (9, 1), "mse_loss": (4, 0), "bce_with_logits": (4, 0),
            "layer_norm": (12, 0), "rms_norm": (8, 0), "embedding": (6, 1), "conv2d 3x3": (10, 0),
@@ -43,7 +43,8 @@ def array_ops(fake_cuda, monkeypatch):
 
 def test_training_workloads_run_on_the_gpu_paths_within_their_budgets(array_ops):
     rows = array_ops.genesis_counts(np.random.default_rng(0))
-    assert [label for label, *_ in rows] == ["MLP step", "block fwd+bwd", "BatchNorm2d", "LayerNorm"]
+    assert [label for label, *_ in rows] == ["MLP step", "block fwd+bwd", "BatchNorm2d", "LayerNorm",
+                                             "GroupNorm"]
     _within_budgets(rows)
 
 
