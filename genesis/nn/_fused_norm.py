@@ -20,7 +20,7 @@ from ..ops._kernels import fusing_pays
 from ..ops.broadcast import sum_to_shape
 from ..ops.unary import rsqrt
 from ..tensor import Tensor, wrap_array
-from ._norm_kernels import normalize_backward, normalize_forward
+from ._norm_kernels import normalize_backward, normalize_forward, summed_to
 
 
 class LayerNorm(Function):
@@ -29,13 +29,14 @@ class LayerNorm(Function):
     autocast_policy = "float32"
 
     @staticmethod
-    def forward(ctx, input, weight, bias, dims, eps):
-        out, _, _ = _normalize_forward(ctx, input, weight, bias, dims, eps)
+    def forward(ctx, input, weight, bias, dims, eps, affine_shape=None):
+        out, _, _ = _normalize_forward(ctx, input, weight, bias, dims, eps,
+                                       affine_shape=affine_shape)
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        return _normalize_backward(ctx, grad)
+        return _normalize_backward(ctx, grad) + (None,)
 
 
 class RMSNorm(Function):
@@ -55,13 +56,14 @@ class RMSNorm(Function):
 
 
 class BatchNorm(Function):
-    """Like LayerNorm, over every dim but the channel (dim 1); `weight` and `bias` are shaped
-    (C, 1, ...). Also returns the batch mean and biased variance per channel (no gradient),
-    for the running statistics."""
+    """Like LayerNorm, over every dim but the channel (dim 1); `weight` and `bias` (C,)
+    broadcast as `affine_shape` (C, 1, ...). Also returns the batch mean and biased variance
+    per channel (no gradient), for the running statistics."""
 
     @staticmethod
-    def forward(ctx, input, weight, bias, dims, eps):
-        out, mean, variance = _normalize_forward(ctx, input, weight, bias, dims, eps)
+    def forward(ctx, input, weight, bias, dims, eps, affine_shape):
+        out, mean, variance = _normalize_forward(ctx, input, weight, bias, dims, eps,
+                                                 affine_shape=affine_shape)
         device = input._device
         mean, variance = wrap_array(mean.reshape(-1), device), wrap_array(variance.reshape(-1), device)
         ctx.mark_non_differentiable(mean, variance)
@@ -71,20 +73,28 @@ class BatchNorm(Function):
     @staticmethod
     def backward(ctx, grad, _mean_grad, _variance_grad):
         if grad is None:
-            return None, None, None, None, None
-        return _normalize_backward(ctx, grad)
+            return None, None, None, None, None, None
+        return _normalize_backward(ctx, grad) + (None,)
 
 
-def _normalize_forward(ctx, input, weight, bias, dims, eps, centered: bool = True) -> tuple:
+def _normalize_forward(ctx, input, weight, bias, dims, eps, centered: bool = True,
+                       affine_shape: tuple | None = None) -> tuple:
     """The normalised and transformed output array, and the mean (None when not `centered`:
-    0 is used) and biased variance (the mean square when not centered)."""
+    0 is used) and biased variance (the mean square when not centered). `weight` and `bias`
+    broadcast against the input as they are, or as `affine_shape` when given (their
+    gradients keep their own shapes)."""
     ctx.dims, ctx.eps, ctx.centered = dims, eps, centered
     xp, device = input._device.xp, input._device
     x = input._data
+    ctx.param_shapes = (None if weight is None else weight.shape,
+                        None if bias is None else bias.shape)
+    ctx.affine_shapes = tuple(None if shape is None else affine_shape or shape
+                              for shape in ctx.param_shapes)
+    w, b = (None if param is None else _as_affine(param._data, affine_shape)
+            for param in (weight, bias))
     if fusing_pays(device):
-        out, normalized, mean, variance, rstd = normalize_forward(
-            device, x, None if weight is None else weight._data,
-            None if bias is None else bias._data, dims, eps, centered)
+        out, normalized, mean, variance, rstd = normalize_forward(device, x, w, b, dims, eps,
+                                                                  centered)
     else:  # the same formulas as array calls, in place where possible
         mean = x.mean(axis=dims, keepdims=True) if centered else None
         centered_x = x - mean if centered else x
@@ -95,53 +105,63 @@ def _normalize_forward(ctx, input, weight, bias, dims, eps, centered: bool = Tru
             normalized *= rstd
         else:
             normalized = x * rstd
-        out = normalized * weight._data if weight is not None else normalized
-        if bias is not None:
-            out = out + bias._data
+        out = normalized * w if w is not None else normalized
+        if b is not None:
+            out = out + b
     if out is normalized:  # no affine part: the output is what backward needs
         out = saved = wrap_array(out, device)
     else:
         saved = wrap_array(normalized, device)
-    ctx.affine_shapes = (None if weight is None else weight.shape,
-                         None if bias is None else bias.shape)
     ctx.save_for_backward(input, weight, saved, wrap_array(rstd, device))
     return out, mean, variance
 
 
+def _as_affine(array, affine_shape):
+    return array if affine_shape is None else array.reshape(affine_shape)
+
+
 def _normalize_backward(ctx, grad) -> tuple:
     input, weight, normalized, rstd = ctx.saved_tensors
-    needs, shapes = ctx.needs_input_grad, ctx.affine_shapes
+    needs, shapes, targets = ctx.needs_input_grad, ctx.affine_shapes, ctx.param_shapes
     if grad_state.enabled:  # create_graph: differentiable ops, recomputed from the input
+        if weight is not None and shapes[0] != targets[0]:
+            weight = weight.reshape(shapes[0])
         grads = _recorded_grads(grad, input, weight, shapes, ctx.dims, ctx.eps, needs,
                                 ctx.centered)
+        grads = tuple(g if g is None or t is None or g.shape == t else g.reshape(t)
+                      for g, t in zip(grads, (None,) + targets))  # parameters' own shapes
     else:
-        grads = _array_grads(grad, weight, normalized, rstd, shapes, ctx.dims, needs, ctx.centered)
+        w = None if weight is None else _as_affine(weight._data, shapes[0])
+        grads = _array_grads(grad, w, normalized, rstd, shapes, targets, ctx.dims, needs,
+                             ctx.centered)
     return grads + (None, None)
 
 
 def _array_grads(grad: Tensor, weight, normalized: Tensor, rstd: Tensor, shapes: tuple,
-                 dims: tuple, needs: tuple, centered: bool) -> tuple:
-    """dx = rstd * (g' - mean(g') - n * mean(g' * n)) with g' = grad * weight and n the
-    normalised input (means over `dims`; no mean(g') term when not `centered`); dweight =
-    grad * n and dbias = grad, each summed over the dims its parameter is broadcast along."""
+                 targets: tuple, dims: tuple, needs: tuple, centered: bool) -> tuple:
+    """dx = rstd * (g' - mean(g') - n * mean(g' * n)) with g' = grad * `weight` (an array
+    in its broadcast shape) and n the normalised input (means over `dims`; no mean(g') term
+    when not `centered`); dweight = grad * n and dbias = grad, each summed over the dims its
+    parameter is broadcast along (`shapes`), in the parameter's own shape (`targets`)."""
     g, n, device = grad._data, normalized._data, grad._device
     xp = device.xp
     if fusing_pays(device):
         return tuple(None if array is None else wrap_array(array, device) for array in
-                     normalize_backward(device, g, None if weight is None else weight._data, n,
-                                        rstd._data, shapes, dims, needs, centered))
+                     normalize_backward(device, g, weight, n, rstd._data, shapes, targets, dims,
+                                        needs, centered))
     grad_times_n = g * n
-    grad_weight = sum_to_shape(wrap_array(grad_times_n, device), shapes[0]) if needs[1] else None
-    grad_bias = sum_to_shape(grad, shapes[1]) if needs[2] else None
+    grad_weight = wrap_array(summed_to(xp, grad_times_n, shapes[0], targets[0]), device) \
+        if needs[1] else None
+    grad_bias = wrap_array(summed_to(xp, g, shapes[1], targets[1]), device) if needs[2] else None
     grad_input = None
     if needs[0]:
         # grad_times_n is scratch below, unless it is the weight's gradient itself (nothing
         # was summed: the weight covers every element).
         scratch = None if grad_weight is not None and grad_weight._data is grad_times_n \
             else grad_times_n
-        scaled = g * weight._data if weight is not None else g.copy()
+        scaled = g * weight if weight is not None else g.copy()
         if weight is not None:
-            grad_times_n = xp.multiply(grad_times_n, weight._data, out=scratch)  # g' * n
+            grad_times_n = xp.multiply(grad_times_n, weight, out=scratch)  # g' * n
         projection = grad_times_n.mean(axis=dims, keepdims=True)
         if centered:
             scaled -= scaled.mean(axis=dims, keepdims=True)

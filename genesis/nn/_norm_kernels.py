@@ -68,27 +68,32 @@ def normalize_forward(device, x, weight, bias, dims: tuple, eps: float, centered
     return out, normalized, mean, variance, rstd
 
 
-def _shaped(array, shape: tuple):
-    """`array` in `shape`; itself when it has it (a reshape would make a view)."""
-    return array if array.shape == tuple(shape) else array.reshape(shape)
+def summed_to(xp, array, broadcast_shape: tuple, target: tuple, weights=None, device=None):
+    """`array` (times `weights`, in one fused pass on a GPU) summed over the dims that
+    `broadcast_shape` was broadcast along, in the shape `target`: a fresh array when there
+    is anything to sum, which the engine hands over as a parameter's .grad without a copy."""
+    lead, stretched = broadcast_axes(array.shape, broadcast_shape)
+    if lead or stretched:
+        if weights is None:
+            summed = array.sum(axis=lead + stretched)
+        else:
+            summed = SUM_PRODUCT(device, array, weights, axis=lead + stretched, keepdims=False)
+    else:  # nothing to sum: the array itself (the engine copies it if it is shared)
+        summed = array if weights is None else array * weights
+    return summed if summed.shape == tuple(target) else summed.reshape(target)
 
 
-def normalize_backward(device, g, weight, normalized, rstd, shapes: tuple, dims: tuple,
-                       needs: tuple, centered: bool = True) -> tuple:
+def normalize_backward(device, g, weight, normalized, rstd, shapes: tuple, targets: tuple,
+                       dims: tuple, needs: tuple, centered: bool = True) -> tuple:
     """Arrays (dx, dweight, dbias), None where not needed: dx = rstd * (g w - mean(g w)
-    - n mean(g w n)) (no mean(g w) when not `centered`), dweight = g n and dbias = g summed
-    to their parameters' shapes (fresh arrays when only leading dims are summed, which the
-    engine hands over as .grad)."""
+    - n mean(g w n)) (no mean(g w) when not `centered`; `weight` in its broadcast shape),
+    dweight = g n and dbias = g summed over the dims their parameters are broadcast along
+    (`shapes`), in the parameters' own shapes (`targets`)."""
     grad_weight = grad_bias = grad_input = None
     if needs[1]:
-        lead, stretched = broadcast_axes(g.shape, shapes[0])
-        grad_weight = _shaped(SUM_PRODUCT(device, g, normalized, axis=lead + stretched,
-                                          keepdims=bool(stretched))
-                              if lead or stretched else g * normalized, shapes[0])
+        grad_weight = summed_to(device.xp, g, shapes[0], targets[0], normalized, device)
     if needs[2]:
-        lead, stretched = broadcast_axes(g.shape, shapes[1])
-        grad_bias = _shaped(g.sum(axis=lead + stretched, keepdims=bool(stretched))
-                            if lead or stretched else g.copy(), shapes[1])
+        grad_bias = summed_to(device.xp, g, shapes[1], targets[1])
     if needs[0]:
         w = 1.0 if weight is None else weight
         mean_gw = _MEAN_PRODUCT(device, g, w, axis=dims, keepdims=True) if centered else 0.0

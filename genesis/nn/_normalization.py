@@ -80,9 +80,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     batch, channels, spatial = input.shape[0], input.shape[1], tuple(input.shape[2:])
     grouped = input.reshape((batch, num_groups, channels // num_groups) + spatial)
     affine_shape = (num_groups, channels // num_groups) + (1,) * len(spatial)
-    out = LayerNorm.apply(grouped, None if weight is None else weight.reshape(affine_shape),
-                          None if bias is None else bias.reshape(affine_shape),
-                          tuple(range(2, grouped.ndim)), float(eps))
+    out = LayerNorm.apply(grouped, weight, bias, tuple(range(2, grouped.ndim)), float(eps),
+                          affine_shape)
     return out.reshape(input.shape)
 
 
@@ -123,14 +122,12 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                            "convert first with .float()")
     dims = (0,) + tuple(range(2, input.ndim))
     channel_shape = (input.shape[1],) + (1,) * (input.ndim - 2)
-    weight = None if weight is None else weight.reshape(channel_shape)
-    bias = None if bias is None else bias.reshape(channel_shape)
     if training:
         count = input.numel() // input.shape[1]
         if count <= 1:
             raise ValueError(f"batch_norm: expected more than 1 value per channel when training, "
                              f"got input of shape {tuple(input.shape)}")
-        out, mean, variance = BatchNorm.apply(input, weight, bias, dims, float(eps))
+        out, mean, variance = BatchNorm.apply(input, weight, bias, dims, float(eps), channel_shape)
         if running_mean is not None:
             _update_running(running_mean, mean._data, momentum)
         if running_var is not None:
@@ -140,4 +137,6 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         raise ValueError("batch_norm: evaluation needs running_mean and running_var (or pass "
                          "training=True to use the batch statistics)")
     scale = rsqrt(running_var.reshape(channel_shape) + eps)
-    return _affine((input - running_mean.reshape(channel_shape)) * scale, weight, bias)
+    return _affine((input - running_mean.reshape(channel_shape)) * scale,
+                   None if weight is None else weight.reshape(channel_shape),
+                   None if bias is None else bias.reshape(channel_shape))
