@@ -1,5 +1,5 @@
-"""Layer and batch norm on a GPU in fused kernels: forward in four launches, backward in
-five (as array calls they are ten and eleven). `_fused_norm.py` takes these where fusing
+"""Layer, RMS, group and batch norm on a GPU in fused kernels: forward in four launches,
+backward in five (as array calls they are ten and eleven). `_fused_norm.py` takes these where fusing
 pays (`fusing_pays`); the CPU keeps its in-place array code, which computes the same
 formulas. Means over the normalised dims are CuPy's: the sum divided by the count
 (`_in_ind.size() / _out_ind.size()`, the elements reduced into each output).
@@ -10,7 +10,7 @@ from ..ops._kernels import Elementwise, Reduction
 from ..ops.broadcast import broadcast_axes
 from ..ops.softmax import SUM_PRODUCT
 
-__all__ = ["normalize_forward", "normalize_backward"]
+__all__ = ["normalize_forward", "normalize_backward", "summed_to"]
 
 _MEAN = "mean = a / T(_in_ind.size() / _out_ind.size())"
 
@@ -51,7 +51,8 @@ _NORM_GRAD = Elementwise(
     lambda device, g, w, n, rstd, mean_gw, mean_gwn: rstd * ((g * w - mean_gw) - n * mean_gwn))
 
 
-def normalize_forward(device, x, weight, bias, dims: tuple, eps: float, centered: bool = True) -> tuple:
+def normalize_forward(device, x, weight, bias, dims: tuple, eps: float,
+                      centered: bool = True) -> tuple:
     """(output, normalised input, mean, biased variance, 1/std) of x over `dims`, scaled by
     the `weight` array and shifted by the `bias` array (either may be None). Not `centered`
     (RMS norm): the mean is taken as 0 (and returned as None), the variance is the mean
