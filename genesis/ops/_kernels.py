@@ -86,9 +86,9 @@ class Kernel:
             return self.reference(device, *args, **options)
         dtype = self._fitting_dtype(args) if xp.__name__ == "cupy" else False
         if dtype is not False:
-            compiled = self._compiled.get(id(xp))
+            compiled = self._compiled.get(xp)  # keyed by the namespace itself, not its id
             if compiled is None:
-                compiled = self._compiled[id(xp)] = self._compile(xp)
+                compiled = self._compiled[xp] = self._compile(xp)
             if shape is not None:
                 args += tuple(xp.empty(shape, dtype if kind == "T" else kind)
                               for kind in self._output_types)
