@@ -74,14 +74,20 @@ def summed_to(xp, array, broadcast_shape: tuple, target: tuple, weights=None, de
     `broadcast_shape` was broadcast along, in the shape `target`: a fresh array when there
     is anything to sum, which the engine hands over as a parameter's .grad without a copy."""
     lead, stretched = broadcast_axes(array.shape, broadcast_shape)
-    if lead or stretched:
-        if weights is None:
-            summed = array.sum(axis=lead + stretched)
-        else:
-            summed = SUM_PRODUCT(device, array, weights, axis=lead + stretched, keepdims=False)
-    else:  # nothing to sum: the array itself (the engine copies it if it is shared)
+    axes = lead + stretched
+    if not axes:  # nothing to sum: the array itself (the engine copies it if it is shared)
         summed = array if weights is None else array * weights
-    return summed if summed.shape == tuple(target) else summed.reshape(target)
+        return summed if summed.shape == tuple(target) else summed.reshape(target)
+    kept = tuple(extent for dim, extent in enumerate(array.shape) if dim not in axes)
+    result = out = None
+    if kept != tuple(target):  # sum into a fresh array of the target's shape, not a view
+        result = xp.empty(target, array.dtype)
+        out = result.reshape(kept)
+    if weights is None:
+        summed = array.sum(axis=axes, out=out)
+    else:
+        summed = SUM_PRODUCT(device, array, weights, axis=axes, keepdims=False, out=out)
+    return summed if result is None else result
 
 
 def normalize_backward(device, g, weight, normalized, rstd, shapes: tuple, targets: tuple,
