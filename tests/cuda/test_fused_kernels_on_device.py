@@ -5,7 +5,7 @@ import pytest
 
 import genesis
 from genesis.ops._kernels import REGISTRY, parameters
-from tests.ops.test_fused_kernels import SAMPLES
+from tests.ops.kernel_samples import SAMPLES
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

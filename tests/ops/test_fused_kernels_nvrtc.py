@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from genesis.ops._kernels import REGISTRY, Elementwise, parameters
-from tests.ops.test_fused_kernels import SAMPLES
+from tests.ops.kernel_samples import SAMPLES
 
 _C_TYPES = {"int64": "long long", "int32": "int", "bool": "bool"}
 

@@ -1,0 +1,210 @@
+"""Sample arguments for every fused GPU kernel (genesis/ops/_kernels.py's REGISTRY), shared
+by the checks that run the kernels: compiled as C++ (test_fused_kernels.py), compiled by
+NVRTC (test_fused_kernels_nvrtc.py) and run by CuPy on a real GPU (tests/cuda).
+
+SAMPLES maps a kernel's name to a function of (rng, dtype) giving (arguments, options):
+the inputs, then any outputs it updates in place, and keyword options (axis= and
+keepdims= of a reduction, shape= of outputs that nothing broadcasts to).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from genesis.ops._window_kernels import _geometry_values
+from genesis.ops.window import Windows
+
+
+def _normal(rng, shape, dtype):
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _softmax_parts(rng, dtype, shape=(5, 7), axis=1):
+    x = _normal(rng, shape, dtype) * 3
+    m = x.max(axis=axis, keepdims=True)
+    s = np.exp(x - m).sum(axis=axis, keepdims=True)
+    return x, m, s
+
+
+def _cross_entropy_backward(rng, dtype):
+    x, m, s = _softmax_parts(rng, dtype, (4, 6, 3))
+    target = rng.integers(0, 6, (4, 1, 3))
+    return (np.exp(x - m), s, target, np.asarray(0.7, dtype), 0.25, 6, 3), {}
+
+
+def _bce_arguments(rng, dtype):
+    """Logits (some exactly 0 and large), targets in [0, 1], a weight and a pos_weight."""
+    x = _normal(rng, (4, 5), dtype) * 10
+    x[0, :3] = (0, 40, -40)
+    return (x, rng.uniform(0, 1, (4, 5)).astype(dtype), rng.uniform(0.5, 2, (5,)).astype(dtype),
+            rng.uniform(0.5, 3, (5,)).astype(dtype))
+
+
+_WINDOW_CASES = {  # (spatial, kernel, stride, dilation, padding before/after): overlaps, gaps
+    1: ((9,), (3,), (2,), (1,), ((1, 2),)),
+    2: ((6, 7), (3, 2), (2, 1), (1, 2), ((1, 1), (0, 1))),
+    3: ((4, 5, 3), (2, 2, 2), (1, 2, 1), (2, 1, 1), ((1, 0), (1, 1), (0, 0))),
+}
+
+
+def _window_geometry(dims):
+    spatial, kernel, stride, dilation, padding = _WINDOW_CASES[dims]
+    windows = Windows(kernel, stride, dilation, padding)
+    out_size = windows.output_size(spatial)
+    return windows, spatial, out_size, _geometry_values(windows, spatial, out_size)
+
+
+def _im2col(rng, dtype, dims):
+    windows, spatial, out_size, geometry = _window_geometry(dims)
+    x = _normal(rng, (2, 3) + spatial, dtype)
+    shape = (2, 3 * windows.count, int(np.prod(out_size)))
+    return (x, windows.count, shape[2], *geometry), {"shape": shape}
+
+
+def _col2im(rng, dtype, dims):
+    windows, spatial, out_size, geometry = _window_geometry(dims)
+    cols = _normal(rng, (2, 3 * windows.count, int(np.prod(out_size))), dtype)
+    return (cols, windows.count, cols.shape[2], *geometry), {"shape": (2, 3) + spatial}
+
+
+def _average(rng, dtype, dims):
+    windows, spatial, out_size, geometry = _window_geometry(dims)
+    x = _normal(rng, (2, 3) + spatial, dtype)
+    divisor = rng.integers(1, 5, out_size).astype(dtype)
+    return (x, divisor, windows.count, int(np.prod(out_size)), *geometry), {
+        "shape": (2, 3) + out_size}
+
+
+def _spread(rng, dtype, dims):
+    windows, spatial, out_size, geometry = _window_geometry(dims)
+    grad = _normal(rng, (2, 3) + out_size, dtype)
+    divisor = rng.integers(1, 5, out_size).astype(dtype)
+    return (grad, divisor, windows.count, grad[0, 0].size, *geometry), {"shape": (2, 3) + spatial}
+
+
+def _max_scan(rng, dtype, dims):
+    windows, spatial, out_size, geometry = _window_geometry(dims)
+    x = np.round(_normal(rng, (2, 3) + spatial, dtype))  # many ties: the first tap wins
+    x.reshape(-1)[::7] = np.nan  # NaN wins, as in PyTorch
+    x[(0, 0) + (slice(0, 2),) * dims] = -np.inf  # a corner window of -inf and padding
+    return (x, windows.count, int(np.prod(out_size)), -np.inf, *geometry), {
+        "shape": (2, 3) + out_size}
+
+
+def _max_scatter(rng, dtype, dims):
+    windows, spatial, out_size, geometry = _window_geometry(dims)
+    grad = _normal(rng, (2, 3) + out_size, dtype)
+    winners = rng.integers(0, windows.count, (2, 3) + out_size).astype(np.int32)
+    return (grad, winners, windows.count, grad[0, 0].size, *geometry), {"shape": (2, 3) + spatial}
+
+
+def _with_nans(values):
+    values[0, :2] = np.nan
+    return values
+
+
+def _adam(rng, dtype):
+    param, exp_avg = _normal(rng, (4, 5), dtype), _normal(rng, (4, 5), dtype) * 0.1
+    exp_avg_sq = np.abs(_normal(rng, (4, 5), dtype)) * 0.01
+    inputs = (_normal(rng, (4, 5), dtype), 0.1, 0.999, 0.001, 0.01, 0.3, 1e-8, 0.02, 0.99)
+    return inputs + (param, exp_avg, exp_avg_sq), {}
+
+
+# Sample arguments (inputs, then any in-place outputs) and options, for every kernel.
+SAMPLES = {
+    "genesis_gelu_none": lambda rng, dtype: ((_normal(rng, (6, 5), dtype) * 3,), {}),
+    "genesis_gelu_tanh": lambda rng, dtype: ((_normal(rng, (6, 5), dtype) * 3,), {}),
+    "genesis_gelu_none_grad": lambda rng, dtype: (
+        (_normal(rng, (6, 5), dtype), _normal(rng, (6, 5), dtype) * 3), {}),
+    "genesis_gelu_tanh_grad": lambda rng, dtype: (
+        (_normal(rng, (6, 5), dtype), _normal(rng, (6, 5), dtype) * 3), {}),
+    "genesis_relu_grad": lambda rng, dtype: (
+        (_normal(rng, (6, 5), dtype), np.maximum(_normal(rng, (6, 5), dtype), 0)), {}),
+    "genesis_exp_shifted": lambda rng, dtype: (_softmax_parts(rng, dtype)[:2], {}),
+    "genesis_sum_product": lambda rng, dtype: (
+        (_normal(rng, (5, 7), dtype), _normal(rng, (5, 7), dtype)), {"axis": 1, "keepdims": True}),
+    "genesis_softmax_grad": lambda rng, dtype: (
+        (_normal(rng, (5, 7), dtype), _normal(rng, (5, 7), dtype), _normal(rng, (5, 1), dtype)), {}),
+    "genesis_cross_entropy_rows": lambda rng, dtype: (
+        _softmax_parts(rng, dtype)[1:] + (_normal(rng, (5, 1), dtype),), {}),
+    "genesis_cross_entropy_total": lambda rng, dtype: (
+        _softmax_parts(rng, dtype)[1:] + (_normal(rng, (5, 1), dtype), 0.2),
+        {"axis": None, "keepdims": False}),
+    "genesis_cross_entropy_grad": _cross_entropy_backward,
+    "genesis_adam_step": _adam,
+    "genesis_any_outside": lambda rng, dtype: (
+        (np.array([[0, 5, 2], [1, -100, 3]]), 6), {"axis": None, "keepdims": False}),
+    **{f"genesis_im2col_{dims}d": (lambda dims: lambda rng, dtype: _im2col(rng, dtype, dims))(dims)
+       for dims in (1, 2, 3)},
+    **{f"genesis_col2im_{dims}d": (lambda dims: lambda rng, dtype: _col2im(rng, dtype, dims))(dims)
+       for dims in (1, 2, 3)},
+    **{f"genesis_average_{dims}d": (lambda dims: lambda rng, dtype: _average(rng, dtype, dims))(dims)
+       for dims in (1, 2, 3)},
+    **{f"genesis_spread_{dims}d": (lambda dims: lambda rng, dtype: _spread(rng, dtype, dims))(dims)
+       for dims in (1, 2, 3)},
+    **{f"genesis_max_scan_{dims}d": (lambda dims: lambda rng, dtype: _max_scan(rng, dtype, dims))(dims)
+       for dims in (1, 2, 3)},
+    **{f"genesis_max_scatter_{dims}d": (lambda dims: lambda rng, dtype: _max_scatter(rng, dtype, dims))(
+        dims) for dims in (1, 2, 3)},
+    "genesis_dropout": lambda rng, dtype: (
+        (_normal(rng, (6, 5), dtype), rng.random((6, 5)).astype(dtype), 0.3, 1 / 0.7), {}),
+    "genesis_window_max_step": lambda rng, dtype: (
+        (_with_nans(_normal(rng, (4, 5), dtype)), 3, _with_nans(_normal(rng, (4, 5), dtype)),
+         rng.integers(0, 3, (4, 5)).astype(np.int32)), {}),
+    "genesis_add_where_chosen": lambda rng, dtype: (
+        (_normal(rng, (4, 5), dtype), rng.integers(0, 3, (4, 5)).astype(np.int32), 1,
+         _normal(rng, (4, 5), dtype)), {}),
+    "genesis_pick": lambda rng, dtype: (
+        (_normal(rng, (4, 6, 3), dtype), rng.integers(0, 6, (4, 1, 3)), 6, 3), {}),
+    "genesis_bce_logits": lambda rng, dtype: (_bce_arguments(rng, dtype), {}),
+    "genesis_bce_logits_sum": lambda rng, dtype: (
+        _bce_arguments(rng, dtype), {"axis": None, "keepdims": False}),
+    "genesis_bce_logits_mean": lambda rng, dtype: (
+        _bce_arguments(rng, dtype), {"axis": None, "keepdims": False}),
+    "genesis_bce_logits_grad": lambda rng, dtype: (
+        _bce_arguments(rng, dtype) + (_normal(rng, (4, 5), dtype), 0.5), {}),
+    "genesis_squared_error": lambda rng, dtype: (
+        (_normal(rng, (4, 5), dtype), _normal(rng, (5,), dtype)), {}),
+    "genesis_squared_error_sum": lambda rng, dtype: (
+        (_normal(rng, (4, 5), dtype), _normal(rng, (4, 5), dtype)), {"axis": None, "keepdims": False}),
+    "genesis_squared_error_mean": lambda rng, dtype: (
+        (_normal(rng, (4, 5), dtype), _normal(rng, (4, 1), dtype)), {"axis": None, "keepdims": False}),
+    "genesis_squared_error_grad": lambda rng, dtype: (
+        (_normal(rng, (4, 5), dtype), _normal(rng, (4, 5), dtype), np.asarray(1.5, dtype), 0.1), {}),
+    "genesis_sum_exp_shifted": lambda rng, dtype: (
+        _softmax_parts(rng, dtype)[:2], {"axis": 1, "keepdims": True}),
+    "genesis_log_softmax": lambda rng, dtype: (_softmax_parts(rng, dtype), {}),
+    "genesis_exp_shifted_over": lambda rng, dtype: (_softmax_parts(rng, dtype), {}),
+    "genesis_log_softmax_grad": lambda rng, dtype: (
+        (_normal(rng, (5, 7), dtype), -np.abs(_normal(rng, (5, 7), dtype)),
+         _normal(rng, (5, 1), dtype)), {}),
+    "genesis_sigmoid": lambda rng, dtype: ((_normal(rng, (6, 5), dtype) * 5,), {}),
+    "genesis_sigmoid_grad": lambda rng, dtype: (
+        (_normal(rng, (6, 5), dtype), np.abs(_normal(rng, (6, 5), dtype)) % 1), {}),
+    "genesis_tanh_grad": lambda rng, dtype: (
+        (_normal(rng, (6, 5), dtype), np.tanh(_normal(rng, (6, 5), dtype))), {}),
+    "genesis_silu": lambda rng, dtype: ((_normal(rng, (6, 5), dtype) * 5,), {}),
+    "genesis_silu_grad": lambda rng, dtype: (
+        (_normal(rng, (6, 5), dtype), _normal(rng, (6, 5), dtype) * 5), {}),
+    "genesis_leaky_relu": lambda rng, dtype: ((_normal(rng, (6, 5), dtype), 0.1), {}),
+    "genesis_leaky_relu_grad": lambda rng, dtype: (
+        (_normal(rng, (6, 5), dtype), _normal(rng, (6, 5), dtype), 0.1), {}),
+    "genesis_centered_square_mean": lambda rng, dtype: (
+        (_normal(rng, (4, 3, 5), dtype), _normal(rng, (4, 1, 1), dtype)),
+        {"axis": (1, 2), "keepdims": True}),
+    "genesis_rstd": lambda rng, dtype: ((np.abs(_normal(rng, (4, 1), dtype)), 1e-5), {}),
+    "genesis_normalize": lambda rng, dtype: (
+        (_normal(rng, (4, 6), dtype), _normal(rng, (4, 1), dtype), _normal(rng, (4, 1), dtype)), {}),
+    "genesis_normalize_affine": lambda rng, dtype: (
+        (_normal(rng, (4, 6), dtype), _normal(rng, (4, 1), dtype), _normal(rng, (4, 1), dtype),
+         _normal(rng, (6,), dtype), _normal(rng, (6,), dtype)), {}),
+    "genesis_mean_product": lambda rng, dtype: (
+        (_normal(rng, (4, 6), dtype), _normal(rng, (6,), dtype)), {"axis": (1,), "keepdims": True}),
+    "genesis_mean_triple_product": lambda rng, dtype: (
+        (_normal(rng, (3, 4, 6), dtype), 1.0, _normal(rng, (3, 4, 6), dtype)),
+        {"axis": (0, 2), "keepdims": True}),
+    "genesis_update_running": lambda rng, dtype: (
+        (_normal(rng, (5,), dtype), 0.1, 8 / 7, _normal(rng, (5,), dtype)), {}),
+    "genesis_norm_grad": lambda rng, dtype: (
+        (_normal(rng, (4, 6), dtype), _normal(rng, (6,), dtype), _normal(rng, (4, 6), dtype),
+         _normal(rng, (4, 1), dtype), _normal(rng, (4, 1), dtype), _normal(rng, (4, 1), dtype)), {}),
+}
