@@ -17,7 +17,7 @@ from ..ops.activation import relu
 from ..ops.gather import gather
 from ..ops.selection import clamp, where
 from ..ops._index_checks import any_outside
-from ..ops._kernels import Elementwise, Reduction
+from ..ops._kernels import MEAN_OF_REDUCED, Elementwise, Reduction
 from ..ops.softmax import EXP_SHIFTED, log_softmax, softmax
 from ..ops.unary import abs, exp, log, log1p
 from ..tensor import Tensor, wrap_array
@@ -70,16 +70,38 @@ def _quiet_mean(values, where: dict):
         return values.mean(**where)
 
 
-_SQUARED_ERROR = Elementwise("genesis_squared_error", "T x, T t", "T loss",
-                             "loss = (x - t) * (x - t)",
-                             lambda device, x, t: (x - t) * (x - t))
-_SQUARED_ERROR_SUM = Reduction("genesis_squared_error_sum", "T x, T t", "T loss",
-                               "(x - t) * (x - t)", "a + b", "loss = a", "0",
-                               lambda device, x, t, **where: ((x - t) * (x - t)).sum(**where))
-_SQUARED_ERROR_MEAN = Reduction("genesis_squared_error_mean", "T x, T t", "T loss",
-                                "(x - t) * (x - t)", "a + b",
-                                "loss = a / T(_in_ind.size() / _out_ind.size())", "0",
-                                lambda device, x, t, **where: _quiet_mean((x - t) * (x - t), where))
+def _pointwise_loss(name: str, inputs: str, expression: str, reference) -> dict:
+    """Kernels for a loss computed per element by `expression` (C, over `inputs`) or
+    `reference` (array calls): reduction -> kernel, "none" keeping every element, "sum" and
+    "mean" reducing them all in the same launch."""
+    return {
+        "none": Elementwise(f"genesis_{name}", inputs, "T loss", f"loss = {expression}", reference),
+        "sum": Reduction(f"genesis_{name}_sum", inputs, "T loss", expression, "a + b", "loss = a",
+                         "0", lambda device, *args, **where: reference(device, *args).sum(**where)),
+        "mean": Reduction(f"genesis_{name}_mean", inputs, "T loss", expression, "a + b",
+                          f"loss = {MEAN_OF_REDUCED}", "0",
+                          lambda device, *args, **where: _quiet_mean(reference(device, *args), where)),
+    }
+
+
+def _reduced_loss(kernels: dict, device, arrays, reduction: str):
+    """The loss of `_pointwise_loss`'s `kernels` over `arrays`, reduced by `reduction`."""
+    if reduction == "none":
+        return kernels["none"](device, *arrays)
+    return device.xp.asarray(kernels[reduction](device, *arrays, axis=None, keepdims=False))
+
+
+def _gradient_scale(factor: float, arrays, reduction: str) -> float:
+    """`factor`, over the number of elements the broadcast `arrays` hold for "mean" (nan
+    for none: the mean of nothing)."""
+    if reduction != "mean":
+        return factor
+    count = math.prod(np.broadcast_shapes(*(np.shape(array) for array in arrays)))
+    return factor / count if count else math.nan
+
+
+_SQUARED_ERROR = _pointwise_loss("squared_error", "T x, T t", "(x - t) * (x - t)",
+                                 lambda device, x, t: (x - t) * (x - t))
 _SQUARED_ERROR_GRAD = Elementwise("genesis_squared_error_grad", "T x, T t, T g, T scale", "T dx",
                                   "dx = (x - t) * (g * scale)",
                                   lambda device, x, t, g, scale: (x - t) * (g * scale))
@@ -94,19 +116,13 @@ class MseLoss(Function):
     def forward(ctx, input, target, reduction):
         ctx.save_for_backward(input, target)
         ctx.reduction = reduction
-        device, x, t = input._device, input._data, target._data
-        if reduction == "none":
-            return _SQUARED_ERROR(device, x, t)
-        total = _SQUARED_ERROR_MEAN if reduction == "mean" else _SQUARED_ERROR_SUM
-        return device.xp.asarray(total(device, x, t, axis=None, keepdims=False))
+        return _reduced_loss(_SQUARED_ERROR, input._device, (input._data, target._data), reduction)
 
     @staticmethod
     def backward(ctx, grad):
         input, target = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        count = math.prod(np.broadcast_shapes(input.shape, target.shape)) \
-            if ctx.reduction == "mean" else 1
-        scale = 2.0 / count if count else math.nan
+        scale = _gradient_scale(2.0, (input._data, target._data), ctx.reduction)
         if grad_state.enabled:  # create_graph: differentiable ops
             to_input = (input - target) * (grad * scale)
         else:
@@ -513,17 +529,8 @@ def _bce_logits_reference(device, x, t, w, pw):
     return ((1 - t) * x + (1 + (pw - 1) * t) * log_sigmoid_neg) * w
 
 
-_BCE_LOGITS = Elementwise("genesis_bce_logits", "T x, T t, T w, T pw", "T loss",
-                          f"loss = {_BCE_LOGITS_EXPRESSION}", _bce_logits_reference)
-_BCE_LOGITS_SUM = Reduction(
-    "genesis_bce_logits_sum", "T x, T t, T w, T pw", "T loss", _BCE_LOGITS_EXPRESSION, "a + b",
-    "loss = a", "0",
-    lambda device, x, t, w, pw, **where: _bce_logits_reference(device, x, t, w, pw).sum(**where))
-_BCE_LOGITS_MEAN = Reduction(
-    "genesis_bce_logits_mean", "T x, T t, T w, T pw", "T loss", _BCE_LOGITS_EXPRESSION, "a + b",
-    "loss = a / T(_in_ind.size() / _out_ind.size())", "0",
-    lambda device, x, t, w, pw, **where: _quiet_mean(
-        _bce_logits_reference(device, x, t, w, pw), where))
+_BCE_LOGITS = _pointwise_loss("bce_logits", "T x, T t, T w, T pw", _BCE_LOGITS_EXPRESSION,
+                              _bce_logits_reference)
 
 
 def _bce_logits_grad_reference(device, x, t, w, pw, g, scale):
@@ -550,19 +557,14 @@ class BinaryCrossEntropyWithLogits(Function):
                   1.0 if pos_weight is None else pos_weight._data)
         ctx.arrays, ctx.reduction = arrays, reduction
         ctx.save_for_backward(input)
-        if reduction == "none":
-            return _BCE_LOGITS(device, *arrays)
-        total = _BCE_LOGITS_MEAN if reduction == "mean" else _BCE_LOGITS_SUM
-        return device.xp.asarray(total(device, *arrays, axis=None, keepdims=False))
+        return _reduced_loss(_BCE_LOGITS, device, arrays, reduction)
 
     @staticmethod
     @ignore_float_errors
     def backward(ctx, grad):
         (input,) = ctx.saved_tensors
         _, t, w, pw = ctx.arrays
-        count = math.prod(np.broadcast_shapes(*(np.shape(a) for a in ctx.arrays))) \
-            if ctx.reduction == "mean" else 1
-        scale = 1.0 / count if count else math.nan
+        scale = _gradient_scale(1.0, ctx.arrays, ctx.reduction)
         device = input._device
         if grad_state.enabled:  # create_graph: differentiable in the input
             t, w, pw = (wrap_array(device.xp.asarray(a), device) for a in (t, w, pw))

@@ -6,13 +6,13 @@ formulas. Means over the normalised dims are CuPy's: the sum divided by the coun
 """
 from __future__ import annotations
 
-from ..ops._kernels import Elementwise, Reduction
+from ..ops._kernels import MEAN_OF_REDUCED, Elementwise, Reduction
 from ..ops.broadcast import broadcast_axes
 from ..ops.softmax import SUM_PRODUCT
 
 __all__ = ["normalize_forward", "normalize_backward", "summed_to"]
 
-_MEAN = "mean = a / T(_in_ind.size() / _out_ind.size())"
+_MEAN = f"mean = {MEAN_OF_REDUCED}"
 
 
 def _centered_square_mean_reference(device, x, center, **where):

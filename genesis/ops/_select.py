@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._kernels import fusing_pays
+
 __all__ = ["selects_are_cheap", "masked", "zero_unless", "kept_bits"]
 
 
 def selects_are_cheap(device) -> bool:
-    """Whether `device` runs a masked select as one pass as cheap as arithmetic (a GPU)."""
-    return device.type != "cpu"
+    """Whether `device` runs a masked select as one pass as cheap as arithmetic: a GPU, where
+    every pass is a launch (the devices where fusing pays)."""
+    return fusing_pays(device)
 
 
 def masked(device, values, mask, keep_where_true: bool):
