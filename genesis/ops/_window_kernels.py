@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import math
 
-from ._kernels import Elementwise
+from ._kernels import Elementwise, parameters
 
 __all__ = ["padded", "add_into", "columns", "add_columns"]
 
@@ -214,52 +214,55 @@ def _average_reference(device, x, divisor, taps, windows_count, *geometry):
 def _spread_reference(device, grad, divisor, taps, windows_count, *geometry):
     windows, spatial = _windows_of(tuple(geometry))
     data = grad / divisor
-    out_size = data.shape[data.ndim - len(spatial):]
-    target = device.xp.zeros(data.shape[:data.ndim - len(spatial)] + spatial, data.dtype)
-    for _, input_key, window_key in windows.inside(spatial, out_size):
-        add_into(target, input_key, data[window_key])  # what falls on padding is dropped
-    return target
+    return add_windows(device.xp, data.shape[:data.ndim - len(spatial)], spatial, windows,
+                       data.dtype, lambda number, window_key: data[window_key])
 
 
-def _kernels(name: str, inputs: str, outputs: str, body, reference, count) -> dict:
-    """The kernel for 1, 2 and 3 spatial dims (`count(dims)` arguments before the outputs)."""
+def _kernels(name: str, inputs: str, outputs: str, body, reference) -> dict:
+    """The kernel for 1, 2 and 3 spatial dims: `inputs`, then the geometry's six numbers per
+    dim."""
     return {dims: Elementwise(f"genesis_{name}_{dims}d", f"{inputs}, {_geometry(dims)}", outputs,
-                              body(dims), _filling(reference, count(dims)))
+                              body(dims), _filling(reference, len(parameters(inputs)) + 6 * dims))
             for dims in (1, 2, 3)}
 
 
 _IM2COL = _kernels("im2col", "raw T x, int64 taps, int64 windows", "T cols", _im2col_body,
-                   _im2col_reference, lambda dims: 3 + 6 * dims)
+                   _im2col_reference)
 _COL2IM = _kernels("col2im", "raw T cols, int64 taps, int64 windows", "T image", _col2im_body,
-                   _col2im_reference, lambda dims: 3 + 6 * dims)
+                   _col2im_reference)
 _MAX_SCAN = _kernels("max_scan", "raw T x, int64 taps, int64 windows, T low", "T best, int32 arg",
-                     _max_scan_body, _max_scan_reference, lambda dims: 4 + 6 * dims)
+                     _max_scan_body, _max_scan_reference)
 _AVERAGE = _kernels("average", "raw T x, T divisor, int64 taps, int64 windows", "T mean",
-                    _average_body, _average_reference, lambda dims: 4 + 6 * dims)
+                    _average_body, _average_reference)
 _SPREAD = _kernels("spread", "raw T grad, raw T divisor, int64 taps, int64 windows", "T image",
-                   _spread_body, _spread_reference, lambda dims: 4 + 6 * dims)
+                   _spread_body, _spread_reference)
 _MAX_SCATTER = _kernels("max_scatter", "raw T grad, raw int32 arg, int64 taps, int64 windows",
-                        "T image", _max_scatter_body, _max_scatter_reference,
-                        lambda dims: 4 + 6 * dims)
+                        "T image", _max_scatter_body, _max_scatter_reference)
 
 
 # -- the entry points ------------------------------------------------------------------------
+def _run(kernels: dict, device, arrays: tuple, windows, spatial, shape: tuple, extra=()):
+    """kernels[dims] on `arrays`, the window counts, `extra` and the geometry; its output of
+    `shape` (nothing broadcasts to it)."""
+    spatial = tuple(spatial)
+    out_size = windows.output_size(spatial)
+    return kernels[len(spatial)](device, *arrays, windows.count, math.prod(out_size), *extra,
+                                 *_geometry_values(windows, spatial, out_size), shape=shape)
+
+
 def columns(device, array, windows):
     """im2col: (N, C, *spatial) -> (N, C * prod(kernel), L), one column per window (a copy)."""
     spatial = array.shape[2:]
-    out_size = windows.output_size(spatial)
-    shape = (array.shape[0], array.shape[1] * windows.count, math.prod(out_size))
-    return _IM2COL[len(spatial)](device, array, windows.count, shape[2],
-                                 *_geometry_values(windows, tuple(spatial), out_size), shape=shape)
+    shape = (array.shape[0], array.shape[1] * windows.count,
+             math.prod(windows.output_size(spatial)))
+    return _run(_IM2COL, device, (array,), windows, spatial, shape)
 
 
 def add_columns(device, cols, spatial: tuple, windows):
     """col2im: (N, C * prod(kernel), L) -> (N, C, *spatial), each window added back where it
     was read (what fell on the padding is dropped: the result is a fresh unpadded array)."""
-    out_size = windows.output_size(spatial)
     shape = (cols.shape[0], cols.shape[1] // windows.count) + tuple(spatial)
-    return _COL2IM[len(spatial)](device, cols, windows.count, math.prod(out_size),
-                                 *_geometry_values(windows, tuple(spatial), out_size), shape=shape)
+    return _run(_COL2IM, device, (cols,), windows, spatial, shape)
 
 
 def max_scan(device, data, windows, low):
@@ -268,19 +271,14 @@ def max_scan(device, data, windows, low):
     (int32 where the fused kernel runs)."""
     dims = len(windows.kernel)
     spatial = data.shape[data.ndim - dims:]
-    out_size = windows.output_size(spatial)
-    return _MAX_SCAN[dims](device, data, windows.count, math.prod(out_size), low,
-                           *_geometry_values(windows, tuple(spatial), out_size),
-                           shape=data.shape[:data.ndim - dims] + out_size)
+    shape = data.shape[:data.ndim - dims] + windows.output_size(spatial)
+    return _run(_MAX_SCAN, device, (data,), windows, spatial, shape, extra=(low,))
 
 
 def max_scatter(device, grad, arg, spatial: tuple, windows):
     """Each window's gradient added at the input cell that won it (the adjoint of the scan)."""
-    dims = len(windows.kernel)
-    out_size = windows.output_size(tuple(spatial))
-    return _MAX_SCATTER[dims](device, grad, arg, windows.count, math.prod(out_size),
-                              *_geometry_values(windows, tuple(spatial), out_size),
-                              shape=grad.shape[:grad.ndim - dims] + tuple(spatial))
+    shape = grad.shape[:grad.ndim - len(windows.kernel)] + tuple(spatial)
+    return _run(_MAX_SCATTER, device, (grad, arg), windows, spatial, shape)
 
 
 def average(device, data, windows, divisor):
@@ -288,22 +286,18 @@ def average(device, data, windows, divisor):
     `divisor` (a number, or an array over the output's spatial dims)."""
     dims = len(windows.kernel)
     spatial = data.shape[data.ndim - dims:]
-    out_size = windows.output_size(spatial)
-    return _AVERAGE[dims](device, data, divisor, windows.count, math.prod(out_size),
-                          *_geometry_values(windows, tuple(spatial), out_size),
-                          shape=data.shape[:data.ndim - dims] + out_size)
+    shape = data.shape[:data.ndim - dims] + windows.output_size(spatial)
+    return _run(_AVERAGE, device, (data, divisor), windows, spatial, shape)
 
 
 def spread(device, grad, divisor, spatial: tuple, windows):
     """The adjoint of `average`: each window's gradient over its divisor, added at its
     cells (what falls on the padding is dropped)."""
-    dims = len(windows.kernel)
     out_size = windows.output_size(tuple(spatial))
     if getattr(divisor, "shape", None) != out_size:  # a number (divisor_override): an array
         divisor = device.xp.broadcast_to(device.xp.asarray(divisor, grad.dtype), out_size)
-    return _SPREAD[dims](device, grad, divisor, windows.count, math.prod(out_size),
-                         *_geometry_values(windows, tuple(spatial), out_size),
-                         shape=grad.shape[:grad.ndim - dims] + tuple(spatial))
+    shape = grad.shape[:grad.ndim - len(windows.kernel)] + tuple(spatial)
+    return _run(_SPREAD, device, (grad, divisor), windows, spatial, shape)
 
 
 def _columns_by_views(xp, array, windows):
@@ -319,11 +313,17 @@ def _columns_by_views(xp, array, windows):
 
 
 def _add_columns_by_blocks(xp, cols, spatial: tuple, windows):
-    batch = cols.shape[0]
-    channels = cols.shape[1] // windows.count
-    out_size = windows.output_size(spatial)
-    blocks = cols.reshape((batch, channels, windows.count) + out_size)
-    target = xp.zeros((batch, channels) + tuple(spatial), cols.dtype)
-    for number, input_key, window_key in windows.inside(spatial, out_size):
-        add_into(target, input_key, blocks[:, :, number][window_key])
+    lead = (cols.shape[0], cols.shape[1] // windows.count)
+    blocks = cols.reshape(lead + (windows.count,) + windows.output_size(tuple(spatial)))
+    return add_windows(xp, lead, spatial, windows, cols.dtype,
+                       lambda number, window_key: blocks[:, :, number][window_key])
+
+
+def add_windows(xp, lead: tuple, spatial: tuple, windows, dtype, values_at):
+    """Zeros of shape lead + spatial with, for each window position, `values_at(its number,
+    key into the windows)` added at the input cells it covers (padding cells are dropped)."""
+    spatial = tuple(spatial)
+    target = xp.zeros(tuple(lead) + spatial, dtype)
+    for number, input_key, window_key in windows.inside(spatial, windows.output_size(spatial)):
+        add_into(target, input_key, values_at(number, window_key))
     return target

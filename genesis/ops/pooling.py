@@ -18,7 +18,7 @@ from ..tensor import Tensor
 from ._kernels import Elementwise
 from ._select import selects_are_cheap, zero_unless
 from .registry import OpInfo, Sample
-from ._window_kernels import add_into, average, max_scan, max_scatter, padded, spread
+from ._window_kernels import add_windows, average, max_scan, max_scatter, padded, spread
 from .window import Windows, as_tuple, check_positive
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d"]  # torch's top-level ones
@@ -71,12 +71,6 @@ def _window_max_step_reference(device, part, number, best, arg) -> None:
 _WINDOW_MAX_STEP = Elementwise(
     "genesis_window_max_step", "T part, int32 number", "T best, int32 arg",
     "if (part > best || part != part) { best = part; arg = number; }", _window_max_step_reference)
-# The gradient of one window position, added where that position won.
-_ADD_WHERE_CHOSEN = Elementwise(
-    "genesis_add_where_chosen", "T values, int32 arg, int32 number", "T target",
-    "target = target + (arg == number ? values : T(0))",
-    lambda device, values, arg, number, target: add_into(
-        target, ..., device.xp.where(arg == number, values, values.dtype.type(0))))
 
 
 def window_maxima(xp, source, windows: Windows, out_size: tuple, track: bool, device):
@@ -167,16 +161,10 @@ def scatter_to_winners(device, data, arg, spatial: tuple, windows):
     """The array code of `max_scatter`: for each window position, the gradients of the
     windows it won added at its cells (a winner is never padding)."""
     xp = device.xp
-    out_size = data.shape[data.ndim - len(spatial):]
-    target = xp.zeros(data.shape[:data.ndim - len(spatial)] + tuple(spatial), data.dtype)
     cheap, finite = _finite_unless_cheap(xp, device, data)
-    for number, input_key, window_key in windows.inside(tuple(spatial), out_size):
-        chosen, part = arg[window_key], data[window_key]
-        if cheap:  # one fused pass into the window position's view
-            _ADD_WHERE_CHOSEN(device, part, chosen, number, target[input_key])
-        else:
-            add_into(target, input_key, zero_unless(xp, part, chosen == number, finite, cheap))
-    return target
+    return add_windows(xp, data.shape[:data.ndim - len(spatial)], spatial, windows, data.dtype,
+                       lambda number, key: zero_unless(xp, data[key], arg[key] == number,
+                                                       finite, cheap))
 
 
 class MaxPoolGather(Function):

@@ -150,9 +150,6 @@ SAMPLES = {
     "genesis_window_max_step": lambda rng, dtype: (
         (_with_nans(_normal(rng, (4, 5), dtype)), 3, _with_nans(_normal(rng, (4, 5), dtype)),
          rng.integers(0, 3, (4, 5)).astype(np.int32)), {}),
-    "genesis_add_where_chosen": lambda rng, dtype: (
-        (_normal(rng, (4, 5), dtype), rng.integers(0, 3, (4, 5)).astype(np.int32), 1,
-         _normal(rng, (4, 5), dtype)), {}),
     "genesis_pick": lambda rng, dtype: (
         (_normal(rng, (4, 6, 3), dtype), rng.integers(0, 6, (4, 1, 3)), 6, 3), {}),
     "genesis_bce_logits": lambda rng, dtype: (_bce_arguments(rng, dtype), {}),
