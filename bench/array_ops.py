@@ -40,6 +40,7 @@ import numpy as np  # noqa: E402
 
 import genesis  # noqa: E402
 import genesis.nn.functional as genesis_F  # noqa: E402
+from genesis.ops._kernels import REGISTRY, parameters  # noqa: E402
 from cuda_benchmarks import MLP_BATCH, MLP_SIZES, mlp, transformer_block  # noqa: E402
 from norm_layers import step as norm_step  # noqa: E402
 from transformer_block import BATCH, D_MODEL, LENGTH, initial_weights  # noqa: E402
@@ -210,6 +211,13 @@ class CountingNumPy(types.ModuleType):
             return value  # CuPy returns the array itself: nothing runs
         return _call("asarray", np.asarray, (value, dtype, *args), kwargs)
 
+    @staticmethod
+    def ascontiguousarray(value, dtype=None):
+        if isinstance(value, np.ndarray) and value.flags.c_contiguous and \
+                (dtype is None or np.dtype(dtype) == value.dtype):
+            return value  # as CuPy: the array itself, nothing runs
+        return _call("ascontiguousarray", np.ascontiguousarray, (value, dtype), {})
+
     def __getattr__(self, name):
         value = getattr(np, name)
         if isinstance(value, types.BuiltinFunctionType | types.FunctionType | np.ufunc) \
@@ -231,6 +239,10 @@ class CountingNumPy(types.ModuleType):
         return _fused_stand_in(name)
 
     @staticmethod
+    def RawKernel(code, name):  # noqa: N802 (CuPy's name)
+        return _row_stand_in(code, name)
+
+    @staticmethod
     def get_array_module(array):
         return np
 
@@ -238,7 +250,6 @@ class CountingNumPy(types.ModuleType):
 def _fused_stand_in(name: str):
     """A genesis fused kernel on the fake GPU: one launch, computed by its array-call
     reference (uncounted), after checking the arguments as CuPy would."""
-    from genesis.ops._kernels import REGISTRY
     kernel = REGISTRY[name]
     reference = kernel.reference
 
@@ -253,10 +264,58 @@ def _fused_stand_in(name: str):
     return launch
 
 
+def _row_stand_in(code: str, name: str):
+    """A genesis row kernel (genesis/ops/_row_kernels.py) on the fake GPU: one launch, the
+    rows computed by its reference and written into the outputs it was given, after checking
+    the launch as CUDA and CuPy would take it."""
+    kernel = REGISTRY[name]
+    dtype = np.dtype(np.float32 if "typedef float T;" in code else np.float64)
+
+    def launch(grid, block, args):
+        arrays, (n, inner) = _plain(args[:-2]), args[-2:]
+        check_row_launch(kernel, dtype, grid, block, arrays, n, inner)
+        count = len(parameters(kernel.inputs))
+        COUNTER.launch(name)
+        COUNTER.depth += 1
+        try:
+            rows = [array.reshape(-1, int(n), int(inner)) for array in arrays]
+            results = kernel.reference(_NUMPY_DEVICE, *rows[:count], axis=1)
+            for output, result in zip(rows[count:], results if isinstance(results, tuple)
+                                      else (results,)):
+                output[...] = result
+        finally:
+            COUNTER.depth -= 1
+    return launch
+
+
+def check_row_launch(kernel, dtype, grid, block, arrays, n, inner) -> None:
+    """A row kernel's launch: one C-ordered array of the built T per parameter, all of one
+    shape; n and inner as int64 (CuPy passes a Python int as C long long, a NumPy scalar as
+    its own width); one block per row of a power-of-two threads up to CUDA's 1024."""
+    expected = len(parameters(kernel.inputs)) + len(parameters(kernel.outputs))
+    problems = []
+    if len(arrays) != expected:
+        problems.append(f"{len(arrays)} arrays for {expected} parameters")
+    for array in arrays:
+        if not isinstance(array, np.ndarray) or array.dtype != dtype or \
+                not array.flags.c_contiguous or array.shape != arrays[0].shape:
+            problems.append(f"an array that is not a C-ordered {dtype} of shape "
+                            f"{arrays[0].shape}: {getattr(array, 'dtype', type(array))}")
+    if not all(isinstance(number, np.int64) for number in (n, inner)):
+        problems.append(f"n and inner are not int64: {type(n).__name__}, {type(inner).__name__}")
+    threads = block[0]
+    if len(block) != 1 or threads & (threads - 1) or not 32 <= threads <= 1024:
+        problems.append(f"block {block}")
+    size = arrays[0].size
+    if size % (n * inner) or tuple(grid) != (size // n,):
+        problems.append(f"grid {grid} for rows of {n} (inner {inner}) in {arrays[0].shape}")
+    if problems:
+        raise TypeError(f"{kernel.name}: " + "; ".join(problems))
+
+
 def check_kernel_arguments(kernel, args) -> None:
     """What CuPy insists on when a kernel is called: the inputs, optionally followed by every
     output; each array of its declared dtype, the T-typed ones of one dtype."""
-    from genesis.ops._kernels import parameters
     inputs, outputs = parameters(kernel.inputs), parameters(kernel.outputs)
     if len(args) not in (len(inputs), len(inputs) + len(outputs)):
         raise TypeError(f"{kernel.name}: {len(args)} arguments for {len(inputs)} inputs and "
@@ -357,6 +416,7 @@ def op_cases(framework, functional, tensor, module) -> dict:
 
     x, weight, image, kernel = leaf(64, 128), leaf(128), leaf(8, 3, 16, 16), leaf(4, 3, 3, 3)
     table, sequence = leaf(100, 32), leaf(4, 10, 32)
+    positive = tensor(rng.uniform(0.5, 2.0, (64, 128)).astype(np.float32), True)
     labels = tensor(rng.integers(0, 128, 64), False)
     rows = tensor(rng.integers(0, 100, (64, 8)), False)
     targets = tensor((rng.random((64, 128)) > 0.5).astype(np.float32), False)
@@ -364,6 +424,7 @@ def op_cases(framework, functional, tensor, module) -> dict:
     cases = {
         "sigmoid": lambda: x.sigmoid(), "tanh": lambda: x.tanh(), "silu": lambda: functional.silu(x),
         "gelu": lambda: functional.gelu(x), "leaky_relu": lambda: functional.leaky_relu(x, 0.1),
+        "sin": lambda: x.sin(), "rsqrt": lambda: positive.rsqrt(),
         "softmax": lambda: functional.softmax(x, 1), "log_softmax": lambda: functional.log_softmax(x, 1),
         "cross_entropy": lambda: functional.cross_entropy(x, labels),
         "mse_loss": lambda: functional.mse_loss(x, targets),
@@ -375,7 +436,7 @@ def op_cases(framework, functional, tensor, module) -> dict:
         "max_pool2d 2x2": lambda: functional.max_pool2d(image, 2),
         "MultiheadAttention": lambda: attention(sequence, sequence, sequence)[0],
     }
-    leaves = [x, weight, image, kernel, table, sequence, *attention.parameters()]
+    leaves = [x, positive, weight, image, kernel, table, sequence, *attention.parameters()]
 
     def stepper(op):
         def step():

@@ -14,8 +14,9 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor, wrap_array
 from . import samples
-from ._kernels import Elementwise, Reduction, fusing_pays
+from ._kernels import Elementwise, Reduction
 from ._operands import as_floating, ignore_float_errors, normalize_dim, normalize_dims
+from ._row_kernels import RowKernel
 from .registry import OpInfo, Sample
 
 __all__ = ["softmax", "log_softmax", "softmin", "logsumexp"]
@@ -46,28 +47,52 @@ SUM_PRODUCT = Reduction("genesis_sum_product", "T g, T y", "T total", "g * y", "
                          lambda device, g, y, **where: device.xp.multiply(g, y).sum(**where))
 
 
-_SUM_EXP_SHIFTED = Reduction(
-    "genesis_sum_exp_shifted", "T x, T peak", "T total", "exp(x - peak)", "a + b", "total = a",
-    "0", lambda device, x, peak, **where: device.xp.exp(x - peak).sum(**where))
-_EXP_SHIFTED_OVER = Elementwise("genesis_exp_shifted_over", "T x, T peak, T total", "T y",
-                                "y = exp(x - peak) / total",
-                                lambda device, x, peak, total: device.xp.exp(x - peak) / total)
-_LOG_SOFTMAX = Elementwise("genesis_log_softmax", "T x, T peak, T total", "T y",
-                           "y = (x - peak) - log(total)",
-                           lambda device, x, peak, total: (x - peak) - device.xp.log(total))
-_LOG_SOFTMAX_GRAD = Elementwise("genesis_log_softmax_grad", "T g, T y, T total", "T dx",
-                                "dx = g - exp(y) * total",
-                                lambda device, g, y, total: g - device.xp.exp(y) * total)
+def _softmax_reference(device, x, axis):
+    """The exps once, normalised in place."""
+    out = EXP_SHIFTED(device, x, x.max(axis=axis, keepdims=True))
+    out /= out.sum(axis=axis, keepdims=True)
+    return out
 
 
-def _softmax_grad_reference(device, g, y, total):
-    out = device.xp.subtract(g, total)
+def _softmax_grad_reference(device, g, y, axis):
+    out = device.xp.subtract(g, SUM_PRODUCT(device, g, y, axis=axis, keepdims=True))
     out *= y
     return out
 
 
-_SOFTMAX_GRAD = Elementwise("genesis_softmax_grad", "T g, T y, T total", "T dx",
-                            "dx = y * (g - total)", _softmax_grad_reference)
+def _log_softmax_reference(device, x, axis):
+    xp = device.xp
+    shifted = _shifted(xp, x, axis)
+    shifted -= xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
+    return shifted
+
+
+def _log_softmax_grad_reference(device, g, y, axis):
+    return g - device.xp.exp(y) * g.sum(axis=axis, keepdims=True)
+
+
+# One launch each on a GPU: every row's maximum and sum, then the row, in one thread block.
+_SOFTMAX = RowKernel("genesis_softmax", "T x", "T y", """
+  const T peak = block_reduce(THREAD_MAX(x), GenesisMax());
+  T share = 0;
+  FOR_ROW(j) share += exp(x[j * inner] - peak);
+  const T total = block_reduce(share, GenesisSum());
+  FOR_ROW(j) y[j * inner] = exp(x[j * inner] - peak) / total;""", _softmax_reference)
+_SOFTMAX_GRAD = RowKernel("genesis_softmax_grad", "T g, T y", "T dx", """
+  T share = 0;
+  FOR_ROW(j) share += g[j * inner] * y[j * inner];
+  const T total = block_reduce(share, GenesisSum());
+  FOR_ROW(j) dx[j * inner] = y[j * inner] * (g[j * inner] - total);""", _softmax_grad_reference)
+_LOG_SOFTMAX = RowKernel("genesis_log_softmax", "T x", "T y", """
+  const T peak = block_reduce(THREAD_MAX(x), GenesisMax());
+  T share = 0;
+  FOR_ROW(j) share += exp(x[j * inner] - peak);
+  const T log_total = log(block_reduce(share, GenesisSum()));
+  FOR_ROW(j) y[j * inner] = (x[j * inner] - peak) - log_total;""", _log_softmax_reference)
+_LOG_SOFTMAX_GRAD = RowKernel("genesis_log_softmax_grad", "T g, T y", "T dx", """
+  const T total = block_reduce(THREAD_SUM(g), GenesisSum());
+  FOR_ROW(j) dx[j * inner] = g[j * inner] - exp(y[j * inner]) * total;""",
+                              _log_softmax_grad_reference)
 
 
 class Softmax(Function):
@@ -77,16 +102,8 @@ class Softmax(Function):
     @ignore_float_errors
     def forward(ctx, a, dim):
         ctx.dim = dim
-        x, device = _compute_dtype(a._data), a._device
-        if not x.size:
-            out = x.copy()
-        elif fusing_pays(device):  # three launches: the exps are summed, then made again
-            peak = x.max(axis=dim, keepdims=True)
-            out = _EXP_SHIFTED_OVER(device, x, peak,
-                                    _SUM_EXP_SHIFTED(device, x, peak, axis=dim, keepdims=True))
-        else:  # the exps once, normalised in place
-            out = EXP_SHIFTED(device, x, x.max(axis=dim, keepdims=True))
-            out /= out.sum(axis=dim, keepdims=True)
+        x = _compute_dtype(a._data)
+        out = _SOFTMAX(a._device, x, axis=dim) if x.size else x.copy()
         out = wrap_array(out.astype(a._data.dtype, copy=False), a._device)
         ctx.save_for_backward(out)
         return out
@@ -104,8 +121,7 @@ class SoftmaxGrad(Function):
     def forward(ctx, grad, out, dim):
         ctx.dim = dim
         ctx.save_for_backward(grad, out)
-        g, y, device = grad._data, out._data, grad._device
-        return _SOFTMAX_GRAD(device, g, y, SUM_PRODUCT(device, g, y, axis=dim, keepdims=True))
+        return _SOFTMAX_GRAD(grad._device, grad._data, out._data, axis=dim)
 
     @staticmethod
     def backward(ctx, grad_grad):
@@ -127,17 +143,8 @@ class LogSoftmax(Function):
     @staticmethod
     @ignore_float_errors
     def forward(ctx, a, dim):
-        xp, device = a._device.xp, a._device
         ctx.dim = dim
-        x = _compute_dtype(a._data)
-        if fusing_pays(device) and x.size:  # three launches
-            peak = x.max(axis=dim, keepdims=True)
-            shifted = _LOG_SOFTMAX(device, x, peak,
-                                   _SUM_EXP_SHIFTED(device, x, peak, axis=dim, keepdims=True))
-        else:  # in place on the CPU
-            shifted = _shifted(xp, x, dim)
-            log_total = xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
-            shifted -= log_total
+        shifted = _LOG_SOFTMAX(a._device, _compute_dtype(a._data), axis=dim)
         out = wrap_array(shifted.astype(a._data.dtype, copy=False), a._device)
         ctx.save_for_backward(out)
         return out
@@ -156,8 +163,7 @@ class LogSoftmaxGrad(Function):
     def forward(ctx, grad, out, dim):
         ctx.dim = dim
         ctx.save_for_backward(grad, out)
-        g = grad._data
-        return _LOG_SOFTMAX_GRAD(grad._device, g, out._data, g.sum(axis=dim, keepdims=True))
+        return _LOG_SOFTMAX_GRAD(grad._device, grad._data, out._data, axis=dim)
 
     @staticmethod
     def backward(ctx, grad_grad):

@@ -15,7 +15,7 @@ from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._erf import erf_array
-from ._kernels import Elementwise
+from ._kernels import Elementwise, fusing_pays
 from ._operands import as_floating, ignore_float_errors, zeros_of
 from .inplace import apply_inplace
 from .registry import OpInfo
@@ -27,20 +27,28 @@ __all__ = ["exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsq
 
 
 def _math_op(name: str, doc: str, ufunc: str | None, derivative, *, compute=None,
-             saves: str = "input", keeps_integers: bool = False, quiet: bool = False):
+             saves: str = "input", keeps_integers: bool = False, quiet: bool = False,
+             fused_forward: str | None = None, fused_derivative: str | None = None):
     """A Function `name` computing the xp ufunc `ufunc` (or `compute(xp, array)` for composite
     ops), with gradient `derivative(grad, saved)`.
 
     `saves` is "input" or "output": what `derivative` receives. A ufunc also gives the
     in-place form a no-copy fast path. `quiet` ops return inf/nan without NumPy warnings.
+    On a GPU, where each array call is a launch, `fused_forward` (a CUDA expression of `x`)
+    and `fused_derivative` (of `g` and `x` or `out`) do a composite forward or a first-order
+    gradient in one kernel; the CPU and create_graph run `compute` and `derivative`.
     """
     floating = _same if keeps_integers else as_floating
     if compute is None:
         def compute(xp, x):
             return getattr(xp, ufunc)(x)
+    run = (_fused_compute(name, compute, fused_forward) if fused_forward is not None
+           else lambda device, x: compute(device.xp, x))
+    gradient_kernel = None if fused_derivative is None else _gradient_kernel(
+        name, derivative, saves, fused_derivative)
 
     def forward(ctx, a):
-        out = compute(a._device.xp, floating(a._data))
+        out = run(a._device, floating(a._data))
         if saves == "output":
             out = wrap_array(out, a._device)
             ctx.save_for_backward(out)
@@ -50,7 +58,10 @@ def _math_op(name: str, doc: str, ufunc: str | None, derivative, *, compute=None
 
     def backward(ctx, grad):
         (saved,) = ctx.saved_tensors
-        return derivative(grad, saved)
+        device = grad._device
+        if gradient_kernel is None or grad_state.enabled or not fusing_pays(device):
+            return derivative(grad, saved)
+        return wrap_array(gradient_kernel(device, grad._data, saved._data), device)
 
     body = {"forward": staticmethod(ignore_float_errors(forward) if quiet else forward),
             "backward": staticmethod(backward), "__module__": __name__, "__doc__": doc}
@@ -61,6 +72,23 @@ def _math_op(name: str, doc: str, ufunc: str | None, derivative, *, compute=None
         body["forward_inplace"] = staticmethod(
             ignore_float_errors(forward_inplace) if quiet else forward_inplace)
     return type(name, (Function,), body)
+
+
+def _fused_compute(name: str, compute, expression: str):
+    """`compute` as one kernel on a GPU: `y = expression` of `x`."""
+    return Elementwise(f"genesis_{name.lower()}", "T x", "T y", f"y = {expression}",
+                       lambda device, x: compute(device.xp, x))
+
+
+def _gradient_kernel(name: str, derivative, saves: str, expression: str) -> Elementwise:
+    """`dx = expression` of the gradient `g` and the saved `x` or `out`; its reference is the
+    row's own `derivative`, run on the arrays."""
+    saved = "x" if saves == "input" else "out"
+
+    def reference(device, g, saved_array):
+        return derivative(wrap_array(g, device), wrap_array(saved_array, device))._data
+    return Elementwise(f"genesis_{name.lower()}_grad", f"T g, T {saved}", "T dx",
+                       f"dx = {expression}", reference)
 
 
 def _same(array):
@@ -74,47 +102,60 @@ def _square(xp, x):
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
-# name, what it computes, ufunc, derivative (of grad and the saved input x or output out)
+# name, what it computes, ufunc, derivative (of grad and the saved input x or output out);
+# the fused forms are the same math as one GPU kernel (derivatives of one call have none)
 Exp = _math_op("Exp", "e ** x.", "exp", lambda g, out: g * out, saves="output", quiet=True)
 Exp2 = _math_op("Exp2", "2 ** x.", "exp2", lambda g, out: g * out * _LN2, saves="output",
-                quiet=True)
+                quiet=True, fused_derivative=f"g * out * T({_LN2!r})")
 Expm1 = _math_op("Expm1", "e ** x - 1, accurate for small x.", "expm1",
-                 lambda g, out: g * (out + 1), saves="output", quiet=True)
+                 lambda g, out: g * (out + 1), saves="output", quiet=True,
+                 fused_derivative="g * (out + T(1))")
 Log = _math_op("Log", "The natural logarithm.", "log", lambda g, x: g / x, quiet=True)
 Log1p = _math_op("Log1p", "log(1 + x), accurate for small x.", "log1p",
-                 lambda g, x: g / (x + 1), quiet=True)
-Log2 = _math_op("Log2", "The base-2 logarithm.", "log2", lambda g, x: g / (x * _LN2), quiet=True)
+                 lambda g, x: g / (x + 1), quiet=True, fused_derivative="g / (x + T(1))")
+Log2 = _math_op("Log2", "The base-2 logarithm.", "log2", lambda g, x: g / (x * _LN2), quiet=True,
+                fused_derivative=f"g / (x * T({_LN2!r}))")
 Log10 = _math_op("Log10", "The base-10 logarithm.", "log10", lambda g, x: g / (x * _LN10),
-                 quiet=True)
+                 quiet=True, fused_derivative=f"g / (x * T({_LN10!r}))")
 Sqrt = _math_op("Sqrt", "The square root.", "sqrt", lambda g, out: g / (2 * out), saves="output",
-                quiet=True)
+                quiet=True, fused_derivative="g / (T(2) * out)")
 Rsqrt = _math_op("Rsqrt", "1 / sqrt(x).", None, lambda g, out: -0.5 * g * out ** 3,
-                 compute=lambda xp, x: 1 / xp.sqrt(x), saves="output", quiet=True)
+                 compute=lambda xp, x: 1 / xp.sqrt(x), saves="output", quiet=True,
+                 fused_forward="T(1) / sqrt(x)", fused_derivative="T(-0.5) * g * (out * out * out)")
 Square = _math_op("Square", "x * x (integers stay integers).", "square", lambda g, x: g * (2 * x),
-                  compute=_square, keeps_integers=True)
+                  compute=_square, keeps_integers=True, fused_derivative="g * (T(2) * x)")
 Reciprocal = _math_op("Reciprocal", "1 / x.", None, lambda g, out: -g * (out * out),
-                      compute=lambda xp, x: 1 / x, saves="output", quiet=True)
-Sin = _math_op("Sin", "The sine (radians).", "sin", lambda g, x: g * cos(x))
-Cos = _math_op("Cos", "The cosine (radians).", "cos", lambda g, x: g * -sin(x))
+                      compute=lambda xp, x: 1 / x, saves="output", quiet=True,
+                      fused_derivative="-g * (out * out)")
+Sin = _math_op("Sin", "The sine (radians).", "sin", lambda g, x: g * cos(x),
+               fused_derivative="g * cos(x)")
+Cos = _math_op("Cos", "The cosine (radians).", "cos", lambda g, x: g * -sin(x),
+               fused_derivative="g * -sin(x)")
 Tan = _math_op("Tan", "The tangent (radians).", "tan", lambda g, out: g * (1 + out * out),
-               saves="output")
+               saves="output", fused_derivative="g * (T(1) + out * out)")
 Asin = _math_op("Asin", "The arcsine, in [-pi/2, pi/2].", "arcsin",
-                lambda g, x: g * rsqrt(1 - x * x), quiet=True)
+                lambda g, x: g * rsqrt(1 - x * x), quiet=True,
+                fused_derivative="g * (T(1) / sqrt(T(1) - x * x))")
 Acos = _math_op("Acos", "The arccosine, in [0, pi].", "arccos",
-                lambda g, x: -g * rsqrt(1 - x * x), quiet=True)
+                lambda g, x: -g * rsqrt(1 - x * x), quiet=True,
+                fused_derivative="-g * (T(1) / sqrt(T(1) - x * x))")
 Atan = _math_op("Atan", "The arctangent, in (-pi/2, pi/2).", "arctan",
-                lambda g, x: g / (x * x + 1))
-Sinh = _math_op("Sinh", "The hyperbolic sine.", "sinh", lambda g, x: g * cosh(x), quiet=True)
-Cosh = _math_op("Cosh", "The hyperbolic cosine.", "cosh", lambda g, x: g * sinh(x), quiet=True)
+                lambda g, x: g / (x * x + 1), fused_derivative="g / (x * x + T(1))")
+Sinh = _math_op("Sinh", "The hyperbolic sine.", "sinh", lambda g, x: g * cosh(x), quiet=True,
+                fused_derivative="g * cosh(x)")
+Cosh = _math_op("Cosh", "The hyperbolic cosine.", "cosh", lambda g, x: g * sinh(x), quiet=True,
+                fused_derivative="g * sinh(x)")
 Asinh = _math_op("Asinh", "The inverse hyperbolic sine.", "arcsinh",
-                 lambda g, x: g * rsqrt(x * x + 1))
+                 lambda g, x: g * rsqrt(x * x + 1),
+                 fused_derivative="g * (T(1) / sqrt(x * x + T(1)))")
 Acosh = _math_op("Acosh", "The inverse hyperbolic cosine.", "arccosh",
-                 lambda g, x: g * rsqrt(x * x - 1), quiet=True)
+                 lambda g, x: g * rsqrt(x * x - 1), quiet=True,
+                 fused_derivative="g * (T(1) / sqrt(x * x - T(1)))")
 Atanh = _math_op("Atanh", "The inverse hyperbolic tangent.", "arctanh",
-                 lambda g, x: g / (1 - x * x), quiet=True)
+                 lambda g, x: g / (1 - x * x), quiet=True, fused_derivative="g / (T(1) - x * x)")
 Erf = _math_op("Erf", "The error function, 2/sqrt(pi) * integral of exp(-t^2) from 0 to x.",
-               None, lambda g, x: g * (_TWO_OVER_SQRT_PI * exp(-(x * x))), compute=erf_array)
-
+               None, lambda g, x: g * (_TWO_OVER_SQRT_PI * exp(-(x * x))), compute=erf_array,
+               fused_derivative=f"g * (T({_TWO_OVER_SQRT_PI!r}) * exp(-(x * x)))")
 
 class Tanh(Function):
     """tanh(a); saves its output: d tanh = 1 - tanh^2."""

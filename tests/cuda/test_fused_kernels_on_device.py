@@ -5,6 +5,7 @@ import pytest
 
 import genesis
 from genesis.ops._kernels import REGISTRY, parameters
+from genesis.ops._row_kernels import RowKernel
 from tests.ops.kernel_samples import SAMPLES
 
 
@@ -31,3 +32,21 @@ def test_kernel_on_the_gpu_matches_its_reference_on_the_cpu(real_cuda, name, dty
         declared = np.dtype(dtype) if output.type == "T" else np.dtype(output.type)
         assert gpu_value.dtype == declared and gpu_value.shape == np.shape(cpu_value)
         np.testing.assert_allclose(xp.asnumpy(gpu_value), cpu_value, **tolerance)
+
+
+@pytest.mark.parametrize("name", sorted(name for name, kernel in REGISTRY.items()
+                                        if isinstance(kernel, RowKernel)))
+def test_row_kernel_on_the_gpu_takes_any_axis_and_layout(real_cuda, name):
+    """Rows along the last axis (contiguous), and a transposed view (copied to C order)."""
+    kernel = REGISTRY[name]
+    args, _ = SAMPLES[name](np.random.default_rng(1), np.float64)
+    device = genesis.device(real_cuda)
+    xp = device.xp
+    layouts = ((lambda lib, a: lib.ascontiguousarray(lib.moveaxis(a, 1, -1)), -1),
+               (lambda lib, a: lib.swapaxes(a, 0, 2), 1))  # a view CuPy gets not in C order
+    for layout, axis in layouts:
+        with np.errstate(all="ignore"):  # the sample's NaN and -inf rows
+            got = kernel(device, *[layout(xp, xp.asarray(a)) for a in args], axis=axis)
+            expected = kernel.reference(genesis.device("cpu"),
+                                        *[layout(np, a.copy()) for a in args], axis=axis)
+        np.testing.assert_allclose(xp.asnumpy(got), expected, rtol=1e-12, atol=1e-13)

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+import genesis
+from genesis.ops import samples, unary
+from genesis.ops._kernels import REGISTRY, parameters
 from genesis.ops._window_kernels import _geometry_values
 from genesis.ops.window import Windows
 
@@ -102,6 +105,47 @@ def _with_nans(values):
     return values
 
 
+def _rows(rng, dtype):
+    """Rows along axis 1 longer than a block's threads (so threads loop), with inner > 1;
+    one row holds a NaN, one is all -inf, one has an inf among large values."""
+    x = _normal(rng, (2, 300, 3), dtype) * 4
+    x[0, 7, 0] = np.nan
+    x[1, :, 2] = -np.inf
+    x[0, :, 1] += 80
+    x[0, 11, 1] = np.inf
+    return x
+
+
+def _row_gradient(rng, dtype):
+    """A gradient and a softmax-like output (positive, rows summing to 1)."""
+    y = np.exp(_normal(rng, (2, 300, 3), dtype))
+    return _normal(rng, y.shape, dtype), (y / y.sum(axis=1, keepdims=True)).astype(dtype)
+
+
+def _unary_input(op: str, rng, dtype):
+    """Values of unary op `op` inside its domain (the op tests' own sampler)."""
+    return unary._DOMAINS.get(op, samples.values)(rng, (6, 5)).astype(dtype)
+
+
+def _unary_forward(op: str):
+    return lambda rng, dtype: ((_unary_input(op, rng, dtype),), {})
+
+
+def _unary_gradient(op: str):
+    """A gradient and the saved input, or the op's output at an input, as its backward has."""
+    def sample(rng, dtype):
+        x = _unary_input(op, rng, dtype)
+        saved_name = parameters(REGISTRY[f"genesis_{op}_grad"].inputs)[1].name
+        saved = x if saved_name == "x" else getattr(genesis, op)(genesis.from_numpy(x)).numpy()
+        return (_normal(rng, x.shape, dtype), saved), {}
+    return sample
+
+
+_UNARY_GRADIENTS = ("exp2", "expm1", "log1p", "log2", "log10", "sqrt", "rsqrt", "square",
+                    "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
+                    "asinh", "acosh", "atanh", "erf")
+
+
 def _adam(rng, dtype):
     param, exp_avg = _normal(rng, (4, 5), dtype), _normal(rng, (4, 5), dtype) * 0.1
     exp_avg_sq = np.abs(_normal(rng, (4, 5), dtype)) * 0.01
@@ -122,8 +166,6 @@ SAMPLES = {
     "genesis_exp_shifted": lambda rng, dtype: (_softmax_parts(rng, dtype)[:2], {}),
     "genesis_sum_product": lambda rng, dtype: (
         (_normal(rng, (5, 7), dtype), _normal(rng, (5, 7), dtype)), {"axis": 1, "keepdims": True}),
-    "genesis_softmax_grad": lambda rng, dtype: (
-        (_normal(rng, (5, 7), dtype), _normal(rng, (5, 7), dtype), _normal(rng, (5, 1), dtype)), {}),
     "genesis_cross_entropy_rows": lambda rng, dtype: (
         _softmax_parts(rng, dtype)[1:] + (_normal(rng, (5, 1), dtype),), {}),
     "genesis_cross_entropy_total": lambda rng, dtype: (
@@ -167,13 +209,6 @@ SAMPLES = {
         (_normal(rng, (4, 5), dtype), _normal(rng, (4, 1), dtype)), {"axis": None, "keepdims": False}),
     "genesis_squared_error_grad": lambda rng, dtype: (
         (_normal(rng, (4, 5), dtype), _normal(rng, (4, 5), dtype), np.asarray(1.5, dtype), 0.1), {}),
-    "genesis_sum_exp_shifted": lambda rng, dtype: (
-        _softmax_parts(rng, dtype)[:2], {"axis": 1, "keepdims": True}),
-    "genesis_log_softmax": lambda rng, dtype: (_softmax_parts(rng, dtype), {}),
-    "genesis_exp_shifted_over": lambda rng, dtype: (_softmax_parts(rng, dtype), {}),
-    "genesis_log_softmax_grad": lambda rng, dtype: (
-        (_normal(rng, (5, 7), dtype), -np.abs(_normal(rng, (5, 7), dtype)),
-         _normal(rng, (5, 1), dtype)), {}),
     "genesis_sigmoid": lambda rng, dtype: ((_normal(rng, (6, 5), dtype) * 5,), {}),
     "genesis_sigmoid_grad": lambda rng, dtype: (
         (_normal(rng, (6, 5), dtype), np.abs(_normal(rng, (6, 5), dtype)) % 1), {}),
@@ -205,3 +240,12 @@ SAMPLES = {
         (_normal(rng, (4, 6), dtype), _normal(rng, (6,), dtype), _normal(rng, (4, 6), dtype),
          _normal(rng, (4, 1), dtype), _normal(rng, (4, 1), dtype), _normal(rng, (4, 1), dtype)), {}),
 }
+SAMPLES.update({f"genesis_{op}_grad": _unary_gradient(op) for op in _UNARY_GRADIENTS})
+SAMPLES["genesis_rsqrt"] = _unary_forward("rsqrt")
+SAMPLES.update({
+    "genesis_softmax": lambda rng, dtype: ((_rows(rng, dtype),), {"axis": 1}),
+    "genesis_log_softmax": lambda rng, dtype: ((_rows(rng, dtype),), {"axis": 1}),
+    "genesis_softmax_grad": lambda rng, dtype: (_row_gradient(rng, dtype), {"axis": 1}),
+    "genesis_log_softmax_grad": lambda rng, dtype: (
+        (lambda g, y: (g, np.log(y)))(*_row_gradient(rng, dtype)), {"axis": 1}),
+})

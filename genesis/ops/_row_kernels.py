@@ -1,0 +1,155 @@
+"""Row kernels: a reduction along one axis and the map that uses it, in one GPU launch.
+
+A softmax needs the row's maximum, then the sum of exps, then the exps over that sum:
+three launches as `Elementwise`/`Reduction` kernels (genesis/ops/_kernels.py), because a
+CuPy reduction ends its launch. A `RowKernel` gives each row along `axis` one CUDA thread
+block, which reduces in shared memory and goes on to write the row, as PyTorch's own
+softmax kernels do. It is written, like every fused kernel, twice:
+
+* a CUDA body (`cupy.RawKernel`, compiled on first use for float or double); in it the
+  arrays are pointers to the row's first element, element j is `x[j * inner]`, `n` is the
+  row's length, `FOR_ROW(j)` loops a thread over its share of the row,
+  `THREAD_SUM(x)`/`THREAD_MAX(x)` combine that share of x, and
+  `block_reduce(value, GenesisSum())` (or `GenesisMax()`, which keeps NaN) combines one
+  value from each thread of the block and gives the result to all of them;
+* a reference of array calls taking `axis=`, which the CPU, the tests' fake GPU, float16
+  and empty or 0-d arrays run.
+
+tests/ops/test_row_kernels.py compiles every body as C++ with one CPU thread per CUDA
+thread (barriers for `__syncthreads`) and checks it against its reference.
+
+>>> import numpy as np, genesis
+>>> row_sum = RowKernel("row_sum", "T x", "T y",
+...                     "const T total = block_reduce(THREAD_SUM(x), GenesisSum()); "
+...                     "FOR_ROW(j) y[j * inner] = total;",
+...                     lambda device, x, axis: np.broadcast_to(x.sum(axis, keepdims=True),
+...                                                             x.shape).copy(),
+...                     register=False)
+>>> row_sum(genesis.device("cpu"), np.array([[1., 2.], [3., 4.]]), axis=1)
+array([[3., 3.],
+       [7., 7.]])
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._kernels import Kernel, parameters
+
+__all__ = ["RowKernel", "PRELUDE", "MAX_THREADS"]
+
+MAX_THREADS = 256  # threads per block (a power of two), each looping over its share of a row
+
+# Shared by every row kernel's CUDA text. Also valid C++ once the test shim defines the
+# CUDA keywords, so the C++ check compiles the very same text.
+PRELUDE = f"""#define GENESIS_ROW_THREADS {MAX_THREADS}
+#define FOR_ROW(j) for (long long j = threadIdx.x; j < n; j += blockDim.x)
+#define THREAD_SUM(x) genesis_thread_share(x, n, inner, GenesisSum(), T(0))
+#define THREAD_MAX(x) genesis_thread_share(x, n, inner, GenesisMax(), x[0])
+
+struct GenesisSum {{
+  template <typename V> __device__ V operator()(V a, V b) const {{ return a + b; }}
+}};
+struct GenesisMax {{  // the larger, or NaN if either is (as NumPy's max)
+  template <typename V> __device__ V operator()(V a, V b) const {{
+    return (b > a || b != b) ? b : a;
+  }}
+}};
+
+// One value from every thread of the block combined by `op`; every thread gets the result.
+template <typename V, typename Op>
+__device__ V block_reduce(V value, Op op) {{
+  __shared__ V buffer[GENESIS_ROW_THREADS];
+  __syncthreads();  // every thread has read the previous result out of the buffer
+  buffer[threadIdx.x] = value;
+  __syncthreads();
+  for (unsigned int step = blockDim.x / 2; step > 0; step /= 2) {{
+    if (threadIdx.x < step) {{
+      buffer[threadIdx.x] = op(buffer[threadIdx.x], buffer[threadIdx.x + step]);
+    }}
+    __syncthreads();
+  }}
+  return buffer[0];
+}}
+
+// This thread's share of a row combined by `op` from `start` (whole after block_reduce).
+template <typename V, typename Op>
+__device__ V genesis_thread_share(const V* x, long long n, long long inner, Op op, V start) {{
+  for (long long j = threadIdx.x; j < n; j += blockDim.x) start = op(start, x[j * inner]);
+  return start;
+}}
+"""
+
+
+def threads_for(length: int) -> int:
+    """Threads per block for rows of `length`: a power of two from 32 (one warp) to
+    MAX_THREADS, no more than the row has elements for."""
+    return min(MAX_THREADS, max(32, 1 << (length - 1).bit_length()))
+
+
+def row_geometry(shape: tuple, axis: int) -> tuple[int, int, int]:
+    """(rows, n, inner) of a C-ordered array of `shape` along `axis`: row r starts at
+    element (r // inner) * n * inner + r % inner and steps by `inner`."""
+    n = shape[axis]
+    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    rows = int(np.prod(shape, dtype=np.int64)) // n
+    return rows, n, inner
+
+
+class RowKernel(Kernel):
+    """`body` runs in each thread of a block that owns one row along `axis` of the arrays
+    (all of one shape; T-typed, C-ordered for the launch). Returns the output array(s)."""
+
+    def __init__(self, name: str, inputs: str, outputs: str, body: str, reference,
+                 register: bool = True):
+        super().__init__(name, inputs, outputs, reference, register)
+        self.body = body
+        if any(item.type != "T" or item.raw for item in parameters(inputs) + parameters(outputs)):
+            raise ValueError(f"{name}: a row kernel's arrays are all T-typed and not raw")
+
+    def __call__(self, device, *arrays, axis: int):
+        if arrays[0].ndim == 0 or arrays[0].size == 0:
+            return self.reference(device, *arrays, axis=axis)  # no row to launch a block for
+        return super().__call__(device, *arrays, axis=axis % arrays[0].ndim)
+
+    def source(self, ctype: str) -> str:
+        """The whole CUDA text of the kernel for T = `ctype` ("float" or "double")."""
+        inputs, outputs = parameters(self.inputs), parameters(self.outputs)
+        pointers = [f"const T* __restrict__ {item.name}_rows" for item in inputs] + \
+                   [f"T* __restrict__ {item.name}_rows" for item in outputs]
+        offsets = "\n".join(
+            f"  {'const ' if item in inputs else ''}T* {item.name} = {item.name}_rows + row_start;"
+            for item in inputs + outputs)
+        return f"""{PRELUDE}
+typedef {ctype} T;
+extern "C" __global__ void {self.name}({", ".join(pointers)}, long long n, long long inner) {{
+  const long long row = blockIdx.x;
+  const long long row_start = (row / inner) * n * inner + row % inner;
+{offsets}
+  {self.body}
+}}
+"""
+
+    def _compile(self, xp):
+        return _RowLauncher(self, xp)
+
+
+class _RowLauncher:
+    """A RowKernel on CuPy: its float and double builds, compiled on first use, launched
+    with one block per row over C-ordered copies of the arrays (no copy when they are)."""
+
+    def __init__(self, kernel: RowKernel, xp):
+        self.kernel, self.xp, self.functions = kernel, xp, {}
+
+    def __call__(self, *arrays, axis: int):
+        xp, dtype = self.xp, arrays[0].dtype
+        function = self.functions.get(dtype)
+        if function is None:
+            ctype = "float" if dtype == np.float32 else "double"
+            function = self.functions[dtype] = xp.RawKernel(self.kernel.source(ctype),
+                                                            self.kernel.name)
+        arrays = [xp.ascontiguousarray(array) for array in arrays]
+        shape = arrays[0].shape
+        outputs = [xp.empty(shape, dtype) for _ in parameters(self.kernel.outputs)]
+        rows, n, inner = row_geometry(shape, axis)
+        function((rows,), (threads_for(n),), (*arrays, *outputs, np.int64(n), np.int64(inner)))
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)

@@ -1,0 +1,140 @@
+"""Every row kernel's CUDA text (genesis/ops/_row_kernels.py), compiled as C++ and run with
+one CPU thread per CUDA thread, agrees with its array-call reference in float32 and float64.
+
+The shim below plays the GPU: `threadIdx`/`blockIdx` are per-thread, `__shared__` storage is
+shared by the threads of the block running, `__syncthreads()` is a barrier, and blocks run
+one after another. The text is the one CuPy compiles, so a wrong index, a missing barrier
+that the threads happen to need, or a formula that drifts from its reference shows here.
+Each sample also runs with its row axis moved last (inner = 1) and with a block of more
+threads than the row has elements.
+"""
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import genesis
+from genesis.ops import _row_kernels
+from genesis.ops._kernels import REGISTRY, parameters
+from genesis.ops._row_kernels import RowKernel, row_geometry, threads_for
+from tests.ops.kernel_samples import SAMPLES
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs a C++ compiler (g++)")
+
+ROW_KERNELS = sorted(name for name, kernel in REGISTRY.items() if isinstance(kernel, RowKernel))
+_CPU = genesis.device("cpu")
+
+_SHIM = """#include <barrier>
+#include <cmath>
+#include <thread>
+#include <vector>
+using namespace std;
+struct GenesisDim3 { unsigned int x, y, z; };
+static thread_local GenesisDim3 threadIdx, blockIdx;
+static GenesisDim3 blockDim, gridDim;
+static std::barrier<>* genesis_block_barrier;
+#define __global__
+#define __device__
+#define __shared__ static
+static void __syncthreads() { genesis_block_barrier->arrive_and_wait(); }
+"""
+
+
+def _source(kernel: RowKernel, ctype: str) -> str:
+    count = len(parameters(kernel.inputs)) + len(parameters(kernel.outputs))
+    inputs = len(parameters(kernel.inputs))
+    arguments = ", ".join(f"({'const ' if slot < inputs else ''}T*)arrays[{slot}]"
+                          for slot in range(count))
+    return _SHIM + kernel.source(ctype) + f"""
+extern "C" void run(unsigned int rows, unsigned int threads, void** arrays, long long n,
+                    long long inner) {{
+  blockDim = {{threads, 1, 1}};
+  gridDim = {{rows, 1, 1}};
+  for (unsigned int block = 0; block < rows; ++block) {{
+    std::barrier<> sync(threads);
+    genesis_block_barrier = &sync;
+    std::vector<std::thread> team;
+    for (unsigned int thread = 0; thread < threads; ++thread) {{
+      team.emplace_back([=] {{
+        threadIdx = {{thread, 0, 0}};
+        blockIdx = {{block, 0, 0}};
+        {kernel.name}({arguments}, n, inner);
+      }});
+    }}
+    for (std::thread& member : team) member.join();
+  }}
+}}
+"""
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """(kernel name, C type) -> the kernel and its threaded launcher as a shared library."""
+    folder = tmp_path_factory.mktemp("row_kernels")
+    libraries = {}
+
+    def build(kernel, ctype):
+        key = (kernel.name, ctype)
+        if key not in libraries:
+            source = folder / f"{kernel.name}_{ctype}.cpp"
+            source.write_text(_source(kernel, ctype))
+            library = folder / f"{kernel.name}_{ctype}.so"
+            result = subprocess.run(["g++", "-std=c++20", "-O1", "-pthread", "-shared", "-fPIC",
+                                     "-o", str(library), str(source)],
+                                    capture_output=True, text=True)
+            assert result.returncode == 0, f"{kernel.name} does not compile:\n{result.stderr}"
+            libraries[key] = ctypes.CDLL(str(library))
+        return libraries[key]
+    return build
+
+
+def _run_compiled(library, kernel, arrays, axis, threads=None):
+    """The kernel's outputs, launched as _RowLauncher does: C-ordered arrays, a block per row."""
+    arrays = [np.ascontiguousarray(array) for array in arrays]
+    outputs = [np.full_like(arrays[0], 12345.0) for _ in parameters(kernel.outputs)]
+    rows, n, inner = row_geometry(arrays[0].shape, axis % arrays[0].ndim)
+    pointers = (ctypes.c_void_p * (len(arrays) + len(outputs)))(
+        *(array.ctypes.data for array in arrays + outputs))
+    library.run(ctypes.c_uint(rows), ctypes.c_uint(threads or threads_for(n)), pointers,
+                ctypes.c_longlong(n), ctypes.c_longlong(inner))
+    return outputs
+
+
+def _check(kernel, library, arrays, axis, dtype, threads=None):
+    got = _run_compiled(library, kernel, arrays, axis, threads)
+    want = kernel.reference(_CPU, *[array.copy() for array in arrays], axis=axis)
+    want = want if isinstance(want, tuple) else (want,)
+    tolerance = dict(rtol=2e-5, atol=2e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)
+    for ours, reference in zip(got, want):
+        np.testing.assert_allclose(ours, reference, **tolerance)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ROW_KERNELS)
+def test_row_kernel_compiled_as_threaded_cpp_matches_its_reference(name, dtype, compiled):
+    kernel = REGISTRY[name]
+    arrays, options = SAMPLES[name](np.random.default_rng(0), dtype)
+    library = compiled(kernel, "float" if dtype == np.float32 else "double")
+    axis = options["axis"]
+    with np.errstate(all="ignore"):  # the samples' NaN and -inf rows
+        _check(kernel, library, arrays, axis, dtype)
+        last = [np.moveaxis(array, axis, -1) for array in arrays]  # rows contiguous (inner = 1)
+        _check(kernel, library, last, -1, dtype)
+        short = [array[:, :5] for array in last]  # more threads than elements
+        _check(kernel, library, short, -1, dtype, threads=64)
+
+
+def test_threads_per_block_are_a_power_of_two_within_bounds():
+    assert [threads_for(n) for n in (1, 31, 32, 33, 200, 256, 257, 100000)] == \
+        [32, 32, 32, 64, 256, 256, 256, 256]
+    assert _row_kernels.MAX_THREADS == 256
+
+
+def test_row_geometry_starts_and_strides_each_row():
+    assert row_geometry((2, 300, 3), 1) == (6, 300, 3)
+    assert row_geometry((4, 7), 1) == (4, 7, 1)
+    assert row_geometry((5,), 0) == (1, 5, 1)
