@@ -278,7 +278,9 @@ def _row_stand_in(code: str, name: str):
         COUNTER.launch(name)
         COUNTER.depth += 1
         try:
-            rows = [array.reshape(-1, int(n), int(inner)) for array in arrays]
+            rows = [array.reshape(-1, 1 if item.name in kernel.per_row else int(n), int(inner))
+                    for item, array in zip(parameters(kernel.inputs) + parameters(kernel.outputs),
+                                           arrays)]
             results = kernel.reference(_NUMPY_DEVICE, *rows[:count], axis=1)
             for output, result in zip(rows[count:], results if isinstance(results, tuple)
                                       else (results,)):
@@ -289,24 +291,28 @@ def _row_stand_in(code: str, name: str):
 
 
 def check_row_launch(kernel, dtype, grid, block, arrays, n, inner) -> None:
-    """A row kernel's launch: one C-ordered array of the built T per parameter, all of one
-    shape; n and inner as int64 (CuPy passes a Python int as C long long, a NumPy scalar as
+    """A row kernel's launch: one C-ordered array per parameter, of the built T or its
+    declared type, all of one shape (one element per row for `row` ones); n and inner as int64 (CuPy passes a Python int as C long long, a NumPy scalar as
     its own width); one block per row of a power-of-two threads up to CUDA's 1024."""
-    expected = len(parameters(kernel.inputs)) + len(parameters(kernel.outputs))
+    declared = parameters(kernel.inputs) + parameters(kernel.outputs)
     problems = []
-    if len(arrays) != expected:
-        problems.append(f"{len(arrays)} arrays for {expected} parameters")
-    for array in arrays:
-        if not isinstance(array, np.ndarray) or array.dtype != dtype or \
-                not array.flags.c_contiguous or array.shape != arrays[0].shape:
-            problems.append(f"an array that is not a C-ordered {dtype} of shape "
-                            f"{arrays[0].shape}: {getattr(array, 'dtype', type(array))}")
+    if len(arrays) != len(declared):
+        problems.append(f"{len(arrays)} arrays for {len(declared)} parameters")
+    size = arrays[0].size
+    for item, array in zip(declared, arrays):
+        per_row = item.name in kernel.per_row
+        want = (dtype if item.type == "T" else np.dtype(item.type),
+                size // n if per_row else size)
+        if not isinstance(array, np.ndarray) or not array.flags.c_contiguous or \
+                (array.dtype, array.size) != want or not (per_row or array.shape == arrays[0].shape):
+            problems.append(f"{item.name} is not a C-ordered {want[0]} of {want[1]} elements "
+                            f"(one {'per row' if per_row else 'per element'}): "
+                            f"{getattr(array, 'dtype', type(array))} {getattr(array, 'shape', '')}")
     if not all(isinstance(number, np.int64) for number in (n, inner)):
         problems.append(f"n and inner are not int64: {type(n).__name__}, {type(inner).__name__}")
     threads = block[0]
     if len(block) != 1 or threads & (threads - 1) or not 32 <= threads <= 1024:
         problems.append(f"block {block}")
-    size = arrays[0].size
     if size % (n * inner) or tuple(grid) != (size // n,):
         problems.append(f"grid {grid} for rows of {n} (inner {inner}) in {arrays[0].shape}")
     if problems:

@@ -18,7 +18,8 @@ from ..ops.gather import gather
 from ..ops.selection import clamp, where
 from ..ops._index_checks import any_outside
 from ..ops._kernels import MEAN_OF_REDUCED, Elementwise, Reduction
-from ..ops.softmax import EXP_SHIFTED, log_softmax, softmax
+from ..ops._row_kernels import RowKernel
+from ..ops.softmax import PEAK_AND_LOG_TOTAL, log_softmax, log_softmax_reference, softmax
 from ..ops.unary import abs, exp, log, log1p
 from ..tensor import Tensor, wrap_array
 
@@ -252,51 +253,40 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore
     return _nll(input, safe_target, weights, class_dim, reduction)
 
 
-def _cross_entropy_grad_reference(device, exps, totals, index, grad, scale, classes, inner):
+def _cross_entropy_rows_reference(device, x, target, axis):
+    log_probabilities = log_softmax_reference(device, x, axis)
+    return log_probabilities, -device.xp.take_along_axis(log_probabilities, target, axis)
+
+
+def _cross_entropy_grad_reference(device, log_probabilities, index, grad, scale, classes, inner):
     xp = device.xp
-    axis = 0 if exps.ndim == 1 else 1
-    probabilities = exps / totals
+    axis = 0 if log_probabilities.ndim == 1 else 1
+    probabilities = xp.exp(log_probabilities)
     xp.put_along_axis(probabilities, index, xp.take_along_axis(probabilities, index, axis) - 1, axis)
     probabilities *= grad * scale
     return probabilities
 
 
-def _pick_reference(device, x, index, classes, inner):
-    if x.ndim == 2:  # the usual (N, C): plain indexing, without take_along_axis's setup
-        return x[device.xp.arange(x.shape[0]), index[:, 0]][:, None]
-    return device.xp.take_along_axis(x, index, 0 if x.ndim == 1 else 1)
-
-
-# x at each position's target class (`index` is x's shape with 1 for the `classes`, of
-# which each holds `inner` elements), as one gather.
-_PICK = Elementwise("genesis_pick", "raw T x, int64 index, int64 classes, int64 inner",
-                    "T picked", "picked = x[(i / inner * classes + index) * inner + i % inner]",
-                    _pick_reference)
-
-
-# With `totals` the sums of `exps` = exp(x - peak) along the classes and `picked` = x at the
-# target: a position's loss, the loss summed (times `scale`), and the gradient
-# (softmax - onehot(index)) * grad * scale. An element's class is (i / inner) % classes.
-_CROSS_ENTROPY_ROWS = Elementwise(
-    "genesis_cross_entropy_rows", "T totals, T peak, T picked", "T loss",
-    "loss = log(totals) - (picked - peak)",
-    lambda device, totals, peak, picked: device.xp.log(totals) - (picked - peak))
-_CROSS_ENTROPY_TOTAL = Reduction(
-    "genesis_cross_entropy_total", "T totals, T peak, T picked, T scale", "T loss",
-    "(log(totals) - (picked - peak)) * scale", "a + b", "loss = a", "0",
-    lambda device, totals, peak, picked, scale, **where:
-        ((device.xp.log(totals) - (picked - peak)) * scale).sum(**where))
+# Each position's log-probabilities and loss, -log_softmax(x)[target], in one launch.
+_CROSS_ENTROPY_ROWS = RowKernel(
+    "genesis_cross_entropy_rows", "T x, row int64 target", "T log_probabilities, row T loss",
+    PEAK_AND_LOG_TOTAL + """
+  FOR_ROW(j) log_probabilities[j * inner] = (x[j * inner] - peak) - log_total;
+  if (threadIdx.x == 0) loss[0] = log_total - (x[target[0] * inner] - peak);""",
+    _cross_entropy_rows_reference)
+# The gradient (softmax - onehot(index)) * grad * scale; an element's class is
+# (i / inner) % classes.
 _CROSS_ENTROPY_GRAD = Elementwise(
     "genesis_cross_entropy_grad",
-    "T exps, T totals, int64 index, T grad, T scale, int64 classes, int64 inner", "T dx",
-    "dx = (exps / totals - ((i / inner) % classes == index ? T(1) : T(0))) * (grad * scale)",
-    _cross_entropy_grad_reference)
+    "T log_probabilities, int64 index, T grad, T scale, int64 classes, int64 inner", "T dx",
+    "dx = (exp(log_probabilities) - ((i / inner) % classes == index ? T(1) : T(0))) "
+    "* (grad * scale)", _cross_entropy_grad_reference)
 
 
 class CrossEntropy(Function):
     """Softmax cross entropy against class indices that are all classes (none ignored), with
     no class weights or label smoothing: the common training loss, in one node. On a GPU
-    its forward is five launches and its backward one.
+    its forward is one launch for "none" and two otherwise, its backward one.
 
     Per position: loss = log(sum_c exp(x_c - m)) - (x_target - m), m the largest x; the
     gradient is (softmax(x) - onehot(target)) * grad, over the positions for "mean".
@@ -307,30 +297,25 @@ class CrossEntropy(Function):
     @staticmethod
     @ignore_float_errors  # inf/nan logits give nan like PyTorch
     def forward(ctx, input, target, reduction):
-        device, xp = input._device, input._device.xp
+        device = input._device
         axis = 0 if input.ndim == 1 else 1
         data = input._data
         x = data.astype(np.float32) if data.dtype.itemsize < 4 else data
         index = target.reshape(target.shape[:axis] + (1,) + target.shape[axis:])
-        peak = x.max(axis=axis, keepdims=True)
-        exps = EXP_SHIFTED(device, x, peak)
-        totals = exps.sum(axis=axis, keepdims=True)
-        classes = x.shape[axis]
-        picked = _PICK(device, x, index, classes, math.prod(x.shape[axis + 1:]))
-        positions = x.size // x.shape[axis] if x.shape[axis] else 0
+        log_probabilities, losses = _CROSS_ENTROPY_ROWS(device, x, index, axis=axis)
+        positions = losses.size
         scale = (1.0 / positions if positions else math.nan) if reduction == "mean" else 1.0
         if reduction == "none":
-            loss = _CROSS_ENTROPY_ROWS(device, totals, peak, picked).squeeze(axis)
+            loss = losses.squeeze(axis)
+        elif reduction == "sum":
+            loss = losses.sum()
         else:
-            loss = _CROSS_ENTROPY_TOTAL(device, totals, peak, picked, scale, axis=None,
-                                        keepdims=False)
-            if not positions:
-                loss = loss * scale  # the mean of nothing is nan (the sum of nothing is 0)
+            loss = _quiet_mean(losses, {})  # the mean of nothing is nan
         if ctx.needs_input_grad[0]:
             ctx.save_for_backward(input)
-            ctx.exps, ctx.totals, ctx.index, ctx.axis, ctx.scale, ctx.reduction = \
-                exps, totals, index, axis, scale, reduction
-        return xp.asarray(loss, dtype=data.dtype)
+            ctx.log_probabilities, ctx.index, ctx.axis, ctx.scale, ctx.reduction = \
+                log_probabilities, index, axis, scale, reduction
+        return device.xp.asarray(loss, dtype=data.dtype)
 
     @staticmethod
     @ignore_float_errors
@@ -344,10 +329,9 @@ class CrossEntropy(Function):
             device.xp.put_along_axis(onehot, ctx.index, 1, axis)
             local = softmax(input, axis) - wrap_array(onehot, device)
             return local * (grad * ctx.scale), None, None
-        classes = input.shape[axis]
-        inner = math.prod(ctx.exps.shape[axis + 1:])
-        dx = _CROSS_ENTROPY_GRAD(device, ctx.exps, ctx.totals, ctx.index, grad._data, ctx.scale,
-                                 classes, inner)
+        log_probabilities = ctx.log_probabilities
+        dx = _CROSS_ENTROPY_GRAD(device, log_probabilities, ctx.index, grad._data, ctx.scale,
+                                 input.shape[axis], math.prod(log_probabilities.shape[axis + 1:]))
         return wrap_array(dx.astype(input._data.dtype, copy=False), device), None, None
 
 

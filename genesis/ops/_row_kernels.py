@@ -15,6 +15,10 @@ softmax kernels do. It is written, like every fused kernel, twice:
 * a reference of array calls taking `axis=`, which the CPU, the tests' fake GPU, float16
   and empty or 0-d arrays run.
 
+Arrays are T-typed and of one shape, except those declared `row` ("row int64 target",
+"row T loss"): one element per row, the shape with 1 along `axis`, of their declared type;
+in the body such a name points at the row's own element, `target[0]`.
+
 tests/ops/test_row_kernels.py compiles every body as C++ with one CPU thread per CUDA
 thread (barriers for `__syncthreads`) and checks it against its reference.
 
@@ -101,10 +105,14 @@ class RowKernel(Kernel):
 
     def __init__(self, name: str, inputs: str, outputs: str, body: str, reference,
                  register: bool = True):
+        (inputs, input_rows), (outputs, output_rows) = _rows_named(inputs), _rows_named(outputs)
         super().__init__(name, inputs, outputs, reference, register)
-        self.body = body
-        if any(item.type != "T" or item.raw for item in parameters(inputs) + parameters(outputs)):
-            raise ValueError(f"{name}: a row kernel's arrays are all T-typed and not raw")
+        self.body, self.per_row = body, input_rows | output_rows
+        declared = parameters(inputs) + parameters(outputs)
+        if any(item.raw or (item.type != "T" and item.name not in self.per_row)
+               for item in declared) or declared[0].name in self.per_row:
+            raise ValueError(f"{name}: a row kernel's arrays are T-typed (or declared `row`), "
+                             "not raw, and its first input is a whole array")
 
     def __call__(self, device, *arrays, axis: int):
         if arrays[0].ndim == 0 or arrays[0].size == 0:
@@ -114,14 +122,15 @@ class RowKernel(Kernel):
     def source(self, ctype: str) -> str:
         """The whole CUDA text of the kernel for T = `ctype` ("float" or "double")."""
         inputs, outputs = parameters(self.inputs), parameters(self.outputs)
-        pointers = [f"const T* __restrict__ {item.name}_rows" for item in inputs] + \
-                   [f"T* __restrict__ {item.name}_rows" for item in outputs]
+        typed = [("const ", item) for item in inputs] + [("", item) for item in outputs]
+        pointers = ", ".join(f"{const}{_C_TYPES[item.type]}* __restrict__ {item.name}_rows"
+                             for const, item in typed)
         offsets = "\n".join(
-            f"  {'const ' if item in inputs else ''}T* {item.name} = {item.name}_rows + row_start;"
-            for item in inputs + outputs)
+            f"  {const}{_C_TYPES[item.type]}* {item.name} = {item.name}_rows + "
+            f"{'row' if item.name in self.per_row else 'row_start'};" for const, item in typed)
         return f"""{PRELUDE}
 typedef {ctype} T;
-extern "C" __global__ void {self.name}({", ".join(pointers)}, long long n, long long inner) {{
+extern "C" __global__ void {self.name}({pointers}, long long n, long long inner) {{
   const long long row = blockIdx.x;
   const long long row_start = (row / inner) * n * inner + row % inner;
 {offsets}
@@ -131,6 +140,25 @@ extern "C" __global__ void {self.name}({", ".join(pointers)}, long long n, long 
 
     def _compile(self, xp):
         return _RowLauncher(self, xp)
+
+
+_C_TYPES = {"T": "T", "int64": "long long", "int32": "int"}
+
+
+def _rows_named(declaration: str) -> tuple[str, set]:
+    """A declaration without its `row` qualifiers, and the names that had one.
+
+    >>> _rows_named("T x, row int64 target")
+    ('T x, int64 target', {'target'})
+    """
+    items, per_row = [], set()
+    for item in declaration.split(","):
+        words = item.split()
+        if words and words[0] == "row":
+            per_row.add(words[-1])
+            words = words[1:]
+        items.append(" ".join(words))
+    return ", ".join(items), per_row
 
 
 class _RowLauncher:
@@ -149,7 +177,10 @@ class _RowLauncher:
                                                             self.kernel.name)
         arrays = [xp.ascontiguousarray(array) for array in arrays]
         shape = arrays[0].shape
-        outputs = [xp.empty(shape, dtype) for _ in parameters(self.kernel.outputs)]
+        row_shape = shape[:axis] + (1,) + shape[axis + 1:]
+        outputs = [xp.empty(row_shape if item.name in self.kernel.per_row else shape,
+                            dtype if item.type == "T" else item.type)
+                   for item in parameters(self.kernel.outputs)]
         rows, n, inner = row_geometry(shape, axis)
         function((rows,), (threads_for(n),), (*arrays, *outputs, np.int64(n), np.int64(inner)))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)

@@ -60,7 +60,7 @@ def _softmax_grad_reference(device, g, y, axis):
     return out
 
 
-def _log_softmax_reference(device, x, axis):
+def log_softmax_reference(device, x, axis):
     xp = device.xp
     shifted = _shifted(xp, x, axis)
     shifted -= xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
@@ -83,12 +83,14 @@ _SOFTMAX_GRAD = RowKernel("genesis_softmax_grad", "T g, T y", "T dx", """
   FOR_ROW(j) share += g[j * inner] * y[j * inner];
   const T total = block_reduce(share, GenesisSum());
   FOR_ROW(j) dx[j * inner] = y[j * inner] * (g[j * inner] - total);""", _softmax_grad_reference)
-_LOG_SOFTMAX = RowKernel("genesis_log_softmax", "T x", "T y", """
+# A row kernel body's start: the row's `peak` and the log of its sum of exp(x - peak).
+PEAK_AND_LOG_TOTAL = """
   const T peak = block_reduce(THREAD_MAX(x), GenesisMax());
   T share = 0;
   FOR_ROW(j) share += exp(x[j * inner] - peak);
-  const T log_total = log(block_reduce(share, GenesisSum()));
-  FOR_ROW(j) y[j * inner] = (x[j * inner] - peak) - log_total;""", _log_softmax_reference)
+  const T log_total = log(block_reduce(share, GenesisSum()));"""
+_LOG_SOFTMAX = RowKernel("genesis_log_softmax", "T x", "T y", PEAK_AND_LOG_TOTAL + """
+  FOR_ROW(j) y[j * inner] = (x[j * inner] - peak) - log_total;""", log_softmax_reference)
 _LOG_SOFTMAX_GRAD = RowKernel("genesis_log_softmax_grad", "T g, T y", "T dx", """
   const T total = block_reduce(THREAD_SUM(g), GenesisSum());
   FOR_ROW(j) dx[j * inner] = g[j * inner] - exp(y[j * inner]) * total;""",

@@ -6,7 +6,7 @@ shared by the threads of the block running, `__syncthreads()` is a barrier, and 
 one after another. The text is the one CuPy compiles, so a wrong index, a missing barrier
 that the threads happen to need, or a formula that drifts from its reference shows here.
 Each sample also runs with its row axis moved last (inner = 1) and with a block of more
-threads than the row has elements.
+threads than the row has elements (class targets wrapped into the shorter rows).
 """
 from __future__ import annotations
 
@@ -44,11 +44,14 @@ static void __syncthreads() { genesis_block_barrier->arrive_and_wait(); }
 """
 
 
+_C_TYPES = {"T": "T", "int64": "long long", "int32": "int"}
+
+
 def _source(kernel: RowKernel, ctype: str) -> str:
-    count = len(parameters(kernel.inputs)) + len(parameters(kernel.outputs))
-    inputs = len(parameters(kernel.inputs))
-    arguments = ", ".join(f"({'const ' if slot < inputs else ''}T*)arrays[{slot}]"
-                          for slot in range(count))
+    inputs, outputs = parameters(kernel.inputs), parameters(kernel.outputs)
+    arguments = ", ".join(
+        f"({'const ' if slot < len(inputs) else ''}{_C_TYPES[item.type]}*)arrays[{slot}]"
+        for slot, item in enumerate(inputs + outputs))
     return _SHIM + kernel.source(ctype) + f"""
 extern "C" void run(unsigned int rows, unsigned int threads, void** arrays, long long n,
                     long long inner) {{
@@ -95,8 +98,12 @@ def compiled(tmp_path_factory):
 def _run_compiled(library, kernel, arrays, axis, threads=None):
     """The kernel's outputs, launched as _RowLauncher does: C-ordered arrays, a block per row."""
     arrays = [np.ascontiguousarray(array) for array in arrays]
-    outputs = [np.full_like(arrays[0], 12345.0) for _ in parameters(kernel.outputs)]
-    rows, n, inner = row_geometry(arrays[0].shape, axis % arrays[0].ndim)
+    shape, axis = arrays[0].shape, axis % arrays[0].ndim
+    row_shape = shape[:axis] + (1,) + shape[axis + 1:]
+    outputs = [np.full(row_shape if item.name in kernel.per_row else shape, 12345,
+                       arrays[0].dtype if item.type == "T" else item.type)
+               for item in parameters(kernel.outputs)]
+    rows, n, inner = row_geometry(shape, axis)
     pointers = (ctypes.c_void_p * (len(arrays) + len(outputs)))(
         *(array.ctypes.data for array in arrays + outputs))
     library.run(ctypes.c_uint(rows), ctypes.c_uint(threads or threads_for(n)), pointers,
@@ -109,7 +116,9 @@ def _check(kernel, library, arrays, axis, dtype, threads=None):
     want = kernel.reference(_CPU, *[array.copy() for array in arrays], axis=axis)
     want = want if isinstance(want, tuple) else (want,)
     tolerance = dict(rtol=2e-5, atol=2e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)
+    assert len(got) == len(want)
     for ours, reference in zip(got, want):
+        assert ours.shape == reference.shape
         np.testing.assert_allclose(ours, reference, **tolerance)
 
 
@@ -124,8 +133,14 @@ def test_row_kernel_compiled_as_threaded_cpp_matches_its_reference(name, dtype, 
         _check(kernel, library, arrays, axis, dtype)
         last = [np.moveaxis(array, axis, -1) for array in arrays]  # rows contiguous (inner = 1)
         _check(kernel, library, last, -1, dtype)
-        short = [array[:, :5] for array in last]  # more threads than elements
+        short = [array if per_row else array[..., :5]  # more threads than elements
+                 for array, per_row in zip(last, _per_row(kernel))]
+        short = [array % 5 if array.dtype.kind == "i" else array for array in short]  # targets
         _check(kernel, library, short, -1, dtype, threads=64)
+
+
+def _per_row(kernel):
+    return [item.name in kernel.per_row for item in parameters(kernel.inputs)]
 
 
 def test_threads_per_block_are_a_power_of_two_within_bounds():
