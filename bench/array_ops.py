@@ -41,6 +41,7 @@ import numpy as np  # noqa: E402
 import genesis  # noqa: E402
 import genesis.nn.functional as genesis_F  # noqa: E402
 from genesis.ops._kernels import REGISTRY, parameters  # noqa: E402
+from genesis.ops._multi_tensor import MultiTensorKernel  # noqa: E402
 from cuda_benchmarks import MLP_BATCH, MLP_SIZES, mlp, transformer_block  # noqa: E402
 from norm_layers import step as norm_step  # noqa: E402
 from transformer_block import BATCH, D_MODEL, LENGTH, initial_weights  # noqa: E402
@@ -240,7 +241,9 @@ class CountingNumPy(types.ModuleType):
 
     @staticmethod
     def RawKernel(code, name):  # noqa: N802 (CuPy's name)
-        return _row_stand_in(code, name)
+        stand_in = _multi_tensor_stand_in if isinstance(REGISTRY[name], MultiTensorKernel) \
+            else _row_stand_in
+        return stand_in(code, name)
 
     @staticmethod
     def get_array_module(array):
@@ -288,6 +291,53 @@ def _row_stand_in(code: str, name: str):
         finally:
             COUNTER.depth -= 1
     return launch
+
+
+def _multi_tensor_stand_in(code: str, name: str):
+    """A genesis multi-tensor kernel (genesis/ops/_multi_tensor.py) on the fake GPU: one
+    launch, each tensor updated by its Elementwise kernel's reference, after checking the
+    launch as CUDA and CuPy would take it."""
+    kernel = REGISTRY[name]
+    dtype = np.dtype(np.float32 if "typedef float T;" in code else np.float64)
+    per_tensor = len(kernel.arrays) + 1  # the arrays, then the size
+
+    def launch(grid, block, args):
+        numbers = args[len(args) - len(kernel.scalars):]
+        packed = _plain(args[:len(args) - len(kernel.scalars)])
+        tensors = [packed[start:start + per_tensor - 1]
+                   for start in range(0, len(packed), per_tensor)]
+        sizes = packed[per_tensor - 1::per_tensor]
+        check_multi_tensor_launch(kernel, dtype, grid, block, tensors, sizes, numbers)
+        COUNTER.launch(name)
+        COUNTER.depth += 1
+        try:
+            for arrays in tensors:
+                kernel.kernel.reference(_NUMPY_DEVICE, *kernel._arguments(arrays, numbers))
+        finally:
+            COUNTER.depth -= 1
+    return launch
+
+
+def check_multi_tensor_launch(kernel, dtype, grid, block, tensors, sizes, numbers) -> None:
+    """A multi-tensor launch: per tensor, C-ordered arrays of the built T and one size, as
+    int64, equal to theirs; each number of its declared width (a Python float would go as
+    a double); a block of THREADS per CHUNK of each tensor."""
+    from genesis.ops._multi_tensor import CHUNK, MAX_TENSORS, THREADS
+    problems = []
+    if not 0 < len(tensors) <= MAX_TENSORS or len(sizes) != len(tensors):
+        problems.append(f"{len(tensors)} tensors with {len(sizes)} sizes")
+    for arrays, size in zip(tensors, sizes):
+        if not isinstance(size, np.int64) or \
+                any(not isinstance(array, np.ndarray) or array.dtype != dtype or array.size != size
+                    or not array.flags.c_contiguous for array in arrays):
+            problems.append(f"a tensor that is not C-ordered {dtype} arrays of its size {size!r}")
+    for item, number in zip(kernel.scalars, numbers):
+        if type(number) is not (dtype.type if item.type == "T" else np.dtype(item.type).type):
+            problems.append(f"{item.name} is a {type(number).__name__}")
+    if tuple(grid) != (sum(-(-int(size) // CHUNK) for size in sizes),) or tuple(block) != (THREADS,):
+        problems.append(f"grid {grid} and block {block} for sizes {sizes}")
+    if problems:
+        raise TypeError(f"{kernel.name}: " + "; ".join(problems))
 
 
 def check_row_launch(kernel, dtype, grid, block, arrays, n, inner) -> None:

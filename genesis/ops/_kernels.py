@@ -30,13 +30,14 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["Elementwise", "Reduction", "REGISTRY", "Parameter", "parameters", "fusing_pays",
-           "MEAN_OF_REDUCED"]
+           "MEAN_OF_REDUCED", "C_TYPES"]
 
 REGISTRY: dict = {}  # name -> Kernel, for the C++ check of every body
 # A reduction's combined value over the count of elements reduced into its output (CuPy's
 # own mean), for a post_map such as f"out = {MEAN_OF_REDUCED}".
 MEAN_OF_REDUCED = "a / T(_in_ind.size() / _out_ind.size())"
 _KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+C_TYPES = {"T": "T", "int64": "long long", "int32": "int", "bool": "bool"}  # declared -> C
 
 
 class Parameter(NamedTuple):

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._kernels import Kernel, parameters
+from ._kernels import C_TYPES, Kernel, parameters
 
 __all__ = ["RowKernel", "PRELUDE", "MAX_THREADS"]
 
@@ -123,10 +123,10 @@ class RowKernel(Kernel):
         """The whole CUDA text of the kernel for T = `ctype` ("float" or "double")."""
         inputs, outputs = parameters(self.inputs), parameters(self.outputs)
         typed = [("const ", item) for item in inputs] + [("", item) for item in outputs]
-        pointers = ", ".join(f"{const}{_C_TYPES[item.type]}* __restrict__ {item.name}_rows"
+        pointers = ", ".join(f"{const}{C_TYPES[item.type]}* __restrict__ {item.name}_rows"
                              for const, item in typed)
         offsets = "\n".join(
-            f"  {const}{_C_TYPES[item.type]}* {item.name} = {item.name}_rows + "
+            f"  {const}{C_TYPES[item.type]}* {item.name} = {item.name}_rows + "
             f"{'row' if item.name in self.per_row else 'row_start'};" for const, item in typed)
         return f"""{PRELUDE}
 typedef {ctype} T;
@@ -140,9 +140,6 @@ extern "C" __global__ void {self.name}({pointers}, long long n, long long inner)
 
     def _compile(self, xp):
         return _RowLauncher(self, xp)
-
-
-_C_TYPES = {"T": "T", "int64": "long long", "int32": "int"}
 
 
 def _rows_named(declaration: str) -> tuple[str, set]:

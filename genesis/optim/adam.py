@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops._kernels import fusing_pays
-from ._fused import ADAM_STEP
+from ._fused import ADAM_STEPS
 from .optimizer import Optimizer
 
 __all__ = ["Adam", "AdamW"]
@@ -58,6 +58,7 @@ class Adam(Optimizer):
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         weight_decay, amsgrad, maximize = group["weight_decay"], group["amsgrad"], group["maximize"]
         decoupled = group["decoupled_weight_decay"]
+        fused = {}  # (device, step) -> the parameters one GPU launch updates
         for param, data, g in self._with_grads(group):
             xp = param._device.xp
             state = self.state[param]
@@ -69,11 +70,8 @@ class Adam(Optimizer):
                     state["max_exp_avg_sq"] = self._zeros_like(param)
             step = state["step"] = state["step"] + 1
             if fusing_pays(param._device) and not (amsgrad or maximize) and beta1 > 0.5:
-                # on a GPU: one launch for the whole update
-                ADAM_STEP(param._device, g, 1 - beta1, beta2, 1 - beta2, lr / (1 - beta1 ** step),
-                          (1 - beta2 ** step) ** 0.5, eps, 0.0 if decoupled else weight_decay,
-                          1 - lr * weight_decay if decoupled else 1.0,
-                          data, state["exp_avg"]._data, state["exp_avg_sq"]._data)
+                fused.setdefault((param._device, step), []).append(
+                    (g, data, state["exp_avg"]._data, state["exp_avg_sq"]._data))
                 param._version_counter[0] += 1
                 continue
             if maximize:
@@ -103,6 +101,10 @@ class Adam(Optimizer):
             scratch /= denom
             data += scratch
             param._version_counter[0] += 1
+        for (device, step), tensors in fused.items():  # on a GPU: the whole update, one launch
+            ADAM_STEPS(device, tensors, 1 - beta1, beta2, 1 - beta2, lr / (1 - beta1 ** step),
+                       (1 - beta2 ** step) ** 0.5, eps, 0.0 if decoupled else weight_decay,
+                       1 - lr * weight_decay if decoupled else 1.0)
 
 
 class AdamW(Adam):

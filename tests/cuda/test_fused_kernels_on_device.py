@@ -5,12 +5,14 @@ import pytest
 
 import genesis
 from genesis.ops._kernels import REGISTRY, parameters
+from genesis.ops._multi_tensor import MultiTensorKernel
 from genesis.ops._row_kernels import RowKernel
 from tests.ops.kernel_samples import SAMPLES
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("name", sorted(SAMPLES))
+@pytest.mark.parametrize("name", sorted(name for name in SAMPLES
+                                        if not isinstance(REGISTRY[name], MultiTensorKernel)))
 def test_kernel_on_the_gpu_matches_its_reference_on_the_cpu(real_cuda, name, dtype):
     kernel = REGISTRY[name]
     args, options = SAMPLES[name](np.random.default_rng(0), dtype)
@@ -50,3 +52,21 @@ def test_row_kernel_on_the_gpu_takes_any_axis_and_layout(real_cuda, name):
             expected = kernel.reference(genesis.device("cpu"),
                                         *[layout(np, a.copy()) for a in args], axis=axis)
         np.testing.assert_allclose(xp.asnumpy(got), expected, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(name for name, kernel in REGISTRY.items()
+                                        if isinstance(kernel, MultiTensorKernel)))
+def test_multi_tensor_kernel_on_the_gpu_updates_like_the_cpu(real_cuda, name, dtype):
+    kernel = REGISTRY[name]
+    (tensors, *scalars), _ = SAMPLES[name](np.random.default_rng(0), dtype)
+    device = genesis.device(real_cuda)
+    xp = device.xp
+    on_gpu = [tuple(xp.asarray(array) for array in tensor) for tensor in tensors]
+    kernel(device, on_gpu, *scalars)
+    kernel(genesis.device("cpu"), tensors, *scalars)
+    assert kernel._compiled, "the tensors went one by one, not through the multi-tensor kernel"
+    tolerance = dict(rtol=2e-5, atol=2e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)
+    for ours, reference in zip(on_gpu, tensors):
+        for got, want in zip(ours, reference):
+            np.testing.assert_allclose(xp.asnumpy(got), want, **tolerance)

@@ -146,6 +146,17 @@ _UNARY_GRADIENTS = ("exp2", "expm1", "log1p", "log2", "log10", "sqrt", "rsqrt", 
                     "asinh", "acosh", "atanh", "erf")
 
 
+def _adam_multi(rng, dtype):
+    """Tensors of sizes spanning several chunks, one, and less than a block's threads; then
+    the shared numbers of _adam."""
+    tensors = []
+    for shape in ((3, 3000), (7,), (70,)):
+        tensors.append((_normal(rng, shape, dtype), _normal(rng, shape, dtype),
+                        _normal(rng, shape, dtype) * 0.1,
+                        np.abs(_normal(rng, shape, dtype)) * 0.01))
+    return (tensors, 0.1, 0.999, 0.001, 0.01, 0.3, 1e-8, 0.02, 0.99), {}
+
+
 def _adam(rng, dtype):
     param, exp_avg = _normal(rng, (4, 5), dtype), _normal(rng, (4, 5), dtype) * 0.1
     exp_avg_sq = np.abs(_normal(rng, (4, 5), dtype)) * 0.01
@@ -168,6 +179,7 @@ SAMPLES = {
         (_normal(rng, (5, 7), dtype), _normal(rng, (5, 7), dtype)), {"axis": 1, "keepdims": True}),
     "genesis_cross_entropy_grad": _cross_entropy_backward,
     "genesis_adam_step": _adam,
+    "genesis_adam_step_multi": _adam_multi,
     "genesis_any_outside": lambda rng, dtype: (
         (np.array([[0, 5, 2], [1, -100, 3]]), 6), {"axis": None, "keepdims": False}),
     **{f"genesis_im2col_{dims}d": (lambda dims: lambda rng, dtype: _im2col(rng, dtype, dims))(dims)

@@ -1,6 +1,6 @@
 """Every fused kernel body compiles with NVRTC, CUDA's own compiler, inside a kernel shaped
 like the one CuPy generates (CuPy's carray.cuh: CArray arguments, a CIndexer, CUPY_FOR),
-in float and double; every row kernel's whole text compiles as it is. NVRTC needs no GPU, only CuPy and the NVRTC library; without them
+in float and double; every row and multi-tensor kernel's whole text compiles as it is. NVRTC needs no GPU, only CuPy and the NVRTC library; without them
 this skips (the C++ check in test_fused_kernels.py still runs the bodies on the CPU).
 
 Arrays and numbers are told apart by each kernel's sample arguments there.
@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from genesis.ops._kernels import REGISTRY, Elementwise, parameters
+from genesis.ops._multi_tensor import MultiTensorKernel
 from genesis.ops._row_kernels import RowKernel
 from tests.ops.kernel_samples import SAMPLES
 
@@ -35,9 +36,12 @@ def _c_type(kind: str, scalar: str) -> str:
 def _source(kernel, args, scalar: str) -> str:
     """The kernel as CuPy would generate it, near enough: inputs loaded through the indexer,
     outputs as references, raw arrays and numbers passed as they are. A row kernel is its
-    own whole text (CuPy's RawKernel compiles it as it is)."""
+    own whole text (CuPy's RawKernel compiles it as it is), as is a multi-tensor kernel's
+    (built here for three tensors)."""
     if isinstance(kernel, RowKernel):
         return kernel.source(scalar)
+    if isinstance(kernel, MultiTensorKernel):
+        return kernel.source(scalar, 3)
     reduction = not isinstance(kernel, Elementwise)
     index = "_in_ind" if reduction else "_ind"
     declared, loads, stores = [], [], []

@@ -1,9 +1,9 @@
 """Every row kernel's CUDA text (genesis/ops/_row_kernels.py), compiled as C++ and run with
 one CPU thread per CUDA thread, agrees with its array-call reference in float32 and float64.
 
-The shim below plays the GPU: `threadIdx`/`blockIdx` are per-thread, `__shared__` storage is
-shared by the threads of the block running, `__syncthreads()` is a barrier, and blocks run
-one after another. The text is the one CuPy compiles, so a wrong index, a missing barrier
+tests/ops/cuda_on_cpu.py plays the GPU: `threadIdx`/`blockIdx` are per-thread, `__shared__`
+storage is shared by the threads of the block running, `__syncthreads()` is a barrier, and
+blocks run one after another. The text is the one CuPy compiles, so a wrong index, a missing barrier
 that the threads happen to need, or a formula that drifts from its reference shows here.
 Each sample also runs with its row axis moved last (inner = 1) and with a block of more
 threads than the row has elements (class targets wrapped into the shorter rows).
@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import ctypes
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
 
 import genesis
 from genesis.ops import _row_kernels
-from genesis.ops._kernels import REGISTRY, parameters
+from genesis.ops._kernels import C_TYPES, REGISTRY, parameters
 from genesis.ops._row_kernels import RowKernel, row_geometry, threads_for
+from tests.ops import cuda_on_cpu
+from tests.ops.cuda_on_cpu import launcher
 from tests.ops.kernel_samples import SAMPLES
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs a C++ compiler (g++)")
@@ -28,50 +29,14 @@ pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs a C++
 ROW_KERNELS = sorted(name for name, kernel in REGISTRY.items() if isinstance(kernel, RowKernel))
 _CPU = genesis.device("cpu")
 
-_SHIM = """#include <barrier>
-#include <cmath>
-#include <thread>
-#include <vector>
-using namespace std;
-struct GenesisDim3 { unsigned int x, y, z; };
-static thread_local GenesisDim3 threadIdx, blockIdx;
-static GenesisDim3 blockDim, gridDim;
-static std::barrier<>* genesis_block_barrier;
-#define __global__
-#define __device__
-#define __shared__ static
-static void __syncthreads() { genesis_block_barrier->arrive_and_wait(); }
-"""
-
-
-_C_TYPES = {"T": "T", "int64": "long long", "int32": "int"}
-
 
 def _source(kernel: RowKernel, ctype: str) -> str:
     inputs, outputs = parameters(kernel.inputs), parameters(kernel.outputs)
     arguments = ", ".join(
-        f"({'const ' if slot < len(inputs) else ''}{_C_TYPES[item.type]}*)arrays[{slot}]"
+        f"({'const ' if slot < len(inputs) else ''}{C_TYPES[item.type]}*)arrays[{slot}]"
         for slot, item in enumerate(inputs + outputs))
-    return _SHIM + kernel.source(ctype) + f"""
-extern "C" void run(unsigned int rows, unsigned int threads, void** arrays, long long n,
-                    long long inner) {{
-  blockDim = {{threads, 1, 1}};
-  gridDim = {{rows, 1, 1}};
-  for (unsigned int block = 0; block < rows; ++block) {{
-    std::barrier<> sync(threads);
-    genesis_block_barrier = &sync;
-    std::vector<std::thread> team;
-    for (unsigned int thread = 0; thread < threads; ++thread) {{
-      team.emplace_back([=] {{
-        threadIdx = {{thread, 0, 0}};
-        blockIdx = {{block, 0, 0}};
-        {kernel.name}({arguments}, n, inner);
-      }});
-    }}
-    for (std::thread& member : team) member.join();
-  }}
-}}
-"""
+    return kernel.source(ctype) + launcher(f"{kernel.name}({arguments}, n, inner)",
+                                           "void** arrays, long long n, long long inner")
 
 
 @pytest.fixture(scope="module")
@@ -83,14 +48,8 @@ def compiled(tmp_path_factory):
     def build(kernel, ctype):
         key = (kernel.name, ctype)
         if key not in libraries:
-            source = folder / f"{kernel.name}_{ctype}.cpp"
-            source.write_text(_source(kernel, ctype))
-            library = folder / f"{kernel.name}_{ctype}.so"
-            result = subprocess.run(["g++", "-std=c++20", "-O1", "-pthread", "-shared", "-fPIC",
-                                     "-o", str(library), str(source)],
-                                    capture_output=True, text=True)
-            assert result.returncode == 0, f"{kernel.name} does not compile:\n{result.stderr}"
-            libraries[key] = ctypes.CDLL(str(library))
+            libraries[key] = cuda_on_cpu.build(folder, f"{kernel.name}_{ctype}",
+                                               _source(kernel, ctype))
         return libraries[key]
     return build
 

@@ -1,0 +1,63 @@
+"""CUDA kernel text run on the CPU, for the checks of genesis's raw kernels (row kernels,
+multi-tensor kernels) where no GPU is present.
+
+`SHIM` plays the GPU for C++: `threadIdx`/`blockIdx` are per CPU thread, `__shared__`
+storage is shared by the threads of the block running, `__syncthreads()` is a barrier, and
+blocks run one after another, each with one CPU thread per CUDA thread. `launcher` wraps a
+kernel call in an exported `run(blocks, threads, ...)`; `build` compiles the whole text as
+a shared library with g++.
+"""
+from __future__ import annotations
+
+import ctypes
+import subprocess
+
+SHIM = """#include <barrier>
+#include <cmath>
+#include <thread>
+#include <vector>
+using namespace std;
+struct GenesisDim3 { unsigned int x, y, z; };
+static thread_local GenesisDim3 threadIdx, blockIdx;
+static GenesisDim3 blockDim, gridDim;
+static std::barrier<>* genesis_block_barrier;
+#define __global__
+#define __device__
+#define __shared__ static
+static void __syncthreads() { genesis_block_barrier->arrive_and_wait(); }
+"""
+
+
+def launcher(call: str, parameters: str) -> str:
+    """`extern "C" void run(unsigned int blocks, unsigned int threads, <parameters>)`, which
+    runs the statement `call` (the kernel's call, over `parameters`) as a grid would."""
+    return f"""
+extern "C" void run(unsigned int blocks, unsigned int threads, {parameters}) {{
+  blockDim = {{threads, 1, 1}};
+  gridDim = {{blocks, 1, 1}};
+  for (unsigned int block = 0; block < blocks; ++block) {{
+    std::barrier<> sync(threads);
+    genesis_block_barrier = &sync;
+    std::vector<std::thread> team;
+    for (unsigned int thread = 0; thread < threads; ++thread) {{
+      team.emplace_back([=] {{
+        threadIdx = {{thread, 0, 0}};
+        blockIdx = {{block, 0, 0}};
+        {call};
+      }});
+    }}
+    for (std::thread& member : team) member.join();
+  }}
+}}
+"""
+
+
+def build(folder, stem: str, source: str) -> ctypes.CDLL:
+    """`SHIM` + `source` (a kernel's text and its `launcher`) as a loaded shared library."""
+    path = folder / f"{stem}.cpp"
+    path.write_text(SHIM + source)
+    library = folder / f"{stem}.so"
+    result = subprocess.run(["g++", "-std=c++20", "-O1", "-pthread", "-shared", "-fPIC",
+                             "-o", str(library), str(path)], capture_output=True, text=True)
+    assert result.returncode == 0, f"{stem} does not compile:\n{result.stderr}"
+    return ctypes.CDLL(str(library))
