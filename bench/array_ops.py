@@ -275,15 +275,18 @@ def _row_stand_in(code: str, name: str):
     dtype = np.dtype(np.float32 if "typedef float T;" in code else np.float64)
 
     def launch(grid, block, args):
-        arrays, (n, inner) = _plain(args[:-2]), args[-2:]
-        check_row_launch(kernel, dtype, grid, block, arrays, n, inner)
+        arguments, (n, inner) = _plain(args[:-2]), args[-2:]
+        check_row_launch(kernel, dtype, grid, block, arguments, n, inner)
         count = len(parameters(kernel.inputs))
         COUNTER.launch(name)
         COUNTER.depth += 1
         try:
-            rows = [array.reshape(-1, 1 if item.name in kernel.per_row else int(n), int(inner))
-                    for item, array in zip(parameters(kernel.inputs) + parameters(kernel.outputs),
-                                           arrays)]
+            shapes = {"element": (-1, int(n), int(inner)), "row": (-1, 1, int(inner)),
+                      "column": (-1, 1)}  # (outer, n, inner) with the rows along axis 1
+            rows = [argument if kernel.kinds[item.name] == "scalar"
+                    else argument.reshape(shapes[kernel.kinds[item.name]])
+                    for item, argument in zip(parameters(kernel.inputs)
+                                              + parameters(kernel.outputs), arguments)]
             results = kernel.reference(_NUMPY_DEVICE, *rows[:count], axis=1)
             for output, result in zip(rows[count:], results if isinstance(results, tuple)
                                       else (results,)):
@@ -340,31 +343,38 @@ def check_multi_tensor_launch(kernel, dtype, grid, block, tensors, sizes, number
         raise TypeError(f"{kernel.name}: " + "; ".join(problems))
 
 
-def check_row_launch(kernel, dtype, grid, block, arrays, n, inner) -> None:
-    """A row kernel's launch: one C-ordered array per parameter, of the built T or its
-    declared type, all of one shape (one element per row for `row` ones); n and inner as int64 (CuPy passes a Python int as C long long, a NumPy scalar as
-    its own width); one block per row of a power-of-two threads up to CUDA's 1024."""
+def check_row_launch(kernel, dtype, grid, block, arguments, n, inner) -> None:
+    """A row kernel's launch: one C-ordered array per array parameter, of the built T or its
+    declared type, all of one shape (one element per row for `row` ones, per position along
+    the row for `column` ones); scalars, n and inner as NumPy numbers of their width (CuPy
+    passes a Python int as C long long and a float as double); one block per row of a
+    power-of-two threads up to CUDA's 1024."""
     declared = parameters(kernel.inputs) + parameters(kernel.outputs)
     problems = []
-    if len(arrays) != len(declared):
-        problems.append(f"{len(arrays)} arrays for {len(declared)} parameters")
-    size = arrays[0].size
-    for item, array in zip(declared, arrays):
-        per_row = item.name in kernel.per_row
-        want = (dtype if item.type == "T" else np.dtype(item.type),
-                size // n if per_row else size)
-        if not isinstance(array, np.ndarray) or not array.flags.c_contiguous or \
-                (array.dtype, array.size) != want or not (per_row or array.shape == arrays[0].shape):
-            problems.append(f"{item.name} is not a C-ordered {want[0]} of {want[1]} elements "
-                            f"(one {'per row' if per_row else 'per element'}): "
-                            f"{getattr(array, 'dtype', type(array))} {getattr(array, 'shape', '')}")
+    if len(arguments) != len(declared):
+        problems.append(f"{len(arguments)} arguments for {len(declared)} parameters")
+    first = arguments[0]
+    for item, argument in zip(declared, arguments):
+        kind = kernel.kinds[item.name]
+        want_dtype = dtype if item.type == "T" else np.dtype(item.type)
+        if kind == "scalar":
+            if type(argument) is not want_dtype.type:
+                problems.append(f"{item.name} is a {type(argument).__name__}, not {want_dtype}")
+            continue
+        size = {"element": first.size, "row": first.size // n, "column": n}[kind]
+        if not isinstance(argument, np.ndarray) or not argument.flags.c_contiguous or \
+                (argument.dtype, argument.size) != (want_dtype, size) or \
+                (kind == "element" and argument.shape != first.shape):
+            problems.append(f"{item.name} is not a C-ordered {want_dtype} of {size} elements "
+                            f"(a {kind} array): {getattr(argument, 'dtype', type(argument))} "
+                            f"{getattr(argument, 'shape', '')}")
     if not all(isinstance(number, np.int64) for number in (n, inner)):
         problems.append(f"n and inner are not int64: {type(n).__name__}, {type(inner).__name__}")
     threads = block[0]
     if len(block) != 1 or threads & (threads - 1) or not 32 <= threads <= 1024:
         problems.append(f"block {block}")
-    if size % (n * inner) or tuple(grid) != (size // n,):
-        problems.append(f"grid {grid} for rows of {n} (inner {inner}) in {arrays[0].shape}")
+    if first.size % (n * inner) or tuple(grid) != (first.size // n,):
+        problems.append(f"grid {grid} for rows of {n} (inner {inner}) in {first.shape}")
     if problems:
         raise TypeError(f"{kernel.name}: " + "; ".join(problems))
 

@@ -15,9 +15,14 @@ softmax kernels do. It is written, like every fused kernel, twice:
 * a reference of array calls taking `axis=`, which the CPU, the tests' fake GPU, float16
   and empty or 0-d arrays run.
 
-Arrays are T-typed and of one shape, except those declared `row` ("row int64 target",
-"row T loss"): one element per row, the shape with 1 along `axis`, of their declared type;
-in the body such a name points at the row's own element, `target[0]`.
+Arrays are T-typed and of one shape, except those declared with a qualifier:
+
+* `row` ("row int64 target", "row T loss"): one element per row, the shape with 1 along
+  `axis`, of their declared type; in the body the name points at the row's own element,
+  `target[0]`;
+* `column` ("column T weight"), an input: one element per position along the row (n of
+  them), `weight[j]`; a reference broadcasts it with `along(weight, x, axis)`;
+* `scalar` ("scalar T eps"), an input: a number, the same for every row.
 
 tests/ops/test_row_kernels.py compiles every body as C++ with one CPU thread per CUDA
 thread (barriers for `__syncthreads`) and checks it against its reference.
@@ -39,7 +44,7 @@ import numpy as np
 
 from ._kernels import C_TYPES, Kernel, parameters
 
-__all__ = ["RowKernel", "PRELUDE", "MAX_THREADS"]
+__all__ = ["RowKernel", "PRELUDE", "MAX_THREADS", "along"]
 
 MAX_THREADS = 256  # threads per block (a power of two), each looping over its share of a row
 
@@ -105,29 +110,36 @@ class RowKernel(Kernel):
 
     def __init__(self, name: str, inputs: str, outputs: str, body: str, reference,
                  register: bool = True):
-        (inputs, input_rows), (outputs, output_rows) = _rows_named(inputs), _rows_named(outputs)
+        (inputs, input_kinds), (outputs, output_kinds) = _qualified(inputs), _qualified(outputs)
         super().__init__(name, inputs, outputs, reference, register)
-        self.body, self.per_row = body, input_rows | output_rows
+        self.body, self.kinds = body, {**input_kinds, **output_kinds}
         declared = parameters(inputs) + parameters(outputs)
-        if any(item.raw or (item.type != "T" and item.name not in self.per_row)
-               for item in declared) or declared[0].name in self.per_row:
-            raise ValueError(f"{name}: a row kernel's arrays are T-typed (or declared `row`), "
-                             "not raw, and its first input is a whole array")
+        if any(item.raw or (item.type != "T" and self.kinds[item.name] == "element")
+               for item in declared) or self.kinds[declared[0].name] != "element" or \
+                any(output_kinds[item.name] not in ("element", "row")
+                    for item in parameters(outputs)):
+            raise ValueError(f"{name}: a row kernel's arrays are T-typed unless qualified, not "
+                             "raw; its first input is a whole array and its outputs are whole "
+                             "arrays or `row` ones")
 
-    def __call__(self, device, *arrays, axis: int):
-        if arrays[0].ndim == 0 or arrays[0].size == 0:
-            return self.reference(device, *arrays, axis=axis)  # no row to launch a block for
-        return super().__call__(device, *arrays, axis=axis % arrays[0].ndim)
+    def __call__(self, device, *arguments, axis: int):
+        first = arguments[0]
+        if first.ndim == 0 or first.size == 0:
+            return self.reference(device, *arguments, axis=axis)  # no row to launch a block for
+        return super().__call__(device, *arguments, axis=axis % first.ndim)
 
     def source(self, ctype: str) -> str:
         """The whole CUDA text of the kernel for T = `ctype` ("float" or "double")."""
         inputs, outputs = parameters(self.inputs), parameters(self.outputs)
         typed = [("const ", item) for item in inputs] + [("", item) for item in outputs]
-        pointers = ", ".join(f"{const}{C_TYPES[item.type]}* __restrict__ {item.name}_rows"
-                             for const, item in typed)
-        offsets = "\n".join(
-            f"  {const}{C_TYPES[item.type]}* {item.name} = {item.name}_rows + "
-            f"{'row' if item.name in self.per_row else 'row_start'};" for const, item in typed)
+        arrays = [(const, item) for const, item in typed if self.kinds[item.name] != "scalar"]
+        declared = [f"{C_TYPES[item.type]} {item.name}" if self.kinds[item.name] == "scalar"
+                    else f"{const}{C_TYPES[item.type]}* __restrict__ {item.name}_rows"
+                    for const, item in typed]
+        pointers = ", ".join(declared)
+        start = {"element": " + row_start", "row": " + row", "column": ""}
+        offsets = "\n".join(f"  {const}{C_TYPES[item.type]}* {item.name} = {item.name}_rows"
+                             f"{start[self.kinds[item.name]]};" for const, item in arrays)
         return f"""{PRELUDE}
 typedef {ctype} T;
 extern "C" __global__ void {self.name}({pointers}, long long n, long long inner) {{
@@ -142,20 +154,36 @@ extern "C" __global__ void {self.name}({pointers}, long long n, long long inner)
         return _RowLauncher(self, xp)
 
 
-def _rows_named(declaration: str) -> tuple[str, set]:
-    """A declaration without its `row` qualifiers, and the names that had one.
+_QUALIFIERS = ("row", "column", "scalar")
 
-    >>> _rows_named("T x, row int64 target")
-    ('T x, int64 target', {'target'})
+
+def _qualified(declaration: str) -> tuple[str, dict]:
+    """A declaration without its qualifiers, and each name's kind ("element" unless
+    qualified).
+
+    >>> _qualified("T x, row int64 target, scalar T eps")
+    ('T x, int64 target, T eps', {'x': 'element', 'target': 'row', 'eps': 'scalar'})
     """
-    items, per_row = [], set()
+    items, kinds = [], {}
     for item in declaration.split(","):
         words = item.split()
-        if words and words[0] == "row":
-            per_row.add(words[-1])
-            words = words[1:]
+        if not words:
+            continue
+        kind = words[0] if words[0] in _QUALIFIERS else "element"
+        words = words[kind != "element":]
+        kinds[words[-1]] = kind
         items.append(" ".join(words))
-    return ", ".join(items), per_row
+    return ", ".join(items), kinds
+
+
+def along(column, x, axis: int):
+    """A `column` argument (one value per position along the rows) shaped to broadcast
+    against `x` along `axis`, for a reference.
+
+    >>> along(np.arange(3), np.zeros((2, 3, 4)), 1).shape
+    (3, 1)
+    """
+    return column.reshape(column.shape[:1] + (1,) * (x.ndim - 1 - axis % x.ndim))
 
 
 class _RowLauncher:
@@ -165,19 +193,20 @@ class _RowLauncher:
     def __init__(self, kernel: RowKernel, xp):
         self.kernel, self.xp, self.functions = kernel, xp, {}
 
-    def __call__(self, *arrays, axis: int):
-        xp, dtype = self.xp, arrays[0].dtype
+    def __call__(self, *arguments, axis: int):
+        xp, kernel, dtype = self.xp, self.kernel, arguments[0].dtype
         function = self.functions.get(dtype)
         if function is None:
             ctype = "float" if dtype == np.float32 else "double"
-            function = self.functions[dtype] = xp.RawKernel(self.kernel.source(ctype),
-                                                            self.kernel.name)
-        arrays = [xp.ascontiguousarray(array) for array in arrays]
-        shape = arrays[0].shape
+            function = self.functions[dtype] = xp.RawKernel(kernel.source(ctype), kernel.name)
+        passed = [(dtype if item.type == "T" else np.dtype(item.type)).type(argument)
+                  if kernel.kinds[item.name] == "scalar" else xp.ascontiguousarray(argument)
+                  for item, argument in zip(parameters(kernel.inputs), arguments)]
+        shape = arguments[0].shape
         row_shape = shape[:axis] + (1,) + shape[axis + 1:]
-        outputs = [xp.empty(row_shape if item.name in self.kernel.per_row else shape,
+        outputs = [xp.empty(row_shape if kernel.kinds[item.name] == "row" else shape,
                             dtype if item.type == "T" else item.type)
-                   for item in parameters(self.kernel.outputs)]
+                   for item in parameters(kernel.outputs)]
         rows, n, inner = row_geometry(shape, axis)
-        function((rows,), (threads_for(n),), (*arrays, *outputs, np.int64(n), np.int64(inner)))
+        function((rows,), (threads_for(n),), (*passed, *outputs, np.int64(n), np.int64(inner)))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)

@@ -256,3 +256,26 @@ SAMPLES.update({
 })
 SAMPLES["genesis_cross_entropy_rows"] = lambda rng, dtype: (
     (_rows(rng, dtype), rng.integers(0, 300, (2, 1, 3))), {"axis": 1})
+
+
+def _norm_rows(rng, dtype, centered: bool):
+    """Rows of 300 (threads loop) with a large offset, so centering matters; per-position
+    weight (and bias); eps."""
+    x = _normal(rng, (4, 300), dtype) * 3 + 5
+    affine = (_normal(rng, (300,), dtype),) + ((_normal(rng, (300,), dtype),) if centered else ())
+    return (x, *affine, 1e-5), {"axis": 1}
+
+
+def _norm_grad_rows(rng, dtype):
+    x = _normal(rng, (4, 300), dtype)
+    normalized = (x - x.mean(1, keepdims=True)) / x.std(1, keepdims=True)
+    return (_normal(rng, (4, 300), dtype), normalized.astype(dtype), _normal(rng, (300,), dtype),
+            np.abs(_normal(rng, (4, 1), dtype)) + 0.5), {"axis": 1}
+
+
+SAMPLES.update({
+    "genesis_layer_norm_rows": lambda rng, dtype: _norm_rows(rng, dtype, True),
+    "genesis_rms_norm_rows": lambda rng, dtype: _norm_rows(rng, dtype, False),
+    "genesis_layer_norm_grad_rows": _norm_grad_rows,
+    "genesis_rms_norm_grad_rows": _norm_grad_rows,
+})

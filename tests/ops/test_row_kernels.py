@@ -31,12 +31,21 @@ _CPU = genesis.device("cpu")
 
 
 def _source(kernel: RowKernel, ctype: str) -> str:
+    """The kernel's text and a launcher taking its arrays as `arrays`, its scalars (of T)
+    as `numbers`, in declared order."""
     inputs, outputs = parameters(kernel.inputs), parameters(kernel.outputs)
-    arguments = ", ".join(
-        f"({'const ' if slot < len(inputs) else ''}{C_TYPES[item.type]}*)arrays[{slot}]"
-        for slot, item in enumerate(inputs + outputs))
-    return kernel.source(ctype) + launcher(f"{kernel.name}({arguments}, n, inner)",
-                                           "void** arrays, long long n, long long inner")
+    arguments, slot, number = [], 0, 0
+    for position, item in enumerate(inputs + outputs):
+        if kernel.kinds[item.name] == "scalar":
+            arguments.append(f"numbers[{number}]")
+            number += 1
+        else:
+            const = "const " if position < len(inputs) else ""
+            arguments.append(f"({const}{C_TYPES[item.type]}*)arrays[{slot}]")
+            slot += 1
+    return kernel.source(ctype) + launcher(
+        f"{kernel.name}({', '.join(arguments)}, n, inner)",
+        "void** arrays, T* numbers, long long n, long long inner")
 
 
 @pytest.fixture(scope="module")
@@ -54,25 +63,32 @@ def compiled(tmp_path_factory):
     return build
 
 
-def _run_compiled(library, kernel, arrays, axis, threads=None):
+def _run_compiled(library, kernel, arguments, axis, threads=None):
     """The kernel's outputs, launched as _RowLauncher does: C-ordered arrays, a block per row."""
-    arrays = [np.ascontiguousarray(array) for array in arrays]
+    kinds = [kernel.kinds[item.name] for item in parameters(kernel.inputs)]
+    arrays = [np.ascontiguousarray(argument)
+              for argument, kind in zip(arguments, kinds) if kind != "scalar"]
+    dtype = arrays[0].dtype
+    numbers = np.array([argument for argument, kind in zip(arguments, kinds) if kind == "scalar"]
+                       or [0], dtype)
     shape, axis = arrays[0].shape, axis % arrays[0].ndim
     row_shape = shape[:axis] + (1,) + shape[axis + 1:]
-    outputs = [np.full(row_shape if item.name in kernel.per_row else shape, 12345,
-                       arrays[0].dtype if item.type == "T" else item.type)
+    outputs = [np.full(row_shape if kernel.kinds[item.name] == "row" else shape, 12345,
+                       dtype if item.type == "T" else item.type)
                for item in parameters(kernel.outputs)]
     rows, n, inner = row_geometry(shape, axis)
     pointers = (ctypes.c_void_p * (len(arrays) + len(outputs)))(
         *(array.ctypes.data for array in arrays + outputs))
     library.run(ctypes.c_uint(rows), ctypes.c_uint(threads or threads_for(n)), pointers,
-                ctypes.c_longlong(n), ctypes.c_longlong(inner))
+                numbers.ctypes.data_as(ctypes.c_void_p), ctypes.c_longlong(n),
+                ctypes.c_longlong(inner))
     return outputs
 
 
-def _check(kernel, library, arrays, axis, dtype, threads=None):
-    got = _run_compiled(library, kernel, arrays, axis, threads)
-    want = kernel.reference(_CPU, *[array.copy() for array in arrays], axis=axis)
+def _check(kernel, library, arguments, axis, dtype, threads=None):
+    got = _run_compiled(library, kernel, arguments, axis, threads)
+    want = kernel.reference(_CPU, *[np.copy(argument) if isinstance(argument, np.ndarray)
+                                    else argument for argument in arguments], axis=axis)
     want = want if isinstance(want, tuple) else (want,)
     tolerance = dict(rtol=2e-5, atol=2e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)
     assert len(got) == len(want)
@@ -85,21 +101,27 @@ def _check(kernel, library, arrays, axis, dtype, threads=None):
 @pytest.mark.parametrize("name", ROW_KERNELS)
 def test_row_kernel_compiled_as_threaded_cpp_matches_its_reference(name, dtype, compiled):
     kernel = REGISTRY[name]
-    arrays, options = SAMPLES[name](np.random.default_rng(0), dtype)
+    arguments, options = SAMPLES[name](np.random.default_rng(0), dtype)
     library = compiled(kernel, "float" if dtype == np.float32 else "double")
     axis = options["axis"]
+    kinds = [kernel.kinds[item.name] for item in parameters(kernel.inputs)]
     with np.errstate(all="ignore"):  # the samples' NaN and -inf rows
-        _check(kernel, library, arrays, axis, dtype)
-        last = [np.moveaxis(array, axis, -1) for array in arrays]  # rows contiguous (inner = 1)
+        _check(kernel, library, arguments, axis, dtype)
+        last = [np.moveaxis(argument, axis, -1) if kind in ("element", "row") else argument
+                for argument, kind in zip(arguments, kinds)]  # rows contiguous (inner = 1)
         _check(kernel, library, last, -1, dtype)
-        short = [array if per_row else array[..., :5]  # more threads than elements
-                 for array, per_row in zip(last, _per_row(kernel))]
-        short = [array % 5 if array.dtype.kind == "i" else array for array in short]  # targets
+        short = [_first_five(argument, kind) for argument, kind in zip(last, kinds)]
         _check(kernel, library, short, -1, dtype, threads=64)
 
 
-def _per_row(kernel):
-    return [item.name in kernel.per_row for item in parameters(kernel.inputs)]
+def _first_five(argument, kind: str):
+    """The argument for rows cut to their first five elements (more threads than elements):
+    class targets wrapped into them."""
+    if kind == "element":
+        return argument[..., :5]
+    if kind == "column":
+        return argument[:5]
+    return argument % 5 if kind == "row" and argument.dtype.kind == "i" else argument
 
 
 def test_threads_per_block_are_a_power_of_two_within_bounds():
