@@ -52,12 +52,30 @@ extern "C" void run(unsigned int blocks, unsigned int threads, {parameters}) {{
 """
 
 
-def build(folder, stem: str, source: str) -> ctypes.CDLL:
-    """`SHIM` + `source` (a kernel's text and its `launcher`) as a loaded shared library."""
+def compile_library(folder, stem: str, text: str) -> ctypes.CDLL:
+    """C++ `text` compiled with g++ as a shared library in `folder`, and loaded."""
     path = folder / f"{stem}.cpp"
-    path.write_text(SHIM + source)
+    path.write_text(text)
     library = folder / f"{stem}.so"
     result = subprocess.run(["g++", "-std=c++20", "-O1", "-pthread", "-shared", "-fPIC",
                              "-o", str(library), str(path)], capture_output=True, text=True)
     assert result.returncode == 0, f"{stem} does not compile:\n{result.stderr}"
     return ctypes.CDLL(str(library))
+
+
+def build(folder, stem: str, source: str) -> ctypes.CDLL:
+    """`SHIM` + `source` (a kernel's text and its `launcher`) as a loaded shared library."""
+    return compile_library(folder, stem, SHIM + source)
+
+
+def library_cache(folder, text_of, compile=compile_library):
+    """A function (kernel, C type) -> its library, compiled from `text_of(kernel, C type)`
+    by `compile` into `folder` once."""
+    libraries = {}
+
+    def library(kernel, ctype: str) -> ctypes.CDLL:
+        key = (kernel.name, ctype)
+        if key not in libraries:
+            libraries[key] = compile(folder, f"{kernel.name}_{ctype}", text_of(kernel, ctype))
+        return libraries[key]
+    return library

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ctypes
 import shutil
-import subprocess
 import types
 
 import numpy as np
@@ -18,6 +17,7 @@ import pytest
 
 import genesis
 from genesis.ops._kernels import REGISTRY, Elementwise, Reduction, parameters
+from tests.ops import cuda_on_cpu
 from tests.ops.kernel_samples import SAMPLES
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs a C++ compiler (g++)")
@@ -80,22 +80,8 @@ extern "C" void run(long long outer, long long inner, void** args) {{
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
-    """name, C type -> the kernel compiled as a shared library (built once per module)."""
-    folder = tmp_path_factory.mktemp("kernels")
-    libraries = {}
-
-    def build(kernel, ctype):
-        key = (kernel.name, ctype)
-        if key not in libraries:
-            source = folder / f"{kernel.name}_{ctype}.cpp"
-            source.write_text(_source(kernel, ctype))
-            library = folder / f"{kernel.name}_{ctype}.so"
-            result = subprocess.run(["g++", "-O1", "-shared", "-fPIC", "-o", str(library), str(source)],
-                                    capture_output=True, text=True)
-            assert result.returncode == 0, f"{kernel.name} does not compile:\n{result.stderr}"
-            libraries[key] = ctypes.CDLL(str(library))
-        return libraries[key]
-    return build
+    """(kernel, C type) -> the kernel compiled as a shared library (built once per module)."""
+    return cuda_on_cpu.library_cache(tmp_path_factory.mktemp("kernels"), _source)
 
 
 def _declared_dtype(kind: str, dtype):

@@ -50,17 +50,9 @@ def _source(kernel: RowKernel, ctype: str) -> str:
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
-    """(kernel name, C type) -> the kernel and its threaded launcher as a shared library."""
-    folder = tmp_path_factory.mktemp("row_kernels")
-    libraries = {}
-
-    def build(kernel, ctype):
-        key = (kernel.name, ctype)
-        if key not in libraries:
-            libraries[key] = cuda_on_cpu.build(folder, f"{kernel.name}_{ctype}",
-                                               _source(kernel, ctype))
-        return libraries[key]
-    return build
+    """(kernel, C type) -> the kernel and its threaded launcher as a shared library."""
+    return cuda_on_cpu.library_cache(tmp_path_factory.mktemp("row_kernels"), _source,
+                                     cuda_on_cpu.build)
 
 
 def _run_compiled(library, kernel, arguments, axis, threads=None):
