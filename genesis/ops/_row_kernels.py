@@ -47,6 +47,7 @@ from ._kernels import C_TYPES, Kernel, parameters
 __all__ = ["RowKernel", "PRELUDE", "MAX_THREADS", "along"]
 
 MAX_THREADS = 256  # threads per block (a power of two), each looping over its share of a row
+_MAX_BLOCKS = 2 ** 31 - 1  # CUDA's largest grid along x: one block per row
 
 # Shared by every row kernel's CUDA text. Also valid C++ once the test shim defines the
 # CUDA keywords, so the C++ check compiles the very same text.
@@ -124,8 +125,8 @@ class RowKernel(Kernel):
 
     def __call__(self, device, *arguments, axis: int):
         first = arguments[0]
-        if first.ndim == 0 or first.size == 0:
-            return self.reference(device, *arguments, axis=axis)  # no row to launch a block for
+        if first.ndim == 0 or first.size == 0 or first.size // first.shape[axis] > _MAX_BLOCKS:
+            return self.reference(device, *arguments, axis=axis)  # no row, or rows past a grid
         return super().__call__(device, *arguments, axis=axis % first.ndim)
 
     def source(self, ctype: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import shutil
+import types
 
 import numpy as np
 import pytest
@@ -24,7 +25,7 @@ from tests.ops import cuda_on_cpu
 from tests.ops.cuda_on_cpu import launcher
 from tests.ops.kernel_samples import SAMPLES
 
-pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs a C++ compiler (g++)")
+needs_cpp = pytest.mark.skipif(shutil.which("g++") is None, reason="needs a C++ compiler (g++)")
 
 ROW_KERNELS = sorted(name for name, kernel in REGISTRY.items() if isinstance(kernel, RowKernel))
 _CPU = genesis.device("cpu")
@@ -89,6 +90,7 @@ def _check(kernel, library, arguments, axis, dtype, threads=None):
         np.testing.assert_allclose(ours, reference, **tolerance)
 
 
+@needs_cpp
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("name", ROW_KERNELS)
 def test_row_kernel_compiled_as_threaded_cpp_matches_its_reference(name, dtype, compiled):
@@ -126,3 +128,57 @@ def test_row_geometry_starts_and_strides_each_row():
     assert row_geometry((2, 300, 3), 1) == (6, 300, 3)
     assert row_geometry((4, 7), 1) == (4, 7, 1)
     assert row_geometry((5,), 0) == (1, 5, 1)
+
+
+class _RecordingCuPy:
+    """Stands for CuPy: records each RawKernel build and launch."""
+    __name__ = "cupy"
+
+    def __init__(self):
+        self.built, self.launches, self.copied = [], [], 0
+
+    def RawKernel(self, code, name):  # noqa: N802 (CuPy's name)
+        self.built.append(code)
+        return lambda grid, block, args: self.launches.append((grid, block, args))
+
+    def ascontiguousarray(self, array):
+        self.copied += not array.flags.c_contiguous
+        return np.ascontiguousarray(array)
+
+    @staticmethod
+    def empty(shape, dtype):
+        return np.empty(shape, dtype)
+
+
+def _probe_kernel(calls):
+    return RowKernel("probe", "T x, column T weight, row int64 target, scalar T eps",
+                     "T y, row T total", "", register=False,
+                     reference=lambda device, *args, axis: calls.append(axis) or "reference")
+
+
+def test_a_row_kernel_launches_a_block_per_row_with_arguments_of_their_widths():
+    cupy, calls = _RecordingCuPy(), []
+    kernel = _probe_kernel(calls)
+    gpu = types.SimpleNamespace(xp=cupy)
+    x = np.ones((4, 300, 3), np.float32).transpose(0, 2, 1)  # rows along axis 2, not C-ordered
+    y, total = kernel(gpu, x, np.ones(300, np.float32), np.zeros((4, 3, 1), np.int64), 1e-5,
+                      axis=-1)
+    (grid, block, args), = cupy.launches
+    assert grid == (12,) and block == (256,) and cupy.copied == 1
+    assert y.shape == (4, 3, 300) and total.shape == (4, 3, 1) and total.dtype == np.float32
+    assert isinstance(args[3], np.float32)  # eps as T, not a Python float (a double)
+    assert args[-2:] == (np.int64(300), np.int64(1)) and isinstance(args[-1], np.int64)
+    assert "typedef float T;" in cupy.built[0] and not calls
+
+
+def test_a_row_kernel_takes_its_reference_where_it_cannot_launch(monkeypatch):
+    cupy, calls = _RecordingCuPy(), []
+    kernel = _probe_kernel(calls)
+    gpu = types.SimpleNamespace(xp=cupy)
+    column, target = np.ones(3, np.float32), np.zeros((2, 1), np.int64)
+    kernel(gpu, np.ones((2, 3), np.float16), column.astype(np.float16), target, 0.1, axis=1)
+    kernel(gpu, np.ones((0, 3), np.float32), column, target[:0], 0.1, axis=1)  # no rows
+    kernel(gpu, np.ones((), np.float32), column, target, 0.1, axis=0)  # 0-d
+    monkeypatch.setattr(_row_kernels, "_MAX_BLOCKS", 1)
+    kernel(gpu, np.ones((2, 3), np.float32), column, target, 0.1, axis=1)  # rows past a grid
+    assert not cupy.launches and calls == [1, 1, 0, 1]
