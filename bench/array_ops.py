@@ -281,10 +281,9 @@ def _row_stand_in(code: str, name: str):
         COUNTER.launch(name)
         COUNTER.depth += 1
         try:
-            shapes = {"element": (-1, int(n), int(inner)), "row": (-1, 1, int(inner)),
-                      "column": (-1, 1)}  # (outer, n, inner) with the rows along axis 1
-            rows = [argument if kernel.kinds[item.name] == "scalar"
-                    else argument.reshape(shapes[kernel.kinds[item.name]])
+            shapes = {"element": (-1, int(n), int(inner)), "row": (-1, 1, int(inner))}
+            rows = [argument.reshape(shapes[kernel.kinds[item.name]])  # rows along axis 1
+                    if kernel.kinds[item.name] in shapes else argument
                     for item, argument in zip(parameters(kernel.inputs)
                                               + parameters(kernel.outputs), arguments)]
             results = kernel.reference(_NUMPY_DEVICE, *rows[:count], axis=1)
@@ -345,8 +344,8 @@ def check_multi_tensor_launch(kernel, dtype, grid, block, tensors, sizes, number
 
 def check_row_launch(kernel, dtype, grid, block, arguments, n, inner) -> None:
     """A row kernel's launch: one C-ordered array per array parameter, of the built T or its
-    declared type, all of one shape (one element per row for `row` ones, per position along
-    the row for `column` ones); scalars, n and inner as NumPy numbers of their width (CuPy
+    declared type, all of one shape (one element per row for `row` ones, any for `raw`
+    ones); scalars, n and inner as NumPy numbers of their width (CuPy
     passes a Python int as C long long and a float as double); one block per row of a
     power-of-two threads up to CUDA's 1024."""
     declared = parameters(kernel.inputs) + parameters(kernel.outputs)
@@ -361,7 +360,7 @@ def check_row_launch(kernel, dtype, grid, block, arguments, n, inner) -> None:
             if type(argument) is not want_dtype.type:
                 problems.append(f"{item.name} is a {type(argument).__name__}, not {want_dtype}")
             continue
-        size = {"element": first.size, "row": first.size // n, "column": n}[kind]
+        size = {"element": first.size, "row": first.size // n}.get(kind, argument.size)
         if not isinstance(argument, np.ndarray) or not argument.flags.c_contiguous or \
                 (argument.dtype, argument.size) != (want_dtype, size) or \
                 (kind == "element" and argument.shape != first.shape):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from ..ops._kernels import MEAN_OF_REDUCED, Elementwise, Reduction
-from ..ops._row_kernels import RowKernel, along
+from ..ops._row_kernels import RowKernel
 from ..ops.broadcast import broadcast_axes
 from ..ops.softmax import SUM_PRODUCT
 
@@ -58,33 +58,70 @@ _NORM_GRAD = Elementwise(
     lambda device, g, w, n, rstd, mean_gw, mean_gwn: rstd * ((g * w - mean_gw) - n * mean_gwn))
 
 
-def _norm_rows_reference(device, x, weight, bias, eps, axis, centered=True):
-    mean = x.mean(axis=axis, keepdims=True) if centered else None
+def _affine_rows(xp, array, rows: int, n: int, groups: int, repeat: int):
+    """The per-channel `array` spread over (rows, n) as the row kernels index it: element j of
+    row r takes `array`'s element (r % groups) * (n / repeat) + j / repeat."""
+    index = (xp.arange(rows) % groups)[:, None] * (n // repeat) + (xp.arange(n) // repeat)[None, :]
+    return array.reshape(-1)[index]
+
+
+def _on_rows(function):
+    """A row kernel's reference written for (rows, n) arrays, taken to any `axis`: its
+    whole and per-row array arguments are moved and flattened into rows, its results (a
+    tuple) moved back (other arguments pass as they are)."""
+    def reference(device, first, *rest, axis):
+        xp = device.xp
+        axis %= first.ndim
+        per_row = first.shape[:axis] + (1,) + first.shape[axis + 1:]
+        moved = xp.moveaxis(first, axis, -1)
+        rows, n = moved.size // moved.shape[-1], moved.shape[-1]
+        rest = [xp.moveaxis(argument, axis, -1).reshape(rows, -1)
+                if getattr(argument, "shape", None) in (first.shape, per_row) else argument
+                for argument in rest]
+        results = tuple(xp.moveaxis(result.reshape(moved.shape[:-1] + result.shape[-1:]), -1, axis)
+                        for result in function(device, moved.reshape(rows, n), *rest))
+        return results[0] if len(results) == 1 else results
+    return reference
+
+
+def _norm_rows_reference(device, x, weight, bias, eps, groups, repeat, centered=True):
+    rows, n = x.shape
+    mean = x.mean(axis=1, keepdims=True) if centered else None
     shifted = x - mean if centered else x
-    variance = (shifted * shifted).mean(axis=axis, keepdims=True)
+    variance = (shifted * shifted).mean(axis=1, keepdims=True)
     rstd = 1 / device.xp.sqrt(variance + eps)
     normalized = shifted * rstd
-    out = normalized * along(weight, x, axis)
+    out = normalized * _affine_rows(device.xp, weight, rows, n, groups, repeat)
     if centered:
-        return normalized, out + along(bias, x, axis), mean, variance, rstd
+        out += _affine_rows(device.xp, bias, rows, n, groups, repeat)
+        return normalized, out, mean, variance, rstd
     return normalized, out, variance, rstd
 
 
-def _norm_grad_rows_reference(device, g, normalized, weight, rstd, axis, centered=True):
-    scaled = g * along(weight, g, axis)
-    mean_gw = scaled.mean(axis=axis, keepdims=True) if centered else 0.0
-    mean_gwn = (scaled * normalized).mean(axis=axis, keepdims=True)
-    return rstd * ((scaled - mean_gw) - normalized * mean_gwn)
+def _norm_grad_rows_reference(device, g, normalized, weight, rstd, groups, repeat,
+                              centered=True):
+    scaled = g * _affine_rows(device.xp, weight, *g.shape, groups, repeat)
+    mean_gw = scaled.mean(axis=1, keepdims=True) if centered else 0.0
+    mean_gwn = (scaled * normalized).mean(axis=1, keepdims=True)
+    return (rstd * ((scaled - mean_gw) - normalized * mean_gwn),)
+
+
+# Element j of row `row` takes this element of the weight and bias: layer norm's weight
+# has one value per element of a row; group norm's, one per channel, where `groups` rows
+# in turn take their own channels and each channel's value repeats over `repeat`
+# consecutive elements.
+_AFFINE_INDEX = "(row % groups) * (n / repeat) + j / repeat"
 
 
 def _norm_rows(centered: bool) -> tuple[RowKernel, RowKernel]:
-    """Layer norm's (or, not `centered`, RMS norm's) forward and input-gradient row kernels:
-    the same formulas as the kernels above, a row at a time."""
+    """Layer and group norm's (or, not `centered`, RMS norm's) forward and input-gradient
+    row kernels: the same formulas as the kernels above, a row at a time."""
     name = "layer_norm" if centered else "rms_norm"
     mean = "block_reduce(THREAD_SUM(x), GenesisSum()) / T(n)" if centered else "T(0)"
+    layout = "scalar int64 groups, scalar int64 repeat"
     forward = RowKernel(
-        f"genesis_{name}_rows", "T x, column T weight" + (", column T bias" if centered else "")
-        + ", scalar T eps", "T normalized, T out" + (", row T mean" if centered else "")
+        f"genesis_{name}_rows", "T x, raw T weight" + (", raw T bias" if centered else "")
+        + f", scalar T eps, {layout}", "T normalized, T out" + (", row T mean" if centered else "")
         + ", row T variance, row T rstd", f"""
   const T mean_value = {mean};
   T share = 0;
@@ -93,48 +130,63 @@ def _norm_rows(centered: bool) -> tuple[RowKernel, RowKernel]:
   const T rstd_value = T(1) / sqrt(variance_value + eps);
   FOR_ROW(j) {{
     const T normal = (x[j * inner] - mean_value) * rstd_value;
+    const long long channel = {_AFFINE_INDEX};
     normalized[j * inner] = normal;
-    out[j * inner] = normal * weight[j]{" + bias[j]" if centered else ""};
+    out[j * inner] = normal * weight[channel]{" + bias[channel]" if centered else ""};
   }}
   if (threadIdx.x == 0) {{
     {"mean[0] = mean_value; " if centered else ""}variance[0] = variance_value; rstd[0] = rstd_value;
-  }}""", (lambda device, x, weight, bias, eps, axis: _norm_rows_reference(
-            device, x, weight, bias, eps, axis)) if centered else
-        (lambda device, x, weight, eps, axis: _norm_rows_reference(
-            device, x, weight, None, eps, axis, centered=False)))
+  }}""", _on_rows(_norm_rows_reference if centered else
+                  lambda device, x, weight, eps, groups, repeat: _norm_rows_reference(
+                      device, x, weight, None, eps, groups, repeat, centered=False)))
     mean_gw = "block_reduce(share_gw, GenesisSum()) / T(n)" if centered else "T(0)"
     gradient = RowKernel(
-        f"genesis_{name}_grad_rows", "T g, T normalized, column T weight, row T rstd", "T dx", f"""
+        f"genesis_{name}_grad_rows", f"T g, T normalized, raw T weight, row T rstd, {layout}",
+        "T dx", f"""
   T share_gw = 0, share_gwn = 0;
   FOR_ROW(j) {{
-    const T gw = g[j * inner] * weight[j];
+    const T gw = g[j * inner] * weight[{_AFFINE_INDEX}];
     share_gw += gw;
     share_gwn += gw * normalized[j * inner];
   }}
   const T mean_gw = {mean_gw};
   const T mean_gwn = block_reduce(share_gwn, GenesisSum()) / T(n);
   FOR_ROW(j) {{
-    dx[j * inner] = rstd[0] * ((g[j * inner] * weight[j] - mean_gw) - normalized[j * inner] * mean_gwn);
-  }}""", lambda device, g, normalized, weight, rstd, axis: _norm_grad_rows_reference(
-            device, g, normalized, weight, rstd, axis, centered))
+    const T gw = g[j * inner] * weight[{_AFFINE_INDEX}];
+    dx[j * inner] = rstd[0] * ((gw - mean_gw) - normalized[j * inner] * mean_gwn);
+  }}""", _on_rows(lambda device, g, normalized, weight, rstd, groups, repeat:
+                   _norm_grad_rows_reference(device, g, normalized, weight, rstd, groups, repeat,
+                                             centered)))
     return forward, gradient
 
 
 _NORM_ROWS = {centered: _norm_rows(centered) for centered in (True, False)}
 
 
-def _row_length(shape: tuple, dims: tuple, affine: tuple) -> int | None:
-    """The length of the rows being normalised when `dims` are the trailing dims of a
-    non-empty input and each `affine` array holds one value per element of a row; None
-    when the general kernels must run."""
+def _row_layout(shape: tuple, dims: tuple, affine: tuple) -> tuple[int, int, int] | None:
+    """(n, groups, repeat) when `dims` are the trailing dims of a non-empty input of `shape`,
+    normalised as rows of n elements, and the `affine` arrays (of one broadcast shape) vary
+    at most along the last dim before them (`groups` of them, as group norm's groups) and
+    along leading dims of the rows (each value repeated over `repeat` elements); None when
+    the general kernels must run."""
     lead = len(shape) - len(dims)
-    if not dims or tuple(dims) != tuple(range(lead, len(shape))) or math.prod(shape) == 0:
+    if not dims or tuple(dims) != tuple(range(lead, len(shape))) or math.prod(shape) == 0 \
+            or any(array is None or array.ndim > len(shape) for array in affine):
         return None
-    row_shape = (1,) * lead + shape[lead:]  # what each affine array must broadcast as
-    if any(array is None or array.ndim > len(shape)
-           or (1,) * (len(shape) - array.ndim) + array.shape != row_shape for array in affine):
+    padded = {(1,) * (len(shape) - array.ndim) + array.shape for array in affine}
+    if len(padded) != 1:
         return None
-    return math.prod(shape[lead:])
+    padded = padded.pop()
+    head, tail = padded[:lead], padded[lead:]
+    groups = head[-1] if head else 1
+    if any(extent != 1 for extent in head[:-1]) or groups not in (1, shape[lead - 1] if lead else 1):
+        return None
+    varied = 0
+    while varied < len(tail) and tail[varied] == shape[lead + varied]:
+        varied += 1
+    if any(extent != 1 for extent in tail[varied:]):
+        return None
+    return math.prod(shape[lead:]), groups, math.prod(shape[lead + varied:])
 
 
 def _as_rows(array, dims: tuple, n: int):
@@ -154,10 +206,11 @@ def normalize_forward(device, x, weight, bias, dims: tuple, eps: float,
     (RMS norm): the mean is taken as 0 (and returned as None), the variance is the mean
     square."""
     affine = (weight, bias) if centered else (weight,)
-    n = _row_length(x.shape, dims, affine) if centered or bias is None else None
-    if n is not None:  # one launch
+    layout = _row_layout(x.shape, dims, affine) if centered or bias is None else None
+    if layout is not None:  # one launch
+        n, groups, repeat = layout
         normalized, out, *statistics = _NORM_ROWS[centered][0](
-            device, _as_rows(x, dims, n), *(array.reshape(n) for array in affine), eps, axis=-1)
+            device, _as_rows(x, dims, n), *affine, eps, groups, repeat, axis=-1)
         kept = x.shape[:x.ndim - len(dims)] + (1,) * len(dims)
         statistics = [_shaped(array, kept) for array in statistics]
         mean = statistics.pop(0) if centered else None
@@ -206,11 +259,12 @@ def normalize_backward(device, g, weight, normalized, rstd, shapes: tuple, targe
         grad_weight = summed_to(device.xp, g, shapes[0], targets[0], normalized, device)
     if needs[2]:
         grad_bias = summed_to(device.xp, g, shapes[1], targets[1])
-    n = _row_length(g.shape, dims, (weight,)) if needs[0] else None
-    if n is not None:  # one launch
+    layout = _row_layout(g.shape, dims, (weight,)) if needs[0] else None
+    if layout is not None:  # one launch
+        n, groups, repeat = layout
         grad_input = _NORM_ROWS[centered][1](
-            device, _as_rows(g, dims, n), _as_rows(normalized, dims, n), weight.reshape(n),
-            _as_rows(rstd, dims, 1), axis=-1)
+            device, _as_rows(g, dims, n), _as_rows(normalized, dims, n), weight,
+            _as_rows(rstd, dims, 1), groups, repeat, axis=-1)
         return _shaped(grad_input, g.shape), grad_weight, grad_bias
     if needs[0]:
         w = 1.0 if weight is None else weight

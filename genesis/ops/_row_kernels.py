@@ -20,8 +20,8 @@ Arrays are T-typed and of one shape, except those declared with a qualifier:
 * `row` ("row int64 target", "row T loss"): one element per row, the shape with 1 along
   `axis`, of their declared type; in the body the name points at the row's own element,
   `target[0]`;
-* `column` ("column T weight"), an input: one element per position along the row (n of
-  them), `weight[j]`; a reference broadcasts it with `along(weight, x, axis)`;
+* `raw` ("raw T weight"), an input: the whole array, of any shape, indexed by the body by
+  its C-order element number, `weight[k]`;
 * `scalar` ("scalar T eps"), an input: a number, the same for every row.
 
 tests/ops/test_row_kernels.py compiles every body as C++ with one CPU thread per CUDA
@@ -44,7 +44,7 @@ import numpy as np
 
 from ._kernels import C_TYPES, Kernel, parameters
 
-__all__ = ["RowKernel", "PRELUDE", "MAX_THREADS", "along"]
+__all__ = ["RowKernel", "PRELUDE", "MAX_THREADS"]
 
 MAX_THREADS = 256  # threads per block (a power of two), each looping over its share of a row
 _MAX_BLOCKS = 2 ** 31 - 1  # CUDA's largest grid along x: one block per row
@@ -115,13 +115,12 @@ class RowKernel(Kernel):
         super().__init__(name, inputs, outputs, reference, register)
         self.body, self.kinds = body, {**input_kinds, **output_kinds}
         declared = parameters(inputs) + parameters(outputs)
-        if any(item.raw or (item.type != "T" and self.kinds[item.name] == "element")
-               for item in declared) or self.kinds[declared[0].name] != "element" or \
+        if any(item.type != "T" and self.kinds[item.name] == "element" for item in declared) \
+                or self.kinds[declared[0].name] != "element" or \
                 any(output_kinds[item.name] not in ("element", "row")
                     for item in parameters(outputs)):
-            raise ValueError(f"{name}: a row kernel's arrays are T-typed unless qualified, not "
-                             "raw; its first input is a whole array and its outputs are whole "
-                             "arrays or `row` ones")
+            raise ValueError(f"{name}: a row kernel's whole arrays are T-typed; its first input "
+                             "is a whole array and its outputs are whole arrays or `row` ones")
 
     def __call__(self, device, *arguments, axis: int):
         first = arguments[0]
@@ -138,7 +137,7 @@ class RowKernel(Kernel):
                     else f"{const}{C_TYPES[item.type]}* __restrict__ {item.name}_rows"
                     for const, item in typed]
         pointers = ", ".join(declared)
-        start = {"element": " + row_start", "row": " + row", "column": ""}
+        start = {"element": " + row_start", "row": " + row", "raw": ""}
         offsets = "\n".join(f"  {const}{C_TYPES[item.type]}* {item.name} = {item.name}_rows"
                              f"{start[self.kinds[item.name]]};" for const, item in arrays)
         return f"""{PRELUDE}
@@ -155,7 +154,7 @@ extern "C" __global__ void {self.name}({pointers}, long long n, long long inner)
         return _RowLauncher(self, xp)
 
 
-_QUALIFIERS = ("row", "column", "scalar")
+_QUALIFIERS = ("row", "raw", "scalar")
 
 
 def _qualified(declaration: str) -> tuple[str, dict]:
@@ -175,16 +174,6 @@ def _qualified(declaration: str) -> tuple[str, dict]:
         kinds[words[-1]] = kind
         items.append(" ".join(words))
     return ", ".join(items), kinds
-
-
-def along(column, x, axis: int):
-    """A `column` argument (one value per position along the rows) shaped to broadcast
-    against `x` along `axis`, for a reference.
-
-    >>> along(np.arange(3), np.zeros((2, 3, 4)), 1).shape
-    (3, 1)
-    """
-    return column.reshape(column.shape[:1] + (1,) * (x.ndim - 1 - axis % x.ndim))
 
 
 class _RowLauncher:

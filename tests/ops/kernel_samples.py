@@ -259,18 +259,19 @@ SAMPLES["genesis_cross_entropy_rows"] = lambda rng, dtype: (
 
 
 def _norm_rows(rng, dtype, centered: bool):
-    """Rows of 300 (threads loop) with a large offset, so centering matters; per-position
-    weight (and bias); eps."""
-    x = _normal(rng, (4, 300), dtype) * 3 + 5
-    affine = (_normal(rng, (300,), dtype),) + ((_normal(rng, (300,), dtype),) if centered else ())
-    return (x, *affine, 1e-5), {"axis": 1}
+    """Rows of 300 (threads loop) with an offset, so centering matters; a weight (and bias)
+    laid out as group norm's: 2 groups of rows in turn, each value over 5 elements."""
+    x = _normal(rng, (6, 300), dtype) * 3 + 5
+    affine = [_normal(rng, (2, 60, 1), dtype) for _ in range(2 if centered else 1)]
+    return (x, *affine, 1e-5, 2, 5), {"axis": 1}
 
 
 def _norm_grad_rows(rng, dtype):
-    x = _normal(rng, (4, 300), dtype)
+    x = _normal(rng, (6, 300), dtype)
     normalized = (x - x.mean(1, keepdims=True)) / x.std(1, keepdims=True)
-    return (_normal(rng, (4, 300), dtype), normalized.astype(dtype), _normal(rng, (300,), dtype),
-            np.abs(_normal(rng, (4, 1), dtype)) + 0.5), {"axis": 1}
+    return (_normal(rng, (6, 300), dtype), normalized.astype(dtype),
+            _normal(rng, (2, 60, 1), dtype), np.abs(_normal(rng, (6, 1), dtype)) + 0.5, 2, 5), \
+        {"axis": 1}
 
 
 SAMPLES.update({

@@ -113,8 +113,6 @@ def _first_five(argument, kind: str):
     class targets wrapped into them."""
     if kind == "element":
         return argument[..., :5]
-    if kind == "column":
-        return argument[:5]
     return argument % 5 if kind == "row" and argument.dtype.kind == "i" else argument
 
 
@@ -151,7 +149,7 @@ class _RecordingCuPy:
 
 
 def _probe_kernel(calls):
-    return RowKernel("probe", "T x, column T weight, row int64 target, scalar T eps",
+    return RowKernel("probe", "T x, raw T weight, row int64 target, scalar T eps",
                      "T y, row T total", "", register=False,
                      reference=lambda device, *args, axis: calls.append(axis) or "reference")
 
@@ -175,10 +173,10 @@ def test_a_row_kernel_takes_its_reference_where_it_cannot_launch(monkeypatch):
     cupy, calls = _RecordingCuPy(), []
     kernel = _probe_kernel(calls)
     gpu = types.SimpleNamespace(xp=cupy)
-    column, target = np.ones(3, np.float32), np.zeros((2, 1), np.int64)
-    kernel(gpu, np.ones((2, 3), np.float16), column.astype(np.float16), target, 0.1, axis=1)
-    kernel(gpu, np.ones((0, 3), np.float32), column, target[:0], 0.1, axis=1)  # no rows
-    kernel(gpu, np.ones((), np.float32), column, target, 0.1, axis=0)  # 0-d
+    weight, target = np.ones(3, np.float32), np.zeros((2, 1), np.int64)
+    kernel(gpu, np.ones((2, 3), np.float16), weight.astype(np.float16), target, 0.1, axis=1)
+    kernel(gpu, np.ones((0, 3), np.float32), weight, target[:0], 0.1, axis=1)  # no rows
+    kernel(gpu, np.ones((), np.float32), weight, target, 0.1, axis=0)  # 0-d
     monkeypatch.setattr(_row_kernels, "_MAX_BLOCKS", 1)
-    kernel(gpu, np.ones((2, 3), np.float32), column, target, 0.1, axis=1)  # rows past a grid
+    kernel(gpu, np.ones((2, 3), np.float32), weight, target, 0.1, axis=1)  # rows past a grid
     assert not cupy.launches and calls == [1, 1, 0, 1]
