@@ -275,18 +275,22 @@ def _row_stand_in(code: str, name: str):
     dtype = np.dtype(np.float32 if "typedef float T;" in code else np.float64)
 
     def launch(grid, block, args):
-        arguments, (n, inner) = _plain(args[:-2]), args[-2:]
-        check_row_launch(kernel, dtype, grid, block, arguments, n, inner)
+        arguments, layout = _plain(args[:-4]), args[-4:]
+        check_row_launch(kernel, dtype, grid, block, arguments, layout)
         count = len(parameters(kernel.inputs))
         COUNTER.launch(name)
         COUNTER.depth += 1
         try:
-            shapes = {"element": (-1, int(n), int(inner)), "row": (-1, 1, int(inner))}
-            rows = [argument.reshape(shapes[kernel.kinds[item.name]])  # rows along axis 1
+            n, inner, middle, across = (int(number) for number in layout)
+            # (outer, middle, inner): rows along the middle dim, or across it (keep=1)
+            shapes = {"element": (-1, middle, inner),
+                      "row": (1, middle, 1) if across else (-1, 1, inner)}
+            rows = [argument.reshape(shapes[kernel.kinds[item.name]])
                     if kernel.kinds[item.name] in shapes else argument
                     for item, argument in zip(parameters(kernel.inputs)
                                               + parameters(kernel.outputs), arguments)]
-            results = kernel.reference(_NUMPY_DEVICE, *rows[:count], axis=1)
+            results = kernel.reference(_NUMPY_DEVICE, *rows[:count],
+                                       **({"keep": 1} if across else {"axis": 1}))
             for output, result in zip(rows[count:], results if isinstance(results, tuple)
                                       else (results,)):
                 output[...] = result
@@ -342,10 +346,10 @@ def check_multi_tensor_launch(kernel, dtype, grid, block, tensors, sizes, number
         raise TypeError(f"{kernel.name}: " + "; ".join(problems))
 
 
-def check_row_launch(kernel, dtype, grid, block, arguments, n, inner) -> None:
+def check_row_launch(kernel, dtype, grid, block, arguments, layout) -> None:
     """A row kernel's launch: one C-ordered array per array parameter, of the built T or its
     declared type, all of one shape (one element per row for `row` ones, any for `raw`
-    ones); scalars, n and inner as NumPy numbers of their width (CuPy
+    ones); scalars and the layout (n, inner, middle, across) as NumPy numbers of their width (CuPy
     passes a Python int as C long long and a float as double); one block per row of a
     power-of-two threads up to CUDA's 1024."""
     declared = parameters(kernel.inputs) + parameters(kernel.outputs)
@@ -353,6 +357,7 @@ def check_row_launch(kernel, dtype, grid, block, arguments, n, inner) -> None:
     if len(arguments) != len(declared):
         problems.append(f"{len(arguments)} arguments for {len(declared)} parameters")
     first = arguments[0]
+    n, inner, middle, across = layout
     for item, argument in zip(declared, arguments):
         kind = kernel.kinds[item.name]
         want_dtype = dtype if item.type == "T" else np.dtype(item.type)
@@ -367,13 +372,16 @@ def check_row_launch(kernel, dtype, grid, block, arguments, n, inner) -> None:
             problems.append(f"{item.name} is not a C-ordered {want_dtype} of {size} elements "
                             f"(a {kind} array): {getattr(argument, 'dtype', type(argument))} "
                             f"{getattr(argument, 'shape', '')}")
-    if not all(isinstance(number, np.int64) for number in (n, inner)):
-        problems.append(f"n and inner are not int64: {type(n).__name__}, {type(inner).__name__}")
+    if not all(isinstance(number, np.int64) for number in layout):
+        problems.append(f"the layout is not int64: {[type(number).__name__ for number in layout]}")
     threads = block[0]
     if len(block) != 1 or threads & (threads - 1) or not 32 <= threads <= 1024:
         problems.append(f"block {block}")
-    if first.size % (n * inner) or tuple(grid) != (first.size // n,):
-        problems.append(f"grid {grid} for rows of {n} (inner {inner}) in {first.shape}")
+    rows = middle if across else first.size // n
+    if first.size % (middle * inner) or n * rows != first.size or (not across and n != middle) \
+            or tuple(grid) != (rows,):
+        problems.append(f"grid {grid} for rows of {n} (inner {inner}, middle {middle}, "
+                        f"across {across}) in {first.shape}")
     if problems:
         raise TypeError(f"{kernel.name}: " + "; ".join(problems))
 

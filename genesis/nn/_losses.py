@@ -271,8 +271,8 @@ def _cross_entropy_grad_reference(device, log_probabilities, index, grad, scale,
 _CROSS_ENTROPY_ROWS = RowKernel(
     "genesis_cross_entropy_rows", "T x, row int64 target", "T log_probabilities, row T loss",
     PEAK_AND_LOG_TOTAL + """
-  FOR_ROW(j) log_probabilities[j * inner] = (x[j * inner] - peak) - log_total;
-  if (threadIdx.x == 0) loss[0] = log_total - (x[target[0] * inner] - peak);""",
+  FOR_ROW(j) log_probabilities[AT(j)] = (x[AT(j)] - peak) - log_total;
+  if (threadIdx.x == 0) loss[0] = log_total - (x[AT(target[0])] - peak);""",
     _cross_entropy_rows_reference)
 # The gradient (softmax - onehot(index)) * grad * scale; an element's class is
 # (i / inner) % classes.

@@ -4,16 +4,18 @@ pays (`fusing_pays`); the CPU keeps its in-place array code, which computes the 
 formulas. Means over the normalised dims are CuPy's: the sum divided by the count
 (`_in_ind.size() / _out_ind.size()`, the elements reduced into each output).
 
-Layer and RMS norm with a weight over the trailing dims (what nn.LayerNorm and nn.RMSNorm
-do) normalise rows: there a row kernel (genesis/ops/_row_kernels.py) does the whole
-forward in one launch and the input's gradient in one.
+Where the norm's elements form rows with the weight (and bias) given (layer, RMS and group
+norm over trailing dims; batch norm, a row per channel), a row kernel
+(genesis/ops/_row_kernels.py) does the whole forward in one launch and the input's
+gradient in one.
 """
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from ..ops._kernels import MEAN_OF_REDUCED, Elementwise, Reduction
-from ..ops._row_kernels import RowKernel
+from ..ops._row_kernels import RowKernel, row_geometry
 from ..ops.broadcast import broadcast_axes
 from ..ops.softmax import SUM_PRODUCT
 
@@ -66,20 +68,31 @@ def _affine_rows(xp, array, rows: int, n: int, groups: int, repeat: int):
 
 
 def _on_rows(function):
-    """A row kernel's reference written for (rows, n) arrays, taken to any `axis`: its
-    whole and per-row array arguments are moved and flattened into rows, its results (a
-    tuple) moved back (other arguments pass as they are)."""
-    def reference(device, first, *rest, axis):
+    """A row kernel's reference written for (rows, n) arrays, taken to rows along any `axis`
+    or across any `keep` dim: its whole and per-row array arguments are laid out as rows,
+    its results (a tuple) put back (other arguments pass as they are)."""
+    def reference(device, first, *rest, axis=None, keep=None):
         xp = device.xp
-        axis %= first.ndim
-        per_row = first.shape[:axis] + (1,) + first.shape[axis + 1:]
-        moved = xp.moveaxis(first, axis, -1)
-        rows, n = moved.size // moved.shape[-1], moved.shape[-1]
-        rest = [xp.moveaxis(argument, axis, -1).reshape(rows, -1)
-                if getattr(argument, "shape", None) in (first.shape, per_row) else argument
-                for argument in rest]
-        results = tuple(xp.moveaxis(result.reshape(moved.shape[:-1] + result.shape[-1:]), -1, axis)
-                        for result in function(device, moved.reshape(rows, n), *rest))
+        dim = (axis if keep is None else keep) % first.ndim
+        per_row = row_geometry(first.shape, **({"axis": dim} if keep is None else {"keep": dim})) \
+            .row_shape(first.shape, dim)
+        to = -1 if keep is None else 0  # where the rows' own dim goes: last, or first
+
+        def as_rows(array):
+            moved = xp.moveaxis(array, dim, to)
+            return moved.reshape(-1, moved.shape[-1]) if keep is None else \
+                moved.reshape(moved.shape[0], -1)
+
+        def put_back(result, shape):
+            moved = [extent for axis_, extent in enumerate(shape) if axis_ != dim]
+            moved.insert(len(moved) if keep is None else 0, shape[dim])
+            return xp.moveaxis(result.reshape(moved), to, dim)
+
+        rest = [as_rows(argument) if getattr(argument, "shape", None) in (first.shape, per_row)
+                else argument for argument in rest]
+        results = tuple(put_back(result, first.shape if result.shape[1] > 1 or
+                                 first.shape == per_row else per_row)
+                        for result in function(device, as_rows(first), *rest))
         return results[0] if len(results) == 1 else results
     return reference
 
@@ -125,14 +138,14 @@ def _norm_rows(centered: bool) -> tuple[RowKernel, RowKernel]:
         + ", row T variance, row T rstd", f"""
   const T mean_value = {mean};
   T share = 0;
-  FOR_ROW(j) {{ const T shifted = x[j * inner] - mean_value; share += shifted * shifted; }}
+  FOR_ROW(j) {{ const T shifted = x[AT(j)] - mean_value; share += shifted * shifted; }}
   const T variance_value = block_reduce(share, GenesisSum()) / T(n);
   const T rstd_value = T(1) / sqrt(variance_value + eps);
   FOR_ROW(j) {{
-    const T normal = (x[j * inner] - mean_value) * rstd_value;
+    const T normal = (x[AT(j)] - mean_value) * rstd_value;
     const long long channel = {_AFFINE_INDEX};
-    normalized[j * inner] = normal;
-    out[j * inner] = normal * weight[channel]{" + bias[channel]" if centered else ""};
+    normalized[AT(j)] = normal;
+    out[AT(j)] = normal * weight[channel]{" + bias[channel]" if centered else ""};
   }}
   if (threadIdx.x == 0) {{
     {"mean[0] = mean_value; " if centered else ""}variance[0] = variance_value; rstd[0] = rstd_value;
@@ -145,15 +158,15 @@ def _norm_rows(centered: bool) -> tuple[RowKernel, RowKernel]:
         "T dx", f"""
   T share_gw = 0, share_gwn = 0;
   FOR_ROW(j) {{
-    const T gw = g[j * inner] * weight[{_AFFINE_INDEX}];
+    const T gw = g[AT(j)] * weight[{_AFFINE_INDEX}];
     share_gw += gw;
-    share_gwn += gw * normalized[j * inner];
+    share_gwn += gw * normalized[AT(j)];
   }}
   const T mean_gw = {mean_gw};
   const T mean_gwn = block_reduce(share_gwn, GenesisSum()) / T(n);
   FOR_ROW(j) {{
-    const T gw = g[j * inner] * weight[{_AFFINE_INDEX}];
-    dx[j * inner] = rstd[0] * ((gw - mean_gw) - normalized[j * inner] * mean_gwn);
+    const T gw = g[AT(j)] * weight[{_AFFINE_INDEX}];
+    dx[AT(j)] = rstd[0] * ((gw - mean_gw) - normalized[AT(j)] * mean_gwn);
   }}""", _on_rows(lambda device, g, normalized, weight, rstd, groups, repeat:
                    _norm_grad_rows_reference(device, g, normalized, weight, rstd, groups, repeat,
                                              centered)))
@@ -163,36 +176,55 @@ def _norm_rows(centered: bool) -> tuple[RowKernel, RowKernel]:
 _NORM_ROWS = {centered: _norm_rows(centered) for centered in (True, False)}
 
 
-def _row_layout(shape: tuple, dims: tuple, affine: tuple) -> tuple[int, int, int] | None:
-    """(n, groups, repeat) when `dims` are the trailing dims of a non-empty input of `shape`,
-    normalised as rows of n elements, and the `affine` arrays (of one broadcast shape) vary
-    at most along the last dim before them (`groups` of them, as group norm's groups) and
-    along leading dims of the rows (each value repeated over `repeat` elements); None when
-    the general kernels must run."""
-    lead = len(shape) - len(dims)
-    if not dims or tuple(dims) != tuple(range(lead, len(shape))) or math.prod(shape) == 0 \
-            or any(array is None or array.ndim > len(shape) for array in affine):
+class _Rows(NamedTuple):
+    """How a norm over some dims runs as row kernels: rows taken `where` (axis= or keep=) of
+    `n` elements, the weight's layout (`groups`, `repeat`: _AFFINE_INDEX), and whether the
+    arrays are first `flattened` to (rows, n) (several trailing dims)."""
+    where: dict
+    n: int
+    groups: int
+    repeat: int
+    flattened: bool
+
+    def rows_of(self, array, per_row: bool = False):
+        """`array` (or a per-row statistic) as the row kernel takes it."""
+        return array.reshape(-1, 1 if per_row else self.n) if self.flattened else array
+
+
+def _row_layout(shape: tuple, dims: tuple, affine: tuple) -> _Rows | None:
+    """The rows of a norm over `dims` of a non-empty input of `shape` with the `affine`
+    arrays (of one broadcast shape), or None when the general kernels must run. Rows run
+    along trailing dims (layer, RMS and group norm), where the affine arrays may vary along
+    leading dims of the rows (each value repeated over `repeat` elements) and along the last
+    dim before them (`groups`, group norm's groups); or across every dim but one, the
+    channel (batch norm), along which alone the affine arrays may vary."""
+    if not dims or math.prod(shape) == 0 or \
+            any(array is None or array.ndim > len(shape) for array in affine):
         return None
     padded = {(1,) * (len(shape) - array.ndim) + array.shape for array in affine}
     if len(padded) != 1:
         return None
     padded = padded.pop()
-    head, tail = padded[:lead], padded[lead:]
-    groups = head[-1] if head else 1
-    if any(extent != 1 for extent in head[:-1]) or groups not in (1, shape[lead - 1] if lead else 1):
+    lead = len(shape) - len(dims)
+    if tuple(dims) == tuple(range(lead, len(shape))):  # rows along the trailing dims
+        head, tail = padded[:lead], padded[lead:]
+        groups = head[-1] if head else 1
+        if any(extent != 1 for extent in head[:-1]) or \
+                groups not in (1, shape[lead - 1] if lead else 1):
+            return None
+        varied = 0
+        while varied < len(tail) and tail[varied] == shape[lead + varied]:
+            varied += 1
+        if any(extent != 1 for extent in tail[varied:]):
+            return None
+        return _Rows({"axis": -1}, math.prod(shape[lead:]), groups,
+                     math.prod(shape[lead + varied:]), len(dims) > 1)
+    kept = [dim for dim in range(len(shape)) if dim not in dims]
+    if len(kept) != 1 or padded != tuple(extent if dim == kept[0] else 1
+                                         for dim, extent in enumerate(shape)):
         return None
-    varied = 0
-    while varied < len(tail) and tail[varied] == shape[lead + varied]:
-        varied += 1
-    if any(extent != 1 for extent in tail[varied:]):
-        return None
-    return math.prod(shape[lead:]), groups, math.prod(shape[lead + varied:])
-
-
-def _as_rows(array, dims: tuple, n: int):
-    """`array` with the trailing `dims` as one of length `n`: itself for one dim (so the
-    row kernel's outputs need no reshape, whose view the engine would copy into .grad)."""
-    return array if len(dims) == 1 else array.reshape(-1, n)
+    n = math.prod(shape) // shape[kept[0]]  # rows across: a row per channel
+    return _Rows({"keep": kept[0]}, n, shape[kept[0]], n, False)
 
 
 def _shaped(array, shape: tuple):
@@ -206,12 +238,11 @@ def normalize_forward(device, x, weight, bias, dims: tuple, eps: float,
     (RMS norm): the mean is taken as 0 (and returned as None), the variance is the mean
     square."""
     affine = (weight, bias) if centered else (weight,)
-    layout = _row_layout(x.shape, dims, affine) if centered or bias is None else None
-    if layout is not None:  # one launch
-        n, groups, repeat = layout
+    rows = _row_layout(x.shape, dims, affine) if centered or bias is None else None
+    if rows is not None:  # one launch
         normalized, out, *statistics = _NORM_ROWS[centered][0](
-            device, _as_rows(x, dims, n), *affine, eps, groups, repeat, axis=-1)
-        kept = x.shape[:x.ndim - len(dims)] + (1,) * len(dims)
+            device, rows.rows_of(x), *affine, eps, rows.groups, rows.repeat, **rows.where)
+        kept = tuple(1 if dim in dims else extent for dim, extent in enumerate(x.shape))
         statistics = [_shaped(array, kept) for array in statistics]
         mean = statistics.pop(0) if centered else None
         return _shaped(out, x.shape), _shaped(normalized, x.shape), mean, *statistics
@@ -259,12 +290,11 @@ def normalize_backward(device, g, weight, normalized, rstd, shapes: tuple, targe
         grad_weight = summed_to(device.xp, g, shapes[0], targets[0], normalized, device)
     if needs[2]:
         grad_bias = summed_to(device.xp, g, shapes[1], targets[1])
-    layout = _row_layout(g.shape, dims, (weight,)) if needs[0] else None
-    if layout is not None:  # one launch
-        n, groups, repeat = layout
+    rows = _row_layout(g.shape, dims, (weight,)) if needs[0] else None
+    if rows is not None:  # one launch
         grad_input = _NORM_ROWS[centered][1](
-            device, _as_rows(g, dims, n), _as_rows(normalized, dims, n), weight,
-            _as_rows(rstd, dims, 1), groups, repeat, axis=-1)
+            device, rows.rows_of(g), rows.rows_of(normalized), weight,
+            rows.rows_of(rstd, per_row=True), rows.groups, rows.repeat, **rows.where)
         return _shaped(grad_input, g.shape), grad_weight, grad_bias
     if needs[0]:
         w = 1.0 if weight is None else weight

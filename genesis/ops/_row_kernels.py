@@ -2,24 +2,26 @@
 
 A softmax needs the row's maximum, then the sum of exps, then the exps over that sum:
 three launches as `Elementwise`/`Reduction` kernels (genesis/ops/_kernels.py), because a
-CuPy reduction ends its launch. A `RowKernel` gives each row along `axis` one CUDA thread
-block, which reduces in shared memory and goes on to write the row, as PyTorch's own
-softmax kernels do. It is written, like every fused kernel, twice:
+CuPy reduction ends its launch. A `RowKernel` gives each row one CUDA thread block, which
+reduces in shared memory and goes on to write the row, as PyTorch's own softmax kernels
+do. A row is the elements along one `axis=` (softmax, layer norm), or every element but
+those of one `keep=` axis (batch norm: a channel's elements over the batch and space).
+It is written, like every fused kernel, twice:
 
 * a CUDA body (`cupy.RawKernel`, compiled on first use for float or double); in it the
-  arrays are pointers to the row's first element, element j is `x[j * inner]`, `n` is the
+  arrays are pointers to the row's first element, element j is `x[AT(j)]`, `n` is the
   row's length, `FOR_ROW(j)` loops a thread over its share of the row,
   `THREAD_SUM(x)`/`THREAD_MAX(x)` combine that share of x, and
   `block_reduce(value, GenesisSum())` (or `GenesisMax()`, which keeps NaN) combines one
   value from each thread of the block and gives the result to all of them;
-* a reference of array calls taking `axis=`, which the CPU, the tests' fake GPU, float16
-  and empty or 0-d arrays run.
+* a reference of array calls taking the same `axis=` (or `keep=`), which the CPU, the
+  tests' fake GPU, float16 and empty or 0-d arrays run.
 
 Arrays are T-typed and of one shape, except those declared with a qualifier:
 
 * `row` ("row int64 target", "row T loss"): one element per row, the shape with 1 along
-  `axis`, of their declared type; in the body the name points at the row's own element,
-  `target[0]`;
+  `axis` (1 everywhere but `keep`), of their declared type; in the body the name points
+  at the row's own element, `target[0]`;
 * `raw` ("raw T weight"), an input: the whole array, of any shape, indexed by the body by
   its C-order element number, `weight[k]`;
 * `scalar` ("scalar T eps"), an input: a number, the same for every row.
@@ -30,7 +32,7 @@ thread (barriers for `__syncthreads`) and checks it against its reference.
 >>> import numpy as np, genesis
 >>> row_sum = RowKernel("row_sum", "T x", "T y",
 ...                     "const T total = block_reduce(THREAD_SUM(x), GenesisSum()); "
-...                     "FOR_ROW(j) y[j * inner] = total;",
+...                     "FOR_ROW(j) y[AT(j)] = total;",
 ...                     lambda device, x, axis: np.broadcast_to(x.sum(axis, keepdims=True),
 ...                                                             x.shape).copy(),
 ...                     register=False)
@@ -39,6 +41,9 @@ array([[3., 3.],
        [7., 7.]])
 """
 from __future__ import annotations
+
+import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -53,8 +58,16 @@ _MAX_BLOCKS = 2 ** 31 - 1  # CUDA's largest grid along x: one block per row
 # CUDA keywords, so the C++ check compiles the very same text.
 PRELUDE = f"""#define GENESIS_ROW_THREADS {MAX_THREADS}
 #define FOR_ROW(j) for (long long j = threadIdx.x; j < n; j += blockDim.x)
-#define THREAD_SUM(x) genesis_thread_share(x, n, inner, GenesisSum(), T(0))
-#define THREAD_MAX(x) genesis_thread_share(x, n, inner, GenesisMax(), x[0])
+#define AT(j) genesis_at(j, inner, middle, across)
+#define THREAD_SUM(x) genesis_thread_share(x, n, inner, middle, across, GenesisSum(), T(0))
+#define THREAD_MAX(x) genesis_thread_share(x, n, inner, middle, across, GenesisMax(), x[0])
+
+// Where element j of a row is, from the row's first: the arrays are (outer, middle, inner)
+// in C order; a row runs along the middle dim, or (`across`) over outer and inner.
+__device__ inline long long genesis_at(long long j, long long inner, long long middle,
+                                       long long across) {{
+  return across ? (j / inner) * (middle * inner) + j % inner : j * inner;
+}}
 
 struct GenesisSum {{
   template <typename V> __device__ V operator()(V a, V b) const {{ return a + b; }}
@@ -83,8 +96,11 @@ __device__ V block_reduce(V value, Op op) {{
 
 // This thread's share of a row combined by `op` from `start` (whole after block_reduce).
 template <typename V, typename Op>
-__device__ V genesis_thread_share(const V* x, long long n, long long inner, Op op, V start) {{
-  for (long long j = threadIdx.x; j < n; j += blockDim.x) start = op(start, x[j * inner]);
+__device__ V genesis_thread_share(const V* x, long long n, long long inner, long long middle,
+                                  long long across, Op op, V start) {{
+  for (long long j = threadIdx.x; j < n; j += blockDim.x) {{
+    start = op(start, x[genesis_at(j, inner, middle, across)]);
+  }}
   return start;
 }}
 """
@@ -96,13 +112,36 @@ def threads_for(length: int) -> int:
     return min(MAX_THREADS, max(32, 1 << (length - 1).bit_length()))
 
 
-def row_geometry(shape: tuple, axis: int) -> tuple[int, int, int]:
-    """(rows, n, inner) of a C-ordered array of `shape` along `axis`: row r starts at
-    element (r // inner) * n * inner + r % inner and steps by `inner`."""
-    n = shape[axis]
-    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
-    rows = int(np.prod(shape, dtype=np.int64)) // n
-    return rows, n, inner
+class Geometry(NamedTuple):
+    """How a C-ordered array, seen as (outer, middle, inner), splits into rows: `rows` of
+    `n` elements, along the middle dim, or `across` it (one row per middle index)."""
+    rows: int
+    n: int
+    inner: int
+    middle: int
+    across: bool
+
+    def row_shape(self, shape: tuple, axis: int) -> tuple:
+        """The shape of a `row` array: one element per row."""
+        if self.across:
+            return tuple(extent if dim == axis else 1 for dim, extent in enumerate(shape))
+        return shape[:axis] + (1,) + shape[axis + 1:]
+
+
+def row_geometry(shape: tuple, axis: int | None = None, keep: int | None = None) -> Geometry:
+    """The rows of an array of `shape` along `axis`, or across every dim but `keep`.
+
+    >>> row_geometry((2, 300, 3), axis=1)
+    Geometry(rows=6, n=300, inner=3, middle=300, across=False)
+    >>> row_geometry((8, 4, 5, 5), keep=1)
+    Geometry(rows=4, n=200, inner=25, middle=4, across=True)
+    """
+    dim = axis if keep is None else keep
+    middle, size = shape[dim], math.prod(shape)
+    inner = math.prod(shape[dim + 1:])
+    if keep is None:
+        return Geometry(size // middle, middle, inner, middle, False)
+    return Geometry(middle, size // middle, inner, middle, True)
 
 
 class RowKernel(Kernel):
@@ -122,11 +161,16 @@ class RowKernel(Kernel):
             raise ValueError(f"{name}: a row kernel's whole arrays are T-typed; its first input "
                              "is a whole array and its outputs are whole arrays or `row` ones")
 
-    def __call__(self, device, *arguments, axis: int):
+    def __call__(self, device, *arguments, axis: int | None = None, keep: int | None = None):
+        """Run on rows along `axis`, or across every dim but `keep` (give one of them)."""
         first = arguments[0]
-        if first.ndim == 0 or first.size == 0 or first.size // first.shape[axis] > _MAX_BLOCKS:
-            return self.reference(device, *arguments, axis=axis)  # no row, or rows past a grid
-        return super().__call__(device, *arguments, axis=axis % first.ndim)
+        if first.ndim == 0 or first.size == 0:  # no row to launch a block for
+            return self.reference(device, *arguments, **({"axis": axis} if keep is None
+                                                         else {"keep": keep}))
+        where = {"axis": axis % first.ndim} if keep is None else {"keep": keep % first.ndim}
+        if row_geometry(first.shape, **where).rows > _MAX_BLOCKS:  # rows past a grid
+            return self.reference(device, *arguments, **where)
+        return super().__call__(device, *arguments, **where)
 
     def source(self, ctype: str) -> str:
         """The whole CUDA text of the kernel for T = `ctype` ("float" or "double")."""
@@ -142,9 +186,10 @@ class RowKernel(Kernel):
                              f"{start[self.kinds[item.name]]};" for const, item in arrays)
         return f"""{PRELUDE}
 typedef {ctype} T;
-extern "C" __global__ void {self.name}({pointers}, long long n, long long inner) {{
+extern "C" __global__ void {self.name}({pointers}, long long n, long long inner,
+                                       long long middle, long long across) {{
   const long long row = blockIdx.x;
-  const long long row_start = (row / inner) * n * inner + row % inner;
+  const long long row_start = across ? row * inner : (row / inner) * middle * inner + row % inner;
 {offsets}
   {self.body}
 }}
@@ -183,7 +228,7 @@ class _RowLauncher:
     def __init__(self, kernel: RowKernel, xp):
         self.kernel, self.xp, self.functions = kernel, xp, {}
 
-    def __call__(self, *arguments, axis: int):
+    def __call__(self, *arguments, axis: int | None = None, keep: int | None = None):
         xp, kernel, dtype = self.xp, self.kernel, arguments[0].dtype
         function = self.functions.get(dtype)
         if function is None:
@@ -193,10 +238,11 @@ class _RowLauncher:
                   if kernel.kinds[item.name] == "scalar" else xp.ascontiguousarray(argument)
                   for item, argument in zip(parameters(kernel.inputs), arguments)]
         shape = arguments[0].shape
-        row_shape = shape[:axis] + (1,) + shape[axis + 1:]
+        geometry = row_geometry(shape, axis, keep)
+        row_shape = geometry.row_shape(shape, axis if keep is None else keep)
         outputs = [xp.empty(row_shape if kernel.kinds[item.name] == "row" else shape,
                             dtype if item.type == "T" else item.type)
                    for item in parameters(kernel.outputs)]
-        rows, n, inner = row_geometry(shape, axis)
-        function((rows,), (threads_for(n),), (*passed, *outputs, np.int64(n), np.int64(inner)))
+        layout = (np.int64(number) for number in geometry[1:])
+        function((geometry.rows,), (threads_for(geometry.n),), (*passed, *outputs, *layout))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)

@@ -75,25 +75,25 @@ def _log_softmax_grad_reference(device, g, y, axis):
 _SOFTMAX = RowKernel("genesis_softmax", "T x", "T y", """
   const T peak = block_reduce(THREAD_MAX(x), GenesisMax());
   T share = 0;
-  FOR_ROW(j) share += exp(x[j * inner] - peak);
+  FOR_ROW(j) share += exp(x[AT(j)] - peak);
   const T total = block_reduce(share, GenesisSum());
-  FOR_ROW(j) y[j * inner] = exp(x[j * inner] - peak) / total;""", _softmax_reference)
+  FOR_ROW(j) y[AT(j)] = exp(x[AT(j)] - peak) / total;""", _softmax_reference)
 _SOFTMAX_GRAD = RowKernel("genesis_softmax_grad", "T g, T y", "T dx", """
   T share = 0;
-  FOR_ROW(j) share += g[j * inner] * y[j * inner];
+  FOR_ROW(j) share += g[AT(j)] * y[AT(j)];
   const T total = block_reduce(share, GenesisSum());
-  FOR_ROW(j) dx[j * inner] = y[j * inner] * (g[j * inner] - total);""", _softmax_grad_reference)
+  FOR_ROW(j) dx[AT(j)] = y[AT(j)] * (g[AT(j)] - total);""", _softmax_grad_reference)
 # A row kernel body's start: the row's `peak` and the log of its sum of exp(x - peak).
 PEAK_AND_LOG_TOTAL = """
   const T peak = block_reduce(THREAD_MAX(x), GenesisMax());
   T share = 0;
-  FOR_ROW(j) share += exp(x[j * inner] - peak);
+  FOR_ROW(j) share += exp(x[AT(j)] - peak);
   const T log_total = log(block_reduce(share, GenesisSum()));"""
 _LOG_SOFTMAX = RowKernel("genesis_log_softmax", "T x", "T y", PEAK_AND_LOG_TOTAL + """
-  FOR_ROW(j) y[j * inner] = (x[j * inner] - peak) - log_total;""", log_softmax_reference)
+  FOR_ROW(j) y[AT(j)] = (x[AT(j)] - peak) - log_total;""", log_softmax_reference)
 _LOG_SOFTMAX_GRAD = RowKernel("genesis_log_softmax_grad", "T g, T y", "T dx", """
   const T total = block_reduce(THREAD_SUM(g), GenesisSum());
-  FOR_ROW(j) dx[j * inner] = g[j * inner] - exp(y[j * inner]) * total;""",
+  FOR_ROW(j) dx[AT(j)] = g[AT(j)] - exp(y[AT(j)]) * total;""",
                               _log_softmax_grad_reference)
 
 

@@ -7,7 +7,7 @@ import genesis
 from genesis.ops._kernels import REGISTRY, parameters
 from genesis.ops._multi_tensor import MultiTensorKernel
 from genesis.ops._row_kernels import RowKernel
-from tests.ops.kernel_samples import SAMPLES
+from tests.ops.kernel_samples import ACROSS_SAMPLES, SAMPLES
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -70,3 +70,20 @@ def test_multi_tensor_kernel_on_the_gpu_updates_like_the_cpu(real_cuda, name, dt
     for ours, reference in zip(on_gpu, tensors):
         for got, want in zip(ours, reference):
             np.testing.assert_allclose(xp.asnumpy(got), want, **tolerance)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(ACROSS_SAMPLES))
+def test_row_kernel_on_the_gpu_takes_rows_across_a_kept_dim(real_cuda, name, dtype):
+    """Batch norm's layout: a row per channel over the batch and the positions."""
+    kernel = REGISTRY[name]
+    args, where = ACROSS_SAMPLES[name](np.random.default_rng(2), dtype)
+    device = genesis.device(real_cuda)
+    xp = device.xp
+    got = kernel(device, *[xp.asarray(a) if isinstance(a, np.ndarray) else a for a in args],
+                 **where)
+    expected = kernel.reference(genesis.device("cpu"), *[np.copy(a) for a in args], **where)
+    got, expected = (value if isinstance(value, tuple) else (value,) for value in (got, expected))
+    tolerance = dict(rtol=2e-5, atol=2e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)
+    for ours, reference in zip(got, expected):
+        np.testing.assert_allclose(xp.asnumpy(ours), reference, **tolerance)

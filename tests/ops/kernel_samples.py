@@ -280,3 +280,28 @@ SAMPLES.update({
     "genesis_layer_norm_grad_rows": _norm_grad_rows,
     "genesis_rms_norm_grad_rows": _norm_grad_rows,
 })
+
+
+def _norm_across(rng, dtype, centered: bool):
+    """Batch norm's rows: each of 3 channels over a batch of 4 and 5 x 6 positions, its
+    weight (and bias) one value per channel."""
+    x = _normal(rng, (4, 3, 5, 6), dtype) * 3 + 5
+    affine = [_normal(rng, (3, 1, 1), dtype) for _ in range(2 if centered else 1)]
+    return (x, *affine, 1e-5, 3, 120), {"keep": 1}
+
+
+def _norm_grad_across(rng, dtype):
+    x = _normal(rng, (4, 3, 5, 6), dtype)
+    normalized = (x - x.mean((0, 2, 3), keepdims=True)) / x.std((0, 2, 3), keepdims=True)
+    return (_normal(rng, x.shape, dtype), normalized.astype(dtype),
+            _normal(rng, (3, 1, 1), dtype), np.abs(_normal(rng, (1, 3, 1, 1), dtype)) + 0.5,
+            3, 120), {"keep": 1}
+
+
+# Row kernels that also run with rows across every dim but one (`keep=`), and samples so.
+ACROSS_SAMPLES = {
+    "genesis_layer_norm_rows": lambda rng, dtype: _norm_across(rng, dtype, True),
+    "genesis_rms_norm_rows": lambda rng, dtype: _norm_across(rng, dtype, False),
+    "genesis_layer_norm_grad_rows": _norm_grad_across,
+    "genesis_rms_norm_grad_rows": _norm_grad_across,
+}

@@ -23,7 +23,7 @@ from genesis.ops._kernels import C_TYPES, REGISTRY, parameters
 from genesis.ops._row_kernels import RowKernel, row_geometry, threads_for
 from tests.ops import cuda_on_cpu
 from tests.ops.cuda_on_cpu import launcher
-from tests.ops.kernel_samples import SAMPLES
+from tests.ops.kernel_samples import ACROSS_SAMPLES, SAMPLES
 
 needs_cpp = pytest.mark.skipif(shutil.which("g++") is None, reason="needs a C++ compiler (g++)")
 
@@ -45,8 +45,9 @@ def _source(kernel: RowKernel, ctype: str) -> str:
             arguments.append(f"({const}{C_TYPES[item.type]}*)arrays[{slot}]")
             slot += 1
     return kernel.source(ctype) + launcher(
-        f"{kernel.name}({', '.join(arguments)}, n, inner)",
-        "void** arrays, T* numbers, long long n, long long inner")
+        f"{kernel.name}({', '.join(arguments)}, n, inner, middle, across)",
+        "void** arrays, T* numbers, long long n, long long inner, long long middle, "
+        "long long across")
 
 
 @pytest.fixture(scope="module")
@@ -56,32 +57,34 @@ def compiled(tmp_path_factory):
                                      cuda_on_cpu.build)
 
 
-def _run_compiled(library, kernel, arguments, axis, threads=None):
-    """The kernel's outputs, launched as _RowLauncher does: C-ordered arrays, a block per row."""
+def _run_compiled(library, kernel, arguments, where: dict, threads=None):
+    """The kernel's outputs, launched as _RowLauncher does: C-ordered arrays, a block per row
+    (rows along where["axis"] or across all but where["keep"])."""
     kinds = [kernel.kinds[item.name] for item in parameters(kernel.inputs)]
     arrays = [np.ascontiguousarray(argument)
               for argument, kind in zip(arguments, kinds) if kind != "scalar"]
     dtype = arrays[0].dtype
     numbers = np.array([argument for argument, kind in zip(arguments, kinds) if kind == "scalar"]
                        or [0], dtype)
-    shape, axis = arrays[0].shape, axis % arrays[0].ndim
-    row_shape = shape[:axis] + (1,) + shape[axis + 1:]
+    shape = arrays[0].shape
+    where = {name: dim % len(shape) for name, dim in where.items()}
+    geometry = row_geometry(shape, **where)
+    row_shape = geometry.row_shape(shape, *where.values())
     outputs = [np.full(row_shape if kernel.kinds[item.name] == "row" else shape, 12345,
                        dtype if item.type == "T" else item.type)
                for item in parameters(kernel.outputs)]
-    rows, n, inner = row_geometry(shape, axis)
     pointers = (ctypes.c_void_p * (len(arrays) + len(outputs)))(
         *(array.ctypes.data for array in arrays + outputs))
-    library.run(ctypes.c_uint(rows), ctypes.c_uint(threads or threads_for(n)), pointers,
-                numbers.ctypes.data_as(ctypes.c_void_p), ctypes.c_longlong(n),
-                ctypes.c_longlong(inner))
+    library.run(ctypes.c_uint(geometry.rows), ctypes.c_uint(threads or threads_for(geometry.n)),
+                pointers, numbers.ctypes.data_as(ctypes.c_void_p),
+                *(ctypes.c_longlong(number) for number in geometry[1:]))
     return outputs
 
 
-def _check(kernel, library, arguments, axis, dtype, threads=None):
-    got = _run_compiled(library, kernel, arguments, axis, threads)
+def _check(kernel, library, arguments, where, dtype, threads=None):
+    got = _run_compiled(library, kernel, arguments, where, threads)
     want = kernel.reference(_CPU, *[np.copy(argument) if isinstance(argument, np.ndarray)
-                                    else argument for argument in arguments], axis=axis)
+                                    else argument for argument in arguments], **where)
     want = want if isinstance(want, tuple) else (want,)
     tolerance = dict(rtol=2e-5, atol=2e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)
     assert len(got) == len(want)
@@ -90,27 +93,47 @@ def _check(kernel, library, arguments, axis, dtype, threads=None):
         np.testing.assert_allclose(ours, reference, **tolerance)
 
 
+CASES = [(name, "along") for name in ROW_KERNELS] + \
+    [(name, "across") for name in sorted(ACROSS_SAMPLES)]
+
+
 @needs_cpp
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("name", ROW_KERNELS)
-def test_row_kernel_compiled_as_threaded_cpp_matches_its_reference(name, dtype, compiled):
+@pytest.mark.parametrize("name, geometry", CASES, ids=[f"{name}-{geometry}" for name, geometry in CASES])
+def test_row_kernel_compiled_as_threaded_cpp_matches_its_reference(name, geometry, dtype,
+                                                                    compiled):
     kernel = REGISTRY[name]
-    arguments, options = SAMPLES[name](np.random.default_rng(0), dtype)
+    samples = SAMPLES if geometry == "along" else ACROSS_SAMPLES
+    arguments, where = samples[name](np.random.default_rng(0), dtype)
     library = compiled(kernel, "float" if dtype == np.float32 else "double")
-    axis = options["axis"]
     kinds = [kernel.kinds[item.name] for item in parameters(kernel.inputs)]
     with np.errstate(all="ignore"):  # the samples' NaN and -inf rows
-        _check(kernel, library, arguments, axis, dtype)
-        last = [np.moveaxis(argument, axis, -1) if kind in ("element", "row") else argument
-                for argument, kind in zip(arguments, kinds)]  # rows contiguous (inner = 1)
-        _check(kernel, library, last, -1, dtype)
-        short = [_first_five(argument, kind) for argument, kind in zip(last, kinds)]
-        _check(kernel, library, short, -1, dtype, threads=64)
+        for variant, variant_where, threads in _variants(arguments, kinds, where):
+            _check(kernel, library, variant, variant_where, dtype, threads)
+
+
+def _variants(arguments, kinds, where: dict):
+    """(arguments, where, threads) to run a sample as: as it is; with the rows' dim moved
+    last (inner = 1), and for rows along it, cut to five elements with more threads than
+    that; for rows across, with the kept dim first (outer = 1) and last (inner = 1)."""
+    yield arguments, where, None
+    (name, dim), = where.items()
+
+    def moved(to):
+        return [np.moveaxis(argument, dim, to) if kind in ("element", "row") else argument
+                for argument, kind in zip(arguments, kinds)]
+    if name == "axis":
+        yield moved(-1), {"axis": -1}, None
+        yield [_first_five(argument, kind) for argument, kind in zip(moved(-1), kinds)], \
+            {"axis": -1}, 64
+    else:
+        yield moved(0), {"keep": 0}, None
+        yield moved(-1), {"keep": -1}, None
 
 
 def _first_five(argument, kind: str):
-    """The argument for rows cut to their first five elements (more threads than elements):
-    class targets wrapped into them."""
+    """The argument for rows cut to their first five elements: class targets wrapped into
+    them."""
     if kind == "element":
         return argument[..., :5]
     return argument % 5 if kind == "row" and argument.dtype.kind == "i" else argument
@@ -123,9 +146,11 @@ def test_threads_per_block_are_a_power_of_two_within_bounds():
 
 
 def test_row_geometry_starts_and_strides_each_row():
-    assert row_geometry((2, 300, 3), 1) == (6, 300, 3)
-    assert row_geometry((4, 7), 1) == (4, 7, 1)
-    assert row_geometry((5,), 0) == (1, 5, 1)
+    assert row_geometry((2, 300, 3), axis=1)[:3] == (6, 300, 3)
+    assert row_geometry((4, 7), axis=1)[:3] == (4, 7, 1)
+    assert row_geometry((5,), axis=0)[:3] == (1, 5, 1)
+    across = row_geometry((8, 4, 5, 5), keep=1)
+    assert across == (4, 200, 25, 4, True) and across.row_shape((8, 4, 5, 5), 1) == (1, 4, 1, 1)
 
 
 class _RecordingCuPy:
@@ -165,8 +190,12 @@ def test_a_row_kernel_launches_a_block_per_row_with_arguments_of_their_widths():
     assert grid == (12,) and block == (256,) and cupy.copied == 1
     assert y.shape == (4, 3, 300) and total.shape == (4, 3, 1) and total.dtype == np.float32
     assert isinstance(args[3], np.float32)  # eps as T, not a Python float (a double)
-    assert args[-2:] == (np.int64(300), np.int64(1)) and isinstance(args[-1], np.int64)
+    assert args[-4:] == (300, 1, 300, 0) and all(isinstance(a, np.int64) for a in args[-4:])
     assert "typedef float T;" in cupy.built[0] and not calls
+    _, total = kernel(gpu, np.ones((4, 3, 5), np.float32), np.ones(3, np.float32),
+                      np.zeros((1, 3, 1), np.int64), 1e-5, keep=1)  # a row per channel
+    (grid, _, args) = cupy.launches[-1]
+    assert grid == (3,) and total.shape == (1, 3, 1) and args[-4:] == (20, 5, 3, 1)
 
 
 def test_a_row_kernel_takes_its_reference_where_it_cannot_launch(monkeypatch):
