@@ -256,15 +256,31 @@ def _fused_stand_in(name: str):
     kernel = REGISTRY[name]
     reference = kernel.reference
 
+    fresh = len(parameters(kernel.inputs))  # called with only its inputs: new outputs
+
     def launch(*args, **options):
         check_kernel_arguments(kernel, args)
         COUNTER.launch(name)
         COUNTER.depth += 1
         try:
-            return _counted(reference(_NUMPY_DEVICE, *_plain(args), **options))
+            result = reference(_NUMPY_DEVICE, *_plain(args), **options)
+            if len(args) > fresh:  # the outputs given, which CuPy fills and returns
+                outputs = args[fresh:]
+                return outputs[0] if len(outputs) == 1 else outputs
+            if "out" not in options:  # CuPy allocates the outputs
+                result = _owning(result)
+            return _counted(result)
         finally:
             COUNTER.depth -= 1
     return launch
+
+
+def _owning(value):
+    """`value` (an array or a tuple of them) as arrays owning their memory, as a CuPy
+    kernel's fresh outputs are (a reference may return a view of a larger buffer)."""
+    if isinstance(value, tuple):
+        return tuple(_owning(item) for item in value)
+    return value.copy() if isinstance(value, np.ndarray) and value.base is not None else value
 
 
 def _row_stand_in(code: str, name: str):

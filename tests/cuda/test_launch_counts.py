@@ -20,7 +20,7 @@ BUDGETS = {"MLP step": (24, 1), "block fwd+bwd": (91, 0), "BatchNorm2d": (10, 0)
            "silu": (4, 0), "gelu": (4, 0), "leaky_relu": (4, 0), "sin": (4, 0), "rsqrt": (4, 0),
            "softmax": (5, 0), "log_softmax": (5, 0), "cross_entropy": (6, 1), "mse_loss": (4, 0),
            "bce_with_logits": (4, 0), "layer_norm": (8, 0), "rms_norm": (6, 0),
-           "embedding": (6, 1), "conv2d 3x3": (10, 0), "max_pool2d 2x2": (5, 0),
+           "embedding": (6, 1), "conv2d 3x3": (9, 0), "max_pool2d 2x2": (4, 0),
            "MultiheadAttention": (30, 0)}
 
 
