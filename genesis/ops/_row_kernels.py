@@ -121,11 +121,12 @@ class Geometry(NamedTuple):
     middle: int
     across: bool
 
-    def row_shape(self, shape: tuple, axis: int) -> tuple:
-        """The shape of a `row` array: one element per row."""
+    def row_shape(self, shape: tuple, dim: int) -> tuple:
+        """The shape of a `row` array for rows along (or across all but) `dim`: one element
+        per row."""
         if self.across:
-            return tuple(extent if dim == axis else 1 for dim, extent in enumerate(shape))
-        return shape[:axis] + (1,) + shape[axis + 1:]
+            return tuple(extent if other == dim else 1 for other, extent in enumerate(shape))
+        return shape[:dim] + (1,) + shape[dim + 1:]
 
 
 def row_geometry(shape: tuple, axis: int | None = None, keep: int | None = None) -> Geometry:
@@ -145,8 +146,9 @@ def row_geometry(shape: tuple, axis: int | None = None, keep: int | None = None)
 
 
 class RowKernel(Kernel):
-    """`body` runs in each thread of a block that owns one row along `axis` of the arrays
-    (all of one shape; T-typed, C-ordered for the launch). Returns the output array(s)."""
+    """`body` runs in each thread of a block that owns one row of the arrays, along `axis`
+    or across all dims but `keep` (whole arrays of one shape, C-ordered for the launch).
+    Returns the output array(s)."""
 
     def __init__(self, name: str, inputs: str, outputs: str, body: str, reference,
                  register: bool = True):
