@@ -148,7 +148,9 @@ def _norm_rows(centered: bool) -> tuple[RowKernel, RowKernel]:
     out[AT(j)] = normal * weight[channel]{" + bias[channel]" if centered else ""};
   }}
   if (threadIdx.x == 0) {{
-    {"mean[0] = mean_value; " if centered else ""}variance[0] = variance_value; rstd[0] = rstd_value;
+    {"mean[0] = mean_value;" if centered else ""}
+    variance[0] = variance_value;
+    rstd[0] = rstd_value;
   }}""", _on_rows(_norm_rows_reference if centered else
                   lambda device, x, weight, eps, groups, repeat: _norm_rows_reference(
                       device, x, weight, None, eps, groups, repeat, centered=False)))
@@ -174,6 +176,34 @@ def _norm_rows(centered: bool) -> tuple[RowKernel, RowKernel]:
 
 
 _NORM_ROWS = {centered: _norm_rows(centered) for centered in (True, False)}
+
+
+def _batch_norm_grad_reference(device, g, normalized, weight, rstd):
+    w, count = weight.reshape(-1, 1), g.shape[1]
+    sum_g, sum_gn = g.sum(axis=1, keepdims=True), (g * normalized).sum(axis=1, keepdims=True)
+    dx = rstd * ((g * w - w * sum_g / count) - normalized * (w * sum_gn / count))
+    return dx, sum_gn, sum_g
+
+
+# Batch norm's whole backward in one launch: with a row per channel, the weight's and the
+# bias's gradients are the row's sums of g * normalized and of g, which dx needs anyway.
+_BATCH_NORM_GRAD = RowKernel(
+    "genesis_batch_norm_grad_rows", "T g, T normalized, row T weight, row T rstd",
+    "T dx, row T grad_weight, row T grad_bias", """
+  T share_g = 0, share_gn = 0;
+  FOR_ROW(j) {
+    const T gj = g[AT(j)];
+    share_g += gj;
+    share_gn += gj * normalized[AT(j)];
+  }
+  const T sum_g = block_reduce(share_g, GenesisSum());
+  const T sum_gn = block_reduce(share_gn, GenesisSum());
+  const T w = weight[0], mean_gw = w * sum_g / T(n), mean_gwn = w * sum_gn / T(n);
+  FOR_ROW(j) dx[AT(j)] = rstd[0] * ((g[AT(j)] * w - mean_gw) - normalized[AT(j)] * mean_gwn);
+  if (threadIdx.x == 0) {
+    grad_weight[0] = sum_gn;
+    grad_bias[0] = sum_g;
+  }""", _on_rows(_batch_norm_grad_reference))
 
 
 class _Rows(NamedTuple):
@@ -286,11 +316,16 @@ def normalize_backward(device, g, weight, normalized, rstd, shapes: tuple, targe
     dweight = g n and dbias = g summed over the dims their parameters are broadcast along
     (`shapes`), in the parameters' own shapes (`targets`)."""
     grad_weight = grad_bias = grad_input = None
+    rows = _row_layout(g.shape, dims, (weight,)) if needs[0] else None
+    if rows is not None and "keep" in rows.where and centered:  # batch norm: one launch
+        grad_input, grad_weight, grad_bias = _BATCH_NORM_GRAD(
+            device, g, normalized, weight, rstd, **rows.where, row_shape=targets[0])
+        return (grad_input, _shaped(grad_weight, targets[0]) if needs[1] else None,
+                _shaped(grad_bias, targets[0]) if needs[2] else None)
     if needs[1]:
         grad_weight = summed_to(device.xp, g, shapes[0], targets[0], normalized, device)
     if needs[2]:
         grad_bias = summed_to(device.xp, g, shapes[1], targets[1])
-    rows = _row_layout(g.shape, dims, (weight,)) if needs[0] else None
     if rows is not None:  # one launch
         grad_input = _NORM_ROWS[centered][1](
             device, rows.rows_of(g), rows.rows_of(normalized), weight,

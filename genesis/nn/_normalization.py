@@ -97,9 +97,36 @@ _UPDATE_RUNNING = Elementwise(
     _update_running_reference)
 
 
-def _update_running(running: Tensor, statistic, momentum: float, correction: float = 1.0) -> None:
-    _UPDATE_RUNNING(running._device, statistic, momentum, correction, running._data)
-    running._version_counter[0] += 1
+def _update_both_reference(device, mean, variance, momentum, correction, running_mean,
+                           running_var) -> None:
+    _update_running_reference(device, mean, momentum, 1.0, running_mean)
+    _update_running_reference(device, variance, momentum, correction, running_var)
+
+
+# Both running statistics in one launch: the mean's, and the variance's (made unbiased).
+_UPDATE_BOTH = Elementwise(
+    "genesis_update_running_both", "T mean, T variance, T momentum, T correction",
+    "T running_mean, T running_var",
+    "running_mean = running_mean * (T(1) - momentum) + momentum * mean; "
+    "running_var = running_var * (T(1) - momentum) + momentum * (variance * correction)",
+    _update_both_reference)
+
+
+def _update_running(running_mean: Tensor | None, running_var: Tensor | None, mean, variance,
+                    momentum: float, correction: float) -> None:
+    """Move the running statistics given toward the batch's `mean` and `variance` (times
+    `correction`, making it unbiased) by `momentum`, in place."""
+    if running_mean is not None and running_var is not None:
+        _UPDATE_BOTH(running_mean._device, mean, variance, momentum, correction,
+                     running_mean._data, running_var._data)
+    else:
+        for running, statistic, factor in ((running_mean, mean, 1.0),
+                                           (running_var, variance, correction)):
+            if running is not None:
+                _UPDATE_RUNNING(running._device, statistic, momentum, factor, running._data)
+    for running in (running_mean, running_var):
+        if running is not None:
+            running._version_counter[0] += 1
 
 
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
@@ -128,10 +155,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             raise ValueError(f"batch_norm: expected more than 1 value per channel when training, "
                              f"got input of shape {tuple(input.shape)}")
         out, mean, variance = BatchNorm.apply(input, weight, bias, dims, float(eps), channel_shape)
-        if running_mean is not None:
-            _update_running(running_mean, mean._data, momentum)
-        if running_var is not None:
-            _update_running(running_var, variance._data, momentum, count / (count - 1))
+        _update_running(running_mean, running_var, mean._data, variance._data, momentum,
+                        count / (count - 1))
         return out
     if running_mean is None or running_var is None:
         raise ValueError("batch_norm: evaluation needs running_mean and running_var (or pass "

@@ -83,12 +83,15 @@ class Kernel:
         if register:
             REGISTRY[name] = self
 
+    # options that only the compiled launch takes (the reference does without them)
+    LAUNCH_ONLY: tuple = ()
+
     def __call__(self, device, *args, shape: tuple | None = None, **options):
         """Run on `device`. `shape` sizes the outputs when no broadcast input does (a kernel
         of raw arrays and scalars); the reference works out its own."""
         xp = device.xp
         if xp is np:  # the CPU and the tests' fake GPU: the array code
-            return self.reference(device, *args, **options)
+            return self.reference(device, *args, **self._reference_options(options))
         dtype = self._fitting_dtype(args) if xp.__name__ == "cupy" else False
         if dtype is not False:
             compiled = self._compiled.get(xp)  # keyed by the namespace itself, not its id
@@ -98,7 +101,12 @@ class Kernel:
                 args += tuple(xp.empty(shape, dtype if kind == "T" else kind)
                               for kind in self._output_types)
             return compiled(*args, **options)
-        return self.reference(device, *args, **options)
+        return self.reference(device, *args, **self._reference_options(options))
+
+    def _reference_options(self, options: dict) -> dict:
+        if not self.LAUNCH_ONLY:
+            return options
+        return {name: value for name, value in options.items() if name not in self.LAUNCH_ONLY}
 
     def _fitting_dtype(self, args):
         """T's dtype when the arguments fit the compiled kernel (None for a kernel without

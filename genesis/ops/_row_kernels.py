@@ -163,8 +163,14 @@ class RowKernel(Kernel):
             raise ValueError(f"{name}: a row kernel's whole arrays are T-typed; its first input "
                              "is a whole array and its outputs are whole arrays or `row` ones")
 
-    def __call__(self, device, *arguments, axis: int | None = None, keep: int | None = None):
-        """Run on rows along `axis`, or across every dim but `keep` (give one of them)."""
+    LAUNCH_ONLY = ("row_shape",)
+
+    def __call__(self, device, *arguments, axis: int | None = None, keep: int | None = None,
+                 row_shape: tuple | None = None):
+        """Run on rows along `axis`, or across every dim but `keep` (give one of them).
+        `row_shape` shapes the launch's `row` outputs (one element per row; by default the
+        arrays' shape with 1 along `axis`, or everywhere but `keep`), so that a caller
+        wanting another shape gets a fresh array, not a view (the reference ignores it)."""
         first = arguments[0]
         if first.ndim == 0 or first.size == 0:  # no row to launch a block for
             return self.reference(device, *arguments, **({"axis": axis} if keep is None
@@ -172,7 +178,8 @@ class RowKernel(Kernel):
         where = {"axis": axis % first.ndim} if keep is None else {"keep": keep % first.ndim}
         if row_geometry(first.shape, **where).rows > _MAX_BLOCKS:  # rows past a grid
             return self.reference(device, *arguments, **where)
-        return super().__call__(device, *arguments, **where)
+        return super().__call__(device, *arguments, **where,
+                                **({} if row_shape is None else {"row_shape": row_shape}))
 
     def source(self, ctype: str) -> str:
         """The whole CUDA text of the kernel for T = `ctype` ("float" or "double")."""
@@ -230,7 +237,8 @@ class _RowLauncher:
     def __init__(self, kernel: RowKernel, xp):
         self.kernel, self.xp, self.functions = kernel, xp, {}
 
-    def __call__(self, *arguments, axis: int | None = None, keep: int | None = None):
+    def __call__(self, *arguments, axis: int | None = None, keep: int | None = None,
+                 row_shape: tuple | None = None):
         xp, kernel, dtype = self.xp, self.kernel, arguments[0].dtype
         function = self.functions.get(dtype)
         if function is None:
@@ -241,7 +249,7 @@ class _RowLauncher:
                   for item, argument in zip(parameters(kernel.inputs), arguments)]
         shape = arguments[0].shape
         geometry = row_geometry(shape, axis, keep)
-        row_shape = geometry.row_shape(shape, axis if keep is None else keep)
+        row_shape = row_shape or geometry.row_shape(shape, axis if keep is None else keep)
         outputs = [xp.empty(row_shape if kernel.kinds[item.name] == "row" else shape,
                             dtype if item.type == "T" else item.type)
                    for item in parameters(kernel.outputs)]

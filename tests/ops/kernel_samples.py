@@ -241,6 +241,9 @@ SAMPLES = {
         {"axis": (0, 2), "keepdims": True}),
     "genesis_update_running": lambda rng, dtype: (
         (_normal(rng, (5,), dtype), 0.1, 8 / 7, _normal(rng, (5,), dtype)), {}),
+    "genesis_update_running_both": lambda rng, dtype: (
+        (_normal(rng, (5,), dtype), np.abs(_normal(rng, (5,), dtype)), 0.1, 8 / 7,
+         _normal(rng, (5,), dtype), np.abs(_normal(rng, (5,), dtype))), {}),
     "genesis_norm_grad": lambda rng, dtype: (
         (_normal(rng, (4, 6), dtype), _normal(rng, (6,), dtype), _normal(rng, (4, 6), dtype),
          _normal(rng, (4, 1), dtype), _normal(rng, (4, 1), dtype), _normal(rng, (4, 1), dtype)), {}),
@@ -305,3 +308,8 @@ ACROSS_SAMPLES = {
     "genesis_layer_norm_grad_rows": _norm_grad_across,
     "genesis_rms_norm_grad_rows": _norm_grad_across,
 }
+ACROSS_SAMPLES["genesis_batch_norm_grad_rows"] = lambda rng, dtype: (
+    _norm_grad_across(rng, dtype)[0][:2] + (_normal(rng, (3, 1, 1), dtype),
+                                            np.abs(_normal(rng, (1, 3, 1, 1), dtype)) + 0.5),
+    {"keep": 1})
+SAMPLES["genesis_batch_norm_grad_rows"] = ACROSS_SAMPLES["genesis_batch_norm_grad_rows"]
