@@ -8,6 +8,8 @@ random generators) and restores it afterwards, so fake and real runs can share
 a process.
 """
 import importlib.util
+import pathlib
+import sys
 
 import pytest
 
@@ -76,3 +78,22 @@ VARIANTS = ["fake"] if gpu_missing_reason() is not None else ["fake", "real"]
 def cuda(request, monkeypatch):
     """"cuda", faked with NumPy, and on the real GPU too where there is one."""
     yield from _use_cuda(monkeypatch, 1 if request.param == "fake" else None)
+
+
+BENCH = pathlib.Path(__file__).resolve().parents[2] / "bench"
+
+
+@pytest.fixture
+def array_ops(fake_cuda, monkeypatch):
+    """bench/array_ops.py as a module; the fake cupyx modules it installs are taken away
+    afterwards."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    fakes = ("cupyx", "cupyx.scipy", "cupyx.scipy.special")
+    for name in fakes:  # a real CuPy's cupyx makes way for the fakes, and comes back after
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    spec = importlib.util.spec_from_file_location("array_ops_under_test", BENCH / "array_ops.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    yield module
+    for name in fakes:
+        sys.modules.pop(name, None)

@@ -20,9 +20,10 @@ def test_kernel_on_the_gpu_matches_its_reference_on_the_cpu(real_cuda, name, dty
     xp = device.xp
     on_gpu = [xp.asarray(arg) if isinstance(arg, np.ndarray) else arg for arg in args]
     on_cpu = [arg.copy() if isinstance(arg, np.ndarray) else arg for arg in args]
-    got = kernel(device, *on_gpu, **options)
-    expected = kernel.reference(genesis.device("cpu"), *on_cpu,
-                                **{key: value for key, value in options.items() if key != "shape"})
+    with np.errstate(all="ignore"):  # samples with NaN and -inf rows
+        got = kernel(device, *on_gpu, **options)
+        expected = kernel.reference(genesis.device("cpu"), *on_cpu, **{
+            key: value for key, value in options.items() if key != "shape"})
     assert kernel._compiled, "the kernel took its reference, not the compiled body"
     if expected is None:  # in place: compare the trailing output arguments
         count = len(parameters(kernel.inputs))
@@ -40,19 +41,29 @@ def test_kernel_on_the_gpu_matches_its_reference_on_the_cpu(real_cuda, name, dty
                                         if isinstance(kernel, RowKernel)
                                         and SAMPLES[name] is not ACROSS_SAMPLES.get(name)))
 def test_row_kernel_on_the_gpu_takes_any_axis_and_layout(real_cuda, name):
-    """Rows along the last axis (contiguous), and a transposed view (copied to C order)."""
+    """Rows moved to the last axis (contiguous), and every array transposed (a view CuPy
+    gets not in C order, copied for the launch); raw arrays and numbers as they are."""
     kernel = REGISTRY[name]
-    args, _ = SAMPLES[name](np.random.default_rng(1), np.float64)
+    args, where = SAMPLES[name](np.random.default_rng(1), np.float64)
+    axis = where["axis"]
+    kinds = [kernel.kinds[item.name] for item in parameters(kernel.inputs)]
     device = genesis.device(real_cuda)
     xp = device.xp
-    layouts = ((lambda lib, a: lib.ascontiguousarray(lib.moveaxis(a, 1, -1)), -1),
-               (lambda lib, a: lib.swapaxes(a, 0, 2), 1))  # a view CuPy gets not in C order
-    for layout, axis in layouts:
+    layouts = ((lambda lib, a: lib.ascontiguousarray(lib.moveaxis(a, axis, -1)), -1),
+               (lambda lib, a: a.T, args[0].ndim - 1 - axis))
+    for layout, moved_axis in layouts:
+        def laid_out(lib, convert):
+            return [layout(lib, convert(a)) if kind in ("element", "row") else a
+                    for a, kind in zip(args, kinds)]
         with np.errstate(all="ignore"):  # the sample's NaN and -inf rows
-            got = kernel(device, *[layout(xp, xp.asarray(a)) for a in args], axis=axis)
-            expected = kernel.reference(genesis.device("cpu"),
-                                        *[layout(np, a.copy()) for a in args], axis=axis)
-        np.testing.assert_allclose(xp.asnumpy(got), expected, rtol=1e-12, atol=1e-13)
+            got = kernel(device, *laid_out(xp, xp.asarray), axis=moved_axis)
+            expected = kernel.reference(genesis.device("cpu"), *laid_out(np, np.copy),
+                                        axis=moved_axis)
+        got, expected = (value if isinstance(value, tuple) else (value,)
+                         for value in (got, expected))
+        assert len(got) == len(expected)
+        for ours, reference in zip(got, expected):
+            np.testing.assert_allclose(xp.asnumpy(ours), reference, rtol=1e-12, atol=1e-13)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -6,14 +6,8 @@ workload runs, and its kernel launches and host syncs stay within budget.
 The budgets are counts, not timings: on a GPU genesis is bound by launches, so a change
 that adds some shows up here; raise a budget only with a reason.
 """
-import importlib.util
-import pathlib
-import sys
-
 import numpy as np
-import pytest
 
-BENCH = pathlib.Path(__file__).resolve().parents[2] / "bench"
 # (launches, host syncs) at most, per workload
 BUDGETS = {"MLP step": (24, 1), "block fwd+bwd": (91, 0), "BatchNorm2d": (7, 0),
            "LayerNorm": (7, 0), "GroupNorm": (8, 0), "sigmoid": (4, 0), "tanh": (4, 0),
@@ -22,22 +16,6 @@ BUDGETS = {"MLP step": (24, 1), "block fwd+bwd": (91, 0), "BatchNorm2d": (7, 0),
            "bce_with_logits": (4, 0), "layer_norm": (8, 0), "rms_norm": (6, 0),
            "embedding": (6, 1), "conv2d 3x3": (9, 0), "max_pool2d 2x2": (4, 0),
            "MultiheadAttention": (30, 0)}
-
-
-@pytest.fixture
-def array_ops(fake_cuda, monkeypatch):
-    """bench/array_ops.py as a module; the fake cupyx modules it installs are taken away
-    afterwards."""
-    monkeypatch.syspath_prepend(str(BENCH))
-    fakes = ("cupyx", "cupyx.scipy", "cupyx.scipy.special")
-    for name in fakes:  # a real CuPy's cupyx makes way for the fakes, and comes back after
-        monkeypatch.delitem(sys.modules, name, raising=False)
-    spec = importlib.util.spec_from_file_location("array_ops_under_test", BENCH / "array_ops.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    yield module
-    for name in fakes:
-        sys.modules.pop(name, None)
 
 
 def test_training_workloads_run_on_the_gpu_paths_within_their_budgets(array_ops):
