@@ -34,6 +34,8 @@ __all__ = ["MultiTensorKernel", "MAX_TENSORS", "CHUNK", "THREADS"]
 MAX_TENSORS = 32  # per launch: 32 tensors of 4 arrays is 1.2 KB of the 4 KB of kernel arguments
 CHUNK = 4096  # elements of one tensor per thread block
 THREADS = 256  # threads per block, each looping over its share of the chunk
+
+
 class MultiTensorKernel:
     """`kernel`'s body over a list of tensors in one launch per MAX_TENSORS of them."""
 

@@ -157,6 +157,7 @@ Erf = _math_op("Erf", "The error function, 2/sqrt(pi) * integral of exp(-t^2) fr
                None, lambda g, x: g * (_TWO_OVER_SQRT_PI * exp(-(x * x))), compute=erf_array,
                fused_derivative=f"g * (T({_TWO_OVER_SQRT_PI!r}) * exp(-(x * x)))")
 
+
 class Tanh(Function):
     """tanh(a); saves its output: d tanh = 1 - tanh^2."""
 
