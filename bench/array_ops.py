@@ -17,8 +17,8 @@ multi-tensor (foreach) update as on CUDA (one op for all parameters). On CUDA mo
 exactly. (PyTorch's own host reads are not counted: on the CPU they include Adam's step
 counters, which stay on the host on CUDA too.)
 
-Workloads are those of bench/cuda_benchmarks.py, the MLP training step (Adam) and the
-transformer block forward + backward, and bench/norm_layers.py's three layers,
+Workloads are those of bench/cuda_benchmarks.py, the MLP and CNN training steps (Adam) and
+the transformer block forward + backward, and bench/norm_layers.py's three layers,
 `layer(x).sum().backward()`; with --ops, common layers one at a time (each op's forward
 and the backward of its sum, which adds the sum, its seed and its broadcast to each row).
 
@@ -42,7 +42,8 @@ import genesis  # noqa: E402
 import genesis.nn.functional as genesis_F  # noqa: E402
 from genesis.ops._kernels import REGISTRY, parameters  # noqa: E402
 from genesis.ops._multi_tensor import MultiTensorKernel  # noqa: E402
-from cuda_benchmarks import MLP_BATCH, MLP_SIZES, mlp, transformer_block  # noqa: E402
+from cuda_benchmarks import (CNN_BATCH, CNN_IMAGE, MLP_BATCH, MLP_SIZES, cnn, mlp,  # noqa: E402
+                             transformer_block)
 from norm_layers import step as norm_step  # noqa: E402
 from transformer_block import BATCH, D_MODEL, LENGTH, initial_weights  # noqa: E402
 
@@ -454,12 +455,9 @@ def count(step, label: str) -> tuple:
 def genesis_counts(rng) -> list:
     cuda = genesis.device("cuda")
     cuda.xp  # resolve the fake GPU's namespace (NumPy) for the moves below
-    features = rng.standard_normal((MLP_BATCH, MLP_SIZES[0])).astype(np.float32)
-    labels = rng.integers(0, MLP_SIZES[-1], MLP_BATCH)
-    model = mlp(genesis.nn).to("cuda")
-    for param in model.parameters():
-        param._data = _counted(param._data)
-    x, y = on_counted_gpu(genesis.tensor(features)), on_counted_gpu(genesis.tensor(labels))
+    steps = [(label, _adam_step(genesis, _on_counted_gpu(build(genesis.nn)),
+                                *(on_counted_gpu(genesis.tensor(array)) for array in data)))
+             for label, build, data in _training_cases(rng)]
     weights = {key: on_counted_gpu(genesis.tensor(value)).requires_grad_()
                for key, value in initial_weights(rng).items()}
     block_input = on_counted_gpu(genesis.tensor(
@@ -467,19 +465,10 @@ def genesis_counts(rng) -> list:
     seed = on_counted_gpu(genesis.tensor(rng.standard_normal((BATCH, LENGTH, D_MODEL)).astype(np.float32)))
     norm_steps = []
     for label, shape, make in NORM_CASES:
-        layer = make(genesis.nn).to("cuda")
-        for param in layer.parameters():
-            param._data = _counted(param._data)
-        norm_steps.append((label, norm_step(layer, on_counted_gpu(genesis.tensor(
-            rng.standard_normal(shape).astype(np.float32))).requires_grad_())))
+        norm_steps.append((label, norm_step(_on_counted_gpu(make(genesis.nn)), on_counted_gpu(
+            genesis.tensor(rng.standard_normal(shape).astype(np.float32))).requires_grad_())))
     cuda._xp = CountingNumPy()
     _install_fake_cupyx()
-    optimizer = genesis.optim.Adam(model.parameters(), lr=1e-3)
-
-    def mlp_step():
-        optimizer.zero_grad()
-        genesis_F.cross_entropy(model(x), y).backward()
-        optimizer.step()
 
     def block_step():
         for leaf in (block_input, *weights.values()):
@@ -487,10 +476,39 @@ def genesis_counts(rng) -> list:
         transformer_block(genesis, genesis_F, block_input, weights).backward(seed)
 
     try:
-        return [count(mlp_step, "MLP step"), count(block_step, "block fwd+bwd")] + [
-            count(step, label) for label, step in norm_steps]
+        return [count(step, label) for label, step in steps] + \
+            [count(block_step, "block fwd+bwd")] + [count(step, label) for label, step in norm_steps]
     finally:
         cuda._xp = None
+
+
+def _training_cases(rng) -> list:
+    """(label, model builder, (features, labels)) of bench/cuda_benchmarks.py's steps."""
+    return [("MLP step", mlp, (rng.standard_normal((MLP_BATCH, MLP_SIZES[0])).astype(np.float32),
+                               rng.integers(0, MLP_SIZES[-1], MLP_BATCH))),
+            ("CNN step", cnn, (rng.standard_normal((CNN_BATCH,) + CNN_IMAGE).astype(np.float32),
+                               rng.integers(0, 10, CNN_BATCH)))]
+
+
+def _adam_step(framework, model, x, y):
+    """One Adam training step of `model` on (x, y), as the benchmarks time it (PyTorch's
+    Adam as on CUDA: multi-tensor)."""
+    options = {"foreach": True} if framework is not genesis else {}
+    optimizer = framework.optim.Adam(model.parameters(), lr=1e-3, **options)
+
+    def step():
+        optimizer.zero_grad()
+        framework.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    return step
+
+
+def _on_counted_gpu(module):
+    """`module` moved to the fake GPU, its parameters' and buffers' arrays counted."""
+    module.to("cuda")
+    for tensor in (*module.parameters(), *module.buffers()):
+        tensor._data = _counted(tensor._data)
+    return module
 
 
 # -- common layers, one at a time (--ops) -------------------------------------------------------
@@ -540,15 +558,9 @@ def genesis_op_counts() -> list:
     cuda = genesis.device("cuda")
     cuda.xp
 
-    def module(layer):
-        layer.to("cuda")
-        for param in layer.parameters():
-            param._data = _counted(param._data)
-        return layer
-
     steps = op_cases(genesis, genesis_F,
                      lambda array, grad: on_counted_gpu(genesis.tensor(array)).requires_grad_(grad),
-                     module)
+                     _on_counted_gpu)
     cuda._xp = CountingNumPy()
     _install_fake_cupyx()
     try:
@@ -574,18 +586,11 @@ def _profiled_count(torch, step) -> int:
 
 # -- PyTorch, from its profiler -----------------------------------------------------------------
 def torch_counts(torch, rng) -> list:
-    features = torch.tensor(rng.standard_normal((MLP_BATCH, MLP_SIZES[0])).astype(np.float32))
-    labels = torch.tensor(rng.integers(0, MLP_SIZES[-1], MLP_BATCH))
-    model = mlp(torch.nn)
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=True)  # CUDA's default
+    steps = [(_adam_step(torch, build(torch.nn), *(torch.tensor(array) for array in data)),
+              label) for label, build, data in _training_cases(rng)]
     weights = {key: torch.tensor(value, requires_grad=True) for key, value in initial_weights(rng).items()}
     block_input = torch.randn(BATCH, LENGTH, D_MODEL, requires_grad=True)
     seed = torch.randn(BATCH, LENGTH, D_MODEL)
-
-    def mlp_step():
-        optimizer.zero_grad(set_to_none=True)
-        torch.nn.functional.cross_entropy(model(features), labels).backward()
-        optimizer.step()
 
     def block_step():
         for leaf in (block_input, *weights.values()):
@@ -596,7 +601,7 @@ def torch_counts(torch, rng) -> list:
         rng.standard_normal(shape).astype(np.float32), requires_grad=True)), label)
         for label, shape, make in NORM_CASES]
     return [(label, _profiled_count(torch, step)) for step, label in
-            ((mlp_step, "MLP step"), (block_step, "block fwd+bwd"), *norm_steps)]
+            (*steps, (block_step, "block fwd+bwd"), *norm_steps)]
 
 
 def _launches(event) -> bool:

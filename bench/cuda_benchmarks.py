@@ -1,6 +1,8 @@
 """genesis on CuPy vs PyTorch on CUDA, on the same GPU, with the same weights and math:
 
   * MLP training step: batch 128, 784-512-512-10, ReLU, cross-entropy, Adam (lr 1e-3);
+  * CNN training step: batch 32 of 3x32x32, two conv3x3-BatchNorm-ReLU-maxpool stages (16
+    and 32 channels) and a linear classifier, cross-entropy, Adam;
   * transformer block forward + backward: pre-LN, batch 8, length 128, d_model 256,
     4 heads (packed q/k/v projection, softmax(q k^T / sqrt(d)) v, output projection),
     GELU MLP of width 4 * d_model, layer norm written with ops (mean, variance, rsqrt)
@@ -34,6 +36,7 @@ from transformer_block import (BATCH, D_MODEL, HEADS, LENGTH,  # the CPU benchma
                                initial_weights, layer_norm)
 
 MLP_BATCH, MLP_SIZES = 128, (784, 512, 512, 10)
+CNN_BATCH, CNN_IMAGE = 32, (3, 32, 32)
 
 
 def missing_gpu_reason(torch) -> str | None:
@@ -89,7 +92,7 @@ class PeakMemory:
         return self.torch.cuda.max_memory_allocated() / 2 ** 20 if self.on_gpu else None
 
 
-# -- MLP training step -------------------------------------------------------------------
+# -- training steps: MLP, CNN ---------------------------------------------------------------
 def mlp(nn):
     layers = []
     for index, (width_in, width_out) in enumerate(zip(MLP_SIZES, MLP_SIZES[1:])):
@@ -99,15 +102,23 @@ def mlp(nn):
     return nn.Sequential(*layers)
 
 
-def mlp_rows(torch, device: str, number: int, repeat: int, synchronize, memory) -> list:
-    torch.manual_seed(0)
-    reference = mlp(torch.nn)
-    state = {key: value.detach().numpy().copy() for key, value in reference.state_dict().items()}
-    rng = np.random.default_rng(0)
-    features = rng.standard_normal((MLP_BATCH, MLP_SIZES[0])).astype(np.float32)
-    labels = rng.integers(0, MLP_SIZES[-1], MLP_BATCH)
+def cnn(nn):
+    """Two conv-BatchNorm-ReLU-maxpool stages and a linear classifier, for CNN_IMAGE."""
+    channels, height, width = CNN_IMAGE
+    return nn.Sequential(
+        nn.Conv2d(channels, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(32 * (height // 4) * (width // 4), 10))
 
-    ours = mlp(genesis.nn)
+
+def training_rows(torch, device: str, number: int, repeat: int, synchronize, memory,
+                  label: str, build, features, labels) -> list:
+    """One Adam training step of `build(nn)` on (features, labels), genesis and PyTorch
+    from the same weights: checked to agree, then timed."""
+    torch.manual_seed(0)
+    state = {key: value.detach().numpy().copy()
+             for key, value in build(torch.nn).state_dict().items()}
+    ours = build(genesis.nn)
     ours.load_state_dict({key: genesis.tensor(value) for key, value in state.items()})
     ours.to(device)
     x, y = genesis.tensor(features, device=device), genesis.tensor(labels, device=device)
@@ -122,7 +133,7 @@ def mlp_rows(torch, device: str, number: int, repeat: int, synchronize, memory) 
     torch_y = torch.tensor(labels, device=device)
 
     def torch_model_and_step(foreach: bool):
-        model = mlp(torch.nn)
+        model = build(torch.nn)
         model.load_state_dict({key: torch.tensor(value) for key, value in state.items()})
         model.to(device)
         torch_optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=foreach)
@@ -133,29 +144,40 @@ def mlp_rows(torch, device: str, number: int, repeat: int, synchronize, memory) 
             torch_optimizer.step()
         return model, step
 
-    check_mlp_agrees(torch, ours, x, y, torch_model_and_step(True)[0], torch_x, torch_y)
+    check_step_agrees(torch, label, ours, x, y, torch_model_and_step(True)[0], torch_x, torch_y)
     rows = []
     memory.start()
-    rows.append(("MLP step", "genesis (CuPy)" if device != "cpu" else "genesis (NumPy)",
+    rows.append((label, "genesis (CuPy)" if device != "cpu" else "genesis (NumPy)",
                  ms_per_step(genesis_step, synchronize, number, repeat), memory.genesis()))
-    for label, foreach in (("PyTorch, Adam default", True), ("PyTorch, Adam foreach=False", False)):
+    for name, foreach in (("PyTorch, Adam default", True), ("PyTorch, Adam foreach=False", False)):
         _, step = torch_model_and_step(foreach)
         memory.start()
-        rows.append(("MLP step", label, ms_per_step(step, synchronize, number, repeat),
+        rows.append((label, name, ms_per_step(step, synchronize, number, repeat),
                      memory.pytorch()))
     return rows
 
 
-def check_mlp_agrees(torch, ours, x, y, theirs, torch_x, torch_y) -> None:
+def check_step_agrees(torch, label, ours, x, y, theirs, torch_x, torch_y) -> None:
     loss = genesis_F.cross_entropy(ours(x), y)
     loss.backward()
     torch_loss = torch.nn.functional.cross_entropy(theirs(torch_x), torch_y)
     torch_loss.backward()
     difference = max(float(np.abs(p.grad.cpu().numpy() - q.grad.cpu().numpy()).max())
                      for p, q in zip(ours.parameters(), theirs.parameters()))
-    print(f"MLP: loss {loss.item():.6f} vs {torch_loss.item():.6f}, "
+    print(f"{label}: loss {loss.item():.6f} vs {torch_loss.item():.6f}, "
           f"gradient max |diff| {difference:.1e}")
     ours.zero_grad()
+
+
+def step_rows(torch, device: str, number: int, repeat: int, synchronize, memory) -> list:
+    rng = np.random.default_rng(0)
+    mlp_data = (rng.standard_normal((MLP_BATCH, MLP_SIZES[0])).astype(np.float32),
+                rng.integers(0, MLP_SIZES[-1], MLP_BATCH))
+    cnn_data = (rng.standard_normal((CNN_BATCH,) + CNN_IMAGE).astype(np.float32),
+                rng.integers(0, 10, CNN_BATCH))
+    timing = (torch, device, number, repeat, synchronize, memory)
+    return (training_rows(*timing, "MLP step", mlp, *mlp_data)
+            + training_rows(*timing, "CNN step", cnn, *cnn_data))
 
 
 # -- transformer block forward + backward ---------------------------------------------------
@@ -245,7 +267,7 @@ def main() -> int:
               f"(PyTorch {torch.__version__})")
     synchronize = synchronizer(torch, options.device)
     memory = PeakMemory(torch, options.device)
-    rows = mlp_rows(torch, options.device, number, repeat, synchronize, memory)
+    rows = step_rows(torch, options.device, number, repeat, synchronize, memory)
     rows += block_rows(torch, options.device, number, repeat, synchronize, memory)
     print_table(rows)
     return 0
