@@ -8,8 +8,9 @@ trailing dims with an affine per feature, batch norm over all dims but the chann
 affine per channel. On the CPU the forward does the same array operations the composed
 form would (same values, bit for bit); a plain backward works on the saved normalised
 input and 1/std: a few passes and two large arrays instead of a dozen recorded ops. On a
-GPU both run as fused kernels (`_norm_kernels.py`): four launches forward, five backward. Under
-create_graph the gradient is rebuilt from differentiable ops on the input, so second
+GPU both run as fused kernels (`_norm_kernels.py`): with a weight (and bias), one launch
+forward and one to three backward (row kernels); without, four forward and five backward.
+Under create_graph the gradient is rebuilt from differentiable ops on the input, so second
 derivatives are exact.
 """
 from __future__ import annotations

@@ -176,7 +176,9 @@ class RowKernel(Kernel):
             return self.reference(device, *arguments, **({"axis": axis} if keep is None
                                                          else {"keep": keep}))
         where = {"axis": axis % first.ndim} if keep is None else {"keep": keep % first.ndim}
-        if row_geometry(first.shape, **where).rows > _MAX_BLOCKS:  # rows past a grid
+        extent = first.shape[next(iter(where.values()))]
+        rows = first.size // extent if keep is None else extent  # the launcher lays out the rest
+        if rows > _MAX_BLOCKS:  # more rows than a grid has blocks
             return self.reference(device, *arguments, **where)
         return super().__call__(device, *arguments, **where,
                                 **({} if row_shape is None else {"row_shape": row_shape}))

@@ -40,8 +40,8 @@ def _exp_shifted_reference(device, x, peak):
     return device.xp.exp(out, out=out)
 
 
-EXP_SHIFTED = Elementwise("genesis_exp_shifted", "T x, T peak", "T y", "y = exp(x - peak)",
-                           _exp_shifted_reference)
+_EXP_SHIFTED = Elementwise("genesis_exp_shifted", "T x, T peak", "T y", "y = exp(x - peak)",
+                            _exp_shifted_reference)
 SUM_PRODUCT = Reduction("genesis_sum_product", "T g, T y", "T total", "g * y", "a + b",
                          "total = a", "0",
                          lambda device, g, y, **where: device.xp.multiply(g, y).sum(**where))
@@ -49,7 +49,7 @@ SUM_PRODUCT = Reduction("genesis_sum_product", "T g, T y", "T total", "g * y", "
 
 def _softmax_reference(device, x, axis):
     """The exps once, normalised in place."""
-    out = EXP_SHIFTED(device, x, x.max(axis=axis, keepdims=True))
+    out = _EXP_SHIFTED(device, x, x.max(axis=axis, keepdims=True))
     out /= out.sum(axis=axis, keepdims=True)
     return out
 
