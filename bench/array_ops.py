@@ -18,8 +18,9 @@ exactly. (PyTorch's own host reads are not counted: on the CPU they include Adam
 counters, which stay on the host on CUDA too.)
 
 Workloads are those of bench/cuda_benchmarks.py, the MLP and CNN training steps (Adam) and
-the transformer block forward + backward, and bench/norm_layers.py's three layers,
-`layer(x).sum().backward()`; with --ops, common layers one at a time (each op's forward
+the transformer block forward + backward, bench/norm_layers.py's three layers,
+`layer(x).sum().backward()`, and the MLP step under `genesis trace` (a step it records,
+one it only watches; no PyTorch counterpart); with --ops, common layers one at a time (each op's forward
 and the backward of its sum, which adds the sum, its seed and its broadcast to each row).
 
 Run: python bench/array_ops.py [--list] [--ops]
@@ -451,6 +452,15 @@ def count(step, label: str) -> tuple:
     return label, sum(COUNTER.launches.values()), sum(COUNTER.syncs.values()), dict(COUNTER.sites)
 
 
+def count_traced(step, label: str, recorded: bool) -> tuple:
+    """`count` of a step run under `genesis trace`'s session: a step it records fully (graph,
+    statistics, NaN watch, gradient norms), or one it only watches (NaN watch and norms)."""
+    from genesis.debug.session import TraceSession
+
+    with TraceSession(steps=3 if recorded else 1):  # count() runs the third step
+        return count(step, label)
+
+
 # -- genesis on the counting fake GPU ---------------------------------------------------------
 def genesis_counts(rng) -> list:
     cuda = genesis.device("cuda")
@@ -467,6 +477,10 @@ def genesis_counts(rng) -> list:
     for label, shape, make in NORM_CASES:
         norm_steps.append((label, norm_step(_on_counted_gpu(make(genesis.nn)), on_counted_gpu(
             genesis.tensor(rng.standard_normal(shape).astype(np.float32))).requires_grad_())))
+    label, build, data = _training_cases(rng)[0]
+    traced_steps = [(f"{label}, {how}", _adam_step(genesis, _on_counted_gpu(build(genesis.nn)), *(
+        on_counted_gpu(genesis.tensor(array)) for array in data)), how == "recorded")
+        for how in ("recorded", "watched")]
     cuda._xp = CountingNumPy()
     _install_fake_cupyx()
 
@@ -477,7 +491,8 @@ def genesis_counts(rng) -> list:
 
     try:
         return [count(step, label) for label, step in steps] + \
-            [count(block_step, "block fwd+bwd")] + [count(step, label) for label, step in norm_steps]
+            [count(block_step, "block fwd+bwd")] + [count(step, label) for label, step in norm_steps] + \
+            [count_traced(step, label, recorded) for label, step, recorded in traced_steps]
     finally:
         cuda._xp = None
 

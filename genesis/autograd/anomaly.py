@@ -32,13 +32,15 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..tensor import Tensor
 from . import engine, function
 from .source import SourceLocation
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
-           "is_anomaly_check_nan_enabled", "AnomalyError", "forward_anomaly", "backward_anomaly"]
+           "is_anomaly_check_nan_enabled", "AnomalyError", "forward_anomaly", "backward_anomaly",
+           "forward_message", "backward_message", "input_shapes", "Census"]
 
 
 class AnomalyError(RuntimeError):
@@ -169,8 +171,32 @@ def forward_anomaly(node, args, outputs) -> str | None:
     `genesis trace`, which records it instead of raising."""
     for output_nr, output in enumerate(outputs):
         if output is not None and not _all_finite(output) and _inputs_finite(args):
-            return _forward_message(node, args, outputs, output_nr)
+            return forward_message(node, input_shapes(args), Census.of(output), output_nr,
+                                   len(outputs))
     return None
+
+
+class Census(NamedTuple):
+    """How many of an array's `size` entries are NaN and how many are Inf."""
+
+    size: int
+    nan: int
+    inf: int
+
+    @classmethod
+    def of(cls, tensor: Tensor) -> "Census":
+        xp, data = tensor._device.xp, tensor._data
+        if data.dtype.kind != "f":
+            return cls(data.size, 0, 0)
+        return cls(data.size, int(xp.isnan(data).sum()), int(xp.isinf(data).sum()))
+
+    @property
+    def finite(self) -> bool:
+        return not (self.nan or self.inf)
+
+    def kinds(self) -> str:
+        """ "NaN", "Inf" or "NaN and Inf": what the non-finite entries are."""
+        return " and ".join(kind for kind, count in (("NaN", self.nan), ("Inf", self.inf)) if count)
 
 
 def _all_finite(tensor: Tensor) -> bool:
@@ -191,15 +217,20 @@ def _inputs_finite(args) -> bool:
     return True
 
 
-def _forward_message(node, args, outputs, output_nr) -> str:
+def input_shapes(args) -> str:
+    """The shapes and dtypes of an op call's tensor arguments, for a report."""
+    return ", ".join(f"{tuple(arg.shape)} {arg.dtype.name}" for arg in args if isinstance(arg, Tensor))
+
+
+def forward_message(node, shapes: str, census: Census, output_nr: int, outputs: int) -> str:
+    """The report of a NaN/Inf born in the forward of `node`'s op, in output `output_nr` of
+    `outputs`, whose entries `census` counts; `shapes`: its inputs' (`input_shapes`)."""
     name = type(node).__name__.removesuffix("Backward")
-    output = outputs[output_nr]
-    which = f" (output {output_nr})" if len(outputs) > 1 else ""
-    lines = [f"anomaly detected in forward: {name} produced {_non_finite_kinds(output)} from "
-             f"finite inputs{which}: {_count_non_finite(output)} of {output._data.size} values",
+    which = f" (output {output_nr})" if outputs > 1 else ""
+    lines = [f"anomaly detected in forward: {name} produced {census.kinds()} from "
+             f"finite inputs{which}: {census.nan + census.inf} of {census.size} values",
              "This is where the non-finite value was born:",
              _describe(node._source)]
-    shapes = ", ".join(f"{tuple(arg.shape)} {arg.dtype.name}" for arg in args if isinstance(arg, Tensor))
     if shapes:
         lines.append(f"inputs: {shapes}")
     lines.append("If non-finite values are expected here, pass check_forward=False to detect_anomaly.")
@@ -219,19 +250,22 @@ def backward_anomaly(node, grad_outputs, grad_inputs, flowed_from, *, born_only=
     `born_only`, only when the gradient it received was finite (so this backward made it)."""
     for index, gradient in enumerate(grad_inputs):
         if isinstance(gradient, Tensor) and not _all_finite(gradient):
-            if born_only and not all(g is None or _all_finite(g) for g in grad_outputs):
+            incoming = all(g is None or _all_finite(g) for g in grad_outputs)
+            if born_only and not incoming:
                 return None
-            return _backward_message(node, grad_outputs, index, gradient, flowed_from)
+            return backward_message(node, incoming, index, Census.of(gradient), flowed_from)
     return None
 
 
-def _backward_message(node, grad_outputs, index, gradient, flowed_from) -> str:
+def backward_message(node, incoming_finite: bool, index: int, census: Census,
+                     flowed_from) -> str:
+    """The report of a NaN/Inf in the gradient `node`'s backward returned for input `index`
+    (entries counted by `census`); `incoming_finite`: whether the gradient it received was."""
     name = type(node).__name__
-    incoming = all(g is None or _all_finite(g) for g in grad_outputs)
-    origin = "the gradient it received was finite, so this backward produced it" if incoming else \
-        "the gradient it received was already non-finite"
-    lines = [f"anomaly detected in backward: {name} returned {_non_finite_kinds(gradient)} in its "
-             f"gradient for input {index}: {_count_non_finite(gradient)} of {gradient._data.size} "
+    origin = "the gradient it received was finite, so this backward produced it" \
+        if incoming_finite else "the gradient it received was already non-finite"
+    lines = [f"anomaly detected in backward: {name} returned {census.kinds()} in its "
+             f"gradient for input {index}: {census.nan + census.inf} of {census.size} "
              f"values ({origin})",
              f"The forward call that created {name}:",
              _describe(node._source),
@@ -265,14 +299,3 @@ def _describe(source) -> str:
     if source is None:
         return "  (unknown: the op ran before anomaly detection was turned on, or inside backward)"
     return source.describe()
-
-
-def _non_finite_kinds(tensor: Tensor) -> str:
-    xp = tensor._device.xp
-    has_nan = bool(xp.isnan(tensor._data).any())
-    has_inf = bool(xp.isinf(tensor._data).any())
-    return " and ".join(kind for kind, present in (("NaN", has_nan), ("Inf", has_inf)) if present)
-
-
-def _count_non_finite(tensor: Tensor) -> int:
-    return int((~tensor._device.xp.isfinite(tensor._data)).sum())

@@ -18,7 +18,8 @@ from ..autograd.function import AccumulateGrad
 from ..tensor import Tensor
 from .graph import Edge, Graph, GraphNode, Source, TensorInfo
 from .names import Names
-from .stats import grad_stats, value_stats
+from .readings import Readings
+from .stats import grad_stats_later, value_stats_later
 
 __all__ = ["capture_graph", "GraphBuilder", "paused_gc", "RECORD_KEY", "PARAM_KEY"]
 
@@ -45,11 +46,14 @@ def capture_graph(*roots, params: dict | None = None, include_saved: bool = True
             raise TypeError(f"capture_graph takes tensors; argument {index} is a {type(root).__name__}")
     if namespace is None:
         namespace = sys._getframe(1).f_locals
-    builder = GraphBuilder(Names.from_namespace(namespace, params), include_saved)
+    readings = Readings()
+    builder = GraphBuilder(Names.from_namespace(namespace, params), include_saved,
+                           readings=readings)
     with paused_gc():
         for root in roots:
             builder.add_output_tensor(root)
         builder.expand()
+    readings.fetch()
     return builder.graph
 
 
@@ -67,10 +71,15 @@ def paused_gc():
 
 
 class GraphBuilder:
-    """Builds a Graph breadth-first from output tensors or root nodes; extendable."""
+    """Builds a Graph breadth-first from output tensors or root nodes; extendable.
 
-    def __init__(self, names: Names, include_saved: bool = True, modules: dict | None = None):
+    Statistics of tensors on a GPU are filled in when `readings` fetches (the owner's call).
+    """
+
+    def __init__(self, names: Names, include_saved: bool = True, modules: dict | None = None,
+                 readings: Readings | None = None):
         self.names = names
+        self.readings = readings if readings is not None else Readings()
         self.include_saved = include_saved
         self.graph = Graph(modules=dict(modules or {}))
         self.ids = {}          # autograd node -> graph id
@@ -80,8 +89,8 @@ class GraphBuilder:
     # -- roots ----------------------------------------------------------------
     def add_output_tensor(self, tensor: Tensor) -> int:
         name = self.names.variable_name(tensor) or self.names.positional("output")
-        info = TensorInfo(tuple(tensor.shape), tensor.dtype.name, value_stats(tensor._data),
-                          grad_stats(tensor._grad._data) if tensor._grad is not None else None)
+        info = TensorInfo(tuple(tensor.shape), tensor.dtype.name, self._value_stats(tensor),
+                          self._grad_stats(tensor._grad) if tensor._grad is not None else None)
         output_id = self._add(GraphNode(0, "output", name, [info], device=str(tensor.device)))
         if tensor.grad_fn is not None:
             self._link(tensor.grad_fn, tensor._output_nr, output_id, 0, tuple(tensor.shape))
@@ -149,11 +158,17 @@ class GraphBuilder:
             name, kind = self.names.leaf_name(variable)
         info = TensorInfo(tuple(shape), numpy_dtype.name)
         if variable is not None:
-            info.stats = value_stats(variable._data)
+            info.stats = self._value_stats(variable)
             if variable._grad is not None:
-                info.grad = grad_stats(variable._grad._data)
+                info.grad = self._grad_stats(variable._grad)
         module = name.rpartition(".")[0] if kind == "param" else None
         return GraphNode(0, kind, name, [info], device=str(device), module=module)
+
+    def _value_stats(self, tensor: Tensor) -> dict:
+        return value_stats_later(tensor._data, self.readings, tensor._device)
+
+    def _grad_stats(self, gradient: Tensor) -> dict:
+        return grad_stats_later(gradient._data, self.readings, gradient._device)
 
     def _op_node(self, node) -> GraphNode:
         cls = node._forward_cls

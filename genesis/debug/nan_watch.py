@@ -3,13 +3,26 @@
 The same checks as anomaly mode (`genesis.autograd.anomaly.forward_anomaly` and
 `backward_anomaly`), but a run is never interrupted: the first birth at each
 source line becomes one `Finding`, with a count of how often it happened.
+
+On a GPU the checks do not stop the host once per op: each op's NaN and finite
+counts (of its outputs and of its inputs) are taken on the device and handed to
+`readings`, and decided when it fetches (after each backward call, and at
+`stop()`), in the order the ops ran, so the findings are those a CPU run gives.
 """
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from ..autograd import engine, function
-from ..autograd.anomaly import backward_anomaly, forward_anomaly
+from ..autograd.anomaly import (Census, backward_anomaly, backward_message, forward_anomaly,
+                                forward_message, input_shapes)
 from ..autograd.source import SourceLocation
+from ..tensor import Tensor
+from ._finite_figures import FINITE_COUNT, NAN_COUNT
 from .findings import Finding
+from .readings import Readings
 
 __all__ = ["NaNWatch"]
 
@@ -18,9 +31,10 @@ class NaNWatch:
     """Install with `start()`; `findings` lists what was seen (each with its autograd node in
     `nodes`, so the caller can point it at a graph node)."""
 
-    def __init__(self):
+    def __init__(self, readings: Readings | None = None):
         self.findings = []
         self.nodes = []           # the autograd node of each finding
+        self.readings = readings if readings is not None else Readings()
         self._by_site = {}
         self.step = 0
 
@@ -33,9 +47,17 @@ class NaNWatch:
             function.observers.remove(self._forward)
         if self._backward in engine.node_checkers:
             engine.node_checkers.remove(self._backward)
+        self.readings.fetch()
 
     def _forward(self, node, args, outputs) -> None:
-        if not _any_non_finite(outputs):
+        checked = _floating(outputs)
+        if not checked:
+            return
+        device = checked[0][1]._device
+        if device.xp is not np:
+            self._forward_on_device(node, args, outputs, checked, device)
+            return
+        if not _any_non_finite(checked):
             return
         if node._source is None:  # the call site is looked up only when something is found
             node._source = SourceLocation.capture()
@@ -45,9 +67,47 @@ class NaNWatch:
         self._add("nan_forward", node, message, "born in forward")
 
     def _backward(self, node, grad_outputs, grad_inputs, flowed_from) -> None:
+        checked = _floating(grad_inputs)
+        if checked and checked[0][1]._device.xp is not np:
+            self._backward_on_device(node, grad_outputs, checked, flowed_from)
+            return
         message = backward_anomaly(node, grad_outputs, grad_inputs, flowed_from, born_only=True)
         if message is not None:
             self._add("nan_backward", node, message, "produced by its backward")
+
+    # -- on a GPU: counts taken now, decided when the readings are fetched ------------
+    def _forward_on_device(self, node, args, outputs, checked, device) -> None:
+        inputs = _floating(_tensor_arguments(args))
+        if any(isinstance(arg, float) and not math.isfinite(arg) for arg in _flat(args)):
+            return  # a non-finite number went in: nothing is born here
+        if node._source is None:  # known only later whether it is needed: taken now
+            node._source = SourceLocation.capture()
+        shapes, count = input_shapes(args), len(outputs)
+        self._decide_later(device, node, checked, inputs, "nan_forward", "born in forward",
+                           lambda nr, census: forward_message(node, shapes, census, nr, count))
+
+    def _backward_on_device(self, node, grad_outputs, checked, flowed_from) -> None:
+        self._decide_later(checked[0][1]._device, node, checked, _floating(grad_outputs),
+                           "nan_backward", "produced by its backward",
+                           lambda index, census: backward_message(node, True, index, census,
+                                                                  flowed_from))
+
+    def _decide_later(self, device, node, checked: list, inputs: list, kind: str, how: str,
+                      message) -> None:
+        """Take the counts of `checked` (outputs, or gradients returned) and of `inputs` (or
+        gradients received) on the device; once fetched, a finding of `kind` with
+        `message(position, census)` for the first non-finite one when all inputs are finite."""
+        layout = _layout(checked, inputs)  # sizes only: no array is kept alive until the fetch
+
+        def decide(found: list) -> None:
+            censuses, inputs_finite = _decided(layout, found)
+            if not inputs_finite:  # non-finite already on the way in: not born here
+                return
+            for position, census in censuses:
+                if not census.finite:
+                    self._add(kind, node, message(position, census), how)
+                    return
+        self.readings.read(device.xp, _counts(device, checked, inputs), decide)
 
     def _add(self, kind: str, node, message: str, how: str) -> None:
         source = node._source
@@ -70,11 +130,59 @@ class NaNWatch:
         self.nodes.append(node)
 
 
-def _any_non_finite(outputs) -> bool:
-    for output in outputs:
-        if output is None:
-            continue
-        data = output._data
-        if data.dtype.kind == "f" and not bool(output._device.xp.isfinite(data).all()):
+def _floating(tensors) -> list:
+    """(position, tensor) of each floating-point tensor among `tensors`."""
+    return [(position, tensor) for position, tensor in enumerate(tensors)
+            if isinstance(tensor, Tensor) and tensor._data.dtype.kind == "f"]
+
+
+def _flat(args):
+    for arg in args:
+        if isinstance(arg, (list, tuple)):
+            yield from _flat(arg)
+        else:
+            yield arg
+
+
+def _tensor_arguments(args) -> list:
+    return [arg for arg in _flat(args) if isinstance(arg, Tensor)]
+
+
+def _counts(device, checked: list, others: list) -> list:
+    """Device figures: finite and NaN counts of each checked tensor, finite counts of the
+    others (whose finiteness is all that matters)."""
+    figures = []
+    for _, tensor in checked:
+        figures += [FINITE_COUNT(device, tensor._data), NAN_COUNT(device, tensor._data)]
+    return figures + [_on(device, FINITE_COUNT, tensor) for _, tensor in others]
+
+
+def _on(device, figure, tensor):
+    """`figure` of a tensor, on `device` even when the tensor is elsewhere (a CPU number)."""
+    value = figure(tensor._device, tensor._data)
+    return value if tensor._device == device else device.xp.asarray(float(value))
+
+
+def _layout(checked: list, others: list) -> tuple:
+    """What `_decided` needs of the tensors `_counts` took figures of: positions and sizes."""
+    return ([(position, tensor._data.size) for position, tensor in checked],
+            [tensor._data.size for _, tensor in others])
+
+
+def _decided(layout: tuple, found: list) -> tuple:
+    """([(position, Census) of each checked tensor], whether all the others are finite), from
+    the figures `_counts` took."""
+    checked, other_sizes = layout
+    censuses = []
+    for slot, (position, size) in enumerate(checked):
+        finite, nan = int(found[2 * slot]), int(found[2 * slot + 1])
+        censuses.append((position, Census(size, nan, size - finite - nan)))
+    rest = found[2 * len(checked):]
+    return censuses, all(int(count) == size for count, size in zip(rest, other_sizes))
+
+
+def _any_non_finite(checked) -> bool:
+    for _, output in checked:
+        if not bool(output._device.xp.isfinite(output._data).all()):
             return True
     return False

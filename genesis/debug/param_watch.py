@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from .findings import Finding
+from .readings import Readings
 from .trace import ParameterRow
 
 __all__ = ["ParamWatch", "EXPLODING_FACTOR", "VANISHING_RATIO"]
@@ -22,9 +23,11 @@ VANISHING_RATIO = 1e-5
 
 class ParamWatch:
     """Keeps `history[name]`: the gradient norm of each tracked leaf after each backward
-    call (None when it had no gradient). Leaves are added with `track(name, tensor)`."""
+    call (None when it had no gradient). Leaves are added with `track(name, tensor)`.
+    Norms of gradients on a GPU are filled in when `readings` fetches."""
 
-    def __init__(self):
+    def __init__(self, readings: Readings | None = None):
+        self.readings = readings if readings is not None else Readings()
         self.tensors = {}     # name -> tensor
         self.history = {}     # name -> [norm or None per step]
         self.steps = 0
@@ -37,9 +40,15 @@ class ParamWatch:
 
     def measure(self) -> None:
         """Record every tracked leaf's current gradient norm as one more step."""
+        step = self.steps
         for name, tensor in self.tensors.items():
             grad = tensor.grad
-            self.history[name].append(None if grad is None else _norm(grad))
+            norms = self.history[name]
+            norms.append(None)
+            if grad is not None:
+                self.readings.read(grad._device.xp, [_squares(grad)],
+                                   lambda found, norms=norms: norms.__setitem__(
+                                       step, math.sqrt(found[0])))
         self.steps += 1
 
     # -- what the histories say --------------------------------------------------
@@ -150,10 +159,11 @@ def _explodes(norms: list) -> bool:
     return first is not None and max(norms) >= max(EXPLODING_FACTOR * first, 1.0)
 
 
-def _norm(grad) -> float:
+def _squares(grad):
+    """The sum of the gradient's squares, in float64 (float32 squares overflow when exploding)."""
     xp = grad._device.xp
-    flat = grad._data.reshape(-1).astype(xp.float64)  # float32 squares overflow when exploding
-    return float(xp.sqrt(xp.dot(flat, flat)))
+    flat = grad._data.reshape(-1).astype(xp.float64)
+    return xp.dot(flat, flat)
 
 
 def _plain(value):

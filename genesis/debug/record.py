@@ -18,6 +18,8 @@ per-step gradient norm of each leaf.
 ([0, 1, 2], [4.472, 4.472, 4.472])
 
 Nothing is paid when not recording: the hook lists the core consults stay empty.
+Statistics of tensors on a GPU are taken there and fetched together when each
+backward's graph is closed (`genesis.debug.readings`), not once per tensor.
 """
 from __future__ import annotations
 
@@ -29,7 +31,8 @@ from ..autograd.source import SourceLocation
 from ..tensor import Tensor
 from .capture import PARAM_KEY, RECORD_KEY, GraphBuilder
 from .names import Names, parameter_names, user_namespace
-from .stats import grad_stats, value_stats
+from .readings import Readings
+from .stats import grad_stats_later, value_stats_later
 
 __all__ = ["record", "OpRecord"]
 
@@ -50,13 +53,17 @@ class record:
     Args:
         stats: also collect value statistics of every op output (a few reductions per op).
         include_saved: add saved tensors to the captured graphs.
+        readings: where statistics of GPU tensors wait to be fetched (shared with the other
+            hooks of a session); they are fetched when each backward's graph is closed.
 
     `graphs` lists the distinct graphs seen so far (in order of first appearance).
     A backward's graph is built when that backward returns.
     """
 
-    def __init__(self, *, stats: bool = True, include_saved: bool = True, on_step=None):
+    def __init__(self, *, stats: bool = True, include_saved: bool = True, on_step=None,
+                 readings: Readings | None = None):
         self.stats = stats
+        self.readings = readings if readings is not None else Readings()
         self.include_saved = include_saved
         self.on_step = on_step  # called as on_step(graph_index, {autograd node: node id}) per step
         self.scope = _ModuleScope()
@@ -81,6 +88,7 @@ class record:
         engine.backward_listeners.remove(self)
         for key in list(self._open_runs):
             self._close(self._open_runs.pop(key))
+        self.readings.fetch()
 
     @property
     def graphs(self) -> list:
@@ -98,7 +106,9 @@ class record:
 
     def _close(self, run: "_Run") -> None:
         node_ids = dict(run.builder.ids)
-        index = self._add_graph(run.finish())
+        graph = run.finish()
+        self.readings.fetch()  # the graph's statistics of GPU tensors: one transfer
+        index = self._add_graph(graph)
         if self.on_step is not None:
             self.on_step(index, node_ids)
 
@@ -107,7 +117,11 @@ class record:
         if not node.next_functions:  # no graph recorded for this call
             return
         node._source = SourceLocation.capture(max_frames=2)
-        values = [value_stats(o._data) if o is not None else None for o in outputs] if self.stats else None
+        values = None
+        if self.stats:
+            readings = self.readings
+            values = [value_stats_later(o._data, readings, o._device) if o is not None else None
+                      for o in outputs]
         node.metadata[RECORD_KEY] = OpRecord(self.scope.current, values, node.saved_tensor_info)
         params = self.scope.params
         if params:
@@ -124,7 +138,9 @@ class record:
             run = self._open_runs[id(flowed_from)] = _Run(self, flowed_from)
         if node not in run.builder.ids:  # a root of this backward
             run.add_root(node, grads)
-        run.grads[node] = [grad_stats(g._data) if g is not None else None for g in grads]
+        readings = self.readings
+        run.grads[node] = [grad_stats_later(g._data, readings, g._device) if g is not None else None
+                           for g in grads]
         for index, (child, _) in enumerate(node.next_functions):
             if child.__class__ is AccumulateGrad and isinstance(grad_inputs[index], Tensor):
                 run.add_leaf_gradient(child, grad_inputs[index]._data)
@@ -156,7 +172,9 @@ class _Run:
         self.flowed_from = flowed_from
         self.namespace = user_namespace()
         names = Names.from_namespace(self.namespace, known_params=recorder.scope.params)
-        self.builder = GraphBuilder(names, recorder.include_saved, recorder.scope.classes)
+        self.readings = recorder.readings
+        self.builder = GraphBuilder(names, recorder.include_saved, recorder.scope.classes,
+                                    recorder.readings)
         self.builder.graph.steps = [recorder._steps]
         recorder._steps += 1
         self.grads = {}           # autograd node -> grad stats per output
@@ -168,7 +186,8 @@ class _Run:
             if gradient is None:
                 continue
             output_id = builder.add_output_of(node, output_nr, self._root_name(node, output_nr))
-            builder.graph.nodes[output_id].outputs[0].grad = grad_stats(gradient._data)
+            builder.graph.nodes[output_id].outputs[0].grad = grad_stats_later(
+                gradient._data, self.readings, gradient._device)
         builder.expand()
 
     def _root_name(self, node, output_nr: int) -> str | None:
@@ -192,13 +211,14 @@ class _Run:
             outputs = nodes[node_id].outputs
             if node.__class__ is AccumulateGrad:
                 total = self.leaf_gradients.get(node)
-                outputs[0].grad = grad_stats(total) if total is not None else None
+                outputs[0].grad = None if total is None else grad_stats_later(
+                    total, self.readings, node._output_meta[0][2])
                 continue
             for info, stats in zip(outputs, self.grads.get(node, ())):
                 if info is not None:
                     info.grad = stats
         graph = builder.graph
-        self.builder = self.grads = self.leaf_gradients = self.namespace = None
+        self.builder = self.grads = self.leaf_gradients = self.namespace = self.readings = None
         return graph
 
 

@@ -28,6 +28,7 @@ from .findings import Finding
 from .nan_watch import NaNWatch
 from .node_check import InvocationLog, check_invocation
 from .param_watch import ParamWatch
+from .readings import Readings
 from .record import record
 from .trace import Trace
 
@@ -52,10 +53,12 @@ class TraceSession:
         self.steps = steps
         self.check = check or check_all
         self.check_all = check_all
-        self.recorder = record(stats=stats, on_step=self._on_step)
+        # figures of GPU tensors wait here and cross to the host together, once per backward
+        self.readings = Readings()
+        self.recorder = record(stats=stats, on_step=self._on_step, readings=self.readings)
         self.invocations = InvocationLog(include_builtin=check_all) if self.check else None
-        self.nan_watch = NaNWatch() if anomaly else None
-        self.params = ParamWatch()
+        self.nan_watch = NaNWatch(self.readings) if anomaly else None
+        self.params = ParamWatch(self.readings)
         self.node_ids = {}          # autograd node -> (graph index, node id), recorded steps
         self.check_results = []     # one summary dict per re-checked Function call
         self._recording = False
@@ -81,6 +84,7 @@ class TraceSession:
             self.nan_watch.stop()
         if self in engine.backward_listeners:
             engine.backward_listeners.remove(self)
+        self.readings.fetch()
         self.duration = time.perf_counter() - self._started
 
     def _stop_recording(self) -> None:
@@ -102,6 +106,7 @@ class TraceSession:
         self._track_module_parameters()
         if completed:  # a backward that raised says nothing about which parameters get gradients
             self.params.measure()
+        self.readings.fetch()  # what this step's hooks took on a GPU: one transfer
         if self.nan_watch is not None:
             self.nan_watch.step = self.params.steps
         self._stop_invocation_log()  # the first step's calls are all that is checked

@@ -37,7 +37,8 @@ REGISTRY: dict = {}  # name -> Kernel, for the C++ check of every body
 # own mean), for a post_map such as f"out = {MEAN_OF_REDUCED}".
 MEAN_OF_REDUCED = "a / T(_in_ind.size() / _out_ind.size())"
 _KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-C_TYPES = {"T": "T", "int64": "long long", "int32": "int", "bool": "bool"}  # declared -> C
+C_TYPES = {"T": "T", "int64": "long long", "int32": "int", "bool": "bool",  # declared -> C
+           "float64": "double"}
 
 
 class Parameter(NamedTuple):

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 import genesis
-from genesis.debug import grad_stats, stats, value_stats
+from genesis.debug import grad_stats, value_stats
 from genesis.debug.session import TraceSession
 from genesis.debug.trace import Trace
 from genesis_cli.app import app
@@ -83,17 +83,3 @@ def test_statistics_on_the_device_equal_the_hosts(cuda, name):
         for key, value in reference.items():
             expected = value if value is None else pytest.approx(value, rel=1e-12)
             assert ours[key] == expected, (function.__name__, key)
-
-
-def test_statistics_cross_to_the_host_once_when_all_values_are_finite(monkeypatch):
-    transfers = []
-    bring = stats._to_host
-    monkeypatch.setattr(stats, "_to_host", lambda xp, *figures: transfers.append(len(figures))
-                        or bring(xp, *figures))
-    finite = np.arange(6.0).reshape(2, 3)
-    value_stats(finite)
-    grad_stats(finite)
-    assert transfers == [4, 3]
-    transfers.clear()
-    value_stats(np.array([1.0, np.nan]))
-    assert len(transfers) == 2

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 import genesis
+import genesis.debug.stats  # noqa: F401  (registers the debug figures' kernels)
 from genesis.ops import samples, unary
 from genesis.ops._kernels import REGISTRY, parameters
 from genesis.ops._window_kernels import _geometry_values
@@ -105,6 +106,14 @@ def _with_nans(values):
     return values
 
 
+def _with_non_finite(rng, dtype):
+    """Values with NaN, Inf, -Inf and zeros among them, reduced whole (a debug figure)."""
+    values = _normal(rng, (4, 6), dtype) * 3
+    values[0, :3] = np.nan, np.inf, -np.inf
+    values[2, 1:3] = 0
+    return (values,), {"axis": None, "keepdims": False}
+
+
 def _rows(rng, dtype):
     """Rows along axis 1 longer than a block's threads (so threads loop), with inner > 1;
     one row holds a NaN, one is all -inf, one has an inf among large values."""
@@ -180,6 +189,10 @@ SAMPLES = {
     "genesis_cross_entropy_grad": _cross_entropy_backward,
     "genesis_adam_step": _adam,
     "genesis_adam_step_multi": _adam_multi,
+    **{kernel: _with_non_finite for kernel in (
+        "genesis_finite_min", "genesis_finite_max", "genesis_finite_sum", "genesis_finite_abs_sum",
+        "genesis_finite_square_sum", "genesis_finite_max_abs", "genesis_finite_count",
+        "genesis_nan_count", "genesis_nonzero_count")},
     "genesis_any_outside": lambda rng, dtype: (
         (np.array([[0, 5, 2], [1, -100, 3]]), 6), {"axis": None, "keepdims": False}),
     **{f"genesis_im2col_{dims}d": (lambda dims: lambda rng, dtype: _im2col(rng, dtype, dims))(dims)

@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 
 import genesis
-from genesis.ops._kernels import REGISTRY, Elementwise, Reduction, parameters
+from genesis.ops._kernels import C_TYPES, REGISTRY, Elementwise, Reduction, parameters
 from tests.ops import cuda_on_cpu
 from tests.ops.kernel_samples import SAMPLES
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs a C++ compiler (g++)")
 
-_C_TYPES = {"T": None, "int64": "long long", "int32": "int", "bool": "bool"}
+_C_TYPES = {**C_TYPES, "T": None}  # T: the C type under test
 _CPU = genesis.device("cpu")
 
 
@@ -85,7 +85,7 @@ def compiled(tmp_path_factory):
 
 
 def _declared_dtype(kind: str, dtype):
-    return {"T": dtype, "int64": np.int64, "int32": np.int32, "bool": np.bool_}[kind]
+    return dtype if kind == "T" else np.dtype(kind)
 
 
 def _run_compiled(library, kernel, args, options, dtype):

@@ -10,12 +10,11 @@ import os
 import numpy as np
 import pytest
 
-from genesis.ops._kernels import REGISTRY, Elementwise, parameters
+from genesis.ops._kernels import C_TYPES, REGISTRY, Elementwise, parameters
 from genesis.ops._multi_tensor import MultiTensorKernel
 from genesis.ops._row_kernels import RowKernel
 from tests.ops.kernel_samples import SAMPLES
 
-_C_TYPES = {"int64": "long long", "int32": "int", "bool": "bool"}
 
 
 def _nvrtc_or_skip():
@@ -30,7 +29,7 @@ def _nvrtc_or_skip():
 
 
 def _c_type(kind: str, scalar: str) -> str:
-    return scalar if kind == "T" else _C_TYPES[kind]
+    return scalar if kind == "T" else C_TYPES[kind]
 
 
 def _source(kernel, args, scalar: str) -> str:

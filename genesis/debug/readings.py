@@ -1,0 +1,63 @@
+"""`Readings`: small device values the host needs, fetched together in one transfer.
+
+Reading a GPU value on the host waits for every kernel queued before it, so a
+debugging hook that reads one figure per op would stall the GPU once per op.
+The hooks of `genesis trace` hand their figures (0-d device arrays: a count, a
+sum, a norm) to a `Readings` with a function to call once they are known; the
+figures stay on the device until `fetch()`, which brings all of them over in
+one transfer and calls the functions in the order the figures were read. A
+session fetches at the end of every backward call and when it stops, and
+`limit` bounds what waits in between.
+
+On the CPU nothing is waited for: figures of NumPy arrays are passed on at once.
+
+>>> import numpy as np
+>>> readings = Readings()
+>>> seen = []
+>>> readings.read(np, [np.float32(2.5), np.int64(3)], seen.append)
+>>> seen
+[[2.5, 3.0]]
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Readings"]
+
+
+class Readings:
+    """Figures waiting on a device; `read` them, `fetch()` passes them on together."""
+
+    def __init__(self, limit: int = 4096):
+        self.limit = limit
+        self.transfers = 0     # host syncs made by fetch(), for tests and benchmarks
+        self._waiting = []     # (namespace, figures, then) in the order read
+
+    def __len__(self) -> int:
+        return len(self._waiting)
+
+    def read(self, xp, figures, then) -> None:
+        """Call `then(list of floats)` with the values of `figures` (0-d arrays or numbers of
+        namespace `xp`): now for NumPy, at the next `fetch()` for a device."""
+        if xp is np:
+            then([float(figure) for figure in figures])
+            return
+        self._waiting.append((xp, figures, then))
+        if len(self._waiting) >= self.limit:
+            self.fetch()
+
+    def fetch(self) -> None:
+        """Bring every waiting figure to the host (one transfer per namespace) and pass each
+        group on, in the order read."""
+        waiting, self._waiting = self._waiting, []
+        if not waiting:
+            return
+        values = {}
+        for xp in {id(entry[0]): entry[0] for entry in waiting}.values():
+            flat = [xp.asarray(figure, dtype=xp.float64).reshape(1)
+                    for entry in waiting if entry[0] is xp for figure in entry[1]]
+            values[id(xp)] = iter(xp.concatenate(flat).tolist() if flat else [])
+            self.transfers += 1
+        for xp, figures, then in waiting:
+            taken = values[id(xp)]
+            then([next(taken) for _ in figures])
