@@ -9,11 +9,15 @@
     once for both frameworks. Backward from a fixed output gradient into the input and
     every weight.
 
+In both training steps genesis runs a second time under `genesis trace`'s session, in the
+steps it watches after the one it records (NaN/Inf births and gradient norms, taken on the
+device and fetched once per step): what leaving the tracer on costs.
+
 Float32. Each step is timed from a synchronised start to a synchronised end (kernels run
 asynchronously), after warm-up steps (CuPy compiles each kernel on first use): the
 figure is the best of `--repeat` runs of `--number` steps. PyTorch's Adam runs twice:
-its default (multi-tensor `foreach` kernels on CUDA) and `foreach=False` (one
-parameter at a time, as genesis does). Before timing, one step of each framework from
+its default (multi-tensor `foreach` kernels on CUDA, as genesis's Adam) and
+`foreach=False` (one parameter at a time). Before timing, one step of each framework from
 the same state is compared (loss and gradients), so the rows compute the same thing.
 Peak memory is each framework's own allocator figure (genesis.cuda / torch.cuda).
 
@@ -32,6 +36,7 @@ import numpy as np
 
 import genesis
 import genesis.nn.functional as genesis_F
+from genesis.debug.session import TraceSession
 from transformer_block import (BATCH, D_MODEL, HEADS, LENGTH,  # the CPU benchmark's block
                                initial_weights, layer_norm)
 
@@ -147,8 +152,13 @@ def training_rows(torch, device: str, number: int, repeat: int, synchronize, mem
     check_step_agrees(torch, label, ours, x, y, torch_model_and_step(True)[0], torch_x, torch_y)
     rows = []
     memory.start()
-    rows.append((label, "genesis (CuPy)" if device != "cpu" else "genesis (NumPy)",
-                 ms_per_step(genesis_step, synchronize, number, repeat), memory.genesis()))
+    ours_name = "genesis (CuPy)" if device != "cpu" else "genesis (NumPy)"
+    rows.append((label, ours_name, ms_per_step(genesis_step, synchronize, number, repeat),
+                 memory.genesis()))
+    with TraceSession(steps=1, check=False):  # the first step recorded; the timed ones watched
+        genesis_step()
+        rows.append((label, f"{ours_name} under trace", ms_per_step(
+            genesis_step, synchronize, number, repeat), None))
     for name, foreach in (("PyTorch, Adam default", True), ("PyTorch, Adam foreach=False", False)):
         _, step = torch_model_and_step(foreach)
         memory.start()
