@@ -77,9 +77,11 @@ class Kernel:
         if register and name in REGISTRY:
             raise ValueError(f"a fused kernel named {name!r} already exists")
         self.name, self.inputs, self.outputs, self.reference = name, inputs, outputs, reference
+        # parsed once: a launch reads them, and parsing costs as much as a launch's own Python
+        self.input_parameters, self.output_parameters = parameters(inputs), parameters(outputs)
         self._declared = [None if item.type == "T" else np.dtype(item.type)
-                          for item in parameters(inputs) + parameters(outputs)]
-        self._output_types = [item.type for item in parameters(outputs)]
+                          for item in self.input_parameters + self.output_parameters]
+        self._output_types = [item.type for item in self.output_parameters]
         self._compiled: dict = {}
         if register:
             REGISTRY[name] = self

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._kernels import _KERNEL_DTYPES, C_TYPES, REGISTRY, Elementwise, parameters
+from ._kernels import _KERNEL_DTYPES, C_TYPES, REGISTRY, Elementwise
 
 __all__ = ["MultiTensorKernel", "MAX_TENSORS", "CHUNK", "THREADS"]
 
@@ -41,7 +41,7 @@ class MultiTensorKernel:
 
     def __init__(self, kernel: Elementwise, arrays: tuple[str, ...], register: bool = True):
         self.kernel, self.name = kernel, f"{kernel.name}_multi"
-        self.inputs, self.outputs = parameters(kernel.inputs), parameters(kernel.outputs)
+        self.inputs, self.outputs = kernel.input_parameters, kernel.output_parameters
         declared = self.inputs + self.outputs
         self.arrays = [item for item in declared if item.name in arrays]
         self.scalars = [item for item in declared if item.name not in arrays]

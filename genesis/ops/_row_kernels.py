@@ -47,7 +47,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._kernels import C_TYPES, Kernel, parameters
+from ._kernels import C_TYPES, Kernel
 
 __all__ = ["RowKernel", "PRELUDE", "MAX_THREADS"]
 
@@ -155,11 +155,11 @@ class RowKernel(Kernel):
         (inputs, input_kinds), (outputs, output_kinds) = _qualified(inputs), _qualified(outputs)
         super().__init__(name, inputs, outputs, reference, register)
         self.body, self.kinds = body, {**input_kinds, **output_kinds}
-        declared = parameters(inputs) + parameters(outputs)
+        declared = self.input_parameters + self.output_parameters
         if any(item.type != "T" and self.kinds[item.name] == "element" for item in declared) \
                 or self.kinds[declared[0].name] != "element" or \
                 any(output_kinds[item.name] not in ("element", "row")
-                    for item in parameters(outputs)):
+                    for item in self.output_parameters):
             raise ValueError(f"{name}: a row kernel's whole arrays are T-typed; its first input "
                              "is a whole array and its outputs are whole arrays or `row` ones")
 
@@ -185,7 +185,7 @@ class RowKernel(Kernel):
 
     def source(self, ctype: str) -> str:
         """The whole CUDA text of the kernel for T = `ctype` ("float" or "double")."""
-        inputs, outputs = parameters(self.inputs), parameters(self.outputs)
+        inputs, outputs = self.input_parameters, self.output_parameters
         typed = [("const ", item) for item in inputs] + [("", item) for item in outputs]
         arrays = [(const, item) for const, item in typed if self.kinds[item.name] != "scalar"]
         declared = [f"{C_TYPES[item.type]} {item.name}" if self.kinds[item.name] == "scalar"
@@ -248,13 +248,13 @@ class _RowLauncher:
             function = self.functions[dtype] = xp.RawKernel(kernel.source(ctype), kernel.name)
         passed = [(dtype if item.type == "T" else np.dtype(item.type)).type(argument)
                   if kernel.kinds[item.name] == "scalar" else xp.ascontiguousarray(argument)
-                  for item, argument in zip(parameters(kernel.inputs), arguments)]
+                  for item, argument in zip(kernel.input_parameters, arguments)]
         shape = arguments[0].shape
         geometry = row_geometry(shape, axis, keep)
         row_shape = row_shape or geometry.row_shape(shape, axis if keep is None else keep)
         outputs = [xp.empty(row_shape if kernel.kinds[item.name] == "row" else shape,
                             dtype if item.type == "T" else item.type)
-                   for item in parameters(kernel.outputs)]
+                   for item in kernel.output_parameters]
         layout = (np.int64(number) for number in geometry[1:])
         function((geometry.rows,), (threads_for(geometry.n),), (*passed, *outputs, *layout))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
