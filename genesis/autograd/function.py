@@ -353,7 +353,9 @@ def cpu_scalars_moved(op: str, args, device=None) -> tuple:
 
 
 def _op_name(cls) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()  # FloorDivide -> floor_divide
+    """The op's name in messages: `op_name` where a class sets one, else its class name in
+    snake case (FloorDivide -> floor_divide)."""
+    return cls.__dict__.get("op_name") or re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
 
 
 def _first_device(args):

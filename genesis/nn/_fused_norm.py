@@ -44,6 +44,7 @@ class RMSNorm(Function):
     """x / sqrt(mean(x^2) + eps) * weight over the trailing `dims`: LayerNorm without the
     centering (and without a bias)."""
 
+    op_name = "rms_norm"  # in messages (not "r_m_s_norm")
     autocast_policy = "float32"
 
     @staticmethod

@@ -13,6 +13,7 @@ __all__ = ["matmul", "mm", "bmm", "dot", "outer", "ger"]
 class MatMul(Function):
     """a @ b with NumPy/PyTorch semantics: 1-D operands and broadcast batch dims."""
 
+    op_name = "matmul"  # in messages (not "mat_mul")
     autocast_policy = "lower"
 
     @staticmethod

@@ -178,3 +178,13 @@ def test_cpu_index_tensors_index_a_gpu_tensor(cuda):
 def test_gpu_index_tensors_do_not_index_a_cpu_tensor(cuda):
     with pytest.raises(IndexError, match=r"on cuda:0, the indexed one on cpu.*\.to\('cpu'\)"):
         genesis.arange(4.0)[genesis.tensor([0, 1], device=cuda)]
+
+
+@pytest.mark.parametrize("op, run", [
+    ("matmul", lambda: _gpu(3) @ _cpu(3)),
+    ("matmul", lambda: _gpu(2, 3) @ _cpu(3, 2)),
+    ("rms_norm", lambda: F.rms_norm(_cpu(2, 3), (3,), _gpu(3))),
+])
+def test_messages_name_the_op_as_users_call_it(fake_cuda, op, run):
+    with pytest.raises(RuntimeError, match=f"^{op}: expected all tensors to be on the same device"):
+        run()
