@@ -43,6 +43,7 @@ import genesis  # noqa: E402
 import genesis.nn.functional as genesis_F  # noqa: E402
 from genesis.ops._kernels import REGISTRY, parameters  # noqa: E402
 from genesis.ops._multi_tensor import MultiTensorKernel  # noqa: E402
+from genesis.debug._census import CENSUS_NAME  # noqa: E402
 from cuda_benchmarks import (CNN_BATCH, CNN_IMAGE, MLP_BATCH, MLP_SIZES, cnn, mlp,  # noqa: E402
                              transformer_block)
 from norm_layers import step as norm_step  # noqa: E402
@@ -243,6 +244,8 @@ class CountingNumPy(types.ModuleType):
 
     @staticmethod
     def RawKernel(code, name):  # noqa: N802 (CuPy's name)
+        if name == CENSUS_NAME:
+            return _census_stand_in(code)
         stand_in = _multi_tensor_stand_in if isinstance(REGISTRY[name], MultiTensorKernel) \
             else _row_stand_in
         return stand_in(code, name)
@@ -339,6 +342,38 @@ def _multi_tensor_stand_in(code: str, name: str):
                 kernel.kernel.reference(_NUMPY_DEVICE, *kernel._arguments(arrays, numbers))
         finally:
             COUNTER.depth -= 1
+    return launch
+
+
+def _census_stand_in(code: str):
+    """genesis trace's census kernel (genesis/debug/_census.py) on the fake GPU: one launch,
+    the finite and NaN counts of each array added into its slots, after checking the launch
+    as CUDA and CuPy would take it."""
+    from genesis.ops._multi_tensor import MAX_TENSORS, THREADS, blocks_for
+    dtype = np.dtype(np.float32 if "typedef float T;" in code else np.float64)
+
+    def launch(grid, block, args):
+        packed, counts = _plain(args[:-1]), _plain(args[-1])
+        arrays, sizes = packed[0::2], packed[1::2]
+        problems = []
+        if not 0 < len(arrays) <= MAX_TENSORS or len(sizes) != len(arrays):
+            problems.append(f"{len(arrays)} arrays with {len(sizes)} sizes")
+        for array, size in zip(arrays, sizes):
+            if not isinstance(size, np.int64) or not isinstance(array, np.ndarray) or \
+                    array.dtype != dtype or array.size != size or \
+                    not (array.flags.c_contiguous or array.flags.f_contiguous):
+                problems.append(f"an array that is not a dense {dtype} array of size {size!r}")
+        if not isinstance(counts, np.ndarray) or counts.dtype != np.float64 or \
+                counts.shape != (2 * len(arrays),) or counts.any():
+            problems.append("counts that are not a zeroed float64 array of two per array")
+        if tuple(grid) != (blocks_for(sizes),) or tuple(block) != (THREADS,):
+            problems.append(f"grid {grid} and block {block} for sizes {sizes}")
+        if problems:
+            raise TypeError(f"{CENSUS_NAME}: " + "; ".join(problems))
+        COUNTER.launch(CENSUS_NAME)
+        for slot, array in enumerate(arrays):
+            counts[2 * slot] += np.isfinite(array).sum()
+            counts[2 * slot + 1] += np.isnan(array).sum()
     return launch
 
 

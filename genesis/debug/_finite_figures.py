@@ -18,19 +18,19 @@ from __future__ import annotations
 from ..ops._kernels import Reduction
 
 __all__ = ["FINITE_MIN", "FINITE_MAX", "FINITE_SUM", "FINITE_ABS_SUM", "FINITE_SQUARE_SUM",
-           "FINITE_MAX_ABS", "FINITE_COUNT", "NAN_COUNT", "NONZERO_COUNT", "NONE_FINITE"]
+           "FINITE_MAX_ABS", "SQUARE_SUM", "FINITE_COUNT", "NAN_COUNT", "NONZERO_COUNT", "NONE_FINITE"]
 
 # What FINITE_MIN and FINITE_MAX give when no entry is finite (and FINITE_MAX_ABS: -1).
 NONE_FINITE = 1.7976931348623157e308
 _WHOLE = {"axis": None, "keepdims": False}
 
 
-def _figure(name: str, map_expr: str, reduce_expr: str, identity: str, mapped):
+def _figure(name: str, map_expr: str, reduce_expr: str, identity: str, mapped, reference=None):
     """A float64 reduction of all of x's entries, called as figure(device, x); `mapped(xp,
-    wide)` is the reference's map of x widened to float64."""
+    wide)` is the reference's map of x widened to float64 (or give the whole `reference`)."""
     combine = {"a + b": "sum", "fmin(a, b)": "min", "fmax(a, b)": "max"}[reduce_expr]
 
-    def reference(device, x, **options):
+    def mapped_and_combined(device, x, **options):
         xp = device.xp
         values = mapped(xp, x.reshape(-1).astype(xp.float64))
         if combine == "sum":
@@ -38,12 +38,17 @@ def _figure(name: str, map_expr: str, reduce_expr: str, identity: str, mapped):
         return getattr(values, combine)(**options)
 
     kernel = Reduction(f"genesis_{name}", "T x", "float64 figure", map_expr, reduce_expr,
-                       "figure = a", identity, reference)
+                       "figure = a", identity, reference or mapped_and_combined)
 
     def figure(device, x):
         return kernel(device, x, **_WHOLE)
     figure.kernel = kernel
     return figure
+
+
+def _dot_with_itself(xp, x):
+    wide = x.reshape(-1).astype(xp.float64)
+    return xp.dot(wide, wide)
 
 
 def _finite_or(xp, x, value, other):
@@ -65,6 +70,8 @@ FINITE_SQUARE_SUM = _figure(
     lambda xp, x: _finite_or(xp, x, x * x, 0))
 FINITE_MAX_ABS = _figure("finite_max_abs", "isfinite(x) ? fabs((double) x) : -1.0", "fmax(a, b)",
                          "-1", lambda xp, x: _finite_or(xp, x, xp.abs(x), -1))
+SQUARE_SUM = _figure("square_sum", "(double) x * (double) x", "a + b", "0",  # NaN/Inf stay
+                     None, reference=lambda device, x, **options: _dot_with_itself(device.xp, x))
 FINITE_COUNT = _figure("finite_count", "isfinite(x) ? 1.0 : 0.0", "a + b", "0",
                        lambda xp, x: xp.isfinite(x))
 NAN_COUNT = _figure("nan_count", "isnan(x) ? 1.0 : 0.0", "a + b", "0", lambda xp, x: xp.isnan(x))

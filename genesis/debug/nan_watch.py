@@ -4,10 +4,12 @@ The same checks as anomaly mode (`genesis.autograd.anomaly.forward_anomaly` and
 `backward_anomaly`), but a run is never interrupted: the first birth at each
 source line becomes one `Finding`, with a count of how often it happened.
 
-On a GPU the checks do not stop the host once per op: each op's NaN and finite
-counts (of its outputs and of its inputs) are taken on the device and handed to
-`readings`, and decided when it fetches (after each backward call, and at
-`stop()`), in the order the ops ran, so the findings are those a CPU run gives.
+On a GPU the checks do not stop the host once per op: each op's finite and NaN
+counts (of its outputs and of its inputs, in one launch: `_census`) are taken on
+the device and handed to `readings`, and decided when it fetches (after each
+backward call, and at `stop()`), in the order the ops ran, so the findings are
+those a CPU run gives. Inputs on the CPU (a number-like 0-d tensor) are checked
+at once.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from ..autograd.anomaly import (Census, backward_anomaly, backward_message, forw
                                 forward_message, input_shapes)
 from ..autograd.source import SourceLocation
 from ..tensor import Tensor
-from ._finite_figures import FINITE_COUNT, NAN_COUNT
+from ._census import census
 from .findings import Finding
 from .readings import Readings
 
@@ -80,6 +82,8 @@ class NaNWatch:
         inputs = _floating(_tensor_arguments(args))
         if any(isinstance(arg, float) and not math.isfinite(arg) for arg in _flat(args)):
             return  # a non-finite number went in: nothing is born here
+        if not _finite_elsewhere(inputs, device):
+            return
         if node._source is None:  # known only later whether it is needed: taken now
             node._source = SourceLocation.capture()
         shapes, count = input_shapes(args), len(outputs)
@@ -87,7 +91,10 @@ class NaNWatch:
                            lambda nr, census: forward_message(node, shapes, census, nr, count))
 
     def _backward_on_device(self, node, grad_outputs, checked, flowed_from) -> None:
-        self._decide_later(checked[0][1]._device, node, checked, _floating(grad_outputs),
+        incoming = _floating(grad_outputs)
+        if not _finite_elsewhere(incoming, checked[0][1]._device):
+            return
+        self._decide_later(checked[0][1]._device, node, checked, incoming,
                            "nan_backward", "produced by its backward",
                            lambda index, census: backward_message(node, True, index, census,
                                                                   flowed_from))
@@ -97,17 +104,18 @@ class NaNWatch:
         """Take the counts of `checked` (outputs, or gradients returned) and of `inputs` (or
         gradients received) on the device; once fetched, a finding of `kind` with
         `message(position, census)` for the first non-finite one when all inputs are finite."""
+        inputs = [(position, tensor) for position, tensor in inputs if tensor._device == device]
         layout = _layout(checked, inputs)  # sizes only: no array is kept alive until the fetch
 
         def decide(found: list) -> None:
             censuses, inputs_finite = _decided(layout, found)
             if not inputs_finite:  # non-finite already on the way in: not born here
                 return
-            for position, census in censuses:
-                if not census.finite:
-                    self._add(kind, node, message(position, census), how)
+            for position, counted in censuses:
+                if not counted.finite:
+                    self._add(kind, node, message(position, counted), how)
                     return
-        self.readings.read(device.xp, _counts(device, checked, inputs), decide)
+        self.readings.read(device.xp, _counts(device, checked, inputs, self.readings), decide)
 
     def _add(self, kind: str, node, message: str, how: str) -> None:
         source = node._source
@@ -148,19 +156,17 @@ def _tensor_arguments(args) -> list:
     return [arg for arg in _flat(args) if isinstance(arg, Tensor)]
 
 
-def _counts(device, checked: list, others: list) -> list:
-    """Device figures: finite and NaN counts of each checked tensor, finite counts of the
-    others (whose finiteness is all that matters)."""
-    figures = []
-    for _, tensor in checked:
-        figures += [FINITE_COUNT(device, tensor._data), NAN_COUNT(device, tensor._data)]
-    return figures + [_on(device, FINITE_COUNT, tensor) for _, tensor in others]
+def _finite_elsewhere(tensors: list, device) -> bool:
+    """Whether the tensors not on `device` (CPU numbers joining a GPU op) are all finite,
+    checked now."""
+    return all(bool(tensor._device.xp.isfinite(tensor._data).all())
+               for _, tensor in tensors if tensor._device != device)
 
 
-def _on(device, figure, tensor):
-    """`figure` of a tensor, on `device` even when the tensor is elsewhere (a CPU number)."""
-    value = figure(tensor._device, tensor._data)
-    return value if tensor._device == device else device.xp.asarray(float(value))
+def _counts(device, checked: list, others: list, readings: Readings) -> list:
+    """Device figures: the finite and NaN counts of each checked tensor, then of the others."""
+    return census(device, [tensor._data for _, tensor in checked + others],
+                  lambda count: readings.zeroed(device.xp, count))
 
 
 def _layout(checked: list, others: list) -> tuple:
@@ -171,14 +177,14 @@ def _layout(checked: list, others: list) -> tuple:
 
 def _decided(layout: tuple, found: list) -> tuple:
     """([(position, Census) of each checked tensor], whether all the others are finite), from
-    the figures `_counts` took."""
+    the counts `_counts` took."""
     checked, other_sizes = layout
     censuses = []
     for slot, (position, size) in enumerate(checked):
         finite, nan = int(found[2 * slot]), int(found[2 * slot + 1])
         censuses.append((position, Census(size, nan, size - finite - nan)))
-    rest = found[2 * len(checked):]
-    return censuses, all(int(count) == size for count, size in zip(rest, other_sizes))
+    finite_counts = found[2 * len(checked)::2]
+    return censuses, all(int(count) == size for count, size in zip(finite_counts, other_sizes))
 
 
 def _any_non_finite(checked) -> bool:

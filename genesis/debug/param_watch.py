@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from ._finite_figures import SQUARE_SUM
 from .findings import Finding
 from .readings import Readings
 from .trace import ParameterRow
@@ -46,7 +47,7 @@ class ParamWatch:
             norms = self.history[name]
             norms.append(None)
             if grad is not None:
-                self.readings.read(grad._device.xp, [_squares(grad)],
+                self.readings.read(grad._device.xp, [SQUARE_SUM(grad._device, grad._data)],
                                    lambda found, norms=norms: norms.__setitem__(
                                        step, math.sqrt(found[0])))
         self.steps += 1
@@ -157,13 +158,6 @@ def _growth(norms: list) -> tuple:
 def _explodes(norms: list) -> bool:
     first = next((norm for norm in norms if norm > 0), None)
     return first is not None and max(norms) >= max(EXPLODING_FACTOR * first, 1.0)
-
-
-def _squares(grad):
-    """The sum of the gradient's squares, in float64 (float32 squares overflow when exploding)."""
-    xp = grad._device.xp
-    flat = grad._data.reshape(-1).astype(xp.float64)
-    return xp.dot(flat, flat)
 
 
 def _plain(value):

@@ -24,6 +24,8 @@ import numpy as np
 
 __all__ = ["Readings"]
 
+_SCRATCH = 4096  # float64 slots per zeroed scratch buffer
+
 
 class Readings:
     """Figures waiting on a device; `read` them, `fetch()` passes them on together."""
@@ -32,32 +34,44 @@ class Readings:
         self.limit = limit
         self.transfers = 0     # host syncs made by fetch(), for tests and benchmarks
         self._waiting = []     # (namespace, figures, then) in the order read
+        self._scratch = {}     # id(namespace) -> (zeroed buffer, slots handed out)
 
     def __len__(self) -> int:
         return len(self._waiting)
 
     def read(self, xp, figures, then) -> None:
-        """Call `then(list of floats)` with the values of `figures` (0-d arrays or numbers of
-        namespace `xp`): now for NumPy, at the next `fetch()` for a device."""
+        """Call `then(list of floats)` with the values of `figures` (0-d or flat arrays of
+        namespace `xp`), in order: now for NumPy, at the next `fetch()` for a
+        device."""
         if xp is np:
-            then([float(figure) for figure in figures])
+            then([float(value) for figure in figures for value in np.ravel(figure)])
             return
         self._waiting.append((xp, figures, then))
         if len(self._waiting) >= self.limit:
             self.fetch()
 
+    def zeroed(self, xp, count: int):
+        """`count` zeroed float64 slots of namespace `xp` for a kernel to add figures into,
+        then `read`: slices of one buffer filled once per fetch, not one fill per call."""
+        buffer, used = self._scratch.get(id(xp), (None, 0))
+        if buffer is None or used + count > buffer.size:
+            buffer, used = xp.zeros(max(count, _SCRATCH), xp.float64), 0
+        self._scratch[id(xp)] = (buffer, used + count)
+        return buffer[used:used + count]
+
     def fetch(self) -> None:
         """Bring every waiting figure to the host (one transfer per namespace) and pass each
         group on, in the order read."""
         waiting, self._waiting = self._waiting, []
+        self._scratch.clear()  # slots read from now on come from a fresh buffer
         if not waiting:
             return
         values = {}
         for xp in {id(entry[0]): entry[0] for entry in waiting}.values():
-            flat = [xp.asarray(figure, dtype=xp.float64).reshape(1)
+            flat = [xp.asarray(figure, dtype=xp.float64).reshape(-1)
                     for entry in waiting if entry[0] is xp for figure in entry[1]]
             values[id(xp)] = iter(xp.concatenate(flat).tolist() if flat else [])
             self.transfers += 1
         for xp, figures, then in waiting:
             taken = values[id(xp)]
-            then([next(taken) for _ in figures])
+            then([next(taken) for figure in figures for _ in range(figure.size)])

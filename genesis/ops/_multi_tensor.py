@@ -29,11 +29,28 @@ import numpy as np
 
 from ._kernels import _KERNEL_DTYPES, C_TYPES, REGISTRY, Elementwise
 
-__all__ = ["MultiTensorKernel", "MAX_TENSORS", "CHUNK", "THREADS"]
+__all__ = ["MultiTensorKernel", "MAX_TENSORS", "CHUNK", "THREADS", "chunk_picks", "blocks_for"]
 
 MAX_TENSORS = 32  # per launch: 32 tensors of 4 arrays is 1.2 KB of the 4 KB of kernel arguments
 CHUNK = 4096  # elements of one tensor per thread block
 THREADS = 256  # threads per block, each looping over its share of the chunk
+
+
+def chunk_picks(count: int, chosen) -> str:
+    """CUDA statements finding the tensor (of `count`, `size_k` elements each) whose CHUNK
+    this thread block takes: they set `found`, `size` and `tensor` (declared before them),
+    run the statements `chosen(k)` for tensor k, and leave in `block` the chunk's number
+    within it."""
+    return "\n".join(f"""  if (!found) {{
+    const long long chunks = (size_{k} + GENESIS_CHUNK - 1) / GENESIS_CHUNK;
+    if (block < chunks) {{ found = true; tensor = {k}; size = size_{k}; {chosen(k)} }}
+    else block -= chunks;
+  }}""" for k in range(count))
+
+
+def blocks_for(sizes) -> int:
+    """Thread blocks for tensors of these sizes: one per CHUNK of each."""
+    return sum(-(-int(size) // CHUNK) for size in sizes)
 
 
 class MultiTensorKernel:
@@ -104,15 +121,12 @@ class MultiTensorKernel:
 
     def source(self, ctype: str, count: int) -> str:
         """The CUDA text for `count` tensors with T = `ctype`."""
-        pointers, picks = [], []
+        pointers = []
         for tensor in range(count):
             pointers += [f"{'T*' if item in self.outputs else 'const T*'} {item.name}_{tensor}"
                          for item in self.arrays] + [f"long long size_{tensor}"]
-            chosen = " ".join(f"{item.name}_all = {item.name}_{tensor};" for item in self.arrays)
-            picks.append(f"""  if (!found) {{
-    const long long chunks = (size_{tensor} + GENESIS_CHUNK - 1) / GENESIS_CHUNK;
-    if (block < chunks) {{ found = true; size = size_{tensor}; {chosen} }} else block -= chunks;
-  }}""")
+        picks_text = chunk_picks(count, lambda tensor: " ".join(
+            f"{item.name}_all = {item.name}_{tensor};" for item in self.arrays))
         scalars = [f"{C_TYPES[item.type]} {item.name}" for item in self.scalars]
         chosen_arrays = "\n".join(
             f"  {'T*' if item in self.outputs else 'const T*'} {item.name}_all = 0;"
@@ -120,12 +134,12 @@ class MultiTensorKernel:
         elements = " ".join(
             f"T& {item.name} = {item.name}_all[i];" if item in self.outputs
             else f"const T {item.name} = {item.name}_all[i];" for item in self.arrays)
-        picks_text = "\n".join(picks)
         return f"""typedef {ctype} T;
 #define GENESIS_CHUNK {CHUNK}
 extern "C" __global__ void {self.name}({", ".join(pointers + scalars)}) {{
   long long block = blockIdx.x;  // becomes the chunk number within the tensor found
   bool found = false;
+  int tensor = -1;
   long long size = 0;
 {chosen_arrays}
 {picks_text}

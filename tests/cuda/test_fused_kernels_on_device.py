@@ -99,3 +99,16 @@ def test_row_kernel_on_the_gpu_takes_rows_across_a_kept_dim(real_cuda, name, dty
     tolerance = dict(rtol=2e-5, atol=2e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)
     for ours, reference in zip(got, expected):
         np.testing.assert_allclose(xp.asnumpy(ours), reference, **tolerance)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_census_on_the_gpu_counts_like_numpy(real_cuda, dtype):
+    """genesis trace's census kernel: finite and NaN counts of many arrays in one launch."""
+    from genesis.debug._census import _compiled, census
+    from tests.debug.test_census import census_samples, expected_counts
+    device = genesis.device(real_cuda)
+    arrays = census_samples(dtype) * 9  # 36 arrays: two launches
+    figures = census(device, [device.xp.asarray(array) for array in arrays])
+    assert any(key[1] == dtype for key in _compiled), "the census took its reference"
+    got = [float(value) for figure in figures for value in device.xp.asnumpy(figure).ravel()]
+    assert got == expected_counts(arrays)

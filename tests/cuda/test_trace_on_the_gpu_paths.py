@@ -8,8 +8,10 @@ import pytest
 
 import genesis
 from genesis.debug import stats
+from genesis.debug._census import CENSUS_NAME, census
 from genesis.debug.readings import Readings
 from genesis.debug.session import TraceSession
+from tests.debug.test_census import census_samples, expected_counts
 
 CASES = {
     "float32": np.array([[1.5, -3.0], [0.0, 2.0]], np.float32),
@@ -155,3 +157,21 @@ def _close(ours, theirs) -> bool:
     if isinstance(theirs, float) and math.isnan(theirs):
         return math.isnan(ours)
     return ours == pytest.approx(theirs, rel=1e-5, abs=1e-7)
+
+
+def test_census_launch_on_the_stand_in(array_ops):
+    """On the counting stand-in of CuPy: one launch per 32 arrays of one dtype, taken as CUDA
+    would take it (the stand-in checks the grid, the block and the arguments)."""
+    xp = array_ops.CountingNumPy()
+    device = type("Gpu", (), {"xp": xp, "type": "cuda"})()
+    arrays = [array_ops._counted(array) for array in census_samples(np.float64)] * 9  # 36
+    counter = array_ops.COUNTER
+    counter.launches.clear()
+    counter.active = True
+    try:
+        figures = census(device, arrays + [array_ops._counted(np.ones((3, 4)).T)])
+    finally:
+        counter.active = False
+    values = [float(value) for figure in figures for value in np.ravel(figure)]
+    assert values == expected_counts([np.asarray(array) for array in arrays] + [np.ones(12)])
+    assert counter.launches[CENSUS_NAME] == 2 and counter.launches["zeros"] == 2

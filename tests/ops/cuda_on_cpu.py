@@ -2,7 +2,8 @@
 multi-tensor kernels) where no GPU is present.
 
 `SHIM` plays the GPU for C++: `threadIdx`/`blockIdx` are per CPU thread, `__shared__`
-storage is shared by the threads of the block running, `__syncthreads()` is a barrier, and
+storage is shared by the threads of the block running, `__syncthreads()` is a barrier,
+`atomicAdd` on a double is an atomic add, and
 blocks run one after another, each with one CPU thread per CUDA thread. `launcher` wraps a
 kernel call in an exported `run(blocks, threads, ...)`; `build` compiles the whole text as
 a shared library with g++.
@@ -12,7 +13,8 @@ from __future__ import annotations
 import ctypes
 import subprocess
 
-SHIM = """#include <barrier>
+SHIM = """#include <atomic>
+#include <barrier>
 #include <cmath>
 #include <thread>
 #include <vector>
@@ -25,6 +27,9 @@ static std::barrier<>* genesis_block_barrier;
 #define __device__
 #define __shared__ static
 static void __syncthreads() { genesis_block_barrier->arrive_and_wait(); }
+static double atomicAdd(double* address, double value) {
+  return std::atomic_ref<double>(*address).fetch_add(value);
+}
 """
 
 

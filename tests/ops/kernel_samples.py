@@ -191,7 +191,8 @@ SAMPLES = {
     "genesis_adam_step_multi": _adam_multi,
     **{kernel: _with_non_finite for kernel in (
         "genesis_finite_min", "genesis_finite_max", "genesis_finite_sum", "genesis_finite_abs_sum",
-        "genesis_finite_square_sum", "genesis_finite_max_abs", "genesis_finite_count",
+        "genesis_finite_square_sum", "genesis_finite_max_abs", "genesis_square_sum",
+        "genesis_finite_count",
         "genesis_nan_count", "genesis_nonzero_count")},
     "genesis_any_outside": lambda rng, dtype: (
         (np.array([[0, 5, 2], [1, -100, 3]]), 6), {"axis": None, "keepdims": False}),

@@ -97,3 +97,15 @@ def test_every_kernel_body_compiles_with_nvrtc():
             except Exception:
                 failures.append(f"{name} ({scalar}):\n{nvrtc.getProgramLog(program)}")
     assert not failures, "kernels NVRTC does not compile:\n" + "\n".join(failures)
+
+
+def test_the_census_kernel_compiles_with_nvrtc():
+    from genesis.debug._census import census_source
+    nvrtc, include = _nvrtc_or_skip()
+    for scalar in ("float", "double"):
+        for count in (1, 3):
+            program = nvrtc.createProgram(census_source(scalar, count), "census.cu", [], [])
+            try:
+                nvrtc.compileProgram(program, [f"-I{include}", "-std=c++14"])
+            except Exception:
+                pytest.fail(f"census ({scalar}, {count}):\n{nvrtc.getProgramLog(program)}")
