@@ -43,7 +43,7 @@ import genesis  # noqa: E402
 import genesis.nn.functional as genesis_F  # noqa: E402
 from genesis.ops._kernels import REGISTRY, parameters  # noqa: E402
 from genesis.ops._multi_tensor import MultiTensorKernel  # noqa: E402
-from genesis.debug._census import CENSUS_NAME  # noqa: E402
+from genesis.debug._census import ARRAY_SUMS  # noqa: E402
 from cuda_benchmarks import (CNN_BATCH, CNN_IMAGE, MLP_BATCH, MLP_SIZES, cnn, mlp,  # noqa: E402
                              transformer_block)
 from norm_layers import step as norm_step  # noqa: E402
@@ -244,8 +244,8 @@ class CountingNumPy(types.ModuleType):
 
     @staticmethod
     def RawKernel(code, name):  # noqa: N802 (CuPy's name)
-        if name == CENSUS_NAME:
-            return _census_stand_in(code)
+        if name in ARRAY_SUMS:
+            return _array_sums_stand_in(code, ARRAY_SUMS[name])
         stand_in = _multi_tensor_stand_in if isinstance(REGISTRY[name], MultiTensorKernel) \
             else _row_stand_in
         return stand_in(code, name)
@@ -345,15 +345,16 @@ def _multi_tensor_stand_in(code: str, name: str):
     return launch
 
 
-def _census_stand_in(code: str):
-    """genesis trace's census kernel (genesis/debug/_census.py) on the fake GPU: one launch,
-    the finite and NaN counts of each array added into its slots, after checking the launch
-    as CUDA and CuPy would take it."""
+def _array_sums_stand_in(code: str, kernel):
+    """A sums-over-many-arrays kernel of genesis trace (genesis/debug/_census.py) on the fake
+    GPU: one launch, each array's sums (its figures' references) added into its slots, after
+    checking the launch as CUDA and CuPy would take it."""
     from genesis.ops._multi_tensor import MAX_TENSORS, THREADS, blocks_for
     dtype = np.dtype(np.float32 if "typedef float T;" in code else np.float64)
+    terms = len(kernel.terms)
 
     def launch(grid, block, args):
-        packed, counts = _plain(args[:-1]), _plain(args[-1])
+        packed, sums = _plain(args[:-1]), _plain(args[-1])
         arrays, sizes = packed[0::2], packed[1::2]
         problems = []
         if not 0 < len(arrays) <= MAX_TENSORS or len(sizes) != len(arrays):
@@ -363,17 +364,21 @@ def _census_stand_in(code: str):
                     array.dtype != dtype or array.size != size or \
                     not (array.flags.c_contiguous or array.flags.f_contiguous):
                 problems.append(f"an array that is not a dense {dtype} array of size {size!r}")
-        if not isinstance(counts, np.ndarray) or counts.dtype != np.float64 or \
-                counts.shape != (2 * len(arrays),) or counts.any():
-            problems.append("counts that are not a zeroed float64 array of two per array")
+        if not isinstance(sums, np.ndarray) or sums.dtype != np.float64 or \
+                sums.shape != (terms * len(arrays),) or sums.any():
+            problems.append(f"sums that are not a zeroed float64 array of {terms} per array")
         if tuple(grid) != (blocks_for(sizes),) or tuple(block) != (THREADS,):
             problems.append(f"grid {grid} and block {block} for sizes {sizes}")
         if problems:
-            raise TypeError(f"{CENSUS_NAME}: " + "; ".join(problems))
-        COUNTER.launch(CENSUS_NAME)
-        for slot, array in enumerate(arrays):
-            counts[2 * slot] += np.isfinite(array).sum()
-            counts[2 * slot + 1] += np.isnan(array).sum()
+            raise TypeError(f"{kernel.name}: " + "; ".join(problems))
+        COUNTER.launch(kernel.name)
+        COUNTER.depth += 1
+        try:
+            for slot, array in enumerate(arrays):
+                for term, figure in enumerate(kernel.figures):
+                    sums[terms * slot + term] += figure(_NUMPY_DEVICE, array)
+        finally:
+            COUNTER.depth -= 1
     return launch
 
 

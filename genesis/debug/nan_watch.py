@@ -22,7 +22,7 @@ from ..autograd.anomaly import (Census, backward_anomaly, backward_message, forw
                                 forward_message, input_shapes)
 from ..autograd.source import SourceLocation
 from ..tensor import Tensor
-from ._census import census
+from ._census import CENSUS
 from .findings import Finding
 from .readings import Readings
 
@@ -165,7 +165,7 @@ def _finite_elsewhere(tensors: list, device) -> bool:
 
 def _counts(device, checked: list, others: list, readings: Readings) -> list:
     """Device figures: the finite and NaN counts of each checked tensor, then of the others."""
-    return census(device, [tensor._data for _, tensor in checked + others],
+    return CENSUS(device, [tensor._data for _, tensor in checked + others],
                   lambda count: readings.zeroed(device.xp, count))
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from ._finite_figures import SQUARE_SUM
+from ._census import SQUARE_SUMS
 from .findings import Finding
 from .readings import Readings
 from .trace import ParameterRow
@@ -40,16 +40,24 @@ class ParamWatch:
         self.history[name] = [None] * self.steps
 
     def measure(self) -> None:
-        """Record every tracked leaf's current gradient norm as one more step."""
+        """Record every tracked leaf's current gradient norm as one more step (the gradients
+        of one device summed in one launch where it can)."""
         step = self.steps
+        by_device = {}
         for name, tensor in self.tensors.items():
-            grad = tensor.grad
             norms = self.history[name]
             norms.append(None)
+            grad = tensor.grad
             if grad is not None:
-                self.readings.read(grad._device.xp, [SQUARE_SUM(grad._device, grad._data)],
-                                   lambda found, norms=norms: norms.__setitem__(
-                                       step, math.sqrt(found[0])))
+                by_device.setdefault(grad._device, []).append((norms, grad._data))
+        for device, entries in by_device.items():
+            def record(squares: list, entries=entries) -> None:
+                for (norms, _), total in zip(entries, squares):
+                    norms[step] = math.sqrt(total)
+            xp = device.xp
+            self.readings.read(xp, SQUARE_SUMS(device, [array for _, array in entries],
+                                               lambda count: self.readings.zeroed(xp, count)),
+                               record)
         self.steps += 1
 
     # -- what the histories say --------------------------------------------------

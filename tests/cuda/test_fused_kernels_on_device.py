@@ -102,13 +102,16 @@ def test_row_kernel_on_the_gpu_takes_rows_across_a_kept_dim(real_cuda, name, dty
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_census_on_the_gpu_counts_like_numpy(real_cuda, dtype):
-    """genesis trace's census kernel: finite and NaN counts of many arrays in one launch."""
-    from genesis.debug._census import _compiled, census
-    from tests.debug.test_census import census_samples, expected_counts
+@pytest.mark.parametrize("name", ["genesis_census", "genesis_square_sums"])
+def test_sums_over_many_arrays_on_the_gpu_match_numpy(real_cuda, name, dtype):
+    """genesis trace's census (finite and NaN counts) and sums of squares of many arrays in
+    one launch."""
+    from genesis.debug._census import ARRAY_SUMS
+    from tests.debug.test_census import census_samples, expected_sums
+    kernel = ARRAY_SUMS[name]
     device = genesis.device(real_cuda)
     arrays = census_samples(dtype) * 9  # 36 arrays: two launches
-    figures = census(device, [device.xp.asarray(array) for array in arrays])
-    assert any(key[1] == dtype for key in _compiled), "the census took its reference"
+    figures = kernel(device, [device.xp.asarray(array) for array in arrays])
+    assert any(key[1] == dtype for key in kernel._compiled), "the sums took their reference"
     got = [float(value) for figure in figures for value in device.xp.asnumpy(figure).ravel()]
-    assert got == expected_counts(arrays)
+    np.testing.assert_allclose(got, expected_sums(kernel, arrays), rtol=1e-12)

@@ -8,10 +8,10 @@ import pytest
 
 import genesis
 from genesis.debug import stats
-from genesis.debug._census import CENSUS_NAME, census
+from genesis.debug._census import ARRAY_SUMS
 from genesis.debug.readings import Readings
 from genesis.debug.session import TraceSession
-from tests.debug.test_census import census_samples, expected_counts
+from tests.debug.test_census import census_samples, expected_sums
 
 CASES = {
     "float32": np.array([[1.5, -3.0], [0.0, 2.0]], np.float32),
@@ -159,9 +159,11 @@ def _close(ours, theirs) -> bool:
     return ours == pytest.approx(theirs, rel=1e-5, abs=1e-7)
 
 
-def test_census_launch_on_the_stand_in(array_ops):
+@pytest.mark.parametrize("name", sorted(ARRAY_SUMS))
+def test_sums_over_many_arrays_launch_on_the_stand_in(array_ops, name):
     """On the counting stand-in of CuPy: one launch per 32 arrays of one dtype, taken as CUDA
     would take it (the stand-in checks the grid, the block and the arguments)."""
+    kernel = ARRAY_SUMS[name]
     xp = array_ops.CountingNumPy()
     device = type("Gpu", (), {"xp": xp, "type": "cuda"})()
     arrays = [array_ops._counted(array) for array in census_samples(np.float64)] * 9  # 36
@@ -169,9 +171,10 @@ def test_census_launch_on_the_stand_in(array_ops):
     counter.launches.clear()
     counter.active = True
     try:
-        figures = census(device, arrays + [array_ops._counted(np.ones((3, 4)).T)])
+        figures = kernel(device, arrays + [array_ops._counted(np.ones((3, 4)).T)])
     finally:
         counter.active = False
     values = [float(value) for figure in figures for value in np.ravel(figure)]
-    assert values == expected_counts([np.asarray(array) for array in arrays] + [np.ones(12)])
-    assert counter.launches[CENSUS_NAME] == 2 and counter.launches["zeros"] == 2
+    expected = expected_sums(kernel, [np.asarray(array) for array in arrays] + [np.ones(12)])
+    assert np.allclose(values, expected, rtol=1e-12, equal_nan=True)
+    assert counter.launches[name] == 2 and counter.launches["zeros"] == 2

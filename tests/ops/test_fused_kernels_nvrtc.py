@@ -99,13 +99,14 @@ def test_every_kernel_body_compiles_with_nvrtc():
     assert not failures, "kernels NVRTC does not compile:\n" + "\n".join(failures)
 
 
-def test_the_census_kernel_compiles_with_nvrtc():
-    from genesis.debug._census import census_source
+def test_the_sums_over_many_arrays_compile_with_nvrtc():
+    from genesis.debug._census import ARRAY_SUMS
     nvrtc, include = _nvrtc_or_skip()
-    for scalar in ("float", "double"):
-        for count in (1, 3):
-            program = nvrtc.createProgram(census_source(scalar, count), "census.cu", [], [])
-            try:
-                nvrtc.compileProgram(program, [f"-I{include}", "-std=c++14"])
-            except Exception:
-                pytest.fail(f"census ({scalar}, {count}):\n{nvrtc.getProgramLog(program)}")
+    for name, kernel in sorted(ARRAY_SUMS.items()):
+        for scalar in ("float", "double"):
+            for count in (1, 3):
+                program = nvrtc.createProgram(kernel.source(scalar, count), f"{name}.cu", [], [])
+                try:
+                    nvrtc.compileProgram(program, [f"-I{include}", "-std=c++14"])
+                except Exception:
+                    pytest.fail(f"{name} ({scalar}, {count}):\n{nvrtc.getProgramLog(program)}")
