@@ -4,7 +4,7 @@ The 16x16 images are made here: one shape at a random place on a noisy
 background. Conv2d -> ReLU -> MaxPool2d twice, then a Linear classifier,
 trained with Adam on minibatches.
 
-Run: python examples/cnn.py [--epochs N]
+Run: python examples/cnn.py [--epochs N] [--device cuda]
 It prints the loss and accuracy of each epoch, then the accuracy on held-out images.
 """
 import argparse
@@ -49,16 +49,18 @@ def accuracy(model, images, labels) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--epochs", type=int, default=6)
-    epochs = parser.parse_args().epochs
+    parser.add_argument("--device", default="cpu", help="where to train: cpu or cuda")
+    options = parser.parse_args()
+    epochs, device = options.epochs, options.device
     genesis.manual_seed(0)
     rng = np.random.default_rng(0)
-    train_images, train_labels = make_images(768, rng)
-    test_images, test_labels = make_images(256, rng)
-    model = make_model()
+    train_images, train_labels = (tensor.to(device) for tensor in make_images(768, rng))
+    test_images, test_labels = (tensor.to(device) for tensor in make_images(256, rng))
+    model = make_model().to(device)
     optimizer = genesis.optim.Adam(model.parameters(), lr=0.01)
     batch = 64
     for epoch in range(epochs):
-        order = genesis.tensor(rng.permutation(len(train_labels)))
+        order = genesis.tensor(rng.permutation(len(train_labels)), device=device)
         total = 0.0
         for start in range(0, len(train_labels), batch):
             picked = order[start:start + batch]

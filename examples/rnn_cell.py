@@ -5,7 +5,7 @@ The cell is one module called at every step, so `genesis trace examples/rnn_cell
 each call as its own cluster (cell, cell#2, ..., folded into one badge when there are many),
 with the shared weights beside each use.
 
-Run: python examples/rnn_cell.py [--steps N] [--length L]
+Run: python examples/rnn_cell.py [--steps N] [--length L] [--device cuda]
 It prints the loss going down and the final accuracy (> 90%).
 """
 import argparse
@@ -33,7 +33,7 @@ class Unrolled(nn.Module):
         self.head = nn.Linear(hidden, 2)
 
     def forward(self, sequence):
-        h = genesis.zeros(sequence.shape[1], self.hidden)
+        h = genesis.zeros(sequence.shape[1], self.hidden, device=sequence.device)
         for x in sequence:          # one call of the cell per step
             h = self.cell(x, h)
         return self.head(h)
@@ -43,10 +43,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--length", type=int, default=7)  # odd: the sum is never 0
+    parser.add_argument("--device", default="cpu", help="where to train: cpu or cuda")
     options = parser.parse_args()
     genesis.manual_seed(0)
-    sequences, labels = walks(256, options.length)
-    model = Unrolled()
+    sequences, labels = (tensor.to(options.device) for tensor in walks(256, options.length))
+    model = Unrolled().to(options.device)
     optimizer = genesis.optim.Adam(model.parameters(), lr=0.02)
     for step in range(options.steps):
         loss = F.cross_entropy(model(sequences), labels)
