@@ -86,13 +86,19 @@ class _CurrentGPU(threading.local):
 current_gpu = _CurrentGPU()
 
 
-def device(spec="cpu") -> Device:
-    """Parse "cpu", "cuda", "cuda:N" (or a Device) into a Device.
+def device(spec="cpu", index: int | None = None) -> Device:
+    """Parse "cpu", "cuda", "cuda:N" (or a Device) into a Device; as in PyTorch, the index
+    may come second: device("cuda", 1) is device("cuda:1").
 
     A bare "cuda" means the current GPU: 0 unless `genesis.cuda.set_device` chose
     another. Creating the object never fails; using a CUDA device without CuPy or a GPU
     raises `DeviceError` saying why.
+
+    >>> device("cuda", 1), device("cpu", 0)
+    (device(type='cuda', index=1), device(type='cpu'))
     """
+    if index is not None:
+        return _with_index(spec, index)
     if isinstance(spec, Device):
         return spec
     if spec is None:
@@ -100,15 +106,29 @@ def device(spec="cpu") -> Device:
     if isinstance(spec, int):
         return Device("cuda", spec)
     text = str(spec).strip().lower()
-    kind, _, index = text.partition(":")
-    if kind == "cpu" and not index:
+    kind, _, number = text.partition(":")
+    if kind == "cpu" and not number:
         return cpu
     if kind == "cuda":
-        if not index:
+        if not number:
             return Device("cuda", current_gpu.index)
-        if index.isdigit():
-            return Device("cuda", int(index))
+        if number.isdigit():
+            return Device("cuda", int(number))
     raise DeviceError(f"unknown device {spec!r}; expected 'cpu', 'cuda' or 'cuda:N'")
+
+
+def _with_index(kind, index) -> Device:
+    """device(kind, index): a type without an index of its own, and a non-negative int."""
+    if not isinstance(kind, str) or kind.strip().lower() not in ("cpu", "cuda"):
+        raise DeviceError(f"device({kind!r}, {index!r}): with an index, the type must be 'cpu' "
+                          "or 'cuda' (an index given twice, as in 'cuda:1', is ambiguous)")
+    if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+        raise DeviceError(f"device({kind!r}, {index!r}): the index must be an int >= 0")
+    if kind.strip().lower() == "cpu":
+        if index != 0:
+            raise DeviceError(f"device('cpu', {index}): the CPU has index 0 only")
+        return cpu
+    return Device("cuda", index)
 
 
 cpu = Device("cpu")

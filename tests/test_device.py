@@ -19,6 +19,17 @@ def test_parse_devices():
         genesis.device("tpu")
 
 
+def test_the_index_may_come_second_as_in_pytorch():
+    assert genesis.device("cuda", 1) is genesis.device("cuda:1")
+    assert genesis.device("CUDA", 0) is genesis.device("cuda:0")
+    assert genesis.device("cpu", 0) is genesis.device("cpu")
+    for kind, index, problem in (("cuda:1", 1, "given twice"), ("tpu", 0, "must be 'cpu' or"),
+                                 ("cuda", -1, "int >= 0"), ("cuda", 1.0, "int >= 0"),
+                                 ("cuda", True, "int >= 0"), ("cpu", 1, "index 0 only")):
+        with pytest.raises(DeviceError, match=problem):
+            genesis.device(kind, index)
+
+
 def test_cpu_namespace_is_numpy():
     assert genesis.device("cpu").xp is np
 
