@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 
 import numpy as np
 
@@ -226,6 +227,38 @@ def transfer(array, source: Device, target: Device):
         # ndarray.copy() copies onto the current GPU even from another one; asarray
         # would hand back the array itself when it already is a CuPy array.
         return array.copy() if isinstance(array, xp.ndarray) else xp.asarray(array)
+
+
+_PINNED = weakref.WeakValueDictionary()  # id -> host array genesis allocated page-locked
+
+
+def pinned_copy(array):
+    """A copy of the host `array` in page-locked memory (so a copy to the GPU can run
+    asynchronously), allocated by CuPy; under GENESIS_FAKE_CUDA ordinary memory, marked
+    pinned. DeviceError, as PyTorch raises, when no CUDA device is available."""
+    try:
+        xp = device("cuda").xp
+    except DeviceError as error:
+        raise DeviceError(f"pin_memory needs a CUDA device for page-locked host memory: "
+                          f"{error}") from None
+    if xp is np:
+        copy = np.array(array)
+    else:
+        import cupyx
+
+        copy = cupyx.empty_pinned(array.shape, array.dtype)
+        copy[...] = array
+    _PINNED[id(copy)] = copy
+    return copy
+
+
+def is_pinned(array) -> bool:
+    """Whether `array` (or the array it views) is host memory `pinned_copy` allocated."""
+    while isinstance(array, np.ndarray):
+        if _PINNED.get(id(array)) is array:
+            return True
+        array = array.base
+    return False
 
 
 def host_numbers(device: Device, *values) -> list:

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from ..autograd.function import Function
-from ..device import Device, DeviceError, device as as_device, transfer
+from ..device import (Device, DeviceError, device as as_device, is_pinned as pinned_memory,
+                      pinned_copy, transfer)
 from ..dtypes import DType, get_dtype
 from ..tensor import Tensor, wrap_array
 
@@ -140,6 +141,38 @@ def type_as(input: Tensor, other: Tensor) -> Tensor:
     return to(input, other._device, other.dtype)
 
 
+class PinMemory(Function):
+    """The same values in page-locked host memory; the gradient passes through."""
+
+    @staticmethod
+    def forward(ctx, a):
+        return pinned_copy(a._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+def pin_memory(input: Tensor) -> Tensor:
+    """A copy of a CPU tensor in page-locked memory, which a copy to the GPU can read
+    asynchronously (`.to("cuda", non_blocking=True)`); itself when already pinned. Needs a
+    CUDA device, as in PyTorch.
+
+    >>> import genesis
+    >>> genesis.tensor([1.0]).pin_memory()  # doctest: +SKIP
+    tensor([1.])
+    """
+    if input._device.type != "cpu":
+        raise RuntimeError(f"pin_memory: cannot pin a {input._device} tensor; only CPU tensors "
+                           "can be pinned (it is in GPU memory already)")
+    return input if is_pinned(input) else PinMemory.apply(input)
+
+
+def is_pinned(input: Tensor) -> bool:
+    """Whether the tensor is in page-locked host memory (`pin_memory`); False on a GPU."""
+    return input._device.type == "cpu" and pinned_memory(input._data)
+
+
 def get_device(input: Tensor) -> int:
     """The GPU number of a CUDA tensor; -1 for a CPU tensor (as in PyTorch)."""
     return -1 if input._device.type == "cpu" else input._device.index
@@ -147,7 +180,8 @@ def get_device(input: Tensor) -> int:
 
 METHODS = {
     "to": to, "clone": clone, "contiguous": contiguous, "cpu": cpu, "cuda": cuda,
-    "type_as": type_as, "get_device": get_device,
+    "type_as": type_as, "get_device": get_device, "pin_memory": pin_memory,
+    "is_pinned": is_pinned,
     "float": _converter("float32"), "half": _converter("float16"),
     "double": _converter("float64"), "long": _converter("int64"), "int": _converter("int32"),
     "bool": _converter("bool"), "short": _converter("int16"), "byte": _converter("uint8"),

@@ -171,3 +171,28 @@ def test_module_to_another_fake_gpu(two_fake_gpus):
     assert layer(genesis.ones(1, 2, device="cuda:1")).device == genesis.device("cuda:1")
     moved = genesis.ones(2, device="cuda:0").to("cuda:1")
     assert moved.device == genesis.device("cuda:1")
+
+
+def test_pinned_host_memory_for_copies_to_the_gpu(cuda):
+    x = genesis.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    pinned = x.pin_memory()
+    assert pinned.is_pinned() and not x.is_pinned() and pinned.device.type == "cpu"
+    assert pinned.pin_memory() is pinned and pinned[0].is_pinned()  # a view of pinned memory
+    assert pinned.tolist() == x.tolist()
+    (pinned.to(cuda, non_blocking=True) * 2).sum().backward()  # the gradient passes through
+    assert x.grad.tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    on_gpu = pinned.cuda(non_blocking=True)
+    assert on_gpu.tolist() == x.tolist() and not on_gpu.is_pinned()
+    with pytest.raises(RuntimeError, match="cannot pin a cuda:0 tensor; only CPU tensors"):
+        on_gpu.pin_memory()
+
+
+def test_pinning_without_a_gpu_says_it_needs_one(monkeypatch):
+    from genesis.device import Device, DeviceError
+    monkeypatch.setenv("GENESIS_FAKE_CUDA", "0")
+    for device in list(Device._cache.values()):
+        if device.type == "cuda":
+            monkeypatch.setattr(device, "_xp", None)
+    monkeypatch.setitem(__import__("sys").modules, "cupy", None)  # as where CuPy is missing
+    with pytest.raises(DeviceError, match="pin_memory needs a CUDA device"):
+        genesis.tensor([1.0]).pin_memory()
