@@ -14,6 +14,11 @@ then re-runs that call in float64 on those inputs:
    0, max with ties), where any value between them is a valid sub-gradient:
    those are reported as "not differentiable here", never as mismatches.
 
+A call recorded on a GPU is re-run on the host, where perturbing one element costs
+no launch and no wait; if its code cannot run there (it makes tensors on "cuda"
+itself, say), the check runs again on the call's own device, so that is not
+reported as an error of the Function.
+
 >>> import genesis
 >>> class Twice(genesis.Function):
 ...     @staticmethod
@@ -134,10 +139,17 @@ class NodeCheck:
 
 def check_invocation(invocation: Invocation, seed: int = 0) -> NodeCheck:
     """Re-run `invocation` in float64 and check its backward (see the module docstring)."""
+    verdict = _check(invocation, seed, on_host=True)
+    if verdict.status == "error" and _ran_on_a_gpu(invocation.args):
+        return _check(invocation, seed, on_host=False)  # as it ran: the verdict that counts
+    return verdict
+
+
+def _check(invocation: Invocation, seed: int, on_host: bool) -> NodeCheck:
     function = invocation.function
     if function.nondeterministic:
         return NodeCheck("skipped", f"{function.__name__} declares itself nondeterministic")
-    problem = _Problem.build(invocation)
+    problem = _Problem.build(invocation, on_host)
     if not problem.leaves:
         return NodeCheck("skipped", "no floating-point input required grad")
     try:
@@ -152,28 +164,37 @@ def check_invocation(invocation: Invocation, seed: int = 0) -> NodeCheck:
     return problem.elementwise_check(analytical, seed)
 
 
-class _Problem:
-    """The call rebuilt in float64: leaves to perturb and a scalar projection of the outputs."""
+def _ran_on_a_gpu(args) -> bool:
+    return any(arg._device is not cpu if isinstance(arg, Tensor) else
+               isinstance(arg, list | tuple) and _ran_on_a_gpu(arg) for arg in args)
 
-    def __init__(self, invocation: Invocation, args: list, leaf_positions: list):
+
+class _Problem:
+    """The call rebuilt in float64: leaves to perturb and a scalar projection of the outputs.
+    Leaves are arrays on the device the call is re-run on; figures come back to the host."""
+
+    def __init__(self, invocation: Invocation, args: list, leaf_positions: list, kwargs: dict):
         self.invocation = invocation
         self.args = args
         self.leaf_positions = leaf_positions
         self.leaves = [args[position]._data for position in leaf_positions]
-        self.kwargs = _on_host(invocation.kwargs)
+        self.devices = [args[position]._device for position in leaf_positions]
+        self.kwargs = kwargs
         self.weights = None
 
     @classmethod
-    def build(cls, invocation: Invocation) -> "_Problem":
+    def build(cls, invocation: Invocation, on_host: bool = True) -> "_Problem":
+        """The call's arguments in float64: on the host, or where the call ran."""
+        place = _on_host if on_host else (lambda value: value)
         args, positions = [], []
         for position, (value, requires) in enumerate(zip(invocation.args, invocation.requires_grad)):
-            value = _on_host(value)
+            value = place(value)
             if isinstance(value, Tensor) and value.dtype.is_floating_point:
                 value = wrap_array(value._data.astype(np.float64), value._device)
                 if requires:
                     positions.append(position)
             args.append(value)
-        return cls(invocation, args, positions)
+        return cls(invocation, args, positions, place(invocation.kwargs))
 
     def _outputs(self, args) -> list:
         result = self.invocation.function.apply(*args, **self.kwargs)
@@ -186,7 +207,7 @@ class _Problem:
         """The outputs flattened (without grad): the basis of every finite difference."""
         with no_grad():
             outputs = self._outputs(self.args)
-        return np.concatenate([out._data.astype(np.float64).ravel() for out in outputs]) \
+        return np.concatenate([_host(out._data, out._device).ravel() for out in outputs]) \
             if outputs else np.zeros(0)
 
     def projection(self) -> float:
@@ -209,19 +230,19 @@ class _Problem:
         grad_outputs = []
         for out in outputs:
             size = out._data.size
-            grad_outputs.append(wrap_array(self.weights[offset:offset + size].reshape(out.shape),
-                                           out._device))
+            weights = self.weights[offset:offset + size].reshape(out.shape)
+            grad_outputs.append(wrap_array(transfer(weights, cpu, out._device), out._device))
             offset += size
         connected = [(out, grad) for out, grad in zip(outputs, grad_outputs) if out.requires_grad]
         if not connected:
-            return [np.zeros_like(leaf) for leaf in self.leaves]
+            return [np.zeros(leaf.shape) for leaf in self.leaves]
         grads = engine.grad([out for out, _ in connected], leaves, [g for _, g in connected],
                             allow_unused=True)
-        return [np.zeros_like(leaf) if grad is None else np.asarray(grad._data, np.float64)
+        return [np.zeros(leaf.shape) if grad is None else _host(grad._data, grad._device)
                 for grad, leaf in zip(grads, self.leaves)]
 
-    def _perturbed(self, leaf: np.ndarray, index, delta: float) -> float:
-        original = leaf[index]
+    def _perturbed(self, leaf, index, delta: float) -> float:
+        original = leaf[index].copy()  # on CuPy an element is a view, not a number
         leaf[index] = original + delta
         try:
             return self.projection()
@@ -234,9 +255,11 @@ class _Problem:
         norm = np.sqrt(sum(float((d * d).sum()) for d in directions)) or 1.0
         directions = [d / norm for d in directions]
         originals = [leaf.copy() for leaf in self.leaves]
+        placed = [transfer(direction, cpu, device) for direction, device in zip(directions,
+                                                                                self.devices)]
         values = []
         for sign in (1.0, -1.0):
-            for leaf, direction, original in zip(self.leaves, directions, originals):
+            for leaf, direction, original in zip(self.leaves, placed, originals):
                 leaf[...] = original + sign * EPS * direction
             values.append(self.projection())
         for leaf, original in zip(self.leaves, originals):
@@ -278,6 +301,11 @@ class _Problem:
                              "elements sit on a kink (e.g. relu/abs at 0, max with ties)",
                              checked_elements=checked)
         return NodeCheck("pass", checked_elements=checked)
+
+
+def _host(array, device) -> np.ndarray:
+    """A float64 NumPy copy of an array on `device`."""
+    return np.asarray(transfer(array, device, cpu), np.float64)
 
 
 def _on_host(value):
