@@ -150,3 +150,25 @@ def test_grad_scaler_trains_and_skips_overflowing_steps_on_the_device(cuda):
     scaler.update()
     assert scaler.get_scale() == 2.0 ** 9
     np.testing.assert_array_equal(model.fc1.weight.detach().cpu().numpy(), before)
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_gradcheck_and_gradgradcheck_on_the_device(cuda, fast_mode):
+    x = genesis.randn(3, 2, dtype=genesis.float64, device=cuda, requires_grad=True)
+    w = genesis.randn(2, dtype=genesis.float64, device=cuda, requires_grad=True)
+    function = lambda a, b: (a * b).sin().sum(1)  # noqa: E731
+    assert genesis.autograd.gradcheck(function, (x, w), fast_mode=fast_mode)
+    assert genesis.autograd.gradgradcheck(function, (x, w), fast_mode=fast_mode)
+
+    class WrongSquare(genesis.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a * a
+
+        @staticmethod
+        def backward(ctx, grad):
+            (a,) = ctx.saved_tensors
+            return grad * 3 * a
+    with pytest.raises(genesis.autograd.GradcheckError, match="analytical and numerical gradients differ"):
+        genesis.autograd.gradcheck(WrongSquare.apply, (x,), fast_mode=fast_mode)
