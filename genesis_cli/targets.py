@@ -24,7 +24,7 @@ import numpy as np
 import genesis
 
 __all__ = ["TargetError", "Target", "Inputs", "resolve", "input_count", "build_inputs",
-           "parse_shape", "parse_dtype", "DEFAULT_SHAPE"]
+           "parse_shape", "parse_dtype", "parse_device", "on_device", "DEFAULT_SHAPE"]
 
 DEFAULT_SHAPE = (3, 4)
 
@@ -170,16 +170,20 @@ def input_count(target: Target) -> tuple:
     return max(required, 0), None if variadic else len(positional) - skip
 
 
-def build_inputs(target: Target, shapes: list, dtype, seed: int) -> Inputs:
+def build_inputs(target: Target, shapes: list, dtype, seed: int, device=None) -> Inputs:
     """Inputs for the check: random tensors of `shapes` (one per input) when given, else
     the target's `gradcheck_inputs()` (a staticmethod or attribute) when it has one, else
-    random tensors of DEFAULT_SHAPE, one per required input; random ones require grad."""
+    random tensors of DEFAULT_SHAPE, one per required input; random ones require grad.
+    All on `device` (the CPU by default): given inputs are moved there, as leaves."""
+    device = genesis.device("cpu") if device is None else device
     provider = getattr(target.obj, "gradcheck_inputs", None)
     if not shapes and provider is not None:
         genesis.manual_seed(seed)
         inputs = provider() if callable(provider) else provider
-        args = tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
-        return Inputs(args, "gradcheck_inputs(): " + ", ".join(_describe(arg) for arg in args), random=False)
+        args = tuple(_moved(arg, device) for arg in (
+            inputs if isinstance(inputs, (list, tuple)) else (inputs,)))
+        return Inputs(args, "gradcheck_inputs(): " + ", ".join(_describe(arg) for arg in args)
+                      + on_device(device), random=False)
     required, most = input_count(target)
     defaulted = not shapes
     if defaulted:
@@ -192,9 +196,38 @@ def build_inputs(target: Target, shapes: list, dtype, seed: int) -> Inputs:
     else:
         description = ", ".join(str(shape) for shape in shapes)
     rng = np.random.default_rng(seed)
-    args = tuple(genesis.tensor(rng.standard_normal(shape), dtype=dtype, requires_grad=True)
-                 for shape in shapes)
-    return Inputs(args, f"{description} random {dtype.name}, seed {seed}", defaulted=defaulted)
+    args = tuple(genesis.tensor(rng.standard_normal(shape), dtype=dtype, device=device,
+                                requires_grad=True) for shape in shapes)
+    return Inputs(args, f"{description} random {dtype.name}, seed {seed}{on_device(device)}",
+                  defaulted=defaulted)
+
+
+def _moved(value, device):
+    """A tensor input on `device`, a leaf that requires grad as the given one did."""
+    if not isinstance(value, genesis.Tensor) or value.device == device:
+        return value
+    return value.detach().to(device).requires_grad_(value.requires_grad)
+
+
+def on_device(device) -> str:
+    """' on cuda:0' for the report, nothing for the CPU."""
+    return "" if device.type == "cpu" else f" on {device}"
+
+
+def parse_device(name: str):
+    """The genesis device called `name` ('cpu', 'cuda', 'cuda:1'), checked to be usable.
+
+    >>> parse_device("cpu")
+    device(type='cpu')
+    """
+    from genesis.device import DeviceError
+
+    try:
+        device = genesis.device(name)
+        device.xp  # a GPU without CuPy or a driver says so here, not in every check
+    except DeviceError as error:
+        raise TargetError(f"bad --device {name!r}: {error}") from None
+    return device
 
 
 def _count_words(required: int, most: int | None) -> str:

@@ -30,7 +30,8 @@ from genesis.autograd.gradcheck import GradcheckWarning
 from genesis.autograd.gradcheck_report import CHECKS, GradcheckResult, Tolerances, format_report
 from genesis.ops.registry import all_ops
 
-from ..targets import TargetError, build_inputs, parse_dtype, parse_shape, resolve
+from ..targets import (TargetError, build_inputs, on_device as _on, parse_device, parse_dtype,
+                       parse_shape, resolve)
 from ..ui import make_console, new_table, print_error, print_warning, progress, status_text
 
 __all__ = ["gradcheck_command", "Row", "check_target", "check_op", "select_ops"]
@@ -55,6 +56,7 @@ class CheckOptions:
     tolerances: Tolerances
     fast: bool
     max_report: int
+    device: object = genesis.device("cpu")  # where the inputs are made and the check runs
 
     def run(self, func, args) -> GradcheckResult:
         return check_gradients(func, args, eps=self.tolerances.eps, atol=self.tolerances.atol,
@@ -70,6 +72,9 @@ def gradcheck_command(
         "Shape of one random input, like 3,4 (repeat once per input). Default: each input 3,4, "
         "or the target's gradcheck_inputs().")),
     dtype: str = typer.Option("float64", "--dtype", help="Dtype of the random inputs (float64 recommended)."),
+    device: str = typer.Option("cpu", "--device", help=(
+        "Where the inputs live and the check runs: cpu, cuda or cuda:N (a Function with GPU "
+        "code is checked on the GPU).")),
     seed: int = typer.Option(0, "--seed", help="Seed of the random inputs."),
     eps: float = typer.Option(1e-6, "--eps", help="Finite-difference step."),
     atol: float = typer.Option(1e-5, "--atol", help="Absolute tolerance."),
@@ -84,13 +89,15 @@ def gradcheck_command(
     """Check gradients against finite differences: custom Functions, functions, or the built-in ops.
 
     Examples: genesis gradcheck my_ops.py; genesis gradcheck my_ops.py:MatMul --shape 3,4 --shape 4,5;
-    genesis gradcheck mypkg.layers:swish; genesis gradcheck --ops mul,div
+    genesis gradcheck mypkg.layers:swish; genesis gradcheck --ops mul,div;
+    genesis gradcheck my_cuda_ops.py --device cuda
     """
     out = make_console(no_color=no_color)
     err = make_console(no_color=no_color, stderr=True)
     ops = ops or (name_filter is not None and target is None)
     try:
         chosen_dtype = parse_dtype(dtype)
+        chosen_device = parse_device(device)
         if ops:
             if shape:
                 raise TargetError("--shape is for targets; ops are checked on their registry samples")
@@ -106,7 +113,8 @@ def gradcheck_command(
     except TargetError as error:
         print_error(err, str(error))
         raise typer.Exit(2) from None
-    options = CheckOptions(Tolerances(eps=eps, atol=atol, rtol=rtol), fast, max_report)
+    options = CheckOptions(Tolerances(eps=eps, atol=atol, rtol=rtol), fast, max_report,
+                           chosen_device)
     notes = []
     if chosen_dtype is not genesis.float64:
         notes.append(f"--dtype {chosen_dtype.name}: the numerical gradient is taken on float64 copies "
@@ -143,7 +151,7 @@ def check_target(target, shapes: list, dtype, seed: int, options: CheckOptions) 
 
 def _check_target(target, shapes: list, dtype, seed: int, options: CheckOptions) -> tuple:
     try:
-        inputs = build_inputs(target, shapes, dtype, seed)
+        inputs = build_inputs(target, shapes, dtype, seed, options.device)
     except TargetError as error:
         return Row(target.name, "ERROR", "inputs could not be built", errors=[("", str(error))]), None
     except Exception as error:
@@ -240,7 +248,7 @@ def _check_samples(info, dtype, seed: int, options: CheckOptions) -> Row:
     row = Row(info.name, "PASS", "", 0.0, 0.0)
     checked = 0
     for index, sample in enumerate(samples):
-        args, kwargs = sample.tensors(dtype)
+        args, kwargs = sample.tensors(dtype, None if options.device.type == "cpu" else options.device)
         if not any(isinstance(arg, genesis.Tensor) and arg.requires_grad for arg in args):
             continue
         checked += 1
@@ -255,7 +263,7 @@ def _check_samples(info, dtype, seed: int, options: CheckOptions) -> Row:
         if not result.ok:
             row.failures.append((where, result))
     without_grad = len(samples) - checked
-    row.checked = f"{checked} samples, {dtype.name}" + (
+    row.checked = f"{checked} samples, {dtype.name}{_on(options.device)}" + (
         f" ({without_grad} more with no input requiring grad)" if without_grad else "")
     row.status = "ERROR" if row.errors else "FAIL" if row.failures else "PASS" if checked else "SKIP"
     return row
@@ -338,7 +346,7 @@ def _summary(rows: list, ops: bool, dtype, seed: int, options: CheckOptions, not
     return {
         "ok": _all_passed(rows),
         "mode": "ops" if ops else "targets",
-        "dtype": dtype.name, "seed": seed, "fast": options.fast,
+        "dtype": dtype.name, "device": str(options.device), "seed": seed, "fast": options.fast,
         "tolerances": {"eps": tol.eps, "atol": tol.atol, "rtol": tol.rtol},
         "counts": _counts(rows),
         "warnings": notes,
