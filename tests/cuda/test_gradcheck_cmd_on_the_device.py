@@ -2,46 +2,21 @@
 Function with GPU code (here: a tensor made on "cuda" in its forward) is checked as it runs;
 a device that cannot be had is a usage error naming it."""
 import json
-import textwrap
+from pathlib import Path
 
 from typer.testing import CliRunner
 
 from genesis_cli.app import app
 
-GPU_FUNCTIONS = textwrap.dedent('''
-    import genesis
-
-    class Square(genesis.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x * genesis.ones(x.shape, device="cuda", dtype=x.dtype)
-
-        @staticmethod
-        def backward(ctx, grad):
-            (x,) = ctx.saved_tensors
-            return grad * 2 * x
-
-    class WrongSquare(Square):
-        @staticmethod
-        def backward(ctx, grad):
-            (x,) = ctx.saved_tensors
-            return grad * 3 * x
-
-    class Given(Square):
-        @staticmethod
-        def gradcheck_inputs():
-            return (genesis.randn(2, 3, dtype=genesis.float64, requires_grad=True),)
-''')
+GPU_FUNCTIONS = Path(__file__).with_name("gpu_functions.py")
 
 
 def run(*args):
     return CliRunner().invoke(app, ["gradcheck", *args, "--no-color"], env={"COLUMNS": "200"})
 
 
-def test_functions_with_gpu_code_are_checked_on_the_gpu(fake_cuda, tmp_path):
-    path = tmp_path / "gpu_functions.py"
-    path.write_text(GPU_FUNCTIONS)
+def test_functions_with_gpu_code_are_checked_on_the_gpu(fake_cuda):
+    path = GPU_FUNCTIONS
     result = run(str(path), "--device", "cuda", "--json")
     assert result.exit_code == 1, result.output  # WrongSquare fails
     summary = json.loads(result.output)

@@ -12,6 +12,7 @@ from genesis.debug import grad_stats, value_stats
 from genesis.debug.session import TraceSession
 from genesis.debug.trace import Trace
 from genesis_cli.app import app
+from tests.cuda import gpu_functions
 from tests.helpers import Cube
 
 SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "buggy" / "wrong_backward.py"
@@ -85,29 +86,14 @@ def test_statistics_on_the_device_equal_the_hosts(cuda, name):
             assert ours[key] == expected, (function.__name__, key)
 
 
-def _device_bound(factor: float):
-    """A Function whose forward makes a tensor on "cuda" itself (as GPU scripts do), with a
-    backward that is right for factor 2 and wrong otherwise."""
-    class DeviceBound(genesis.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x * genesis.ones(x.shape, device="cuda", dtype=x.dtype)
-
-        @staticmethod
-        def backward(ctx, grad):
-            (x,) = ctx.saved_tensors
-            return grad * factor * x
-    return DeviceBound
-
-
-@pytest.mark.parametrize("factor, status", [(2.0, "pass"), (3.0, "fail")])
-def test_a_function_bound_to_the_gpu_is_checked_there(cuda, factor, status):
+@pytest.mark.parametrize("function, status", [(gpu_functions.Square, "pass"),
+                                              (gpu_functions.WrongSquare, "fail")])
+def test_a_function_bound_to_the_gpu_is_checked_there(cuda, function, status):
     """Re-run on the host it would mix devices; the check runs again where the call ran,
     and its verdict is the Function's, not the host's error."""
     x = genesis.randn(3, 2, device=cuda, requires_grad=True)
     with TraceSession() as session:
-        _device_bound(factor).apply(x).sum().backward()
+        function.apply(x).sum().backward()
     session.result(script="inline")
     (check,) = session.check_results
     assert check["status"] == status, check
