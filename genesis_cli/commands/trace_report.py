@@ -32,9 +32,12 @@ def _header(console: Console, trace: Trace) -> None:
     command = " ".join([short(trace.script), *trace.args])
     console.print(Text.assemble(("genesis trace ", "bold"), command))
     sizes = ", ".join(f"{sum(1 for n in graph.nodes if n.kind == 'op')} ops" for graph in trace.graphs)
+    devices = sorted({node.device for graph in trace.graphs for node in graph.nodes
+                      if node.kind == "op" and node.device != "cpu"})
+    on = f" on {', '.join(devices)}" if devices else ""  # a CPU run says nothing
     ended = "raised an exception" if trace.script_error else f"exit status {trace.exit_code}"
     console.print(f"  backward calls: {trace.steps_seen} ({trace.steps_recorded} recorded fully)   "
-                  f"graphs: {len(trace.graphs)}{f' ({sizes})' if sizes else ''}   "
+                  f"graphs: {len(trace.graphs)}{f' ({sizes}{on})' if sizes else ''}   "
                   f"time: {trace.duration_s:.2f} s   script: {ended}", highlight=False)
     console.print()
 

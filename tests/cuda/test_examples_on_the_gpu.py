@@ -27,6 +27,7 @@ def test_genesis_trace_of_an_example_on_the_gpu(fake_cuda, tmp_path):
                                       str(EXAMPLES / "mlp.py"), "--epochs", "3",
                                       "--device", "cuda"])
     assert result.exit_code == 0, result.output
+    assert "graphs: 1 (6 ops on cuda:0)" in result.output
     trace = Trace.load(out / "trace.json")
     assert trace.findings == [] and trace.steps_seen == 3
     ops = [node for node in trace.graphs[0].nodes if node.kind == "op"]
