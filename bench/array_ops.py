@@ -349,26 +349,17 @@ def _array_sums_stand_in(code: str, kernel):
     """A sums-over-many-arrays kernel of genesis trace (genesis/debug/_census.py) on the fake
     GPU: one launch, each array's sums (its figures' references) added into its slots, after
     checking the launch as CUDA and CuPy would take it."""
-    from genesis.ops._multi_tensor import MAX_TENSORS, THREADS, blocks_for
     dtype = np.dtype(np.float32 if "typedef float T;" in code else np.float64)
     terms = len(kernel.terms)
 
     def launch(grid, block, args):
         packed, sums = _plain(args[:-1]), _plain(args[-1])
         arrays, sizes = packed[0::2], packed[1::2]
-        problems = []
-        if not 0 < len(arrays) <= MAX_TENSORS or len(sizes) != len(arrays):
-            problems.append(f"{len(arrays)} arrays with {len(sizes)} sizes")
-        for array, size in zip(arrays, sizes):
-            if not isinstance(size, np.int64) or not isinstance(array, np.ndarray) or \
-                    array.dtype != dtype or array.size != size or \
-                    not (array.flags.c_contiguous or array.flags.f_contiguous):
-                problems.append(f"an array that is not a dense {dtype} array of size {size!r}")
+        problems = chunked_launch_problems(dtype, grid, block, [(array,) for array in arrays],
+                                           sizes, dense=True)
         if not isinstance(sums, np.ndarray) or sums.dtype != np.float64 or \
                 sums.shape != (terms * len(arrays),) or sums.any():
             problems.append(f"sums that are not a zeroed float64 array of {terms} per array")
-        if tuple(grid) != (blocks_for(sizes),) or tuple(block) != (THREADS,):
-            problems.append(f"grid {grid} and block {block} for sizes {sizes}")
         if problems:
             raise TypeError(f"{kernel.name}: " + "; ".join(problems))
         COUNTER.launch(kernel.name)
@@ -382,24 +373,35 @@ def _array_sums_stand_in(code: str, kernel):
     return launch
 
 
-def check_multi_tensor_launch(kernel, dtype, grid, block, tensors, sizes, numbers) -> None:
-    """A multi-tensor launch: per tensor, C-ordered arrays of the built T and one size, as
-    int64, equal to theirs; each number of its declared width (a Python float would go as
-    a double); a block of THREADS per CHUNK of each tensor."""
-    from genesis.ops._multi_tensor import CHUNK, MAX_TENSORS, THREADS
+def chunked_launch_problems(dtype, grid, block, tensors, sizes, dense: bool) -> list:
+    """What is wrong with a launch over tensors cut into CHUNKs (genesis/ops/_multi_tensor.py
+    and the kernels sharing its chunks): 1 to MAX_TENSORS tensors, each its arrays of the
+    built T and one int64 size equal to theirs, C-ordered (or, when `dense`, in any order
+    without gaps); a block of THREADS per CHUNK of each."""
+    from genesis.ops._multi_tensor import MAX_TENSORS, THREADS, blocks_for
     problems = []
     if not 0 < len(tensors) <= MAX_TENSORS or len(sizes) != len(tensors):
         problems.append(f"{len(tensors)} tensors with {len(sizes)} sizes")
     for arrays, size in zip(tensors, sizes):
-        if not isinstance(size, np.int64) or \
-                any(not isinstance(array, np.ndarray) or array.dtype != dtype or array.size != size
-                    or not array.flags.c_contiguous for array in arrays):
-            problems.append(f"a tensor that is not C-ordered {dtype} arrays of its size {size!r}")
+        if not isinstance(size, np.int64) or any(
+                not isinstance(array, np.ndarray) or array.dtype != dtype or array.size != size
+                or not (array.flags.c_contiguous or dense and array.flags.f_contiguous)
+                for array in arrays):
+            order = "dense" if dense else "C-ordered"
+            problems.append(f"a tensor that is not {order} {dtype} arrays of its size {size!r}")
+    if tuple(grid) != (blocks_for(sizes),) or tuple(block) != (THREADS,):
+        problems.append(f"grid {grid} and block {block} for sizes {sizes}")
+    return problems
+
+
+def check_multi_tensor_launch(kernel, dtype, grid, block, tensors, sizes, numbers) -> None:
+    """A multi-tensor launch: per tensor, C-ordered arrays of the built T and one size, as
+    int64, equal to theirs; each number of its declared width (a Python float would go as
+    a double); a block of THREADS per CHUNK of each tensor."""
+    problems = chunked_launch_problems(dtype, grid, block, tensors, sizes, dense=False)
     for item, number in zip(kernel.scalars, numbers):
         if type(number) is not (dtype.type if item.type == "T" else np.dtype(item.type).type):
             problems.append(f"{item.name} is a {type(number).__name__}")
-    if tuple(grid) != (sum(-(-int(size) // CHUNK) for size in sizes),) or tuple(block) != (THREADS,):
-        problems.append(f"grid {grid} and block {block} for sizes {sizes}")
     if problems:
         raise TypeError(f"{kernel.name}: " + "; ".join(problems))
 

@@ -40,7 +40,7 @@ from .source import SourceLocation
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled", "AnomalyError", "forward_anomaly", "backward_anomaly",
-           "forward_message", "backward_message", "input_shapes", "Census"]
+           "forward_message", "backward_message", "input_shapes", "Census", "all_finite"]
 
 
 class AnomalyError(RuntimeError):
@@ -170,7 +170,7 @@ def forward_anomaly(node, args, outputs) -> str | None:
     (the place a non-finite value is born), else None. Used by anomaly mode and by
     `genesis trace`, which records it instead of raising."""
     for output_nr, output in enumerate(outputs):
-        if output is not None and not _all_finite(output) and _inputs_finite(args):
+        if output is not None and not all_finite(output) and _inputs_finite(args):
             return forward_message(node, input_shapes(args), Census.of(output), output_nr,
                                    len(outputs))
     return None
@@ -199,7 +199,8 @@ class Census(NamedTuple):
         return " and ".join(kind for kind, count in (("NaN", self.nan), ("Inf", self.inf)) if count)
 
 
-def _all_finite(tensor: Tensor) -> bool:
+def all_finite(tensor: Tensor) -> bool:
+    """Whether every entry of `tensor` is finite (always, for a non-float one)."""
     data = tensor._data
     return data.dtype.kind != "f" or bool(tensor._device.xp.isfinite(data).all())
 
@@ -207,7 +208,7 @@ def _all_finite(tensor: Tensor) -> bool:
 def _inputs_finite(args) -> bool:
     for arg in args:
         if isinstance(arg, Tensor):
-            if not _all_finite(arg):
+            if not all_finite(arg):
                 return False
         elif isinstance(arg, float):
             if not math.isfinite(arg):
@@ -249,8 +250,8 @@ def backward_anomaly(node, grad_outputs, grad_inputs, flowed_from, *, born_only=
     """A report if this node's backward returned a NaN/Inf gradient, else None. With
     `born_only`, only when the gradient it received was finite (so this backward made it)."""
     for index, gradient in enumerate(grad_inputs):
-        if isinstance(gradient, Tensor) and not _all_finite(gradient):
-            incoming = all(g is None or _all_finite(g) for g in grad_outputs)
+        if isinstance(gradient, Tensor) and not all_finite(gradient):
+            incoming = all(g is None or all_finite(g) for g in grad_outputs)
             if born_only and not incoming:
                 return None
             return backward_message(node, incoming, index, Census.of(gradient), flowed_from)

@@ -18,8 +18,8 @@ import math
 import numpy as np
 
 from ..autograd import engine, function
-from ..autograd.anomaly import (Census, backward_anomaly, backward_message, forward_anomaly,
-                                forward_message, input_shapes)
+from ..autograd.anomaly import (Census, all_finite, backward_anomaly, backward_message,
+                                forward_anomaly, forward_message, input_shapes)
 from ..autograd.source import SourceLocation
 from ..tensor import Tensor
 from ._census import CENSUS
@@ -59,7 +59,7 @@ class NaNWatch:
         if device.xp is not np:
             self._forward_on_device(node, args, outputs, checked, device)
             return
-        if not _any_non_finite(checked):
+        if all(all_finite(output) for _, output in checked):
             return
         if node._source is None:  # the call site is looked up only when something is found
             node._source = SourceLocation.capture()
@@ -79,10 +79,10 @@ class NaNWatch:
 
     # -- on a GPU: counts taken now, decided when the readings are fetched ------------
     def _forward_on_device(self, node, args, outputs, checked, device) -> None:
-        inputs = _floating(_tensor_arguments(args))
         if any(isinstance(arg, float) and not math.isfinite(arg) for arg in _flat(args)):
             return  # a non-finite number went in: nothing is born here
-        if not _finite_elsewhere(inputs, device):
+        inputs = _here_if_finite_elsewhere(_floating(_tensor_arguments(args)), device)
+        if inputs is None:
             return
         if node._source is None:  # known only later whether it is needed: taken now
             node._source = SourceLocation.capture()
@@ -91,8 +91,8 @@ class NaNWatch:
                            lambda nr, census: forward_message(node, shapes, census, nr, count))
 
     def _backward_on_device(self, node, grad_outputs, checked, flowed_from) -> None:
-        incoming = _floating(grad_outputs)
-        if not _finite_elsewhere(incoming, checked[0][1]._device):
+        incoming = _here_if_finite_elsewhere(_floating(grad_outputs), checked[0][1]._device)
+        if incoming is None:
             return
         self._decide_later(checked[0][1]._device, node, checked, incoming,
                            "nan_backward", "produced by its backward",
@@ -104,7 +104,6 @@ class NaNWatch:
         """Take the counts of `checked` (outputs, or gradients returned) and of `inputs` (or
         gradients received) on the device; once fetched, a finding of `kind` with
         `message(position, census)` for the first non-finite one when all inputs are finite."""
-        inputs = [(position, tensor) for position, tensor in inputs if tensor._device == device]
         layout = _layout(checked, inputs)  # sizes only: no array is kept alive until the fetch
 
         def decide(found: list) -> None:
@@ -156,11 +155,16 @@ def _tensor_arguments(args) -> list:
     return [arg for arg in _flat(args) if isinstance(arg, Tensor)]
 
 
-def _finite_elsewhere(tensors: list, device) -> bool:
-    """Whether the tensors not on `device` (CPU numbers joining a GPU op) are all finite,
-    checked now."""
-    return all(bool(tensor._device.xp.isfinite(tensor._data).all())
-               for _, tensor in tensors if tensor._device != device)
+def _here_if_finite_elsewhere(tensors: list, device) -> list | None:
+    """The tensors on `device`; None when one elsewhere (a CPU number joining a GPU op) is
+    non-finite, which is checked now."""
+    here = []
+    for position, tensor in tensors:
+        if tensor._device == device:
+            here.append((position, tensor))
+        elif not all_finite(tensor):
+            return None
+    return here
 
 
 def _counts(device, checked: list, others: list, readings: Readings) -> list:
@@ -185,10 +189,3 @@ def _decided(layout: tuple, found: list) -> tuple:
         censuses.append((position, Census(size, nan, size - finite - nan)))
     finite_counts = found[2 * len(checked)::2]
     return censuses, all(int(count) == size for count, size in zip(finite_counts, other_sizes))
-
-
-def _any_non_finite(checked) -> bool:
-    for _, output in checked:
-        if not bool(output._device.xp.isfinite(output._data).all()):
-            return True
-    return False

@@ -42,6 +42,7 @@ import numpy as np
 
 from ..autograd import engine
 from ..autograd.grad_mode import no_grad
+from ..autograd.gradcheck_jacobians import flat_values
 from ..device import cpu, transfer
 from ..tensor import Tensor, wrap_array
 
@@ -207,7 +208,7 @@ class _Problem:
         """The outputs flattened (without grad): the basis of every finite difference."""
         with no_grad():
             outputs = self._outputs(self.args)
-        return np.concatenate([_host(out._data, out._device).ravel() for out in outputs]) \
+        return np.concatenate([flat_values(out) for out in outputs]) \
             if outputs else np.zeros(0)
 
     def projection(self) -> float:
@@ -238,7 +239,7 @@ class _Problem:
             return [np.zeros(leaf.shape) for leaf in self.leaves]
         grads = engine.grad([out for out, _ in connected], leaves, [g for _, g in connected],
                             allow_unused=True)
-        return [np.zeros(leaf.shape) if grad is None else _host(grad._data, grad._device)
+        return [np.zeros(leaf.shape) if grad is None else np.asarray(grad._host_array(), np.float64)
                 for grad, leaf in zip(grads, self.leaves)]
 
     def _perturbed(self, leaf, index, delta: float) -> float:
@@ -301,11 +302,6 @@ class _Problem:
                              "elements sit on a kink (e.g. relu/abs at 0, max with ties)",
                              checked_elements=checked)
         return NodeCheck("pass", checked_elements=checked)
-
-
-def _host(array, device) -> np.ndarray:
-    """A float64 NumPy copy of an array on `device`."""
-    return np.asarray(transfer(array, device, cpu), np.float64)
 
 
 def _on_host(value):

@@ -71,7 +71,7 @@ def grad_stats_later(array, readings: Readings, device) -> dict:
 
 def _later(array, readings: Readings, device, on_host, device_figures, from_figures,
            of_nothing: dict) -> dict:
-    """Statistics of `array`: `on_host(np, array)` for NumPy; for a GPU, a dict that
+    """Statistics of `array`: `on_host(array)` for NumPy; for a GPU, a dict that
     `from_figures(size, *values of device_figures)` fills when `readings` fetches."""
     size = array.size
     if size == 0:
@@ -79,7 +79,7 @@ def _later(array, readings: Readings, device, on_host, device_figures, from_figu
     xp = device.xp
     array = _comparable(xp, array)
     if xp is np:
-        return on_host(np, array)
+        return on_host(array)
     stats = {}
     readings.read(xp, [figure(device, array) for figure in device_figures],
                   lambda found: stats.update(from_figures(size, *found)))
@@ -101,37 +101,37 @@ def _grads_from(size, squares, max_abs, count, nan, nonzero) -> dict:
 
 
 @_quietly
-def _host_value_stats(xp, array) -> dict:
+def _host_value_stats(array) -> dict:
     size = array.size
-    magnitudes = _magnitudes(xp, array)
+    magnitudes = _magnitudes(array)
     low, high, total, abs_total = _floats(array.min(), array.max(),
-                                           array.sum(dtype=xp.float64),
-                                           magnitudes.sum(dtype=xp.float64))
+                                           array.sum(dtype=np.float64),
+                                           magnitudes.sum(dtype=np.float64))
     if _all_finite(low, high, total, abs_total):
         return _values_of((low, high, total / size, abs_total / size), 0, 0)
-    finite = xp.isfinite(array)
+    finite = np.isfinite(array)
     low, high, total, abs_total, count, nan = _floats(
-        xp.where(finite, array, xp.inf).min(), xp.where(finite, array, -xp.inf).max(),
-        xp.where(finite, array, 0).sum(dtype=xp.float64),
-        xp.where(finite, magnitudes, 0).sum(dtype=xp.float64),
-        xp.count_nonzero(finite), xp.count_nonzero(xp.isnan(array)))
+        np.where(finite, array, np.inf).min(), np.where(finite, array, -np.inf).max(),
+        np.where(finite, array, 0).sum(dtype=np.float64),
+        np.where(finite, magnitudes, 0).sum(dtype=np.float64),
+        np.count_nonzero(finite), np.count_nonzero(np.isnan(array)))
     return _values_from(size, low, high, total, abs_total, count, nan)
 
 
 @_quietly
-def _host_grad_stats(xp, array) -> dict:
+def _host_grad_stats(array) -> dict:
     size = array.size
-    wide = array.reshape(-1).astype(xp.float64, copy=False)
-    magnitudes = _magnitudes(xp, array)
-    squares, max_abs, nonzero = _floats(xp.dot(wide, wide), magnitudes.max(),
-                                         xp.count_nonzero(array))
+    wide = array.reshape(-1).astype(np.float64, copy=False)
+    magnitudes = _magnitudes(array)
+    squares, max_abs, nonzero = _floats(np.dot(wide, wide), magnitudes.max(),
+                                         np.count_nonzero(array))
     if _all_finite(squares, max_abs):
         return _grads_from(size, squares, max_abs, size, 0, nonzero)
-    finite = xp.isfinite(array)
-    kept = xp.where(finite.reshape(-1), wide, 0)
+    finite = np.isfinite(array)
+    kept = np.where(finite.reshape(-1), wide, 0)
     squares, max_abs, count, nan = _floats(
-        xp.dot(kept, kept), xp.where(finite, magnitudes, -1).max(),
-        xp.count_nonzero(finite), xp.count_nonzero(xp.isnan(array)))
+        np.dot(kept, kept), np.where(finite, magnitudes, -1).max(),
+        np.count_nonzero(finite), np.count_nonzero(np.isnan(array)))
     return _grads_from(size, squares, max_abs, count, nan, nonzero)
 
 
@@ -154,8 +154,8 @@ def _comparable(xp, array):
     return array.astype(xp.float32) if array.dtype.kind == "V" else array
 
 
-def _magnitudes(xp, array):
-    return xp.abs(array) if array.dtype.kind in "fi" else array
+def _magnitudes(array):
+    return np.abs(array) if array.dtype.kind in "fi" else array
 
 
 def _floats(*figures) -> list:
