@@ -5,6 +5,7 @@ import typer
 
 import genesis
 
+from .command import GenesisCommand
 from .commands import gradcheck, render, trace
 
 app = typer.Typer(
@@ -29,9 +30,9 @@ def root(
     """Genesis: see your autograd graph and find the wrong gradient."""
 
 
-app.command("trace", context_settings=trace.CONTEXT)(trace.trace_command)
-app.command("gradcheck")(gradcheck.gradcheck_command)
-app.command("render")(render.render_command)
+app.command("trace", cls=GenesisCommand, context_settings=trace.CONTEXT)(trace.trace_command)
+app.command("gradcheck", cls=GenesisCommand)(gradcheck.gradcheck_command)
+app.command("render", cls=GenesisCommand)(render.render_command)
 
 
 def main() -> None:

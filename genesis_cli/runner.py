@@ -83,9 +83,13 @@ def _exit_code(code) -> int:
 
 
 def _script_traceback(error: BaseException, script: str) -> str:
-    """The traceback from the script's first frame on (runner and runpy frames dropped), with
-    runs of frames inside genesis itself folded into one line."""
-    frames = traceback.extract_tb(error.__traceback__)
+    """The traceback from the script's first frame on (the runner's and runpy's frames
+    dropped), with runs of frames inside genesis itself folded into one line. A script that
+    does not compile shows just the error and its place in the file."""
+    if isinstance(error, SyntaxError):
+        return "".join(traceback.format_exception_only(type(error), error))
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
+              if not _is_runner_frame(frame.filename)]
     start = next((i for i, frame in enumerate(frames) if os.path.abspath(frame.filename) == script), 0)
     lines = ["Traceback (most recent call last):\n"]
     hidden = 0
@@ -101,3 +105,7 @@ def _script_traceback(error: BaseException, script: str) -> str:
         lines.append(f"  [{hidden} frame(s) inside genesis]\n")
     lines += traceback.format_exception_only(type(error), error)  # includes the notes
     return "".join(lines)
+
+
+def _is_runner_frame(filename: str) -> bool:
+    return filename in ("<frozen runpy>", __file__) or os.path.basename(filename) == "runpy.py"

@@ -23,6 +23,7 @@ backward's graph is closed (`genesis.debug.readings`), not once per tensor.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 from ..autograd import engine, function, module_scope
@@ -71,6 +72,9 @@ class record:
         self._by_structure = {}
         self._open_runs = {}
         self._steps = 0
+        # Held while a backward call's graph is filed (backward calls on several threads
+        # file theirs one at a time); tools doing more bookkeeping per call can share it.
+        self.lock = threading.RLock()
         self._observer = self._observe
         self._checker = self._check
 
@@ -86,8 +90,13 @@ class record:
         module_scope.listeners.remove(self.scope)
         engine.node_checkers.remove(self._checker)
         engine.backward_listeners.remove(self)
-        for key in list(self._open_runs):
-            self._close(self._open_runs.pop(key))
+        here = threading.get_ident()
+        # Runs of this thread end here; a backward running on another thread goes on
+        # calling this recorder (the engine took its listeners when it started) and files
+        # its graph when it finishes.
+        for key, run in list(self._open_runs.items()):
+            if run.thread == here:
+                self._close(self._open_runs.pop(key))
         self.readings.fetch()
 
     @property
@@ -107,10 +116,11 @@ class record:
     def _close(self, run: "_Run") -> None:
         node_ids = dict(run.builder.ids)
         graph = run.finish()
-        self.readings.fetch()  # the graph's statistics of GPU tensors: one transfer
-        index = self._add_graph(graph)
-        if self.on_step is not None:
-            self.on_step(index, node_ids)
+        with self.lock:
+            self.readings.fetch()  # the graph's statistics of GPU tensors: one transfer
+            index = self._add_graph(graph)
+            if self.on_step is not None:
+                self.on_step(index, node_ids)
 
     # -- forward: one call per Function.apply -------------------------------
     def _observe(self, node, args, outputs) -> None:
@@ -170,13 +180,15 @@ class _Run:
 
     def __init__(self, recorder: record, flowed_from: dict):
         self.flowed_from = flowed_from
+        self.thread = threading.get_ident()
         self.namespace = user_namespace()
         names = Names.from_namespace(self.namespace, known_params=recorder.scope.params)
         self.readings = recorder.readings
         self.builder = GraphBuilder(names, recorder.include_saved, recorder.scope.classes,
                                     recorder.readings)
-        self.builder.graph.steps = [recorder._steps]
-        recorder._steps += 1
+        with recorder.lock:
+            self.builder.graph.steps = [recorder._steps]
+            recorder._steps += 1
         self.grads = {}           # autograd node -> grad stats per output
         self.leaf_gradients = {}  # AccumulateGrad -> summed gradient array
 
@@ -237,51 +249,70 @@ class _ModuleScope:
     A module called again within one call of the outermost module (an RNN cell in a loop,
     a layer used twice) gets a path of its own per call: "cell", "cell#2", "cell#3", with
     its submodules below ("cell#2.inp"), so each call is its own cluster in pictures.
+    Each thread has its own stack of module calls (threads run models side by side); what
+    was learnt about modules (classes, parameters, call sites) is shared.
     """
 
     def __init__(self):
-        self.stack = []          # module call paths, outermost first
-        self._static = []        # the same modules' registered paths
-        self.paths = {}
-        self.calls = {}          # call path without "#k" -> calls so far
+        self._calls_here = threading.local()  # per thread: stack, static paths, numbering
         self.params = {}    # id -> (dotted name, tensor)
         self.classes = {}   # module (call) path -> class name
         self.call_sites = {}  # module (call) path -> SourceLocation of its first call
 
+    def _state(self) -> "_ThreadCalls":
+        state = getattr(self._calls_here, "state", None)
+        if state is None:
+            state = self._calls_here.state = _ThreadCalls()
+        return state
+
     @property
     def current(self) -> str | None:
-        return self.stack[-1] if self.stack else None
+        stack = self._state().stack
+        return stack[-1] if stack else None
 
     def enter(self, module) -> None:
-        if not self.stack:
-            self.paths, self.calls = {}, {}
+        state = self._state()
+        if not state.stack:
+            state.paths, state.calls = {}, {}
             for name, sub in module.named_modules():
-                self.paths[id(sub)] = name
+                state.paths[id(sub)] = name
                 self.classes[name] = type(sub).__name__
             self.params.update(parameter_names(module))
-        path = self.paths.get(id(module))
+        path = state.paths.get(id(module))
         if path is None:  # a module outside the outer one's tree, e.g. made inside forward
-            parent = self.stack[-1] if self.stack else ""
+            parent = state.stack[-1] if state.stack else ""
             path = f"{parent}.{type(module).__name__}" if parent else type(module).__name__
             self.classes.setdefault(path, type(module).__name__)
-        call_path = self._call_path(path)
+        call_path = state.call_path(path)
         self.classes.setdefault(call_path, self.classes.get(path, type(module).__name__))
         if call_path not in self.call_sites:
             self.call_sites[call_path] = SourceLocation.capture(max_frames=2)
-        self.stack.append(call_path)
-        self._static.append(path)
+        state.stack.append(call_path)
+        state.static.append(path)
 
-    def _call_path(self, path: str) -> str:
+    def exit(self, module) -> None:
+        state = self._state()
+        if state.stack:
+            state.stack.pop()
+            state.static.pop()
+
+
+class _ThreadCalls:
+    """One thread's module calls in progress: call paths (outermost first), the same
+    modules' registered paths, the registered paths of the outer module's tree, and how
+    often each call path was entered within the current outer call."""
+
+    __slots__ = ("stack", "static", "paths", "calls")
+
+    def __init__(self):
+        self.stack, self.static, self.paths, self.calls = [], [], {}, {}
+
+    def call_path(self, path: str) -> str:
         """`path` placed under the parent's call ("cell#2" + ".inp"), with "#k" for the k-th
         call (k >= 2) of it within that parent call."""
-        parent = self._static[-1] if self._static else ""
+        parent = self.static[-1] if self.static else ""
         base = path
         if self.stack and parent and path.startswith(parent + "."):
             base = self.stack[-1] + path[len(parent):]
         number = self.calls[base] = self.calls.get(base, 0) + 1
         return base if number == 1 else f"{base}#{number}"
-
-    def exit(self, module) -> None:
-        if self.stack:
-            self.stack.pop()
-            self._static.pop()

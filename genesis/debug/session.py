@@ -25,6 +25,7 @@ import time
 from ..autograd import engine, function
 from ..autograd.function import AccumulateGrad, SavedTensorModifiedError
 from .findings import Finding
+from .journal import Journal
 from .nan_watch import NaNWatch
 from .node_check import InvocationLog, check_invocation
 from .param_watch import ParamWatch
@@ -44,10 +45,15 @@ class TraceSession:
         check_all: re-check built-in ops too.
         anomaly: watch every op for NaN/Inf being born (forward and backward).
         stats: value statistics of every op output in the recorded steps.
+        journal: where to write down what is captured as it is captured (a run that dies
+            still leaves it; see `genesis.debug.journal`).
+
+    Backward calls may run on several threads at once: each is captured, and the
+    bookkeeping after each call is done one call at a time.
     """
 
     def __init__(self, steps: int = 1, check: bool = True, check_all: bool = False,
-                 anomaly: bool = True, stats: bool = True):
+                 anomaly: bool = True, stats: bool = True, journal: Journal | None = None):
         if steps < 1:
             raise ValueError(f"steps must be at least 1, got {steps}")
         self.steps = steps
@@ -61,6 +67,8 @@ class TraceSession:
         self.params = ParamWatch(self.readings)
         self.node_ids = {}          # autograd node -> (graph index, node id), recorded steps
         self.check_results = []     # one summary dict per re-checked Function call
+        self.journal = journal
+        self._journaled_findings = 0
         self._recording = False
         self._started = 0.0
         self.duration = 0.0
@@ -86,6 +94,8 @@ class TraceSession:
             engine.backward_listeners.remove(self)
         self.readings.fetch()
         self.duration = time.perf_counter() - self._started
+        if self.journal is not None:
+            self._write_journal(force=True)
 
     def _stop_recording(self) -> None:
         if self._recording:
@@ -103,15 +113,20 @@ class TraceSession:
 
     def backward_finished(self, run, completed: bool = True) -> None:
         # record() has closed this call's graph already (it listens first): _on_step ran.
-        self._track_module_parameters()
-        if completed:  # a backward that raised says nothing about which parameters get gradients
-            self.params.measure()
-        self.readings.fetch()  # what this step's hooks took on a GPU: one transfer
-        if self.nan_watch is not None:
-            self.nan_watch.step = self.params.steps
-        self._stop_invocation_log()  # the first step's calls are all that is checked
-        if self.params.steps >= self.steps:
-            self._stop_recording()
+        with self.recorder.lock:
+            recorded = self._recording
+            self._track_module_parameters()
+            if completed:  # a backward that raised says nothing about which parameters get gradients
+                self.params.measure()
+            self.readings.fetch()  # what this step's hooks took on a GPU: one transfer
+            if self.nan_watch is not None:
+                self.nan_watch.step = self.params.steps
+            self._stop_invocation_log()  # the first step's calls are all that is checked
+            if self.params.steps >= self.steps:
+                self._stop_recording()
+            if self.journal is not None:
+                steps = self.params.steps
+                self._write_journal(force=recorded or steps & (steps - 1) == 0)
 
     def _on_step(self, graph_index: int, node_ids: dict) -> None:
         graph = self.recorder.graphs[graph_index]
@@ -119,6 +134,26 @@ class TraceSession:
             self.node_ids[node] = (graph_index, node_id)
             if node.__class__ is AccumulateGrad and node.variable is not None:
                 self.params.track(graph.nodes[node_id].name, node.variable)
+        if self.journal is not None:
+            self.journal.graph(graph_index, graph)
+
+    def _write_journal(self, force: bool) -> None:
+        """New NaN/Inf findings, and (every few seconds, or now when `force`) the progress."""
+        if self.nan_watch is not None:
+            found = self.nan_watch.findings
+            for finding, node in zip(found[self._journaled_findings:],
+                                     self.nan_watch.nodes[self._journaled_findings:]):
+                finding.graph, finding.node = self.node_ids.get(node, (None, None))
+                self.journal.finding(finding)
+            self._journaled_findings = len(found)
+        self.journal.progress(self.progress(), force=force)
+
+    def progress(self) -> dict:
+        """Where the run stands: backward calls seen and recorded, the parameter table."""
+        rows = Trace(script="", parameters=self.params.rows()).to_dict()["parameters"]
+        return {"steps_seen": self.params.steps,
+                "steps_recorded": min(self.steps, self.params.steps), "parameters": rows,
+                "duration_s": time.perf_counter() - self._started}
 
     def _track_module_parameters(self) -> None:
         """Parameters of every module seen in a forward, gradient or not (to spot missing ones)."""
@@ -149,11 +184,15 @@ class TraceSession:
                 tags = graphs[finding.graph].nodes[finding.node].findings
                 if finding.tag not in tags:
                     tags.append(finding.tag)
-        return Trace(script=script, args=list(args), graphs=graphs, findings=findings,
-                     parameters=self.params.rows(),
-                     steps_recorded=min(self.steps, self.params.steps), steps_seen=self.params.steps,
-                     exit_code=exit_code, script_error=script_error, duration_s=self.duration,
-                     meta={"checks": self.check_results})
+        trace = Trace(script=script, args=list(args), graphs=graphs, findings=findings,
+                      parameters=self.params.rows(),
+                      steps_recorded=min(self.steps, self.params.steps),
+                      steps_seen=self.params.steps, exit_code=exit_code,
+                      script_error=script_error, duration_s=self.duration,
+                      meta={"checks": self.check_results})
+        if self.journal is not None:
+            self.journal.end(trace)
+        return trace
 
     def _gradient_findings(self, progress) -> list:
         """Run the per-node checks; keep a summary row per call in `check_results`."""

@@ -1,30 +1,39 @@
 """`genesis trace SCRIPT [ARGS]...`: run a script, capture its graphs, check its gradients,
 and report what is wrong — with the op, the module and the source line.
 
+The script runs in a child process (`genesis_cli.traced_run`) that journals what it
+captures; this process waits, then writes the outputs and prints the report, whatever
+the script did to its own process (changed directory, closed its streams, called
+`os._exit`, was killed). Outputs land in the folder `--out` named when the run started.
+
 Exit status: 0 no findings; 1 findings; 2 usage error; 3 the script raised (its
-traceback is shown and everything captured is still written); a script's own
-`sys.exit(n)` with n != 0 is passed on (after the report is written).
+traceback is shown and everything captured is still written); 4 the script made no
+backward call, so nothing was checked; a script's own `sys.exit(n)` with n != 0 is
+passed on, and a script killed by signal N gives 128 + N (as a shell reports it).
 """
 from __future__ import annotations
 
-import contextlib
 import json
+import shutil
 import sys
 from pathlib import Path
 
 import typer
 
-from genesis.debug.session import TraceSession
+from genesis.debug.journal import PARTIAL_FOLDER
+from genesis.debug.trace import Trace
 
-from ..runner import run_script
-from ..ui import make_console, print_error, print_warning, progress
+from ..supervise import describe_end, run_traced
+from ..ui import make_console, print_error, print_warning
+from .trace_outputs import write_outputs
 from .trace_report import print_report, summary
 
-EXIT_FINDINGS, EXIT_USAGE, EXIT_SCRIPT_RAISED = 1, 2, 3
+EXIT_FINDINGS, EXIT_USAGE, EXIT_SCRIPT_RAISED, EXIT_NOTHING_CHECKED = 1, 2, 3, 4
 FORMATS = ("svg", "png", "pdf", "dot")
 
-CONTEXT = {"allow_interspersed_args": False, "ignore_unknown_options": True,
-           "help_option_names": ["-h", "--help"]}
+# Options before SCRIPT are genesis's (an unknown one is an error that names the closest
+# valid option); everything after SCRIPT goes to the script.
+CONTEXT = {"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]}
 
 
 def trace_command(
@@ -66,94 +75,89 @@ def trace_command(
       genesis trace --steps 3 --check-all --out traces/run1 train.py -- --lr 0.1
     """
     console = make_console(no_color=no_color, stderr=as_json)
+    errors = make_console(no_color=no_color, stderr=True)
     if format not in FORMATS:
-        print_error(console, f"--format must be one of {', '.join(FORMATS)}, got {format!r}")
+        print_error(errors, f"--format must be one of {', '.join(FORMATS)}, got {format!r}")
         raise typer.Exit(EXIT_USAGE)
     script_path = Path(script)
     if not script_path.is_file():
-        print_error(console, f"script not found: {script_path} (give the path of a .py file)")
+        print_error(errors, f"script not found: {script_path} (give the path of a .py file)")
         raise typer.Exit(EXIT_USAGE)
-    args = [arg for arg in (script_args or [])]
+    args = list(script_args or [])
     if args[:1] == ["--"]:
         args = args[1:]
     folder = Path(out) if out is not None else Path("genesis-trace") / script_path.stem
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        print_error(console, f"can't create the output folder {folder}: {error.strerror}")
-        raise typer.Exit(EXIT_USAGE) from None
+    folder = folder.absolute()  # where the outputs land, whatever the script does to its cwd
+    journal = _journal_folder(folder, errors)
 
-    session = TraceSession(steps=steps, check=check, check_all=check_all, anomaly=anomaly)
-    redirect = contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext()
-    with redirect, session:
-        outcome = run_script(str(script_path), args)
-    if outcome.raised:
-        console.print(outcome.traceback_text.rstrip(), markup=False, highlight=False)
+    options = {"steps": steps, "check": check, "check_all": check_all, "anomaly": anomaly}
+    run = run_traced(str(script_path), args, options, journal,
+                     script_stdout=sys.stderr if as_json else None)
+    trace = run.trace if run.trace is not None else Trace(script=str(script_path.absolute()),
+                                                          args=args)
+    trace.script = str(script_path)
+    trace.meta["options"] = {**options, "format": format}
+    if not run.finished:
+        trace.meta["finished"] = False
+        trace.meta["ended"] = describe_end(run)
+    if trace.script_error:
+        console.print(trace.script_error.rstrip(), markup=False, highlight=False)
+    if run.journal_error:
+        print_warning(errors, f"the run's journal could not be written ({run.journal_error}); "
+                              "a run killed early would have left nothing")
 
-    with progress(console, "checking gradients", max(len(session.invocations.calls)
-                                                     if session.invocations else 0, 1)) as advance:
-        trace = session.result(
-            script=str(script_path), args=args, error=outcome.error, exit_code=outcome.exit_code,
-            script_error=outcome.traceback_text or None,
-            progress=lambda done, total: advance() if 0 < done <= total else None)
-    trace.meta.update({"options": {"steps": steps, "check": check, "check_all": check_all,
-                                   "anomaly": anomaly, "format": format}})
-    files = _write_outputs(trace, folder, format, html, collapse_depth, max_nodes, console)
+    files = write_outputs(trace, folder, format, html, collapse_depth, max_nodes, errors)
+    if files.get("json") and journal is not None:
+        shutil.rmtree(journal, ignore_errors=True)  # trace.json holds everything now
 
+    status = _exit_status(trace, run)
     if as_json:
         typer.echo(json.dumps(summary(trace, files), indent=2))
     elif quiet:
-        counts = summary(trace, files)["counts"]
-        console.print(f"{script_path}: {len(trace.findings)} finding(s) ({counts['error']} "
-                      f"errors, {counts['warning']} warnings); written to {folder}",
-                      soft_wrap=True, markup=False, highlight=False)
+        console.print(one_line(trace, folder), soft_wrap=True, markup=False, highlight=False)
     else:
-        print_report(console, trace, session.check_results, files)
+        print_report(console, trace, trace.meta.get("checks", []), files)
     if open_report and "html" in files:
         import webbrowser
 
         webbrowser.open(Path(files["html"]).resolve().as_uri())
-    raise typer.Exit(_exit_status(trace, outcome))
+    raise typer.Exit(status)
 
 
-def _exit_status(trace, outcome) -> int:
-    if outcome.raised:
+def _journal_folder(folder: Path, errors) -> str | None:
+    """The run's journal folder inside `folder`, made now; None (with a warning) when the
+    output folder can't be written: the run goes on and the report is still printed."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        journal = folder / PARTIAL_FOLDER
+        if journal.exists():
+            shutil.rmtree(journal)  # an earlier run's, killed along with genesis itself
+        journal.mkdir()
+    except OSError as error:
+        print_warning(errors, f"can't write to the output folder {folder}: {error.strerror or error}."
+                              " The script still runs and the report is printed, but no files "
+                              "will be saved; pass --out with a writable folder.")
+        return None
+    return str(journal)
+
+
+def one_line(trace: Trace, folder: Path) -> str:
+    counts = summary(trace, {})["counts"]
+    if trace.steps_seen == 0:
+        return f"{trace.script}: no backward call, nothing checked; written to {folder}"
+    return (f"{trace.script}: {len(trace.findings)} finding(s) ({counts['error']} errors, "
+            f"{counts['warning']} warnings); written to {folder}")
+
+
+def _exit_status(trace: Trace, run) -> int:
+    if run.signal is not None:
+        return 128 + run.signal
+    if trace.script_error:
         return EXIT_SCRIPT_RAISED
-    if outcome.exited and outcome.exit_code != 0:
-        return outcome.exit_code
-    return EXIT_FINDINGS if trace.findings else 0
-
-
-def _write_outputs(trace, folder: Path, format: str, html: bool, collapse_depth, max_nodes,
-                   console) -> dict:
-    """trace.json, one picture per distinct graph (graph.svg, graph-2.svg, ...) and report.html.
-    A rendering problem is reported and the other files are still written."""
-    from viz import RenderError, render
-
-    files = {}
-    path = folder / "trace.json"
-    path.write_text(trace.to_json(indent=1), encoding="utf-8")
-    files["json"] = str(path)
-    pictures = []
-    if trace.graphs:
-        for index, graph in enumerate(trace.graphs):
-            name = "graph" if index == 0 else f"graph-{index + 1}"
-            target = folder / f"{name}.{format}"
-            try:
-                render(graph, target, format=format, collapse_depth=collapse_depth,
-                       max_nodes=max_nodes)
-            except (RenderError, OSError) as error:
-                print_warning(console, f"could not draw {target.name}: {error}")
-                continue
-            pictures.append(str(target))
-    files["graphs"] = pictures
-    if html:
-        from viz import to_html
-
-        target = folder / "report.html"
-        try:
-            to_html(trace, target)
-            files["html"] = str(target)
-        except (RenderError, OSError) as error:
-            print_warning(console, f"could not write {target.name}: {error}")
-    return files
+    if trace.exit_code != 0:
+        return trace.exit_code
+    if not run.finished and run.returncode != 0:
+        return run.returncode
+    if trace.findings:
+        return EXIT_FINDINGS
+    return EXIT_NOTHING_CHECKED if trace.steps_seen == 0 else 0

@@ -35,11 +35,18 @@ def _header(console: Console, trace: Trace) -> None:
     devices = sorted({node.device for graph in trace.graphs for node in graph.nodes
                       if node.kind == "op" and node.device != "cpu"})
     on = f" on {', '.join(devices)}" if devices else ""  # a CPU run says nothing
-    ended = "raised an exception" if trace.script_error else f"exit status {trace.exit_code}"
-    console.print(f"  backward calls: {trace.steps_seen} ({trace.steps_recorded} recorded fully)   "
+    ended = _how_it_ended(trace)
+    seen = f"at least {trace.steps_seen}" if trace.meta.get("finished") is False else trace.steps_seen
+    console.print(f"  backward calls: {seen} ({trace.steps_recorded} recorded fully)   "
                   f"graphs: {len(trace.graphs)}{f' ({sizes}{on})' if sizes else ''}   "
                   f"time: {trace.duration_s:.2f} s   script: {ended}", highlight=False)
     console.print()
+
+
+def _how_it_ended(trace: Trace) -> str:
+    if trace.meta.get("finished") is False:
+        return trace.meta.get("ended", "did not finish")
+    return "raised an exception" if trace.script_error else f"exit status {trace.exit_code}"
 
 
 def _parameters(console: Console, trace: Trace) -> None:
@@ -67,9 +74,15 @@ def _checks(console: Console, checks: list) -> None:
 
 
 def _findings(console: Console, trace: Trace) -> None:
+    if trace.meta.get("finished") is False:
+        console.print(Text(f"The run did not finish: the script {_how_it_ended(trace)}. What "
+                           "was captured up to then is reported; the gradient checks, which "
+                           "run once the script is done, did not run.", style="bold yellow"))
+        console.print()
     if not trace.findings:
-        console.print(Text("No findings: gradients check out, no NaN/Inf, every parameter "
-                           "got a gradient.", style="bold green"))
+        verdict = what_was_checked(trace)
+        style = "bold green" if trace.steps_seen else "bold yellow"
+        console.print(Text(verdict, style=style))
         console.print()
         return
     table = new_table("", "finding", "op / Function", "module", "where",
@@ -92,9 +105,48 @@ def _findings(console: Console, trace: Trace) -> None:
         console.print()
 
 
+def what_was_checked(trace: Trace) -> str:
+    """The sentence printed when there are no findings: what was checked, so "no findings"
+    is never said of a run where nothing was.
+
+    >>> what_was_checked(Trace(script="x.py", steps_seen=0))
+    'Nothing was checked: the script made no backward call, so there were no gradients to check.'
+    """
+    if trace.steps_seen == 0:
+        if trace.script_error:
+            return ("Nothing was checked: the script raised before its first backward call "
+                    "(its traceback is above).")
+        return ("Nothing was checked: the script made no backward call, so there were no "
+                "gradients to check.")
+    options = trace.meta.get("options", {})
+    parts = []
+    checks = trace.meta.get("checks", [])
+    if checks:
+        passed = sum(1 for check in checks if check["status"] == "pass")
+        parts.append(f"{passed} of {len(checks)} Function call(s) agree with finite differences"
+                     + (f" ({len(checks) - passed} skipped, see above)" if passed < len(checks)
+                        else ""))
+    elif options.get("check", True) and trace.meta.get("finished") is not False:
+        parts.append("no custom Function to re-check (--check-all re-checks built-in ops too)")
+    if options.get("anomaly", True):
+        parts.append("no NaN/Inf born in any op")
+    if trace.parameters:
+        parts.append(f"every parameter a backward should reach got a gradient "
+                     f"({len(trace.parameters)} tracked)")
+    calls = f"{trace.steps_seen} backward call{'s' if trace.steps_seen != 1 else ''}"
+    if trace.meta.get("finished") is False:
+        calls = "at least " + calls
+    return f"No findings in {calls}: " + "; ".join(parts) + "." if parts else \
+        f"No findings in {calls} (every check was turned off)."
+
+
 def _files(console: Console, files: dict) -> None:
+    if not (files.get("json") or files.get("graphs") or files.get("html")):
+        console.print(Text("Nothing was written (the errors above say why).", style="bold red"))
+        return
     console.print(Text("Written:", style="bold"))
-    console.print(Text(f"  {files['json']}"))
+    if files.get("json"):
+        console.print(Text(f"  {files['json']}"))
     for path in files.get("graphs", ()):
         console.print(Text(f"  {path}"))
     if "html" in files:

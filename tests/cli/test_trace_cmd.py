@@ -126,7 +126,9 @@ def test_script_arguments_and_sys_exit(tmp_path):
     assert (out / "trace.json").exists()
     result = CliRunner().invoke(app, ["trace", "--no-html", "--out", str(out), str(script), "--",
                                       "--code", "0"])
-    assert "argv ['--code', '0']" in result.output and result.exit_code == 0
+    # sys.exit(0) with no backward call: nothing was checked, which is not a clean pass
+    assert "argv ['--code', '0']" in result.output and result.exit_code == 4
+    assert "Nothing was checked: the script made no backward call" in result.output
 
 
 def test_json_summary_on_stdout(tmp_path):

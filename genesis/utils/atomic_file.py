@@ -1,0 +1,89 @@
+"""Write a file so that readers see the old content or the new, never a torn mix.
+
+The data goes to a temporary file in the target's folder, is flushed to disk,
+and the temporary file is renamed over the target (a rename within one
+filesystem is atomic). If anything fails on the way (a full disk, an
+exception while producing the data, a read-only folder), the temporary file
+is removed, the previous file is left as it was, and the error names the target.
+
+>>> import os, tempfile
+>>> folder = tempfile.mkdtemp()
+>>> target = os.path.join(folder, "report.txt")
+>>> write_atomic(target, "first")
+>>> with atomic_writer(target) as handle:
+...     _ = handle.write(b"second")
+>>> open(target).read()
+'second'
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+
+__all__ = ["atomic_writer", "write_atomic", "describe_write_error"]
+
+_UMASK = os.umask(0o022)  # read once at import (reading it means setting it), then put back
+os.umask(_UMASK)
+
+
+@contextmanager
+def atomic_writer(path, mode: str = "wb", encoding: str | None = None, durable: bool = True):
+    """Yield a file open for writing; on a clean exit it replaces `path` in one rename.
+
+    `durable`: flush the data to the disk before the rename, so even a machine crash
+    leaves the old file or the new one (skip it for files rewritten every second).
+    """
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    descriptor, temporary = _temporary_in(folder, path)
+    try:
+        with os.fdopen(descriptor, mode, encoding=encoding) as handle:
+            yield handle
+            handle.flush()
+            if durable:
+                os.fsync(handle.fileno())
+        os.chmod(temporary, _mode_for(path))
+        os.replace(temporary, path)
+    except BaseException:
+        _remove_quietly(temporary)
+        raise
+
+
+def write_atomic(path, data: bytes | str, encoding: str = "utf-8", durable: bool = True) -> None:
+    """Replace `path` with `data` (text is encoded with `encoding`) atomically."""
+    payload = data.encode(encoding, errors="surrogateescape") if isinstance(data, str) else data
+    with atomic_writer(path, durable=durable) as handle:
+        handle.write(payload)
+
+
+def describe_write_error(path, error: OSError) -> str:
+    """One line for a user: which file could not be written and why.
+
+    >>> describe_write_error("out/trace.json", OSError(28, "No space left on device"))
+    "can't write out/trace.json: No space left on device (nothing was left half-written)"
+    """
+    reason = error.strerror or str(error)
+    return f"can't write {os.fspath(path)}: {reason} (nothing was left half-written)"
+
+
+def _mode_for(path: str) -> int:
+    """The permissions a plain `open(path, "w")` would give (mkstemp makes files 0600)."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_UMASK
+
+
+def _temporary_in(folder: str, path: str) -> tuple:
+    try:
+        return tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
+    except OSError as error:
+        raise type(error)(error.errno, error.strerror, path) from None
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

@@ -1,0 +1,202 @@
+"""Run a script under tracing in a child process and collect what it captured.
+
+`genesis trace` stays a small supervisor: it starts `genesis_cli.traced_run` (the
+script runs there, as `python SCRIPT ARGS` would, with this process's standard input,
+output and error), waits for it, and takes the finished `Trace` from a pipe. When the
+child ends without sending one (`os._exit`, a signal such as SIGKILL from the
+out-of-memory killer, a crash in native code) the journal it kept is read instead, so
+what was captured is still reported.
+
+The script's output goes straight to this process's terminal or file. Only when this
+process's own `sys.stdout`/`sys.stderr` are not real files (a test runner capturing
+them, a notebook) is the child's output piped and copied into them.
+"""
+from __future__ import annotations
+
+import codecs
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+
+import genesis_cli
+from genesis.debug.journal import read_journal
+from genesis.debug.trace import Trace
+
+from .traced_run import RESULT_HEADER
+
+__all__ = ["TracedRun", "run_traced", "describe_end"]
+
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(genesis_cli.__file__)))
+# The child imports genesis_cli from where this process did, then forgets that path so
+# the script sees sys.path as `python SCRIPT` would give it.
+_BOOTSTRAP = ("import sys; sys.path.insert(0, {root!r}); import genesis_cli.traced_run as run; "
+              "sys.path.remove({root!r}); run.main()")
+
+
+@dataclass
+class TracedRun:
+    """How the traced script's process ended, and what it captured.
+
+    `trace` is the finished Trace when the child sent one; otherwise what its journal
+    held (marked unfinished), or None when there was no journal to read.
+    """
+
+    returncode: int                 # the child's: its exit status, or -N for signal N
+    trace: Trace | None
+    finished: bool                  # the child sent its finished trace
+    journal_error: str | None = None
+
+    @property
+    def signal(self) -> int | None:
+        return -self.returncode if self.returncode < 0 else None
+
+
+def run_traced(script: str, args: list, options: dict, journal: str | None,
+               script_stdout=None) -> TracedRun:
+    """Run `script` traced in a child process; `script_stdout` is where its standard output
+    goes (default: this process's stdout)."""
+    read_end, write_end = os.pipe()
+    config = {"script": os.path.abspath(script), "args": list(args), "options": options,
+              "journal": journal, "result_fd": write_end}
+    command = [sys.executable, "-c", _BOOTSTRAP.format(root=_PACKAGE_ROOT), json.dumps(config)]
+    out_stream = script_stdout if script_stdout is not None else sys.stdout
+    streams = [out_stream, sys.stderr]
+    for stream in streams:
+        stream.flush()  # what this process printed comes before the script's output
+    targets = [stream.fileno() if _has_descriptor(stream) else subprocess.PIPE
+               for stream in streams]
+    try:
+        child = subprocess.Popen(command, stdout=targets[0], stderr=targets[1],
+                                 pass_fds=(write_end,))
+    finally:
+        os.close(write_end)
+    relays = [_Relay(pipe, stream) for pipe, stream in zip((child.stdout, child.stderr), streams)
+              if pipe is not None]
+    received = _Receiver(read_end)
+    with _signals_passed_to(child):
+        returncode = child.wait()
+    for relay in relays:
+        relay.join()
+    result = received.result(wait=10.0 if returncode == 0 or returncode > 0 else 0.5)
+    if result is not None:
+        return TracedRun(returncode, result["trace"], True, result.get("journal_error"))
+    trace = None
+    if journal is not None:
+        try:
+            trace = read_journal(journal)
+        except (OSError, ValueError):
+            trace = None
+    return TracedRun(returncode, trace, False)
+
+
+def describe_end(run: TracedRun) -> str:
+    """How an unfinished run ended, in words.
+
+    >>> describe_end(TracedRun(-9, None, False))
+    'was killed by SIGKILL (signal 9; the out-of-memory killer sends it too)'
+    >>> describe_end(TracedRun(0, None, False))
+    'ended with exit status 0 before genesis could finish (os._exit, or a crash in native code)'
+    """
+    if run.signal is not None:
+        try:
+            name = signal.Signals(run.signal).name
+        except ValueError:
+            name = f"signal {run.signal}"
+        hint = "; the out-of-memory killer sends it too" if run.signal == signal.SIGKILL else ""
+        return f"was killed by {name} (signal {run.signal}{hint})"
+    return (f"ended with exit status {run.returncode} before genesis could finish (os._exit, or "
+            "a crash in native code)")
+
+
+class _Receiver:
+    """Reads the child's result from the pipe on a thread (the child blocks writing until it
+    is read), so a result larger than the pipe's buffer never deadlocks the wait."""
+
+    def __init__(self, read_end: int):
+        self._pipe = os.fdopen(read_end, "rb")
+        self._result = None
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            header = self._pipe.read(RESULT_HEADER.size)
+            if len(header) == RESULT_HEADER.size:
+                (length,) = RESULT_HEADER.unpack(header)
+                payload = self._pipe.read(length)
+                if len(payload) == length:
+                    self._result = pickle.loads(payload)
+        except (OSError, EOFError, pickle.UnpicklingError):
+            self._result = None
+
+    def result(self, wait: float):
+        """The result, waiting up to `wait` seconds for the rest of it (a process the script
+        forked may hold the pipe open, so the end of the pipe is not waited for)."""
+        self._thread.join(wait)
+        return self._result
+
+
+class _Relay:
+    """Copies a child's output pipe into a Python text stream that has no file descriptor."""
+
+    def __init__(self, pipe, stream):
+        self._pipe, self._stream = pipe, stream
+        self._thread = threading.Thread(target=self._copy, daemon=True)
+        self._thread.start()
+
+    def _copy(self) -> None:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        while True:
+            chunk = os.read(self._pipe.fileno(), 65536)
+            text = decoder.decode(chunk, final=not chunk)
+            if text:
+                self._stream.write(text)
+                self._stream.flush()
+            if not chunk:
+                break
+
+    def join(self) -> None:
+        self._thread.join(1.0)  # a process the script forked may keep the pipe open
+
+
+def _has_descriptor(stream) -> bool:
+    try:
+        stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    return True
+
+
+class _signals_passed_to:
+    """While the child runs: Ctrl-C reaches it from the terminal (it is in our process group),
+    so this process ignores SIGINT and reports once the child has handled it; SIGTERM and
+    SIGHUP sent to this process are passed on to the child."""
+
+    PASSED = (signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self, child):
+        self.child = child
+        self.previous = {}
+
+    def __enter__(self):
+        if threading.current_thread() is not threading.main_thread():
+            return self  # signal handlers can only be set on the main thread
+        self.previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        for number in self.PASSED:
+            self.previous[number] = signal.signal(number, self._pass_on)
+        return self
+
+    def _pass_on(self, number, frame) -> None:
+        try:
+            self.child.send_signal(number)
+        except OSError:
+            pass
+
+    def __exit__(self, *exc_info) -> None:
+        for number, handler in self.previous.items():
+            signal.signal(number, handler)

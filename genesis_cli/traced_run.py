@@ -1,0 +1,91 @@
+"""The process `genesis trace` runs a script in.
+
+`genesis trace` starts `python -m genesis_cli.traced_run CONFIG`, where CONFIG (JSON)
+names the script, its arguments, the session's options, the journal folder and the
+file descriptor of a pipe back to `genesis trace`. This process runs the script as
+`python SCRIPT ARGS` would, under a `TraceSession` that journals what it captures;
+when the script is done (and the threads it left running have ended) it runs the
+gradient checks and sends the finished `Trace` and the script's outcome through the
+pipe, then exits with the script's exit status.
+
+Whatever the script does to this process (changes directory, replaces or closes the
+standard streams, calls `os._exit`, is killed) `genesis trace` itself is untouched:
+it reads the journal instead and still reports. A process the script forks inherits
+this one's state; it never journals, and never sends a result.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import struct
+import sys
+import threading
+
+from genesis.debug.journal import Journal
+from genesis.debug.session import TraceSession
+
+from .runner import run_script
+from .ui import make_console, progress
+
+__all__ = ["main", "send_result", "RESULT_HEADER"]
+
+RESULT_HEADER = struct.Struct("<Q")  # the byte length of the pickled result that follows
+
+
+def main(argv: list | None = None) -> None:
+    config = json.loads((argv if argv is not None else sys.argv)[1])
+    started_in = os.getpid()
+    result_fd = config["result_fd"]
+    options = config["options"]
+    journal = None
+    if config.get("journal"):
+        journal = Journal(config["journal"], {"script": config["script"], "args": config["args"],
+                                              "options": options})
+    session = TraceSession(steps=options["steps"], check=options["check"],
+                           check_all=options["check_all"], anomaly=options["anomaly"],
+                           journal=journal)
+    with session:
+        outcome = run_script(config["script"], config["args"])
+        if os.getpid() != started_in:  # a forked copy of this process finished the script
+            os._exit(outcome.exit_code)
+        _wait_for_threads()  # python waits for them before exiting: the run is not over yet
+    trace = _checked_result(session, config, outcome)
+    send_result(result_fd, {"trace": trace, "journal_error": _journal_error(journal)})
+    sys.exit(outcome.exit_code)
+
+
+def _checked_result(session: TraceSession, config: dict, outcome):
+    """The session's Trace, with a bar on the terminal while the per-node checks run."""
+    console = make_console(stderr=True)
+    calls = len(session.invocations.calls) if session.invocations is not None else 0
+    with progress(console, "checking gradients", max(calls, 1)) as advance:
+        return session.result(
+            script=config["script"], args=config["args"], error=outcome.error,
+            exit_code=outcome.exit_code, script_error=outcome.traceback_text or None,
+            progress=lambda done, total: advance() if 0 < done <= total else None)
+
+
+def _wait_for_threads() -> None:
+    """Join the non-daemon threads the script left running, as the interpreter would at exit."""
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon and thread.is_alive():
+            thread.join()
+
+
+def _journal_error(journal: Journal | None) -> str | None:
+    if journal is None or journal.error is None:
+        return None
+    return f"{journal.folder}: {journal.error.strerror or journal.error}"
+
+
+def send_result(fd: int, result: dict) -> None:
+    """Write `result` to the pipe `fd`: its length, then the pickle (read by `receive_result`)."""
+    payload = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    with os.fdopen(fd, "wb", closefd=True) as pipe:
+        pipe.write(RESULT_HEADER.pack(len(payload)))
+        pipe.write(payload)
+
+
+if __name__ == "__main__":
+    main()
