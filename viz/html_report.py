@@ -20,13 +20,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-import json
-import math
 import re
 import sys
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
+
+from genesis.debug.json_values import dumps
 
 from .html_views import HTML_MAX_NODES, draw_views
 
@@ -164,21 +164,9 @@ def _page(data: dict, drawings: list) -> str:
 
 
 def _json(value) -> str:
-    """JSON safe inside a <script> element: no `<`, `>`, `&`, U+2028/2029 left raw, no NaN."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    except ValueError:  # a non-finite float (e.g. in a finding's details): say it as a string
-        text = json.dumps(_finite(value), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    """JSON safe inside a <script> element: strict (`genesis.debug.json_values`), and no `<`,
+    `>`, `&` left raw."""
+    text = dumps(value, separators=(",", ":"))
     for raw, escaped in _JSON_ESCAPES.items():
         text = text.replace(raw, escaped)
     return text
-
-
-def _finite(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(item) for item in value]
-    return value

@@ -20,6 +20,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
+from .json_values import dumps, number, numbers
+
 __all__ = ["Graph", "GraphNode", "Edge", "TensorInfo", "Source", "SCHEMA_VERSION", "NODE_KINDS"]
 
 SCHEMA_VERSION = 1
@@ -138,7 +140,9 @@ class Graph:
                 "meta": self.meta}
 
     def to_json(self, indent: int | None = None) -> str:
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+        """Strict JSON; non-finite numbers are the strings "NaN", "Infinity", "-Infinity"
+        (`genesis.debug.json_values`)."""
+        return dumps(self.to_dict(), indent=indent)
 
     @classmethod
     def from_dict(cls, data: dict) -> "Graph":
@@ -150,7 +154,8 @@ class Graph:
                    edges=[Edge(src, dst, index, output_nr, _tuple(shape))
                           for src, dst, index, output_nr, shape in data["edges"]],
                    modules=dict(data["modules"]), steps=list(data["steps"]),
-                   grad_norms={name: list(values) for name, values in data["grad_norms"].items()},
+                   grad_norms={name: [number(value) for value in values]
+                               for name, values in data["grad_norms"].items()},
                    meta=dict(data["meta"]))
 
     @classmethod
@@ -182,6 +187,10 @@ def _tuple(shape):
     return None if shape is None else tuple(shape)
 
 
+def _figures(stats: dict | None) -> dict | None:
+    return None if stats is None else numbers(stats)
+
+
 def _node_to_dict(node: GraphNode) -> dict:
     data = {"id": node.id, "kind": node.kind, "name": node.name,
             "outputs": [None if t is None else [list(t.shape), t.dtype, t.stats, t.grad]
@@ -204,7 +213,8 @@ def _node_from_dict(data: dict) -> GraphNode:
     source = data.get("source")
     return GraphNode(
         id=data["id"], kind=data["kind"], name=data["name"],
-        outputs=[None if t is None else TensorInfo(tuple(t[0]), t[1], t[2], t[3]) for t in data["outputs"]],
+        outputs=[None if t is None else TensorInfo(tuple(t[0]), t[1], _figures(t[2]), _figures(t[3]))
+                 for t in data["outputs"]],
         function=data.get("function"), user_defined=data.get("user_defined", False),
         device=data["device"], module=data.get("module"),
         source=Source(**source) if source is not None else None,

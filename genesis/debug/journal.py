@@ -38,6 +38,7 @@ import time
 from ..utils.atomic_file import write_atomic
 from .findings import Finding
 from .graph import Graph
+from .json_values import dumps
 from .trace import TRACE_SCHEMA_VERSION, Trace
 
 __all__ = ["Journal", "read_journal", "JOURNAL_FILE", "PROGRESS_FILE", "PARTIAL_FOLDER"]
@@ -134,7 +135,7 @@ class Journal:
 
 
 def _dumps(data: dict) -> str:
-    return json.dumps(data, allow_nan=False, separators=(",", ":"))
+    return dumps(data, separators=(",", ":"))
 
 
 def read_journal(folder) -> Trace:

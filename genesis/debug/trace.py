@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from .findings import Finding
 from .graph import Graph
+from .json_values import dumps, number, numbers
 
 __all__ = ["Trace", "ParameterRow", "TRACE_SCHEMA_VERSION"]
 
@@ -63,7 +64,11 @@ class Trace:
                 "duration_s": self.duration_s, "meta": self.meta}
 
     def to_json(self, indent: int | None = None) -> str:
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+        """Strict JSON, whatever the run held: numbers that are not finite are written as the
+        strings "NaN", "Infinity" and "-Infinity" and read back as floats by `from_json`;
+        names that are not valid Unicode have U+FFFD in place of the bad code points
+        (`genesis.debug.json_values`)."""
+        return dumps(self.to_dict(), indent=indent)
 
     @classmethod
     def from_dict(cls, data: dict) -> "Trace":
@@ -72,12 +77,11 @@ class Trace:
                              f"schema {data.get('schema')!r}, version {data.get('version')!r})")
         return cls(script=data["script"], args=list(data["args"]),
                    graphs=[Graph.from_dict(graph) for graph in data["graphs"]],
-                   findings=[Finding.from_dict(finding) for finding in data["findings"]],
-                   parameters=[ParameterRow(**{**row, "shape": tuple(row["shape"])})
-                               for row in data["parameters"]],
+                   findings=[_finding_from_dict(finding) for finding in data["findings"]],
+                   parameters=[_row_from_dict(row) for row in data["parameters"]],
                    steps_recorded=data["steps_recorded"], steps_seen=data["steps_seen"],
                    exit_code=data["exit_code"], script_error=data["script_error"],
-                   duration_s=data["duration_s"], meta=dict(data["meta"]))
+                   duration_s=data["duration_s"], meta=_meta_from_dict(data["meta"]))
 
     @classmethod
     def from_json(cls, text: str) -> "Trace":
@@ -95,6 +99,29 @@ class Trace:
             return cls.from_json(text)
         except (json.JSONDecodeError, KeyError, TypeError) as error:
             raise ValueError(f"{path} is not a valid genesis trace.json: {error}") from None
+
+
+def _finding_from_dict(data: dict) -> Finding:
+    return Finding.from_dict({**data, "details": numbers(data.get("details", {}),
+                                                          keep=NAME_FIELDS)})
+
+
+def _row_from_dict(data: dict) -> ParameterRow:
+    return ParameterRow(**{**data, "shape": tuple(data["shape"]),
+                           "grad_norm": number(data["grad_norm"]),
+                           "history": [number(norm) for norm in data["history"]]})
+
+
+def _meta_from_dict(meta: dict) -> dict:
+    meta = dict(meta)
+    if "checks" in meta:
+        meta["checks"] = [{**check, "max_abs_error": number(check.get("max_abs_error"))}
+                          for check in meta["checks"]]
+    return meta
+
+
+# Fields of a finding's details that hold names (any string), not numbers.
+NAME_FIELDS = ("parameters", "names", "name", "module", "modules")
 
 
 def _row_to_dict(row: ParameterRow) -> dict:

@@ -45,3 +45,55 @@ def test_unknown_version_is_rejected_clearly():
 def test_find_names_the_missing_node():
     with pytest.raises(KeyError, match="no node named 'nope'"):
         Graph().find("nope")
+
+
+def strict_loads(text: str):
+    """json.loads that refuses the NaN/Infinity literals strict JSON does not have."""
+    def refuse(literal):
+        raise ValueError(f"non-strict JSON literal {literal}")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_non_finite_numbers_are_strict_json_and_read_back():
+    from genesis.debug.findings import Finding
+    from genesis.debug.trace import Trace
+    from genesis.debug.graph import GraphNode, TensorInfo
+    from genesis.debug.trace import ParameterRow
+
+    stats = {"min": float("-inf"), "max": float("inf"), "mean": float("nan"), "nan": 1, "inf": 2}
+    graph = Graph([GraphNode(0, "op", "MaskedFillBackward", [TensorInfo((2,), "float32", stats)])],
+                  grad_norms={"w": [float("nan"), 1.0]})
+    finding = Finding("gradient_mismatch", "error", "wrong", graph=0, node=0,
+                      details={"worst": [[0, [1], float("inf"), float("-inf")]],
+                               "parameters": ["NaN"]})
+    trace = Trace(script="s.py", graphs=[graph], findings=[finding],
+                  parameters=[ParameterRow("w", (2,), "float32", float("inf"), "nan",
+                                           [float("nan"), float("inf")])],
+                  meta={"checks": [{"function": "F", "max_abs_error": float("nan")}]})
+    text = trace.to_json()
+    data = strict_loads(text)
+    assert data["graphs"][0]["nodes"][0]["outputs"][0][2]["min"] == "-Infinity"
+    again = Trace.from_json(text)
+    figures = again.graphs[0].nodes[0].outputs[0].stats
+    assert figures["min"] == float("-inf") and figures["max"] == float("inf")
+    assert figures["mean"] != figures["mean"]  # NaN
+    assert again.findings[0].details["worst"][0][2:] == [float("inf"), float("-inf")]
+    assert again.findings[0].details["parameters"] == ["NaN"]  # a name stays a name
+    assert again.parameters[0].grad_norm == float("inf")
+    assert again.graphs[0].grad_norms["w"][1] == 1.0
+    assert again.to_json() == text
+
+
+@pytest.mark.parametrize("name", ["fc\x00\x1b[31m\n", "caf\udcc3\udca9", "\ud800lone", '"};</script>',
+                                  "a\u2028b", "-->"])
+def test_any_name_gives_strict_ascii_json(name):
+    from genesis.debug.graph import GraphNode, TensorInfo
+
+    graph = Graph([GraphNode(0, "param", name, [TensorInfo((1,), "float32")], module=name)],
+                  modules={name: name})
+    text = graph.to_json()
+    text.encode("ascii")
+    again = Graph.from_dict(strict_loads(text))
+    expected = name.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    assert again.nodes[0].name in (name, expected)
+    assert "\ud800" not in again.nodes[0].name and "\udcc3" not in again.nodes[0].name

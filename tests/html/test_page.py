@@ -187,7 +187,7 @@ def test_non_finite_numbers_in_finding_details_survive(tmp_path):
                       details={"worst": [{"analytical": float("nan"), "numerical": float("inf")}]})
     page = viz.to_html(Trace(script="s.py", graphs=[graph], findings=[finding]))
     data = script_blocks(page)["genesis-data"]
-    assert data["findings"][0]["details"]["worst"] == [{"analytical": "nan", "numerical": "inf"}]
+    assert data["findings"][0]["details"]["worst"] == [{"analytical": "NaN", "numerical": "Infinity"}]
 
 
 def test_bare_graph_gets_a_parameter_table_from_its_gradient_norms(model_trace):
