@@ -6,7 +6,9 @@
     genesis render trace.json --collapse-depth 1 --format dot
 
 The input is a `trace.json` (`genesis.debug.trace.Trace`), the folder holding
-one, or a bare Graph JSON.
+one, or a bare Graph JSON; or the journal of a run that never finished (an output
+folder whose `trace.partial/` is left because genesis itself was killed): what it
+captured is drawn.
 Nodes that findings point at are coloured by the findings' tags. Graphs are
 numbered from 1, as in the file names. Exit status 0 on success, 1 when
 Graphviz fails or a file can't be written, 2 for a usage error (missing or
@@ -20,6 +22,7 @@ from pathlib import Path
 import typer
 
 from genesis.debug.graph import Graph
+from genesis.debug.journal import JOURNAL_FILE, PARTIAL_FOLDER, read_journal
 from genesis.debug.trace import Trace
 from viz import RenderError
 from viz.render import FORMATS, render
@@ -87,6 +90,13 @@ def load_graphs(path: Path) -> tuple:
     """(graphs, findings) of a trace.json (or of the trace.json in folder `path`), or
     ([graph], []) of a Graph JSON."""
     path = Path(path)
+    journal = unfinished_run(path)
+    if journal is not None:
+        try:
+            trace = read_journal(journal)
+        except (OSError, ValueError) as error:
+            raise UsageError(f"{journal} holds an unfinished run that can't be read: {error}") from None
+        return trace.graphs, trace.findings
     if path.is_dir():
         if not (path / "trace.json").is_file():
             raise UsageError(f"{path} is a folder without a trace.json; give the trace file")
@@ -109,6 +119,20 @@ def load_graphs(path: Path) -> tuple:
         raise UsageError(f"{path} is not a valid genesis trace ({type(error).__name__}: {error}); "
                          "write it again with `genesis trace`") from None
     raise UsageError(f"{path} is not a genesis trace.json or Graph JSON (its schema is {schema!r})")
+
+
+def unfinished_run(path: Path) -> Path | None:
+    """The journal folder of a run that never wrote its trace.json (genesis itself was killed
+    while the script ran), when `path` is that folder, its journal file, or an output folder
+    holding one and no trace.json."""
+    if path.name == JOURNAL_FILE and path.is_file():
+        return path.parent
+    if path.is_dir() and (path / JOURNAL_FILE).is_file():
+        return path
+    if path.is_dir() and not (path / "trace.json").is_file() and \
+            (path / PARTIAL_FOLDER / JOURNAL_FILE).is_file():
+        return path / PARTIAL_FOLDER
+    return None
 
 
 def mark_findings(graphs: list, findings: list) -> list:
