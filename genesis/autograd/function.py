@@ -36,6 +36,7 @@ from ..dtypes import FLOATING_DTYPES, FLOATING_NUMPY_DTYPES
 from ..tensor import Tensor, wrap_array
 from .grad_mode import grad_state
 from .hooks import RemovableHandle
+from .module_scope import running
 
 __all__ = ["Function", "Node", "AccumulateGrad", "gradient_edge", "mark_view", "observers",
            "SavedTensorModifiedError"]
@@ -67,7 +68,7 @@ class Node:
     """
 
     __slots__ = ("next_functions", "_saved", "_input_meta", "_output_meta",
-                 "needs_input_grad", "__dict__", "__weakref__")
+                 "needs_input_grad", "_module_call", "__dict__", "__weakref__")
 
     _forward_cls = None
     _hooks = ()
@@ -80,8 +81,9 @@ class Node:
 
     # Slots are filled lazily (a ctx that never joins a graph only gets
     # `needs_input_grad`); an unset one reads as its default here.
+    # `_module_call`: the module call the forward ran in (`module_scope`), None outside modules.
     _SLOT_DEFAULTS = {"next_functions": (), "_saved": None, "_input_meta": (),
-                      "_output_meta": (), "needs_input_grad": ()}
+                      "_output_meta": (), "needs_input_grad": (), "_module_call": None}
 
     def __getattr__(self, name):
         try:
@@ -267,6 +269,7 @@ class Function:
                     graph = True
         if graph:
             _link_inputs(ctx, args)
+            ctx._module_call = running.call
         else:
             ctx.needs_input_grad = _NO_NEEDS[len(args)] if len(args) < 16 else (False,) * len(args)
         if cls._builtin:

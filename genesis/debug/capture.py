@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from ..autograd.function import AccumulateGrad
 from ..tensor import Tensor
 from .graph import Edge, Graph, GraphNode, Source, TensorInfo
+from .module_paths import module_paths
 from .names import Names
 from .readings import Readings
 from .stats import grad_stats_later, value_stats_later
@@ -37,9 +38,12 @@ def capture_graph(*roots, params: dict | None = None, include_saved: bool = True
     `input0`, `input1`, ...; outputs likewise (`output0`, ...). `namespace`
     replaces the caller's local variables as the place names are looked up.
     Value statistics are taken from the outputs and leaves, gradient
-    statistics from `.grad` after backward; ops carry more (module path,
-    source line, per-output statistics) when the forward ran under
-    `genesis.debug.record()`.
+    statistics from `.grad` after backward. Ops carry the path of the module
+    call that ran them, as `genesis.debug.record()` names it ("cell#2.inp",
+    `genesis.debug.module_paths`), and the parameters of the outermost modules
+    called are named by their paths when nothing else named them; ops carry
+    more (source line, per-output statistics) when the forward ran under
+    `record()`.
     """
     for index, root in enumerate(roots):
         if not isinstance(root, Tensor):
@@ -53,6 +57,7 @@ def capture_graph(*roots, params: dict | None = None, include_saved: bool = True
         for root in roots:
             builder.add_output_tensor(root)
         builder.expand()
+        builder.place_in_modules()
     readings.fetch()
     return builder.graph
 
@@ -85,6 +90,9 @@ class GraphBuilder:
         self.ids = {}          # autograd node -> graph id
         self.in_degree = {}    # autograd node -> edges into it (how many gradients it receives)
         self._pending = deque()
+        self._module_calls = {}  # graph id -> module call, for nodes placed by place_in_modules
+        self._calls_seen = set()  # orders of the module calls seen
+        self._outermost = set()   # id() of the outermost modules seen (alive while capturing)
 
     # -- roots ----------------------------------------------------------------
     def add_output_tensor(self, tensor: Tensor) -> int:
@@ -146,7 +154,36 @@ class GraphBuilder:
         node_id = self._add(graph_node)
         self.ids[node] = node_id
         self._pending.append(node)
+        if graph_node.module is None and node._module_call is not None:
+            self._note_module_call(node_id, node._module_call)
         return node_id
+
+    def _note_module_call(self, node_id: int, call) -> None:
+        """Remember the module call an op ran in; the first op of an outermost module names
+        its parameters (where the namespace did not)."""
+        self._module_calls[node_id] = call
+        if call[2] in self._calls_seen:
+            return
+        self._calls_seen.add(call[2])
+        while call[1] is not None:
+            call = call[1]
+        if id(call[0]) not in self._outermost:
+            self._outermost.add(id(call[0]))
+            self.names.add_module_parameters(call[0])
+
+    def place_in_modules(self) -> None:
+        """Set the module path of the nodes whose op remembered its module call (those not
+        recorded by `record()`), once the walk is done: numbering repeated calls needs them all."""
+        calls = self._module_calls
+        if not calls:
+            return
+        paths, classes = module_paths(calls.values())
+        nodes = self.graph.nodes
+        for node_id, call in calls.items():
+            nodes[node_id].module = paths[call[2]]
+        for path, class_name in classes.items():
+            self.graph.modules.setdefault(path, class_name)
+        self._module_calls = {}
 
     def _leaf_node(self, node) -> GraphNode:
         variable = node.variable
@@ -193,6 +230,7 @@ class GraphBuilder:
         record = node.metadata.get(RECORD_KEY)
         saved = record.saved if record is not None else node.saved_tensor_info
         module = self.graph.nodes[node_id].module
+        call = self._module_calls.get(node_id)
         for index, entry in enumerate(saved):
             if entry is None:
                 continue
@@ -201,6 +239,8 @@ class GraphBuilder:
                                            [TensorInfo(tuple(shape), dtype.name)],
                                            device=self.graph.nodes[node_id].device, module=module))
             self.graph.edges.append(Edge(saved_id, node_id, index, 0, tuple(shape)))
+            if call is not None:
+                self._module_calls[saved_id] = call
 
 
 def _source(location) -> Source:

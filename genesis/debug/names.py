@@ -73,6 +73,11 @@ class Names:
             found[id(tensor)] = (name, tensor)
         return cls(found, variables)
 
+    def add_module_parameters(self, module) -> None:
+        """Name the parameters of `module` by their paths in it, where nothing named them yet."""
+        for key, entry in parameter_names(module).items():
+            self._params.setdefault(key, entry)
+
     def leaf_name(self, tensor) -> tuple:
         """(name, kind) of a leaf: kind is "param" for a named parameter, else "input"."""
         if tensor is not None:

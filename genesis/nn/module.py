@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..autograd import module_scope
+from ..autograd.module_scope import call_order, running
 from ..autograd.grad_mode import no_grad
 from ..autograd.hooks import RemovableHandle
 from ..dtypes import get_dtype
@@ -67,9 +68,14 @@ class Module:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
-        if self._call_hooks or module_scope.listeners:
-            return self._call_observed(args, kwargs)
-        return self.forward(*args, **kwargs)
+        outer = running.call
+        running.call = (self, outer, call_order())  # a module call: the ops made now remember it
+        try:
+            if self._call_hooks or module_scope.listeners:
+                return self._call_observed(args, kwargs)
+            return self.forward(*args, **kwargs)
+        finally:
+            running.call = outer
 
     def _call_observed(self, args: tuple, kwargs: dict):
         listening = bool(module_scope.listeners)

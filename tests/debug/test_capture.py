@@ -140,3 +140,160 @@ def test_million_op_chain_captures_without_recursion():
     graph = capture_graph(y, include_saved=False)
     assert len(graph.nodes) == 1_000_002
     assert graph.nodes[-1].name == "x" and graph.nodes[1].name == "MulBackward"
+
+
+# -- module attribution outside record(): written the way PyTorch users write models --------
+
+class _Block(genesis.nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.attn = genesis.nn.Linear(width, width)
+        self.mlp = genesis.nn.Sequential(genesis.nn.Linear(width, width), genesis.nn.ReLU())
+
+    def forward(self, x):
+        return self.mlp(self.attn(x).tanh()) + x
+
+
+class _Deep(genesis.nn.Module):
+    def __init__(self, width=4, depth=3):
+        super().__init__()
+        self.layers = genesis.nn.ModuleList([_Block(width) for _ in range(depth)])
+        self.head = genesis.nn.Linear(width, 1)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return self.head(x).sum()
+
+
+class _Cell(genesis.nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.inp = genesis.nn.Linear(width, width)
+        self.hid = genesis.nn.Linear(width, width)
+
+    def forward(self, x, h):
+        return (self.inp(x) + self.hid(h)).tanh()
+
+
+class _Unrolled(genesis.nn.Module):
+    def __init__(self, width=3):
+        super().__init__()
+        self.cell = _Cell(width)
+        self.head = genesis.nn.Linear(width, 1)
+
+    def forward(self, xs):
+        h = genesis.zeros(xs.shape[1], xs.shape[2])
+        for x in xs:
+            h = self.cell(x, h)
+        return self.head(h).sum()
+
+
+def nodes_and_modules(graph):
+    return [(node.kind, node.name, node.module) for node in graph.nodes if node.kind != "output"]
+
+
+def test_ops_outside_record_are_attributed_to_the_module_that_ran_them():
+    model = _Deep()
+    x = genesis.randn(2, 4)
+    loss = model(x)
+    graph = capture_graph(loss)
+    modules = {node.module for node in graph.of_kind("op")}
+    assert {"layers.0.attn", "layers.2.mlp.0", "layers.1.mlp.1", "head", ""} <= modules
+    assert graph.modules["layers.1"] == "_Block" and graph.modules["layers.0.mlp.1"] == "ReLU"
+    saved = [node for node in graph.of_kind("saved") if node.module == "layers.0.attn"]
+    assert saved  # a saved tensor sits in its op's module
+    with genesis.debug.record() as recording:
+        model(x).backward()
+    assert nodes_and_modules(graph) == nodes_and_modules(recording.graphs[0])
+
+
+def test_repeated_calls_of_a_module_are_numbered_as_record_numbers_them():
+    model = _Unrolled()
+    xs = genesis.randn(3, 2, 3)
+    graph = capture_graph(model(xs))
+    assert {node.module for node in graph.of_kind("op")} == {
+        "cell", "cell.inp", "cell.hid", "cell#2", "cell#2.inp", "cell#2.hid",
+        "cell#3", "cell#3.inp", "cell#3.hid", "head", ""}
+    assert graph.modules["cell#3"] == "_Cell" and graph.modules["cell#2.hid"] == "Linear"
+    with genesis.debug.record() as recording:
+        model(xs).backward()
+    assert nodes_and_modules(graph) == nodes_and_modules(recording.graphs[0])
+
+
+def test_parameters_are_named_through_the_model_that_ran_even_when_it_is_not_in_scope():
+    def loss_of(x):  # the model is not among this function's variables
+        return _MODEL(x)
+
+    graph = capture_graph(loss_of(genesis.randn(2, 4)), namespace={})
+    params = {node.name: node.module for node in graph.of_kind("param")}
+    assert params["layers.2.mlp.0.weight"] == "layers.2.mlp.0" and params["head.bias"] == "head"
+    assert not graph.of_kind("input")
+
+
+_MODEL = _Deep()
+
+
+def test_a_module_made_inside_forward_is_named_by_its_class_under_its_caller():
+    class Outer(genesis.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = genesis.nn.Parameter(genesis.ones(2))
+
+        def forward(self, x):
+            return genesis.nn.Tanh()(x * self.scale).sum()
+
+    graph = capture_graph(Outer()(genesis.ones(2)))
+    assert graph.find("TanhBackward").module == "Tanh" and graph.modules["Tanh"] == "Tanh"
+    assert graph.find("MulBackward").module == ""
+
+
+def test_ops_outside_any_module_have_no_module_and_the_running_call_is_restored():
+    layer = genesis.nn.Linear(2, 2)
+    x = genesis.randn(1, 2)
+    with pytest.raises(RuntimeError):
+        layer(genesis.randn(1, 3))  # a shape error inside forward
+    assert genesis.autograd.module_scope.running.call is None
+    graph = capture_graph((layer(x) * 2).sum())
+    assert graph.find("MulBackward").module is None and graph.find("SumBackward").module is None
+    assert {node.module for node in graph.of_kind("op")} - {None} == {""}
+
+
+def test_each_thread_knows_its_own_module_calls():
+    import threading
+
+    barrier = threading.Barrier(2, timeout=10)
+
+    class Waits(genesis.nn.Module):  # both threads are inside a module call at the same time
+        def forward(self, x):
+            barrier.wait()
+            return x * 2
+
+    class First(genesis.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wait = Waits()
+            self.left = genesis.nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.left(self.wait(x)).sum()
+
+    class Second(First):
+        def forward(self, x):
+            return self.wait(self.left(x)).sum()
+
+    graphs = {}
+
+    def run(model):
+        loss = model(genesis.randn(1, 2, requires_grad=True))
+        graphs[type(model).__name__] = capture_graph(loss, namespace={})
+
+    threads = [threading.Thread(target=run, args=(model,)) for model in (First(), Second())]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for name, graph in graphs.items():
+        assert graph.find("MulBackward").module == "wait", name
+        assert graph.modules[""] == name
+        assert {node.module for node in graph.of_kind("op") if node.name != "MulBackward"} == {"left", ""}
