@@ -27,6 +27,7 @@ from importlib import resources
 from pathlib import Path
 
 from genesis.debug.json_values import dumps
+from genesis.debug.printable import printable
 
 from .html_views import HTML_MAX_NODES, draw_views
 
@@ -156,7 +157,7 @@ def _page(data: dict, drawings: list) -> str:
     blocks = [f'<script type="application/json" id="genesis-data">{_json(data)}</script>']
     blocks.extend(f'<script type="application/json" id="{name}">{_json(svg)}</script>'
                   for name, svg in drawings)
-    parts = {"policy": html.escape(policy), "title": html.escape(data["title"]),
+    parts = {"policy": html.escape(policy), "title": html.escape(printable(data["title"])),
              "style": (asset / "viewer.css").read_text(encoding="utf-8"),
              "data": "\n".join(blocks), "script": script}
     template = (asset / "template.html").read_text(encoding="utf-8")

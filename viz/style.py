@@ -1,18 +1,22 @@
 """Colours, shapes and label text of the drawing, with the legend that explains them.
 
 Labels are plain Graphviz strings (the embedded WebAssembly Graphviz has no
-HTML-like labels), escaped here and only here: backslashes, quotes and `&` are
-escaped, newlines become line breaks, and every value is marked `nohtml` so a
-name such as `<img src=x>` can never be read as markup.
+HTML-like labels), escaped here and only here: newlines become line breaks, other
+control characters visible escapes and lone surrogates U+FFFD
+(`genesis.debug.printable`, so neither Graphviz nor an XML parser of its SVG can
+choke on a name), then backslashes, quotes and `&` are escaped, and every value is
+marked `nohtml` so a name such as `<img src=x>` can never be read as markup.
 
->>> print(label_text(['a "quoted" <name>', "back\\\\slash & more"]))
-a \\"quoted\\" <name>\\nback\\\\slash &amp; more
+>>> print(label_text(['a "quoted" <name>', "back\\\\slash & more", "nul\\x00 esc\\x1b"]))
+a \\"quoted\\" <name>\\nback\\\\slash &amp; more\\nnul\\\\x00 esc\\\\x1b
 """
 from __future__ import annotations
 
 import math
 
 from graphviz import nohtml
+
+from genesis.debug.printable import printable
 
 __all__ = ["FONT", "NODE_STYLES", "FINDING_STYLES", "label_text", "tooltip_text", "node_attributes",
            "legend_entries", "format_shape", "format_number", "describe_stats"]
@@ -61,20 +65,21 @@ FINDING_TAGS = {"nan": "nan_inf", "inf": "nan_inf", "nan_inf": "nan_inf", "grad_
                 "vanishing": "grad_scale", "grad_scale": "grad_scale", "error": "error"}
 
 
-def _escape(text: str) -> str:
-    return str(text).replace("\\", "\\\\").replace('"', '\\"').replace("&", "&amp;")
+def _lines(lines) -> list:
+    """The lines, each split at its own line breaks, made printable."""
+    return [printable(part) for line in lines for part in str(line).replace("\r\n", "\n").split("\n")]
 
 
 def label_text(lines) -> nohtml:
     """A node or cluster label: lines escaped and joined by Graphviz line breaks."""
-    return nohtml("\\n".join(_escape(line).replace("\r", "").replace("\n", "\\n") for line in lines))
+    return nohtml("\\n".join(line.replace("\\", "\\\\").replace('"', '\\"').replace("&", "&amp;")
+                              for line in _lines(lines)))
 
 
 def tooltip_text(lines) -> nohtml:
     """A tooltip (Graphviz expands escapes in tooltips twice, so backslashes are doubled twice)."""
-    text = "\n".join(str(line) for line in lines)
-    text = text.replace("\\", "\\\\\\\\").replace('"', '\\"').replace("&", "&amp;").replace("\r", "")
-    return nohtml(text.replace("\n", "\\n"))
+    return nohtml("\\n".join(line.replace("\\", "\\\\\\\\").replace('"', '\\"').replace("&", "&amp;")
+                              for line in _lines(lines)))
 
 
 def node_attributes(kind: str, findings=()) -> dict:
