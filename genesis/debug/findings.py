@@ -19,8 +19,8 @@ __all__ = ["Finding", "KINDS", "SEVERITY_ORDER"]
 # kind -> (tag drawn on the graph node, what it means)
 KINDS = {
     "gradient_mismatch": ("grad_mismatch", "a backward disagrees with finite differences"),
-    "nan_forward": ("nan", "NaN/Inf born in a forward op from finite inputs"),
-    "nan_backward": ("nan", "NaN/Inf produced by a backward"),
+    "nan_forward": ("nan", "a NaN born in a forward op, or an Inf born there that did harm"),
+    "nan_backward": ("nan", "NaN/Inf produced by a backward from finite gradients"),
     "backward_error": ("error", "an exception raised inside a backward"),
     "no_gradient": ("no_grad", "a parameter that received no gradient"),
     "zero_gradient": ("no_grad", "a parameter whose gradient is all zeros"),

@@ -1,15 +1,17 @@
-"""Watch every op for NaN/Inf being born, and record it instead of raising.
+"""Watch every op for NaN/Inf that is a defect, and record it instead of raising.
 
-The same checks as anomaly mode (`genesis.autograd.anomaly.forward_anomaly` and
-`backward_anomaly`), but a run is never interrupted: the first birth at each
-source line becomes one `Finding`, with a count of how often it happened.
+The rule is anomaly mode's (`genesis.autograd.nonfinite`): a NaN born in forward, an Inf
+born in forward once it does harm (it reaches the loss or a gradient, or a NaN is born
+from it), a NaN/Inf made by a backward. Each defect is found once, at its origin, and its
+knock-on effects are not findings of their own; an intended -inf that softmax consumes
+is no finding at all. A run is never interrupted: the first defect at each source line
+becomes one `Finding`, with a count of how often it happened.
 
-On a GPU the checks do not stop the host once per op: each op's finite and NaN
-counts (of its outputs and of its inputs, in one launch: `_census`) are taken on
-the device and handed to `readings`, and decided when it fetches (after each
-backward call, and at `stop()`), in the order the ops ran, so the findings are
-those a CPU run gives. Inputs on the CPU (a number-like 0-d tensor) are checked
-at once.
+On a GPU the checks do not stop the host once per op: each op's finite and NaN counts
+(of its outputs and of its inputs, in one launch: `_census`) are taken on the device and
+handed to `readings`, and judged when it fetches (after each backward call, and at
+`stop()`), in the order the ops ran, so the findings are those a CPU run gives. Inputs
+on the CPU (a number-like 0-d tensor) are counted at once.
 """
 from __future__ import annotations
 
@@ -18,8 +20,8 @@ import math
 import numpy as np
 
 from ..autograd import engine, function
-from ..autograd.anomaly import (Census, all_finite, backward_anomaly, backward_message,
-                                forward_anomaly, forward_message, input_shapes)
+from ..autograd.nonfinite import (Census, Defect, NonFiniteTracker, all_finite, flat_arguments,
+                                  input_shapes)
 from ..autograd.source import SourceLocation
 from ..tensor import Tensor
 from ._census import CENSUS
@@ -28,15 +30,18 @@ from .readings import Readings
 
 __all__ = ["NaNWatch"]
 
+MAX_KNOCK_ON = 5  # effects of one finding listed in its message
+
 
 class NaNWatch:
     """Install with `start()`; `findings` lists what was seen (each with its autograd node in
-    `nodes`, so the caller can point it at a graph node)."""
+    `nodes`, so the caller can point it at a graph node; None when that node is gone)."""
 
     def __init__(self, readings: Readings | None = None):
         self.findings = []
         self.nodes = []           # the autograd node of each finding
         self.readings = readings if readings is not None else Readings()
+        self.tracker = NonFiniteTracker(self._add, self._knock_on)
         self._by_site = {}
         self.step = 0
 
@@ -57,114 +62,96 @@ class NaNWatch:
             return
         device = checked[0][1]._device
         if device.xp is not np:
-            self._forward_on_device(node, args, outputs, checked, device)
+            self._forward_on_device(node, args, checked, len(outputs), device)
             return
-        if all(all_finite(output) for _, output in checked):
-            return
-        if node._source is None:  # the call site is looked up only when something is found
-            node._source = SourceLocation.capture()
-        message = forward_anomaly(node, args, outputs)
-        if message is None:  # the inputs were already non-finite: not born here
-            return
-        self._add("nan_forward", node, message, "born in forward")
+        self.tracker.forward(node, args, outputs)
 
     def _backward(self, node, grad_outputs, grad_inputs, flowed_from) -> None:
         checked = _floating(grad_inputs)
         if checked and checked[0][1]._device.xp is not np:
             self._backward_on_device(node, grad_outputs, checked, flowed_from)
             return
-        message = backward_anomaly(node, grad_outputs, grad_inputs, flowed_from, born_only=True)
-        if message is not None:
-            self._add("nan_backward", node, message, "produced by its backward")
+        self.tracker.backward(node, grad_outputs, grad_inputs, flowed_from)
 
-    # -- on a GPU: counts taken now, decided when the readings are fetched ------------
-    def _forward_on_device(self, node, args, outputs, checked, device) -> None:
-        if any(isinstance(arg, float) and not math.isfinite(arg) for arg in _flat(args)):
-            return  # a non-finite number went in: nothing is born here
-        inputs = _here_if_finite_elsewhere(_floating(_tensor_arguments(args)), device)
-        if inputs is None:
-            return
+    # -- on a GPU: counts taken now, judged when the readings are fetched ------------
+    def _forward_on_device(self, node, args, checked: list, count: int, device) -> None:
+        tracker = self.tracker
+        inputs = [(position, arg) for position, arg in enumerate(flat_arguments(args))
+                  if isinstance(arg, Tensor) and arg._data.dtype.kind == "f"]
+        here = [(position, tensor) for position, tensor in inputs if tensor._device == device]
+        elsewhere = {position: Census.of(tensor) for position, tensor in inputs
+                     if tensor._device != device}  # a CPU number joining a GPU op: counted now
+        holders = [(position, tracker.holder_of(tensor)) for position, tensor in inputs]
+        made = [(nr, tracker.hold(output)) for nr, output in checked]  # known once judged
+        constants = [arg for arg in flat_arguments(args)
+                     if isinstance(arg, float) and not math.isfinite(arg)]
         if node._source is None:  # known only later whether it is needed: taken now
             node._source = SourceLocation.capture()
-        shapes, count = input_shapes(args), len(outputs)
-        self._decide_later(device, node, checked, inputs, "nan_forward", "born in forward",
-                           lambda nr, census: forward_message(node, shapes, census, nr, count))
+        shapes = input_shapes(args)
+        layout = _layout(checked, here)  # sizes only: no array is kept alive until the fetch
 
-    def _backward_on_device(self, node, grad_outputs, checked, flowed_from) -> None:
-        incoming = _here_if_finite_elsewhere(_floating(grad_outputs), checked[0][1]._device)
-        if incoming is None:
-            return
-        self._decide_later(checked[0][1]._device, node, checked, incoming,
-                           "nan_backward", "produced by its backward",
-                           lambda index, census: backward_message(node, True, index, census,
-                                                                  flowed_from))
+        def judge(found: list) -> None:
+            outputs, counted = _decided(layout, found)
+            counted.update(elsewhere)
+            carried = tracker.judge_forward(
+                node, [(position, counted[position], holder.origin if holder is not None else None)
+                       for position, holder in holders], constants, outputs, shapes, count)
+            for nr, holder in made:
+                holder.origin = carried.get(nr)
+        self.readings.read(device.xp, _counts(device, checked, here, self.readings), judge)
 
-    def _decide_later(self, device, node, checked: list, inputs: list, kind: str, how: str,
-                      message) -> None:
-        """Take the counts of `checked` (outputs, or gradients returned) and of `inputs` (or
-        gradients received) on the device; once fetched, a finding of `kind` with
-        `message(position, census)` for the first non-finite one when all inputs are finite."""
-        layout = _layout(checked, inputs)  # sizes only: no array is kept alive until the fetch
+    def _backward_on_device(self, node, grad_outputs, checked: list, flowed_from) -> None:
+        device = checked[0][1]._device
+        incoming = _floating(grad_outputs)
+        here = [(position, gradient) for position, gradient in incoming if gradient._device == device]
+        finite_elsewhere = all(all_finite(gradient) for _, gradient in incoming
+                               if gradient._device != device)
+        roots = self.tracker.roots(node, grad_outputs, flowed_from)
+        layout = _layout(checked, here)
 
-        def decide(found: list) -> None:
-            censuses, inputs_finite = _decided(layout, found)
-            if not inputs_finite:  # non-finite already on the way in: not born here
-                return
-            for position, counted in censuses:
-                if not counted.finite:
-                    self._add(kind, node, message(position, counted), how)
-                    return
-        self.readings.read(device.xp, _counts(device, checked, inputs, self.readings), decide)
+        def judge(found: list) -> None:
+            returned, counted = _decided(layout, found)
+            incoming_finite = finite_elsewhere and all(census.finite for census in counted.values())
+            self.tracker.judge_backward(node, incoming_finite, returned, flowed_from, roots)
+        self.readings.read(device.xp, _counts(device, checked, here, self.readings), judge)
 
-    def _add(self, kind: str, node, message: str, how: str) -> None:
-        source = node._source
-        site = (kind, type(node).__name__, str(source) if source is not None else None)
+    def _add(self, defect: Defect) -> Finding:
+        """The finding of `defect`, or the one already made at its source line (counted)."""
+        source = defect.source
+        kind = f"nan_{defect.where}"
+        site = (kind, defect.node_type, str(source) if source is not None else None)
         existing = self._by_site.get(site)
         if existing is not None:
             existing.details["count"] += 1
-            return
-        name = type(node).__name__
-        what = "NaN/Inf" if "NaN and Inf" in message else ("NaN" if "NaN" in message else "Inf")
-        forward_class = type(node)._forward_cls
+            return existing
+        forward_class = defect.node_type._forward_cls
         finding = Finding(
-            kind, "error", f"{what} {how}: {name}", message, op=name,
+            kind, "error", defect.title, defect.message, op=defect.node_type.__name__,
             function=forward_class.__name__ if forward_class is not None else None,
             source=str(source) if source is not None else None,
             code=source.code if source is not None else None,
             details={"count": 1, "first_step": self.step})
         self._by_site[site] = finding
         self.findings.append(finding)
-        self.nodes.append(node)
+        self.nodes.append(defect.node)
+        return finding
+
+    @staticmethod
+    def _knock_on(finding: Finding, line: str) -> None:
+        """Add to `finding`'s message an effect it had that is not a finding of its own."""
+        effects = finding.details.setdefault("knock_on", [])
+        if line in effects or len(effects) >= MAX_KNOCK_ON:
+            return
+        if not effects:
+            finding.message += "\nWhat followed from it (not reported separately):"
+        effects.append(line)
+        finding.message += f"\n  {line}"
 
 
 def _floating(tensors) -> list:
     """(position, tensor) of each floating-point tensor among `tensors`."""
     return [(position, tensor) for position, tensor in enumerate(tensors)
             if isinstance(tensor, Tensor) and tensor._data.dtype.kind == "f"]
-
-
-def _flat(args):
-    for arg in args:
-        if isinstance(arg, (list, tuple)):
-            yield from _flat(arg)
-        else:
-            yield arg
-
-
-def _tensor_arguments(args) -> list:
-    return [arg for arg in _flat(args) if isinstance(arg, Tensor)]
-
-
-def _here_if_finite_elsewhere(tensors: list, device) -> list | None:
-    """The tensors on `device`; None when one elsewhere (a CPU number joining a GPU op) is
-    non-finite, which is checked now."""
-    here = []
-    for position, tensor in tensors:
-        if tensor._device == device:
-            here.append((position, tensor))
-        elif not all_finite(tensor):
-            return None
-    return here
 
 
 def _counts(device, checked: list, others: list, readings: Readings) -> list:
@@ -176,16 +163,15 @@ def _counts(device, checked: list, others: list, readings: Readings) -> list:
 def _layout(checked: list, others: list) -> tuple:
     """What `_decided` needs of the tensors `_counts` took figures of: positions and sizes."""
     return ([(position, tensor._data.size) for position, tensor in checked],
-            [tensor._data.size for _, tensor in others])
+            [(position, tensor._data.size) for position, tensor in others])
 
 
 def _decided(layout: tuple, found: list) -> tuple:
-    """([(position, Census) of each checked tensor], whether all the others are finite), from
+    """([(position, Census) of each checked tensor], {position: Census} of the others), from
     the counts `_counts` took."""
-    checked, other_sizes = layout
     censuses = []
-    for slot, (position, size) in enumerate(checked):
+    for slot, (position, size) in enumerate(layout[0] + layout[1]):
         finite, nan = int(found[2 * slot]), int(found[2 * slot + 1])
         censuses.append((position, Census(size, nan, size - finite - nan)))
-    finite_counts = found[2 * len(checked)::2]
-    return censuses, all(int(count) == size for count, size in zip(finite_counts, other_sizes))
+    checked = len(layout[0])
+    return censuses[:checked], dict(censuses[checked:])
