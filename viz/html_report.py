@@ -146,6 +146,7 @@ def _default_view(views: list) -> int:
 
 
 def _page(data: dict, drawings: list) -> str:
+    data = {**data, "title": printable(data["title"])}  # a script path may hold control characters
     asset = resources.files("viz") / "html"
     script = "(function () {\n\"use strict\";\n" + "\n".join(
         (asset / name).read_text(encoding="utf-8") for name in SCRIPT_FILES) + "\n})();\n"
@@ -157,7 +158,7 @@ def _page(data: dict, drawings: list) -> str:
     blocks = [f'<script type="application/json" id="genesis-data">{_json(data)}</script>']
     blocks.extend(f'<script type="application/json" id="{name}">{_json(svg)}</script>'
                   for name, svg in drawings)
-    parts = {"policy": html.escape(policy), "title": html.escape(printable(data["title"])),
+    parts = {"policy": html.escape(policy), "title": html.escape(data["title"]),
              "style": (asset / "viewer.css").read_text(encoding="utf-8"),
              "data": "\n".join(blocks), "script": script}
     template = (asset / "template.html").read_text(encoding="utf-8")

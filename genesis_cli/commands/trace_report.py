@@ -7,6 +7,7 @@ from rich.console import Console
 from rich.text import Text
 
 from genesis.debug.findings import SEVERITY_ORDER
+from genesis.debug.printable import printable
 from genesis.debug.trace import Trace
 
 from ..ui import new_table, status_text
@@ -29,7 +30,7 @@ def print_report(console: Console, trace: Trace, checks: list, files: dict) -> N
 
 
 def _header(console: Console, trace: Trace) -> None:
-    command = " ".join([short(trace.script), *trace.args])
+    command = printable(" ".join([short(trace.script), *trace.args]))
     console.print(Text.assemble(("genesis trace ", "bold"), command))
     sizes = ", ".join(f"{sum(1 for n in graph.nodes if n.kind == 'op')} ops" for graph in trace.graphs)
     devices = sorted({node.device for graph in trace.graphs for node in graph.nodes
@@ -56,7 +57,7 @@ def _parameters(console: Console, trace: Trace) -> None:
     for row in rows[:MAX_PARAMETER_ROWS]:
         norm = "-" if row.grad_norm is None else f"{row.grad_norm:.4g}"
         status = Text.assemble(status_text(PARAMETER_STATUS.get(row.status, "INFO")), f" {row.status}")
-        table.add_row(row.name, "x".join(map(str, row.shape)) or "scalar", norm, status)
+        table.add_row(Text(printable(row.name)), "x".join(map(str, row.shape)) or "scalar", norm, status)
     console.print(table)
     if len(rows) > MAX_PARAMETER_ROWS:
         console.print(f"  ... {len(rows) - MAX_PARAMETER_ROWS} more (all ok)")
@@ -68,7 +69,7 @@ def _checks(console: Console, checks: list) -> None:
     for check in checks:
         verdict = Text.assemble(status_text(CHECK_STATUS[check["status"]]),
                                 f" {check['reason']}" if check["reason"] else "")
-        table.add_row(check["function"], short(check["source"]), verdict)
+        table.add_row(Text(printable(check["function"])), Text(printable(short(check["source"]))), verdict)
     console.print(table)
     console.print()
 
@@ -91,17 +92,19 @@ def _findings(console: Console, trace: Trace) -> None:
         op = finding.op or "-"
         if finding.function and finding.op and finding.function not in finding.op:
             op = f"{finding.op} ({finding.function})"
-        table.add_row(status_text(SEVERITY_STATUS[finding.severity]), finding.title, op,
-                      finding.module or "-", short(finding.source))
+        table.add_row(status_text(SEVERITY_STATUS[finding.severity]), Text(printable(finding.title)),
+                      Text(printable(op)), Text(printable(finding.module or "-")),
+                      Text(printable(short(finding.source))))
     console.print(table)
     console.print()
     for number, finding in enumerate(trace.findings, 1):
-        title = Text.assemble((f"{number}. ", "bold"), (finding.title, "bold"))
+        title = Text.assemble((f"{number}. ", "bold"), (printable(finding.title), "bold"))
         console.print(title)
         if finding.source:
-            console.print(Text(f"   at {short(finding.source)}" + (f":  {finding.code}" if finding.code else "")))
+            console.print(Text(printable(f"   at {short(finding.source)}"
+                                         + (f":  {finding.code}" if finding.code else ""))))
         for line in finding.message.splitlines():
-            console.print(Text(f"   {line}"), soft_wrap=True)
+            console.print(Text(printable(f"   {line}")), soft_wrap=True)
         console.print()
 
 
@@ -146,11 +149,11 @@ def _files(console: Console, files: dict) -> None:
         return
     console.print(Text("Written:", style="bold"))
     if files.get("json"):
-        console.print(Text(f"  {files['json']}"))
+        console.print(Text(printable(f"  {files['json']}")))
     for path in files.get("graphs", ()):
-        console.print(Text(f"  {path}"))
+        console.print(Text(printable(f"  {path}")))
     if "html" in files:
-        console.print(Text(f"  {files['html']}  (open it in a browser)"))
+        console.print(Text(printable(f"  {files['html']}  (open it in a browser)")))
 
 
 def short(location: str | None) -> str:
