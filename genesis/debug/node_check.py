@@ -14,6 +14,14 @@ then re-runs that call in float64 on those inputs:
    0, max with ties), where any value between them is a valid sub-gradient:
    those are reported as "not differentiable here", never as mismatches.
 
+Non-finite points are judged truthfully. Outputs that are NaN or ±inf at the
+call's inputs (a -inf mask) have no derivative and are left out of the
+projection; an output that stays the same infinity when an input moves changed
+by zero. Input elements that are ±inf or NaN, and elements whose perturbation
+turns a projected output non-finite, have no finite difference: they are
+skipped and counted in the verdict ("3 of 48 input elements skipped: finite
+differences undefined at ±inf"), never reported as mismatches.
+
 A call recorded on a GPU is re-run on the host, where perturbing one element costs
 no launch and no wait; if its code cannot run there (it makes tensors on "cuda"
 itself, say), the check runs again on the call's own device, so that is not
@@ -84,7 +92,7 @@ class InvocationLog:
         self._per_site = {}
 
     def __call__(self, node, args, outputs) -> None:
-        if not node.next_functions:
+        if not node.next_functions or engine.unwatched.depth:  # no graph, or gradcheck's own call
             return
         function = type(node)._forward_cls
         if function is None or (function._builtin and not self.include_builtin):
@@ -120,6 +128,7 @@ class NodeCheck:
     max_rel_error: float = 0.0
     worst: list = field(default_factory=list)   # dicts: input, index, analytical, numerical, abs_error
     checked_elements: int = 0
+    skipped_elements: int = 0   # input elements without a finite difference (see the reason)
     tolerances: dict = field(default_factory=lambda: {"eps": EPS, "atol": ATOL, "rtol": RTOL})
 
     def report(self) -> str:
@@ -154,15 +163,21 @@ def _check(invocation: Invocation, seed: int, on_host: bool) -> NodeCheck:
     if not problem.leaves:
         return NodeCheck("skipped", "no floating-point input required grad")
     try:
-        first = problem.projection_values()
-        if not np.array_equal(first, problem.projection_values(), equal_nan=True):
+        base = problem.projection_values()
+        if not np.array_equal(base, problem.projection_values(), equal_nan=True):
             return NodeCheck("skipped", "nondeterministic: two forward runs on the same inputs differ")
-        analytical = problem.analytical(seed)
+        problem.fix_weights(base)
+        analytical = problem.analytical()
     except Exception as error:  # the user's forward or backward failed on float64 inputs
         return NodeCheck("error", f"{type(error).__name__}: {error}")
+    if not problem.usable_count:
+        return NodeCheck("skipped", f"finite differences undefined at every input element "
+                         f"({problem.unusable_words()})", skipped_elements=problem.size)
     if problem.fast_check_passes(analytical, seed):
-        return NodeCheck("pass", checked_elements=sum(leaf.size for leaf in problem.leaves))
-    return problem.elementwise_check(analytical, seed)
+        return NodeCheck("pass", problem.skipped_words(problem.unusable_count, 0),
+                         checked_elements=problem.usable_count,
+                         skipped_elements=problem.unusable_count)
+    return problem.elementwise_check(analytical, base, seed)
 
 
 def _ran_on_a_gpu(args) -> bool:
@@ -181,7 +196,10 @@ class _Problem:
         self.leaves = [args[position]._data for position in leaf_positions]
         self.devices = [args[position]._device for position in leaf_positions]
         self.kwargs = kwargs
+        # set by fix_weights: the projection's weights; per leaf, which elements are finite
         self.weights = None
+        self.usable = []
+        self.size = self.usable_count = self.unusable_count = self.left_out = 0
 
     @classmethod
     def build(cls, invocation: Invocation, on_host: bool = True) -> "_Problem":
@@ -211,15 +229,31 @@ class _Problem:
         return np.concatenate([flat_values(out) for out in outputs]) \
             if outputs else np.zeros(0)
 
-    def projection(self) -> float:
-        values = self.projection_values()
-        if self.weights is None:
-            self.weights = np.random.default_rng(1).standard_normal(values.shape)
-        return float(values @ self.weights)
+    def fix_weights(self, base: np.ndarray) -> None:
+        """The projection's random weights, zero at the outputs that are not finite at the
+        call's inputs (no derivative there); and which input elements are finite."""
+        self.weights = np.random.default_rng(1).standard_normal(base.shape)
+        left_out = ~np.isfinite(base)
+        self.weights[left_out] = 0.0
+        self.left_out = int(left_out.sum())
+        self.usable = [np.asarray(transfer(device.xp.isfinite(leaf), device, cpu))
+                       for leaf, device in zip(self.leaves, self.devices)]
+        self.size = sum(leaf.size for leaf in self.leaves)
+        self.usable_count = int(sum(mask.sum() for mask in self.usable))
+        self.unusable_count = self.size - self.usable_count
 
-    def analytical(self, seed: int) -> list:
+    def difference(self, plus: np.ndarray, minus: np.ndarray) -> float | None:
+        """weights . (plus - minus): the projection's change between two runs, None where
+        it is undefined (a weighted output NaN or infinite in one run but not equal in both;
+        one that stays the same infinity did not change)."""
+        with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: undefined, found below
+            change = np.where((plus == minus) | (self.weights == 0), 0.0, plus - minus)
+        if not np.isfinite(change).all():
+            return None
+        return float(change @ self.weights)
+
+    def analytical(self) -> list:
         """Gradient of the projection w.r.t. each leaf, by the Function's backward."""
-        self.projection()  # fixes the weights
         leaves = []
         args = list(self.args)
         for position in self.leaf_positions:
@@ -242,17 +276,20 @@ class _Problem:
         return [np.zeros(leaf.shape) if grad is None else np.asarray(grad._host_array(), np.float64)
                 for grad, leaf in zip(grads, self.leaves)]
 
-    def _perturbed(self, leaf, index, delta: float) -> float:
+    def _perturbed(self, leaf, index, delta: float) -> np.ndarray:
         original = leaf[index].copy()  # on CuPy an element is a view, not a number
         leaf[index] = original + delta
         try:
-            return self.projection()
+            return self.projection_values()
         finally:
             leaf[index] = original
 
     def fast_check_passes(self, analytical: list, seed: int) -> bool:
+        """The directional derivative along a random direction over the finite input
+        elements; False (the element-wise check decides) when it disagrees or is undefined."""
         rng = np.random.default_rng(seed)
-        directions = [rng.standard_normal(leaf.shape) for leaf in self.leaves]
+        directions = [rng.standard_normal(leaf.shape) * usable
+                      for leaf, usable in zip(self.leaves, self.usable)]
         norm = np.sqrt(sum(float((d * d).sum()) for d in directions)) or 1.0
         directions = [d / norm for d in directions]
         originals = [leaf.copy() for leaf in self.leaves]
@@ -262,28 +299,35 @@ class _Problem:
         for sign in (1.0, -1.0):
             for leaf, direction, original in zip(self.leaves, placed, originals):
                 leaf[...] = original + sign * EPS * direction
-            values.append(self.projection())
+            values.append(self.projection_values())
         for leaf, original in zip(self.leaves, originals):
             leaf[...] = original
-        numerical = (values[0] - values[1]) / (2 * EPS)
-        predicted = sum(float((g * d).sum()) for g, d in zip(analytical, directions))
+        change = self.difference(values[0], values[1])
+        if change is None:
+            return False
+        numerical = change / (2 * EPS)
+        predicted = sum(float(np.where(usable, g * d, 0.0).sum())
+                        for g, d, usable in zip(analytical, directions, self.usable))
         return abs(predicted - numerical) <= ATOL + RTOL * abs(numerical)
 
-    def elementwise_check(self, analytical: list, seed: int) -> NodeCheck:
+    def elementwise_check(self, analytical: list, base: np.ndarray, seed: int) -> NodeCheck:
         rng = np.random.default_rng(seed + 1)
-        base = self.projection()
-        mismatches, kinks, checked = [], 0, 0
-        for number, (leaf, grad) in enumerate(zip(self.leaves, analytical)):
-            for index in _sample_indices(leaf.shape, rng):
+        mismatches, kinks, checked, undefined = [], 0, 0, 0
+        for number, (leaf, grad, usable) in enumerate(zip(self.leaves, analytical, self.usable)):
+            for index in _sample_indices(usable, rng):
+                plus, minus = self._perturbed(leaf, index, EPS), self._perturbed(leaf, index, -EPS)
+                changes = [self.difference(plus, minus), self.difference(plus, base),
+                           self.difference(base, minus)]
+                if None in changes:
+                    undefined += 1  # a projected output turns NaN/inf as this element moves
+                    continue
                 checked += 1
-                plus = self._perturbed(leaf, index, EPS)
-                minus = self._perturbed(leaf, index, -EPS)
-                central = (plus - minus) / (2 * EPS)
+                central = changes[0] / (2 * EPS)
                 value = float(grad[index])
                 error = abs(value - central)
-                if error <= ATOL + RTOL * abs(central):
+                if value == central or error <= ATOL + RTOL * abs(central):
                     continue
-                forward, backward = (plus - base) / EPS, (base - minus) / EPS
+                forward, backward = changes[1] / EPS, changes[2] / EPS
                 low, high = min(forward, backward), max(forward, backward)
                 tolerance = ATOL + RTOL * max(abs(forward), abs(backward))
                 if high - low > tolerance and low - tolerance <= value <= high + tolerance:
@@ -292,16 +336,53 @@ class _Problem:
                 mismatches.append({"input": self.leaf_positions[number], "index": list(index),
                                    "analytical": value, "numerical": central, "abs_error": error,
                                    "rel_error": error / max(abs(central), 1e-12)})
+        skipped = self.unusable_count + undefined
+        note = self.skipped_words(self.unusable_count, undefined)
         if mismatches:
-            mismatches.sort(key=lambda entry: -entry["abs_error"])
-            return NodeCheck("fail", "the backward disagrees with finite differences",
-                             mismatches[0]["abs_error"], max(m["rel_error"] for m in mismatches),
-                             mismatches[:MAX_REPORT], checked)
+            mismatches.sort(key=lambda entry: -_finite_or_inf(entry["abs_error"]))
+            reason = "the backward disagrees with finite differences" + (f" ({note})" if note else "")
+            return NodeCheck("fail", reason, mismatches[0]["abs_error"],
+                             max(m["rel_error"] for m in mismatches), mismatches[:MAX_REPORT],
+                             checked, skipped)
         if kinks:
             return NodeCheck("skipped", f"not differentiable here: {kinks} of {checked} checked "
-                             "elements sit on a kink (e.g. relu/abs at 0, max with ties)",
-                             checked_elements=checked)
-        return NodeCheck("pass", checked_elements=checked)
+                             "elements sit on a kink (e.g. relu/abs at 0, max with ties)"
+                             + (f"; {note}" if note else ""),
+                             checked_elements=checked, skipped_elements=skipped)
+        if not checked:
+            return NodeCheck("skipped", f"finite differences undefined at every sampled element "
+                             f"({note})", skipped_elements=skipped)
+        return NodeCheck("pass", note, checked_elements=checked, skipped_elements=skipped)
+
+    def unusable_words(self) -> str:
+        """What the input elements without a finite difference hold: ±inf, NaN or both."""
+        values = [np.asarray(transfer(leaf, device, cpu))[~usable]
+                  for leaf, device, usable in zip(self.leaves, self.devices, self.usable)]
+        held = np.concatenate([value.reshape(-1) for value in values])
+        kinds = [word for word, present in (("±inf", np.isinf(held).any()),
+                                            ("NaN", np.isnan(held).any())) if present]
+        return " and ".join(kinds)
+
+    def skipped_words(self, at_inputs: int, moved: int) -> str:
+        """The verdict's note on skipped elements and left-out outputs ('' when none was)."""
+        notes = []
+        if at_inputs and not moved:
+            why = f"finite differences undefined at {self.unusable_words()}"
+        elif moved and not at_inputs:
+            why = "finite differences undefined: a projected output turns NaN/inf as they move"
+        else:
+            why = (f"finite differences undefined: {at_inputs} at {self.unusable_words()}, "
+                   f"{moved} where a projected output turns NaN/inf as they move")
+        if at_inputs or moved:
+            notes.append(f"{at_inputs + moved} of {self.size} input elements skipped: {why}")
+        if self.left_out:
+            notes.append(f"{self.left_out} of {self.weights.size} output values are NaN/±inf "
+                         "here and were left out")
+        return "; ".join(notes)
+
+
+def _finite_or_inf(value: float) -> float:
+    return np.inf if np.isnan(value) else value
 
 
 def _on_host(value):
@@ -318,9 +399,9 @@ def _on_host(value):
     return value
 
 
-def _sample_indices(shape: tuple, rng) -> list:
-    size = int(np.prod(shape)) if shape else 1
-    if size <= SAMPLE:
-        return list(np.ndindex(*shape)) if shape else [()]
-    flat = rng.choice(size, SAMPLE, replace=False)
-    return [tuple(int(i) for i in np.unravel_index(position, shape)) for position in sorted(flat)]
+def _sample_indices(usable: np.ndarray, rng) -> list:
+    """Up to SAMPLE indices of the elements marked in `usable` (all of them when few)."""
+    flat = np.flatnonzero(usable.reshape(-1))
+    if flat.size > SAMPLE:
+        flat = np.sort(rng.choice(flat, SAMPLE, replace=False))
+    return [tuple(int(i) for i in np.unravel_index(position, usable.shape)) for position in flat]

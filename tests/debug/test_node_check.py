@@ -1,4 +1,5 @@
 """Per-node gradient checks (what `genesis trace --check-all` runs on each recorded call)."""
+import numpy as np
 import pytest
 
 import genesis
@@ -48,3 +49,125 @@ def test_batch_norm_node_passes_with_its_statistics_as_side_outputs():
     checks = _checks(lambda: F.batch_norm(x, genesis.zeros(3), genesis.ones(3), weight, bias,
                                           training=True), include_builtin=True)
     assert checks["BatchNorm"].status == "pass", checks["BatchNorm"].report()
+
+
+# -- non-finite points: skipped and counted, never mismatches -----------------------------
+
+NEG_INF = float("-inf")
+
+
+def _masked_scores():
+    """Causal attention scores: -inf above the diagonal, as masked_fill leaves them."""
+    scores = genesis.randn(4, 4, requires_grad=True)
+    return scores, genesis.ones(4, 4).tril() == 0
+
+
+def test_masked_fill_with_minus_inf_passes_its_outputs_at_minus_inf_left_out():
+    scores, mask = _masked_scores()
+    check = _checks(lambda: scores.masked_fill(mask, NEG_INF), include_builtin=True)["MaskedFill"]
+    assert check.status == "pass", check.report()
+    assert check.reason == "6 of 16 output values are NaN/±inf here and were left out"
+
+
+def test_inputs_at_minus_inf_are_skipped_and_counted():
+    scores, mask = _masked_scores()
+    bias = genesis.randn(4, 4, requires_grad=True)     # a learned bias added to masked scores
+
+    def run():
+        masked = scores.masked_fill(mask, NEG_INF)
+        (masked + bias).softmax(dim=-1)
+    checks = _checks(run, include_builtin=True)
+    for name in ("Add", "Softmax"):
+        assert checks[name].status == "pass", checks[name].report()
+    assert checks["Add"].skipped_elements == 6 and checks["Add"].checked_elements == 26
+    assert checks["Add"].reason.startswith("6 of 32 input elements skipped: finite differences "
+                                           "undefined at ±inf")
+    assert checks["Softmax"].reason == ("6 of 16 input elements skipped: finite differences "
+                                        "undefined at ±inf")
+
+
+def test_softmax_and_logsumexp_of_rows_with_all_but_one_minus_inf_pass():
+    row = genesis.tensor([[0.5, NEG_INF, NEG_INF], [1.0, 2.0, NEG_INF]], dtype=genesis.float64,
+                         requires_grad=True)
+    checks = _checks(lambda: (row.softmax(dim=1), row.logsumexp(dim=1)), include_builtin=True)
+    assert {name: check.status for name, check in checks.items()} == {"Softmax": "pass",
+                                                                       "Logsumexp": "pass"}
+    assert checks["Logsumexp"].skipped_elements == 3
+
+
+class StaysInfinite(genesis.autograd.Function):
+    """x + log(mask): -inf where the mask is 0, whatever x is; the gradient passes through."""
+
+    @staticmethod
+    def forward(ctx, x, mask):
+        return x + mask.log()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+
+def test_an_output_that_stays_minus_inf_changed_by_zero():
+    x = genesis.randn(6, requires_grad=True)
+    mask = genesis.tensor([1.0, 0.0, 1.0, 1.0, 0.0, 1.0])
+    check = _checks(lambda: StaysInfinite.apply(x, mask))["StaysInfinite"]
+    assert check.status == "pass", check.report()
+    assert check.skipped_elements == 0 and "2 of 6 output values" in check.reason
+
+
+class WrongWhereFinite(genesis.autograd.Function):
+    """softmax whose backward is wrong (twice the true gradient): the skipped -inf elements
+    must not hide that."""
+
+    @staticmethod
+    def forward(ctx, x):
+        out = x.softmax(dim=-1)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return 2 * out * (grad - (grad * out).sum(dim=-1, keepdim=True))
+
+
+def test_a_wrong_backward_still_fails_next_to_skipped_elements():
+    scores, mask = _masked_scores()
+    check = _checks(lambda: WrongWhereFinite.apply(scores.masked_fill(mask, NEG_INF)))[
+        "WrongWhereFinite"]
+    assert check.status == "fail", check.report()
+    assert all(np.isfinite(entry["numerical"]) for entry in check.worst)
+    assert "6 of 16 input elements skipped" in check.reason
+
+
+class Root(genesis.autograd.Function):
+    """sqrt with its correct backward: at x = 0 the output turns NaN when x moves down."""
+
+    @staticmethod
+    def forward(ctx, x):
+        out = x.sqrt()
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return grad / (2 * out)
+
+
+def test_elements_whose_perturbation_makes_nan_are_skipped_and_counted():
+    x = genesis.tensor([0.0, 1.0, 4.0, 0.0, 9.0], requires_grad=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        check = _checks(lambda: Root.apply(x))["Root"]
+    assert check.status == "pass", check.report()
+    assert check.skipped_elements == 2 and check.checked_elements == 3
+    assert check.reason.startswith("2 of 5 input elements skipped: finite differences undefined: "
+                                   "a projected output turns NaN/inf as they move")
+
+
+def test_nan_inputs_are_skipped_and_named():
+    x = genesis.tensor([1.0, float("nan"), 2.0], requires_grad=True)
+    check = _checks(lambda: genesis.maximum(x, genesis.zeros(3)) * 2, include_builtin=True)["Mul"]
+    assert check.status == "pass", check.report()
+    assert check.reason.startswith("1 of 3 input elements skipped: finite differences undefined "
+                                   "at NaN")
