@@ -2,15 +2,23 @@
 
 Shapes may be given as separate ints or one tuple: `zeros(2, 3)` or
 `zeros((2, 3))`. Floats default to float32, integers to int64.
+
+Arguments are checked once per call, before anything is allocated: a size that is
+not an int (`zeros(2.5)`) or a dtype that is not one is a TypeError, a negative
+extent or count a RuntimeError, a value that does not fit the dtype
+(`full((2,), 300, dtype=genesis.uint8)`) a `DTypeOverflowError`, as in PyTorch.
 """
 from __future__ import annotations
+
+import numbers
 
 import numpy as np
 
 from . import dtypes
 from .device import cpu, device as as_device
-from .dtypes import get_dtype
+from .dtypes import check_fits, get_dtype
 from .random import generator_for
+from .sizes import describe_value, integer, shape_of
 from .tensor import Tensor, wrap_array
 
 __all__ = ["tensor", "from_numpy", "zeros", "ones", "full", "empty", "randn", "rand", "randint",
@@ -18,13 +26,13 @@ __all__ = ["tensor", "from_numpy", "zeros", "ones", "full", "empty", "randn", "r
            "randn_like", "rand_like", "randint_like"]
 
 
-def _shape(size) -> tuple:
-    if len(size) == 1 and isinstance(size[0], tuple | list):
-        size = size[0]
-    shape = tuple(int(extent) for extent in size)
-    if any(extent < 0 for extent in shape):
-        raise RuntimeError(f"negative extent in shape {shape}")
-    return shape
+def _allocated(op: str, allocate, size):
+    """`allocate()`, with NumPy's "array is too big" (the byte count overflows) reworded as
+    PyTorch's RuntimeError naming the size."""
+    try:
+        return allocate()
+    except ValueError as error:
+        raise RuntimeError(f"{op}: {size} is too large to allocate ({error})") from None
 
 
 def _finish(array, device, requires_grad: bool) -> Tensor:
@@ -39,6 +47,26 @@ def _draw(sampler, shape: tuple, numpy_dtype):
     if numpy_dtype in (np.float32, np.float64):
         return sampler(shape, dtype=numpy_dtype)
     return sampler(shape, dtype=np.float32).astype(numpy_dtype)
+
+
+def _floating_dtype(dtype, op: str):
+    """The NumPy dtype random samples are drawn in (float32 by default); an integer or
+    bool dtype is refused as PyTorch refuses it (NotImplementedError)."""
+    chosen = get_dtype(dtype) if dtype is not None else dtypes.float32
+    if not chosen.is_floating_point:
+        raise NotImplementedError(f"{op}: samples need a floating point dtype, got {chosen!r}; "
+                                  "use randint for integers")
+    return chosen.numpy_dtype
+
+
+def _number(value, name: str, op: str):
+    """A Python number from a number or a one-element tensor; a TypeError naming the argument
+    for anything else (None, a string, a list)."""
+    if isinstance(value, Tensor) and value.numel() == 1:
+        return value.item()
+    if isinstance(value, numbers.Real | np.number):
+        return value
+    raise TypeError(f"{op}: {name} must be a number, got {describe_value(value)}")
 
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -61,35 +89,59 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return wrap_array(array, cpu)
 
 
-def _filled(fill, size, dtype, device, requires_grad, default=None):
+def _filled(op: str, fill, size: tuple, dtype, device, requires_grad, default=None):
+    shape = shape_of(size, op)
+    chosen = get_dtype(dtype) if dtype is not None else (default or dtypes.float32)
     device = as_device(device)
-    numpy_dtype = get_dtype(dtype if dtype is not None else (default or dtypes.float32)).numpy_dtype
-    return _finish(device.xp.full(_shape(size), fill, numpy_dtype), device, requires_grad)
+    array = _allocated(op, lambda: device.xp.full(shape, fill, chosen.numpy_dtype), shape)
+    return _finish(array, device, requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A tensor of zeros."""
-    return _filled(0, size, dtype, device, requires_grad)
+    """A tensor of zeros.
+
+    >>> import genesis
+    >>> genesis.zeros(2, 3).shape, genesis.zeros((2, 3)).shape
+    ((2, 3), (2, 3))
+    >>> genesis.zeros(2.5)
+    Traceback (most recent call last):
+    ...
+    TypeError: zeros: size must be a tuple of ints, but element 0 of (2.5,) is a float (2.5)
+    """
+    return _filled("zeros", 0, size, dtype, device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones."""
-    return _filled(1, size, dtype, device, requires_grad)
+    return _filled("ones", 1, size, dtype, device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor (contents are arbitrary)."""
-    device = as_device(device)
+    shape = shape_of(size, "empty")
     numpy_dtype = get_dtype(dtype if dtype is not None else dtypes.float32).numpy_dtype
-    return _finish(device.xp.empty(_shape(size), numpy_dtype), device, requires_grad)
+    device = as_device(device)
+    array = _allocated("empty", lambda: device.xp.empty(shape, numpy_dtype), shape)
+    return _finish(array, device, requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A tensor of `fill_value` (dtype inferred from it: float -> float32, int -> int64)."""
-    default = dtypes.bool if isinstance(fill_value, bool) else (
-        dtypes.int64 if isinstance(fill_value, int) else dtypes.float32)
-    return _filled(fill_value, (size,) if isinstance(size, int) else size, dtype, device,
-                   requires_grad, default)
+    """A tensor of `fill_value` (dtype inferred from it: float -> float32, int -> int64).
+
+    >>> import genesis
+    >>> genesis.full((2,), 7)
+    tensor([7, 7])
+    >>> genesis.full((2,), 300, dtype=genesis.uint8)
+    Traceback (most recent call last):
+    ...
+    genesis.dtypes.DTypeOverflowError: full: the value 300 does not fit genesis.uint8 (range [0, 255])
+    """
+    fill_value = _number(fill_value, "fill_value", "full")
+    default = dtypes.bool if isinstance(fill_value, bool | np.bool_) else (
+        dtypes.int64 if isinstance(fill_value, numbers.Integral) else dtypes.float32)
+    chosen = get_dtype(dtype) if dtype is not None else default
+    check_fits(fill_value, chosen, "full")
+    return _filled("full", fill_value, (size,), chosen, device, requires_grad)
 
 
 def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -99,32 +151,49 @@ def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     >>> genesis.randn(2, 3).shape
     (2, 3)
     """
+    shape = shape_of(size, "randn")
+    numpy_dtype = _floating_dtype(dtype, "randn")
     device = as_device(device)
-    numpy_dtype = get_dtype(dtype if dtype is not None else dtypes.float32).numpy_dtype
-    array = _draw(generator_for(device).standard_normal, _shape(size), numpy_dtype)
+    sampler = generator_for(device).standard_normal
+    array = _allocated("randn", lambda: _draw(sampler, shape, numpy_dtype), shape)
     return _finish(array, device, requires_grad)
 
 
 def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
+    shape = shape_of(size, "rand")
+    numpy_dtype = _floating_dtype(dtype, "rand")
     device = as_device(device)
-    numpy_dtype = get_dtype(dtype if dtype is not None else dtypes.float32).numpy_dtype
-    array = _draw(generator_for(device).random, _shape(size), numpy_dtype)
+    sampler = generator_for(device).random
+    array = _allocated("rand", lambda: _draw(sampler, shape, numpy_dtype), shape)
     return _finish(array, device, requires_grad)
 
 
 def randint(low, high=None, size=(), *, dtype=None, device=None) -> Tensor:
-    """Integers uniform in [low, high) (`randint(high, size)` means low = 0)."""
-    if high is None:
-        low, high = 0, low
-    if isinstance(size, int):
-        size = (size,)
+    """Integers uniform in [low, high) (`randint(high, size)` means low = 0).
+
+    >>> import genesis
+    >>> genesis.randint(0, 10, (3,)).shape, genesis.randint(5, (2, 2)).dtype
+    ((3,), genesis.int64)
+    """
+    if high is None or (isinstance(high, tuple | list) and size == ()):  # randint(high[, size])
+        low, high, size = 0, low, (() if high is None else high)
+    low = integer(low, "low must be an int, got", "randint")
+    high = integer(high, "high must be an int, got", "randint")
+    shape = shape_of((size,), "randint")
     if high <= low:
         raise RuntimeError(f"randint: high ({high}) must be greater than low ({low})")
+    chosen = get_dtype(dtype) if dtype is not None else dtypes.int64
+    integral = not chosen.is_floating_point and chosen is not dtypes.bool
+    for target in (dtypes.int64, chosen) if integral else (dtypes.int64,):  # drawn as int64
+        smallest, largest = dtypes.value_range(target)
+        if low < smallest or high - 1 > largest:
+            raise dtypes.DTypeOverflowError(f"randint: the range [{low}, {high}) does not fit "
+                                            f"{target!r} (range [{smallest}, {largest}])")
     device = as_device(device)
-    numpy_dtype = get_dtype(dtype if dtype is not None else dtypes.int64).numpy_dtype
-    array = generator_for(device).integers(low, high, size=_shape(tuple(size)))
-    return _finish(array.astype(numpy_dtype), device, False)
+    generator = generator_for(device)
+    array = _allocated("randint", lambda: generator.integers(low, high, size=shape), shape)
+    return _finish(array.astype(chosen.numpy_dtype), device, False)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -136,68 +205,90 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
     """
     if end is None:
         start, end = 0, start
+    start, end, step = (_number(value, name, "arange") for value, name in
+                        ((start, "start"), (end, "end"), (step, "step")))
     if step == 0:
         raise RuntimeError("arange: step must be nonzero")
+    if not all(np.isfinite(value) for value in (start, end, step)):
+        raise RuntimeError(f"arange: unsupported range {start} -> {end} (step {step}): "
+                           "start, end and step must be finite")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"arange: end ({end}) and start ({start}) are inconsistent with the "
+                           f"step's sign ({step}); the range would be empty going the other way")
     if dtype is None:
-        integral = all(isinstance(v, int | np.integer) for v in (start, end, step))
+        integral = all(isinstance(v, numbers.Integral) for v in (start, end, step))
         dtype = dtypes.int64 if integral else dtypes.float32
+    numpy_dtype = get_dtype(dtype).numpy_dtype
     device = as_device(device)
-    array = device.xp.arange(start, end, step).astype(get_dtype(dtype).numpy_dtype, copy=False)
-    return _finish(array, device, requires_grad)
+    array = _allocated("arange", lambda: device.xp.arange(start, end, step),
+                       f"the range {start} -> {end} (step {step})")
+    return _finish(array.astype(numpy_dtype, copy=False), device, requires_grad)
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """`steps` evenly spaced values from `start` to `end` inclusive."""
+    start = _number(start, "start", "linspace")
+    end = _number(end, "end", "linspace")
+    steps = integer(steps, "steps must be an int, got", "linspace")
+    if steps < 0:
+        raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
     device = as_device(device)
     numpy_dtype = get_dtype(dtype if dtype is not None else dtypes.float32).numpy_dtype
-    array = device.xp.linspace(start, end, int(steps)).astype(numpy_dtype)
-    return _finish(array, device, requires_grad)
+    array = _allocated("linspace", lambda: device.xp.linspace(start, end, steps), f"steps={steps}")
+    return _finish(array.astype(numpy_dtype), device, requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Identity matrix of n rows (and m columns)."""
+    n = integer(n, "n must be an int, got", "eye")
+    m = n if m is None else integer(m, "m must be an int, got", "eye")
+    if n < 0 or m < 0:
+        raise RuntimeError(f"eye: n and m must be 0 or more, got n={n}, m={m}")
     device = as_device(device)
     numpy_dtype = get_dtype(dtype if dtype is not None else dtypes.float32).numpy_dtype
-    return _finish(device.xp.eye(n, m, dtype=numpy_dtype), device, requires_grad)
+    array = _allocated("eye", lambda: device.xp.eye(n, m, dtype=numpy_dtype), (n, m))
+    return _finish(array, device, requires_grad)
 
 
-def _like(input: Tensor, dtype, device):
+def _like(input: Tensor, dtype, device, op: str):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}: input must be a Tensor, got {describe_value(input)}")
     return (get_dtype(dtype) if dtype is not None else input.dtype,
             as_device(device) if device is not None else input.device)
 
 
 def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    dtype, device = _like(input, dtype, device)
+    dtype, device = _like(input, dtype, device, "zeros_like")
     return zeros(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    dtype, device = _like(input, dtype, device)
+    dtype, device = _like(input, dtype, device, "ones_like")
     return ones(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    dtype, device = _like(input, dtype, device)
+    dtype, device = _like(input, dtype, device, "full_like")
     return full(input.shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    dtype, device = _like(input, dtype, device)
+    dtype, device = _like(input, dtype, device, "empty_like")
     return empty(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def randn_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    dtype, device = _like(input, dtype, device)
+    dtype, device = _like(input, dtype, device, "randn_like")
     return randn(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    dtype, device = _like(input, dtype, device)
+    dtype, device = _like(input, dtype, device, "rand_like")
     return rand(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def randint_like(input: Tensor, low, high=None, *, dtype=None, device=None) -> Tensor:
-    dtype, device = _like(input, dtype, device)
+    dtype, device = _like(input, dtype, device, "randint_like")
     return randint(low, high, input.shape, dtype=dtype, device=device)
 
 
@@ -209,26 +300,26 @@ def new_zeros(self: Tensor, *size, dtype=None, device=None, requires_grad: bool 
     >>> genesis.tensor([1, 2]).new_zeros(3)
     tensor([0, 0, 0])
     """
-    dtype, device = _like(self, dtype, device)
+    dtype, device = _like(self, dtype, device, "new_*")
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def new_ones(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Ones of `size` with this tensor's dtype and device."""
-    dtype, device = _like(self, dtype, device)
+    dtype, device = _like(self, dtype, device, "new_*")
     return ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def new_empty(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor of `size` with this tensor's dtype and device."""
-    dtype, device = _like(self, dtype, device)
+    dtype, device = _like(self, dtype, device, "new_*")
     return empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def new_full(self: Tensor, size, fill_value, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """`fill_value` everywhere in `size`, with this tensor's dtype and device."""
-    dtype, device = _like(self, dtype, device)
+    dtype, device = _like(self, dtype, device, "new_*")
     return full(size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
@@ -240,7 +331,7 @@ def new_tensor(self: Tensor, data, *, dtype=None, device=None, requires_grad: bo
     >>> genesis.zeros(1, dtype=genesis.float64).new_tensor([1, 2])
     tensor([1., 2.], dtype=genesis.float64)
     """
-    dtype, device = _like(self, dtype, device)
+    dtype, device = _like(self, dtype, device, "new_*")
     if isinstance(data, Tensor):
         data = data.detach()
     return tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)

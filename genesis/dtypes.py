@@ -9,13 +9,15 @@ genesis.int64
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
 __all__ = [
     "DType", "float16", "float32", "float64", "bfloat16", "int8", "int16", "int32",
     "int64", "uint8", "bool", "half", "float", "double", "long", "int", "short",
-    "get_dtype", "promote_types", "get_default_dtype",
+    "get_dtype", "promote_types", "get_default_dtype", "DTypeOverflowError", "check_fits",
+    "check_array_fits",
 ]
 
 _BOOL, _INT, _FLOAT = 0, 1, 2
@@ -121,3 +123,76 @@ def promote_types(a: DType, b: DType) -> DType:
     if a.category != b.category:
         return a if a.category > b.category else b
     return _BY_NUMPY[np.promote_types(a.numpy_dtype, b.numpy_dtype)]
+
+
+class DTypeOverflowError(OverflowError, ValueError, RuntimeError):
+    """A value that does not fit its dtype: 300 as uint8, 1e40 as float16, 2**70 as int64.
+
+    An OverflowError, as NumPy raises; also a RuntimeError and a ValueError, the types
+    PyTorch raises for it (RuntimeError "value cannot be converted to type uint8 without
+    overflow", ValueError "Overflow when unpacking long long").
+    """
+
+
+def value_range(dtype: DType) -> tuple:
+    """The smallest and largest value of `dtype` (finite ones for floating dtypes).
+
+    >>> value_range(uint8), value_range(float16)
+    ((0, 255), (-65504.0, 65504.0))
+    """
+    bounds = _RANGES.get(dtype)
+    if bounds is None:
+        info = np.finfo(dtype.numpy_dtype) if dtype.is_floating_point else np.iinfo(dtype.numpy_dtype)
+        kind = builtins.float if dtype.is_floating_point else builtins.int
+        bounds = _RANGES[dtype] = (kind(info.min), kind(info.max))
+    return bounds
+
+
+_RANGES: dict = {}
+_BOOLS = (builtins.bool, np.bool_)
+_FLOATS = (builtins.float, np.floating)
+
+
+def check_fits(value, dtype: DType, op: str) -> None:
+    """Raise DTypeOverflowError when the Python number `value` can't be stored as `dtype`:
+    outside an integer dtype's range (or NaN/inf for one), or a finite number beyond a
+    floating dtype's largest (inf and NaN fit any floating dtype). Bools fit every dtype.
+
+    >>> check_fits(255, uint8, "full")
+    >>> check_fits(300, uint8, "full")
+    Traceback (most recent call last):
+    ...
+    genesis.dtypes.DTypeOverflowError: full: the value 300 does not fit genesis.uint8 (range [0, 255])
+    """
+    if dtype is bool or isinstance(value, _BOOLS):
+        return
+    low, high = value_range(dtype)
+    finite = not isinstance(value, _FLOATS) or math.isfinite(value)
+    if dtype.is_floating_point:
+        fits = not finite or low <= value <= high
+    else:
+        fits = finite and low <= builtins.int(value) <= high
+    if not fits:
+        raise DTypeOverflowError(f"{op}: the value {value!r} does not fit {dtype!r} "
+                                 f"(range [{low}, {high}])")
+
+
+def check_array_fits(array: np.ndarray, dtype: DType, op: str) -> None:
+    """Raise DTypeOverflowError when numbers of `array` (an int or float NumPy array) fall
+    outside the integer `dtype`'s range (or are NaN/inf): the values a cast would wrap.
+    One pass over the array; floating targets are not checked (1e40 becomes inf there,
+    as in NumPy and PyTorch)."""
+    if dtype.is_floating_point or dtype is bool or array.size == 0 or array.dtype.kind not in "iuf":
+        return
+    low, high = value_range(dtype)
+    smallest, largest = array.min(), array.max()
+    if array.dtype.kind == "f" and not (np.isfinite(smallest) and np.isfinite(largest)):
+        culprit = array[~np.isfinite(array)].flat[0]
+    elif smallest <= low - 1:
+        culprit = smallest
+    elif largest >= high + 1:
+        culprit = largest
+    else:
+        return
+    raise DTypeOverflowError(f"{op}: the value {culprit.item()!r} does not fit {dtype!r} "
+                             f"(range [{low}, {high}])")

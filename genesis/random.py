@@ -42,7 +42,7 @@ def manual_seed(seed: int) -> None:
     True
     """
     global _initial_seed
-    _initial_seed = int(seed)
+    _initial_seed = _seed_value(seed, "manual_seed")
     _device_seeds.clear()
     _generators.clear()
 
@@ -50,7 +50,7 @@ def manual_seed(seed: int) -> None:
 def seed_device(device, seed: int) -> None:
     """Seed one device's generator only (what `genesis.cuda.manual_seed` does)."""
     key = str(device)
-    _device_seeds[key] = int(seed)
+    _device_seeds[key] = _seed_value(seed, "manual_seed")
     _generators.pop(key, None)
 
 
@@ -58,9 +58,23 @@ def seed_device_type(device_type: str, seed: int) -> None:
     """Seed the generators of every device of a type ("cuda": all GPUs)."""
     for key in [key for key in _device_seeds if key.partition(":")[0] == device_type]:
         del _device_seeds[key]
-    _device_seeds[device_type] = int(seed)
+    _device_seeds[device_type] = _seed_value(seed, "manual_seed")
     for key in [key for key in _generators if key.partition(":")[0] == device_type]:
         del _generators[key]
+
+
+def _seed_value(seed, op: str) -> int:
+    """`seed` as PyTorch takes it: an int in [-2**63, 2**64), a negative one wrapping around
+    to 64 bits (NumPy's generators take non-negative seeds only).
+
+    >>> _seed_value(-1, "manual_seed") == 2 ** 64 - 1
+    True
+    """
+    value = int(seed)
+    if not -2 ** 63 <= value < 2 ** 64:
+        raise ValueError(f"{op}: seed {value} is out of range; a seed is an int in "
+                         "[-2**63, 2**64)")
+    return value % 2 ** 64
 
 
 def seed() -> int:

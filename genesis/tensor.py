@@ -18,6 +18,7 @@ import numpy as np
 from . import dtypes
 from .device import Device, cpu, device as as_device, transfer
 from .dtypes import DType, from_numpy_dtype, get_dtype
+from .sizes import describe_value, normalize_dim
 
 __all__ = ["Tensor", "wrap_array"]
 
@@ -39,7 +40,9 @@ class _Size(int):
     def __call__(self, dim: int | None = None):
         if dim is None:
             return self._shape
-        return self._shape[dim]
+        if not self._shape:
+            raise IndexError(f"size: dim {dim!r} was given, but a 0-d tensor has no dimensions")
+        return self._shape[normalize_dim(dim, len(self._shape), "size")]
 
 
 class Tensor:
@@ -149,6 +152,9 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         """Set `requires_grad` in place and return self."""
+        if not isinstance(requires_grad, bool | np.bool_):
+            raise TypeError(f"requires_grad_: requires_grad must be a bool, got "
+                            f"{describe_value(requires_grad)}")
         self.requires_grad = requires_grad
         return self
 
@@ -391,10 +397,61 @@ def to_array(data, dtype, target: Device):
 
 
 def _from_python(data, dtype):
+    """An array of Python data (numbers, bools, nested lists/tuples of them, tensors), with
+    clear errors for ragged lists, non-numbers and numbers that don't fit `dtype`."""
     try:
-        return np.array(data, dtype=dtype.numpy_dtype if dtype is not None else None)
-    except (TypeError, ValueError) as error:
-        raise TypeError(f"can't make a tensor from {type(data).__name__}: {error}") from None
+        array = np.array(data)
+    except ValueError as error:
+        raise ValueError(f"can't make a tensor from this {type(data).__name__}: "
+                         f"{_ragged(data) or error}") from None
+    kind = array.dtype.kind
+    if kind not in "biuf":
+        _refuse_elements(data, array)
+    if kind == "u" and array.dtype.itemsize == 8:  # NumPy's type for ints from 2**63 on
+        dtypes.check_array_fits(array, dtype or dtypes.int64, "tensor")
+    if dtype is not None:
+        dtypes.check_array_fits(array, dtype, "tensor")
+    return array
+
+
+def _ragged(data) -> str:
+    """Where nested lists stop being rectangular, as PyTorch says it ('' if they don't)."""
+    level, dim = [("data", data)], 0
+    while level:
+        rows = [(path, item) for path, item in level if isinstance(item, list | tuple)]
+        if not rows:
+            return ""
+        if len(rows) != len(level):
+            scalar = next(path for path, item in level if not isinstance(item, list | tuple))
+            return (f"{scalar} is a single value where {rows[0][0]} is a sequence; every entry "
+                    f"at dim {dim} must be a sequence of the same length")
+        expected = len(rows[0][1])
+        for path, row in rows:
+            if len(row) != expected:
+                return (f"expected a sequence of length {expected} at dim {dim} (got {len(row)} "
+                        f"at {path}); nested lists must be rectangular")
+        level = [(f"{path}[{index}]", child) for path, row in rows for index, child in enumerate(row)]
+        dim += 1
+    return ""
+
+
+def _refuse_elements(data, array: np.ndarray) -> None:
+    """The error for data NumPy kept as objects, strings or complex numbers, naming the first
+    element that is not a real number (an int beyond int64 is an overflow)."""
+    for index, value in enumerate(array.flat):
+        where = f" at position {index}" if array.ndim else ""
+        if isinstance(value, str | bytes | complex | np.complexfloating):
+            kind = "complex numbers" if isinstance(value, complex | np.complexfloating) else "text"
+            raise TypeError(f"can't make a tensor from {kind} ({value.item()!r:.40}{where}); "
+                            "genesis tensors hold bools, integers and floating point numbers")
+        if isinstance(value, int) and not isinstance(value, bool):
+            dtypes.check_fits(value, dtypes.int64, "tensor")
+        elif not isinstance(value, float | bool | np.number | np.bool_):
+            raise RuntimeError(f"can't make a tensor from {type(data).__name__}: could not infer "
+                               f"a dtype for {type(value).__name__}{where}; tensor data must be "
+                               "numbers, bools, or (nested) lists of them")
+    raise TypeError(f"can't make a tensor of NumPy dtype {array.dtype}; genesis supports "
+                    "bool, integer and floating point data")
 
 
 def _inferred_dtype(array: np.ndarray) -> DType:

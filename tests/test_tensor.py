@@ -42,8 +42,8 @@ def test_dtype_objects():
 def test_unsupported_data_is_a_clear_error():
     with pytest.raises(TypeError, match="can't make a tensor"):
         genesis.tensor(np.array(["a", "b"]))
-    with pytest.raises(TypeError):
-        genesis.tensor([[1, 2], [3]])
+    with pytest.raises(ValueError, match=r"expected a sequence of length 2 at dim 1 \(got 1 at data\[1\]\)"):
+        genesis.tensor([[1, 2], [3]])  # a ValueError, as in PyTorch
 
 
 def test_properties():

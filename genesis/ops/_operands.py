@@ -8,6 +8,7 @@ import numpy as np
 
 from ..device import device_mismatch_message
 from ..dtypes import bool as bool_dtype, float32, from_numpy_dtype, int64, promote_types
+from ..sizes import normalize_dim, normalize_dims  # noqa: F401 (the ops import them from here)
 from ..tensor import Tensor, wrap_array
 
 _FLOAT32 = np.dtype(np.float32)
@@ -222,27 +223,6 @@ def saved_with_input(ctx, a: Tensor, out):
 def array_of(value):
     """The array inside a Tensor, or the value itself."""
     return value._data if isinstance(value, Tensor) else value
-
-
-def normalize_dim(dim: int, ndim: int, op: str = "op") -> int:
-    """A dim in [-ndim, ndim) as a non-negative index, or a clear IndexError."""
-    extent = max(ndim, 1)
-    if not -extent <= dim < extent:
-        raise IndexError(f"{op}: dim {dim} is out of range for a tensor with {ndim} dimension(s) "
-                         f"(expected a value in [{-extent}, {extent - 1}])")
-    return dim % extent
-
-
-def normalize_dims(dim, ndim: int, op: str = "op"):
-    """None (all dims), or a sorted tuple of non-negative dims."""
-    if dim is None:
-        return None
-    if isinstance(dim, int | np.integer):
-        return (normalize_dim(int(dim), ndim, op),)
-    dims = tuple(normalize_dim(int(d), ndim, op) for d in dim)
-    if len(set(dims)) != len(dims):
-        raise RuntimeError(f"{op}: dim {tuple(dim)} names a dimension more than once")
-    return tuple(sorted(dims))
 
 
 def broadcast_error(op: str, a, b, error: Exception) -> RuntimeError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import Function
+from ..sizes import shape_of
 from ..tensor import Tensor
 from . import samples
 from .registry import OpInfo, Sample
@@ -82,9 +83,7 @@ def expand(input: Tensor, *sizes) -> Tensor:
     tensor([[1., 1., 1.],
             [2., 2., 2.]])
     """
-    if len(sizes) == 1 and isinstance(sizes[0], tuple | list):
-        sizes = tuple(sizes[0])
-    shape = tuple(int(s) for s in sizes)
+    shape = shape_of(sizes, "expand", inferred=True)
     lead = len(shape) - input.ndim
     if lead < 0:
         raise RuntimeError(f"expand: the number of sizes ({len(shape)}) must be at least the "

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..autograd.function import Function
-from ..device import (Device, DeviceError, device as as_device, is_pinned as pinned_memory,
+from ..device import (Device, device as as_device, is_pinned as pinned_memory,
                       pinned_copy, transfer)
 from ..dtypes import DType, get_dtype
 from ..tensor import Tensor, wrap_array
@@ -56,11 +56,11 @@ def _parse_to(args, kwargs):
             dtype = arg
         elif isinstance(arg, Device):
             device = arg
-        elif isinstance(arg, str):
+        elif isinstance(arg, str):  # a dtype name ("float64"), else a device ("cuda:0")
             try:
-                device = as_device(arg)
-            except DeviceError:
                 dtype = get_dtype(arg)
+            except TypeError:
+                device = as_device(arg)
         elif arg is not None:
             dtype = get_dtype(arg)
     return (get_dtype(dtype) if dtype is not None else None,

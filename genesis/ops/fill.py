@@ -1,8 +1,14 @@
 """Whole-tensor overwrites: `fill_`, `zero_`, `copy_`."""
 from __future__ import annotations
 
+import numbers
+
+import numpy as np
+
 from ..autograd.function import Function
 from ..device import transfer
+from ..dtypes import check_fits
+from ..sizes import describe_value
 from ..tensor import Tensor
 from .inplace import apply_inplace
 
@@ -52,7 +58,23 @@ class Copy(Function):
 
 
 def fill_(self: Tensor, value) -> Tensor:
-    """Set every element to `value`."""
+    """Set every element to `value` (a number, or a one-element tensor).
+
+    >>> import genesis
+    >>> genesis.zeros(2, dtype=genesis.uint8).fill_(300)
+    Traceback (most recent call last):
+    ...
+    genesis.dtypes.DTypeOverflowError: fill_: the value 300 does not fit genesis.uint8 (range [0, 255])
+    """
+    if isinstance(value, Tensor):
+        if value._data.size != 1:
+            raise RuntimeError(f"fill_: the value must be a number or a one-element tensor, got "
+                               f"a tensor of shape {tuple(value.shape)}")
+    elif isinstance(value, numbers.Number | np.bool_):
+        check_fits(value, self.dtype, "fill_")
+    else:
+        raise TypeError(f"fill_: the value must be a number or a one-element tensor, got "
+                        f"{describe_value(value)}")
     return apply_inplace(Fill, self, value)
 
 

@@ -6,11 +6,15 @@ accumulation, so repeated indices add up.
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from ..autograd.function import Function
 from ..device import cpu, transfer
-from ..tensor import Tensor
+from ..dtypes import check_fits
+from ..sizes import describe_value
+from ..tensor import Tensor, to_array
 from . import samples
 from ._scatter import add_at
 from .inplace import apply_inplace
@@ -30,6 +34,8 @@ def array_key(key, device):
             item = _index_array(item, device)
         elif isinstance(item, list):
             item = device.xp.asarray(item)
+        elif item.__class__ is slice and item.step == 0:
+            raise ValueError("slice step cannot be zero")
         converted.append(item)
     if not any(item is Ellipsis for item in converted):
         converted.append(Ellipsis)
@@ -171,6 +177,19 @@ def _value_array(target: Tensor, value):
     return value
 
 
+def _checked_value(target: Tensor, value):
+    """A number or list to assign, checked against the target's dtype; lists become arrays."""
+    if isinstance(value, numbers.Number | np.bool_):
+        check_fits(value, target.dtype, "setitem")
+        return value
+    if isinstance(value, list | tuple):
+        return to_array(value, target.dtype, target._device)
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"setitem: can't assign {describe_value(value)} to a {target.dtype.name} "
+                        "tensor; assign a number, a tensor or a (nested) list of numbers")
+    return value
+
+
 def getitem(input: Tensor, key) -> Tensor:
     """`input[key]` with NumPy/PyTorch semantics.
 
@@ -185,6 +204,8 @@ def getitem(input: Tensor, key) -> Tensor:
 
 def setitem(input: Tensor, key, value) -> None:
     """`input[key] = value`: in place; differentiable w.r.t. `value` and the kept part of `input`."""
+    if not isinstance(value, Tensor):
+        value = _checked_value(input, value)
     apply_inplace(IndexPut, input, value, array_key(key, input._device))
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..autograd.function import Function
+from ..sizes import integer
 from ..tensor import Tensor
 from . import samples
 from ._operands import normalize_dim
@@ -58,10 +59,8 @@ class Repeat(Function):
 def _int_tuple(values, op: str, what: str) -> tuple:
     if len(values) == 1 and isinstance(values[0], tuple | list):
         values = values[0]
-    try:
-        return tuple(int(v) for v in values)
-    except TypeError:
-        raise TypeError(f"{op}: {what} must be ints, got {values!r}") from None
+    return tuple(integer(value, f"{what} must be ints, but element {index} of {tuple(values)!r} is", op)
+                 for index, value in enumerate(values))
 
 
 def flip(input: Tensor, dims) -> Tensor:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..autograd.function import Function
+from ..sizes import shape_of
 from ..tensor import Tensor
 from . import samples
 from ._operands import normalize_dim
@@ -12,10 +13,8 @@ __all__ = ["reshape", "transpose", "permute", "squeeze", "unsqueeze", "flatten",
            "swapdims", "unflatten", "movedim", "moveaxis", "narrow", "select"]
 
 
-def _sizes(sizes) -> tuple:
-    if len(sizes) == 1 and isinstance(sizes[0], tuple | list):
-        sizes = sizes[0]
-    return tuple(int(s) for s in sizes)
+def _sizes(sizes, op: str) -> tuple:
+    return shape_of(sizes, op, inferred=True)
 
 
 def _resolve_shape(shape: tuple, count: int, op: str) -> tuple:
@@ -60,12 +59,12 @@ def reshape(input: Tensor, *shape) -> Tensor:
     tensor([[0, 1, 2],
             [3, 4, 5]])
     """
-    return Reshape.apply(input, _resolve_shape(_sizes(shape), input._data.size, "reshape"))
+    return Reshape.apply(input, _resolve_shape(_sizes(shape, "reshape"), input._data.size, "reshape"))
 
 
 def view(input: Tensor, *shape) -> Tensor:
     """Like reshape, but must share storage; raises if that needs a copy."""
-    shape = _resolve_shape(_sizes(shape), input._data.size, "view")
+    shape = _resolve_shape(_sizes(shape, "view"), input._data.size, "view")
     result = Reshape.apply(input, shape)
     if result._version_counter is not input._version_counter:
         raise RuntimeError(
@@ -134,7 +133,9 @@ class Permute(Function):
 
 def permute(input: Tensor, *dims) -> Tensor:
     """Reorder the dimensions: output dim i is input dim `dims[i]`."""
-    dims = tuple(normalize_dim(d, input.ndim, "permute") for d in _sizes(dims))
+    if len(dims) == 1 and isinstance(dims[0], tuple | list):
+        dims = dims[0]
+    dims = tuple(normalize_dim(d, input.ndim, "permute") for d in dims)
     if sorted(dims) != list(range(input.ndim)):
         raise RuntimeError(f"permute: dims {dims} must name each of the tensor's {input.ndim} "
                            "dimensions exactly once")
@@ -182,7 +183,7 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     (2, 3, 4)
     """
     dim = normalize_dim(dim, input.ndim, "unflatten")
-    sizes = _sizes((sizes,))
+    sizes = _sizes((sizes,), "unflatten")
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
     sizes = _resolve_shape(sizes, input.shape[dim], "unflatten")

@@ -1,0 +1,102 @@
+"""Checking the integer arguments users pass: sizes, dims, counts.
+
+An extent, a dim or a count is an int, a NumPy integer or a one-element integer tensor
+(anything with `__index__`); a float, a bool, a string or None is a TypeError naming the
+argument, as in PyTorch, never a silent truncation (`zeros(2.5)` does not make 2 zeros).
+Sizes may be separate ints or one sequence: `zeros(2, 3)` or `zeros((2, 3))`.
+
+>>> shape_of((2, 3), "zeros"), shape_of(([2, 3],), "zeros")
+((2, 3), (2, 3))
+>>> shape_of((2.5,), "zeros")
+Traceback (most recent call last):
+...
+TypeError: zeros: size must be a tuple of ints, but element 0 of (2.5,) is a float (2.5)
+>>> normalize_dim(-1, 3, "sum")
+2
+"""
+from __future__ import annotations
+
+import operator
+
+__all__ = ["shape_of", "integer", "normalize_dim", "normalize_dims", "describe_value"]
+
+
+def shape_of(size: tuple, op: str, inferred: bool = False) -> tuple:
+    """The shape given by `size` (separate extents, or one tuple/list of them).
+
+    Extents must be >= 0; with `inferred`, -1 is let through (reshape, view and expand
+    resolve it and reject other negative extents with their own message).
+    """
+    if len(size) == 1 and isinstance(size[0], tuple | list):
+        size = size[0]
+    for extent in size:
+        if extent.__class__ is not int or extent < 0:
+            return _checked_shape(tuple(size), op, inferred)
+    return tuple(size)
+
+
+def _checked_shape(size: tuple, op: str, inferred: bool) -> tuple:
+    shape = tuple(integer(extent, f"size must be a tuple of ints, but element {index} of "
+                                  f"{size!r} is", op) for index, extent in enumerate(size))
+    for extent in shape:
+        if extent < 0 and not (inferred and extent == -1):
+            raise RuntimeError(f"{op}: negative extent {extent} in size {shape}: every extent "
+                               "must be 0 or more")
+    return shape
+
+
+def integer(value, what: str, op: str) -> int:
+    """`value` as an int; a TypeError "{op}: {what} a float (2.5)" when it is not integral.
+
+    >>> integer(3, "steps must be an int, got", "linspace")
+    3
+    """
+    if value.__class__ is int:
+        return value
+    if isinstance(value, bool):
+        raise TypeError(f"{op}: {what} a bool ({value!r}); pass an int")
+    try:
+        return operator.index(value)
+    except TypeError:
+        hint = f"; pass int({value!r}) if you mean {int(value)}" \
+            if isinstance(value, float) and value.is_integer() else ""
+        raise TypeError(f"{op}: {what} {describe_value(value)}{hint}") from None
+
+
+def normalize_dim(dim, ndim: int, op: str = "op") -> int:
+    """A dim in [-ndim, ndim) as a non-negative index, else an IndexError (a TypeError
+    when `dim` is not an int)."""
+    if dim.__class__ is not int:
+        dim = integer(dim, "dim must be an int, got", op)
+    extent = ndim if ndim > 1 else 1
+    if not -extent <= dim < extent:
+        raise IndexError(f"{op}: dim {dim} is out of range for a tensor with {ndim} dimension(s) "
+                         f"(expected a value in [{-extent}, {extent - 1}])")
+    return dim % extent
+
+
+def normalize_dims(dim, ndim: int, op: str = "op"):
+    """None (all dims), or a sorted tuple of non-negative dims from an int or a sequence."""
+    if dim is None:
+        return None
+    if not isinstance(dim, tuple | list):
+        return (normalize_dim(dim, ndim, op),)
+    dims = tuple(normalize_dim(d, ndim, op) for d in dim)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"{op}: dim {tuple(dim)} names a dimension more than once")
+    return tuple(sorted(dims))
+
+
+def describe_value(value) -> str:
+    """How a message names a wrong value: its type and (shortened) repr.
+
+    >>> describe_value(2.5), describe_value(None), describe_value([1] * 50)[:16]
+    ('a float (2.5)', 'None', 'a list ([1, 1, 1')
+    """
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    text = repr(value)
+    if len(text) > 40:
+        text = text[:37] + "..."
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name} ({text})"
