@@ -10,6 +10,12 @@ data for tools.
 >>> gradcheck(lambda x: (x ** 2).sum(), x)
 True
 
+When a check fails and inputs that require grad hold NaN or ±inf, the report names those
+inputs first (finite differences are undefined there; a function that handles them, such
+as fmax ignoring a NaN, still passes, as in PyTorch). A function whose forward gives
+different outputs on the same inputs is reported as nondeterministic, not as a wrong
+gradient.
+
 Inputs that are not float64 are checked too, with a `GradcheckWarning`: their
 analytical gradients are computed in their own dtype, but the numerical side
 runs on float64 copies, because float32 central differences with a small
@@ -27,7 +33,8 @@ import numpy as np
 from ..tensor import Tensor, wrap_array
 from .engine import grad
 from .grad_mode import enable_grad
-from .gradcheck_checks import fast_check, linearity_check, slow_check, undefined_grad_check
+from .gradcheck_checks import (blamed_on_inputs, deterministic_forward_check, fast_check,
+                               linearity_check, non_finite_inputs, slow_check, undefined_grad_check)
 from .gradcheck_jacobians import WrongGradientLayout, flat_values, gradient_layout_checked
 from .gradcheck_report import GradcheckResult, TensorSummary, Tolerances, format_report
 
@@ -146,10 +153,10 @@ def check_gradients(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol
     tolerances = Tolerances(eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol)
     with gradient_layout_checked():
         try:
-            if fast_mode:
-                result = fast_check(problem, tolerances, max_report)
-            else:
-                result = slow_check(problem, tolerances, max_report)
+            result = deterministic_forward_check(problem, tolerances)
+            if result is None:
+                check = fast_check if fast_mode else slow_check
+                result = check(problem, tolerances, max_report)
             if result.ok and check_undefined_grad:
                 result = undefined_grad_check(problem, result)
             if result.ok and check_batched_grad:
@@ -157,6 +164,9 @@ def check_gradients(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol
         except WrongGradientLayout as error:
             result = GradcheckResult(ok=False, failed_check="grad_shape", detail=str(error),
                                      tolerances=tolerances)
+    non_finite = non_finite_inputs(problem.args, problem.input_indices)
+    if not result.ok and non_finite:  # the inputs are named first: no check is settled there
+        result = blamed_on_inputs(result, non_finite)
     result.check_name = check_name
     return result
 

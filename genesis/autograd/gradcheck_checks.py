@@ -3,6 +3,11 @@
 A problem (see `gradcheck._Problem`) gives the inputs that require grad, the
 floating outputs with their graph, and `evaluate()` for the numerical side.
 
+- `non_finite_inputs`: the inputs that require grad and hold NaN or ±inf, where finite
+  differences are undefined; a check that fails on them is `blamed_on_inputs` (one that
+  passes, like fmax ignoring a NaN or softmax a -inf, passes).
+- `deterministic_forward_check`: two forward runs on the same inputs agree (random
+  numbers inside make every finite difference noise).
 - `slow_check`: whole Jacobians, entry by entry, after a reentrancy check.
 - `fast_check`: one projection v^T J u per (output, input) pair; the exact
   check decides (and gives the table) when it finds a problem.
@@ -13,11 +18,59 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gradcheck_jacobians import (WrongGradientLayout, analytical_rows, numerical_jacobians,
-                                  numerical_projections, vjp_arrays)
+from .gradcheck_jacobians import (WrongGradientLayout, analytical_rows, flat_values,
+                                  numerical_jacobians, numerical_projections, vjp_arrays)
 from .gradcheck_report import GradcheckResult, Mismatch, Tolerances
 
-__all__ = ["slow_check", "fast_check", "undefined_grad_check", "linearity_check"]
+__all__ = ["non_finite_inputs", "blamed_on_inputs", "deterministic_forward_check", "slow_check", "fast_check",
+           "undefined_grad_check", "linearity_check"]
+
+MAX_POSITIONS = 5  # non-finite entries named per input
+
+
+def non_finite_inputs(args: tuple, input_indices: list) -> list:
+    """One line per input that requires grad and holds NaN/±inf: how many, and where."""
+    lines = []
+    for index in input_indices:
+        values = flat_values(args[index])
+        bad = ~np.isfinite(values)
+        if not bad.any():
+            continue
+        shape = tuple(args[index].shape)
+        counts = [f"{int(count)} {word}" for word, count in
+                  (("NaN", np.isnan(values).sum()), ("Inf", np.isinf(values).sum())) if count]
+        (flat,) = np.nonzero(bad)
+        positions = ", ".join(str(_position(k, shape)) for k in flat[:MAX_POSITIONS])
+        more = f" and {flat.size - MAX_POSITIONS} more" if flat.size > MAX_POSITIONS else ""
+        lines.append(f"input {index} (shape {shape}) holds {' and '.join(counts)} at "
+                     f"{positions}{more}: gradcheck needs finite inputs")
+    return lines
+
+
+def blamed_on_inputs(failed: GradcheckResult, lines: list) -> GradcheckResult:
+    """`failed` told as what it is: a check that failed on inputs holding NaN/±inf (named by
+    `lines`), where finite differences are undefined, so it settles nothing."""
+    return GradcheckResult(ok=False, failed_check="non_finite_input", tolerances=failed.tolerances,
+                           detail="\n".join(lines + ["the check failed on them, which says "
+                                                      "nothing about the backward"]))
+
+
+def deterministic_forward_check(problem, tol: Tolerances) -> GradcheckResult | None:
+    """A failed result when two forward runs on the same inputs differ by more than
+    `nondet_tol` (random numbers inside the function), else None."""
+    first, second = problem.evaluate(), problem.evaluate()
+    for i, (one, two) in enumerate(zip(first, second)):
+        with np.errstate(invalid="ignore"):  # inf - inf: equal infinities are compared by ==
+            difference = np.where(one == two, 0.0, np.abs(one - two))
+        differs = ~(difference <= tol.nondet_tol) & ~(np.isnan(one) & np.isnan(two))
+        if differs.any():
+            return GradcheckResult(
+                ok=False, failed_check="nondeterministic", tolerances=tol,
+                detail=f"{int(differs.sum())} of {one.size} values of output "
+                       f"{problem.output_indices[i]} differ between two runs on the same inputs "
+                       f"(by up to {float(np.nan_to_num(difference, nan=np.inf).max()):.3g})",
+                **problem.summary(i, None))
+    return None
 
 
 def slow_check(problem, tol: Tolerances, max_report: int) -> GradcheckResult:
@@ -35,7 +88,7 @@ def slow_check(problem, tol: Tolerances, max_report: int) -> GradcheckResult:
             analytical.append((zeros, zeros, [False] * len(problem.inputs)))
     for i, (first, second, _) in enumerate(analytical):
         for j in range(len(problem.inputs)):
-            if np.any(~(np.abs(first[j] - second[j]) <= tol.nondet_tol)):
+            if not _same_run(first[j], second[j], tol.nondet_tol):
                 return _reentrant_result(problem, tol, max_report, i, j, first[j], second[j])
     failures = []
     largest_abs = largest_rel = 0.0
@@ -73,8 +126,9 @@ def _compare(problem, tol, max_report, i, j, analytical, numerical, connected) -
 
 
 def _reentrant_result(problem, tol, max_report, i, j, first, second) -> GradcheckResult:
-    difference = np.abs(first - second)
-    failing = ~(difference <= tol.nondet_tol)
+    with np.errstate(invalid="ignore"):
+        difference = np.abs(first - second)
+    failing = _differ(first, second, tol.nondet_tol)
     result = GradcheckResult(ok=False, failed_check="reentrant", tolerances=tol,
                              max_abs_error=float(difference.max()),
                              max_rel_error=float(_relative_error(difference, second, tol.atol).max()),
@@ -156,9 +210,18 @@ def _index_of(items: list, item) -> int:
 
 
 def _same_run(first, second, nondet_tol: float) -> bool:
+    """Whether two backward runs agree within `nondet_tol`."""
     if first is None or second is None:
         return first is None and second is None
-    return bool(np.all(np.abs(first - second) <= nondet_tol))
+    return not _differ(first, second, nondet_tol).any()
+
+
+def _differ(first: np.ndarray, second: np.ndarray, nondet_tol: float) -> np.ndarray:
+    """Where two runs differ by more than `nondet_tol` (the same NaN or infinity in both runs
+    is no run-to-run variation)."""
+    with np.errstate(invalid="ignore"):
+        close = np.abs(first - second) <= nondet_tol
+    return ~(close | (first == second) | (np.isnan(first) & np.isnan(second)))
 
 
 def _unit_vector(rng, size: int) -> np.ndarray:

@@ -46,7 +46,8 @@ def numerical_jacobians(evaluate, inputs: list, eps: float, output_sizes: list) 
             data[position] = original - eps
             minus = evaluate()
             data[position] = original
-            columns.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
+            with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: a NaN entry
+                columns.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
         columns_per_input.append(columns)
     return [[_stack_columns([column[i] for column in columns], size)
              for columns in columns_per_input] for i, size in enumerate(output_sizes)]
@@ -69,7 +70,8 @@ def numerical_projections(evaluate, inputs: list, directions: list, weights: lis
         minus = evaluate()
         data[...] = original
         for i, weight in enumerate(weights):
-            projections[i, j] = weight @ (plus[i] - minus[i]) / (2 * eps)
+            with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: a NaN entry
+                projections[i, j] = weight @ (plus[i] - minus[i]) / (2 * eps)
     return projections
 
 

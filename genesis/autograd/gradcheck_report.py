@@ -18,6 +18,15 @@ __all__ = ["GradcheckResult", "Mismatch", "TensorSummary", "Tolerances", "CHECKS
 
 # failed_check -> (title, what it means and what to do)
 CHECKS = {
+    "non_finite_input": (
+        "an input holds NaN or Inf",
+        "Finite differences are undefined at NaN and ±inf, so gradcheck needs the inputs that "
+        "require grad to be finite: check them at points where the function is defined."),
+    "nondeterministic": (
+        "the function is nondeterministic",
+        "Two forward runs on the same inputs gave different outputs (random numbers inside, "
+        "such as dropout?), so finite differences measure noise, not the gradient. Fix the "
+        "randomness (seed it inside the function, or check with it turned off)."),
     "values": (
         "analytical and numerical gradients differ",
         "The backward formula disagrees with central finite differences. Check the derivative "

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import genesis
+import genesis.nn.functional as F
 from genesis.autograd import GradcheckError, GradcheckWarning, check_gradients, format_report, gradcheck
 from tests.helpers import Sigmoid, sigmoid_array
 
@@ -309,3 +310,74 @@ def test_passing_result_reports_the_largest_errors(x):
     assert 0 < result.max_abs_error < 1e-8
     assert result.tolerances.atol == 1e-5 and result.tolerances.eps == 1e-6
     assert format_report(result).startswith("gradcheck passed")
+
+
+# -- inputs holding NaN/Inf; a nondeterministic forward ----------------------------------
+
+def test_inputs_holding_nan_or_inf_are_named_not_the_backward():
+    x = double([1.0, float("nan"), 3.0])
+    with pytest.raises(GradcheckError) as caught:
+        gradcheck(Sigmoid.apply, x)
+    message = str(caught.value)
+    assert message.startswith("gradcheck failed: an input holds NaN or Inf\n"
+                              "  input 0 (shape (3,)) holds 1 NaN at (1,): gradcheck needs finite inputs")
+    assert "reentrant" not in message and "analytical" not in message
+    assert caught.value.result.failed_check == "non_finite_input"
+    assert gradcheck(Sigmoid.apply, x, raise_exception=False) is False
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_every_input_holding_non_finite_values_is_named(fast_mode):
+    x = double([1.0, 2.0])
+    y = double([[1.0, float("inf")], [float("-inf"), float("nan")]])
+    result = check_gradients(lambda a, b: a.sum() * b, (x, y), fast_mode=fast_mode)
+    assert result.failed_check == "non_finite_input"
+    assert result.detail.splitlines()[0] == ("input 1 (shape (2, 2)) holds 1 NaN and 2 Inf at "
+                                             "(0, 1), (1, 0), (1, 1): gradcheck needs finite inputs")
+
+
+def test_a_function_that_handles_non_finite_inputs_passes_as_in_pytorch():
+    with_nan = double([[0.5, float("nan")], [1.0, -2.0]])
+    other = double([[1.0, 0.0], [float("nan"), 3.0]])
+    masked = double([[0.3, float("-inf"), 1.0], [float("-inf"), float("-inf"), 2.0]])
+    assert gradcheck(genesis.fmax, (with_nan, other))          # fmax ignores a NaN
+    assert gradcheck(lambda t: t.softmax(dim=1), masked)       # softmax consumes -inf
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    assert torch.autograd.gradcheck(torch.fmax, (_torch(torch, with_nan), _torch(torch, other)))
+    assert torch.autograd.gradcheck(lambda t: t.softmax(dim=1), _torch(torch, masked))
+
+
+def test_the_same_nan_in_both_backward_runs_is_not_called_non_reentrant(x):
+    result = check_gradients(lambda t: t * genesis.tensor(float("nan"), dtype=genesis.float64), x)
+    assert result.failed_check != "reentrant"
+
+
+def test_a_nondeterministic_forward_is_named_not_a_wrong_gradient(x):
+    for fast_mode in (False, True):
+        with pytest.raises(GradcheckError) as caught:
+            gradcheck(lambda t: F.dropout(t, 0.5), x, fast_mode=fast_mode)
+        message = str(caught.value)
+        assert message.startswith("gradcheck failed: the function is nondeterministic")
+        assert "differ between two runs on the same inputs" in message
+        assert "analytical" not in message and "reentrant" not in message
+
+
+def test_non_finite_and_nondeterministic_failures_raise_what_pytorch_raises(x):
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    with_nan = double([1.0, float("nan"), 3.0])
+    cases = [(lambda t: t * 2, with_nan, lambda t: t * 2),
+             (lambda t: t * genesis.rand(*t.shape, dtype=genesis.float64), x,
+              lambda t: t * torch.rand(t.shape, dtype=torch.float64))]
+    for ours, value, theirs in cases:
+        with pytest.raises(GradcheckError) as caught:
+            gradcheck(ours, value)
+        with pytest.raises(RuntimeError) as reference:
+            torch.autograd.gradcheck(theirs, _torch(torch, value))
+        assert type(reference.value).__name__ == type(caught.value).__name__ == "GradcheckError"
+        assert isinstance(caught.value, RuntimeError)
+        assert gradcheck(ours, value, raise_exception=False) is False
+        assert torch.autograd.gradcheck(theirs, _torch(torch, value), raise_exception=False) is False
+
+
+def _torch(torch, tensor):
+    return torch.tensor(tensor.detach().numpy(), requires_grad=True)
