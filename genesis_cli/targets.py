@@ -2,7 +2,10 @@
 
 TARGET forms: `path/to/file.py` (every `genesis.Function` subclass defined in
 that file), `path/to/file.py:Name`, and `package.module:Name`. A target is a
-Function subclass (checked through `.apply`) or a plain callable.
+Function subclass (checked through `.apply`) or a plain callable. A file is
+imported with `sys.argv` set to just its path, so its own argument parsing never
+sees genesis's options; one that exits while being imported is a usage error
+naming the line that exited.
 
 >>> [target.name for target in resolve("genesis.ops.elementwise:Mul")]
 ['genesis.ops.elementwise:Mul']
@@ -11,11 +14,15 @@ Function subclass (checked through `.apply`) or a plain callable.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import inspect
+import io
 import os
 import sys
+import sysconfig
+import traceback
 from dataclasses import dataclass
 from typing import Callable
 
@@ -27,6 +34,7 @@ __all__ = ["TargetError", "Target", "Inputs", "resolve", "input_count", "build_i
            "parse_shape", "parse_dtype", "parse_device", "on_device", "DEFAULT_SHAPE"]
 
 DEFAULT_SHAPE = (3, 4)
+_STANDARD_LIBRARY = os.path.join(sysconfig.get_paths()["stdlib"], "")
 
 
 class TargetError(ValueError):
@@ -102,7 +110,10 @@ def _load_file(path: str):
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     try:
-        spec.loader.exec_module(module)
+        _run_import(path, path, lambda: spec.loader.exec_module(module))
+    except TargetError:
+        del sys.modules[module_name]
+        raise
     except Exception as error:
         del sys.modules[module_name]
         raise TargetError(f"importing {path} failed: {type(error).__name__}: {error}") from error
@@ -113,12 +124,47 @@ def _import(module_name: str):
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
-        return importlib.import_module(module_name)
+        return _run_import(module_name, module_name, lambda: importlib.import_module(module_name))
     except ModuleNotFoundError as error:
         raise TargetError(f"can't import module {module_name!r}: {error} (run from the folder "
                           "that holds the package, or give a file path)") from error
+    except TargetError:
+        raise
     except Exception as error:
         raise TargetError(f"importing {module_name} failed: {type(error).__name__}: {error}") from error
+
+
+def _run_import(what: str, argv0: str, load):
+    """`load()` with `sys.argv` set to just `argv0`, so the code's own argument parsing sees
+    none of genesis's options. What it writes to stderr is passed on, unless it exits: that
+    is a TargetError of one line, naming the line that exited."""
+    arguments, sys.argv = sys.argv, [argv0]
+    said = io.StringIO()
+    exited = False
+    try:
+        with contextlib.redirect_stderr(said):
+            return load()
+    except SystemExit as exit:
+        exited = True
+        raise TargetError(_exited_at_import(what, exit, said.getvalue())) from None
+    finally:
+        sys.argv = arguments
+        if not exited:
+            sys.stderr.write(said.getvalue())
+
+
+def _exited_at_import(what: str, exit: SystemExit, said: str) -> str:
+    """What to say when importing `what` raised SystemExit: the line of its file that did it,
+    what it printed last, the fix."""
+    frames = [frame for frame in traceback.extract_tb(exit.__traceback__)
+              if not frame.filename.startswith(("<", _STANDARD_LIBRARY))]  # <frozen importlib>
+    where = f" at {frames[-1].filename}:{frames[-1].lineno} ({frames[-1].line.strip()})" \
+        if frames else ""
+    last = [line.strip() for line in said.splitlines() if line.strip()]
+    printed = f" after printing {last[-1]!r}" if last else ""
+    return (f"importing {what} exited{where} with status {exit.code!r}{printed}; genesis "
+            "gradcheck imports it to find what to check, so put its own script code under "
+            "`if __name__ == \"__main__\":`")
 
 
 def _target_from(module, name: str, label: str) -> Target:

@@ -373,3 +373,96 @@ def test_runs_as_a_module_in_a_subprocess():
                              capture_output=True, text=True, check=False)
     assert missing.returncode == 2 and missing.stderr.startswith("error: file not found")
     assert "Traceback" not in missing.stderr
+
+
+# -- importing a script: its own argument parsing, an exit at import, NaN inputs -------
+
+SQUARE = """
+    class Square(genesis.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * 2 * x
+"""
+
+
+def test_a_script_parsing_its_arguments_at_import_sees_only_its_own_path(tmp_path):
+    script = write(tmp_path, "train.py", textwrap.dedent("""
+        import argparse
+        import sys
+        import genesis
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--steps", type=int, default=10)
+        options = parser.parse_args()     # at import, as many training scripts do
+        ARGV = list(sys.argv)
+    """) + textwrap.dedent(SQUARE))
+    before = list(sys.argv)
+    result = run(script, "--shape", "3", "--fast", "--seed", "1")
+    assert result.exit_code == 0, result.output
+    assert verdicts(result.output) == {"train.py:Square": "PASS"}
+    assert sys.modules[next(name for name in sys.modules if name.startswith("_genesis_target_")
+                            and getattr(sys.modules[name], "__file__", "") == script)].ARGV == [script]
+    assert sys.argv == before
+
+
+def test_an_exit_while_importing_names_the_line_and_the_guard(tmp_path):
+    script = write(tmp_path, "needs_data.py", textwrap.dedent("""
+        import argparse
+        import genesis
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--data", required=True)
+        options = parser.parse_args()
+    """) + textwrap.dedent(SQUARE))
+    line = usage_error(run(script))
+    assert f"importing {script} exited at {script}:7 (options = parser.parse_args()) with status 2" in line
+    assert "the following arguments are required: --data" in line      # argparse's own last word
+    assert 'put its own script code under `if __name__ == "__main__":`' in line
+    exits = write(tmp_path, "exits.py", "import sys\nsys.exit('no data here')\n")
+    assert f"exited at {exits}:2 (sys.exit('no data here')) with status 'no data here'" in usage_error(
+        run(exits))
+
+
+def test_a_module_target_exiting_at_import_is_named_too(tmp_path, monkeypatch):
+    write(tmp_path, "exiting_module_xyz.py", "raise SystemExit(3)\n")
+    monkeypatch.chdir(tmp_path)
+    try:
+        line = usage_error(run("exiting_module_xyz:f"))
+    finally:
+        sys.modules.pop("exiting_module_xyz", None)
+    assert "importing exiting_module_xyz exited at" in line and "with status 3" in line
+
+
+def test_inputs_holding_nan_are_named_in_the_report(tmp_path):
+    script = write(tmp_path, "nan_inputs.py", """
+        import genesis
+
+
+        class Square(genesis.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                return grad * 2 * x
+
+            @staticmethod
+            def gradcheck_inputs():
+                return genesis.tensor([1.0, float("nan"), 2.0], dtype=genesis.float64,
+                                      requires_grad=True)
+    """)
+    result = run(script)
+    assert result.exit_code == 1
+    assert verdicts(result.output) == {"nan_inputs.py:Square": "FAIL"}
+    assert "gradcheck failed: an input holds NaN or Inf" in result.output
+    assert "input 0 (shape (3,)) holds 1 NaN at (1,): gradcheck needs finite inputs" in result.output
+    assert "reentrant" not in result.output
