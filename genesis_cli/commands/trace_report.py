@@ -132,7 +132,7 @@ def what_was_checked(trace: Trace) -> str:
     elif options.get("check", True) and trace.meta.get("finished") is not False:
         parts.append("no custom Function to re-check (--check-all re-checks built-in ops too)")
     if options.get("anomaly", True):
-        parts.append("no NaN/Inf born in any op")
+        parts.append("no NaN born in any op, no Inf reaching the loss or a gradient")
     if trace.parameters:
         parts.append(f"every parameter a backward should reach got a gradient "
                      f"({len(trace.parameters)} tracked)")
