@@ -18,8 +18,8 @@ Non-finite points are judged truthfully. Outputs that are NaN or ±inf at the
 call's inputs (a -inf mask) have no derivative and are left out of the
 projection; an output that stays the same infinity when an input moves changed
 by zero. Input elements that are ±inf or NaN, and elements whose perturbation
-turns a projected output non-finite, have no finite difference: they are
-skipped and counted in the verdict ("3 of 48 input elements skipped: finite
+turns an output non-finite or moves one that is (log at 0), have no finite
+difference: they are skipped and counted in the verdict ("3 of 48 input elements skipped: finite
 differences undefined at ±inf"), never reported as mismatches.
 
 A call recorded on a GPU is re-run on the host, where perturbing one element costs
@@ -252,6 +252,16 @@ class _Problem:
             return None
         return float(change @ self.weights)
 
+    def moves_left_out(self, base: np.ndarray, *perturbed: np.ndarray) -> bool:
+        """Whether an output left out (NaN/±inf at the call's inputs) changes in a perturbed
+        run: the element sits where the function is not finite (log at 0), so neither side
+        of the check means anything there."""
+        left_out = ~np.isfinite(base)
+        if not left_out.any():
+            return False
+        return any(not np.all((values == base) | (np.isnan(values) & np.isnan(base)) | ~left_out)
+                   for values in perturbed)
+
     def analytical(self) -> list:
         """Gradient of the projection w.r.t. each leaf, by the Function's backward."""
         leaves = []
@@ -318,8 +328,8 @@ class _Problem:
                 plus, minus = self._perturbed(leaf, index, EPS), self._perturbed(leaf, index, -EPS)
                 changes = [self.difference(plus, minus), self.difference(plus, base),
                            self.difference(base, minus)]
-                if None in changes:
-                    undefined += 1  # a projected output turns NaN/inf as this element moves
+                if None in changes or self.moves_left_out(base, plus, minus):
+                    undefined += 1  # an output is or turns NaN/inf as this element moves
                     continue
                 checked += 1
                 central = changes[0] / (2 * EPS)
@@ -337,7 +347,7 @@ class _Problem:
                                    "analytical": value, "numerical": central, "abs_error": error,
                                    "rel_error": error / max(abs(central), 1e-12)})
         skipped = self.unusable_count + undefined
-        note = self.skipped_words(self.unusable_count, undefined)
+        note = self.skipped_words(self.unusable_count, undefined, checked + undefined)
         if mismatches:
             mismatches.sort(key=lambda entry: -_finite_or_inf(entry["abs_error"]))
             reason = "the backward disagrees with finite differences" + (f" ({note})" if note else "")
@@ -363,18 +373,21 @@ class _Problem:
                                             ("NaN", np.isnan(held).any())) if present]
         return " and ".join(kinds)
 
-    def skipped_words(self, at_inputs: int, moved: int) -> str:
-        """The verdict's note on skipped elements and left-out outputs ('' when none was)."""
+    def skipped_words(self, at_inputs: int, moved: int, visited: int | None = None) -> str:
+        """The verdict's note on skipped elements and left-out outputs ('' when none was):
+        `at_inputs` elements at ±inf/NaN, `moved` of the `visited` finite ones checked one by
+        one (all of them when None)."""
+        looked_at = self.size if visited is None else at_inputs + visited
         notes = []
         if at_inputs and not moved:
             why = f"finite differences undefined at {self.unusable_words()}"
         elif moved and not at_inputs:
-            why = "finite differences undefined: a projected output turns NaN/inf as they move"
+            why = "finite differences undefined: an output is or turns NaN/±inf as they move"
         else:
             why = (f"finite differences undefined: {at_inputs} at {self.unusable_words()}, "
-                   f"{moved} where a projected output turns NaN/inf as they move")
+                   f"{moved} where an output is or turns NaN/±inf as they move")
         if at_inputs or moved:
-            notes.append(f"{at_inputs + moved} of {self.size} input elements skipped: {why}")
+            notes.append(f"{at_inputs + moved} of {looked_at} input elements skipped: {why}")
         if self.left_out:
             notes.append(f"{self.left_out} of {self.weights.size} output values are NaN/±inf "
                          "here and were left out")

@@ -162,7 +162,7 @@ def test_elements_whose_perturbation_makes_nan_are_skipped_and_counted():
     assert check.status == "pass", check.report()
     assert check.skipped_elements == 2 and check.checked_elements == 3
     assert check.reason.startswith("2 of 5 input elements skipped: finite differences undefined: "
-                                   "a projected output turns NaN/inf as they move")
+                                   "an output is or turns NaN/±inf as they move")
 
 
 def test_nan_inputs_are_skipped_and_named():
@@ -171,3 +171,14 @@ def test_nan_inputs_are_skipped_and_named():
     assert check.status == "pass", check.report()
     assert check.reason.startswith("1 of 3 input elements skipped: finite differences undefined "
                                    "at NaN")
+
+
+def test_log_at_zero_is_skipped_where_it_is_not_finite_not_failed():
+    x = genesis.tensor([0.0, 0.5, 2.0, 0.0], requires_grad=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        check = _checks(lambda: x.log(), include_builtin=True)["Log"]
+    assert check.status == "pass", check.report()
+    assert check.skipped_elements == 2 and check.checked_elements == 2
+    assert check.reason == ("2 of 4 input elements skipped: finite differences undefined: an "
+                            "output is or turns NaN/±inf as they move; 2 of 4 output values are "
+                            "NaN/±inf here and were left out")
