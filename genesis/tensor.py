@@ -20,10 +20,16 @@ from .device import Device, cpu, device as as_device, transfer
 from .dtypes import DType, from_numpy_dtype, get_dtype
 from .sizes import describe_value, normalize_dim
 
-__all__ = ["Tensor", "wrap_array"]
+__all__ = ["Tensor", "wrap_array", "cut_listeners"]
 
 _new_object = object.__new__
 _run_backward = None
+
+# Callables told, while the list is non-empty, each time a tensor is taken out of the graph:
+# `listener(tensor, alias, how)` with how ".detach()", ".detach_()" (alias is the tensor
+# itself) or ".data". `genesis trace` listens while it records, to say where a parameter
+# was cut off from the loss; otherwise the list stays empty and costs one test.
+cut_listeners: list = []
 
 
 class _Size(int):
@@ -186,7 +192,10 @@ class Tensor:
     @property
     def data(self) -> "Tensor":
         """The same storage as a tensor outside the graph (changes are not tracked)."""
-        return wrap_array(self._data, self._device)
+        alias = wrap_array(self._data, self._device)
+        if cut_listeners:
+            _tell_cut(self, alias, ".data")
+        return alias
 
     @data.setter
     def data(self, value: "Tensor") -> None:
@@ -199,12 +208,16 @@ class Tensor:
         """A tensor sharing storage (and version counter) that is outside the graph."""
         alias = wrap_array(self._data, self._device)
         alias._version_counter = self._version_counter
+        if cut_listeners:
+            _tell_cut(self, alias, ".detach()")
         return alias
 
     def detach_(self) -> "Tensor":
         """Cut this tensor out of the graph in place: it becomes a leaf."""
         if self._view is not None and self.grad_fn is not None:
             raise RuntimeError("can't detach a view in place; use t = t.detach() instead")
+        if cut_listeners:
+            _tell_cut(self, self, ".detach_()")
         self.grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
@@ -348,6 +361,11 @@ class Tensor:
             copied._grad = wrap_array(self._grad._data.copy(), self._device)
         memo[id(self)] = copied
         return copied
+
+
+def _tell_cut(tensor: Tensor, alias: Tensor, how: str) -> None:
+    for listener in cut_listeners:
+        listener(tensor, alias, how)
 
 
 def _rebuild(array, device_name, requires_grad):

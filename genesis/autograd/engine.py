@@ -9,6 +9,7 @@ back to its input's shape when the backward left it broadcast.
 from __future__ import annotations
 
 import sys
+import threading
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from .function import AccumulateGrad, gradient_edge
 from .grad_mode import grad_state
 from ..device import writeable
 
-__all__ = ["backward", "grad", "node_checkers", "backward_listeners"]
+__all__ = ["backward", "grad", "node_checkers", "backward_listeners", "unwatched"]
 
 # Callables run after each node's backward while non-empty (anomaly mode,
 # recording): each gets (node, grad_outputs, grad_inputs, flowed_from), where
@@ -30,6 +31,24 @@ node_checkers: list = []
 # the pass's `flowed_from` dict (the same object the node checkers receive) and
 # `completed` is False when the pass ended with an exception.
 backward_listeners: list = []
+
+
+class _Unwatched(threading.local):
+    """`with unwatched:` marks the forward and backward calls made inside, on this thread, as
+    genesis's own (gradcheck's evaluations of a function), not the script's: tools that
+    watch a script's steps (genesis trace) skip them while `unwatched.depth` is above 0.
+    The engine itself runs them as any other call."""
+
+    depth = 0
+
+    def __enter__(self) -> None:
+        self.depth += 1
+
+    def __exit__(self, *exc_info) -> None:
+        self.depth -= 1
+
+
+unwatched = _Unwatched()
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..tensor import Tensor, wrap_array
-from .engine import grad
+from .engine import grad, unwatched
 from .grad_mode import enable_grad
 from .gradcheck_checks import (blamed_on_inputs, deterministic_forward_check, fast_check,
                                linearity_check, non_finite_inputs, slow_check, undefined_grad_check)
@@ -97,7 +97,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
     True
     """
     args = _as_args(inputs)
-    with enable_grad():
+    with enable_grad(), unwatched:
         outputs = [o for o in _tensor_outputs(func(*args), "gradgradcheck") if o._requires_grad]
     if grad_outputs is None:
         rng = np.random.default_rng(0)
@@ -149,9 +149,10 @@ def check_gradients(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol
     >>> result.ok, result.failed_check
     (True, None)
     """
-    problem = _Problem.build(func, inputs, check_name)
+    with unwatched:  # the function's evaluations here are the check's, not the script's steps
+        problem = _Problem.build(func, inputs, check_name)
     tolerances = Tolerances(eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol)
-    with gradient_layout_checked():
+    with gradient_layout_checked(), unwatched:
         try:
             result = deterministic_forward_check(problem, tolerances)
             if result is None:
