@@ -5,7 +5,8 @@ born in forward once it does harm (it reaches the loss or a gradient, or a NaN i
 from it), a NaN/Inf made by a backward. Each defect is found once, at its origin, and its
 knock-on effects are not findings of their own; an intended -inf that softmax consumes
 is no finding at all. A run is never interrupted: the first defect at each source line
-becomes one `Finding`, with a count of how often it happened.
+becomes one `Finding`, with a count of how often it happened. Calls made by gradcheck for
+its own evaluations (`genesis.autograd.engine.unwatched`) are not the script's: not watched.
 
 On a GPU the checks do not stop the host once per op: each op's finite and NaN counts
 (of its outputs and of its inputs, in one launch: `_census`) are taken on the device and
@@ -58,7 +59,7 @@ class NaNWatch:
 
     def _forward(self, node, args, outputs) -> None:
         checked = _floating(outputs)
-        if not checked:
+        if not checked or engine.unwatched.depth:  # gradcheck's own evaluations: not the script's
             return
         device = checked[0][1]._device
         if device.xp is not np:
@@ -67,6 +68,8 @@ class NaNWatch:
         self.tracker.forward(node, args, outputs)
 
     def _backward(self, node, grad_outputs, grad_inputs, flowed_from) -> None:
+        if engine.unwatched.depth:
+            return
         checked = _floating(grad_inputs)
         if checked and checked[0][1]._device.xp is not np:
             self._backward_on_device(node, grad_outputs, checked, flowed_from)

@@ -250,3 +250,11 @@ def test_the_gpu_path_finds_what_the_cpu_finds(counted_gpu):
     assert [title for _, title, *_ in on_cpu] == ["NaN born in forward: Mul",
                                                    "Inf produced by its backward: SqrtBackward"]
     assert _scenarios(counted_gpu, counted_gpu.counting) == on_cpu
+
+
+def test_gradchecks_own_evaluations_are_not_watched():
+    x = genesis.tensor([1.0, float("nan"), 0.0], dtype=genesis.float64, requires_grad=True)
+    results = []
+    assert watched(lambda: results.append(genesis.autograd.gradcheck(
+        lambda t: t.log() * 2, x, raise_exception=False))) == []
+    assert results == [False]
