@@ -161,7 +161,7 @@ def _raise(defect: Defect):
     raise AnomalyError(defect.message)
 
 
-_tracker = NonFiniteTracker(_raise)
+_tracker = NonFiniteTracker(_raise, received_non_finite=True)
 
 
 def _record_forward(node, args, outputs) -> None:

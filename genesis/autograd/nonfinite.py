@@ -157,9 +157,13 @@ class NonFiniteTracker:
     """
 
     def __init__(self, tell: Callable[[Defect], object],
-                 note: Callable[[object, str], None] | None = None):
+                 note: Callable[[object, str], None] | None = None,
+                 received_non_finite: bool = False):
         self._tell = tell
         self._note = note                          # note(told, line): a knock-on, in words
+        # tell a backward returning NaN/Inf although the gradient it received was not finite
+        # (anomaly mode, as PyTorch's: a non-finite gradient passed to backward, say)
+        self._received_non_finite = received_non_finite
         self._held = {}                            # id(tensor) -> (weak reference, _Holder)
         self._seen = weakref.WeakKeyDictionary()   # node -> (origins that came in, {output_nr: origin})
 
@@ -263,7 +267,7 @@ class NonFiniteTracker:
         what `roots()` said."""
         if roots:
             self._reached_the_loss(node, roots)
-        if not incoming_finite:
+        if not incoming_finite and not self._received_non_finite:
             return  # non-finite already on the way in: not made here
         index, census = next(((i, c) for i, c in returned if not c.finite), (None, None))
         if census is None:
@@ -276,9 +280,8 @@ class NonFiniteTracker:
                                     f"gradient for input {index}: {census.counted()}")
             return
         title = f"{census.kinds()} produced by its backward: {type(node).__name__}"
-        self._report(Defect("backward", title, backward_message(node, index, census, flowed_from,
-                                                                saw),
-                            type(node), node, node._source), saw)
+        message = backward_message(node, index, census, flowed_from, saw, incoming_finite)
+        self._report(Defect("backward", title, message, type(node), node, node._source), saw)
 
     # -- telling ---------------------------------------------------------------------------
     def _report(self, defect: Defect, origins: list) -> None:
@@ -365,14 +368,16 @@ def forward_message(origin: Origin, came_in: list = (), loss=None) -> str:
     return "\n".join(lines)
 
 
-def backward_message(node, index: int, census: Census, flowed_from, saw: list = ()) -> str:
+def backward_message(node, index: int, census: Census, flowed_from, saw: list = (),
+                     incoming_finite: bool = True) -> str:
     """The report of a NaN/Inf in the gradient `node`'s backward returned for input `index`
-    (entries counted by `census`) although the gradient it received was finite; `saw`: the
-    origins of non-finite values its forward took in or made."""
+    (entries counted by `census`); `saw`: the origins of non-finite values its forward took
+    in or made; `incoming_finite`: whether the gradient it received was finite."""
     name = type(node).__name__
+    origin = "the gradient it received was finite, so this backward produced it" \
+        if incoming_finite else "the gradient it received was already non-finite"
     lines = [f"anomaly detected in backward: {name} returned {census.kinds()} in its "
-             f"gradient for input {index}: {census.counted()} (the gradient it received was "
-             "finite, so this backward produced it)",
+             f"gradient for input {index}: {census.counted()} ({origin})",
              f"The forward call that created {name}:",
              _describe(node._source)]
     if saw:

@@ -217,3 +217,11 @@ def test_other_tools_hooks_are_left_alone():
 def test_exported_from_genesis_autograd():
     assert genesis.autograd.detect_anomaly is detect_anomaly
     assert {"detect_anomaly", "set_detect_anomaly"} <= set(genesis.autograd.__all__)
+
+
+def test_a_non_finite_gradient_passed_to_backward_raises_as_in_pytorch():
+    x = genesis.tensor([1.0, 2.0], requires_grad=True)
+    with detect_anomaly():
+        y = x * 3
+        with pytest.raises(AnomalyError, match="the gradient it received was already non-finite"):
+            y.backward(genesis.tensor([float("nan"), 1.0]))
