@@ -466,3 +466,24 @@ def test_inputs_holding_nan_are_named_in_the_report(tmp_path):
     assert "gradcheck failed: an input holds NaN or Inf" in result.output
     assert "input 0 (shape (3,)) holds 1 NaN at (1,): gradcheck needs finite inputs" in result.output
     assert "reentrant" not in result.output
+
+
+def test_a_function_with_random_numbers_inside_is_reported_as_nondeterministic(tmp_path):
+    script = write(tmp_path, "noisy.py", """
+        import genesis
+
+
+        class Jitter(genesis.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x + genesis.randn(*x.shape, dtype=x.dtype) * 0.01
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+    """)
+    result = run(script, "--json")
+    assert result.exit_code == 1
+    (failure,) = json.loads(result.output)["results"][0]["failures"]
+    assert failure["failed_check"] == "nondeterministic"
+    assert failure["title"] == "the function is nondeterministic"
