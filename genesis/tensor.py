@@ -244,8 +244,9 @@ class Tensor:
         >>> (x * x).sum().backward(); x.grad
         tensor([20., 40.])
         """
-        from .autograd.hooks import RemovableHandle
+        from .autograd.hooks import RemovableHandle, checked_hook
 
+        checked_hook(hook, "register_hook")
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:

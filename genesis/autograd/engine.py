@@ -16,6 +16,7 @@ import numpy as np
 from ..tensor import Tensor, wrap_array
 from .function import AccumulateGrad, gradient_edge
 from .grad_mode import grad_state
+from .hooks import checked_gradient, checked_gradients, run_hook
 from ..device import writeable
 
 __all__ = ["backward", "grad", "node_checkers", "backward_listeners", "unwatched"]
@@ -347,9 +348,10 @@ def _run_tensor_hooks(node, grads: list) -> None:
         for hook in list(hooks):
             if grads[output_nr] is None:
                 break
-            replacement = hook(grads[output_nr])
+            where = f"a hook on output {output_nr} of {type(node).__name__}"
+            replacement = run_hook(hook, (grads[output_nr],), where)
             if replacement is not None:
-                grads[output_nr] = _checked_replacement(node, output_nr, grads[output_nr], replacement)
+                grads[output_nr] = checked_gradient(hook, where, replacement, grads[output_nr])
     for output_nr, reference in (node._retained or {}).items():
         tensor = reference()
         gradient = grads[output_nr]
@@ -361,14 +363,6 @@ def _run_tensor_hooks(node, grads: list) -> None:
             tensor._grad = tensor._grad + gradient
 
 
-def _checked_replacement(node, output_nr, old: Tensor, new) -> Tensor:
-    if not isinstance(new, Tensor) or new.shape != old.shape:
-        shape = tuple(new.shape) if isinstance(new, Tensor) else type(new).__name__
-        raise RuntimeError(f"a hook on output {output_nr} of {type(node).__name__} returned "
-                           f"{shape}; a hook must return None or a Tensor of shape {tuple(old.shape)}")
-    return new
-
-
 def _call_backward(node, grads: list) -> tuple:
     if len(grads) > 1 and node._materialize_grads:  # outputs that got no gradient get zeros
         for output_nr, gradient in enumerate(grads):
@@ -377,13 +371,15 @@ def _call_backward(node, grads: list) -> tuple:
                 grads[output_nr] = wrap_array(device.xp.zeros(shape, numpy_dtype), device)
     if node._prehooks:
         for hook in list(node._prehooks):
-            replacement = hook(tuple(grads))
+            where = f"a pre-hook of {type(node).__name__}"
+            replacement = run_hook(hook, (tuple(grads),), where)
             if replacement is not None:
-                grads = list(replacement)
+                grads = list(checked_gradients(hook, where, replacement, tuple(grads), "grad_outputs"))
     try:
         result = node._forward_cls.backward(node, *grads)
     except Exception as error:
-        if not hasattr(error, "backward_node"):  # the innermost failing node, for tools
+        if not hasattr(error, "backward_node") and not hasattr(error, "hook"):
+            # the innermost failing node, for tools (a hook's error names the hook instead)
             error.backward_node = node
             error.add_note(_backward_note(node))
         raise
@@ -398,9 +394,10 @@ def _call_backward(node, grads: list) -> tuple:
         result = result[:expected]
     if node._hooks:
         for hook in list(node._hooks):
-            replacement = hook(result, tuple(grads))
+            where = f"a hook of {type(node).__name__}"
+            replacement = run_hook(hook, (result, tuple(grads)), where)
             if replacement is not None:
-                result = tuple(replacement)
+                result = checked_gradients(hook, where, replacement, result, "grad_inputs")
     return result
 
 
@@ -454,9 +451,10 @@ def _accumulate_leaf(node, grads: list, create_graph: bool, capture, captured) -
         return
     if variable._hooks:
         for hook in list(variable._hooks):
-            replacement = hook(gradient)
+            where = f"a hook on a leaf tensor of shape {tuple(variable.shape)}"
+            replacement = run_hook(hook, (gradient,), where)
             if replacement is not None:
-                gradient = _checked_replacement(node, 0, gradient, replacement)
+                gradient = checked_gradient(hook, where, replacement, gradient)
     if capture is not None:
         if node in capture:
             captured[(node, 0)] = gradient

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..autograd.function import Function
 from ..autograd.grad_mode import grad_state
+from ..autograd.hooks import checked_gradients, hook_error, run_hook
 from ..tensor import Tensor
 
 __all__ = ["BackwardHook"]
@@ -83,9 +84,10 @@ class BackwardHook:
     def _on_output_grads(self, grads: tuple) -> tuple:
         grad_output = self._spread(grads, self.output_positions, self.output_count)
         for hook in self.pre_hooks:
-            replacement = hook(self.module, grad_output)
+            where = f"a full backward pre-hook of {type(self.module).__name__}"
+            replacement = run_hook(hook, (self.module, grad_output), where)
             if replacement is not None:
-                grad_output = self._checked(replacement, len(grad_output), "pre-hook", "grad_output")
+                grad_output = checked_gradients(hook, where, replacement, grad_output, "grad_output")
         self.grad_outputs = grad_output
         if not self.input_positions:
             self._run_hooks_without_inputs()
@@ -94,19 +96,23 @@ class BackwardHook:
     def _on_input_grads(self, grads: tuple) -> tuple:
         grad_input = self._spread(grads, self.input_positions, self.arg_count)
         for hook in self.hooks:
-            replacement = hook(self.module, grad_input, self.grad_outputs)
+            where = f"a full backward hook of {type(self.module).__name__}"
+            replacement = run_hook(hook, (self.module, grad_input, self.grad_outputs), where)
             if replacement is not None:
-                grad_input = self._checked(replacement, len(grad_input), "hook", "grad_input")
+                grad_input = checked_gradients(hook, where, replacement, grad_input, "grad_input")
         return tuple(grad_input[i] for i in self.input_positions)
 
     def _run_hooks_without_inputs(self) -> None:
         grad_input = (None,) * self.arg_count
         for hook in self.hooks:
-            replacement = hook(self.module, grad_input, self.grad_outputs)
-            if replacement is not None and any(value is not None for value in replacement):
-                raise RuntimeError(
-                    f"a backward hook of {type(self.module).__name__} returned gradients, but no "
-                    "input of the module requires grad; return None (or all Nones) instead.")
+            where = f"a full backward hook of {type(self.module).__name__}"
+            replacement = run_hook(hook, (self.module, grad_input, self.grad_outputs), where)
+            if replacement is None:
+                continue
+            replacement = checked_gradients(hook, where, replacement, grad_input, "grad_input")
+            if any(value is not None for value in replacement):
+                raise hook_error(RuntimeError, hook, f"{where}, returned gradients, but no input "
+                                 "of the module requires grad; return None (or all Nones) instead.")
 
     @staticmethod
     def _spread(grads: tuple, positions: list, count: int) -> tuple:
@@ -114,11 +120,3 @@ class BackwardHook:
         for index, grad in zip(positions, grads):
             spread[index] = grad
         return tuple(spread)
-
-    def _checked(self, replacement, expected: int, kind: str, what: str) -> tuple:
-        replacement = (replacement,) if isinstance(replacement, Tensor) else tuple(replacement)
-        if len(replacement) != expected:
-            raise RuntimeError(
-                f"a backward {kind} of {type(self.module).__name__} returned {len(replacement)} "
-                f"{what} entries, but the module has {expected}; return one (or None) per entry.")
-        return replacement

@@ -135,7 +135,7 @@ class ModuleList(_IndexedModules):
     def __add__(self, other) -> "ModuleList":
         return ModuleList(list(self) + list(other))
 
-    def __repr__(self) -> str:
+    def _repr_lines(self) -> str:  # Module.__repr__ calls it (and guards against cycles)
         reprs = [repr(module) for module in self]
         if not reprs:
             return f"{self._get_name()}()"

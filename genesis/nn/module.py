@@ -21,12 +21,13 @@ tensor([1., 2.], grad_fn=<AddBackward>)
 """
 from __future__ import annotations
 
+import threading
 from typing import NamedTuple
 
 from ..autograd import module_scope
 from ..autograd.module_scope import call_order, running
 from ..autograd.grad_mode import no_grad
-from ..autograd.hooks import RemovableHandle
+from ..autograd.hooks import RemovableHandle, checked_hook, describe_hook, run_hook
 from ..dtypes import get_dtype
 from ..ops.convert import _parse_to
 from ..tensor import Tensor
@@ -53,6 +54,11 @@ class _Hook(NamedTuple):
     kind: str            # "forward_pre", "forward", "backward", "backward_pre"
     function: object
     with_kwargs: bool
+
+
+_REGISTERED_BY = {"forward_pre": "register_forward_pre_hook", "forward": "register_forward_hook",
+                  "backward": "register_full_backward_hook",
+                  "backward_pre": "register_full_backward_pre_hook"}
 
 
 class Module:
@@ -94,15 +100,17 @@ class Module:
         for kind, hook, with_kwargs in hooks:
             if kind != "forward_pre":
                 continue
+            where = f"a forward pre-hook of {type(self).__name__}"
             if with_kwargs:
-                replacement = hook(self, args, kwargs)
+                replacement = run_hook(hook, (self, args, kwargs), where)
                 if replacement is not None:
                     if not (isinstance(replacement, tuple) and len(replacement) == 2):
-                        raise RuntimeError("a forward pre-hook registered with with_kwargs=True must "
-                                           f"return None or (args, kwargs), got {replacement!r}")
+                        raise RuntimeError(f"{describe_hook(hook)}, {where} registered with "
+                                           "with_kwargs=True, must return None or (args, kwargs), "
+                                           f"got {replacement!r:.80}")
                     args, kwargs = replacement
             else:
-                replacement = hook(self, args)
+                replacement = run_hook(hook, (self, args), where)
                 if replacement is not None:
                     args = replacement if isinstance(replacement, tuple) else (replacement,)
         backward = [hook for kind, hook, _ in hooks if kind == "backward"]
@@ -114,7 +122,8 @@ class Module:
         for kind, hook, with_kwargs in hooks:
             if kind != "forward":
                 continue
-            replacement = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
+            replacement = run_hook(hook, (self, args, kwargs, result) if with_kwargs else
+                                   (self, args, result), f"a forward hook of {type(self).__name__}")
             if replacement is not None:
                 result = replacement
         if backward_hook is not None:
@@ -123,7 +132,7 @@ class Module:
 
     # -- hooks ------------------------------------------------------------------
     def _add_hook(self, kind: str, hook, prepend: bool, with_kwargs: bool = False) -> RemovableHandle:
-        entry = _Hook(kind, hook, with_kwargs)
+        entry = _Hook(kind, checked_hook(hook, _REGISTERED_BY[kind]), with_kwargs)
         handle = RemovableHandle(self._call_hooks, entry)
         if prepend:
             self._call_hooks.insert(0, self._call_hooks.pop())
@@ -225,6 +234,7 @@ class Module:
         elif isinstance(value, Module):
             if parameters is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
+            self._check_new_name(name, "module")
             self._forget(name)
             self._modules[name] = value
         elif parameters is not None and name in state["_modules"]:
@@ -278,18 +288,26 @@ class Module:
         """Yield `(dotted name, module)` for this module and every descendant, depth first.
 
         A module reachable by several paths is yielded once (the first path),
-        unless `remove_duplicate=False`.
+        unless `remove_duplicate=False`; then a module that contains itself (a cycle,
+        which would give endless names) is a RuntimeError naming the attribute to remove.
         """
         seen = memo if memo is not None else set()
-        stack = [(prefix, self)]
+        stack = [(prefix, self, 0)]
+        path: list = []  # (name, module) of the modules above the one being yielded
         while stack:
-            name, module = stack.pop()
+            name, module, depth = stack.pop()
             if remove_duplicate:
                 if id(module) in seen:
                     continue
                 seen.add(id(module))
+            else:
+                del path[depth:]
+                for above_name, above in path:
+                    if above is module:
+                        raise RuntimeError(_cycle_message(name, above_name, module, prefix))
+                path.append((name, module))
             yield name, module
-            children = [(f"{name}.{key}" if name else key, child)
+            children = [(f"{name}.{key}" if name else key, child, depth + 1)
                         for key, child in module._modules.items() if child is not None]
             stack.extend(reversed(children))
 
@@ -529,6 +547,16 @@ class Module:
         return type(self).__name__
 
     def __repr__(self) -> str:
+        printing = _printing.modules
+        if id(self) in printing:  # a module that contains itself: say so instead of recursing
+            return f"{self._get_name()}(<cycle: this {self._get_name()} is printed above>)"
+        printing.add(id(self))
+        try:
+            return self._repr_lines()
+        finally:
+            printing.discard(id(self))
+
+    def _repr_lines(self) -> str:
         extra = self.extra_repr()
         extra_lines = extra.split("\n") if extra else []
         child_lines = [f"({key}): " + _indent(repr(module), 2) for key, module in self._modules.items()]
@@ -540,6 +568,26 @@ class Module:
             else:
                 body = "\n  " + "\n  ".join(lines) + "\n"
         return f"{self._get_name()}({body})"
+
+
+class _Printing(threading.local):
+    """The ids of the modules whose repr is being built, on this thread."""
+
+    def __init__(self):
+        self.modules = set()
+
+
+_printing = _Printing()
+
+
+def _cycle_message(name: str, above_name: str, module, prefix: str) -> str:
+    parent, _, attribute = name.rpartition(".")
+    where = f"'{above_name}'" if above_name != prefix else "the top"
+    holder = f"'{parent}'" if parent != prefix else "the top module"
+    return (f"module cycle: '{name}' is the {type(module).__name__} at {where} again (a module "
+            f"can't contain itself, or state_dict() would have endless keys); delete the attribute "
+            f"'{attribute}' of {holder}, or keep the reference without registering it: "
+            f"object.__setattr__(module, '{attribute}', value)")
 
 
 def _indent(text: str, spaces: int) -> str:

@@ -100,7 +100,9 @@ def test_full_backward_hook_can_replace_grad_input():
     module(x, 1.0).sum().backward()
     assert x.grad.tolist() == [20.0, 20.0]
     module.register_full_backward_hook(lambda m, grad_input, grad_output: (grad_input[0],))
-    with pytest.raises(RuntimeError, match="returned 1 grad_input entries, but the module has 2"):
+    with pytest.raises(RuntimeError, match=r"hook '.*<lambda>' \(.*test_hooks.py:\d+\), a full "
+                                           r"backward hook of Scale, returned 1 gradient\(s\) for "
+                                           r"grad_input, which has 2"):
         module(x, 1.0).sum().backward()
 
 
