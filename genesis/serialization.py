@@ -5,6 +5,12 @@ structure (dicts with their key types, lists, tuples, numbers, strings,
 None) and each tensor's dtype, device and requires_grad. Nothing is pickled,
 and loading never runs code (`np.load(..., allow_pickle=False)`).
 
+Saving to a path is atomic: the archive is written to a temporary file beside it and
+renamed over it at the end, so an interrupted save (an exception, Ctrl-C, a full
+disk) leaves the previous checkpoint as it was. Loading a file that is not a genesis
+checkpoint (truncated, random bytes, another zip, a torch.save file) raises
+`CheckpointError` naming the file and what is wrong with it.
+
 >>> import io, genesis
 >>> layer = genesis.nn.Linear(2, 1)
 >>> buffer = io.BytesIO()
@@ -16,43 +22,82 @@ and loading never runs code (`np.load(..., allow_pickle=False)`).
 """
 from __future__ import annotations
 
+import errno
+import io
 import json
 import os
+import zipfile
+import zlib
 
 import numpy as np
 
 from .device import DeviceError, cpu, device as as_device, transfer
 from .dtypes import get_dtype
 from .nn.parameter import Parameter
+from .sizes import describe_value, with_article
 from .tensor import Tensor, wrap_array
+from .utils.atomic_file import atomic_writer
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "CheckpointError"]
 
 _MANIFEST = "__manifest__"
 _FORMAT = "genesis-npz-1"
 _SCALARS = (str, int, float, bool, type(None))
 
 
+class CheckpointError(ValueError, RuntimeError):
+    """A file that is not a readable genesis checkpoint. A ValueError (the data is wrong) and
+    the RuntimeError that torch.load raises for a corrupt archive."""
+
+
 def save(obj, f) -> None:
     """Write `obj` (nested dicts/lists/tuples of tensors, numbers, strings, bools, None) to
-    `f`, a path or a binary file object. The file name is used as given (no ".npz" added)."""
+    `f`, a path or a binary file object. The file name is used as given (no ".npz" added);
+    a path is replaced atomically (the old file stays whole if the save fails)."""
+    target = _target(f, "save", "wb")
     arrays: dict = {}
-    manifest = {"format": _FORMAT, "root": _encode(obj, arrays, {}, "obj")}
+    manifest = {"format": _FORMAT, "root": _encode(obj, arrays, {}, "obj", set())}
     payload = np.frombuffer(json.dumps(manifest).encode("utf-8"), dtype=np.uint8)
-    if hasattr(f, "write"):
+    if not isinstance(target, str):
         np.savez(f, **{_MANIFEST: payload}, **arrays)
         return
-    with open(os.fspath(f), "wb") as handle:
+    if os.path.isdir(target):
+        raise IsADirectoryError(errno.EISDIR, "genesis.save was given a folder; name a file in it",
+                                target)
+    with atomic_writer(target) as handle:
         np.savez(handle, **{_MANIFEST: payload}, **arrays)
 
 
-def _encode(value, arrays: dict, seen: dict, path: str):
+def _target(f, verb: str, mode: str):
+    """A path as a str, or `f` itself when it is a binary file object; a TypeError otherwise."""
+    if isinstance(f, str | bytes | os.PathLike):
+        return os.fsdecode(f)
+    method = "write" if verb == "save" else "read"
+    if not hasattr(f, method):
+        raise TypeError(f"genesis.{verb} expects a path or a binary file object with a {method}() "
+                        f"method, got {describe_value(f)}")
+    if isinstance(f, io.TextIOBase):
+        raise TypeError(f"genesis.{verb} needs a binary file object, got a text one "
+                        f"({type(f).__name__}); open the file with mode '{mode}'")
+    return f
+
+
+def _encode(value, arrays: dict, seen: dict, path: str, open_containers: set):
     if isinstance(value, Tensor):
         return {"tensor": _store_tensor(value, arrays, seen, path)}
     if isinstance(value, bool | int | float | str) or value is None:
         return value if not isinstance(value, float) or np.isfinite(value) else {"float": repr(value)}
     if isinstance(value, np.generic) and value.dtype.kind in "biuf":
-        return _encode(value.item(), arrays, seen, path)
+        return _encode(value.item(), arrays, seen, path, open_containers)
+    if not isinstance(value, dict | list | tuple):
+        hint = " (save its state_dict() instead)" if hasattr(value, "state_dict") else ""
+        raise TypeError(f"genesis.save can't store {with_article(type(value).__name__)} at "
+                        f"{path}{hint}: only tensors, numbers, strings, bools, None and "
+                        "lists/tuples/dicts of them")
+    if id(value) in open_containers:  # JSON, like the manifest, has no way to say "this again"
+        raise ValueError(f"genesis.save can't store {path}: it is a {type(value).__name__} that "
+                         "contains itself (a cycle); store the data without the back-reference")
+    open_containers.add(id(value))
     if isinstance(value, dict):
         items = []
         for key, item in value.items():
@@ -60,14 +105,14 @@ def _encode(value, arrays: dict, seen: dict, path: str):
                 raise TypeError(f"genesis.save can't store the dict key {key!r} "
                                 f"({type(key).__name__}) at {path}: keys must be strings, numbers, "
                                 "bools or None")
-            items.append([key, _encode(item, arrays, seen, f"{path}[{key!r}]")])
-        return {"dict": items}
-    if isinstance(value, list | tuple):
-        encoded = [_encode(item, arrays, seen, f"{path}[{index}]") for index, item in enumerate(value)]
-        return {"list" if isinstance(value, list) else "tuple": encoded}
-    hint = " (save its state_dict() instead)" if hasattr(value, "state_dict") else ""
-    raise TypeError(f"genesis.save can't store a {type(value).__name__} at {path}{hint}: only "
-                    "tensors, numbers, strings, bools, None and lists/tuples/dicts of them")
+            items.append([key, _encode(item, arrays, seen, f"{path}[{key!r}]", open_containers)])
+        encoded = {"dict": items}
+    else:
+        encoded = {"list" if isinstance(value, list) else "tuple": [
+            _encode(item, arrays, seen, f"{path}[{index}]", open_containers)
+            for index, item in enumerate(value)]}
+    open_containers.discard(id(value))
+    return encoded
 
 
 def _store_tensor(tensor: Tensor, arrays: dict, seen: dict, path: str) -> dict:
@@ -89,40 +134,141 @@ def _store_tensor(tensor: Tensor, arrays: dict, seen: dict, path: str) -> dict:
 
 def load(f, map_location=None):
     """Read what `save` wrote. Tensors go back to the device they were saved from, or to
-    `map_location` ("cpu", "cuda:0", a genesis.device) when given."""
+    `map_location` ("cpu", "cuda:0", a genesis.device) when given.
+
+    A file that is not a genesis checkpoint raises CheckpointError naming it:
+
+    >>> import io, genesis
+    >>> genesis.load(io.BytesIO(b"not a checkpoint"))
+    Traceback (most recent call last):
+    ...
+    genesis.serialization.CheckpointError: the file object is not a genesis checkpoint: it is not a zip archive (genesis.save writes a NumPy .npz archive), so it is not a file genesis.save wrote
+    """
     target = as_device(map_location) if map_location is not None else None
-    source = f if hasattr(f, "read") else os.fspath(f)
-    with np.load(source, allow_pickle=False) as archive:
-        if _MANIFEST not in archive.files:
-            raise ValueError(f"{f!r} is not a file written by genesis.save (it has no manifest)")
+    source = _target(f, "load", "rb")
+    name = repr(source) if isinstance(source, str) else _file_object_name(source)
+    _require_zip(source, name)
+    try:
+        with np.load(source, allow_pickle=False) as archive:
+            manifest = _manifest(archive, name)
+            return _decode(manifest["root"], _Archive(archive, name), target, {})
+    except (zipfile.BadZipFile, EOFError, zlib.error) as error:
+        raise CheckpointError(f"{name} is a damaged genesis checkpoint (truncated or corrupted?): "
+                              f"{error}") from None
+
+
+def _file_object_name(handle) -> str:
+    name = getattr(handle, "name", None)
+    return repr(name) if isinstance(name, str) else "the file object"
+
+
+def _require_zip(source, name: str) -> None:
+    """CheckpointError unless `source` is a zip archive (what np.savez writes), with a guess
+    at what it is instead."""
+    if isinstance(source, str):
+        with open(source, "rb") as handle:
+            start = handle.read(4)
+        is_zip = zipfile.is_zipfile(source)
+    else:
+        position = source.tell()
+        start = source.read(4)
+        source.seek(position)
+        is_zip = zipfile.is_zipfile(source)
+        source.seek(position)
+    if is_zip:
+        return
+    if not start:
+        what = "the file is empty"
+    elif start.startswith(b"PK"):
+        what = "it starts like a zip archive but is truncated or corrupted"
+    elif start.startswith(b"\x80"):
+        what = "it is a Python pickle (an old-style torch.save file?), which genesis never unpickles"
+    else:
+        what = "it is not a zip archive (genesis.save writes a NumPy .npz archive)"
+    raise CheckpointError(f"{name} is not a genesis checkpoint: {what}, so it is not a file "
+                          "genesis.save wrote")
+
+
+def _manifest(archive, name: str) -> dict:
+    if _MANIFEST not in archive.files:
+        if any(entry.endswith("data.pkl") for entry in archive.zip.namelist()):
+            raise CheckpointError(
+                f"{name} is a PyTorch checkpoint (torch.save), not a genesis one: load it with "
+                "torch.load and make genesis tensors of its values (genesis.tensor(t.numpy()))")
+        entries = ", ".join(archive.zip.namelist()[:5]) or "none"
+        raise CheckpointError(f"{name} is not a file written by genesis.save: it has no manifest "
+                              f"(a zip/npz written by something else; its entries: {entries})")
+    try:
         manifest = json.loads(archive[_MANIFEST].tobytes().decode("utf-8"))
-        if manifest.get("format") != _FORMAT:
-            raise ValueError(f"unsupported genesis.save format {manifest.get('format')!r}")
-        return _decode(manifest["root"], archive, target, {})
+    except (ValueError, UnicodeDecodeError) as error:
+        raise CheckpointError(f"{name}: the genesis.save manifest is damaged ({error})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != _FORMAT:
+        found = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
+        raise CheckpointError(f"{name}: unsupported genesis.save format {found!r} (this genesis "
+                              f"reads {_FORMAT!r})")
+    if "root" not in manifest:
+        raise CheckpointError(f"{name}: the genesis.save manifest has no 'root' entry")
+    return manifest
 
 
-def _decode(value, archive, target, built: dict):
+class _Archive:
+    """An open archive and its name, for messages about entries that are missing or wrong."""
+
+    def __init__(self, archive, name: str):
+        self.archive, self.name = archive, name
+
+    def malformed(self, detail: str) -> CheckpointError:
+        return CheckpointError(f"{self.name}: malformed genesis checkpoint: {detail}")
+
+    def array(self, name, dtype: str) -> np.ndarray:
+        if not isinstance(name, str) or name not in self.archive.files:
+            raise self.malformed(f"the tensor array {name!r} is missing")
+        try:
+            array = self.archive[name]
+        except ValueError as error:  # an object array, or a damaged .npy header
+            raise self.malformed(f"the array {name!r} can't be read safely ({error})") from None
+        stored = "uint16" if dtype == "bfloat16" else dtype
+        if array.dtype.name != stored:
+            raise self.malformed(f"the array {name!r} holds {array.dtype.name}, but the manifest "
+                                 f"says {dtype}")
+        return array
+
+
+def _decode(value, archive: _Archive, target, built: dict):
     if not isinstance(value, dict):
         return value
     if "tensor" in value:
         return _load_tensor(value["tensor"], archive, target, built)
-    if "dict" in value:
-        return {key: _decode(item, archive, target, built) for key, item in value["dict"]}
-    if "list" in value:
-        return [_decode(item, archive, target, built) for item in value["list"]]
-    if "tuple" in value:
-        return tuple(_decode(item, archive, target, built) for item in value["tuple"])
-    if "float" in value:
-        return float(value["float"])
-    raise ValueError(f"malformed genesis.save manifest entry {value!r}")
+    kind = next(iter(value), None) if len(value) == 1 else None
+    items = value[kind] if kind is not None else None
+    if kind == "dict" and isinstance(items, list) and all(
+            isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], _SCALARS)
+            for pair in items):
+        return {key: _decode(item, archive, target, built) for key, item in items}
+    if kind in ("list", "tuple") and isinstance(items, list):
+        decoded = [_decode(item, archive, target, built) for item in items]
+        return decoded if kind == "list" else tuple(decoded)
+    if kind == "float" and items in ("nan", "inf", "-inf"):
+        return float(items)
+    raise archive.malformed(f"unknown manifest entry {value!r:.80}")
 
 
-def _load_tensor(entry: dict, archive, target, built: dict) -> Tensor:
+_TENSOR_KEYS = {"array": str, "dtype": str, "device": str, "requires_grad": bool, "parameter": bool}
+
+
+def _load_tensor(entry: dict, archive: _Archive, target, built: dict) -> Tensor:
+    if not isinstance(entry, dict) or any(not isinstance(entry.get(key), kind)
+                                          for key, kind in _TENSOR_KEYS.items()):
+        raise archive.malformed(f"a tensor entry must have {sorted(_TENSOR_KEYS)}, got "
+                                f"{entry!r:.80}")
     name = entry["array"]
     if name in built:
         return built[name]
-    array = archive[name]
-    dtype = get_dtype(entry["dtype"])
+    try:
+        dtype = get_dtype(entry["dtype"])
+    except TypeError as error:
+        raise archive.malformed(str(error)) from None
+    array = archive.array(name, entry["dtype"])
     if entry["dtype"] == "bfloat16":
         array = array.view(dtype.numpy_dtype)
     device = target if target is not None else as_device(entry["device"])

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import operator
 
-__all__ = ["shape_of", "integer", "normalize_dim", "normalize_dims", "describe_value"]
+__all__ = ["shape_of", "integer", "normalize_dim", "normalize_dims", "describe_value", "with_article"]
 
 
 def shape_of(size: tuple, op: str, inferred: bool = False) -> tuple:
@@ -95,8 +95,12 @@ def describe_value(value) -> str:
     """
     if value is None:
         return "None"
-    name = type(value).__name__
     text = repr(value)
     if len(text) > 40:
         text = text[:37] + "..."
-    return f"{'an' if name[0] in 'aeiou' else 'a'} {name} ({text})"
+    return f"{with_article(type(value).__name__)} ({text})"
+
+
+def with_article(noun: str) -> str:
+    """`noun` after "a" or "an": with_article("int") is "an int"."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
