@@ -45,7 +45,7 @@ def test_clean_code_has_no_findings(tmp_path, script):
 
 
 def test_causal_attention_checks_count_what_they_skip_at_minus_inf(tmp_path):
-    result, trace = traced(tmp_path, CLEAN / "causal_attention.py")
+    _, trace = traced(tmp_path, CLEAN / "causal_attention.py")
     checks = {check["function"]: check for check in trace["meta"]["checks"]
               if check["function"] in ("MaskedFill", "Softmax")}
     assert checks["MaskedFill"]["status"] == "pass"
@@ -54,7 +54,6 @@ def test_causal_attention_checks_count_what_they_skip_at_minus_inf(tmp_path):
     assert softmax["status"] == "pass"
     assert softmax["reason"].startswith("40 of 100 input elements skipped: finite differences "
                                         "undefined at ±inf")
-    assert "40 of 100 input elements skipped" in " ".join(result.output.split())
 
 
 def test_kinks_and_ties_are_skipped_as_not_differentiable_here(tmp_path):
