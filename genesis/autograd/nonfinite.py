@@ -106,6 +106,7 @@ class Origin:
     output_nr: int = 0
     outputs: int = 1
     entered: str | None = None
+    counted_in: str = ""    # what `census` counted, when it came in: "of its output", ...
     told: object = None
 
     @property
@@ -232,17 +233,19 @@ class NonFiniteTracker:
     def judge_forward(self, node, inputs: list, constants: list, outputs: list, shapes: str,
                       count: int) -> dict:
         """One op call: `inputs` are (position, Census, Origin or None) per floating tensor
-        argument (its position among the arguments, lists opened),
-        `constants` its non-finite number arguments, `outputs` (output_nr, Census) per floating
-        output of the `count`. Returns output_nr -> Origin of each non-finite output; tells a
-        NaN born here unless it follows from a defect already told."""
-        arrived = [(Census.of_number(value), self._came_in(node, f"a number argument ({value})",
-                                                          Census.of_number(value), shapes))
-                   for value in constants]
+        argument (its position among the arguments, lists opened), `constants` its non-finite
+        number arguments, `outputs` (output_nr, Census) per floating output of the `count`.
+        Returns output_nr -> Origin of each non-finite output; tells a NaN born here unless it
+        follows from a defect already told."""
+        output = next((census for _, census in outputs if not census.finite), None)
+        arrived = [(Census.of_number(value), self._came_in(
+            node, f"a number argument ({value})", output or Census.of_number(value), shapes,
+            "of its output")) for value in constants]
         for position, census, origin in inputs:
             if not census.finite:
                 arrived.append((census, origin if origin is not None else self._came_in(
-                    node, f"input {position}, whose values no watched op made", census, shapes)))
+                    node, f"input {position}, whose values no watched op made", census, shapes,
+                    "of that input")))
         nan_in = any(census.nan for census, _ in arrived)
         carried = {}
         for nr, census in outputs:
@@ -309,8 +312,9 @@ class NonFiniteTracker:
             self._note(told, line)
 
     @staticmethod
-    def _came_in(node, how: str, census: Census, shapes: str) -> Origin:
-        return Origin(type(node), weakref.ref(node), node._source, census, shapes, entered=how)
+    def _came_in(node, how: str, census: Census, shapes: str, counted_in: str) -> Origin:
+        return Origin(type(node), weakref.ref(node), node._source, census, shapes, entered=how,
+                      counted_in=counted_in)
 
     def _reached_the_loss(self, root, output_nrs: list) -> None:
         seen = self._seen.get(root)
@@ -342,7 +346,7 @@ def forward_message(origin: Origin, came_in: list = (), loss=None) -> str:
     which = f" (output {origin.output_nr})" if origin.outputs > 1 else ""
     if origin.entered is not None:
         first = (f"anomaly detected in forward: {origin.census.kinds()} came into {origin.op} "
-                 f"through {origin.entered}: {origin.census.counted()}")
+                 f"through {origin.entered}: {origin.census.counted()} {origin.counted_in}")
         lines = [first, "This is where it came in:"]
     elif came_in:
         kinds = " and ".join(dict.fromkeys(came.census.kinds() for came in came_in))

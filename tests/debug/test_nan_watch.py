@@ -258,3 +258,14 @@ def test_gradchecks_own_evaluations_are_not_watched():
     assert watched(lambda: results.append(genesis.autograd.gradcheck(
         lambda t: t.log() * 2, x, raise_exception=False))) == []
     assert results == [False]
+
+
+def test_a_minus_inf_constant_reaching_the_loss_is_found_where_it_came_in():
+    scores = genesis.randn(3, 3, requires_grad=True)
+    future = genesis.ones(3, 3).tril() == 0
+
+    def run():
+        scores.masked_fill(future, float("-inf")).sum().backward()   # summed, never consumed
+    (finding,) = watched(run)
+    assert finding.title == "Inf reaches the loss: it came into MaskedFill through a number argument (-inf)"
+    assert finding.message.splitlines()[0].endswith("3 of 9 values of its output")
