@@ -302,7 +302,8 @@ class NonFiniteTracker:
             self._knock_on(earlier, f"{origin.op} made {census.kinds()} from it{at}: "
                                     f"{census.counted()}")
             return origin
-        self._report(Defect("forward", f"{census.kinds()} born in forward: {origin.op}",
+        born = "NaN" if came_in else census.kinds()  # an Inf that came in was not born here
+        self._report(Defect("forward", f"{born} born in forward: {origin.op}",
                             forward_message(origin, came_in=came_in), type(node), node,
                             node._source), [origin, *came_in])
         return origin
@@ -350,9 +351,9 @@ def forward_message(origin: Origin, came_in: list = (), loss=None) -> str:
         lines = [first, "This is where it came in:"]
     elif came_in:
         kinds = " and ".join(dict.fromkeys(came.census.kinds() for came in came_in))
-        first = (f"anomaly detected in forward: {origin.op} produced {origin.census.kinds()} from "
-                 f"inputs holding {kinds} but no NaN{which}: {origin.census.counted()} "
-                 "(0 * inf and inf - inf are NaN)")
+        first = (f"anomaly detected in forward: {origin.op} produced NaN from inputs holding "
+                 f"{kinds} but no NaN{which}: {origin.census.nan} of {origin.census.size} values "
+                 "are NaN (0 * inf and inf - inf are NaN)")
         lines = [first, "This is where the NaN was born:"]
     else:
         first = (f"anomaly detected in forward: {origin.op} produced {origin.census.kinds()} from "
