@@ -1,150 +1,426 @@
-"""Per-parameter gradient norms at every backward call, and what they reveal:
-parameters that never get a gradient, all-zero gradients, exploding and
-vanishing gradients.
+"""Per-parameter gradient norms after every backward call, and what they reveal:
+parameters that receive no gradient, all-zero, exploding and vanishing gradients.
 
-The thresholds are chosen to avoid false alarms: a norm must grow by three
-orders of magnitude (to at least 1) to count as exploding; a parameter's norm
-must be under 1e-5 of the largest one in the same step to count as vanishing
-(gradients shrinking as training converges are not a problem).
+Each tracked leaf keeps a `NormHistory` (its last 512 steps in full, older ones in
+summary bins whose widths double with age: flat memory however long the run) of its
+gradient norm and its weight norm after each backward call that reached it.
+
+The rules compare a parameter with its own first steps and with the other parameters,
+never with an absolute scale, so small correct problems, and gradients shrinking toward
+0 as the loss converges, raise nothing. Each finding states its rule and its numbers.
+
+- received no gradient: a parameter (given to an optimizer that stepped; where no
+  optimizer stepped, of a module whose forward ran with grad enabled) that no backward
+  call reached, not even through `genesis.autograd.grad`. Frozen ones (requires_grad
+  False) are not tracked.
+- gradient always zero: every gradient it got was exactly zero.
+- exploding: its gradient norm grew at least x1000 (the median of its last 3 readings
+  against the median of its first 3 non-zero ones), rose over those last 3, and in each
+  of them was above the norm of the weights themselves (grad/weight > 1).
+- vanishing (tensors of 2 or more dimensions: weight matrices, kernels, embeddings): in
+  each of its last 5 readings its grad/weight ratio was at least x1000 below the median
+  ratio of the other such parameters in that step, and had fallen at least x1000 from its
+  own first readings, while the others' median fell less than x1000 (a converged run is
+  not vanishing). A bias (or other 1-D parameter) is vanishing with a weight of its module
+  when its own ratio fell as far in those readings.
+
+>>> import genesis
+>>> w = genesis.tensor([3.0, 4.0], requires_grad=True)
+>>> watch = ParamWatch()
+>>> _ = watch.track("w", w)
+>>> (w * 2).sum().backward()
+>>> watch.measure()
+>>> row, = watch.rows()
+>>> row.grad_norm, row.status, row.steps
+(2.8284271247461903, 'ok', [0])
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
+from statistics import median
 
 from ._census import SQUARE_SUMS
 from .findings import Finding
+from .norm_history import RECENT, NormHistory, ratio
 from .readings import Readings
 from .trace import ParameterRow
 
-__all__ = ["ParamWatch", "EXPLODING_FACTOR", "VANISHING_RATIO"]
+__all__ = ["ParamWatch", "Tracked", "EXPLODING_GROWTH", "VANISHING_GAP"]
 
-EXPLODING_FACTOR = 1e3
-VANISHING_RATIO = 1e-5
+EXPLODING_GROWTH = 1e3   # growth of the gradient norm since the first readings
+EXPLODING_RATIO = 1.0    # grad/weight norm ratio above which a growing gradient outweighs its weights
+TREND = 3                # readings per median at either end of the exploding rule
+VANISHING_GAP = 1e3      # how far below the other parameters' median ratio
+VANISHING_FALL = 1e3     # how far below its own first ratio
+VANISHING_WINDOW = 5     # consecutive recent readings the gap must hold in
+
+EXPLODING_RULE = (f"gradient norm grown x{EXPLODING_GROWTH:g} or more (median of the last {TREND} "
+                  f"readings against the median of the first {TREND} non-zero ones), rising over "
+                  f"the last {TREND}, and above the weight norm (grad/weight > {EXPLODING_RATIO:g}) "
+                  "in each of them")
+VANISHING_RULE = (f"grad/weight norm ratio x{VANISHING_GAP:g} or more below the median of the other "
+                  f"parameters of 2+ dimensions in each of its last {VANISHING_WINDOW} readings, and "
+                  f"x{VANISHING_FALL:g} or more below its own first readings, while the others' median "
+                  f"fell less than x{VANISHING_FALL:g}")
+
+
+@dataclass(eq=False)
+class Tracked:
+    """One tracked leaf: its name in reports (`rank` says how good a name it is: 2 a module
+    path, 1 a variable name, 0 a position), the tensor, its history, and why it is expected
+    to get gradients (`roles`: "optimizer", "module")."""
+
+    name: str
+    tensor: object
+    history: NormHistory
+    rank: int = 1
+    roles: set = field(default_factory=set)
+    optimizer: str | None = None   # "SGD (lr=3.0) made at train.py:8", when one was given it
+
+    @property
+    def is_parameter(self) -> bool:
+        return bool(self.roles) or self.rank == 2
 
 
 class ParamWatch:
-    """Keeps `history[name]`: the gradient norm of each tracked leaf after each backward
-    call (None when it had no gradient). Leaves are added with `track(name, tensor)`.
-    Norms of gradients on a GPU are filled in when `readings` fetches."""
+    """Tracks leaves (`track`) and, at each `measure()` (one per backward call), records the
+    gradient norm of each leaf the call reached; gradients on a GPU are summed in one launch
+    and filled in when `readings` fetches."""
 
-    def __init__(self, readings: Readings | None = None):
+    def __init__(self, readings: Readings | None = None, recent: int = RECENT):
         self.readings = readings if readings is not None else Readings()
-        self.tensors = {}     # name -> tensor
-        self.history = {}     # name -> [norm or None per step]
+        self.recent = recent
+        self.tracked = {}   # id(tensor) -> Tracked, in the order first seen
+        self._names = {}    # name -> Tracked
         self.steps = 0
 
-    def track(self, name: str, tensor) -> None:
-        if name in self.tensors or not tensor.requires_grad:
-            return
-        self.tensors[name] = tensor
-        self.history[name] = [None] * self.steps
+    def track(self, name: str, tensor, rank: int = 1, role: str | None = None) -> Tracked | None:
+        """Track `tensor` under `name` (made unique with "#2", "#3"), or give a tracked one a
+        better name (higher `rank`) or another role. Tensors that do not require grad are
+        not tracked (frozen)."""
+        entry = self.tracked.get(id(tensor))
+        if entry is None:
+            if not tensor.requires_grad:
+                return None
+            entry = Tracked(self._unique(name), tensor, NormHistory(self.steps, self.recent), rank)
+            self.tracked[id(tensor)] = entry
+            self._names[entry.name] = entry
+        elif rank > entry.rank and name != entry.name:
+            del self._names[entry.name]
+            entry.name, entry.rank = self._unique(name), rank
+            self._names[entry.name] = entry
+        if role is not None:
+            entry.roles.add(role)
+        return entry
 
-    def measure(self) -> None:
-        """Record every tracked leaf's current gradient norm as one more step (the gradients
-        of one device summed in one launch where it can)."""
+    def _unique(self, name: str) -> str:
+        candidate, number = name, 1
+        while candidate in self._names:
+            number += 1
+            candidate = f"{name}#{number}"
+        return candidate
+
+    def measure(self, reached=None) -> None:
+        """Record one step: the norms of the gradients (and weights) of the leaves this
+        backward call reached. `reached` holds the autograd nodes the call sent gradient to
+        (the engine's `flowed_from`); None counts every leaf with a `.grad` as reached."""
         step = self.steps
         by_device = {}
-        for name, tensor in self.tensors.items():
-            norms = self.history[name]
-            norms.append(None)
-            grad = tensor.grad
-            if grad is not None:
-                by_device.setdefault(grad._device, []).append((norms, grad._data))
+        for entry in self.tracked.values():
+            tensor, history = entry.tensor, entry.history
+            history.add(step, None, None)
+            grad = tensor._grad
+            if reached is None:
+                if grad is None:
+                    continue
+            elif tensor._accumulator is None or tensor._accumulator not in reached:
+                continue
+            history.reached += 1
+            if grad is not None:  # None: reached through autograd.grad, which fills no .grad
+                by_device.setdefault(grad._device, []).append((history, grad._data, tensor._data))
         for device, entries in by_device.items():
             def record(squares: list, entries=entries) -> None:
-                for (norms, _), total in zip(entries, squares):
-                    norms[step] = math.sqrt(total)
+                count = len(entries)
+                for (history, _, _), grad_total, weight_total in zip(entries, squares, squares[count:]):
+                    history.set(step, math.sqrt(grad_total), math.sqrt(weight_total))
             xp = device.xp
-            self.readings.read(xp, SQUARE_SUMS(device, [array for _, array in entries],
+            arrays = [grad for _, grad, _ in entries] + [weight for _, _, weight in entries]
+            self.readings.read(xp, SQUARE_SUMS(device, arrays,
                                                lambda count: self.readings.zeroed(xp, count)),
                                record)
         self.steps += 1
 
     # -- what the histories say --------------------------------------------------
-    def status(self, name: str) -> str:
+    def statuses(self) -> dict:
+        """Tracked -> "ok", "no gradient", "zero gradient", "exploding", "vanishing", "nan"
+        or "not measured"."""
+        vanishing = self._vanishing()
+        return {entry: self._status(entry, vanishing) for entry in self.tracked.values()}
+
+    def _status(self, entry: Tracked, vanishing: dict) -> str:
         if not self.steps:
             return "not measured"  # no backward call completed
-        norms = self.history[name]
-        seen = [norm for norm in norms if norm is not None]
-        if not seen:
+        history = entry.history
+        if not history.reached:
             return "no gradient"
-        if any(not math.isfinite(norm) for norm in seen):
+        if history.non_finite:
             return "nan"
-        if all(norm == 0.0 for norm in seen):
+        largest = history.largest
+        if largest is None:
+            return "ok"  # reached only through autograd.grad: no .grad to read
+        if largest == 0.0:
             return "zero gradient"
-        if _explodes(seen):
+        if _exploding(history) is not None:
             return "exploding"
-        if name in self._vanishing():
+        if entry in vanishing:
             return "vanishing"
         return "ok"
 
-    def _vanishing(self) -> set:
-        last = {name: norms[-1] for name, norms in self.history.items()
-                if norms and norms[-1] is not None and math.isfinite(norms[-1])}
-        largest = max(last.values(), default=0.0)
-        if largest <= 1e-8:
-            return set()
-        return {name for name, norm in last.items() if 0.0 < norm < VANISHING_RATIO * largest}
-
     def rows(self) -> list:
+        """The parameter table: one ParameterRow per tracked leaf."""
         rows = []
-        for name, tensor in self.tensors.items():
-            norms = self.history[name]
-            last = next((norm for norm in reversed(norms) if norm is not None), None)
-            rows.append(ParameterRow(name, tuple(tensor.shape), tensor.dtype.name,
-                                     _plain(last), self.status(name), [_plain(n) for n in norms]))
+        for entry, status in self.statuses().items():
+            history, tensor = entry.history, entry.tensor
+            step, last = history.last()
+            rows.append(ParameterRow(entry.name, tuple(tensor.shape), tensor.dtype.name, last, status,
+                                     history.grad_norms(), steps=history.steps(),
+                                     grad_norm_step=step,
+                                     summary=[summary.to_dict() for summary in history.bins()]))
         return rows
 
-    def findings(self, locate) -> list:
-        """One finding per problem: parameters without (or with all-zero) gradient grouped by
-        module, exploding and vanishing ones grouped together. `locate(name, module)` gives
-        (source, code, graph, node) to point at."""
+    def findings(self, locate, explain=None) -> list:
+        """One finding per problem. Parameters without gradient are grouped by module and
+        reason; all-zero ones by module; exploding and vanishing ones each in one finding.
+        `locate(entry)` gives (source, code, graph, node) to point at; `explain(tensor)`
+        (a `genesis.debug.parameter_uses.Explanation`) says why one got no gradient."""
+        statuses = self.statuses()
+        expected = self._expected()
         groups = {}
-        for name in self.tensors:
-            status = self.status(name)
+        for entry, status in statuses.items():
             if status in ("ok", "nan", "not measured"):  # NaN is reported where it was born
                 continue
-            module = name.rpartition(".")[0] or None  # dotted names are module parameters
-            key = module if status in ("no gradient", "zero gradient") else None
-            groups.setdefault((status, key), []).append(name)
+            module = (entry.name.rpartition(".")[0] or None) if entry.rank == 2 else None
+            if status == "no gradient":
+                if entry not in expected or not entry.tensor.requires_grad:
+                    continue
+                reason = explain(entry.tensor) if explain is not None else None
+                key = (status, module, reason)
+            elif status == "zero gradient":
+                key = (status, module, None)
+            else:
+                key = (status, None, None)
+            groups.setdefault(key, []).append(entry)
         found = []
-        for (status, module), names in groups.items():
-            source, code, graph, node = locate(names[0], module)
-            histories = {name: [_plain(n) for n in self.history[name]] for name in names}
-            found.append(Finding(*_describe(status, names, self.history, self.steps),
-                                 module=module, source=source, code=code, graph=graph, node=node,
-                                 details={"parameters": names, "history": histories}))
+        vanishing = self._vanishing()
+        for (status, module, reason), entries in groups.items():
+            if status == "no gradient":
+                found.append(self._no_gradient(entries, module, reason, locate))
+            elif status == "zero gradient":
+                found.append(self._zero_gradient(entries, module, locate))
+            elif status == "exploding":
+                found.append(self._exploding_finding(entries, locate))
+            else:
+                found.append(self._vanishing_finding(entries, vanishing, locate))
         return found
 
+    def _expected(self) -> set:
+        """Parameters that should get gradients: those given to an optimizer that stepped, or,
+        when no optimizer stepped, those of modules whose forward ran with grad enabled."""
+        entries = self.tracked.values()
+        role = "optimizer" if any("optimizer" in entry.roles for entry in entries) else "module"
+        return {entry for entry in entries if role in entry.roles}
 
-def _describe(status: str, names: list, history: dict, steps: int) -> tuple:
-    listed = _listing(names)
-    plural = len(names) > 1
-    if status == "no gradient":
-        return ("no_gradient", "warning", f"{listed} received no gradient",
-                f"{listed} {'require' if plural else 'requires'} grad but no gradient reached "
-                f"{'them' if plural else 'it'} in {steps} backward call(s): nothing on the path "
-                "from the loss leads there. Detached by mistake (.detach(), .data, "
-                "genesis.no_grad()) or never used in the forward?")
-    if status == "zero gradient":
-        return ("zero_gradient", "warning", f"{listed}: gradient always zero",
-                f"the gradient of {listed} was exactly zero in every backward call (e.g. all the "
-                "ReLUs after it are dead, or its output is multiplied by 0)")
-    if status == "exploding":
-        growth = {name: _growth([n for n in history[name] if n is not None]) for name in names}
-        worst = max(growth, key=lambda name: growth[name][2])
-        first, peak, factor = growth[worst]
-        return ("exploding_gradient", "warning", f"gradient norms exploding ({listed})",
-                f"gradient norms grew by orders of magnitude over {steps} backward calls; worst: "
-                f"{worst} from {first:.3g} to {peak:.3g} (x{factor:.3g}). Lower the learning "
-                "rate, clip gradients (genesis.nn.utils.clip_grad_norm_) or check the init.")
-    last = {name: history[name][-1] for name in names}
-    return ("vanishing_gradient", "warning", f"gradients vanishing ({listed})",
-            f"{listed} {'have' if plural else 'has'} gradient norms under {VANISHING_RATIO:g} of the "
-            "largest parameter gradient in the same step ("
-            + ", ".join(f"{name}: {norm:.3g}" for name, norm in last.items())
-            + "): they barely learn (saturating activations, deep stacks without "
-            "normalisation or residual connections)")
+    # -- the findings ----------------------------------------------------------------
+    def _no_gradient(self, entries: list, module, reason, locate) -> Finding:
+        listed = _listing([entry.name for entry in entries])
+        plural = len(entries) > 1
+        source, code, graph, node = locate(entries[0])
+        if reason is not None and reason.source is not None:
+            source, code = str(reason.source), reason.source.code
+        calls = f"{self.steps} backward call{'s' if self.steps != 1 else ''}"
+        them = "them" if plural else "it"
+        title = f"{listed} received no gradient" + (f": {reason.summary(plural)}" if reason else "")
+        message = (f"{listed} {'require' if plural else 'requires'} grad and "
+                   f"{'are' if plural else 'is'} {self._expectation(entries[0], plural)}, but no "
+                   f"gradient reached {them} in {calls}")
+        message += f": {reason.describe(plural)}." if reason else "."
+        if reason is not None and reason.how == "unused":
+            message += (f" No op took {them} as input while the steps were recorded: a layer "
+                        "defined but not called in forward, or a parameter the model never uses?")
+        elif reason is not None and reason.how == "used":
+            message += " Is an output left out of the loss, or a branch not taken?"
+        elif reason is not None:
+            message += (f" Remove the cut if {'they' if plural else 'it'} should learn; if not, set "
+                        "requires_grad=False (or leave it out of the optimizer).")
+        return Finding("no_gradient", "warning", title, message, module=module, source=source,
+                       code=code, graph=graph, node=node,
+                       details={"parameters": [entry.name for entry in entries],
+                                "reason": reason.how if reason is not None else None})
+
+    @staticmethod
+    def _expectation(entry: Tracked, plural: bool) -> str:
+        if "optimizer" in entry.roles:
+            return f"given to {entry.optimizer}" if entry.optimizer else "given to an optimizer"
+        return ("parameters" if plural else "a parameter") + \
+            " of a module whose forward ran with grad enabled"
+
+    def _zero_gradient(self, entries: list, module, locate) -> Finding:
+        listed = _listing([entry.name for entry in entries])
+        source, code, graph, node = locate(entries[0])
+        readings = sum(entry.history.reached for entry in entries)
+        return Finding("zero_gradient", "warning", f"{listed}: gradient always zero",
+                       f"every gradient {listed} received was exactly zero ({readings} reading"
+                       f"{'s' if readings != 1 else ''} in {self.steps} backward calls): e.g. all "
+                       "the ReLUs after it are dead, or its output is multiplied by 0",
+                       module=module, source=source, code=code, graph=graph, node=node,
+                       details={"parameters": [entry.name for entry in entries]})
+
+    def _exploding_finding(self, entries: list, locate) -> Finding:
+        evidence = {entry: _exploding(entry.history) for entry in entries}
+        worst = max(entries, key=lambda entry: evidence[entry]["growth"])
+        facts = evidence[worst]
+        source, code, graph, node = locate(worst)
+        listed = _listing([entry.name for entry in entries])
+        message = (f"the gradient norm of {worst.name} rose from {facts['early']:.3g} (median of "
+                   f"steps {_span(facts['early_steps'])}) to {facts['recent']:.3g} (median of steps "
+                   f"{_span(facts['recent_steps'])}), x{facts['growth']:.3g}, and was "
+                   f"{_range(facts['ratios'])} times the norm of its weights in those last "
+                   f"{TREND} steps. Rule: {EXPLODING_RULE}. ")
+        if worst.optimizer:
+            message += f"It is updated by {worst.optimizer}. "
+        message += ("Lower the learning rate, clip gradients (genesis.nn.utils.clip_grad_norm_) "
+                    "or check the initialisation.")
+        return Finding("exploding_gradient", "warning", f"gradient norms exploding ({listed})",
+                       message, source=source, code=code, graph=graph, node=node,
+                       details={"parameters": [entry.name for entry in entries],
+                                "rule": EXPLODING_RULE,
+                                "evidence": [{"name": entry.name, **evidence[entry]}
+                                             for entry in entries]})
+
+    def _vanishing_finding(self, entries: list, vanishing: dict, locate) -> Finding:
+        worst = min(entries, key=lambda entry: vanishing[entry]["gap"])
+        facts = vanishing[worst]
+        source, code, graph, node = locate(worst)
+        listed = _listing([entry.name for entry in entries])
+        plural = len(entries) > 1
+        message = (f"the grad/weight norm ratio of {worst.name} fell from {facts['early']:.3g} "
+                   f"(median of steps {_span(facts['early_steps'])}) to {_range(facts['ratios'])} "
+                   f"in steps {_span(facts['recent_steps'])}, where the other parameters' median "
+                   f"was {_range(facts['others'])}. Rule: {VANISHING_RULE}. "
+                   f"{'They barely learn' if plural else 'It barely learns'}: saturating "
+                   "activations (sigmoid, tanh), dead ReLUs, or a deep stack without "
+                   "normalisation or residual connections.")
+        return Finding("vanishing_gradient", "warning", f"gradients vanishing ({listed})", message,
+                       source=source, code=code, graph=graph, node=node,
+                       details={"parameters": [entry.name for entry in entries],
+                                "rule": VANISHING_RULE,
+                                "evidence": [{"name": entry.name, **vanishing[entry]}
+                                             for entry in entries]})
+
+    # -- the rules ---------------------------------------------------------------------
+    def _vanishing(self) -> dict:
+        """Tracked -> the facts that make it vanishing (see the module docstring)."""
+        pool = [entry for entry in self.tracked.values()
+                if entry.tensor.ndim >= 2 and entry.history.reached]
+        parameters = [entry for entry in pool if entry.is_parameter]
+        pool = parameters or pool
+        if len(pool) < 2:
+            return {}
+        medians = {}
+
+        def others_median(step: int, entry: Tracked):
+            key = (step, id(entry))
+            if key not in medians:
+                values = [other.history.ratio_at(step) for other in pool if other is not entry]
+                values = [value for value in values if value is not None and not math.isnan(value)]
+                medians[key] = median(values) if values else None
+            return medians[key]
+
+        early = {entry: _early_ratio(entry.history) for entry in pool}
+        found = {}
+        for entry in pool:
+            history = entry.history
+            readings = history.readings(VANISHING_WINDOW)
+            first = early[entry]
+            if len(readings) < VANISHING_WINDOW or first is None or \
+                    readings[0][0] <= history.early[-1][0]:
+                continue
+            ratios = [ratio(grad, weight) for _, grad, weight in readings]
+            others = [others_median(step, entry) for step, _, _ in readings]
+            if any(value is None or other is None or math.isnan(value) or
+                   value * VANISHING_GAP > other for value, other in zip(ratios, others)):
+                continue
+            if median(ratios) * VANISHING_FALL > first:
+                continue
+            others_early = [value for other, value in early.items()
+                            if other is not entry and value is not None]
+            if not others_early or median(others) * VANISHING_FALL <= median(others_early):
+                continue  # the others fell as far: the run converged
+            found[entry] = {"early": first, "early_steps": [step for step, _, _ in history.early],
+                            "ratios": ratios, "recent_steps": [step for step, _, _ in readings],
+                            "others": others, "gap": min(value / other if other else 0.0
+                                                         for value, other in zip(ratios, others))}
+        self._vanishing_with_their_module(found)
+        return found
+
+    def _vanishing_with_their_module(self, found: dict) -> None:
+        """Biases and other 1-D parameters are judged with their module's weights: one is
+        vanishing too when a weight of its module is and its own ratio fell as far."""
+        modules = {entry.name.rpartition(".")[0]: facts for entry, facts in found.items()
+                   if entry.rank == 2 and "." in entry.name}
+        for entry in self.tracked.values():
+            facts = modules.get(entry.name.rpartition(".")[0]) if entry.rank == 2 else None
+            if facts is None or entry in found or entry.tensor.ndim >= 2:
+                continue
+            history = entry.history
+            first = _early_ratio(history)
+            readings = history.readings(VANISHING_WINDOW)
+            if first is None or len(readings) < VANISHING_WINDOW or \
+                    readings[0][0] <= history.early[-1][0]:
+                continue
+            ratios = [ratio(grad, weight) for _, grad, weight in readings]
+            if any(value is None or math.isnan(value) or value * VANISHING_FALL > first
+                   for value in ratios):
+                continue
+            found[entry] = {**facts, "early": first,
+                            "early_steps": [step for step, _, _ in history.early],
+                            "ratios": ratios, "recent_steps": [step for step, _, _ in readings]}
+
+
+def _early_ratio(history: NormHistory):
+    """The median grad/weight ratio of the first non-zero readings, or None."""
+    values = [ratio(grad, weight) for _, grad, weight in history.early if weight is not None]
+    return median(values) if len(values) == NormHistory.EARLY else None
+
+
+def _exploding(history: NormHistory):
+    """The facts that make a history exploding (see the module docstring), or None."""
+    early = history.early
+    readings = history.readings(TREND)
+    if len(early) < TREND or len(readings) < TREND or readings[0][0] <= early[-1][0]:
+        return None
+    grads = [grad for _, grad, _ in readings]
+    if any(grad <= 0 or not math.isfinite(grad) for grad in grads) or grads[-1] <= grads[0]:
+        return None
+    start, now = median(grad for _, grad, _ in early), median(grads)
+    if now < EXPLODING_GROWTH * start:
+        return None
+    ratios = [ratio(grad, weight) for _, grad, weight in readings]
+    if any(value is None or value <= EXPLODING_RATIO for value in ratios):
+        return None
+    return {"early": start, "early_steps": [step for step, _, _ in early], "recent": now,
+            "recent_steps": [step for step, _, _ in readings], "growth": now / start,
+            "ratios": ratios}
+
+
+def _span(steps: list) -> str:
+    return f"{steps[0]}-{steps[-1]}" if len(steps) > 1 else str(steps[0])
+
+
+def _range(values: list) -> str:
+    low, high = min(values), max(values)
+    return f"{low:.3g}" if f"{low:.3g}" == f"{high:.3g}" else f"{low:.3g} to {high:.3g}"
 
 
 def _listing(names: list) -> str:
@@ -155,21 +431,3 @@ def _listing(names: list) -> str:
     if rest:
         return ", ".join(shown) + rest
     return ", ".join(shown[:-1]) + f" and {shown[-1]}"
-
-
-def _growth(norms: list) -> tuple:
-    first = next((norm for norm in norms if norm > 0), 0.0)
-    peak = max(norms)
-    return first, peak, (peak / first if first else math.inf)
-
-
-def _explodes(norms: list) -> bool:
-    first = next((norm for norm in norms if norm > 0), None)
-    return first is not None and max(norms) >= max(EXPLODING_FACTOR * first, 1.0)
-
-
-def _plain(value):
-    """A norm for trace.json (strict JSON): non-finite norms become None (the status says "nan")."""
-    if value is None or math.isfinite(value):
-        return value
-    return None

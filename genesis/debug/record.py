@@ -124,7 +124,7 @@ class record:
 
     # -- forward: one call per Function.apply -------------------------------
     def _observe(self, node, args, outputs) -> None:
-        if not node.next_functions:  # no graph recorded for this call
+        if not node.next_functions or engine.unwatched.depth:  # no graph, or gradcheck's own call
             return
         node._source = SourceLocation.capture(max_frames=2)
         values = None
@@ -143,6 +143,8 @@ class record:
 
     # -- backward: one call per node run --------------------------------------
     def _check(self, node, grads, grad_inputs, flowed_from) -> None:
+        if engine.unwatched.depth:  # gradcheck's own backward calls are not the script's steps
+            return
         run = self._open_runs.get(id(flowed_from))
         if run is None:
             run = self._open_runs[id(flowed_from)] = _Run(self, flowed_from)

@@ -24,11 +24,15 @@ import time
 
 from ..autograd import engine, function
 from ..autograd.function import AccumulateGrad, SavedTensorModifiedError
+from ..autograd.source import SourceLocation
+from ..optim import optimizer as optimizers
 from .findings import Finding
 from .journal import Journal
 from .nan_watch import NaNWatch
 from .node_check import InvocationLog, check_invocation
+from .names import Names, user_namespace
 from .param_watch import ParamWatch
+from .parameter_uses import ParameterUses, short_path
 from .readings import Readings
 from .record import record
 from .trace import Trace
@@ -65,6 +69,9 @@ class TraceSession:
         self.invocations = InvocationLog(include_builtin=check_all) if self.check else None
         self.nan_watch = NaNWatch(self.readings) if anomaly else None
         self.params = ParamWatch(self.readings)
+        self.uses = ParameterUses()  # where parameters were used or cut off, while recording
+        self._stepped = set()        # ids of the optimizers that stepped
+        self._optimizers = []
         self.node_ids = {}          # autograd node -> (graph index, node id), recorded steps
         self.check_results = []     # one summary dict per re-checked Function call
         self.journal = journal
@@ -77,7 +84,9 @@ class TraceSession:
     def __enter__(self) -> "TraceSession":
         self._started = time.perf_counter()
         self.recorder.__enter__()
+        self.uses.start()
         self._recording = True
+        optimizers.listeners.append(self)
         if self.invocations is not None:
             function.observers.append(self.invocations)
         if self.nan_watch is not None:
@@ -92,6 +101,8 @@ class TraceSession:
             self.nan_watch.stop()
         if self in engine.backward_listeners:
             engine.backward_listeners.remove(self)
+        if self in optimizers.listeners:
+            optimizers.listeners.remove(self)
         self.readings.fetch()
         self.duration = time.perf_counter() - self._started
         if self.journal is not None:
@@ -101,6 +112,7 @@ class TraceSession:
         if self._recording:
             self._track_module_parameters()
             self.recorder.__exit__(None, None, None)
+            self.uses.stop()
             self._recording = False
 
     def _stop_invocation_log(self) -> None:
@@ -113,11 +125,13 @@ class TraceSession:
 
     def backward_finished(self, run, completed: bool = True) -> None:
         # record() has closed this call's graph already (it listens first): _on_step ran.
+        if engine.unwatched.depth:  # gradcheck's own backward calls are not the script's steps
+            return
         with self.recorder.lock:
             recorded = self._recording
             self._track_module_parameters()
             if completed:  # a backward that raised says nothing about which parameters get gradients
-                self.params.measure()
+                self.params.measure(reached=run)
             self.readings.fetch()  # what this step's hooks took on a GPU: one transfer
             if self.nan_watch is not None:
                 self.nan_watch.step = self.params.steps
@@ -133,7 +147,9 @@ class TraceSession:
         for node, node_id in node_ids.items():
             self.node_ids[node] = (graph_index, node_id)
             if node.__class__ is AccumulateGrad and node.variable is not None:
-                self.params.track(graph.nodes[node_id].name, node.variable)
+                described = graph.nodes[node_id]
+                self.params.track(described.name, node.variable,
+                                  rank=2 if described.kind == "param" else 1)
         if self.journal is not None:
             self.journal.graph(graph_index, graph)
 
@@ -156,9 +172,53 @@ class TraceSession:
                 "duration_s": time.perf_counter() - self._started}
 
     def _track_module_parameters(self) -> None:
-        """Parameters of every module seen in a forward, gradient or not (to spot missing ones)."""
-        for name, tensor in list(self.recorder.scope.params.values()):
-            self.params.track(name, tensor)
+        """Parameters of every module seen in a forward, gradient or not (to spot missing ones);
+        those of modules whose forward ran with grad enabled are expected to get gradients."""
+        known = self.recorder.scope.params
+        for name, tensor in list(known.values()):
+            self.params.track(name, tensor, rank=2)
+        for key, (fallback, tensor) in list(self.uses.ran_with_grad.items()):
+            entry = known.get(key)
+            name, rank = (entry[0], 2) if entry is not None and entry[1] is tensor else (fallback, 1)
+            self.params.track(name, tensor, rank=rank, role="module")
+
+    def params_added(self, optimizer, params: list) -> None:
+        """Optimizer listener: track (and name) the tensors an optimizer is given; once it
+        steps, they are expected to get gradients."""
+        if engine.unwatched.depth:
+            return
+        group = len(optimizer.param_groups) - 1
+        made = f"{type(optimizer).__name__} (lr={optimizer.param_groups[group].get('lr')!r})"
+        site = SourceLocation.capture(max_frames=2)
+        if site is not None:
+            made += f" made at {short_path(site.file)}:{site.line}"
+        names = Names.from_namespace(user_namespace(), known_params=dict(self.recorder.scope.params))
+        role = "optimizer" if id(optimizer) in self._stepped else None
+        with self.recorder.lock:
+            for index, param in enumerate(params):
+                name, kind = names.leaf_name(param)
+                if kind == "param":
+                    rank = 2
+                elif names.variable_name(param) is not None:
+                    rank = 1
+                else:
+                    name, rank = f"{type(optimizer).__name__}.param_groups[{group}][{index}]", 0
+                entry = self.params.track(name, param, rank=rank, role=role)
+                if entry is not None:
+                    entry.optimizer = made
+
+    def stepped(self, optimizer) -> None:
+        """Optimizer listener: an optimizer that steps wants gradients for its parameters."""
+        if id(optimizer) in self._stepped:
+            return
+        self._stepped.add(id(optimizer))
+        self._optimizers.append(optimizer)  # kept alive, so its id stays its own
+        with self.recorder.lock:
+            for group in optimizer.param_groups:
+                for param in group["params"]:
+                    entry = self.params.tracked.get(id(param))
+                    if entry is not None:
+                        entry.roles.add("optimizer")
 
     # -- the result ----------------------------------------------------------------------------
     def result(self, script: str = "", args=(), error: BaseException | None = None,
@@ -175,7 +235,7 @@ class TraceSession:
             for finding, node in zip(self.nan_watch.findings, self.nan_watch.nodes):
                 finding.graph, finding.node = self.node_ids.get(node, (None, None))
                 findings.append(finding)
-        findings.extend(self.params.findings(self._locate_parameter))
+        findings.extend(self.params.findings(self._locate_parameter, self.uses.explain))
         if error is not None:
             findings.extend(self._error_findings(error))
         findings.sort(key=Finding.sort_key)
@@ -239,9 +299,11 @@ class TraceSession:
         module = described.nodes[node_id].module
         return described.modules.get("", None) if module == "" else module
 
-    def _locate_parameter(self, name: str, module: str | None) -> tuple:
-        """(source, code, graph, node) for a parameter: its node if it is in a graph, and the
-        line where its module was first called (the place to look for a stray .detach())."""
+    def _locate_parameter(self, entry) -> tuple:
+        """(source, code, graph, node) for a tracked parameter: its node if it is in a graph;
+        the line of the first op that took it as input, else the line where its module was
+        first called."""
+        name = entry.name
         graph_index = node_id = None
         for index, graph in enumerate(self.recorder.graphs):
             for node in graph.nodes:
@@ -250,7 +312,9 @@ class TraceSession:
                     break
             if node_id is not None:
                 break
-        site = self.recorder.scope.call_sites.get(module) if module is not None else None
+        site = self.uses.first_use(entry.tensor)
+        if site is None and entry.rank == 2:
+            site = self.recorder.scope.call_sites.get(name.rpartition(".")[0])
         if site is None:
             return None, None, graph_index, node_id
         return str(site), site.code, graph_index, node_id

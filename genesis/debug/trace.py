@@ -18,16 +18,28 @@ from .findings import Finding
 from .graph import Graph
 from .json_values import dumps, number, numbers
 
-__all__ = ["Trace", "ParameterRow", "TRACE_SCHEMA_VERSION"]
+__all__ = ["Trace", "ParameterRow", "TRACE_SCHEMA_VERSION", "READABLE_VERSIONS"]
 
-TRACE_SCHEMA_VERSION = 1
+TRACE_SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # version 1: parameter rows without steps and summary
 
 
 @dataclass
 class ParameterRow:
-    """One parameter (or other leaf that required grad): its latest gradient norm, its
-    status ("ok", "no gradient", "zero gradient", "exploding", "vanishing", "nan"), and
-    the norm at each recorded step (None where it had no gradient)."""
+    """One parameter (or other leaf that required grad) and its gradient norms per step.
+
+    A step is one backward call, numbered from 0 in the order the session saw them (as
+    `Graph.steps`). `grad_norm` is the latest norm read and `grad_norm_step` the step it
+    is from; `history[i]` is the norm at step `steps[i]` (None where no gradient reached
+    it), for the last 512 steps at most; `summary` covers the steps before those, oldest
+    first, in bins whose widths double with age: each a dict with first_step, last_step,
+    readings (steps with a gradient), non_finite (of those, NaN/Inf), and min, max, mean
+    (of the finite norms) and last (None where there were none). Norms may be NaN or
+    infinite. `status` is "ok", "no gradient", "zero gradient", "exploding", "vanishing",
+    "nan" or "not measured".
+
+    Rows made without `steps` number their history from 0.
+    """
 
     name: str
     shape: tuple
@@ -35,6 +47,17 @@ class ParameterRow:
     grad_norm: float | None
     status: str = "ok"
     history: list = field(default_factory=list)
+    steps: list = field(default_factory=list)
+    grad_norm_step: int | None = None
+    summary: list = field(default_factory=list)
+
+    def __post_init__(self):
+        if not self.steps and self.history:
+            self.steps = list(range(len(self.history)))
+        if self.grad_norm_step is None and self.grad_norm is not None:
+            self.grad_norm_step = next((step for step, norm in zip(reversed(self.steps),
+                                                                   reversed(self.history))
+                                        if norm is not None), None)
 
 
 @dataclass
@@ -72,7 +95,7 @@ class Trace:
 
     @classmethod
     def from_dict(cls, data: dict) -> "Trace":
-        if data.get("schema") != "genesis.debug.Trace" or data.get("version") != TRACE_SCHEMA_VERSION:
+        if data.get("schema") != "genesis.debug.Trace" or data.get("version") not in READABLE_VERSIONS:
             raise ValueError(f"not a genesis trace of schema version {TRACE_SCHEMA_VERSION} (got "
                              f"schema {data.get('schema')!r}, version {data.get('version')!r})")
         return cls(script=data["script"], args=list(data["args"]),
@@ -109,7 +132,8 @@ def _finding_from_dict(data: dict) -> Finding:
 def _row_from_dict(data: dict) -> ParameterRow:
     return ParameterRow(**{**data, "shape": tuple(data["shape"]),
                            "grad_norm": number(data["grad_norm"]),
-                           "history": [number(norm) for norm in data["history"]]})
+                           "history": [number(norm) for norm in data["history"]],
+                           "summary": [numbers(summary) for summary in data.get("summary", [])]})
 
 
 def _meta_from_dict(meta: dict) -> dict:
@@ -126,4 +150,6 @@ NAME_FIELDS = ("parameters", "names", "name", "module", "modules")
 
 def _row_to_dict(row: ParameterRow) -> dict:
     return {"name": row.name, "shape": list(row.shape), "dtype": row.dtype,
-            "grad_norm": row.grad_norm, "status": row.status, "history": list(row.history)}
+            "grad_norm": row.grad_norm, "grad_norm_step": row.grad_norm_step, "status": row.status,
+            "history": list(row.history), "steps": list(row.steps),
+            "summary": [dict(summary) for summary in row.summary]}

@@ -20,7 +20,13 @@ from ..autograd.grad_mode import enable_grad
 from ..nn.utils.clear_grads import clear_grads
 from ..tensor import Tensor, wrap_array
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "required", "listeners"]
+
+# Objects told, while the list is non-empty, which tensors each optimizer is given and
+# when it steps (genesis trace: the parameters of an optimizer that steps should receive
+# gradients): each has `params_added(optimizer, params)`, called for every parameter group
+# added (at construction or by `add_param_group`), and `stepped(optimizer)`.
+listeners: list = []
 
 
 class _Required:
@@ -96,6 +102,8 @@ class Optimizer:
         if any(id(p) in existing for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
+        for listener in listeners:
+            listener.params_added(self, params)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear the gradients of all optimized parameters (None, or zeros in place)."""
@@ -110,6 +118,8 @@ class Optimizer:
                 loss = closure()
         for group in self.param_groups:
             self._update_group(group)
+        for listener in listeners:
+            listener.stepped(self)
         return loss
 
     @staticmethod

@@ -70,13 +70,21 @@ def test_detached_parameter_is_reported_with_the_modules_call(tmp_path):
 
 
 def test_exploding_gradient_is_reported(tmp_path):
-    result, out = trace(tmp_path, BUGGY / "exploding.py")
+    script = BUGGY / "exploding.py"
+    result, out = trace(tmp_path, script)
     assert result.exit_code == 1
-    (finding,) = findings(out)
-    assert finding.kind == "exploding_gradient"
+    exploding, vanishing = findings(out)
+    assert exploding.kind == "exploding_gradient"
+    assert exploding.details["parameters"] == ["2.weight", "2.bias"]
+    assert exploding.source == f"{script}:{line_of(script, 'model(x)')}"
+    # the first layer's tanh saturates as its weights blow up: its gradient falls to zero
+    assert vanishing.kind == "vanishing_gradient"
+    assert vanishing.details["parameters"] == ["0.weight", "0.bias"]
     trace_file = Trace.load(out / "trace.json")
     assert trace_file.steps_seen == 12 and trace_file.steps_recorded == 1
-    assert {row.status for row in trace_file.parameters} == {"exploding"}
+    assert {row.name: row.status for row in trace_file.parameters} == {
+        "0.weight": "vanishing", "0.bias": "vanishing", "2.weight": "exploding",
+        "2.bias": "exploding"}
 
 
 def test_in_place_modification_exits_3_and_still_writes_everything(tmp_path):

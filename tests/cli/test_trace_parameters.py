@@ -1,0 +1,103 @@
+"""`genesis trace` end to end on training scripts written as PyTorch users write them:
+clean ones get no parameter findings; buggy ones get one that names the parameters, says
+why (never used, or cut off by .detach()/.data/no_grad and where) and points at the line."""
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from genesis.debug.trace import Trace
+from genesis_cli.app import app
+
+DATA = Path(__file__).resolve().parent / "data" / "params"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+CLEAN = sorted(path.name for path in DATA.glob("clean_*.py"))
+# Parameters that get no gradient by design: the teacher runs under no_grad and is given to
+# no optimizer (its rows say "no gradient", which is true, but nothing is reported).
+UNTRAINED = {"clean_frozen_and_teacher.py": {"0.weight", "0.bias", "2.weight", "2.bias"}}
+
+
+def trace(tmp_path, script, *options, args=()):
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["trace", "--no-html", "--no-color", "--format", "dot",
+                                      "--out", str(out), *options, str(script), *args])
+    return result, Trace.load(out / "trace.json")
+
+
+def line_of(script: Path, marker: str) -> int:
+    for number, line in enumerate(script.read_text().splitlines(), 1):
+        if marker in line:
+            return number
+    raise AssertionError(f"{marker!r} not in {script}")
+
+
+@pytest.mark.parametrize("name", CLEAN)
+def test_clean_training_scripts_get_no_findings(tmp_path, name):
+    result, traced = trace(tmp_path, DATA / name)
+    assert result.exit_code == 0, result.output
+    assert traced.findings == [] and traced.steps_seen > 0
+    untrained = UNTRAINED.get(name, set())
+    assert {row.name: row.status for row in traced.parameters} == {
+        row.name: "no gradient" if row.name in untrained else "ok" for row in traced.parameters}
+    assert "No findings" in result.output
+
+
+@pytest.mark.parametrize("name, parameters, reason, marker, words", [
+    ("buggy_detach.py", ["encoder.0.weight", "encoder.0.bias"], ".detach()", "# BUG: detach",
+     "cut off from the loss at"),
+    ("buggy_data.py", ["proj.weight"], ".data", "# BUG: .data", "cut off from the loss at"),
+    ("buggy_no_grad.py", ["backbone.0.weight", "backbone.0.bias"], "no_grad", "# BUG: no_grad",
+     "by genesis.no_grad() (gradients disabled)"),
+    ("buggy_unused_output.py", ["aux.weight", "aux.bias"], "used", "# USE: aux",
+     "but nothing computed from them reached the loss"),
+    ("buggy_unused_layer.py", ["fc2.weight", "fc2.bias"], "unused", None,
+     "never used in the forward"),
+])
+def test_a_parameter_without_gradient_says_why_and_where(tmp_path, name, parameters, reason,
+                                                         marker, words):
+    script = DATA / name
+    result, traced = trace(tmp_path, script)
+    assert result.exit_code == 1
+    finding, = traced.findings
+    assert finding.kind == "no_gradient" and finding.details["parameters"] == parameters
+    assert finding.details["reason"] == reason and words in finding.message
+    if marker is not None:
+        line = line_of(script, marker)
+        assert finding.source == f"{script}:{line}" and marker in finding.code
+        assert f"{script.name}:{line} (`" in finding.message
+    assert {row.name: row.status for row in traced.parameters if row.name in parameters} == \
+        dict.fromkeys(parameters, "no gradient")
+
+
+def test_vanishing_gradient_is_found_with_its_rule_and_numbers(tmp_path):
+    script = DATA / "buggy_vanishing.py"
+    result, traced = trace(tmp_path, script)
+    assert result.exit_code == 1
+    finding, = traced.findings
+    assert finding.kind == "vanishing_gradient"
+    assert finding.details["parameters"] == ["fc1.weight", "fc1.bias"]
+    assert finding.source == f"{script}:{line_of(script, '# BUG')}"
+    assert "Rule: grad/weight norm ratio x1000 or more below" in finding.message
+    assert "fell from" in finding.message and finding.details["evidence"][0]["name"] == "fc1.weight"
+
+
+def test_custom_function_example_shows_its_training_step(tmp_path):
+    """gradcheck and gradgradcheck inside the script are not its steps: the graph recorded
+    is the training step's, every parameter is tracked, nothing is reported."""
+    result, traced = trace(tmp_path, EXAMPLES / "custom_function.py", "--check-all",
+                           args=["--steps", "20"])
+    assert result.exit_code == 0, result.output
+    assert traced.findings == [] and traced.steps_seen == 20
+    graph, = traced.graphs
+    assert {node.name for node in graph.nodes if node.kind == "param"} == {
+        "limit", "hidden.weight", "hidden.bias", "out.weight", "out.bias"}
+    assert [row.name for row in traced.parameters] == [
+        "limit", "hidden.weight", "hidden.bias", "out.weight", "out.bias"]
+    assert all(check["source"] is not None for check in traced.meta["checks"])
+
+
+def test_parameter_rows_carry_the_step_of_every_figure(tmp_path):
+    result, traced = trace(tmp_path, DATA / "clean_accumulation.py")
+    row = traced.parameters[0]
+    assert row.steps == list(range(160)) and len(row.history) == 160
+    assert row.grad_norm == row.history[-1] and row.grad_norm_step == 159 and row.summary == []

@@ -1,0 +1,338 @@
+"""ParamWatch: gradient norms per step in bounded memory, and the rules behind "no gradient",
+"gradient always zero", "exploding" and "vanishing" (relative, explained, no false alarms
+on small correct problems)."""
+import json
+import math
+import random
+
+import pytest
+
+import genesis
+import genesis.nn as nn
+from genesis.debug.norm_history import NormHistory
+from genesis.debug.param_watch import ParamWatch
+from genesis.debug.session import TraceSession
+from genesis.debug.trace import ParameterRow, Trace
+
+
+class _Leaf:
+    """A stand-in tracked tensor whose norms a test sets directly (cheap measure loops)."""
+
+    def __init__(self, ndim: int = 2):
+        self.ndim = ndim
+        self.requires_grad = True
+        self.shape = (4,) * ndim
+        self.dtype = genesis.float32
+
+
+def synthetic(norms: dict) -> ParamWatch:
+    """A ParamWatch fed (grad norm, weight norm) per step for each name: norms[name] is a
+    list of pairs (None for no gradient); ndim 2 unless the name ends in "bias"."""
+    watch = ParamWatch()
+    for name in norms:
+        watch.track(name, _Leaf(1 if name.endswith("bias") else 2), rank=2, role="optimizer")
+    steps = len(next(iter(norms.values())))
+    for step in range(steps):
+        for entry in watch.tracked.values():
+            pair = norms[entry.name][step]
+            entry.history.add(step, *(pair if pair is not None else (None, None)))
+            if pair is not None:
+                entry.history.reached += 1
+        watch.steps += 1
+    return watch
+
+
+def statuses(watch: ParamWatch) -> dict:
+    return {entry.name: status for entry, status in watch.statuses().items()}
+
+
+def no_locate(entry):
+    return None, None, None, None
+
+
+# -- measuring ---------------------------------------------------------------------------
+def test_each_row_says_which_step_each_norm_is_from():
+    w = genesis.tensor([3.0, 4.0], requires_grad=True)
+    unused = genesis.tensor([1.0], requires_grad=True)
+    watch = ParamWatch()
+    watch.track("w", w)
+    watch.track("unused", unused)
+    for scale in (1.0, 2.0, 3.0):
+        w.grad = None
+        (w * scale).sum().backward()
+        watch.measure()
+    row, idle = watch.rows()
+    assert row.steps == [0, 1, 2] and row.history == pytest.approx([2 ** 0.5, 8 ** 0.5, 18 ** 0.5])
+    assert row.grad_norm == pytest.approx(18 ** 0.5) and row.grad_norm_step == 2
+    assert idle.history == [None, None, None] and idle.grad_norm is None and idle.status == "no gradient"
+
+
+def test_a_stale_grad_is_not_read_as_this_steps_gradient():
+    """Two models stepping in turn (a GAN): a backward that did not reach a parameter leaves
+    its old .grad in place, which is not a reading of that step."""
+    a = genesis.tensor([1.0], requires_grad=True)
+    b = genesis.tensor([1.0], requires_grad=True)
+    with TraceSession(steps=2) as session:
+        (a * 2).sum().backward()
+        (b * 3).sum().backward()
+    rows = {row.name: row for row in session.result().parameters}
+    assert rows["a"].steps == [0, 1] and rows["a"].history == [2.0, None]
+    assert rows["b"].steps == [1] and rows["b"].history == [3.0]  # tracked from its first graph
+
+
+def test_frozen_parameters_are_not_tracked():
+    frozen = genesis.tensor([1.0])
+    assert ParamWatch().track("frozen", frozen) is None
+
+
+def test_names_are_unique_and_improve():
+    watch = ParamWatch()
+    first, second = genesis.ones(1, requires_grad=True), genesis.ones(1, requires_grad=True)
+    entry = watch.track("SGD.param_groups[0][0]", first, rank=0, role="optimizer")
+    watch.track("fc.weight", first, rank=2)
+    other = watch.track("fc.weight", second, rank=2)
+    assert entry.name == "fc.weight" and other.name == "fc.weight#2" and entry.roles == {"optimizer"}
+
+
+# -- bounded memory -------------------------------------------------------------------------
+def test_a_million_steps_keep_a_fixed_window_and_a_logarithmic_summary():
+    history = NormHistory(start=0, recent=512)
+    counts = {}
+    for step in range(1_000_000):
+        history.add(step, 1.0 + (step % 7), 2.0)
+        if step + 1 in (10_000, 100_000, 1_000_000):
+            counts[step + 1] = len(history.bins())
+    assert len(history.steps()) == 512 and history.steps()[-1] == 999_999
+    assert len(history._grads) == len(history._weights) == 512
+    assert counts[1_000_000] <= 2 * math.log2(1_000_000 / 64) + 2
+    assert counts[1_000_000] - counts[10_000] <= 2 * math.log2(100) + 2
+
+
+def test_summary_bins_cover_every_older_step_once_with_exact_figures():
+    rng = random.Random(0)
+    values = []
+    history = NormHistory(start=5, recent=32)
+    for step in range(5, 2005):
+        roll = rng.random()
+        value = None if roll < 0.2 else (math.inf if roll < 0.22 else rng.uniform(0, 10))
+        values.append((step, value))
+        history.add(step, value, 1.0 if value is not None else None)
+    bins = history.bins()
+    assert bins[0].first_step == 5 and bins[-1].last_step == history.steps()[0] - 1
+    for older, newer in zip(bins, bins[1:]):
+        assert newer.first_step == older.last_step + 1 and newer.width <= older.width
+    widths = [summary.width for summary in bins[:-1]]
+    assert all(widths.count(width) <= 2 for width in widths)
+    for summary in bins:
+        inside = [value for step, value in values if summary.first_step <= step <= summary.last_step]
+        finite = [value for value in inside if value is not None and math.isfinite(value)]
+        assert summary.readings == sum(value is not None for value in inside)
+        assert summary.non_finite == sum(value is not None and not math.isfinite(value)
+                                         for value in inside)
+        assert summary.min == min(finite) and summary.max == max(finite)
+        assert summary.mean == pytest.approx(sum(finite) / len(finite))
+        assert summary.last == next(value for value in reversed(inside) if value is not None)
+
+
+def test_rows_and_trace_json_stay_small_over_many_steps():
+    watch = synthetic({"fc.weight": [(1.0, 10.0)] * 5000, "fc.bias": [(0.5, 1.0)] * 5000})
+    text = Trace(script="x.py", parameters=watch.rows()).to_json()
+    row = Trace.from_json(text).parameters[0]
+    assert len(row.history) == len(row.steps) == 512 and row.steps[0] == 5000 - 512
+    assert row.summary[0]["first_step"] == 0 and row.summary[-1]["last_step"] == 5000 - 513
+    assert len(text) < 40_000
+
+
+def test_non_finite_norms_are_kept_and_round_trip():
+    watch = synthetic({"w": [(1.0, 1.0), (math.inf, 1.0), (math.nan, 1.0)]})
+    row, = watch.rows()
+    assert row.status == "nan" and row.history[1] == math.inf and math.isnan(row.history[2])
+    text = Trace(script="x.py", parameters=[row]).to_json()
+    assert "Infinity" in text and json.loads(text)  # strict JSON
+    back, = Trace.from_json(text).parameters
+    assert back.history[1] == math.inf and math.isnan(back.history[2])
+
+
+def test_version_1_trace_files_are_still_read():
+    data = Trace(script="old.py").to_dict()
+    data["version"] = 1
+    data["parameters"] = [{"name": "w", "shape": [2], "dtype": "float32", "grad_norm": 0.5,
+                           "status": "ok", "history": [1.0, None, 0.5]}]
+    row, = Trace.from_dict(data).parameters
+    assert row.steps == [0, 1, 2] and row.grad_norm_step == 2 and row.summary == []
+
+
+def test_a_row_made_by_hand_numbers_its_history_from_zero():
+    row = ParameterRow("w", (2,), "float32", 3.0, "ok", [1.0, 3.0, None])
+    assert row.steps == [0, 1, 2] and row.grad_norm_step == 1
+
+
+# -- exploding ------------------------------------------------------------------------------
+def test_exploding_needs_growth_a_rising_trend_and_a_gradient_above_its_weights():
+    growing = [(10.0 ** step, 1.0) for step in range(8)]
+    watch = synthetic({"fc.weight": growing, "fc2.weight": [(1.0, 1.0)] * 8})
+    assert statuses(watch)["fc.weight"] == "exploding"
+    finding, = [f for f in watch.findings(no_locate) if f.kind == "exploding_gradient"]
+    assert "rose from 10 (median of steps 0-2) to 1e+06 (median of steps 5-7)" in finding.message
+    assert "x1e+05" in finding.message and "Rule:" in finding.message
+    assert finding.details["evidence"][0]["name"] == "fc.weight"
+
+
+def test_a_gradient_growing_from_a_zero_init_toward_normal_is_not_exploding():
+    """Gradients that start near 0 (a zero-initialised layer after it) and grow to a
+    normal size stay far below the weights' own norm."""
+    waking = [(1e-7 * 10.0 ** step, 5.0) for step in range(6)] + [(0.05, 5.0)] * 4
+    watch = synthetic({"fc.weight": waking, "out.weight": [(0.1, 1.0)] * 10})
+    assert statuses(watch)["fc.weight"] == "ok"
+
+
+def test_an_explosion_that_recovered_is_not_reported_now():
+    spike = [(1.0, 1.0)] * 3 + [(1e5, 1.0), (1e6, 1.0), (1e4, 1.0), (1e3, 1.0), (10.0, 1.0)]
+    assert statuses(synthetic({"fc.weight": spike}))["fc.weight"] == "ok"
+
+
+def test_gradient_accumulation_sawtooth_is_not_exploding():
+    cycle = [(1.0, 0.5), (2.0, 0.5), (3.0, 0.5), (4.0, 0.5)] * 10
+    assert statuses(synthetic({"fc.weight": cycle, "out.weight": cycle}))["fc.weight"] == "ok"
+
+
+# -- vanishing ------------------------------------------------------------------------------
+def test_vanishing_needs_a_gap_to_the_others_a_fall_and_persistence():
+    dying = [(1.0, 1.0)] * 3 + [(1e-2, 1.0), (1e-4, 1.0)] + [(1e-7, 1.0)] * 5
+    healthy = [(0.5, 1.0)] * 10
+    watch = synthetic({"a.weight": dying, "a.bias": dying, "b.weight": healthy,
+                       "c.weight": healthy})
+    assert statuses(watch) == {"a.weight": "vanishing", "a.bias": "vanishing", "b.weight": "ok",
+                               "c.weight": "ok"}
+    finding, = watch.findings(no_locate)
+    assert finding.details["parameters"] == ["a.weight", "a.bias"]
+    assert "fell from 1 (median of steps 0-2) to 1e-07 in steps 5-9" in finding.message
+    assert "other parameters' median was 0.5" in finding.message
+
+
+def test_one_low_step_is_not_vanishing():
+    blip = [(1.0, 1.0)] * 6 + [(1e-9, 1.0)] + [(1.0, 1.0)] * 3
+    watch = synthetic({"a.weight": blip, "b.weight": [(0.5, 1.0)] * 10})
+    assert statuses(watch)["a.weight"] == "ok"
+
+
+def test_a_converged_run_is_not_vanishing():
+    """Every gradient shrinks toward zero as the loss converges; one reaching exactly 0
+    first is not vanishing."""
+    converging = [(10.0 ** -step, 1.0) for step in range(12)]
+    exact = converging[:6] + [(0.0, 1.0)] * 6
+    watch = synthetic({"a.weight": exact, "b.weight": converging, "c.weight": converging})
+    assert set(statuses(watch).values()) == {"ok"}
+
+
+def test_a_parameter_small_from_the_start_is_not_falling():
+    """A static gap (a big embedding table touched sparsely) is no trend."""
+    watch = synthetic({"embed.weight": [(1e-5, 1.0)] * 10, "fc.weight": [(0.5, 1.0)] * 10})
+    assert statuses(watch)["embed.weight"] == "ok"
+
+
+def test_a_converged_bias_alone_is_not_vanishing():
+    """An output bias learns the mean quickly and its gradient drops to ~0 while the
+    weights keep learning: biases are only judged with their module's weights."""
+    settled = [(1.0, 1.0)] * 3 + [(1e-8, 1.0)] * 7
+    watch = synthetic({"out.weight": [(0.5, 1.0)] * 10, "out.bias": settled,
+                       "fc.weight": [(0.5, 1.0)] * 10})
+    assert set(statuses(watch).values()) == {"ok"}
+
+
+# -- no gradient and zero gradient --------------------------------------------------------------
+def test_zero_gradient_is_reported_per_module():
+    watch = synthetic({"fc.weight": [(0.0, 1.0)] * 4, "fc.bias": [(0.0, 1.0)] * 4,
+                       "out.weight": [(1.0, 1.0)] * 4})
+    finding, = watch.findings(no_locate)
+    assert finding.kind == "zero_gradient" and finding.module == "fc"
+    assert finding.details["parameters"] == ["fc.weight", "fc.bias"]
+
+
+def test_no_gradient_concerns_expected_parameters_only():
+    optimized, plain = _Leaf(), _Leaf()
+    watch = ParamWatch()
+    watch.track("fc.weight", optimized, rank=2, role="optimizer")
+    watch.track("x", plain, rank=1)
+    watch.track("teacher.weight", _Leaf(), rank=2, role="module")
+    for entry in watch.tracked.values():
+        entry.history.add(0, None, None)
+    watch.steps = 1
+    assert set(statuses(watch).values()) == {"no gradient"}
+    finding, = watch.findings(no_locate)
+    assert finding.details["parameters"] == ["fc.weight"]  # the optimizer says what should learn
+
+
+def test_without_an_optimizer_module_parameters_are_expected():
+    watch = ParamWatch()
+    watch.track("fc.weight", _Leaf(), rank=2, role="module")
+    watch.track("x", _Leaf(), rank=1)
+    for entry in watch.tracked.values():
+        entry.history.add(0, None, None)
+    watch.steps = 1
+    finding, = watch.findings(no_locate)
+    assert finding.details["parameters"] == ["fc.weight"]
+    assert "a parameter of a module whose forward ran with grad enabled" in finding.message
+
+
+# -- sessions on PyTorch-style training loops ------------------------------------------------------
+def _train(model, steps, lr=0.1, accumulate=1):
+    optimizer = genesis.optim.SGD(model.parameters(), lr=lr)
+    x, y = genesis.randn(32, 4), genesis.randn(32, 1)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        for part in range(accumulate):
+            loss = ((model(x) - y) ** 2).mean() / accumulate
+            loss.backward()
+        optimizer.step()
+    return loss
+
+
+def test_gradient_accumulation_counts_every_backward_and_finds_nothing():
+    genesis.manual_seed(0)
+    with TraceSession() as session:
+        _train(nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1)), steps=10, accumulate=4)
+    trace = session.result()
+    assert trace.steps_seen == 40 and trace.findings == []
+    assert all(row.steps == list(range(40)) for row in trace.parameters)
+
+
+def test_a_frozen_layer_is_not_reported():
+    genesis.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+    for param in model[0].parameters():
+        param.requires_grad_(False)
+    with TraceSession() as session:
+        _train(model, steps=3)
+    trace = session.result()
+    assert trace.findings == [] and [row.name for row in trace.parameters] == ["2.weight", "2.bias"]
+
+
+def test_gradcheck_inside_the_script_is_not_a_step():
+    genesis.manual_seed(0)
+    model = nn.Linear(4, 1)
+    probe = genesis.randn(3, dtype=genesis.float64, requires_grad=True)
+    with TraceSession() as session:
+        assert genesis.autograd.gradcheck(lambda t: (t * t).sum(), (probe,))
+        assert genesis.autograd.gradgradcheck(lambda t: (t * t * t).sum(), (probe,))
+        _train(model, steps=2)
+    trace = session.result()
+    assert trace.steps_seen == 2 and trace.findings == []
+    assert [row.name for row in trace.parameters] == ["weight", "bias"]
+    graph, = trace.graphs
+    assert any(node.name == "weight" for node in graph.nodes)  # the training step's graph
+
+
+def test_autograd_grad_reaches_parameters_without_filling_grad():
+    genesis.manual_seed(0)
+    model = nn.Linear(3, 1)
+    with TraceSession() as session:
+        optimizer = genesis.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(3):
+            loss = model(genesis.randn(8, 3)).pow(2).mean()
+            grads = genesis.autograd.grad(loss, list(model.parameters()))
+            for param, grad in zip(model.parameters(), grads):
+                param.grad = grad
+            optimizer.step()
+    trace = session.result()
+    assert trace.findings == [] and {row.status for row in trace.parameters} == {"ok"}
