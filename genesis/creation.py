@@ -10,7 +10,9 @@ extent or count a RuntimeError, a value that does not fit the dtype
 """
 from __future__ import annotations
 
+import math
 import numbers
+import sys
 
 import numpy as np
 
@@ -26,13 +28,20 @@ __all__ = ["tensor", "from_numpy", "zeros", "ones", "full", "empty", "randn", "r
            "randn_like", "rand_like", "randint_like"]
 
 
-def _allocated(op: str, allocate, size):
-    """`allocate()`, with NumPy's "array is too big" (the byte count overflows) reworded as
-    PyTorch's RuntimeError naming the size."""
+class AllocationError(MemoryError, RuntimeError):
+    """Memory the machine can't provide: a MemoryError, as NumPy raises, and the RuntimeError
+    PyTorch raises ("DefaultCPUAllocator: can't allocate memory")."""
+
+
+def _allocated(op: str, allocate, shape):
+    """`allocate()`, with NumPy's "array is too big" (the byte count overflows) and memory
+    errors reworded as PyTorch's RuntimeError naming the size."""
     try:
         return allocate()
     except ValueError as error:
-        raise RuntimeError(f"{op}: {size} is too large to allocate ({error})") from None
+        raise RuntimeError(f"{op}: size {shape} is too large to allocate ({error})") from None
+    except MemoryError as error:
+        raise AllocationError(f"{op}: can't allocate size {shape}: {error}") from None
 
 
 def _finish(array, device, requires_grad: bool) -> Tensor:
@@ -141,6 +150,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
         dtypes.int64 if isinstance(fill_value, numbers.Integral) else dtypes.float32)
     chosen = get_dtype(dtype) if dtype is not None else default
     check_fits(fill_value, chosen, "full")
+    if chosen is dtypes.bool:  # any number is a bool, even one NumPy can't convert (2**70)
+        fill_value = bool(fill_value)
     return _filled("full", fill_value, (size,), chosen, device, requires_grad)
 
 
@@ -212,17 +223,28 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
     if not all(np.isfinite(value) for value in (start, end, step)):
         raise RuntimeError(f"arange: unsupported range {start} -> {end} (step {step}): "
                            "start, end and step must be finite")
-    if (end - start) * step < 0:
+    if (end > start and step < 0) or (end < start and step > 0):
         raise RuntimeError(f"arange: end ({end}) and start ({start}) are inconsistent with the "
                            f"step's sign ({step}); the range would be empty going the other way")
-    if dtype is None:
-        integral = all(isinstance(v, numbers.Integral) for v in (start, end, step))
-        dtype = dtypes.int64 if integral else dtypes.float32
-    numpy_dtype = get_dtype(dtype).numpy_dtype
+    integral = all(isinstance(v, numbers.Integral) for v in (start, end, step))
+    chosen = get_dtype(dtype) if dtype is not None else dtypes.int64 if integral else dtypes.float32
+    if chosen is dtypes.bool:
+        raise NotImplementedError("arange: a range of bools is not a thing; use an integer or "
+                                  "floating point dtype")
+    ratio = None if integral else (end - start) / step  # inf for a tiny (subnormal) step
+    count = -((start - end) // step) if integral else \
+        math.ceil(ratio) if math.isfinite(ratio) else sys.maxsize
+    if count * 8 > sys.maxsize:  # NumPy would return an empty array for some of these
+        raise RuntimeError(f"arange: the range {start} -> {end} (step {step}) has {count} values, "
+                           "too many to allocate")
     device = as_device(device)
-    array = _allocated("arange", lambda: device.xp.arange(start, end, step),
-                       f"the range {start} -> {end} (step {step})")
-    return _finish(array.astype(numpy_dtype, copy=False), device, requires_grad)
+    xp = device.xp
+    if integral and abs(end - start) > 2 ** 53:  # beyond float64's integers NumPy miscounts
+        make = lambda: start + step * xp.arange(count, dtype=np.int64)  # noqa: E731
+    else:
+        make = lambda: xp.arange(start, end, step)  # noqa: E731
+    array = _allocated("arange", make, (count,))
+    return _finish(array.astype(chosen.numpy_dtype, copy=False), device, requires_grad)
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -232,9 +254,13 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: 
     steps = integer(steps, "steps must be an int, got", "linspace")
     if steps < 0:
         raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
+    chosen = get_dtype(dtype) if dtype is not None else dtypes.float32
+    if chosen is dtypes.bool:
+        raise NotImplementedError("linspace: evenly spaced bools are not a thing; use an integer "
+                                  "or floating point dtype")
+    numpy_dtype = chosen.numpy_dtype
     device = as_device(device)
-    numpy_dtype = get_dtype(dtype if dtype is not None else dtypes.float32).numpy_dtype
-    array = _allocated("linspace", lambda: device.xp.linspace(start, end, steps), f"steps={steps}")
+    array = _allocated("linspace", lambda: device.xp.linspace(start, end, steps), (steps,))
     return _finish(array.astype(numpy_dtype), device, requires_grad)
 
 
@@ -246,7 +272,8 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad:
         raise RuntimeError(f"eye: n and m must be 0 or more, got n={n}, m={m}")
     device = as_device(device)
     numpy_dtype = get_dtype(dtype if dtype is not None else dtypes.float32).numpy_dtype
-    array = _allocated("eye", lambda: device.xp.eye(n, m, dtype=numpy_dtype), (n, m))
+    array = _allocated("eye", lambda: device.xp.eye(n, m, dtype=numpy_dtype) if n and m else
+                       device.xp.zeros((n, m), numpy_dtype), (n, m))  # eye(2**62, 0) is empty
     return _finish(array, device, requires_grad)
 
 

@@ -96,7 +96,7 @@ def get_dtype(spec) -> DType:
         if name in _BY_NAME:
             return get_dtype(_BY_NAME[name])
         raise TypeError(f"unknown dtype {spec!r}; expected one of {sorted(_BY_NAME)}")
-    if spec in _PYTHON_TYPES:
+    if isinstance(spec, type) and spec in _PYTHON_TYPES:
         return _PYTHON_TYPES[spec]
     try:
         return _BY_NUMPY[np.dtype(spec)]
@@ -170,28 +170,40 @@ def check_fits(value, dtype: DType, op: str) -> None:
     finite = not isinstance(value, _FLOATS) or math.isfinite(value)
     if dtype.is_floating_point:
         fits = not finite or low <= value <= high
-    else:
-        fits = finite and low <= builtins.int(value) <= high
+    else:  # as PyTorch: 127.5 does not fit int8 (Python compares ints and floats exactly)
+        fits = finite and low <= value <= high
     if not fits:
-        raise DTypeOverflowError(f"{op}: the value {value!r} does not fit {dtype!r} "
+        raise DTypeOverflowError(f"{op}: the value {_shown(value)} does not fit {dtype!r} "
                                  f"(range [{low}, {high}])")
+
+
+def _shown(value) -> str:
+    """A number for a message: its repr, shortened when it has hundreds of digits."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}...{text[-6:]} ({len(text)} characters)"
 
 
 def check_array_fits(array: np.ndarray, dtype: DType, op: str) -> None:
     """Raise DTypeOverflowError when numbers of `array` (an int or float NumPy array) fall
     outside the integer `dtype`'s range (or are NaN/inf): the values a cast would wrap.
     One pass over the array; floating targets are not checked (1e40 becomes inf there,
-    as in NumPy and PyTorch)."""
+    as in NumPy and PyTorch).
+
+    >>> check_array_fits(np.array([1.0, 127.5]), int8, "tensor")
+    Traceback (most recent call last):
+    ...
+    genesis.dtypes.DTypeOverflowError: tensor: the value 127.5 does not fit genesis.int8 (range [-128, 127])
+    """
     if dtype.is_floating_point or dtype is bool or array.size == 0 or array.dtype.kind not in "iuf":
         return
     low, high = value_range(dtype)
     smallest, largest = array.min(), array.max()
     if array.dtype.kind == "f" and not (np.isfinite(smallest) and np.isfinite(largest)):
         culprit = array[~np.isfinite(array)].flat[0]
-    elif smallest <= low - 1:
+    elif smallest < low:
         culprit = smallest
-    elif largest >= high + 1:
-        culprit = largest
+    elif largest > high or largest >= high + 1:  # the second: 2.0**63 > int64's max, which
+        culprit = largest                        # becomes 2.0**63 itself when compared as a float
     else:
         return
     raise DTypeOverflowError(f"{op}: the value {culprit.item()!r} does not fit {dtype!r} "

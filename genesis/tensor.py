@@ -411,7 +411,7 @@ def to_array(data, dtype, target: Device):
         array = _from_python(data, dtype)
     if dtype is None:
         dtype = _inferred_dtype(array)
-    array = array.astype(dtype.numpy_dtype, copy=False)
+    array = _converted(array, dtype.numpy_dtype)
     return array if xp is np else transfer(array, cpu, target)
 
 
@@ -421,54 +421,69 @@ def _from_python(data, dtype):
     try:
         array = np.array(data)
     except ValueError as error:
-        raise ValueError(f"can't make a tensor from this {type(data).__name__}: "
-                         f"{_ragged(data) or error}") from None
+        raise _ragged(data) or ValueError(f"can't make a tensor from this {type(data).__name__}: "
+                                          f"{error}") from None
     kind = array.dtype.kind
     if kind not in "biuf":
-        _refuse_elements(data, array)
-    if kind == "u" and array.dtype.itemsize == 8:  # NumPy's type for ints from 2**63 on
-        dtypes.check_array_fits(array, dtype or dtypes.int64, "tensor")
+        return _from_objects(data, array, dtype)
+    if dtype is None and kind == "u" and array.dtype.itemsize == 8:
+        dtype = dtypes.int64  # NumPy's type for ints from 2**63 on, which int64 can't hold
     if dtype is not None:
         dtypes.check_array_fits(array, dtype, "tensor")
     return array
 
 
-def _ragged(data) -> str:
-    """Where nested lists stop being rectangular, as PyTorch says it ('' if they don't)."""
-    level, dim = [("data", data)], 0
-    while level:
-        rows = [(path, item) for path, item in level if isinstance(item, list | tuple)]
-        if not rows:
-            return ""
-        if len(rows) != len(level):
-            scalar = next(path for path, item in level if not isinstance(item, list | tuple))
-            return (f"{scalar} is a single value where {rows[0][0]} is a sequence; every entry "
-                    f"at dim {dim} must be a sequence of the same length")
-        expected = len(rows[0][1])
-        for path, row in rows:
-            if len(row) != expected:
-                return (f"expected a sequence of length {expected} at dim {dim} (got {len(row)} "
-                        f"at {path}); nested lists must be rectangular")
-        level = [(f"{path}[{index}]", child) for path, row in rows for index, child in enumerate(row)]
-        dim += 1
-    return ""
+def _ragged(data) -> Exception | None:
+    """Where nested lists stop being rectangular, found as PyTorch finds it: the shape is
+    read along the first entries, then every entry is checked in order; a ValueError for a
+    row of another length, a TypeError for a number where a row belongs or a row where a
+    number belongs (None if the lists are rectangular)."""
+    shape, item = [], data
+    while isinstance(item, list | tuple):
+        shape.append(len(item))
+        if not item:
+            break
+        item = item[0]
+    stack = [("data", data, 0)]
+    while stack:
+        path, item, dim = stack.pop()
+        is_row = isinstance(item, list | tuple)
+        if is_row != (dim < len(shape)):
+            found, expected = ("a sequence", "a single value") if is_row else ("a single value", "a sequence")
+            return TypeError(f"can't make a tensor from this {type(data).__name__}: {path} is "
+                             f"{found} where {expected} belongs (at dim {dim}); nested lists must "
+                             "be rectangular")
+        if not is_row:
+            continue
+        if len(item) != shape[dim]:
+            return ValueError(f"can't make a tensor from this {type(data).__name__}: expected a "
+                              f"sequence of length {shape[dim]} at dim {dim} (got {len(item)} at "
+                              f"{path}); nested lists must be rectangular")
+        stack.extend(reversed([(f"{path}[{index}]", child, dim + 1)
+                               for index, child in enumerate(item)]))
+    return None
 
 
-def _refuse_elements(data, array: np.ndarray) -> None:
-    """The error for data NumPy kept as objects, strings or complex numbers, naming the first
-    element that is not a real number (an int beyond int64 is an overflow)."""
+def _from_objects(data, array: np.ndarray, dtype):
+    """Data NumPy kept as objects, text or complex numbers: an array of `dtype` when its
+    elements are numbers that fit it (ints beyond int64 into a floating dtype), else an
+    error naming the first element that is not a real number or does not fit."""
     for index, value in enumerate(array.flat):
         where = f" at position {index}" if array.ndim else ""
         if isinstance(value, str | bytes | complex | np.complexfloating):
             kind = "complex numbers" if isinstance(value, complex | np.complexfloating) else "text"
             raise TypeError(f"can't make a tensor from {kind} ({value.item()!r:.40}{where}); "
                             "genesis tensors hold bools, integers and floating point numbers")
-        if isinstance(value, int) and not isinstance(value, bool):
-            dtypes.check_fits(value, dtypes.int64, "tensor")
+        if isinstance(value, int) and not isinstance(value, bool):  # into a floating dtype,
+            # a big int becomes inf where it exceeds the dtype (as a float would), not beyond float64
+            target = dtypes.float64 if dtype is not None and dtype.is_floating_point else dtype
+            dtypes.check_fits(value, target if target is not None else dtypes.int64, "tensor")
         elif not isinstance(value, float | bool | np.number | np.bool_):
             raise RuntimeError(f"can't make a tensor from {type(data).__name__}: could not infer "
                                f"a dtype for {type(value).__name__}{where}; tensor data must be "
                                "numbers, bools, or (nested) lists of them")
+    if dtype is not None and array.dtype.kind == "O":
+        return _converted(array, dtype.numpy_dtype)
     raise TypeError(f"can't make a tensor of NumPy dtype {array.dtype}; genesis supports "
                     "bool, integer and floating point data")
 
@@ -486,4 +501,15 @@ def _inferred_dtype(array: np.ndarray) -> DType:
 def _cast(array, dtype):
     if dtype is None:
         return array
-    return array.astype(get_dtype(dtype).numpy_dtype, copy=False)
+    return _converted(array, get_dtype(dtype).numpy_dtype)
+
+
+def _converted(array, numpy_dtype):
+    """`array` as `numpy_dtype`; numbers beyond a floating dtype become inf quietly, as in
+    PyTorch (NumPy warns), the intended result of tensor([1e40], dtype=float16)."""
+    if array.dtype == numpy_dtype:
+        return array
+    if numpy_dtype.kind == "f":
+        with np.errstate(over="ignore"):
+            return array.astype(numpy_dtype)
+    return array.astype(numpy_dtype)
