@@ -197,21 +197,25 @@ class ParameterUses:
         self._uses[id(leaf)] = (weakref.ref(leaf), source)
 
     def _new_cut(self, how: str, source, values: list) -> Cut:
-        """The cut at (how, source), and the leaves behind `values` noted as cut there (the
-        graph behind a value is walked at most WALKS_PER_SITE times per site)."""
+        """The cut at (how, source), and the leaves behind `values` noted as cut there: the
+        leaves among them always, those further back by walking their graphs at most
+        WALKS_PER_SITE times per site (a loop repeats the same cut)."""
         key = (how, source)
         cut = self.cuts.get(key)
         if cut is None:
             cut = self.cuts[key] = Cut(how, source, order=len(self.cuts))
+        computed = [value for value in values if value.grad_fn is not None]
+        leaves = [value for value in values if value.grad_fn is None]
         walks = self._walks.get(key, 0)
-        if walks < WALKS_PER_SITE:
+        if computed and walks < WALKS_PER_SITE:
             self._walks[key] = walks + 1
-            for leaf in _leaves_behind(values):
-                entry = self._cuts_of.get(id(leaf))
-                if entry is None or entry[0]() is not leaf:
-                    entry = self._cuts_of[id(leaf)] = (weakref.ref(leaf), [])
-                if cut not in entry[1]:
-                    entry[1].append(cut)
+            leaves += _leaves_behind(computed)
+        for leaf in leaves:
+            entry = self._cuts_of.get(id(leaf))
+            if entry is None or entry[0]() is not leaf:
+                entry = self._cuts_of[id(leaf)] = (weakref.ref(leaf), [])
+            if cut not in entry[1]:
+                entry[1].append(cut)
         return cut
 
     def _carried(self, value: Tensor):
@@ -244,31 +248,23 @@ def _tensors(args) -> list:
 
 
 def _leaves_behind(values: list) -> list:
-    """The leaves that require grad which `values` were computed from (or are), found by an
-    iterative walk of their graphs."""
-    leaves = []
-    seen = set()
-    stack = []
-    for value in values:
-        if value.grad_fn is None:
-            if value._requires_grad and id(value) not in seen:
-                seen.add(id(value))
-                leaves.append(value)
-        else:
-            stack.append(value.grad_fn)
+    """The leaves that require grad which `values` (tensors made by ops) were computed from,
+    found by an iterative walk of their graphs."""
+    leaves = {}       # id -> leaf, in the order found
+    visited = set()   # autograd nodes
+    stack = [value.grad_fn for value in values]
     while stack:
         node = stack.pop()
-        if node in seen:
+        if node in visited:
             continue
-        seen.add(node)
+        visited.add(node)
         if node.__class__ is AccumulateGrad:
             leaf = node.variable
-            if leaf is not None and id(leaf) not in seen:
-                seen.add(id(leaf))
-                leaves.append(leaf)
+            if leaf is not None:
+                leaves.setdefault(id(leaf), leaf)
             continue
         stack.extend(child for child, _ in node.next_functions if child is not None)
-    return leaves
+    return list(leaves.values())
 
 
 def _called_from_genesis() -> bool:

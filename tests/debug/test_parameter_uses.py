@@ -213,3 +213,16 @@ def test_an_optimizer_that_never_steps_expects_nothing():
     trace = session.result()
     assert trace.findings == []
     assert {row.name: row.status for row in trace.parameters}["weight"] == "no gradient"
+
+
+def test_every_layer_run_under_one_no_grad_line_is_cut_there():
+    layers = [nn.Linear(3, 3) for _ in range(5)]
+    head = nn.Linear(3, 1)
+    with ParameterUses() as uses:
+        x = genesis.randn(2, 3)
+        with genesis.no_grad():
+            for layer in layers:
+                x = layer(x); line = here()
+        head(x).sum()
+    assert {uses.explain(layer.weight).how for layer in layers} == {"no_grad"}
+    assert {uses.explain(layer.bias).source.line for layer in layers} == {line}
