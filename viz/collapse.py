@@ -19,7 +19,7 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 
-from genesis.debug.capture import paused_gc
+from genesis.debug.gc_pause import paused_gc
 
 __all__ = ["View", "Item", "build_view", "neighbourhood", "DEFAULT_MAX_NODES"]
 

@@ -9,20 +9,19 @@
 """
 from __future__ import annotations
 
-import gc
 import sys
 from collections import deque
-from contextlib import contextmanager
 
 from ..autograd.function import AccumulateGrad
 from ..tensor import Tensor
+from .gc_pause import paused_gc
 from .graph import Edge, Graph, GraphNode, Source, TensorInfo
 from .module_paths import module_paths
 from .names import Names
 from .readings import Readings
 from .stats import grad_stats_later, value_stats_later
 
-__all__ = ["capture_graph", "GraphBuilder", "paused_gc", "RECORD_KEY", "PARAM_KEY"]
+__all__ = ["capture_graph", "GraphBuilder", "RECORD_KEY", "PARAM_KEY"]
 
 RECORD_KEY = "genesis.debug.record"   # node.metadata entry: the OpRecord written during forward
 PARAM_KEY = "genesis.debug.param"     # AccumulateGrad metadata: the parameter's dotted name
@@ -62,19 +61,6 @@ def capture_graph(*roots, params: dict | None = None, include_saved: bool = True
     return builder.graph
 
 
-@contextmanager
-def paused_gc():
-    """Suspend the cyclic garbage collector while building large acyclic structures: its
-    passes over hundreds of thousands of new objects would otherwise triple the time."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 class GraphBuilder:
     """Builds a Graph breadth-first from output tensors or root nodes; extendable.
 
@@ -90,6 +76,7 @@ class GraphBuilder:
         self.ids = {}          # autograd node -> graph id
         self.in_degree = {}    # autograd node -> edges into it (how many gradients it receives)
         self._pending = deque()
+        self._sources = {}     # (file, line, function) -> Source
         self._module_calls = {}  # graph id -> module call, for nodes placed by place_in_modules
         self._calls_seen = set()  # orders of the module calls seen
         self._outermost = set()   # id() of the outermost modules seen (alive while capturing)
@@ -112,7 +99,7 @@ class GraphBuilder:
         record = node.metadata.get(RECORD_KEY)
         stats = record.values[output_nr] if record is not None and record.values else None
         output_id = self._add(GraphNode(0, "output", name or self.names.positional("output"),
-                                        [TensorInfo(tuple(shape), numpy_dtype.name, stats)],
+                                        [TensorInfo(tuple(shape), _dtype_name(numpy_dtype), stats)],
                                         device=str(device)))
         self._link(node, output_nr, output_id, 0, tuple(shape))
         return output_id
@@ -193,7 +180,7 @@ class GraphBuilder:
             name, kind = recorded, "param"
         else:
             name, kind = self.names.leaf_name(variable)
-        info = TensorInfo(tuple(shape), numpy_dtype.name)
+        info = TensorInfo(tuple(shape), _dtype_name(numpy_dtype))
         if variable is not None:
             info.stats = self._value_stats(variable)
             if variable._grad is not None:
@@ -210,7 +197,7 @@ class GraphBuilder:
     def _op_node(self, node) -> GraphNode:
         cls = node._forward_cls
         record = node.metadata.get(RECORD_KEY)
-        outputs = [None if meta is None else TensorInfo(tuple(meta[0]), meta[1].name)
+        outputs = [None if meta is None else TensorInfo(tuple(meta[0]), _dtype_name(meta[1]))
                    for meta in node._output_meta]
         module = None
         if record is not None:
@@ -224,7 +211,17 @@ class GraphBuilder:
         return GraphNode(0, "op", type(node).__name__, outputs,
                          function=cls.__name__ if cls is not None else None,
                          user_defined=cls is not None and not cls._builtin, device=device,
-                         module=module, source=_source(source) if source is not None else None)
+                         module=module, source=self._source(source) if source is not None else None)
+
+    def _source(self, location) -> Source:
+        """The Source of a location's innermost frame: one object per line (the ops of a loop
+        share it), its code read once."""
+        frame = location.frames[0]
+        key = (frame.file, frame.line, frame.function)
+        source = self._sources.get(key)
+        if source is None:
+            source = self._sources[key] = Source(frame.file, frame.line, frame.function, frame.code)
+        return source
 
     def _add_saved(self, node, node_id: int) -> None:
         record = node.metadata.get(RECORD_KEY)
@@ -236,13 +233,18 @@ class GraphBuilder:
                 continue
             shape, dtype = entry
             saved_id = self._add(GraphNode(0, "saved", f"saved {index}",
-                                           [TensorInfo(tuple(shape), dtype.name)],
+                                           [TensorInfo(tuple(shape), _dtype_name(dtype))],
                                            device=self.graph.nodes[node_id].device, module=module))
             self.graph.edges.append(Edge(saved_id, node_id, index, 0, tuple(shape)))
             if call is not None:
                 self._module_calls[saved_id] = call
 
 
-def _source(location) -> Source:
-    frame = location.frames[0]
-    return Source(frame.file, frame.line, frame.function, frame.code)
+_DTYPE_NAMES = {}  # NumPy dtype -> its name (dtype.name takes microseconds)
+
+
+def _dtype_name(dtype) -> str:
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = dtype.name
+    return name

@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import replace
 
 from ..utils.atomic_file import write_atomic
 from .findings import Finding
@@ -98,7 +99,7 @@ class Journal:
 
     def end(self, trace: Trace) -> None:
         """The finished run, graphs left out (the graph records hold them)."""
-        data = trace.to_dict()
+        data = replace(trace, graphs=[]).to_dict()  # not every graph encoded to be dropped
         data["graphs"] = len(trace.graphs)
         self._append({"record": "end", "trace": data})
         self.close()

@@ -10,6 +10,9 @@ session fetches at the end of every backward call and when it stops, and
 `limit` bounds what waits in between.
 
 On the CPU nothing is waited for: figures of NumPy arrays are passed on at once.
+Host work that is cheaper done for many arrays together (the statistics of small
+arrays, `genesis.debug.stats`) registers with `on_fetch` and is done first in each
+`fetch()`.
 
 >>> import numpy as np
 >>> readings = Readings()
@@ -35,6 +38,7 @@ class Readings:
         self.transfers = 0     # host syncs made by fetch(), for tests and benchmarks
         self._waiting = []     # (namespace, figures, then) in the order read
         self._scratch = {}     # id(namespace) -> (zeroed buffer, slots handed out)
+        self._on_fetch = []    # host batches flushed at the start of every fetch()
 
     def __len__(self) -> int:
         return len(self._waiting)
@@ -59,9 +63,15 @@ class Readings:
         self._scratch[id(xp)] = (buffer, used + count)
         return buffer[used:used + count]
 
+    def on_fetch(self, flush) -> None:
+        """Call `flush()` at the start of every `fetch()` from now on."""
+        self._on_fetch.append(flush)
+
     def fetch(self) -> None:
-        """Bring every waiting figure to the host (one transfer per namespace) and pass each
-        group on, in the order read."""
+        """Finish the host batches, then bring every waiting figure to the host (one transfer
+        per namespace) and pass each group on, in the order read."""
+        for flush in self._on_fetch:
+            flush()
         waiting, self._waiting = self._waiting, []
         self._scratch.clear()  # slots read from now on come from a fresh buffer
         if not waiting:

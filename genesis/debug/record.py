@@ -31,6 +31,7 @@ from ..autograd.function import AccumulateGrad
 from ..autograd.source import SourceLocation
 from ..tensor import Tensor
 from .capture import PARAM_KEY, RECORD_KEY, GraphBuilder
+from .gc_pause import paused_gc
 from .names import Names, parameter_names, user_namespace
 from .readings import Readings
 from .stats import grad_stats_later, value_stats_later
@@ -114,13 +115,14 @@ class record:
             self._close(finished)
 
     def _close(self, run: "_Run") -> None:
-        node_ids = dict(run.builder.ids)
-        graph = run.finish()
-        with self.lock:
-            self.readings.fetch()  # the graph's statistics of GPU tensors: one transfer
-            index = self._add_graph(graph)
-            if self.on_step is not None:
-                self.on_step(index, node_ids)
+        with paused_gc():  # a big graph is filed without a full collection per 25% growth
+            node_ids = dict(run.builder.ids)
+            graph = run.finish()
+            with self.lock:
+                self.readings.fetch()  # the graph's statistics: one transfer, one host batch
+                index = self._add_graph(graph)
+                if self.on_step is not None:
+                    self.on_step(index, node_ids)
 
     # -- forward: one call per Function.apply -------------------------------
     def _observe(self, node, args, outputs) -> None:
@@ -149,7 +151,8 @@ class record:
         if run is None:
             run = self._open_runs[id(flowed_from)] = _Run(self, flowed_from)
         if node not in run.builder.ids:  # a root of this backward
-            run.add_root(node, grads)
+            with paused_gc():
+                run.add_root(node, grads)
         readings = self.readings
         run.grads[node] = [grad_stats_later(g._data, readings, g._device) if g is not None else None
                            for g in grads]

@@ -12,6 +12,12 @@ needed in between, and the figures wait on the device: `value_stats_later` and
 when it fetches (the recorder fetches once per backward call, not once per
 tensor). `value_stats` and `grad_stats` fetch at once.
 
+Small host arrays (up to `BATCHED_SIZE` entries, most op outputs of a long chain
+of small tensors) wait too: a copy of each joins a batch whose figures are taken
+together, a few NumPy reductions over all of them, when the `Readings` fetches.
+A dozen reductions of one tiny array cost more than the op that made it; the
+batch makes it about a microsecond.
+
 >>> import numpy as np
 >>> value_stats(np.array([1.0, -3.0, float("nan")]))
 {'min': -3.0, 'max': 1.0, 'mean': -1.0, 'abs_mean': 2.0, 'nan': 1, 'inf': 0}
@@ -21,6 +27,8 @@ tensor). `value_stats` and `grad_stats` fetch at once.
 from __future__ import annotations
 
 import math
+import threading
+import weakref
 
 import numpy as np
 
@@ -28,7 +36,11 @@ from ..device import namespace_of
 from . import _finite_figures as figures
 from .readings import Readings
 
-__all__ = ["value_stats", "grad_stats", "value_stats_later", "grad_stats_later"]
+__all__ = ["value_stats", "grad_stats", "value_stats_later", "grad_stats_later", "VALUE_KEYS",
+           "GRAD_KEYS"]
+
+VALUE_KEYS = ("min", "max", "mean", "abs_mean", "nan", "inf")    # value statistics, in order
+GRAD_KEYS = ("norm", "max_abs", "nan", "inf", "zero_fraction")  # gradient statistics, in order
 
 # Sums over arrays holding inf and -inf are nan, and say so; the finite part is taken next.
 _quietly = np.errstate(invalid="ignore", over="ignore")
@@ -36,6 +48,8 @@ _VALUE_FIGURES = (figures.FINITE_MIN, figures.FINITE_MAX, figures.FINITE_SUM,
                   figures.FINITE_ABS_SUM, figures.FINITE_COUNT, figures.NAN_COUNT)
 _GRAD_FIGURES = (figures.FINITE_SQUARE_SUM, figures.FINITE_MAX_ABS, figures.FINITE_COUNT,
                  figures.NAN_COUNT, figures.NONZERO_COUNT)
+BATCHED_SIZE = 1024       # host arrays with at most this many entries are batched
+_BATCH_ENTRIES = 1 << 20  # a batch holding this many entries is finished at once
 
 
 def value_stats(array) -> dict:
@@ -77,9 +91,11 @@ def _later(array, readings: Readings, device, on_host, device_figures, from_figu
     if size == 0:
         return of_nothing
     xp = device.xp
-    array = _comparable(xp, array)
     if xp is np:
-        return on_host(array)
+        if size <= BATCHED_SIZE and array.dtype.kind == "f":
+            return _batch_of(readings).add(array, on_host is _host_grad_stats)
+        return on_host(_comparable(np, array))
+    array = _comparable(xp, array)
     stats = {}
     readings.read(xp, [figure(device, array) for figure in device_figures],
                   lambda found: stats.update(from_figures(size, *found)))
@@ -133,6 +149,92 @@ def _host_grad_stats(array) -> dict:
         np.dot(kept, kept), np.where(finite, magnitudes, -1).max(),
         np.count_nonzero(finite), np.count_nonzero(np.isnan(array)))
     return _grads_from(size, squares, max_abs, count, nan, nonzero)
+
+
+class _HostBatch:
+    """Copies of small host arrays waiting for their statistics, taken for all of them at
+    once by `flush` (segmented reductions over the arrays laid end to end)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()  # backward calls on several threads add here
+        self._waiting = []             # (flat float copy, is a gradient, the dict to fill)
+        self._entries = 0
+
+    def add(self, array, gradient: bool) -> dict:
+        stats = {}
+        copy = array.reshape(-1).copy()  # the array may be changed in place before the flush
+        with self._lock:
+            self._waiting.append((copy, gradient, stats))
+            self._entries += copy.size
+            full = self._entries >= _BATCH_ENTRIES
+        if full:
+            self.flush()
+        return stats
+
+    @_quietly
+    def flush(self) -> None:
+        with self._lock:
+            waiting, self._waiting, self._entries = self._waiting, [], 0
+        for gradient, of_kind in ((False, [entry for entry in waiting if not entry[1]]),
+                                  (True, [entry for entry in waiting if entry[1]])):
+            if not of_kind:
+                continue
+            sizes = np.array([entry[0].size for entry in of_kind])
+            flat = np.concatenate([entry[0] for entry in of_kind], dtype=np.float64)
+            starts = np.zeros(len(sizes), dtype=np.intp)
+            np.cumsum(sizes[:-1], out=starts[1:])
+            columns = (_batch_grad_figures if gradient else _batch_value_figures)(flat, starts)
+            fill = _grads_from if gradient else _values_from
+            for (_, _, stats), size, *found in zip(of_kind, sizes.tolist(), *columns):
+                stats.update(fill(size, *found))
+
+
+def _batch_value_figures(flat, starts) -> list:
+    """Per array laid end to end in `flat` from `starts`: the figures `_values_from` takes."""
+    finite = np.isfinite(flat)
+    if finite.all():
+        count = np.diff(np.append(starts, flat.size))
+        nan = np.zeros_like(count)
+        low, high, total = (np.minimum.reduceat(flat, starts), np.maximum.reduceat(flat, starts),
+                            np.add.reduceat(flat, starts))
+        abs_total = np.add.reduceat(np.abs(flat), starts)
+    else:
+        low = np.minimum.reduceat(np.where(finite, flat, np.inf), starts)
+        high = np.maximum.reduceat(np.where(finite, flat, -np.inf), starts)
+        kept = np.where(finite, flat, 0.0)
+        total, abs_total = np.add.reduceat(kept, starts), np.add.reduceat(np.abs(kept), starts)
+        count = np.add.reduceat(finite.astype(np.intp), starts)
+        nan = np.add.reduceat(np.isnan(flat).astype(np.intp), starts)
+    return [column.tolist() for column in (low, high, total, abs_total, count, nan)]
+
+
+def _batch_grad_figures(flat, starts) -> list:
+    """Per array laid end to end in `flat` from `starts`: the figures `_grads_from` takes."""
+    finite = np.isfinite(flat)
+    nonzero = np.add.reduceat((flat != 0).astype(np.intp), starts)
+    if finite.all():
+        count = np.diff(np.append(starts, flat.size))
+        nan = np.zeros_like(count)
+        magnitudes = np.abs(flat)
+    else:
+        count = np.add.reduceat(finite.astype(np.intp), starts)
+        nan = np.add.reduceat(np.isnan(flat).astype(np.intp), starts)
+        magnitudes = np.where(finite, np.abs(flat), -1.0)
+        flat = np.where(finite, flat, 0.0)
+    squares = np.add.reduceat(flat * flat, starts)
+    max_abs = np.maximum.reduceat(magnitudes, starts)
+    return [column.tolist() for column in (squares, max_abs, count, nan, nonzero)]
+
+
+_BATCHES = weakref.WeakKeyDictionary()  # Readings -> its _HostBatch
+
+
+def _batch_of(readings: Readings) -> _HostBatch:
+    batch = _BATCHES.get(readings)
+    if batch is None:
+        batch = _BATCHES[readings] = _HostBatch()
+        readings.on_fetch(batch.flush)
+    return batch
 
 
 def _device_of(array):

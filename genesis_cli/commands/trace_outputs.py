@@ -32,7 +32,7 @@ def write_outputs(trace, folder: Path, format: str, html: bool, collapse_depth, 
 
     files = {"graphs": []}
     path = folder / "trace.json"
-    if _written(errors, path, lambda: write_atomic(path, trace.to_json(indent=1))):
+    if _written(errors, path, lambda: write_atomic(path, trace.to_json())):
         files["json"] = str(path)
     for index, graph in enumerate(trace.graphs):
         target = folder / f"{'graph' if index == 0 else f'graph-{index + 1}'}.{format}"
