@@ -285,6 +285,6 @@ def short_path(path: str) -> str:
     """`path` relative to the working directory when it lies below it, else as it is."""
     try:
         relative = os.path.relpath(path)
-    except ValueError:  # another drive (Windows)
+    except (ValueError, OSError):  # another drive (Windows), or the working directory is gone
         return path
     return path if relative.startswith(os.pardir) else relative
