@@ -63,6 +63,8 @@ class _Drawing:
         self.show_stats = show_stats
         self.has_grads = any(info is not None and info.grad is not None
                              for node in graph.nodes for info in node.outputs)
+        # A recorded graph's statistics are its latest step's (the backward call they are from).
+        self.step = graph.steps[-1] if graph.steps else None
         self.kinds = set()
         self.findings = set()
         self.incoming, self.outgoing = {}, {}
@@ -98,6 +100,8 @@ class _Drawing:
         if self.graph.steps:
             count = len(self.graph.steps)
             line += f", {count:,} backward step{'s' if count != 1 else ''} with this structure"
+            if self.has_grads:  # a line of its own: the headline sets the drawing's least width
+                return [line, f"gradient norms of step {self.step}, the last of them"] + self.view.notes
         return [line] + self.view.notes
 
     def _describe(self, item) -> tuple:
@@ -148,7 +152,9 @@ class _Drawing:
                     and info.stats["mean"] is not None:
                 lines.append(f"value {format_number(info.stats['mean'])}")
         if self.show_stats and info is not None:
-            lines.extend(describe_stats(info))
+            # the figures a reader compares with the parameter table say their step; the
+            # headline says it for all (a line more on every op would make the drawing taller)
+            lines.extend(describe_stats(info, step=self.step if node.kind in ("param", "input") else None))
             if "no_grad" in findings and node.kind in ("param", "input"):
                 lines.append("no gradient")
         tooltip = [f"{node.name} (node {node.id}, {node.kind})"]
@@ -166,7 +172,8 @@ class _Drawing:
                 if output.stats:
                     tooltip.append("  values " + _stats_text(output.stats))
                 if output.grad:
-                    tooltip.append("  grad " + _stats_text(output.grad))
+                    at = f" (step {self.step})" if self.step is not None else ""
+                    tooltip.append(f"  grad{at} " + _stats_text(output.grad))
         if node.findings:
             tooltip.append("findings: " + ", ".join(node.findings))
             lines.extend(f"⚠ {tag}" for tag in node.findings)

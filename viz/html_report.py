@@ -97,8 +97,9 @@ def _page_data(value, namespace: dict) -> tuple:
         return {"title": f"genesis trace: {value.script}", "run": run, "graphs": [],
                 "findings": [finding.to_dict() for finding in findings],
                 "parameters": [{"name": row.name, "shape": list(row.shape), "dtype": row.dtype,
-                                "grad_norm": row.grad_norm, "status": row.status,
-                                "history": list(row.history)} for row in value.parameters]}, \
+                                "grad_norm": row.grad_norm, "grad_norm_step": row.grad_norm_step,
+                                "status": row.status, "history": list(row.history),
+                                "steps": list(row.steps)} for row in value.parameters]}, \
             list(value.graphs)
     raise TypeError(f"to_html takes a genesis.debug.Trace, a genesis.debug.Graph or a Tensor, "
                     f"got {type(value).__name__}")
@@ -112,8 +113,9 @@ def _leaf_rows(graph) -> list:
         node = leaves.get(name)
         rows.append({"name": name, "shape": list(node.shape) if node is not None and node.shape is not None
                      else None, "dtype": node.dtype if node is not None else None,
-                     "grad_norm": history[-1] if history else None, "status": None,
-                     "history": list(history)})
+                     "grad_norm": history[-1] if history else None,
+                     "grad_norm_step": graph.steps[-1] if history and history[-1] is not None else None,
+                     "status": None, "history": list(history), "steps": list(graph.steps)})
     return rows
 
 

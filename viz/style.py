@@ -134,8 +134,14 @@ def format_number(value) -> str:
     return f"{value:.2e}"
 
 
-def describe_stats(info, with_values: bool = True) -> list:
-    """Short lines for a TensorInfo's gradient (and value) statistics."""
+def describe_stats(info, with_values: bool = True, step: int | None = None) -> list:
+    """Short lines for a TensorInfo's gradient (and value) statistics; `step`: the backward
+    call the gradient is from, when known (a line of its own, so labels grow no wider).
+
+    >>> from genesis.debug import TensorInfo
+    >>> describe_stats(TensorInfo((2,), "float32", grad={"norm": 0.0788904, "nan": 0, "inf": 0}), step=4)
+    ['grad norm 0.0789', 'at step 4']
+    """
     lines = []
     grad = info.grad
     if grad is not None:
@@ -143,6 +149,8 @@ def describe_stats(info, with_values: bool = True) -> list:
         if grad["nan"] or grad["inf"]:
             text += f"  NaN {grad['nan']} Inf {grad['inf']}"
         lines.append(text)
+        if step is not None:
+            lines.append(f"at step {step}")
     stats = info.stats
     if with_values and stats is not None and (stats["nan"] or stats["inf"]):
         lines.append(f"values: NaN {stats['nan']} Inf {stats['inf']}")

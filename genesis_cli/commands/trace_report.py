@@ -9,6 +9,7 @@ from rich.text import Text
 from genesis.debug.findings import SEVERITY_ORDER
 from genesis.debug.printable import printable
 from genesis.debug.trace import Trace
+from viz.style import format_number
 
 from ..ui import new_table, status_text
 
@@ -51,13 +52,17 @@ def _how_it_ended(trace: Trace) -> str:
 
 
 def _parameters(console: Console, trace: Trace) -> None:
+    """Each parameter's latest gradient norm and the step (backward call, from 0) it is from,
+    written as the graph pictures and the HTML report write it."""
     rows = sorted(trace.parameters, key=lambda row: row.status == "ok")
-    table = new_table("parameter", "shape", ("grad norm", "right"), "status",
+    table = new_table("parameter", "shape", ("grad norm", "right"), ("at step", "right"), "status",
                       title=f"Parameters ({len(rows)})")
     for row in rows[:MAX_PARAMETER_ROWS]:
-        norm = "-" if row.grad_norm is None else f"{row.grad_norm:.4g}"
+        norm = "-" if row.grad_norm is None else format_number(row.grad_norm)
+        step = "-" if row.grad_norm is None or row.grad_norm_step is None else str(row.grad_norm_step)
         status = Text.assemble(status_text(PARAMETER_STATUS.get(row.status, "INFO")), f" {row.status}")
-        table.add_row(Text(printable(row.name)), "x".join(map(str, row.shape)) or "scalar", norm, status)
+        table.add_row(Text(printable(row.name)), "x".join(map(str, row.shape)) or "scalar", norm, step,
+                      status)
     console.print(table)
     if len(rows) > MAX_PARAMETER_ROWS:
         console.print(f"  ... {len(rows) - MAX_PARAMETER_ROWS} more (all ok)")
