@@ -297,3 +297,16 @@ def test_each_thread_knows_its_own_module_calls():
         assert graph.find("MulBackward").module == "wait", name
         assert graph.modules[""] == name
         assert {node.module for node in graph.of_kind("op") if node.name != "MulBackward"} == {"left", ""}
+
+
+def test_a_captured_deep_model_folds_by_module_in_its_picture():
+    from viz.collapse import build_view
+
+    model = _Deep()
+    graph = capture_graph(model(genesis.randn(2, 4)))
+    view = build_view(graph, collapse_depth=1, max_nodes=None)
+    folded = {item.title: item for item in view.items.values() if item.kind == "module"}
+    assert {"layers.0", "layers.1", "layers.2"} <= set(folded)
+    for title in ("layers.0", "layers.1", "layers.2"):
+        members = [graph.nodes[index] for index in folded[title].members]
+        assert sum(node.kind == "op" for node in members) >= 5, title  # not "0 ops, 2 params"
