@@ -2,7 +2,11 @@
 
 Everything is inline: the viewer's script and style (`viz/html/`), the data as
 JSON in `<script type="application/json">` blocks, and each pre-rendered
-drawing as cleaned SVG text. The page loads nothing from anywhere; its
+drawing as cleaned SVG text. The page opens on what it needs first: the run,
+findings and parameters, each graph's views and counts, and one drawing. A
+graph's nodes and edges (its JSON form, as in trace.json: 27 MB for 100,000 ops)
+and the other drawings stay unparsed text until a click, a search or a view
+switch needs them. The page loads nothing from anywhere; its
 Content-Security-Policy allows only its own script (by hash), so even a
 string that slipped through could not run or fetch. User strings (module and
 parameter names, paths, code lines, messages) travel only inside the JSON,
@@ -34,8 +38,8 @@ from .html_views import HTML_MAX_NODES, draw_views
 __all__ = ["to_html", "notebook_html", "HTML_MAX_NODES"]
 
 # Concatenated in this order inside one function scope (see viewer.js for the entry point).
-SCRIPT_FILES = ("dom.js", "pan_zoom.js", "labels.js", "drawing.js", "details.js", "sidebar.js", "search.js",
-                "viewer.js")
+SCRIPT_FILES = ("dom.js", "pan_zoom.js", "labels.js", "graph_data.js", "drawing.js", "details.js",
+                "sidebar.js", "search.js", "viewer.js")
 # The first drawing shown is the finest one with at most this many items whose labels stay
 # readable when it is fitted to a screen (a third of their size on a ~1000 x 800 px canvas).
 DEFAULT_VIEW_ITEMS = 1500
@@ -46,21 +50,25 @@ _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2
 
 def to_html(graph_or_trace, path=None, *, max_nodes: int = HTML_MAX_NODES, title: str | None = None) -> str:
     """The viewer page of a `genesis.debug.Trace`, a `genesis.debug.Graph`, or the graph behind a
-    Tensor (captured first); written to `path` too when given. Each graph is laid out at every
-    collapse depth (with at most `max_nodes` drawn items per drawing)."""
+    Tensor (captured first); written to `path` too when given. Each graph is laid out at its
+    collapse depths (`viz.html_views.draw_views`), with at most `max_nodes` drawn items per
+    drawing."""
     data, graphs = _page_data(graph_or_trace, sys._getframe(1).f_locals)
     if title is not None:
         data["title"] = title
-    drawings = []
+    blocks = []  # (id, value) of the blocks read on demand
     for index, graph in enumerate(graphs):
         graph = _tagged(graph, index, data["findings"])
         views = draw_views(graph, max_nodes=max_nodes)
-        entry = graph.to_dict()
-        entry["views"] = [view.to_dict() for view in views]
-        entry["default_view"] = _default_view(views)
-        data["graphs"].append(entry)
-        drawings.extend((f"svg-{index}-{number}", view.svg) for number, view in enumerate(views))
-    page = _page(data, drawings)
+        full = graph.to_dict()
+        data["graphs"].append({
+            "ops": sum(1 for node in graph.nodes if node.kind == "op"), "node_count": len(graph.nodes),
+            "outputs": [node.id for node in graph.nodes if node.kind == "output"],
+            "modules": full["modules"], "steps": full["steps"], "grad_norms": full["grad_norms"],
+            "views": [view.to_dict() for view in views], "default_view": _default_view(views)})
+        blocks.append((f"graph-{index}", {key: full[key] for key in ("nodes", "edges", "sources")}))
+        blocks.extend((f"svg-{index}-{number}", view.svg) for number, view in enumerate(views))
+    page = _page(data, blocks)
     if path is not None:
         Path(path).write_text(page, encoding="utf-8")
     return page
@@ -147,7 +155,7 @@ def _default_view(views: list) -> int:
     return max(fitting, key=lambda index: views[index].items) if fitting else plain[0]
 
 
-def _page(data: dict, drawings: list) -> str:
+def _page(data: dict, blocks: list) -> str:
     data = {**data, "title": printable(data["title"])}  # a script path may hold control characters
     asset = resources.files("viz") / "html"
     script = "(function () {\n\"use strict\";\n" + "\n".join(
@@ -157,12 +165,12 @@ def _page(data: dict, drawings: list) -> str:
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     policy = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
               "img-src data:; base-uri 'none'; form-action 'none'")
-    blocks = [f'<script type="application/json" id="genesis-data">{_json(data)}</script>']
-    blocks.extend(f'<script type="application/json" id="{name}">{_json(svg)}</script>'
-                  for name, svg in drawings)
+    elements = [f'<script type="application/json" id="genesis-data">{_json(data)}</script>']
+    elements.extend(f'<script type="application/json" id="{name}">{_json(value)}</script>'
+                    for name, value in blocks)
     parts = {"policy": html.escape(policy), "title": html.escape(data["title"]),
              "style": (asset / "viewer.css").read_text(encoding="utf-8"),
-             "data": "\n".join(blocks), "script": script}
+             "data": "\n".join(elements), "script": script}
     template = (asset / "template.html").read_text(encoding="utf-8")
     return re.sub(r"\{\{(\w+)\}\}", lambda match: parts[match.group(1)], template)
 

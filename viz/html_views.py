@@ -2,7 +2,9 @@
 
 A graph is laid out at each collapse depth (modules folded below depth 0, 1,
 ..., then every node), without and with the tensors saved for backward, each
-within a node budget. Drawings that come out the same are kept once. Every
+within a node budget. Past `ALL_DEPTHS` levels of modules only depths 0, 1, 2,
+4, 8, ... are drawn: a model of 100 nested modules gets 9 drawings, not 101.
+Drawings that come out the same are kept once. Every
 drawing records which graph node ids each drawn item stands for, so the page
 can go from a click to the node's data and from a node (a finding, a search
 hit) to where it is drawn.
@@ -24,9 +26,10 @@ from .collapse import build_view
 from .dot import view_to_dot
 from .svg_clean import clean_svg
 
-__all__ = ["DrawnView", "draw_views", "HTML_MAX_NODES"]
+__all__ = ["DrawnView", "draw_views", "collapse_depths", "HTML_MAX_NODES"]
 
 HTML_MAX_NODES = 5000  # drawn items per view; a browser pans and zooms this many smoothly
+ALL_DEPTHS = 8         # models nested this deep or less are drawn at every collapse depth
 _SIZE = re.compile(r'<svg [^>]*data-width="([\d.e+]+)" data-height="([\d.e+]+)"')
 
 
@@ -53,9 +56,9 @@ class DrawnView:
 
 
 def draw_views(graph, *, max_nodes: int = HTML_MAX_NODES) -> list:
-    """Lay out `graph` at every collapse depth, without and with saved tensors (when it has
-    any), coarsest first; each drawing holds at most `max_nodes` items (the budget folds more
-    where needed, and the view's notes say so)."""
+    """Lay out `graph` at its collapse depths (`collapse_depths`), without and with saved
+    tensors (when it has any), coarsest first; each drawing holds at most `max_nodes` items
+    (the budget folds more where needed, and the view's notes say so)."""
     backend = choose_backend("svg")
     if backend == EMBEDDED:
         max_nodes = min(max_nodes, EMBEDDED_MAX_NODES)
@@ -63,7 +66,7 @@ def draw_views(graph, *, max_nodes: int = HTML_MAX_NODES) -> list:
     savings = (False, True) if any(node.kind == "saved" for node in graph.nodes) else (False,)
     views, seen = [], set()
     for saved in savings:
-        for collapse_depth in [*range(depth), None]:
+        for collapse_depth in [*collapse_depths(depth), None]:
             view = build_view(graph, collapse_depth=collapse_depth, show_saved=saved, max_nodes=max_nodes)
             signature = (saved, tuple((key, tuple(item.members)) for key, item in view.items.items()))
             if signature in seen:
@@ -81,6 +84,18 @@ def draw_views(graph, *, max_nodes: int = HTML_MAX_NODES) -> list:
         size = _SIZE.match(drawn.svg)
         drawn.width, drawn.height = float(size.group(1)), float(size.group(2))
     return [drawn for drawn, _ in views]
+
+
+def collapse_depths(depth: int) -> list:
+    """The collapse depths drawn for modules nested `depth` levels deep: all of them up to
+    `ALL_DEPTHS`, else 0, 1, 2, 4, 8, ... (each drawing folds about half as much as the next).
+
+    >>> collapse_depths(3), collapse_depths(100)
+    ([0, 1, 2], [0, 1, 2, 4, 8, 16, 32, 64])
+    """
+    if depth <= ALL_DEPTHS:
+        return list(range(depth))
+    return [0] + [1 << power for power in range(depth.bit_length()) if 1 << power < depth]
 
 
 def _describe(view, collapse_depth: int | None, saved: bool) -> DrawnView:

@@ -14,17 +14,30 @@ from the producer to the consumer, with the consumer's input slot.
 True
 >>> [node.name for node in graph.inputs_of(1)]
 ['x']
+
+The JSON form is compact, since a graph may have a million nodes: a node leaves out
+the fields that have their default value, statistics are lists in the order of
+`genesis.debug.stats.VALUE_KEYS`/`GRAD_KEYS`, a source line is an index into the
+graph's `sources` table (the ops of a loop share a few lines), and an edge leaves out
+its output number when it is 0 and its shape when it is the producer's output shape.
+
+>>> graph.to_dict()["edges"]
+[[0, 1, 0]]
+>>> graph.to_dict()["nodes"][1]
+{'id': 1, 'kind': 'op', 'name': 'ExpBackward', 'outputs': [[[2], 'float32']], 'function': 'Exp'}
 """
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
+from .gc_pause import paused_gc
 from .json_values import dumps, number, numbers
+from .stats import GRAD_KEYS, VALUE_KEYS
 
 __all__ = ["Graph", "GraphNode", "Edge", "TensorInfo", "Source", "SCHEMA_VERSION", "NODE_KINDS"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 NODE_KINDS = ("op", "param", "input", "output", "saved")
 
 
@@ -133,9 +146,14 @@ class Graph:
 
     # -- JSON ---------------------------------------------------------------
     def to_dict(self) -> dict:
-        return {"schema": "genesis.debug.Graph", "version": SCHEMA_VERSION,
-                "nodes": [_node_to_dict(node) for node in self.nodes],
-                "edges": [[e.src, e.dst, e.index, e.output_nr, _list(e.shape)] for e in self.edges],
+        """The JSON form (see the module docstring); `from_dict` reads it back."""
+        sources = {}
+        with paused_gc():
+            nodes = [_node_to_dict(node, sources) for node in self.nodes]
+            edges = _edges_to_lists(self.edges, self.nodes)
+        return {"schema": "genesis.debug.Graph", "version": SCHEMA_VERSION, "nodes": nodes,
+                "edges": edges, "sources": [[source.file, source.line, source.function, source.code]
+                                            for source in sources],
                 "modules": self.modules, "steps": self.steps, "grad_norms": self.grad_norms,
                 "meta": self.meta}
 
@@ -144,15 +162,27 @@ class Graph:
         (`genesis.debug.json_values`)."""
         return dumps(self.to_dict(), indent=indent)
 
+    def __reduce__(self):
+        # Pickled as its JSON text: pickling 100,000 node objects one by one takes many
+        # times longer (genesis trace sends its graphs from the script's process). What
+        # to_json wrote needs no checks when it is read back.
+        return _unpickled, (self.to_json(),)
+
     @classmethod
     def from_dict(cls, data: dict) -> "Graph":
         version = data.get("version")
         if data.get("schema") != "genesis.debug.Graph" or version != SCHEMA_VERSION:
             raise ValueError(f"not a genesis Graph of schema version {SCHEMA_VERSION} "
                              f"(got schema {data.get('schema')!r}, version {version!r})")
-        return cls(nodes=[_node_from_dict(item) for item in data["nodes"]],
-                   edges=[Edge(src, dst, index, output_nr, _tuple(shape))
-                          for src, dst, index, output_nr, shape in data["edges"]],
+        return cls._from_checked_dict(data)
+
+    @classmethod
+    def _from_checked_dict(cls, data: dict) -> "Graph":
+        sources = [Source(file, line, function, code) for file, line, function, code in data["sources"]]
+        with paused_gc():
+            nodes = [_node_from_dict(item, sources) for item in data["nodes"]]
+            edges = _edges_from_lists(data["edges"], nodes)
+        return cls(nodes=nodes, edges=edges,
                    modules=dict(data["modules"]), steps=list(data["steps"]),
                    grad_norms={name: [number(value) for value in values]
                                for name, values in data["grad_norms"].items()},
@@ -160,7 +190,8 @@ class Graph:
 
     @classmethod
     def from_json(cls, text: str) -> "Graph":
-        return cls.from_dict(json.loads(text))
+        with paused_gc():
+            return cls.from_dict(json.loads(text))
 
     def _repr_svg_(self) -> str:
         """Inline picture in notebooks (rendering lives in the top-level `viz` package)."""
@@ -179,6 +210,11 @@ class Graph:
         return f"<Graph: {ops} ops, {len(self.nodes)} nodes, {len(self.edges)} edges>"
 
 
+def _unpickled(text: str) -> Graph:
+    with paused_gc():
+        return Graph._from_checked_dict(json.loads(text))
+
+
 def _list(shape):
     return None if shape is None else list(shape)
 
@@ -187,35 +223,90 @@ def _tuple(shape):
     return None if shape is None else tuple(shape)
 
 
-def _figures(stats: dict | None) -> dict | None:
-    return None if stats is None else numbers(stats)
-
-
-def _node_to_dict(node: GraphNode) -> dict:
+def _node_to_dict(node: GraphNode, sources: dict) -> dict:
     data = {"id": node.id, "kind": node.kind, "name": node.name,
-            "outputs": [None if t is None else [list(t.shape), t.dtype, t.stats, t.grad]
-                        for t in node.outputs],
-            "device": node.device}
+            "outputs": [None if info is None else _info_to_list(info) for info in node.outputs]}
     if node.function is not None:
         data["function"] = node.function
     if node.user_defined:
         data["user_defined"] = True
+    if node.device != "cpu":
+        data["device"] = node.device
     if node.module is not None:
         data["module"] = node.module
     if node.source is not None:
-        data["source"] = asdict(node.source)
+        data["source"] = sources.setdefault(node.source, len(sources))
     if node.findings:
         data["findings"] = list(node.findings)
     return data
 
 
-def _node_from_dict(data: dict) -> GraphNode:
+def _info_to_list(info: TensorInfo) -> list:
+    """[shape, dtype, value statistics, gradient statistics], trailing Nones left out."""
+    if info.grad is not None:
+        return [list(info.shape), info.dtype, _figures_to_json(info.stats, VALUE_KEYS),
+                _figures_to_json(info.grad, GRAD_KEYS)]
+    if info.stats is not None:
+        return [list(info.shape), info.dtype, _figures_to_json(info.stats, VALUE_KEYS)]
+    return [list(info.shape), info.dtype]
+
+
+def _figures_to_json(figures: dict | None, keys: tuple):
+    """A list in the order of `keys` when the dict has exactly those keys, else the dict."""
+    if figures is None or tuple(figures) != keys:
+        return figures
+    return list(figures.values())
+
+
+def _figures_from_json(figures, keys: tuple) -> dict | None:
+    if figures is None:
+        return None
+    if isinstance(figures, list):
+        figures = dict(zip(keys, figures))
+    return numbers(figures) if str in map(type, figures.values()) else figures
+
+
+def _node_from_dict(data: dict, sources: list) -> GraphNode:
     source = data.get("source")
     return GraphNode(
         id=data["id"], kind=data["kind"], name=data["name"],
-        outputs=[None if t is None else TensorInfo(tuple(t[0]), t[1], _figures(t[2]), _figures(t[3]))
-                 for t in data["outputs"]],
+        outputs=[None if info is None else TensorInfo(
+            tuple(info[0]), info[1], _figures_from_json(info[2] if len(info) > 2 else None, VALUE_KEYS),
+            _figures_from_json(info[3] if len(info) > 3 else None, GRAD_KEYS))
+            for info in data["outputs"]],
         function=data.get("function"), user_defined=data.get("user_defined", False),
-        device=data["device"], module=data.get("module"),
-        source=Source(**source) if source is not None else None,
+        device=data.get("device", "cpu"), module=data.get("module"),
+        source=sources[source] if source is not None else None,
         findings=list(data.get("findings", ())))
+
+
+def _edges_to_lists(edges: list, nodes: list) -> list:
+    """[src, dst, index], then output_nr when not 0, then the shape when it is not the
+    producer's output shape."""
+    lists = []
+    for edge in edges:
+        if edge.shape == _produced_shape(nodes, edge.src, edge.output_nr):
+            lists.append([edge.src, edge.dst, edge.index, edge.output_nr] if edge.output_nr
+                         else [edge.src, edge.dst, edge.index])
+        else:
+            lists.append([edge.src, edge.dst, edge.index, edge.output_nr, _list(edge.shape)])
+    return lists
+
+
+def _edges_from_lists(lists: list, nodes: list) -> list:
+    edges = []
+    for entry in lists:
+        src, dst, index = entry[0], entry[1], entry[2]
+        output_nr = entry[3] if len(entry) > 3 else 0
+        shape = _tuple(entry[4]) if len(entry) > 4 else _produced_shape(nodes, src, output_nr)
+        edges.append(Edge(src, dst, index, output_nr, shape))
+    return edges
+
+
+def _produced_shape(nodes: list, node_id: int, output_nr: int):
+    """The shape of output `output_nr` of node `node_id`; None where the graph has none."""
+    if 0 <= node_id < len(nodes):
+        outputs = nodes[node_id].outputs
+        if output_nr < len(outputs) and outputs[output_nr] is not None:
+            return outputs[output_nr].shape
+    return None

@@ -174,10 +174,11 @@ def test_default_view_is_the_finest_that_fits(model_trace, monkeypatch):
 
 
 def test_findings_tag_their_nodes_and_come_most_severe_first(model_trace):
-    data = script_blocks(viz.to_html(model_trace))["genesis-data"]
+    blocks = script_blocks(viz.to_html(model_trace))
+    data = blocks["genesis-data"]
     assert [finding["severity"] for finding in data["findings"]] == ["error", "info"]
     culprit = data["findings"][0]["node"]
-    assert "grad_mismatch" in data["graphs"][0]["nodes"][culprit]["findings"]
+    assert "grad_mismatch" in blocks["graph-0"]["nodes"][culprit]["findings"]
     assert model_trace.graphs[0].nodes[culprit].findings == []  # the caller's graph is left alone
 
 
@@ -201,8 +202,8 @@ def test_bare_graph_gets_a_parameter_table_from_its_gradient_norms(model_trace):
 def test_a_tensor_is_captured_with_its_variable_names():
     weight = genesis.randn(3, requires_grad=True)
     loss = (weight * 2).sum()
-    data = script_blocks(viz.to_html(loss))["genesis-data"]
-    assert {node["name"] for node in data["graphs"][0]["nodes"]} >= {"weight", "loss"}
+    nodes = script_blocks(viz.to_html(loss))["graph-0"]["nodes"]
+    assert {node["name"] for node in nodes} >= {"weight", "loss"}
 
 
 def test_other_values_are_refused_clearly():

@@ -35,9 +35,10 @@ class Details {
   // -- one graph node --------------------------------------------------------------
   node(graphIndex, id, activeFinding) {
     const graph = this.viewer.graphs[graphIndex];
-    const node = graph.nodes[id];
-    const links = this.viewer.linksOf(graphIndex);
-    const source = node.source;
+    const data = this.viewer.graphData(graphIndex);
+    const node = data.nodes[id];
+    const links = data.linksOf();
+    const source = data.sourceOf(node);
     const origin = node.user_defined ? "user-defined" : "built-in";
     const parts = [
       el("h3", { id: "details-title" }, node.name),
@@ -47,17 +48,17 @@ class Details {
         ["Function", node.function ? `${node.function} (${origin})` : null],
         ["Module", moduleText(graph, node.module)],
         ["Source", source ? sourceText(source) + (source.function ? ` in ${source.function}` : "") : null],
-        ["Device", node.device],
+        ["Device", data.deviceOf(node)],
         ["Node", `#${node.id} of graph ${graphIndex + 1}`],
       ]),
       source && source.code ? el("pre", { className: "code" }, source.code) : null,
       ...this.findingsOf(graphIndex, [id], activeFinding),
       node.findings && node.findings.length ? kvTable([["Tags", node.findings.join(", ")]]) : null,
-      ...outputTables(node),
+      ...outputTables(node, data.outputsOf(node)),
     ];
     const incoming = links.incoming.get(id) || [];
-    const inputs = incoming.filter((edge) => graph.nodes[edge.src].kind !== "saved");
-    const saved = incoming.filter((edge) => graph.nodes[edge.src].kind === "saved");
+    const inputs = incoming.filter((edge) => data.nodes[edge.src].kind !== "saved");
+    const saved = incoming.filter((edge) => data.nodes[edge.src].kind === "saved");
     const consumers = links.outgoing.get(id) || [];
     if (inputs.length) {
       parts.push(el("h4", null, "Inputs"),
@@ -65,7 +66,7 @@ class Details {
     }
     if (saved.length) {
       const rows = saved.map((edge) => {
-        const info = graph.nodes[edge.src].outputs[0];
+        const info = data.nodes[edge.src].outputs[0];
         return el("tr", null, el("th", null, `saved ${edge.index}`),
           el("td", null, info ? `${formatShape(info[0])} ${info[1]}` : "?"));
       });
@@ -79,20 +80,20 @@ class Details {
     const row = this.viewer.parameterRows.get(node.name);
     const history = row ? row.history : graph.grad_norms[node.name];
     if ((node.kind === "param" || node.kind === "input") && history && history.length) {
-      parts.push(el("h4", null, "Gradient norm per step"), historyBlock(history, row ? row.steps : graph.steps));
+      parts.push(el("h4", null, "Gradient norm per step"), historyBlock(history));
     }
     this.show(parts);
   }
 
   // Rows "slot | the node at the other end (a link) | shape and dtype of the tensor on the edge".
   edgeTable(graphIndex, edges, otherEnd, slot) {
-    const graph = this.viewer.graphs[graphIndex];
+    const nodes = this.viewer.graphData(graphIndex).nodes;
     const rows = edges.slice(0, LIST_LIMIT).map((edge) => {
       const id = otherEnd(edge);
-      const produced = graph.nodes[edge.src].outputs[edge.outputNr];
+      const produced = nodes[edge.src].outputs[edge.outputNr];
       const tensor = `${formatShape(edge.shape)} ${produced ? produced[1] : ""}`.trim();
       return el("tr", null, el("th", null, slot(edge)),
-        el("td", null, linkButton(graph.nodes[id].name, () => this.viewer.jumpToNode(graphIndex, id),
+        el("td", null, linkButton(nodes[id].name, () => this.viewer.jumpToNode(graphIndex, id),
           `go to node #${id}`)),
         el("td", { className: "shape" }, tensor));
     });
@@ -106,7 +107,8 @@ class Details {
   // -- a folded module, repeated blocks or a compressed run ---------------------
   group(graphIndex, key, group) {
     const graph = this.viewer.graphs[graphIndex];
-    const members = group.members.map((id) => graph.nodes[id]);
+    const nodes = this.viewer.graphData(graphIndex).nodes;
+    const members = group.members.map((id) => nodes[id]);
     const count = (kind) => members.filter((node) => node.kind === kind).length;
     const countText = (kind) => (count(kind) ? formatCount(count(kind)) : null);
     const chain = group.kind === "chain";
@@ -198,10 +200,7 @@ function recordTable(records) {
 }
 
 // Each output's shape and dtype, then tables of value and gradient statistics.
-function outputTables(node) {
-  const outputs = node.outputs
-    .map((info, index) => info && { index, shape: info[0], dtype: info[1], stats: info[2], grad: info[3] })
-    .filter(Boolean);
+function outputTables(node, outputs) {
   if (!outputs.length) return [];
   const several = outputs.length > 1;
   const label = (output) => (several || node.kind === "op" ? `output ${output.index}` : "tensor");

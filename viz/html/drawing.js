@@ -8,11 +8,8 @@ class Drawing {
     this.blockId = `svg-${graphIndex}-${viewIndex}`;
     this.index = viewIndex;
     this.view = view;
-    this.plainIds = new Set(view.plain);
-    this.groupOf = new Map();
-    for (const [key, group] of Object.entries(view.groups)) {
-      for (const id of group.members) this.groupOf.set(id, key);
-    }
+    this.plainIds = null;   // ids drawn as their own item, and id -> key of the folded item
+    this.groupOf = null;    // holding it: built on first use (a run may hold 100,000 ids)
     this.svg = null;
     this.labels = null;
     this.links = null;
@@ -48,12 +45,27 @@ class Drawing {
     return this.svg;
   }
 
+  // Whether node `id` is drawn as an item of its own.
+  drawsAlone(id) {
+    this.indexMembers();
+    return this.plainIds.has(id);
+  }
+
   // Keys of the items that show node `id`: its own (one per use of a shared leaf), or the
   // folded item holding it; empty when this drawing leaves it out.
   keysOfNode(id) {
-    if (this.plainIds.has(id)) return this.plainKeys.get(id) || [];
+    if (this.drawsAlone(id)) return this.plainKeys.get(id) || [];
     const group = this.groupOf.get(id);
     return group ? [group] : [];
+  }
+
+  indexMembers() {
+    if (this.plainIds) return;
+    this.plainIds = new Set(this.view.plain);
+    this.groupOf = new Map();
+    for (const [key, group] of Object.entries(this.view.groups)) {
+      for (const id of group.members) this.groupOf.set(id, key);
+    }
   }
 
   // The graph node ids a drawn item stands for (none for the legend).

@@ -19,8 +19,9 @@ class Search {
   index(graphIndex) {
     let entries = this.indexes.get(graphIndex);
     if (!entries) {
-      entries = this.viewer.graphs[graphIndex].nodes.map((node) => {
-        const source = node.source;
+      const data = this.viewer.graphData(graphIndex);
+      entries = data.nodes.map((node) => {
+        const source = data.sourceOf(node);
         const fields = [node.name, node.function, node.module, node.kind];
         if (source) {
           fields.push(`${source.file}:${source.line}`, `${basename(source.file)}:${source.line}`, source.function);
@@ -53,11 +54,12 @@ class Search {
   }
 
   render(graphIndex) {
-    const graph = this.viewer.graphs[graphIndex];
+    const data = this.viewer.graphData(graphIndex);
     const shown = this.hits.slice(0, SEARCH_LIMIT);
     const items = shown.map((id, position) => {
-      const node = graph.nodes[id];
-      const line = node.source ? `${basename(node.source.file)}:${node.source.line}` : null;
+      const node = data.nodes[id];
+      const source = data.sourceOf(node);
+      const line = source ? `${basename(source.file)}:${source.line}` : null;
       const where = [node.kind, node.module, line].filter(Boolean).join(" · ");
       return el("li", {
         className: position === this.active ? "active" : null, dataset: { node: String(id) },

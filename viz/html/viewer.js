@@ -1,5 +1,7 @@
 // The viewer: reads the page's JSON data, shows one drawing at a time, and ties the
 // drawing, the side panel, the findings, the parameters and the search together.
+// `graphs[i]` is what the page opens with (counts, modules, views); the nodes and edges
+// are read from the page when first needed (`graphData(i)`).
 // When the first drawing is on screen, <body data-viewer="ready" data-ready-ms="...">.
 const READABLE_SCALE = 0.4;  // below this, a fitted drawing's labels are too small to read
 
@@ -15,7 +17,7 @@ class Viewer {
     this.current = null;
     this.selection = null;     // { graph, node } or { graph, key }
     this.highlighted = [];
-    this.links = new Map();    // graph index -> { incoming, outgoing }
+    this.loaded = new Map();   // graph index -> GraphData, parsed on first use
     this.parameterRows = new Map(data.parameters.map((row) => [row.name, row]));
     this.$ = (id) => document.getElementById(id);
     this.canvas = this.$("canvas");
@@ -49,10 +51,9 @@ class Viewer {
     if (this.graphs.length > 1) {
       this.$("graph-control").hidden = false;
       graphSelect.replaceChildren(...this.graphs.map((graph, index) => {
-        const ops = graph.nodes.filter((node) => node.kind === "op").length;
         const steps = graph.steps.length ? `, ${formatCount(graph.steps.length)} steps` : "";
         return el("option", { value: index },
-          `${index + 1} of ${this.graphs.length}: ${formatCount(ops)} ops${steps}`);
+          `${index + 1} of ${this.graphs.length}: ${formatCount(graph.ops)} ops${steps}`);
       }));
       graphSelect.addEventListener("change", () => {
         this.clearSelection();
@@ -136,8 +137,7 @@ class Viewer {
   // A drawing too big to read when fitted opens at a readable zoom on the (first) output,
   // where a backward starts; "fit" still shows all of it.
   startAtOutput(graph, drawing) {
-    const output = graph.nodes.find((node) => node.kind === "output");
-    const keys = output ? drawing.keysOfNode(output.id) : [];
+    const keys = graph.outputs.length ? drawing.keysOfNode(graph.outputs[0]) : [];
     const element = keys.length ? drawing.elementsOf(keys[0])[0] : null;
     if (element) this.panZoom.centerOn(element, READABLE_SCALE * 2, false, 0.8);
   }
@@ -158,9 +158,9 @@ class Viewer {
   drawingFor(graphIndex, id) {
     const drawings = this.drawings[graphIndex];
     const current = drawings[this.viewIndex[graphIndex]];
-    if (current.plainIds.has(id)) return current;
-    const saved = this.saved || this.graphs[graphIndex].nodes[id].kind === "saved";
-    const showing = drawings.filter((drawing) => drawing.view.saved === saved && drawing.plainIds.has(id));
+    if (current.drawsAlone(id)) return current;
+    const saved = this.saved || this.graphData(graphIndex).nodes[id].kind === "saved";
+    const showing = drawings.filter((drawing) => drawing.view.saved === saved && drawing.drawsAlone(id));
     if (!showing.length) return current;
     return showing.reduce((best, drawing) => (drawing.view.items < best.view.items ? drawing : best));
   }
@@ -206,7 +206,7 @@ class Viewer {
 
   // Show the nodes a folded item stands for, each as its own item, and highlight them.
   expand(graphIndex, group) {
-    const nodes = this.graphs[graphIndex].nodes;
+    const nodes = this.graphData(graphIndex).nodes;
     const anchor = group.members.find((id) => nodes[id].kind === "op") ?? group.members[0];
     const drawing = this.drawingFor(graphIndex, anchor);
     if (drawing !== this.current) this.showView(drawing.index);
@@ -220,7 +220,7 @@ class Viewer {
 
   jumpToLeaf(name) {
     for (const graphIndex of [this.graphIndex, ...this.graphs.keys()]) {
-      const node = this.graphs[graphIndex].nodes.find((candidate) => candidate.name === name
+      const node = this.graphData(graphIndex).nodes.find((candidate) => candidate.name === name
         && (candidate.kind === "param" || candidate.kind === "input"));
       if (node) {
         this.jumpToNode(graphIndex, node.id);
@@ -235,7 +235,7 @@ class Viewer {
       item.classList.toggle("active", item.dataset.finding === String(index));
     }
     const graph = this.graphs[finding.graph];
-    if (graph && finding.node !== null && finding.node < graph.nodes.length) {
+    if (graph && finding.node !== null && finding.node < graph.node_count) {
       this.jumpToNode(finding.graph, finding.node, index);
     } else {
       this.clearHighlight();
@@ -277,22 +277,14 @@ class Viewer {
     for (const item of this.$("findings-list").children) item.classList.remove("active");
   }
 
-  // { incoming, outgoing }: node id -> edges, per graph, built on first use.
-  linksOf(graphIndex) {
-    let links = this.links.get(graphIndex);
-    if (!links) {
-      links = { incoming: new Map(), outgoing: new Map() };
-      for (const [src, dst, index, outputNr, shape] of this.graphs[graphIndex].edges) {
-        const edge = { src, dst, index, outputNr, shape };
-        if (!links.incoming.has(dst)) links.incoming.set(dst, []);
-        if (!links.outgoing.has(src)) links.outgoing.set(src, []);
-        links.incoming.get(dst).push(edge);
-        links.outgoing.get(src).push(edge);
-      }
-      for (const list of links.incoming.values()) list.sort((a, b) => a.index - b.index);
-      this.links.set(graphIndex, links);
+  // The nodes, edges and source lines of graph `graphIndex`, parsed on first use.
+  graphData(graphIndex) {
+    let data = this.loaded.get(graphIndex);
+    if (!data) {
+      data = new GraphData(`graph-${graphIndex}`);
+      this.loaded.set(graphIndex, data);
     }
-    return links;
+    return data;
   }
 }
 
