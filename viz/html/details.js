@@ -80,7 +80,7 @@ class Details {
     const row = this.viewer.parameterRows.get(node.name);
     const history = row ? row.history : graph.grad_norms[node.name];
     if ((node.kind === "param" || node.kind === "input") && history && history.length) {
-      parts.push(el("h4", null, "Gradient norm per step"), historyBlock(history));
+      parts.push(el("h4", null, "Gradient norm per step"), historyBlock(history, row ? row.steps : graph.steps));
     }
     this.show(parts);
   }

@@ -63,8 +63,9 @@ function renderParameters(viewer, table, counter) {
     el("div", { className: "param-name" }, row.name),
     el("div", { className: "param-status" + (BAD_STATUS.has(row.status) ? " bad" : "") },
       [row.shape ? formatShape(row.shape) : null, row.status].filter(Boolean).join(" · "))),
-  el("td", null, sparkline(row.history)),
-  el("td", { className: "num", title: "latest gradient norm" }, formatNumber(row.grad_norm)));
+  el("td", null, sparkline(row.history, row.steps)),
+  el("td", { className: "num", title: stepTitle(row) }, formatNumber(row.grad_norm),
+    stepOf(row) === null ? null : el("div", { className: "param-status" }, `step ${stepOf(row)}`)));
   table.replaceChildren(...rows.slice(0, PARAMETER_ROWS).map(rowOf));
   if (rows.length > PARAMETER_ROWS) {
     const showAll = () => {
@@ -76,18 +77,39 @@ function renderParameters(viewer, table, counter) {
   }
 }
 
-function historyBlock(history) {
+// The step (backward call, from 0) a row's latest gradient norm is from; null when it has none.
+// Rows from before steps were numbered count their history from 0.
+function stepOf(row) {
+  if (row.grad_norm === null || row.grad_norm === undefined) return null;
+  if (row.grad_norm_step !== undefined) return row.grad_norm_step;
+  const steps = row.steps || row.history.map((_, index) => index);
+  for (let index = row.history.length - 1; index >= 0; index -= 1) {
+    if (row.history[index] !== null) return steps[index];
+  }
+  return null;
+}
+
+function stepTitle(row) {
+  const step = stepOf(row);
+  return step === null ? "no gradient at any recorded step"
+    : `gradient norm at step ${step} (backward call ${step + 1}), the latest that reached it`;
+}
+
+// `steps[i]`: the step (backward call, from 0) of `history[i]`; counted from 0 when not given.
+function historyBlock(history, steps) {
+  const numbers = steps || history.map((_, index) => index);
   const known = history.filter((value) => typeof value === "number");
-  return el("div", null, sparkline(history, 300, 48),
+  const last = history.length - 1;
+  return el("div", null, sparkline(history, numbers, 300, 48),
     el("div", { className: "finding-where" }, `${formatCount(history.length)} steps` + (known.length
       ? `; min ${formatNumber(lowest(known))}, max ${formatNumber(highest(known))}, `
-        + `last ${formatNumber(history[history.length - 1])}`
+        + `at step ${numbers[last]}: ${formatNumber(history[last])}`
       : "; never received a gradient")));
 }
 
 // A gradient-norm history as a tiny line (log scale when it spans orders of magnitude);
 // gaps where a step had no gradient.
-function sparkline(history, width = 90, height = 22) {
+function sparkline(history, steps, width = 90, height = 22) {
   const values = (history || []).map((value) => (Number.isFinite(value) ? value : null));
   const known = values.filter((value) => value !== null);
   const svg = svgEl("svg", { class: "sparkline", width, height, viewBox: `0 0 ${width} ${height}`,
@@ -120,8 +142,10 @@ function sparkline(history, width = 90, height = 22) {
   if (values[last] !== null) {
     svg.append(svgEl("circle", { cx: x(last).toFixed(1), cy: y(values[last]).toFixed(1), r: 2 }));
   }
-  svg.append(svgEl("title", null, `gradient norm over ${values.length} steps: min ${formatNumber(low)}, `
-    + `max ${formatNumber(high)}` + (log ? " (log scale)" : "")));
+  const numbers = steps || values.map((_, index) => index);
+  svg.append(svgEl("title", null, `gradient norm over ${values.length} steps (${numbers[0]} to `
+    + `${numbers[last]}): min ${formatNumber(low)}, max ${formatNumber(high)}`
+    + (log ? " (log scale)" : "")));
   return svg;
 }
 
