@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from .gc_pause import paused_gc
 from .json_values import dumps, number, numbers
 from .stats import GRAD_KEYS, VALUE_KEYS
+from .validation import check_graph
 
 __all__ = ["Graph", "GraphNode", "Edge", "TensorInfo", "Source", "SCHEMA_VERSION", "NODE_KINDS"]
 
@@ -169,11 +170,10 @@ class Graph:
         return _unpickled, (self.to_json(),)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Graph":
-        version = data.get("version")
-        if data.get("schema") != "genesis.debug.Graph" or version != SCHEMA_VERSION:
-            raise ValueError(f"not a genesis Graph of schema version {SCHEMA_VERSION} "
-                             f"(got schema {data.get('schema')!r}, version {version!r})")
+    def from_dict(cls, data: dict, where: str = "") -> "Graph":
+        """Read the JSON form back; a ValueError says where it is wrong (`where`: the
+        graph's own place in a larger document, such as "graphs[0]")."""
+        check_graph(data, versions=(SCHEMA_VERSION,), kinds=NODE_KINDS, where=where)
         return cls._from_checked_dict(data)
 
     @classmethod

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from .findings import Finding
 from .graph import Graph
 from .json_values import dumps, number, numbers
+from .validation import check_trace
 
 __all__ = ["Trace", "ParameterRow", "TRACE_SCHEMA_VERSION", "READABLE_VERSIONS"]
 
@@ -95,11 +96,10 @@ class Trace:
 
     @classmethod
     def from_dict(cls, data: dict) -> "Trace":
-        if data.get("schema") != "genesis.debug.Trace" or data.get("version") not in READABLE_VERSIONS:
-            raise ValueError(f"not a genesis trace of schema version {TRACE_SCHEMA_VERSION} (got "
-                             f"schema {data.get('schema')!r}, version {data.get('version')!r})")
+        check_trace(data, versions=READABLE_VERSIONS, row_type=ParameterRow)
         return cls(script=data["script"], args=list(data["args"]),
-                   graphs=[Graph.from_dict(graph) for graph in data["graphs"]],
+                   graphs=[Graph.from_dict(graph, where=f"graphs[{index}]")
+                           for index, graph in enumerate(data["graphs"])],
                    findings=[_finding_from_dict(finding) for finding in data["findings"]],
                    parameters=[_row_from_dict(row) for row in data["parameters"]],
                    steps_recorded=data["steps_recorded"], steps_seen=data["steps_seen"],

@@ -2,7 +2,7 @@
 
     genesis render runs/trace.json                       graph.svg (graph-2.svg, ...) beside it
     genesis render trace.json --graph 2 --out step.png   one graph, as PNG
-    genesis render trace.json --focus fc1.weight --radius 2
+    genesis render trace.json --focus fc1.weight --radius 2   graph.focus-fc1.weight.svg beside it
     genesis render trace.json --collapse-depth 1 --format dot
 
 The input is a `trace.json` (`genesis.debug.trace.Trace`), the folder holding
@@ -10,21 +10,26 @@ one, or a bare Graph JSON; or the journal of a run that never finished (an outpu
 folder whose `trace.partial/` is left because genesis itself was killed): what it
 captured is drawn.
 Nodes that findings point at are coloured by the findings' tags. Graphs are
-numbered from 1, as in the file names. Exit status 0 on success, 1 when
-Graphviz fails or a file can't be written, 2 for a usage error (missing or
-foreign file, bad node).
+numbered from 1, as in the file names. A drawing around `--focus` goes to a file
+of its own, never over the full graph's, and the command says how much of the
+graph it drew. Exit status 0 on success, 1 when Graphviz fails or a file can't be
+written, 2 for a usage error (missing, unreadable or malformed file, bad option
+or node: one line naming the file and what is wrong in it).
 """
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import typer
 
 from genesis.debug.graph import Graph
 from genesis.debug.journal import JOURNAL_FILE, PARTIAL_FOLDER, read_journal
+from genesis.debug.printable import printable
 from genesis.debug.trace import Trace
 from viz import RenderError
+from viz.collapse import neighbourhood
 from viz.render import FORMATS, render
 
 from ..ui import make_console, print_error, print_warning
@@ -41,13 +46,14 @@ def render_command(
         "A trace.json written by `genesis trace` (or its folder, or a Graph JSON).")),
     out: Path | None = typer.Option(None, "--out", "-o", help=(
         "File to write (several graphs: FILE, FILE-2, ...; a folder: graph.FORMAT inside it). "
-        "Default: graph.FORMAT next to the trace.")),
+        "Default: graph.FORMAT next to the trace (with --focus: graph.focus-NODE.FORMAT).")),
     format: str | None = typer.Option(None, "--format", "-f", help=(
         "svg, png, pdf or dot (png and pdf need Graphviz's dot). Default: --out's suffix, else svg.")),
     collapse_depth: int | None = typer.Option(None, "--collapse-depth", min=0, help=(
         "Fold every module deeper than this many levels into one node.")),
     focus: str | None = typer.Option(None, "--focus", help=(
-        "Draw only around this node: an id, or a name like fc1.weight or LogBackward (first match).")),
+        "Draw only around this node: an id, or a name like fc1.weight or LogBackward (first match); "
+        "written to a file of its own.")),
     radius: int = typer.Option(3, "--radius", min=0, help="With --focus: how many edges around the node."),
     graph_number: int | None = typer.Option(None, "--graph", min=1, help=(
         "Which graph to draw, from 1 (default: all).")),
@@ -63,27 +69,31 @@ def render_command(
     try:
         graphs, findings = load_graphs(trace_file)
         for problem in mark_findings(graphs, findings):
-            print_warning(err, problem)
+            print_warning(err, printable(problem))
         chosen_format = _format(format, out)
         chosen = _choose(graphs, graph_number)
         if focus is not None:
             chosen = _focused(chosen, focus, err)
         paths = _paths(trace_file, out, chosen_format, [number for number, _, _ in chosen],
-                       exact=out is not None and len(chosen) == 1 and not out.is_dir())
+                       exact=out is not None and len(chosen) == 1 and not out.is_dir(), focus=focus)
     except UsageError as error:
-        print_error(err, str(error))
+        print_error(err, printable(str(error)))
         raise typer.Exit(2) from None
     for (number, graph, centre), path in zip(chosen, paths):
         try:
             render(graph, path, format=chosen_format, collapse_depth=collapse_depth, focus=centre,
                    radius=radius)
         except RenderError as error:
-            print_error(err, str(error))
+            print_error(err, printable(str(error)))
             raise typer.Exit(1) from None
         except OSError as error:
-            print_error(err, f"could not write {path}: {error.strerror or error}")
+            print_error(err, printable(f"could not write {path}: {error.strerror or error}"))
             raise typer.Exit(1) from None
-        console.print(f"wrote {path}: {_describe(graph, number, len(graphs))}", markup=False, soft_wrap=True)
+        if centre is None:
+            said = f"wrote {path}: {_describe(graph, number, len(graphs))}"
+        else:
+            said = f"{_describe_focus(graph, centre, radius, focus)} (graph {number} of {len(graphs)}) → {path}"
+        console.print(printable(said), markup=False, soft_wrap=True)
 
 
 def load_graphs(path: Path) -> tuple:
@@ -101,13 +111,7 @@ def load_graphs(path: Path) -> tuple:
         if not (path / "trace.json").is_file():
             raise UsageError(f"{path} is a folder without a trace.json; give the trace file")
         path = path / "trace.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"no such file: {path} (run `genesis trace SCRIPT` to write a trace.json)") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise UsageError(f"{path} is not JSON ({error}); give a trace.json written by "
-                         "`genesis trace`") from None
+    data = _read_json(path)
     schema = data.get("schema") if isinstance(data, dict) else None
     try:
         if schema == "genesis.debug.Trace":
@@ -115,10 +119,34 @@ def load_graphs(path: Path) -> tuple:
             return trace.graphs, trace.findings
         if schema == "genesis.debug.Graph":
             return [Graph.from_dict(data)], []
-    except (ValueError, KeyError, TypeError) as error:
-        raise UsageError(f"{path} is not a valid genesis trace ({type(error).__name__}: {error}); "
-                         "write it again with `genesis trace`") from None
+    except ValueError as error:  # says where in the file and what is wrong there
+        raise UsageError(f"{path}: {error}") from None
     raise UsageError(f"{path} is not a genesis trace.json or Graph JSON (its schema is {schema!r})")
+
+
+def _read_json(path: Path):
+    """The JSON value in the file at `path`, or a UsageError saying why there is none."""
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"no such file: {path} (run `genesis trace SCRIPT` to write a trace.json)") from None
+    except OSError as error:
+        raise UsageError(f"can't read {path}: {error.strerror or error}") from None
+    try:
+        text = text.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UsageError(f"{path} is not JSON: byte {error.start} (0x{text[error.start]:02x}) is not "
+                         "UTF-8 text; give a trace.json written by `genesis trace`") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        if error.pos >= len(text.rstrip()) or error.msg == "Unterminated string starting at":
+            raise UsageError(f"{path} is not JSON: it ends before its JSON does (a file cut "
+                             "short?); write it again with `genesis trace`") from None
+        raise UsageError(f"{path} is not JSON ({error}); give a trace.json written by "
+                         "`genesis trace`") from None
+    except RecursionError:
+        raise UsageError(f"{path} is not a genesis trace: its JSON is nested too deeply to read") from None
 
 
 def unfinished_run(path: Path) -> Path | None:
@@ -204,28 +232,53 @@ def _focused(chosen: list, focus: str, err) -> list:
                          f"as {', '.join(names[:8])}" + (", ..." if len(names) > 8 else ""))
     skipped = [str(number) for number, _, centre in found if centre is None]
     if skipped:
-        print_warning(err, f"--focus {focus!r} is not in graph {', '.join(skipped)}; not drawn")
+        print_warning(err, printable(f"--focus {focus!r} is not in graph {', '.join(skipped)}; not drawn"))
     return kept
 
 
-def _paths(trace_file: Path, out: Path | None, format: str, numbers: list, exact: bool) -> list:
+def _paths(trace_file: Path, out: Path | None, format: str, numbers: list, exact: bool,
+           focus: str | None = None) -> list:
     """Where each graph goes: `out` itself for one graph; else graph.FORMAT, graph-2.FORMAT, ...
-    in `out`'s folder (or in `out` when it is a folder, or beside the trace)."""
+    in `out`'s folder (or in `out` when it is a folder, or beside the trace). A drawing around
+    `focus` is graph.focus-NAME.FORMAT (graph-2.focus-NAME.FORMAT, ...) unless `out` names it."""
+    stem = "graph" if focus is None else f"graph.focus-{_file_safe(focus)}"
     if exact:
         base = out
     elif out is None:
         folder = trace_file if trace_file.is_dir() else trace_file.parent
-        base = folder / f"graph.{format}"
+        base = folder / f"{stem}.{format}"
     elif out.is_dir():
-        base = out / f"graph.{format}"
+        base = out / f"{stem}.{format}"
     else:
         base = out
     if not base.parent.is_dir():
         raise UsageError(f"--out {out}: the folder {base.parent} does not exist")
     if exact:
         return [base]
+    if focus is not None and base.name == f"{stem}.{format}":
+        return [base if number == 1 else base.with_name(f"graph-{number}{base.name[len('graph'):]}")
+                for number in numbers]
     return [base if number == 1 else base.with_name(f"{base.stem}-{number}{base.suffix}")
             for number in numbers]
+
+
+def _file_safe(name: str) -> str:
+    """`name` as part of a file name: letters, digits, '.', '_', '-' and '#' kept, runs of
+    anything else one '_'.
+
+    >>> _file_safe("fc1.weight"), _file_safe("cell#2/inp weight")
+    ('fc1.weight', 'cell#2_inp_weight')
+    """
+    return re.sub(r"[^\w.#-]+", "_", name, flags=re.ASCII).strip(".") or "node"
+
+
+def _describe_focus(graph: Graph, centre: int, radius: int, focus: str) -> str:
+    """What a drawing around node `centre` holds: the nodes within `radius` edges (tensors
+    saved for backward are not drawn), as the picture's own note counts them."""
+    drawn = len(neighbourhood(graph, centre, radius))
+    named = focus if not focus.isdigit() else f"node {centre} ({graph.nodes[centre].name})"
+    return (f"drew {drawn:,} of {len(graph.nodes):,} nodes within {radius} edge"
+            f"{'' if radius == 1 else 's'} of {named}")
 
 
 def _describe(graph: Graph, number: int, total: int) -> str:

@@ -4,9 +4,13 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import genesis
@@ -15,8 +19,9 @@ from genesis.debug import record
 from genesis.debug.findings import Finding
 from genesis.debug.trace import Trace
 from genesis_cli.app import app
-from genesis_cli.commands.render import mark_findings
+from genesis_cli.commands.render import UsageError, load_graphs, mark_findings
 from tests.helpers import usage_error
+from viz.dot import to_dot
 from viz.style import FINDING_STYLES
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -154,7 +159,7 @@ def test_usage_errors(tmp_path, trace_file):
     (tmp_path / "other.json").write_text(json.dumps({"schema": "something.else"}))
     assert "is not a genesis trace.json or Graph JSON" in usage_error(run(tmp_path / "other.json"))
     (tmp_path / "old.json").write_text(json.dumps({"schema": "genesis.debug.Trace", "version": 99}))
-    assert "is not a valid genesis trace" in usage_error(run(tmp_path / "old.json"))
+    assert "written by a newer genesis" in usage_error(run(tmp_path / "old.json"))
     (tmp_path / "empty.json").write_text(Trace(script="x.py").to_json())
     assert "holds no graphs" in usage_error(run(tmp_path / "empty.json"))
     assert "--graph 3: the trace has 2 graphs; pick 1 to 2" in usage_error(run(trace_file, "--graph", "3"))
@@ -184,3 +189,142 @@ def test_runs_as_a_module_in_a_subprocess(trace_file):
     missing = subprocess.run([sys.executable, "-m", "genesis_cli", "render", "missing.json"],
                              capture_output=True, text=True, check=False)
     assert missing.returncode == 2 and missing.stderr.startswith("error: no such file")
+
+
+# -- a file of the wrong shape: one line naming the file and the place, exit 2 ---------------
+
+def _set(path):
+    def change(data):
+        target = data
+        for key in path[:-2]:
+            target = target[key]
+        target[path[-2]] = path[-1]
+    return change
+
+
+def _delete(*path):
+    def change(data):
+        target = data
+        for key in path[:-1]:
+            target = target[key]
+        del target[path[-1]]
+    return change
+
+
+MALFORMED = [
+    ("dangling edge", _set(("graphs", 0, "edges", 3, 1, 17)),
+     "graphs[0].edges[3] points at node 17, which does not exist"),
+    ("unknown node kind", _set(("graphs", 0, "nodes", 2, "kind", "layer")),
+     "graphs[0].nodes[2].kind is 'layer', expected one of op, param, input, output, saved"),
+    ("non-integer id", _set(("graphs", 0, "nodes", 1, "id", "1")),
+     "graphs[0].nodes[1].id is the string '1', expected an integer"),
+    ("missing node name", _delete("graphs", 0, "nodes", 0, "name"), "graphs[0].nodes[0] has no 'name' field"),
+    ("missing top-level key", _delete("steps_seen"), "the file has no 'steps_seen' field"),
+    ("edges not a list", _set(("graphs", 0, "edges", {})), "graphs[0].edges is an object, expected a list"),
+    ("shape not a list", _set(("graphs", 0, "nodes", 0, "outputs", 0, 0, "2x2")),
+     "graphs[0].nodes[0].outputs[0][0] is the string '2x2', expected a list"),
+    ("statistic not a number", _set(("graphs", 0, "nodes", 0, "outputs", 0, 3, 0, "big")),
+     "graphs[0].nodes[0].outputs[0][3].norm is the string 'big', expected a number or null"),
+    ("finding of an unknown kind", _set(("findings", 0, "kind", "bad_vibes")),
+     "findings[0].kind is 'bad_vibes', not a finding kind this genesis knows"),
+    ("graph from a newer genesis", _set(("graphs", 1, "version", 99)),
+     "graphs[1] was written by a newer genesis (Graph JSON schema version 99"),
+    ("trace from a newer genesis", _set(("version", 99)),
+     "the file was written by a newer genesis (trace.json schema version 99"),
+]
+
+
+@pytest.mark.parametrize("change, expected", [case[1:] for case in MALFORMED],
+                         ids=[case[0] for case in MALFORMED])
+def test_a_malformed_trace_is_one_line_naming_the_place(tmp_path, traced, change, expected):
+    traced.graphs[0].nodes[0].outputs[0].grad = {"norm": 1.0, "max_abs": 1.0, "nan": 0, "inf": 0,
+                                                  "zero_fraction": 0.0}
+    data = json.loads(traced.to_json())
+    change(data)
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(data))
+    message = usage_error(run(path))
+    assert message.startswith(f"error: {path}: ") and expected in message, message
+    assert not (tmp_path / "graph.svg").exists()
+
+
+def test_unreadable_files_are_one_line_each(tmp_path, trace_file):
+    text = trace_file.read_text()
+    cut = tmp_path / "cut.json"
+    for end in (len(text) // 2, len(text) - 1, 1):
+        cut.write_text(text[:end])
+        assert f"{cut} is not JSON: it ends before its JSON does (a file cut short?)" in usage_error(run(cut))
+    binary = tmp_path / "picture.json"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    assert f"{binary} is not JSON: byte 0 (0x89) is not UTF-8 text" in usage_error(run(binary))
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    assert "nested too deeply" in usage_error(run(deep))
+    listed = tmp_path / "list.json"
+    listed.write_text("[1, 2]")
+    assert "is not a genesis trace.json or Graph JSON" in usage_error(run(listed))
+    folder = tmp_path / "runs" / "trace.json"
+    folder.mkdir(parents=True)  # a folder where the trace should be
+    assert "a folder without a trace.json" in usage_error(run(folder))
+
+
+def _json_values():
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 30), st.floats(allow_nan=False),
+                        st.text(max_size=3), st.sampled_from(["NaN", "op", "genesis.debug.Graph"]))
+    return st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                          st.dictionaries(st.text(max_size=3), inner, max_size=3)),
+                        max_leaves=4)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(choices=st.data())
+def test_any_damage_to_a_trace_is_read_or_refused_never_a_crash(traced, choices):
+    """Replace or delete one value anywhere in a valid trace: reading and drawing it either
+    works or stops with a usage error; nothing else escapes."""
+    data = json.loads(traced.to_json())
+    parent, key = None, None
+    value = data
+    while isinstance(value, (dict, list)) and value and (parent is None or choices.draw(st.booleans())):
+        keys = list(value) if isinstance(value, dict) else list(range(len(value)))
+        parent, key = value, choices.draw(st.sampled_from(keys))
+        value = parent[key]
+    if parent is None:
+        return
+    if isinstance(parent, dict) and choices.draw(st.booleans()):
+        del parent[key]
+    else:
+        parent[key] = choices.draw(_json_values())
+    path = Path(tempfile.mkdtemp()) / "trace.json"
+    path.write_text(json.dumps(data))
+    try:
+        graphs, findings = load_graphs(path)
+    except UsageError:
+        return
+    mark_findings(graphs, findings)
+    for graph in graphs:
+        to_dot(graph)
+
+
+# -- --focus draws into a file of its own and says what it drew ----------------------------
+
+def test_focus_writes_a_file_of_its_own_and_says_what_it_drew(trace_file, traced):
+    assert run(trace_file).exit_code == 0
+    full = (trace_file.parent / "graph.svg").read_text()
+    result = run(trace_file, "--focus", "0.weight", "--radius", "1")
+    assert result.exit_code == 0, result.output
+    focused = trace_file.parent / "graph.focus-0.weight.svg"
+    assert (trace_file.parent / "graph.svg").read_text() == full  # the full drawing is kept
+    assert set(svg_nodes(focused)) == {"0.weight", "LinearBackward"}
+    total = len(traced.graphs[0].nodes)
+    assert f"drew 2 of {total} nodes within 1 edge of 0.weight (graph 1 of 2) → {focused}" in result.output
+    assert "--focus '0.weight' is not in graph 2; not drawn" in result.output
+
+
+def test_focus_by_id_names_the_node_and_numbers_later_graphs(trace_file, traced):
+    multiply = traced.graphs[1].find("MulBackward").id
+    result = run(trace_file, "--focus", multiply, "--radius", "2")
+    assert result.exit_code == 0, result.output
+    assert (trace_file.parent / f"graph-2.focus-{multiply}.svg").exists()
+    assert (trace_file.parent / f"graph.focus-{multiply}.svg").exists()
+    second = traced.graphs[1]
+    assert f"within 2 edges of node {multiply} ({second.nodes[multiply].name}) (graph 2 of 2)" in result.output
