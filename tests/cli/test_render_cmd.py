@@ -4,9 +4,7 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -278,7 +276,7 @@ def _json_values():
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(choices=st.data())
-def test_any_damage_to_a_trace_is_read_or_refused_never_a_crash(traced, choices):
+def test_any_damage_to_a_trace_is_read_or_refused_never_a_crash(tmp_path, traced, choices):
     """Replace or delete one value anywhere in a valid trace: reading and drawing it either
     works or stops with a usage error; nothing else escapes."""
     data = json.loads(traced.to_json())
@@ -294,7 +292,7 @@ def test_any_damage_to_a_trace_is_read_or_refused_never_a_crash(traced, choices)
         del parent[key]
     else:
         parent[key] = choices.draw(_json_values())
-    path = Path(tempfile.mkdtemp()) / "trace.json"
+    path = tmp_path / "trace.json"  # one file, written again for each example
     path.write_text(json.dumps(data))
     try:
         graphs, findings = load_graphs(path)
