@@ -26,6 +26,7 @@ import errno
 import io
 import json
 import os
+import struct
 import zipfile
 import zlib
 
@@ -43,6 +44,7 @@ __all__ = ["save", "load", "CheckpointError"]
 _MANIFEST = "__manifest__"
 _FORMAT = "genesis-npz-1"
 _SCALARS = (str, int, float, bool, type(None))
+_ZIP_START = b"PK\x03\x04"
 
 
 class CheckpointError(ValueError, RuntimeError):
@@ -152,9 +154,14 @@ def load(f, map_location=None):
         with np.load(source, allow_pickle=False) as archive:
             manifest = _manifest(archive, name)
             return _decode(manifest["root"], _Archive(archive, name), target, {})
-    except (zipfile.BadZipFile, EOFError, zlib.error) as error:
+    except (CheckpointError, DeviceError):
+        raise
+    # what zipfile, zlib and NumPy's .npy reader raise for damaged bytes (zipfile even raises
+    # RuntimeError "encrypted" or NotImplementedError "compression method" for a flipped bit)
+    except (zipfile.BadZipFile, zlib.error, struct.error, EOFError, OSError, ValueError,
+            RuntimeError) as error:
         raise CheckpointError(f"{name} is a damaged genesis checkpoint (truncated or corrupted?): "
-                              f"{error}") from None
+                              f"{type(error).__name__}: {error}") from None
 
 
 def _file_object_name(handle) -> str:
@@ -168,19 +175,19 @@ def _require_zip(source, name: str) -> None:
     if isinstance(source, str):
         with open(source, "rb") as handle:
             start = handle.read(4)
-        is_zip = zipfile.is_zipfile(source)
+        has_directory = zipfile.is_zipfile(source)
     else:
         position = source.tell()
         start = source.read(4)
         source.seek(position)
-        is_zip = zipfile.is_zipfile(source)
+        has_directory = zipfile.is_zipfile(source)
         source.seek(position)
-    if is_zip:
+    if start == _ZIP_START and has_directory:  # np.load reads the start, zipfile the end
         return
     if not start:
         what = "the file is empty"
-    elif start.startswith(b"PK"):
-        what = "it starts like a zip archive but is truncated or corrupted"
+    elif start.startswith(b"PK") or has_directory:
+        what = "it is a damaged zip archive (truncated or corrupted)"
     elif start.startswith(b"\x80"):
         what = "it is a Python pickle (an old-style torch.save file?), which genesis never unpickles"
     else:

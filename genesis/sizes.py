@@ -76,15 +76,22 @@ def normalize_dim(dim, ndim: int, op: str = "op") -> int:
 
 
 def normalize_dims(dim, ndim: int, op: str = "op"):
-    """None (all dims), or a sorted tuple of non-negative dims from an int or a sequence."""
+    """None (all dims), or a sorted tuple of non-negative dims from an int or a sequence.
+    As in PyTorch, an empty sequence means all dims, and so does dim 0 (or -1) of a 0-d
+    tensor, which is the tensor itself.
+
+    >>> normalize_dims((-1, 0), 3), normalize_dims([], 3), normalize_dims(0, 0)
+    ((0, 2), None, None)
+    """
     if dim is None:
         return None
-    if not isinstance(dim, tuple | list):
-        return (normalize_dim(dim, ndim, op),)
-    dims = tuple(normalize_dim(d, ndim, op) for d in dim)
-    if len(set(dims)) != len(dims):
-        raise RuntimeError(f"{op}: dim {tuple(dim)} names a dimension more than once")
-    return tuple(sorted(dims))
+    if isinstance(dim, tuple | list):
+        dims = tuple(normalize_dim(d, ndim, op) for d in dim)
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"{op}: dim {tuple(dim)} names a dimension more than once")
+    else:
+        dims = (normalize_dim(dim, ndim, op),)
+    return tuple(sorted(dims)) if dims and ndim else None
 
 
 def describe_value(value) -> str:

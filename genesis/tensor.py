@@ -46,9 +46,10 @@ class _Size(int):
     def __call__(self, dim: int | None = None):
         if dim is None:
             return self._shape
+        index = normalize_dim(dim, len(self._shape), "size")
         if not self._shape:
             raise IndexError(f"size: dim {dim!r} was given, but a 0-d tensor has no dimensions")
-        return self._shape[normalize_dim(dim, len(self._shape), "size")]
+        return self._shape[index]
 
 
 class Tensor:

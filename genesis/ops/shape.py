@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..autograd.function import Function
-from ..sizes import shape_of
+from ..sizes import integer, shape_of
 from ..tensor import Tensor
 from . import samples
 from ._operands import normalize_dim
@@ -103,8 +103,9 @@ def transpose(input: Tensor, *dims) -> Tensor:
         return permute(input, tuple(dims[0]))
     if len(dims) != 2:
         raise TypeError(f"transpose takes two dims (dim0, dim1), got {dims}")
-    dim0 = normalize_dim(dims[0], input.ndim, "transpose")
-    dim1 = normalize_dim(dims[1], input.ndim, "transpose")
+    dim0, dim1 = (integer(dim, "dim must be an int, got", "transpose") for dim in dims)
+    dim0 = normalize_dim(dim0, input.ndim, "transpose")
+    dim1 = normalize_dim(dim1, input.ndim, "transpose")
     if input.ndim < 2 or dim0 == dim1:
         return Reshape.apply(input, input.shape)
     return Transpose.apply(input, dim0, dim1)
@@ -133,8 +134,15 @@ class Permute(Function):
 
 def permute(input: Tensor, *dims) -> Tensor:
     """Reorder the dimensions: output dim i is input dim `dims[i]`."""
+    if not dims:
+        raise TypeError("permute: dims are missing; give one dim per dimension of the tensor, "
+                        "e.g. x.permute(1, 0)")
     if len(dims) == 1 and isinstance(dims[0], tuple | list):
         dims = dims[0]
+    dims = tuple(integer(dim, "dims must be ints, got", "permute") for dim in dims)
+    if len(dims) != input.ndim:
+        raise RuntimeError(f"permute: dims {tuple(dims)} has {len(dims)} entries for a tensor "
+                           f"with {input.ndim} dimension(s); name each dimension once")
     dims = tuple(normalize_dim(d, input.ndim, "permute") for d in dims)
     if sorted(dims) != list(range(input.ndim)):
         raise RuntimeError(f"permute: dims {dims} must name each of the tensor's {input.ndim} "
@@ -163,10 +171,10 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dims `start_dim`..`end_dim` into one."""
-    if input.ndim == 0:
-        return Reshape.apply(input, (1,))
     start = normalize_dim(start_dim, input.ndim, "flatten")
     end = normalize_dim(end_dim, input.ndim, "flatten")
+    if input.ndim == 0:
+        return Reshape.apply(input, (1,))
     if start > end:
         raise RuntimeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
     merged = 1

@@ -231,8 +231,6 @@ def _axis(op: str, input: Tensor, dim) -> int | None:
         warnings.warn(f"Implicit dimension choice for {op} has been deprecated. Change the call "
                       "to include dim=X as an argument.", UserWarning, stacklevel=3)
         dim = 0 if input.ndim in (0, 1, 3) else 1
-    if not isinstance(dim, int):
-        raise TypeError(f"{op}: dim must be an int, got {type(dim).__name__}")
     axis = normalize_dim(dim, input.ndim, op)
     return axis if input.ndim else None
 

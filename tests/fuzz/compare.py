@@ -44,9 +44,17 @@ class Outcome:
         return self.error is not None
 
     def describe(self) -> str:
-        if self.error is None:
-            return f"returned {self.result!r:.80}"
-        return f"raised {type(self.error).__name__}: {self.error}"
+        if self.error is not None:
+            return f"raised {type(self.error).__name__}: {self.error}"
+        shape = getattr(self.result, "shape", None)
+        if shape is not None:  # never the repr: a broadcast view may be huge
+            return f"returned a {type(self.result).__name__} of shape {tuple(shape)}"
+        return f"returned {self.result!r:.80}"
+
+
+def message_of(error: BaseException) -> str:
+    """The text of an error (str() of a KeyError is the repr of its message)."""
+    return str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
 
 
 def builtin_type(error: BaseException) -> type:
@@ -64,7 +72,7 @@ def genesis_error(call, *, culprits=(), like=None) -> BaseException:
     raise too, and genesis's error must be an instance of PyTorch's built-in type."""
     ours = Outcome(call)
     assert ours.raised, f"expected an error, but the call {ours.describe()}"
-    message = str(ours.error)
+    message = message_of(ours.error)
     for culprit in culprits:
         assert str(culprit) in message, f"{culprit!r} is not named in: {message}"
     if like is not None and torch is not None:
