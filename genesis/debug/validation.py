@@ -320,8 +320,8 @@ def _shape(value, where: str) -> None:
 
 
 def _entries(value, types: tuple, where: str, layout: str) -> None:
-    if not isinstance(value, list) or len(value) != len(types):
-        raise ValueError(f"{where} is {_describe(value)}, expected a list {layout}")
+    if len(_typed(value, list, where)) != len(types):
+        raise ValueError(f"{where} has {len(value)} entries, expected {len(types)} {layout}")
     for index, (entry, expected) in enumerate(zip(value, types)):
         _typed(entry, expected, _item(where, index))
 
