@@ -81,14 +81,15 @@ class Journal:
     def finding(self, finding: Finding) -> None:
         self._append({"record": "finding", "finding": finding.to_dict()})
 
-    def progress(self, state: dict, force: bool = False) -> None:
-        """Replace progress.json with `state`, at most every PROGRESS_EVERY_S unless `force`."""
+    def progress(self, state, force: bool = False) -> None:
+        """Replace progress.json with `state` (a dict, or a function that makes one: called
+        only when it is written), at most every PROGRESS_EVERY_S unless `force`."""
         now = time.monotonic()
         if not self.writable or (not force and now - self._last_progress < PROGRESS_EVERY_S):
             return
         self._last_progress = now
         try:
-            text = _dumps(state)
+            text = _dumps(state() if callable(state) else state)
         except (TypeError, ValueError) as error:
             self.skipped.append(f"progress: {error}")
             return

@@ -162,7 +162,7 @@ class TraceSession:
                 finding.graph, finding.node = self.node_ids.get(node, (None, None))
                 self.journal.finding(finding)
             self._journaled_findings = len(found)
-        self.journal.progress(self.progress(), force=force)
+        self.journal.progress(self.progress, force=force)  # the table is built only when due
 
     def progress(self) -> dict:
         """Where the run stands: backward calls seen and recorded, the parameter table."""

@@ -101,7 +101,7 @@ def trace_command(
         trace.meta["finished"] = False
         trace.meta["ended"] = describe_end(run)
     if trace.script_error:
-        console.print(trace.script_error.rstrip(), markup=False, highlight=False)
+        console.print(trace.script_error.rstrip(), markup=False, highlight=False, soft_wrap=True)
     if run.journal_error:
         print_warning(errors, f"the run's journal could not be written ({run.journal_error}); "
                               "a run killed early would have left nothing")

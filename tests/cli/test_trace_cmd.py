@@ -46,17 +46,17 @@ def test_wrong_backward_is_found_at_its_call_site(tmp_path):
     assert "analytical" in result.output and "numerical" in result.output
 
 
-def test_nan_from_log_of_zero_points_at_the_log(tmp_path):
+def test_nan_from_log_of_zero_points_at_its_birth_and_names_the_log(tmp_path):
     script = BUGGY / "nan_log.py"
     result, out = trace(tmp_path, script)
     assert result.exit_code == 1
-    # one finding: the -inf of log(0) reaches the loss; log's Inf gradient (1/0) follows from
-    # it and is told inside that finding, not as a second one
+    # one finding: the NaN that 0 * -inf makes, born in the Mul on the loss line, naming the
+    # Log whose -inf it came from; what followed (NaN gradients) is told inside it
     (first,) = findings(out)
-    assert first.kind == "nan_forward" and first.title == "Inf born in forward: Log"
-    assert first.op == "LogBackward" and first.source == f"{script}:{line_of(script, '.log()')}"
-    assert "It reached the loss" in first.message
-    assert "LogBackward returned Inf in its gradient" in first.message
+    assert first.kind == "nan_forward" and first.title == "NaN born in forward: Mul"
+    assert first.op == "MulBackward" and first.source == f"{script}:{line_of(script, '.log()')}"
+    assert "Inf in Log (born there from finite inputs)" in first.message
+    assert "of 64 values are NaN" in first.message
 
 
 def test_detached_parameter_is_reported_with_the_modules_call(tmp_path):
