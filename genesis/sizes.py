@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import operator
 
-__all__ = ["shape_of", "integer", "normalize_dim", "normalize_dims", "describe_value", "with_article"]
+__all__ = ["shape_of", "integer", "integers", "normalize_dim", "normalize_dims", "describe_value", "with_article"]
 
 
 def shape_of(size: tuple, op: str, inferred: bool = False) -> tuple:
@@ -29,8 +29,9 @@ def shape_of(size: tuple, op: str, inferred: bool = False) -> tuple:
     """
     if len(size) == 1 and isinstance(size[0], tuple | list):
         size = size[0]
+    lowest = -1 if inferred else 0
     for extent in size:
-        if extent.__class__ is not int or extent < 0:
+        if extent.__class__ is not int or extent < lowest:
             return _checked_shape(tuple(size), op, inferred)
     return tuple(size)
 
@@ -43,6 +44,19 @@ def _checked_shape(size: tuple, op: str, inferred: bool) -> tuple:
             raise RuntimeError(f"{op}: negative extent {extent} in size {shape}: every extent "
                                "must be 0 or more")
     return shape
+
+
+def integers(values, what: str, op: str) -> tuple:
+    """`values` (a sequence) as a tuple of ints, each checked as `integer` checks one (all of
+    them before anything else about them, as PyTorch parses arguments first).
+
+    >>> integers([1, 2], "dims must be ints, got", "permute")
+    (1, 2)
+    """
+    for value in values:
+        if value.__class__ is not int:
+            return tuple(integer(value, what, op) for value in values)
+    return tuple(values)
 
 
 def integer(value, what: str, op: str) -> int:

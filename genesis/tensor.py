@@ -46,10 +46,13 @@ class _Size(int):
     def __call__(self, dim: int | None = None):
         if dim is None:
             return self._shape
-        index = normalize_dim(dim, len(self._shape), "size")
-        if not self._shape:
+        shape = self._shape
+        if dim.__class__ is int and -len(shape) <= dim < len(shape):
+            return shape[dim]
+        index = normalize_dim(dim, len(shape), "size")
+        if not shape:
             raise IndexError(f"size: dim {dim!r} was given, but a 0-d tensor has no dimensions")
-        return self._shape[index]
+        return shape[index]
 
 
 class Tensor:
@@ -412,7 +415,7 @@ def to_array(data, dtype, target: Device):
         array = _from_python(data, dtype)
     if dtype is None:
         dtype = _inferred_dtype(array)
-    array = _converted(array, dtype.numpy_dtype)
+    array = array.astype(dtype.numpy_dtype, copy=False)  # beyond a float dtype: inf (NumPy warns)
     return array if xp is np else transfer(array, cpu, target)
 
 
@@ -484,7 +487,7 @@ def _from_objects(data, array: np.ndarray, dtype):
                                f"a dtype for {type(value).__name__}{where}; tensor data must be "
                                "numbers, bools, or (nested) lists of them")
     if dtype is not None and array.dtype.kind == "O":
-        return _converted(array, dtype.numpy_dtype)
+        return array.astype(dtype.numpy_dtype)
     raise TypeError(f"can't make a tensor of NumPy dtype {array.dtype}; genesis supports "
                     "bool, integer and floating point data")
 
@@ -502,15 +505,5 @@ def _inferred_dtype(array: np.ndarray) -> DType:
 def _cast(array, dtype):
     if dtype is None:
         return array
-    return _converted(array, get_dtype(dtype).numpy_dtype)
+    return array.astype(get_dtype(dtype).numpy_dtype, copy=False)
 
-
-def _converted(array, numpy_dtype):
-    """`array` as `numpy_dtype`; numbers beyond a floating dtype become inf quietly, as in
-    PyTorch (NumPy warns), the intended result of tensor([1e40], dtype=float16)."""
-    if array.dtype == numpy_dtype:
-        return array
-    if numpy_dtype.kind == "f":
-        with np.errstate(over="ignore"):
-            return array.astype(numpy_dtype)
-    return array.astype(numpy_dtype)

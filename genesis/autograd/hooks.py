@@ -85,26 +85,31 @@ def _short_path(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def run_hook(hook, args: tuple, where: str):
+def run_hook(hook, args: tuple, where):
     """`hook(*args)`; an exception it raises gets a note naming the hook and `where` it runs
-    ("a hook on output 0 of MulBackward"), and the attribute `hook`, so the backward engine
-    does not blame the op whose backward was running."""
+    ("a hook on output 0 of MulBackward": a str, or a function making it, called only for a
+    message), and the attribute `hook`, so the backward engine does not blame the op whose
+    backward was running."""
     try:
         return hook(*args)
     except Exception as error:
         if getattr(error, "hook", None) is None:
             error.hook = hook
-            error.add_note(f"(raised by {describe_hook(hook)}, {where})")
+            error.add_note(f"(raised by {describe_hook(hook)}, {_text(where)})")
         raise
 
 
-def checked_gradient(hook, where: str, new, old: Tensor, what: str = "the gradient") -> Tensor:
+def _text(where) -> str:
+    return where if isinstance(where, str) else where()
+
+
+def checked_gradient(hook, where, new, old: Tensor, what: str = "the gradient") -> Tensor:
     """A hook's replacement `new` for the gradient `old` (`what`, in messages): a Tensor of
     the same shape, dtype and device, else an error naming the hook (a TypeError for a
     non-tensor, a RuntimeError for a changed shape, dtype or device, as in PyTorch)."""
     if not isinstance(new, Tensor):
-        raise hook_error(TypeError, hook, f"{where}, returned {describe_value(new)} for {what}; a "
-                         "hook must return None or a Tensor (the replacement gradient)")
+        raise hook_error(TypeError, hook, f"{_text(where)}, returned {describe_value(new)} for "
+                         f"{what}; a hook must return None or a Tensor (the replacement gradient)")
     if new._data.shape == old._data.shape and new._data.dtype == old._data.dtype \
             and new._device is old._device:
         return new
@@ -114,22 +119,24 @@ def checked_gradient(hook, where: str, new, old: Tensor, what: str = "the gradie
         change = f"dtype of {what} from {old.dtype.name} to {new.dtype.name}"
     else:
         change = f"device of {what} from {old.device} to {new.device}"
-    raise hook_error(RuntimeError, hook, f"{where}, changed the {change}; a hook must return None "
-                     "or a gradient of the same shape, dtype and device")
+    raise hook_error(RuntimeError, hook, f"{_text(where)}, changed the {change}; a hook must "
+                     "return None or a gradient of the same shape, dtype and device")
 
 
-def checked_gradients(hook, where: str, new, old: tuple, what: str = "grads") -> tuple:
+def checked_gradients(hook, where, new, old: tuple, what: str = "grads") -> tuple:
     """A hook's replacement for the gradients `old` (`what`, in messages; a Tensor is taken
     as a 1-tuple): one entry per old one, each None or a gradient as `checked_gradient`
     requires (a gradient where there was None is taken as it is)."""
     if isinstance(new, Tensor):
         new = (new,)
     elif not isinstance(new, tuple | list):
-        raise hook_error(TypeError, hook, f"{where}, returned {describe_value(new)}; it must return "
-                         f"None or a tuple of {len(old)} gradient(s) ({what}: Tensor or None each)")
+        raise hook_error(TypeError, hook, f"{_text(where)}, returned {describe_value(new)}; it must "
+                         f"return None or a tuple of {len(old)} gradient(s) ({what}: Tensor or "
+                         "None each)")
     if len(new) != len(old):
-        raise hook_error(RuntimeError, hook, f"{where}, returned {len(new)} gradient(s) for {what}, "
-                         f"which has {len(old)}; return one Tensor or None per entry, in order")
+        raise hook_error(RuntimeError, hook, f"{_text(where)}, returned {len(new)} gradient(s) "
+                         f"for {what}, which has {len(old)}; return one Tensor or None per entry, "
+                         "in order")
     return tuple(value if value is None or before is None and isinstance(value, Tensor)
                  else checked_gradient(hook, where, value, before, f"{what}[{index}]")
                  for index, (value, before) in enumerate(zip(new, old)))

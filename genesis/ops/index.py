@@ -22,6 +22,8 @@ from .registry import OpInfo, Sample
 
 __all__ = []
 
+_PYTHON_NUMBERS = (float, int, bool)  # checked first: an ABC isinstance costs more
+
 
 def array_key(key, device):
     """A tuple NumPy/CuPy can index with: Tensors become arrays (0-d integer and bool tensors
@@ -179,7 +181,7 @@ def _value_array(target: Tensor, value):
 
 def _checked_value(target: Tensor, value):
     """A number or list to assign, checked against the target's dtype; lists become arrays."""
-    if isinstance(value, numbers.Number | np.bool_):
+    if value.__class__ in _PYTHON_NUMBERS or isinstance(value, numbers.Number | np.bool_):
         check_fits(value, target.dtype, "setitem")
         return value
     if isinstance(value, list | tuple):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..autograd.function import Function
-from ..sizes import integer
+from ..sizes import integers
 from ..tensor import Tensor
 from . import samples
 from ._operands import normalize_dim
@@ -59,8 +59,7 @@ class Repeat(Function):
 def _int_tuple(values, op: str, what: str) -> tuple:
     if len(values) == 1 and isinstance(values[0], tuple | list):
         values = values[0]
-    return tuple(integer(value, f"{what} must be ints, but element {index} of {tuple(values)!r} is", op)
-                 for index, value in enumerate(values))
+    return integers(values, f"{what} must be ints, got", op)
 
 
 def flip(input: Tensor, dims) -> Tensor:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..autograd.function import Function
-from ..sizes import integer, shape_of
+from ..sizes import integers, shape_of
 from ..tensor import Tensor
 from . import samples
 from ._operands import normalize_dim
@@ -103,7 +103,7 @@ def transpose(input: Tensor, *dims) -> Tensor:
         return permute(input, tuple(dims[0]))
     if len(dims) != 2:
         raise TypeError(f"transpose takes two dims (dim0, dim1), got {dims}")
-    dim0, dim1 = (integer(dim, "dim must be an int, got", "transpose") for dim in dims)
+    dim0, dim1 = integers(dims, "dim must be an int, got", "transpose")
     dim0 = normalize_dim(dim0, input.ndim, "transpose")
     dim1 = normalize_dim(dim1, input.ndim, "transpose")
     if input.ndim < 2 or dim0 == dim1:
@@ -139,7 +139,7 @@ def permute(input: Tensor, *dims) -> Tensor:
                         "e.g. x.permute(1, 0)")
     if len(dims) == 1 and isinstance(dims[0], tuple | list):
         dims = dims[0]
-    dims = tuple(integer(dim, "dims must be ints, got", "permute") for dim in dims)
+    dims = integers(dims, "dims must be ints, got", "permute")
     if len(dims) != input.ndim:
         raise RuntimeError(f"permute: dims {tuple(dims)} has {len(dims)} entries for a tensor "
                            f"with {input.ndim} dimension(s); name each dimension once")
