@@ -240,10 +240,10 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
     device = as_device(device)
     xp = device.xp
     if integral and abs(end - start) > 2 ** 53:  # beyond float64's integers NumPy miscounts
-        make = lambda: start + step * xp.arange(count, dtype=np.int64)  # noqa: E731
+        array = _allocated("arange", lambda: start + step * xp.arange(count, dtype=np.int64),
+                           (count,))
     else:
-        make = lambda: xp.arange(start, end, step)  # noqa: E731
-    array = _allocated("arange", make, (count,))
+        array = _allocated("arange", lambda: xp.arange(start, end, step), (count,))
     return _finish(array.astype(chosen.numpy_dtype, copy=False), device, requires_grad)
 
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import operator
 
-__all__ = ["shape_of", "integer", "integers", "normalize_dim", "normalize_dims", "describe_value", "with_article"]
+__all__ = ["shape_of", "integer", "integers", "normalize_dim", "normalize_dims", "describe_value",
+           "with_article"]
 
 
 def shape_of(size: tuple, op: str, inferred: bool = False) -> tuple:

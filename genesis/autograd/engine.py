@@ -348,7 +348,7 @@ def _run_tensor_hooks(node, grads: list) -> None:
         for hook in list(hooks):
             if grads[output_nr] is None:
                 break
-            where = lambda: f"a hook on output {output_nr} of {type(node).__name__}"  # noqa: E731
+            where = lambda: f"a hook on output {output_nr} of {type(node).__name__}"
             replacement = run_hook(hook, (grads[output_nr],), where)
             if replacement is not None:
                 grads[output_nr] = checked_gradient(hook, where, replacement, grads[output_nr])
@@ -371,7 +371,7 @@ def _call_backward(node, grads: list) -> tuple:
                 grads[output_nr] = wrap_array(device.xp.zeros(shape, numpy_dtype), device)
     if node._prehooks:
         for hook in list(node._prehooks):
-            where = lambda: f"a pre-hook of {type(node).__name__}"  # noqa: E731
+            where = lambda: f"a pre-hook of {type(node).__name__}"
             replacement = run_hook(hook, (tuple(grads),), where)
             if replacement is not None:
                 grads = list(checked_gradients(hook, where, replacement, tuple(grads), "grad_outputs"))
@@ -394,7 +394,7 @@ def _call_backward(node, grads: list) -> tuple:
         result = result[:expected]
     if node._hooks:
         for hook in list(node._hooks):
-            where = lambda: f"a hook of {type(node).__name__}"  # noqa: E731
+            where = lambda: f"a hook of {type(node).__name__}"
             replacement = run_hook(hook, (result, tuple(grads)), where)
             if replacement is not None:
                 result = checked_gradients(hook, where, replacement, result, "grad_inputs")
@@ -451,7 +451,7 @@ def _accumulate_leaf(node, grads: list, create_graph: bool, capture, captured) -
         return
     if variable._hooks:
         for hook in list(variable._hooks):
-            where = lambda: f"a hook on a leaf tensor of shape {tuple(variable.shape)}"  # noqa: E731
+            where = lambda: f"a hook on a leaf tensor of shape {tuple(variable.shape)}"
             replacement = run_hook(hook, (gradient,), where)
             if replacement is not None:
                 gradient = checked_gradient(hook, where, replacement, gradient)

@@ -36,7 +36,7 @@ class Outcome:
         self.result = self.error = None
         try:
             self.result = call()
-        except Exception as error:  # noqa: BLE001 (the point is to catch whatever it raises)
+        except Exception as error:  # whatever it raises is the outcome
             self.error = error
 
     @property

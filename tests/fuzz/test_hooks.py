@@ -122,4 +122,4 @@ def test_a_hook_that_is_a_callable_object_or_a_partial_is_named_too():
     for hook, name in [(Clip(), "Clip"), (functools.partial(scaled, 2.0), "scaled")]:
         x = genesis.ones(3, requires_grad=True)
         x.register_hook(hook)
-        genesis_error(lambda: (x * 2).sum().backward(), culprits=[name, "test_hooks.py:"])
+        genesis_error(lambda x=x: (x * 2).sum().backward(), culprits=[name, "test_hooks.py:"])

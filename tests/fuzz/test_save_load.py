@@ -68,11 +68,26 @@ def test_what_cannot_be_stored_is_refused_with_its_place(obj, bad, data):
     assert isinstance(error, TypeError)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: (lambda d: (d.__setitem__("self", d), d)[1])({}),
-    lambda: (lambda items: (items.append(items), items)[1])([1]),
-    lambda: (lambda d: (d.__setitem__("x", [0, {"y": d}]), d)[1])({}),
-])
+def _dict_holding_itself():
+    state = {}
+    state["self"] = state
+    return state
+
+
+def _list_holding_itself():
+    items = [1]
+    items.append(items)
+    return items
+
+
+def _cycle_through_a_nested_dict():
+    state = {}
+    state["x"] = [0, {"y": state}]
+    return state
+
+
+@pytest.mark.parametrize("make", [_dict_holding_itself, _list_holding_itself,
+                                  _cycle_through_a_nested_dict])
 def test_a_structure_that_contains_itself_is_refused_not_recursed(make, tmp_path):
     """PyTorch pickles cycles; a genesis checkpoint is JSON plus arrays, which can't say
     "this again", so the save is refused, naming where the cycle closes, before the file
@@ -136,7 +151,7 @@ def test_foreign_archives_say_what_they_are(tmp_path):
     empty = tmp_path / "empty.gen"
     empty.write_bytes(b"")
     for path, says in [(zipped, "notes.txt"), (plain, "weights.npy"), (empty, "empty")]:
-        error = genesis_error(lambda: genesis.load(path), culprits=[str(path), says])
+        error = genesis_error(lambda path=path: genesis.load(path), culprits=[str(path), says])
         assert isinstance(error, CheckpointError)
 
 
@@ -256,8 +271,9 @@ def test_a_malformed_manifest_is_named(tmp_path, manifest, arrays, says):
     import json
 
     path = tmp_path / "forged.gen"
-    np.savez(open(path, "wb"), __manifest__=np.frombuffer(json.dumps(manifest).encode(), np.uint8),
-             **arrays)
+    with open(path, "wb") as handle:  # a handle: given a path, np.savez would add ".npz"
+        np.savez(handle, __manifest__=np.frombuffer(json.dumps(manifest).encode(), np.uint8),
+                 **arrays)
     error = genesis_error(lambda: genesis.load(path), culprits=[str(path), says])
     assert isinstance(error, CheckpointError)
 
