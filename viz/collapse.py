@@ -340,32 +340,30 @@ def _compress_chains(view: View, graph) -> None:
     """Replace the inside of each long linear run of plain op items by one item, keeping
     both ends; leaves that only feed the inside are folded into it too."""
     items = view.items
-    successors, predecessors = {}, {}
+    nodes = graph.nodes
+    ops = {key for key, item in items.items() if item.kind == "node" and nodes[item.members[0]].kind == "op"}
+    successors, op_inputs = {}, {}  # item -> the items it feeds; item -> the op items feeding it
     for src, dst in view.edges:
         successors.setdefault(src, []).append(dst)
-        predecessors.setdefault(dst, []).append(src)
-
-    def is_op(key):
-        item = items[key]
-        return item.kind == "node" and graph.nodes[item.members[0]].kind == "op"
+        if src in ops:
+            op_inputs.setdefault(dst, []).append(src)
 
     def next_in_run(key):
         """The op item after `key` when the link key -> it is part of a linear run."""
-        outs = successors.get(key, ())
-        if len(outs) != 1 or not is_op(outs[0]):
+        outs = successors.get(key)
+        if outs is None or len(outs) != 1 or outs[0] not in ops:
             return None
         following = outs[0]
-        op_inputs = [src for src in predecessors.get(following, ()) if is_op(src)]
-        if len(op_inputs) != 1 or items[following].cluster != items[key].cluster:
+        if len(op_inputs[following]) != 1 or items[following].cluster != items[key].cluster:
             return None
         return following
 
     in_run = set()
     runs = []
     for key in list(items):
-        if not is_op(key) or key in in_run:
+        if key not in ops or key in in_run:
             continue
-        previous = [src for src in predecessors.get(key, ()) if is_op(src)]
+        previous = op_inputs.get(key, ())
         if len(previous) == 1 and next_in_run(previous[0]) == key:
             continue  # not the start of a run
         run = [key]

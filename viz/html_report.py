@@ -56,18 +56,17 @@ def to_html(graph_or_trace, path=None, *, max_nodes: int = HTML_MAX_NODES, title
     data, graphs = _page_data(graph_or_trace, sys._getframe(1).f_locals)
     if title is not None:
         data["title"] = title
-    blocks = []  # (id, value) of the blocks read on demand
+    blocks = []  # (id, JSON text) of the blocks read on demand
     for index, graph in enumerate(graphs):
         graph = _tagged(graph, index, data["findings"])
         views = draw_views(graph, max_nodes=max_nodes)
-        full = graph.to_dict()
         data["graphs"].append({
             "ops": sum(1 for node in graph.nodes if node.kind == "op"), "node_count": len(graph.nodes),
             "outputs": [node.id for node in graph.nodes if node.kind == "output"],
-            "modules": full["modules"], "steps": full["steps"], "grad_norms": full["grad_norms"],
+            "modules": graph.modules, "steps": graph.steps, "grad_norms": graph.grad_norms,
             "views": [view.to_dict() for view in views], "default_view": _default_view(views)})
-        blocks.append((f"graph-{index}", {key: full[key] for key in ("nodes", "edges", "sources")}))
-        blocks.extend((f"svg-{index}-{number}", view.svg) for number, view in enumerate(views))
+        blocks.append((f"graph-{index}", graph.to_json()))
+        blocks.extend((f"svg-{index}-{number}", _compact(view.svg)) for number, view in enumerate(views))
     page = _page(data, blocks)
     if path is not None:
         Path(path).write_text(page, encoding="utf-8")
@@ -165,9 +164,8 @@ def _page(data: dict, blocks: list) -> str:
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     policy = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
               "img-src data:; base-uri 'none'; form-action 'none'")
-    elements = [f'<script type="application/json" id="genesis-data">{_json(data)}</script>']
-    elements.extend(f'<script type="application/json" id="{name}">{_json(value)}</script>'
-                    for name, value in blocks)
+    elements = [f'<script type="application/json" id="{name}">{_escaped(text)}</script>'
+                for name, text in [("genesis-data", _compact(data)), *blocks]]
     parts = {"policy": html.escape(policy), "title": html.escape(data["title"]),
              "style": (asset / "viewer.css").read_text(encoding="utf-8"),
              "data": "\n".join(elements), "script": script}
@@ -175,10 +173,13 @@ def _page(data: dict, blocks: list) -> str:
     return re.sub(r"\{\{(\w+)\}\}", lambda match: parts[match.group(1)], template)
 
 
-def _json(value) -> str:
-    """JSON safe inside a <script> element: strict (`genesis.debug.json_values`), and no `<`,
-    `>`, `&` left raw."""
-    text = dumps(value, separators=(",", ":"))
+def _compact(value) -> str:
+    """Strict JSON (`genesis.debug.json_values`), compact."""
+    return dumps(value, separators=(",", ":"))
+
+
+def _escaped(text: str) -> str:
+    """JSON text safe inside a <script> element: no `<`, `>`, `&` left raw."""
     for raw, escaped in _JSON_ESCAPES.items():
         text = text.replace(raw, escaped)
     return text

@@ -197,21 +197,22 @@ class GraphBuilder:
     def _op_node(self, node) -> GraphNode:
         cls = node._forward_cls
         record = node.metadata.get(RECORD_KEY)
-        outputs = [None if meta is None else TensorInfo(tuple(meta[0]), _dtype_name(meta[1]))
-                   for meta in node._output_meta]
-        module = None
-        if record is not None:
-            module = record.module
-            if record.values:
-                for info, stats in zip(outputs, record.values):
-                    if info is not None:
-                        info.stats = stats
-        device = next((str(meta[2]) for meta in node._output_meta if meta is not None), "cpu")
+        metas = node._output_meta
+        values = record.values if record is not None and record.values else None
+        if values is not None:
+            outputs = [None if meta is None else TensorInfo(tuple(meta[0]), _dtype_name(meta[1]), stats)
+                       for meta, stats in zip(metas, values, strict=True)]
+        else:
+            outputs = [None if meta is None else TensorInfo(tuple(meta[0]), _dtype_name(meta[1]))
+                       for meta in metas]
+        device = next((meta[2] for meta in metas if meta is not None), None)
         source = node._source
         return GraphNode(0, "op", type(node).__name__, outputs,
-                         function=cls.__name__ if cls is not None else None,
-                         user_defined=cls is not None and not cls._builtin, device=device,
-                         module=module, source=self._source(source) if source is not None else None)
+                         cls.__name__ if cls is not None else None,
+                         cls is not None and not cls._builtin,
+                         "cpu" if device is None else _device_name(device),
+                         record.module if record is not None else None,
+                         self._source(source) if source is not None else None)
 
     def _source(self, location) -> Source:
         """The Source of a location's innermost frame: one object per line (the ops of a loop
@@ -240,7 +241,15 @@ class GraphBuilder:
                 self._module_calls[saved_id] = call
 
 
-_DTYPE_NAMES = {}  # NumPy dtype -> its name (dtype.name takes microseconds)
+_DTYPE_NAMES = {}   # NumPy dtype -> its name (dtype.name takes microseconds)
+_DEVICE_NAMES = {}  # id(genesis device) -> str(device); devices are made once and kept
+
+
+def _device_name(device) -> str:
+    name = _DEVICE_NAMES.get(id(device))
+    if name is None:
+        name = _DEVICE_NAMES[id(device)] = str(device)
+    return name
 
 
 def _dtype_name(dtype) -> str:

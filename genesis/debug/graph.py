@@ -39,6 +39,7 @@ from .validation import check_graph
 __all__ = ["Graph", "GraphNode", "Edge", "TensorInfo", "Source", "SCHEMA_VERSION", "NODE_KINDS"]
 
 SCHEMA_VERSION = 2
+JSON_CHUNK = 10_000  # nodes (and edges) encoded at a time by Graph.to_json
 NODE_KINDS = ("op", "param", "input", "output", "saved")
 
 
@@ -160,8 +161,23 @@ class Graph:
 
     def to_json(self, indent: int | None = None) -> str:
         """Strict JSON; non-finite numbers are the strings "NaN", "Infinity", "-Infinity"
-        (`genesis.debug.json_values`)."""
-        return dumps(self.to_dict(), indent=indent)
+        (`genesis.debug.json_values`). Without `indent` the text is compact and made
+        JSON_CHUNK nodes at a time, never holding the whole `to_dict()` of a big graph."""
+        if indent is not None:
+            return dumps(self.to_dict(), indent=indent)
+        sources = {}
+        with paused_gc():
+            nodes = [_compact([_node_to_dict(node, sources)
+                               for node in self.nodes[start:start + JSON_CHUNK]])
+                     for start in range(0, len(self.nodes), JSON_CHUNK)]
+            edges = [_compact(_edges_to_lists(self.edges[start:start + JSON_CHUNK], self.nodes))
+                     for start in range(0, len(self.edges), JSON_CHUNK)]
+        rest = _compact({"sources": [[source.file, source.line, source.function, source.code]
+                                     for source in sources],
+                         "modules": self.modules, "steps": self.steps, "grad_norms": self.grad_norms,
+                         "meta": self.meta})
+        return (f'{{"schema":"genesis.debug.Graph","version":{SCHEMA_VERSION},'
+                f'"nodes":[{_joined(nodes)}],"edges":[{_joined(edges)}],{rest[1:]}')
 
     def __reduce__(self):
         # Pickled as its JSON text: pickling 100,000 node objects one by one takes many
@@ -208,6 +224,15 @@ class Graph:
     def __repr__(self) -> str:
         ops = sum(1 for node in self.nodes if node.kind == "op")
         return f"<Graph: {ops} ops, {len(self.nodes)} nodes, {len(self.edges)} edges>"
+
+
+def _compact(value) -> str:
+    return dumps(value, separators=(",", ":"))
+
+
+def _joined(lists: list) -> str:
+    """The items of JSON lists (their texts), as the items of one list."""
+    return ",".join(text[1:-1] for text in lists)
 
 
 def _unpickled(text: str) -> Graph:

@@ -76,7 +76,9 @@ class Journal:
         return self._handle is not None and self.error is None and os.getpid() == self._pid
 
     def graph(self, index: int, graph: Graph) -> None:
-        self._append({"record": "graph", "index": index, "graph": graph.to_dict()})
+        # the graph's own text spliced in: a big graph's to_dict() is never held whole
+        self._write_line(lambda: f'{{"record":"graph","index":{index},"graph":{graph.to_json()}}}',
+                         "graph")
 
     def finding(self, finding: Finding) -> None:
         self._append({"record": "finding", "finding": finding.to_dict()})
@@ -114,12 +116,15 @@ class Journal:
         self._handle = None
 
     def _append(self, record: dict) -> None:
+        self._write_line(lambda: _dumps(record), record.get("record"))
+
+    def _write_line(self, encode, kind: str) -> None:
         if not self.writable:
             return
         try:
-            line = _dumps(record)
+            line = encode()
         except (TypeError, ValueError) as error:  # a value JSON can't hold: this record only
-            self.skipped.append(f"{record.get('record')} record: {error}")
+            self.skipped.append(f"{kind} record: {error}")
             return
         try:
             self._handle.write(line + "\n")

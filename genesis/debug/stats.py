@@ -49,7 +49,7 @@ _VALUE_FIGURES = (figures.FINITE_MIN, figures.FINITE_MAX, figures.FINITE_SUM,
 _GRAD_FIGURES = (figures.FINITE_SQUARE_SUM, figures.FINITE_MAX_ABS, figures.FINITE_COUNT,
                  figures.NAN_COUNT, figures.NONZERO_COUNT)
 BATCHED_SIZE = 1024       # host arrays with at most this many entries are batched
-_BATCH_ENTRIES = 1 << 20  # a batch holding this many entries is finished at once
+_BATCH_ENTRIES = 1 << 18  # a batch holding this many entries is finished at once
 
 
 def value_stats(array) -> dict:
@@ -70,15 +70,19 @@ def _now(later, array) -> dict:
 
 
 def value_stats_later(array, readings: Readings, device) -> dict:
-    """`value_stats(array)`, filled now for a NumPy array and at `readings.fetch()` for an
-    array on the GPU `device` (the array's genesis device)."""
+    """`value_stats(array)` (`device`: the array's genesis device), filled when `readings`
+    fetches; at once for a NumPy array that is empty, not floating or bigger than
+    `BATCHED_SIZE` entries."""
+    if _batched(array, device):
+        return _batches_of(readings)[0].add(array)
     return _later(array, readings, device, _host_value_stats, _VALUE_FIGURES, _values_from,
                   _values_of(None, 0, 0))
 
 
 def grad_stats_later(array, readings: Readings, device) -> dict:
-    """`grad_stats(array)`, filled now for a NumPy array and at `readings.fetch()` for an
-    array on the GPU `device`."""
+    """`grad_stats(array)`, filled as `value_stats_later` fills its figures."""
+    if _batched(array, device):
+        return _batches_of(readings)[1].add(array)
     return _later(array, readings, device, _host_grad_stats, _GRAD_FIGURES, _grads_from,
                   {"norm": None, "max_abs": None, "nan": 0, "inf": 0, "zero_fraction": 0.0})
 
@@ -91,11 +95,9 @@ def _later(array, readings: Readings, device, on_host, device_figures, from_figu
     if size == 0:
         return of_nothing
     xp = device.xp
-    if xp is np:
-        if size <= BATCHED_SIZE and array.dtype.kind == "f":
-            return _batch_of(readings).add(array, on_host is _host_grad_stats)
-        return on_host(_comparable(np, array))
     array = _comparable(xp, array)
+    if xp is np:
+        return on_host(array)
     stats = {}
     readings.read(xp, [figure(device, array) for figure in device_figures],
                   lambda found: stats.update(from_figures(size, *found)))
@@ -151,20 +153,27 @@ def _host_grad_stats(array) -> dict:
     return _grads_from(size, squares, max_abs, count, nan, nonzero)
 
 
+def _batched(array, device) -> bool:
+    """Whether the statistics of `array` wait in a host batch: small, floating, NumPy."""
+    return 0 < array.size <= BATCHED_SIZE and array.dtype.kind == "f" and device.xp is np
+
+
 class _HostBatch:
     """Copies of small host arrays waiting for their statistics, taken for all of them at
-    once by `flush` (segmented reductions over the arrays laid end to end)."""
+    once by `flush`: `columns(flat, starts, sizes)` reduces the arrays laid end to end in
+    `flat` and gives one column per statistic, `keys` in order."""
 
-    def __init__(self):
+    def __init__(self, columns, keys: tuple):
+        self._columns, self._keys = columns, keys
         self._lock = threading.Lock()  # backward calls on several threads add here
-        self._waiting = []             # (flat float copy, is a gradient, the dict to fill)
+        self._waiting = []             # (flat copy, the dict to fill)
         self._entries = 0
 
-    def add(self, array, gradient: bool) -> dict:
+    def add(self, array) -> dict:
         stats = {}
         copy = array.reshape(-1).copy()  # the array may be changed in place before the flush
         with self._lock:
-            self._waiting.append((copy, gradient, stats))
+            self._waiting.append((copy, stats))
             self._entries += copy.size
             full = self._entries >= _BATCH_ENTRIES
         if full:
@@ -175,66 +184,73 @@ class _HostBatch:
     def flush(self) -> None:
         with self._lock:
             waiting, self._waiting, self._entries = self._waiting, [], 0
-        for gradient, of_kind in ((False, [entry for entry in waiting if not entry[1]]),
-                                  (True, [entry for entry in waiting if entry[1]])):
-            if not of_kind:
-                continue
-            sizes = np.array([entry[0].size for entry in of_kind])
-            flat = np.concatenate([entry[0] for entry in of_kind], dtype=np.float64)
-            starts = np.zeros(len(sizes), dtype=np.intp)
-            np.cumsum(sizes[:-1], out=starts[1:])
-            columns = (_batch_grad_figures if gradient else _batch_value_figures)(flat, starts)
-            fill = _grads_from if gradient else _values_from
-            for (_, _, stats), size, *found in zip(of_kind, sizes.tolist(), *columns):
-                stats.update(fill(size, *found))
+        if not waiting:
+            return
+        arrays = [copy for copy, _ in waiting]
+        sizes = np.fromiter(map(len, arrays), np.intp, len(arrays))
+        starts = np.zeros(len(arrays), np.intp)
+        np.cumsum(sizes[:-1], out=starts[1:])
+        columns = self._columns(np.concatenate(arrays, dtype=np.float64), starts, sizes)
+        keys = self._keys
+        for (_, stats), row in zip(waiting, zip(*columns)):
+            stats.update(zip(keys, row))
 
 
-def _batch_value_figures(flat, starts) -> list:
-    """Per array laid end to end in `flat` from `starts`: the figures `_values_from` takes."""
+def _value_columns(flat, starts, sizes) -> list:
+    """min, max, mean, abs_mean, nan, inf of each array laid end to end in `flat`."""
     finite = np.isfinite(flat)
     if finite.all():
-        count = np.diff(np.append(starts, flat.size))
-        nan = np.zeros_like(count)
-        low, high, total = (np.minimum.reduceat(flat, starts), np.maximum.reduceat(flat, starts),
-                            np.add.reduceat(flat, starts))
-        abs_total = np.add.reduceat(np.abs(flat), starts)
+        count, nan, kept = sizes, np.zeros_like(sizes), flat
+        low, high = np.minimum.reduceat(flat, starts), np.maximum.reduceat(flat, starts)
     else:
+        count = np.add.reduceat(finite.astype(np.intp), starts)
+        nan = np.add.reduceat(np.isnan(flat).astype(np.intp), starts)
         low = np.minimum.reduceat(np.where(finite, flat, np.inf), starts)
         high = np.maximum.reduceat(np.where(finite, flat, -np.inf), starts)
         kept = np.where(finite, flat, 0.0)
-        total, abs_total = np.add.reduceat(kept, starts), np.add.reduceat(np.abs(kept), starts)
-        count = np.add.reduceat(finite.astype(np.intp), starts)
-        nan = np.add.reduceat(np.isnan(flat).astype(np.intp), starts)
-    return [column.tolist() for column in (low, high, total, abs_total, count, nan)]
+    columns = [low, high, np.add.reduceat(kept, starts) / count,
+               np.add.reduceat(np.abs(kept), starts) / count]
+    return _none_where_empty([column.tolist() for column in columns], count) + \
+        [nan.tolist(), (sizes - count - nan).tolist()]
 
 
-def _batch_grad_figures(flat, starts) -> list:
-    """Per array laid end to end in `flat` from `starts`: the figures `_grads_from` takes."""
+def _grad_columns(flat, starts, sizes) -> list:
+    """norm, max_abs, nan, inf, zero_fraction of each array laid end to end in `flat`."""
     finite = np.isfinite(flat)
-    nonzero = np.add.reduceat((flat != 0).astype(np.intp), starts)
+    zero_fraction = (sizes - np.add.reduceat((flat != 0).astype(np.intp), starts)) / sizes
     if finite.all():
-        count = np.diff(np.append(starts, flat.size))
-        nan = np.zeros_like(count)
-        magnitudes = np.abs(flat)
+        count = sizes
+        nan = np.zeros_like(sizes)
     else:
         count = np.add.reduceat(finite.astype(np.intp), starts)
         nan = np.add.reduceat(np.isnan(flat).astype(np.intp), starts)
-        magnitudes = np.where(finite, np.abs(flat), -1.0)
         flat = np.where(finite, flat, 0.0)
-    squares = np.add.reduceat(flat * flat, starts)
-    max_abs = np.maximum.reduceat(magnitudes, starts)
-    return [column.tolist() for column in (squares, max_abs, count, nan, nonzero)]
+    norm = np.sqrt(np.add.reduceat(flat * flat, starts))
+    max_abs = np.maximum.reduceat(np.abs(flat), starts)
+    return _none_where_empty([norm.tolist(), max_abs.tolist()], count) + \
+        [nan.tolist(), (sizes - count - nan).tolist(), zero_fraction.tolist()]
 
 
-_BATCHES = weakref.WeakKeyDictionary()  # Readings -> its _HostBatch
+def _none_where_empty(columns: list, count) -> list:
+    """None in `columns` for the arrays without a finite entry."""
+    for index in np.flatnonzero(count == 0).tolist():
+        for column in columns:
+            column[index] = None
+    return columns
 
 
-def _batch_of(readings: Readings) -> _HostBatch:
-    batch = _BATCHES.get(readings)
-    if batch is None:
-        batch = _BATCHES[readings] = _HostBatch()
-        readings.on_fetch(batch.flush)
-    return batch
+_BATCHES = {}  # id(Readings) -> (its value batch, its gradient batch), while it lives
+
+
+def _batches_of(readings: Readings) -> tuple:
+    batches = _BATCHES.get(id(readings))
+    if batches is None:
+        batches = _BATCHES[id(readings)] = (_HostBatch(_value_columns, VALUE_KEYS),
+                                            _HostBatch(_grad_columns, GRAD_KEYS))
+        for batch in batches:
+            readings.on_fetch(batch.flush)
+        weakref.finalize(readings, _BATCHES.pop, id(readings), None)
+    return batches
 
 
 def _device_of(array):

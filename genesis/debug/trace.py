@@ -12,7 +12,7 @@ True
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .findings import Finding
 from .graph import Graph
@@ -91,8 +91,14 @@ class Trace:
         """Strict JSON, whatever the run held: numbers that are not finite are written as the
         strings "NaN", "Infinity" and "-Infinity" and read back as floats by `from_json`;
         names that are not valid Unicode have U+FFFD in place of the bad code points
-        (`genesis.debug.json_values`)."""
-        return dumps(self.to_dict(), indent=indent)
+        (`genesis.debug.json_values`). Without `indent` the text is compact, each graph's
+        written by `Graph.to_json` (a big graph's `to_dict()` is never held whole)."""
+        if indent is not None:
+            return dumps(self.to_dict(), indent=indent)
+        text = dumps(replace(self, graphs=[]).to_dict(), separators=(",", ":"))
+        # the first '"graphs":[]' is the field: inside a string value its quotes are escaped
+        graphs = ",".join(graph.to_json() for graph in self.graphs)
+        return text.replace('"graphs":[]', f'"graphs":[{graphs}]', 1)
 
     @classmethod
     def from_dict(cls, data: dict) -> "Trace":

@@ -63,3 +63,25 @@ def test_a_pickled_graph_is_its_json_text_and_comes_back_equal():
     assert len(payload) < len(graph.to_json()) + 200
     again = pickle.loads(payload)
     assert again == graph and again.to_json() == graph.to_json()
+
+
+def test_text_made_in_chunks_is_the_json_of_to_dict(monkeypatch):
+    from genesis.debug import graph as graph_module
+    from genesis.debug.json_values import dumps
+
+    monkeypatch.setattr(graph_module, "JSON_CHUNK", 7)
+    graph = loop_graph(20)
+    graph.grad_norms["x"] = [float("inf"), 2.0]
+    assert graph.to_json() == dumps(graph.to_dict(), separators=(",", ":"))
+    assert Graph.from_json(graph.to_json()) == graph
+    assert Graph().to_json() == dumps(Graph().to_dict(), separators=(",", ":"))
+
+
+def test_a_trace_holds_its_graphs_texts_whatever_its_strings_say():
+    from genesis.debug.trace import Trace
+
+    trace = Trace(script='"graphs":[]', args=['"graphs":[]', "x"], graphs=[loop_graph(5), Graph()])
+    text = trace.to_json()
+    assert json.loads(text)["script"] == '"graphs":[]'
+    again = Trace.from_json(text)
+    assert again == trace and again.to_json() == text
