@@ -1,5 +1,6 @@
 """`paused_gc`: no cyclic garbage collection while genesis builds or copies a big acyclic
-structure (a captured graph, its JSON form, a drawing's items).
+structure (a captured graph, its JSON form, a drawing's items); `backward_pause`: none
+during a recorded backward call, which builds the graph genesis files for it.
 
 Each full collection walks every container object alive; a graph of 100,000 ops
 adds a dozen per op, and building it triggers full collections again and again as
@@ -16,9 +17,10 @@ True
 from __future__ import annotations
 
 import gc
+import threading
 from contextlib import contextmanager
 
-__all__ = ["paused_gc"]
+__all__ = ["paused_gc", "GCPause", "backward_pause"]
 
 
 @contextmanager
@@ -32,3 +34,39 @@ def paused_gc():
     finally:
         if enabled:
             gc.enable()
+
+
+class GCPause:
+    """The collector paused from a `pause()` to its `resume()`, which may be called from other
+    places (a backward call's start and end). Pauses overlap (backward calls on several
+    threads): the collector is turned back on when the last one ends, if it was on before
+    the first.
+
+    >>> pause = GCPause()
+    >>> pause.pause(); pause.pause(); pause.resume()
+    >>> gc.isenabled()
+    False
+    >>> pause.resume(); gc.isenabled()
+    True
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._pauses = 0
+        self._was_enabled = False
+
+    def pause(self) -> None:
+        with self._lock:
+            if self._pauses == 0:
+                self._was_enabled = gc.isenabled()
+                gc.disable()
+            self._pauses += 1
+
+    def resume(self) -> None:
+        with self._lock:
+            self._pauses -= 1
+            if self._pauses == 0 and self._was_enabled:
+                gc.enable()
+
+
+backward_pause = GCPause()  # shared by every recorder: pauses count across them

@@ -166,14 +166,17 @@ class _HostBatch:
     def __init__(self, columns, keys: tuple):
         self._columns, self._keys = columns, keys
         self._lock = threading.Lock()  # backward calls on several threads add here
-        self._waiting = []             # (flat copy, the dict to fill)
+        # flat copies and the dicts to fill, side by side: no pair object per array for the
+        # garbage collector to track (dicts of numbers and arrays it does not)
+        self._arrays, self._targets = [], []
         self._entries = 0
 
     def add(self, array) -> dict:
         stats = {}
         copy = array.reshape(-1).copy()  # the array may be changed in place before the flush
         with self._lock:
-            self._waiting.append((copy, stats))
+            self._arrays.append(copy)
+            self._targets.append(stats)
             self._entries += copy.size
             full = self._entries >= _BATCH_ENTRIES
         if full:
@@ -183,16 +186,16 @@ class _HostBatch:
     @_quietly
     def flush(self) -> None:
         with self._lock:
-            waiting, self._waiting, self._entries = self._waiting, [], 0
-        if not waiting:
+            arrays, targets = self._arrays, self._targets
+            self._arrays, self._targets, self._entries = [], [], 0
+        if not arrays:
             return
-        arrays = [copy for copy, _ in waiting]
         sizes = np.fromiter(map(len, arrays), np.intp, len(arrays))
         starts = np.zeros(len(arrays), np.intp)
         np.cumsum(sizes[:-1], out=starts[1:])
         columns = self._columns(np.concatenate(arrays, dtype=np.float64), starts, sizes)
         keys = self._keys
-        for (_, stats), row in zip(waiting, zip(*columns)):
+        for stats, row in zip(targets, zip(*columns)):
             stats.update(zip(keys, row))
 
 
