@@ -46,6 +46,8 @@ DEFAULT_VIEW_ITEMS = 1500
 READABLE_WIDTH, READABLE_HEIGHT = 3000, 2400
 NOTEBOOK_MAX_NODES = 1500
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_UNSAFE_IN_SCRIPT = re.compile("[<>&\u2028\u2029]")
+WRITE_CHUNK = 1 << 20  # characters of the page encoded and written at a time
 
 
 def to_html(graph_or_trace, path=None, *, max_nodes: int = HTML_MAX_NODES, title: str | None = None) -> str:
@@ -56,7 +58,7 @@ def to_html(graph_or_trace, path=None, *, max_nodes: int = HTML_MAX_NODES, title
     data, graphs = _page_data(graph_or_trace, sys._getframe(1).f_locals)
     if title is not None:
         data["title"] = title
-    blocks = []  # (id, JSON text) of the blocks read on demand
+    blocks = []  # (id, JSON text safe in a <script>) of the blocks read on demand
     for index, graph in enumerate(graphs):
         graph = _tagged(graph, index, data["findings"])
         views = draw_views(graph, max_nodes=max_nodes)
@@ -65,11 +67,14 @@ def to_html(graph_or_trace, path=None, *, max_nodes: int = HTML_MAX_NODES, title
             "outputs": [node.id for node in graph.nodes if node.kind == "output"],
             "modules": graph.modules, "steps": graph.steps, "grad_norms": graph.grad_norms,
             "views": [view.to_dict() for view in views], "default_view": _default_view(views)})
-        blocks.append((f"graph-{index}", graph.to_json()))
-        blocks.extend((f"svg-{index}-{number}", _compact(view.svg)) for number, view in enumerate(views))
+        blocks.append((f"graph-{index}", _escaped(graph.to_json())))
+        blocks.extend((f"svg-{index}-{number}", _escaped(_compact(view.svg)))
+                      for number, view in enumerate(views))
     page = _page(data, blocks)
     if path is not None:
-        Path(path).write_text(page, encoding="utf-8")
+        with open(path, "w", encoding="utf-8") as handle:
+            for start in range(0, len(page), WRITE_CHUNK):  # never all of a big page encoded at once
+                handle.write(page[start:start + WRITE_CHUNK])
     return page
 
 
@@ -164,13 +169,16 @@ def _page(data: dict, blocks: list) -> str:
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     policy = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
               "img-src data:; base-uri 'none'; form-action 'none'")
-    elements = [f'<script type="application/json" id="{name}">{_escaped(text)}</script>'
-                for name, text in [("genesis-data", _compact(data)), *blocks]]
-    parts = {"policy": html.escape(policy), "title": html.escape(data["title"]),
-             "style": (asset / "viewer.css").read_text(encoding="utf-8"),
-             "data": "\n".join(elements), "script": script}
+    elements = []
+    for name, text in [("genesis-data", _escaped(_compact(data))), *blocks]:
+        elements.extend((f'<script type="application/json" id="{name}">', text, "</script>\n"))
+    parts = {"policy": [html.escape(policy)], "title": [html.escape(data["title"])],
+             "style": [(asset / "viewer.css").read_text(encoding="utf-8")], "data": elements,
+             "script": [script]}
     template = (asset / "template.html").read_text(encoding="utf-8")
-    return re.sub(r"\{\{(\w+)\}\}", lambda match: parts[match.group(1)], template)
+    pieces = re.split(r"\{\{(\w+)\}\}", template)  # text, name, text, name, ..., text
+    return "".join(piece for index, text in enumerate(pieces)
+                   for piece in (parts[text] if index % 2 else [text]))  # one copy of a big page
 
 
 def _compact(value) -> str:
@@ -180,6 +188,4 @@ def _compact(value) -> str:
 
 def _escaped(text: str) -> str:
     """JSON text safe inside a <script> element: no `<`, `>`, `&` left raw."""
-    for raw, escaped in _JSON_ESCAPES.items():
-        text = text.replace(raw, escaped)
-    return text
+    return _UNSAFE_IN_SCRIPT.sub(lambda match: _JSON_ESCAPES[match.group()], text)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from sys import intern
 
 from .gc_pause import paused_gc
 from .json_values import dumps, number, numbers
@@ -165,6 +166,28 @@ class Graph:
         JSON_CHUNK nodes at a time, never holding the whole `to_dict()` of a big graph."""
         if indent is not None:
             return dumps(self.to_dict(), indent=indent)
+        return "".join(self.json_pieces())
+
+    def json_pieces(self) -> list:
+        """The text of `to_json()` in pieces to write one after another (a few per JSON_CHUNK
+        nodes or edges), so a big graph's text need never be one string.
+
+        >>> graph = Graph([GraphNode(0, "input", "x", [TensorInfo((2,), "float32")])])
+        >>> "".join(graph.json_pieces()) == graph.to_json()
+        True
+        """
+        nodes, edges, rest = self._json_parts()
+        pieces = [f'{{"schema":"genesis.debug.Graph","version":{SCHEMA_VERSION},"nodes":[']
+        for part, closing in ((nodes, '],"edges":['), (edges, "],")):
+            for number, text in enumerate(part):
+                pieces.extend(("," if number else "", text[1:-1]))
+            pieces.append(closing)
+        pieces.append(rest[1:])
+        return pieces
+
+    def _json_parts(self) -> tuple:
+        """(JSON lists of JSON_CHUNK nodes each, the same of edges, the JSON object of the
+        other fields)."""
         sources = {}
         with paused_gc():
             nodes = [_compact([_node_to_dict(node, sources)
@@ -176,14 +199,13 @@ class Graph:
                                      for source in sources],
                          "modules": self.modules, "steps": self.steps, "grad_norms": self.grad_norms,
                          "meta": self.meta})
-        return (f'{{"schema":"genesis.debug.Graph","version":{SCHEMA_VERSION},'
-                f'"nodes":[{_joined(nodes)}],"edges":[{_joined(edges)}],{rest[1:]}')
+        return nodes, edges, rest
 
     def __reduce__(self):
-        # Pickled as its JSON text: pickling 100,000 node objects one by one takes many
-        # times longer (genesis trace sends its graphs from the script's process). What
-        # to_json wrote needs no checks when it is read back.
-        return _unpickled, (self.to_json(),)
+        # Pickled as its JSON text in chunks: pickling 100,000 node objects one by one takes
+        # many times longer (genesis trace sends its graphs from the script's process), and
+        # read back a chunk at a time. What to_json wrote needs no checks when it is read.
+        return _unpickled, self._json_parts()
 
     @classmethod
     def from_dict(cls, data: dict, where: str = "") -> "Graph":
@@ -194,10 +216,17 @@ class Graph:
 
     @classmethod
     def _from_checked_dict(cls, data: dict) -> "Graph":
+        return cls._assembled([data["nodes"]], [data["edges"]], data)
+
+    @classmethod
+    def _assembled(cls, node_lists, edge_lists, data: dict) -> "Graph":
+        """The Graph of checked JSON data whose nodes and edges come in lists, one list at a
+        time; strings and shapes repeated over nodes are kept once."""
         sources = [Source(file, line, function, code) for file, line, function, code in data["sources"]]
+        shapes = {}
         with paused_gc():
-            nodes = [_node_from_dict(item, sources) for item in data["nodes"]]
-            edges = _edges_from_lists(data["edges"], nodes)
+            nodes = [_node_from_dict(item, sources, shapes) for part in node_lists for item in part]
+            edges = [edge for part in edge_lists for edge in _edges_from_lists(part, nodes)]
         return cls(nodes=nodes, edges=edges,
                    modules=dict(data["modules"]), steps=list(data["steps"]),
                    grad_norms={name: [number(value) for value in values]
@@ -230,14 +259,8 @@ def _compact(value) -> str:
     return dumps(value, separators=(",", ":"))
 
 
-def _joined(lists: list) -> str:
-    """The items of JSON lists (their texts), as the items of one list."""
-    return ",".join(text[1:-1] for text in lists)
-
-
-def _unpickled(text: str) -> Graph:
-    with paused_gc():
-        return Graph._from_checked_dict(json.loads(text))
+def _unpickled(nodes: list, edges: list, rest: str) -> Graph:
+    return Graph._assembled(map(json.loads, nodes), map(json.loads, edges), json.loads(rest))
 
 
 def _list(shape):
@@ -291,18 +314,25 @@ def _figures_from_json(figures, keys: tuple) -> dict | None:
     return numbers(figures) if str in map(type, figures.values()) else figures
 
 
-def _node_from_dict(data: dict, sources: list) -> GraphNode:
-    source = data.get("source")
+def _node_from_dict(data: dict, sources: list, shapes: dict) -> GraphNode:
+    source, function, module = data.get("source"), data.get("function"), data.get("module")
     return GraphNode(
-        id=data["id"], kind=data["kind"], name=data["name"],
+        id=data["id"], kind=intern(data["kind"]), name=intern(data["name"]),
         outputs=[None if info is None else TensorInfo(
-            tuple(info[0]), info[1], _figures_from_json(info[2] if len(info) > 2 else None, VALUE_KEYS),
+            _kept(shapes, tuple(info[0])), intern(info[1]),
+            _figures_from_json(info[2] if len(info) > 2 else None, VALUE_KEYS),
             _figures_from_json(info[3] if len(info) > 3 else None, GRAD_KEYS))
             for info in data["outputs"]],
-        function=data.get("function"), user_defined=data.get("user_defined", False),
-        device=data.get("device", "cpu"), module=data.get("module"),
+        function=None if function is None else intern(function),
+        user_defined=data.get("user_defined", False), device=intern(data.get("device", "cpu")),
+        module=None if module is None else intern(module),
         source=sources[source] if source is not None else None,
         findings=list(data.get("findings", ())))
+
+
+def _kept(table: dict, value):
+    """The value equal to `value` kept in `table` (`value` itself the first time)."""
+    return table.setdefault(value, value)
 
 
 def _edges_to_lists(edges: list, nodes: list) -> list:

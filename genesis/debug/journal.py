@@ -76,9 +76,9 @@ class Journal:
         return self._handle is not None and self.error is None and os.getpid() == self._pid
 
     def graph(self, index: int, graph: Graph) -> None:
-        # the graph's own text spliced in: a big graph's to_dict() is never held whole
-        self._write_line(lambda: f'{{"record":"graph","index":{index},"graph":{graph.to_json()}}}',
-                         "graph")
+        # the graph's text written in pieces: a big graph's JSON is never one string here
+        self._write_line(lambda: [f'{{"record":"graph","index":{index},"graph":',
+                                  *graph.json_pieces(), "}"], "graph")
 
     def finding(self, finding: Finding) -> None:
         self._append({"record": "finding", "finding": finding.to_dict()})
@@ -116,18 +116,21 @@ class Journal:
         self._handle = None
 
     def _append(self, record: dict) -> None:
-        self._write_line(lambda: _dumps(record), record.get("record"))
+        self._write_line(lambda: [_dumps(record)], record.get("record"))
 
     def _write_line(self, encode, kind: str) -> None:
+        """Write the line `encode()` gives (a list of text pieces), then flush."""
         if not self.writable:
             return
         try:
-            line = encode()
+            pieces = encode()
         except (TypeError, ValueError) as error:  # a value JSON can't hold: this record only
             self.skipped.append(f"{kind} record: {error}")
             return
         try:
-            self._handle.write(line + "\n")
+            for piece in pieces:
+                self._handle.write(piece)
+            self._handle.write("\n")
             self._handle.flush()
         except OSError as error:
             self._stop(error)
