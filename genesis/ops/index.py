@@ -6,12 +6,14 @@ accumulation, so repeated indices add up.
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 
 from ..autograd.function import Function
 from ..device import cpu, transfer
+from .. import dtypes
 from ..dtypes import check_fits
 from ..sizes import describe_value
 from ..tensor import Tensor, to_array
@@ -179,9 +181,18 @@ def _value_array(target: Tensor, value):
     return value
 
 
+_HALF_WIDTH = (dtypes.float16, dtypes.bfloat16)
+
+
 def _checked_value(target: Tensor, value):
     """A number or list to assign, checked against the target's dtype; lists become arrays."""
     if value.__class__ in _PYTHON_NUMBERS or isinstance(value, numbers.Number | np.bool_):
+        if target.dtype in _HALF_WIDTH:
+            # as PyTorch: a float beyond the dtype's range is stored as ±inf; an int must
+            # still be an int64
+            if isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_):
+                check_fits(value, dtypes.int64, "setitem")
+            return _saturated(value, target.dtype)
         check_fits(value, target.dtype, "setitem")
         return value
     if isinstance(value, list | tuple):
@@ -189,6 +200,15 @@ def _checked_value(target: Tensor, value):
     if not isinstance(value, np.ndarray):
         raise TypeError(f"setitem: can't assign {describe_value(value)} to a {target.dtype.name} "
                         "tensor; assign a number, a tensor or a (nested) list of numbers")
+    return value
+
+
+def _saturated(value, dtype):
+    """A finite float beyond `dtype`'s largest as the infinity of its sign (what a cast
+    gives, without NumPy's overflow warning)."""
+    largest = dtypes.value_range(dtype)[1]
+    if not isinstance(value, bool | np.bool_) and math.isfinite(value) and abs(value) > largest:
+        return math.copysign(math.inf, value)
     return value
 
 
