@@ -272,8 +272,20 @@ def _tuple(shape):
 
 
 def _node_to_dict(node: GraphNode, sources: dict) -> dict:
-    data = {"id": node.id, "kind": node.kind, "name": node.name,
-            "outputs": [None if info is None else _info_to_list(info) for info in node.outputs]}
+    outputs = []
+    for info in node.outputs:  # [shape, dtype, value statistics, gradient statistics]
+        if info is None:
+            outputs.append(None)
+            continue
+        entry = [list(info.shape), info.dtype]
+        stats, grad = info.stats, info.grad
+        if stats is not None or grad is not None:
+            entry.append(None if stats is None else list(stats.values()) if tuple(stats) == VALUE_KEYS
+                         else stats)
+        if grad is not None:
+            entry.append(list(grad.values()) if tuple(grad) == GRAD_KEYS else grad)
+        outputs.append(entry)
+    data = {"id": node.id, "kind": node.kind, "name": node.name, "outputs": outputs}
     if node.function is not None:
         data["function"] = node.function
     if node.user_defined:
@@ -287,23 +299,6 @@ def _node_to_dict(node: GraphNode, sources: dict) -> dict:
     if node.findings:
         data["findings"] = list(node.findings)
     return data
-
-
-def _info_to_list(info: TensorInfo) -> list:
-    """[shape, dtype, value statistics, gradient statistics], trailing Nones left out."""
-    if info.grad is not None:
-        return [list(info.shape), info.dtype, _figures_to_json(info.stats, VALUE_KEYS),
-                _figures_to_json(info.grad, GRAD_KEYS)]
-    if info.stats is not None:
-        return [list(info.shape), info.dtype, _figures_to_json(info.stats, VALUE_KEYS)]
-    return [list(info.shape), info.dtype]
-
-
-def _figures_to_json(figures: dict | None, keys: tuple):
-    """A list in the order of `keys` when the dict has exactly those keys, else the dict."""
-    if figures is None or tuple(figures) != keys:
-        return figures
-    return list(figures.values())
 
 
 def _figures_from_json(figures, keys: tuple) -> dict | None:
