@@ -28,7 +28,6 @@ import re
 import sys
 from dataclasses import replace
 from importlib import resources
-from pathlib import Path
 
 from genesis.debug.json_values import dumps
 from genesis.debug.printable import printable

@@ -21,28 +21,26 @@ from .names import Names
 from .readings import Readings
 from .stats import grad_stats_later, value_stats_later
 
-__all__ = ["capture_graph", "GraphBuilder", "RECORD_KEY", "PARAM_KEY"]
+__all__ = ["capture_graph", "GraphBuilder", "RECORD_KEY"]
 
 RECORD_KEY = "genesis.debug.record"   # node.metadata entry: the OpRecord written during forward
-PARAM_KEY = "genesis.debug.param"     # AccumulateGrad metadata: the parameter's dotted name
 
 
 def capture_graph(*roots, params: dict | None = None, include_saved: bool = True,
                   namespace: dict | None = None) -> Graph:
     """Snapshot the graph that produced `roots` (tensors).
 
-    Leaves are named by module parameter paths (for modules seen while
-    recording, or modules among the caller's variables), by `params`
-    (name -> tensor, which wins), by the caller's variable names, else
+    Leaves are named by `params` (name -> tensor, which wins), by their paths in
+    the outermost modules that ran the graph's ops or that the caller's variables
+    hold (`fc1.weight`; beside a second model, `generator.0.weight`: see
+    `genesis.debug.names.RootModules`), by the caller's variable names, else
     `input0`, `input1`, ...; outputs likewise (`output0`, ...). `namespace`
     replaces the caller's local variables as the place names are looked up.
     Value statistics are taken from the outputs and leaves, gradient
     statistics from `.grad` after backward. Ops carry the path of the module
     call that ran them, as `genesis.debug.record()` names it ("cell#2.inp",
-    `genesis.debug.module_paths`), and the parameters of the outermost modules
-    called are named by their paths when nothing else named them; ops carry
-    more (source line, per-output statistics) when the forward ran under
-    `record()`.
+    `genesis.debug.module_paths`); ops carry more (source line, per-output
+    statistics) when the forward ran under `record()`.
     """
     for index, root in enumerate(roots):
         if not isinstance(root, Tensor):
@@ -79,7 +77,7 @@ class GraphBuilder:
         self._sources = {}     # (file, line, function) -> Source
         self._module_calls = {}  # graph id -> module call, for nodes placed by place_in_modules
         self._calls_seen = set()  # orders of the module calls seen
-        self._outermost = set()   # id() of the outermost modules seen (alive while capturing)
+        self._leaves = {}         # graph id -> the tensor of a leaf, named again once placed
 
     # -- roots ----------------------------------------------------------------
     def add_output_tensor(self, tensor: Tensor) -> int:
@@ -141,31 +139,39 @@ class GraphBuilder:
         node_id = self._add(graph_node)
         self.ids[node] = node_id
         self._pending.append(node)
-        if graph_node.module is None and node._module_call is not None:
+        if node._module_call is not None:
             self._note_module_call(node_id, node._module_call)
+        elif node.__class__ is AccumulateGrad and node.variable is not None:
+            self._leaves[node_id] = node.variable
         return node_id
 
     def _note_module_call(self, node_id: int, call) -> None:
-        """Remember the module call an op ran in; the first op of an outermost module names
-        its parameters (where the namespace did not)."""
+        """Remember the module call an op ran in; its outermost module is a root the
+        parameters are named by."""
         self._module_calls[node_id] = call
         if call[2] in self._calls_seen:
             return
         self._calls_seen.add(call[2])
         while call[1] is not None:
             call = call[1]
-        if id(call[0]) not in self._outermost:
-            self._outermost.add(id(call[0]))
-            self.names.add_module_parameters(call[0])
+        if call[0] not in self.names.roots:
+            self.names.add_root_module(call[0])
 
     def place_in_modules(self) -> None:
-        """Set the module path of the nodes whose op remembered its module call (those not
-        recorded by `record()`), once the walk is done: numbering repeated calls needs them all."""
+        """Set the module path of every op (from the module call it remembered) and name the
+        parameters under the roots found, once the walk is done: numbering repeated calls,
+        and telling one model from several, needs them all."""
+        nodes = self.graph.nodes
+        for node_id, tensor in self._leaves.items():  # named before every root was known
+            name = self.names.parameter_name(tensor)
+            if name is not None:
+                node = nodes[node_id]
+                node.name, node.kind, node.module = name, "param", name.rpartition(".")[0]
+        self._leaves = {}
         calls = self._module_calls
         if not calls:
             return
-        paths, classes = module_paths(calls.values())
-        nodes = self.graph.nodes
+        paths, classes = module_paths(calls.values(), self.names.roots.prefix)
         for node_id, call in calls.items():
             nodes[node_id].module = paths[call[2]]
         for path, class_name in classes.items():
@@ -175,11 +181,7 @@ class GraphBuilder:
     def _leaf_node(self, node) -> GraphNode:
         variable = node.variable
         shape, numpy_dtype, device = node._output_meta[0]
-        recorded = node.metadata.get(PARAM_KEY)
-        if recorded is not None:
-            name, kind = recorded, "param"
-        else:
-            name, kind = self.names.leaf_name(variable)
+        name, kind = self.names.leaf_name(variable)
         info = TensorInfo(tuple(shape), _dtype_name(numpy_dtype))
         if variable is not None:
             info.stats = self._value_stats(variable)
@@ -210,8 +212,7 @@ class GraphBuilder:
         return GraphNode(0, "op", type(node).__name__, outputs,
                          cls.__name__ if cls is not None else None,
                          cls is not None and not cls._builtin,
-                         "cpu" if device is None else _device_name(device),
-                         record.module if record is not None else None,
+                         "cpu" if device is None else _device_name(device), None,
                          self._source(source) if source is not None else None)
 
     def _source(self, location) -> Source:

@@ -179,8 +179,8 @@ class Graph:
         nodes, edges, rest = self._json_parts()
         pieces = [f'{{"schema":"genesis.debug.Graph","version":{SCHEMA_VERSION},"nodes":[']
         for part, closing in ((nodes, '],"edges":['), (edges, "],")):
-            for number, text in enumerate(part):
-                pieces.extend(("," if number else "", text[1:-1]))
+            for position, text in enumerate(part):
+                pieces.extend(("," if position else "", text[1:-1]))
             pieces.append(closing)
         pieces.append(rest[1:])
         return pieces

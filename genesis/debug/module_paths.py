@@ -29,10 +29,12 @@ from __future__ import annotations
 __all__ = ["module_paths"]
 
 
-def module_paths(calls) -> tuple:
+def module_paths(calls, root_prefix=None) -> tuple:
     """({call's order: dotted path}, {path: class name}) of the module calls `calls` (tuples
     `(module, outer call, order)`) and of the calls they ran inside; the class names cover
-    every module of each outermost module's tree too."""
+    every module of each outermost module's tree too. `root_prefix(module)` gives the path
+    of an outermost module ("" when not given: paths relative to it; see
+    `genesis.debug.names.RootModules` for the names it gives beside other models)."""
     known = {}
     for call in calls:
         while call is not None and call[2] not in known:
@@ -47,11 +49,13 @@ def module_paths(calls) -> tuple:
         module, outer, _ = known[order]
         class_name = type(module).__name__
         if outer is None:
+            prefix = root_prefix(module) if root_prefix is not None else ""
             tree = trees[order] = {}
             for name, submodule in module.named_modules():
-                tree[id(submodule)] = name
-                classes[name] = type(submodule).__name__
-            top, static, base = order, "", ""
+                path = f"{prefix}.{name}" if prefix and name else (name or prefix)
+                tree[id(submodule)] = path
+                classes[path] = type(submodule).__name__
+            top, static, base = order, prefix, prefix
         else:
             outer_order = outer[2]
             top = outermost[outer_order]

@@ -4,11 +4,35 @@ A parameter is named by its `named_parameters()` path (`fc1.weight`); any
 other tensor by the variable that holds it in the namespace given (usually the
 caller's locals), else by position (`input0`, `output0`).
 
+The outermost modules a script calls or holds (`RootModules`) are named so that
+paths are unambiguous when it runs several models and honest when it calls a loss
+module beside its model:
+
+- exactly one of them has parameters (the model): its paths stay relative to it
+  ("fc1", "fc1.weight"), as `named_parameters()` gives them;
+- several have parameters: each is named by the variable holding it
+  ("generator.0.weight", "discriminator.0.weight"), else by its class name
+  ("Sequential", "Sequential#2");
+- one without parameters (a loss module, an activation called on its own) is not the
+  model: it is named by its variable ("loss_fn") or its class ("CrossEntropyLoss"), so
+  its ops are not drawn inside the model; unless it is the only module there is.
+
 >>> import genesis
 >>> x = genesis.tensor([1.0], requires_grad=True)
 >>> names = Names.from_namespace({"x": x, "_hidden": x})
 >>> names.leaf_name(x)
 ('x', 'input')
+>>> import genesis.nn as nn
+>>> generator, discriminator = nn.Linear(2, 2), nn.Linear(2, 1)
+>>> loss_fn = nn.MSELoss()
+>>> roots = RootModules()
+>>> for module in (generator, discriminator, loss_fn):
+...     roots.note(module, [{"generator": generator, "discriminator": discriminator,
+...                          "loss_fn": loss_fn}])
+>>> roots.prefix(generator), roots.prefix(loss_fn)
+('generator', 'loss_fn')
+>>> sorted(name for name, _ in roots.parameter_names().values())
+['discriminator.bias', 'discriminator.weight', 'generator.bias', 'generator.weight']
 """
 from __future__ import annotations
 
@@ -17,7 +41,8 @@ import sys
 
 from ..tensor import Tensor
 
-__all__ = ["Names", "parameter_names", "is_module", "user_namespace"]
+__all__ = ["Names", "RootModules", "parameter_names", "is_module", "user_namespace",
+           "user_namespaces", "top_level_modules"]
 
 _GENESIS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -46,44 +71,55 @@ class Names:
     """Looks tensors up by identity: explicit parameters first, then module parameters,
     then variables; everything else gets a positional name."""
 
-    def __init__(self, params: dict, variables: dict):
-        self._params = params        # id -> (name, tensor)
+    def __init__(self, params: dict, variables: dict, roots: "RootModules | None" = None,
+                 namespaces: list = ()):
+        self._params = params        # id -> (name, tensor): given explicitly, they win
         self._variables = variables  # id -> (name, tensor)
+        self.roots = roots if roots is not None else RootModules()
+        self._namespaces = list(namespaces)  # where the variables of new roots are looked up
         self._counts = {"input": 0, "output": 0}
 
     @classmethod
     def from_namespace(cls, namespace: dict, params: dict | None = None,
-                       known_params: dict | None = None) -> "Names":
-        """`params` (name -> tensor) overrides module paths found in `namespace` or given
-        as `known_params` ({id: (name, tensor)}, e.g. from modules seen while recording)."""
-        found = dict(known_params or {})
+                       roots: "RootModules | None" = None) -> "Names":
+        """Names for the leaves and outputs of a graph the code owning `namespace` made.
+
+        Module parameters are named by `roots` (the outermost modules a recorder saw
+        called) or, without it, by the top-level modules among `namespace`'s values;
+        `params` (name -> tensor) overrides both."""
+        if roots is None:
+            roots = RootModules()
+            for module in top_level_modules(namespace):
+                roots.note(module, [namespace])
         variables = {}
         for name, value in namespace.items():
-            if name.startswith("_"):
-                continue
-            if isinstance(value, Tensor):
+            if not name.startswith("_") and isinstance(value, Tensor):
                 variables.setdefault(id(value), (name, value))
-            elif is_module(value):
-                for key, entry in parameter_names(value).items():
-                    found.setdefault(key, entry)
+        found = {}
         for name, tensor in (params or {}).items():
             if not isinstance(tensor, Tensor):
                 raise TypeError(f"params[{name!r}] is a {type(tensor).__name__}; params must map "
                                 "names to genesis Tensors")
             found[id(tensor)] = (name, tensor)
-        return cls(found, variables)
+        return cls(found, variables, roots, [namespace])
 
-    def add_module_parameters(self, module) -> None:
-        """Name the parameters of `module` by their paths in it, where nothing named them yet."""
-        for key, entry in parameter_names(module).items():
-            self._params.setdefault(key, entry)
+    def add_root_module(self, module) -> None:
+        """Count `module` (called outermost) among the roots its parameters are named by."""
+        self.roots.note(module, self._namespaces)
+
+    def parameter_name(self, tensor) -> str | None:
+        """The name of `tensor` as a parameter: given in `params`, or its path in a root."""
+        entry = self._params.get(id(tensor))
+        if entry is None:
+            entry = self.roots.parameter_names().get(id(tensor))
+        return entry[0] if entry is not None and entry[1] is tensor else None
 
     def leaf_name(self, tensor) -> tuple:
         """(name, kind) of a leaf: kind is "param" for a named parameter, else "input"."""
         if tensor is not None:
-            entry = self._params.get(id(tensor))
-            if entry is not None and entry[1] is tensor:
-                return entry[0], "param"
+            name = self.parameter_name(tensor)
+            if name is not None:
+                return name, "param"
             name = self.variable_name(tensor)
             if name is not None:
                 return name, "input"
@@ -97,3 +133,110 @@ class Names:
         index = self._counts[kind]
         self._counts[kind] = index + 1
         return f"{kind}{index}"
+
+
+class _Root:
+    __slots__ = ("module", "variable", "has_parameters")
+
+    def __init__(self, module, variable: str | None):
+        self.module = module
+        self.variable = variable
+        self.has_parameters = next(iter(module.named_parameters()), None) is not None
+
+
+class RootModules:
+    """The outermost modules seen, in order, with the names the rule above gives them."""
+
+    def __init__(self):
+        self._roots = {}    # id(module) -> _Root; the module is kept alive, so its id stays
+        self._models = 0    # roots with parameters
+        self._names = None  # id(module) -> prefix, worked out again after each new root
+        self._parameters = None  # parameter_names(), likewise
+
+    def note(self, module, namespaces=()) -> None:
+        """Count `module` as an outermost module; `namespaces` (dicts of the script's
+        variables) are searched for the variable that holds it, the first time it is seen."""
+        if id(module) in self._roots:
+            return
+        root = _Root(module, _variable_holding(module, namespaces))
+        self._roots[id(module)] = root
+        self._models += root.has_parameters
+        self._names = self._parameters = None
+
+    def __contains__(self, module) -> bool:
+        return id(module) in self._roots
+
+    def __len__(self) -> int:
+        return len(self._roots)
+
+    def prefix(self, module) -> str:
+        """The path of an outermost module: "" for the only model, else its name."""
+        if self._names is None:
+            self._names = self._work_out_names()
+        name = self._names.get(id(module))
+        if name is None:  # not noted: named as if it were noted now
+            self.note(module)
+            return self.prefix(module)
+        return name
+
+    def _work_out_names(self) -> dict:
+        names, taken = {}, set()
+        alone = len(self._roots) == 1
+        for key, root in self._roots.items():
+            if root.has_parameters and self._models == 1 or alone:
+                names[key] = ""
+                continue
+            base = root.variable or type(root.module).__name__
+            name, number = base, 1
+            while name in taken:
+                number += 1
+                name = f"{base}#{number}"
+            taken.add(name)
+            names[key] = name
+        return names
+
+    def parameter_names(self) -> dict:
+        """{id(tensor): (dotted name, tensor)} for the parameters of every root, named
+        under its prefix ("fc1.weight", or "generator.0.weight" beside another model)."""
+        if self._parameters is None:
+            found = {}
+            for root in self._roots.values():
+                prefix = self.prefix(root.module)
+                for name, tensor in root.module.named_parameters():
+                    if isinstance(tensor, Tensor):
+                        found.setdefault(id(tensor), (f"{prefix}.{name}" if prefix else name,
+                                                      tensor))
+            self._parameters = found
+        return self._parameters
+
+
+def user_namespaces(depth: int = 1) -> list:
+    """[locals, globals] of the innermost frame outside genesis, `depth` frames above the
+    caller at least (where the user's code called in)."""
+    frame = sys._getframe(depth + 1)
+    while frame is not None and frame.f_code.co_filename.startswith(_GENESIS_DIR):
+        frame = frame.f_back
+    if frame is None:
+        return []
+    return [frame.f_locals] if frame.f_locals is frame.f_globals else \
+        [frame.f_locals, frame.f_globals]
+
+
+def top_level_modules(namespace: dict) -> list:
+    """The modules among `namespace`'s values that are not part of another one there."""
+    modules = {id(value): value for name, value in namespace.items()
+               if not name.startswith("_") and is_module(value)}
+    inside = set()
+    for module in modules.values():
+        for _, submodule in module.named_modules():
+            if submodule is not module:
+                inside.add(id(submodule))
+    return [module for key, module in modules.items() if key not in inside]
+
+
+def _variable_holding(module, namespaces) -> str | None:
+    for namespace in namespaces:
+        for name, value in namespace.items():
+            if value is module and not name.startswith("_") and name != "self":
+                return name  # ("self": a model calling itself, named better by its class)
+    return None

@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import sys
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..autograd import engine, function, module_scope
 from ..autograd.function import AccumulateGrad

@@ -1,10 +1,12 @@
 """`record()`: capture the graph of every backward call made while it is active.
 
-While recording, every Function call notes the module it ran in and the
-user's source line (and its outputs' value statistics); every backward run is
-snapshotted into a `Graph` when it starts, with gradient statistics added as
-they flow. Steps with the same structure share one Graph, which keeps the
-per-step gradient norm of each leaf.
+While recording, every Function call notes the user's source line (and its
+outputs' value statistics), and the outermost modules called are noted so that
+parameters and module paths are named as `genesis.debug.names.RootModules` says
+(every op remembers its module call anyway: `genesis.autograd.module_scope`);
+every backward run is snapshotted into a `Graph` as it runs, with gradient
+statistics added as they flow. Steps with the same structure share one Graph,
+which keeps the per-step gradient norm of each leaf.
 
 >>> import genesis
 >>> w = genesis.tensor([1.0, 2.0], requires_grad=True)
@@ -30,9 +32,9 @@ from ..autograd import engine, function, module_scope
 from ..autograd.function import AccumulateGrad
 from ..autograd.source import SourceLocation
 from ..tensor import Tensor
-from .capture import PARAM_KEY, RECORD_KEY, GraphBuilder
+from .capture import RECORD_KEY, GraphBuilder
 from .gc_pause import backward_pause, paused_gc
-from .names import Names, parameter_names, user_namespace
+from .names import Names, RootModules, user_namespace, user_namespaces
 from .readings import Readings
 from .stats import grad_stats_later, value_stats_later
 
@@ -41,10 +43,10 @@ __all__ = ["record", "OpRecord"]
 
 @dataclass(slots=True)
 class OpRecord:
-    """What the forward of one op left for the graph: its module path, its outputs'
-    value statistics (None when not collected) and its saved tensors' (shape, dtype)."""
+    """What the forward of one op left for the graph: its outputs' value statistics (None
+    when not collected) and its saved tensors' (shape, dtype). (The module call it ran in
+    is on the node itself: `Node._module_call`.)"""
 
-    module: str | None
     values: list | None
     saved: tuple
 
@@ -146,14 +148,7 @@ class record:
             readings = self.readings
             values = [value_stats_later(o._data, readings, o._device) if o is not None else None
                       for o in outputs]
-        node.metadata[RECORD_KEY] = OpRecord(self.scope.current, values, node.saved_tensor_info)
-        params = self.scope.params
-        if params:
-            for child, _ in node.next_functions:
-                if child.__class__ is AccumulateGrad:
-                    entry = params.get(id(child.variable))
-                    if entry is not None and entry[1] is child.variable:
-                        child.metadata[PARAM_KEY] = entry[0]
+        node.metadata[RECORD_KEY] = OpRecord(values, node.saved_tensor_info)
 
     # -- backward: one call per node run --------------------------------------
     def _check(self, node, grads, grad_inputs, flowed_from) -> None:
@@ -198,10 +193,9 @@ class _Run:
         self.flowed_from = flowed_from
         self.thread = threading.get_ident()
         self.namespace = user_namespace()
-        names = Names.from_namespace(self.namespace, known_params=recorder.scope.params)
+        names = Names.from_namespace(self.namespace, roots=recorder.scope.roots)
         self.readings = recorder.readings
-        self.builder = GraphBuilder(names, recorder.include_saved, recorder.scope.classes,
-                                    recorder.readings)
+        self.builder = GraphBuilder(names, recorder.include_saved, readings=recorder.readings)
         with recorder.lock:
             self.builder.graph.steps = [recorder._steps]
             recorder._steps += 1
@@ -245,6 +239,7 @@ class _Run:
             for info, stats in zip(outputs, self.grads.get(node, ())):
                 if info is not None:
                     info.grad = stats
+        builder.place_in_modules()
         graph = builder.graph
         self.builder = self.grads = self.leaf_gradients = self.namespace = self.readings = None
         return graph
@@ -259,76 +254,36 @@ def _sum_to_shape(array, shape: tuple):
 
 
 class _ModuleScope:
-    """Listener for `genesis.autograd.module_scope`: the path of the module call running now,
-    relative to the outermost module called, and the parameters of the modules seen.
-
-    A module called again within one call of the outermost module (an RNN cell in a loop,
-    a layer used twice) gets a path of its own per call: "cell", "cell#2", "cell#3", with
-    its submodules below ("cell#2.inp"), so each call is its own cluster in pictures.
-    Each thread has its own stack of module calls (threads run models side by side); what
-    was learnt about modules (classes, parameters, call sites) is shared.
-    """
+    """Listener for `genesis.autograd.module_scope` while recording: the outermost modules
+    called (`roots`, by which parameters and module paths are named: see
+    `genesis.debug.names.RootModules`) and the line where each module was first called.
+    The path of the module each op ran in is worked out when its graph is built, from the
+    module call the op remembers (`genesis.debug.module_paths`)."""
 
     def __init__(self):
-        self._calls_here = threading.local()  # per thread: stack, static paths, numbering
-        self.params = {}    # id -> (dotted name, tensor)
-        self.classes = {}   # module (call) path -> class name
-        self.call_sites = {}  # module (call) path -> SourceLocation of its first call
-
-    def _state(self) -> "_ThreadCalls":
-        state = getattr(self._calls_here, "state", None)
-        if state is None:
-            state = self._calls_here.state = _ThreadCalls()
-        return state
+        self.roots = RootModules()
+        self.call_sites = {}  # id(module) -> SourceLocation of its first call
+        self._modules = {}    # id(module) -> module, kept alive so its id stays its own
 
     @property
-    def current(self) -> str | None:
-        stack = self._state().stack
-        return stack[-1] if stack else None
+    def params(self) -> dict:
+        """{id(tensor): (dotted name, tensor)} for the parameters of the outermost modules called."""
+        return self.roots.parameter_names()
 
     def enter(self, module) -> None:
-        state = self._state()
-        if not state.stack:
-            state.paths, state.calls = {}, {}
-            for name, sub in module.named_modules():
-                state.paths[id(sub)] = name
-                self.classes[name] = type(sub).__name__
-            self.params.update(parameter_names(module))
-        path = state.paths.get(id(module))
-        if path is None:  # a module outside the outer one's tree, e.g. made inside forward
-            parent = state.stack[-1] if state.stack else ""
-            path = f"{parent}.{type(module).__name__}" if parent else type(module).__name__
-            self.classes.setdefault(path, type(module).__name__)
-        call_path = state.call_path(path)
-        self.classes.setdefault(call_path, self.classes.get(path, type(module).__name__))
-        if call_path not in self.call_sites:
-            self.call_sites[call_path] = SourceLocation.capture(max_frames=2)
-        state.stack.append(call_path)
-        state.static.append(path)
+        call = module_scope.running.call
+        if call is not None and call[1] is None and module not in self.roots:
+            self.roots.note(module, user_namespaces())
+        if id(module) not in self.call_sites:
+            self._modules[id(module)] = module
+            self.call_sites[id(module)] = SourceLocation.capture(max_frames=2)
 
     def exit(self, module) -> None:
-        state = self._state()
-        if state.stack:
-            state.stack.pop()
-            state.static.pop()
+        pass
 
-
-class _ThreadCalls:
-    """One thread's module calls in progress: call paths (outermost first), the same
-    modules' registered paths, the registered paths of the outer module's tree, and how
-    often each call path was entered within the current outer call."""
-
-    __slots__ = ("stack", "static", "paths", "calls")
-
-    def __init__(self):
-        self.stack, self.static, self.paths, self.calls = [], [], {}, {}
-
-    def call_path(self, path: str) -> str:
-        """`path` placed under the parent's call ("cell#2" + ".inp"), with "#k" for the k-th
-        call (k >= 2) of it within that parent call."""
-        parent = self.static[-1] if self.static else ""
-        base = path
-        if self.stack and parent and path.startswith(parent + "."):
-            base = self.stack[-1] + path[len(parent):]
-        number = self.calls[base] = self.calls.get(base, 0) + 1
-        return base if number == 1 else f"{base}#{number}"
+    def call_site_of(self, parameter) -> SourceLocation | None:
+        """Where the module holding `parameter` was first called, if one was."""
+        for module in self._modules.values():
+            if any(value is parameter for value in module._parameters.values()):
+                return self.call_sites[id(module)]
+        return None

@@ -192,7 +192,8 @@ class TraceSession:
         site = SourceLocation.capture(max_frames=2)
         if site is not None:
             made += f" made at {short_path(site.file)}:{site.line}"
-        names = Names.from_namespace(user_namespace(), known_params=dict(self.recorder.scope.params))
+        roots = self.recorder.scope.roots  # the modules called so far, else the script's
+        names = Names.from_namespace(user_namespace(), roots=roots if len(roots) else None)
         role = "optimizer" if id(optimizer) in self._stepped else None
         with self.recorder.lock:
             for index, param in enumerate(params):
@@ -314,7 +315,7 @@ class TraceSession:
                 break
         site = self.uses.first_use(entry.tensor)
         if site is None and entry.rank == 2:
-            site = self.recorder.scope.call_sites.get(name.rpartition(".")[0])
+            site = self.recorder.scope.call_site_of(entry.tensor)
         if site is None:
             return None, None, graph_index, node_id
         return str(site), site.code, graph_index, node_id

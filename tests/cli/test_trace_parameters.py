@@ -14,7 +14,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CLEAN = sorted(path.name for path in DATA.glob("clean_*.py"))
 # Parameters that get no gradient by design: the teacher runs under no_grad and is given to
 # no optimizer (its rows say "no gradient", which is true, but nothing is reported).
-UNTRAINED = {"clean_frozen_and_teacher.py": {"0.weight", "0.bias", "2.weight", "2.bias"}}
+UNTRAINED = {"clean_frozen_and_teacher.py": {"teacher.0.weight", "teacher.0.bias", "teacher.2.weight",
+                                              "teacher.2.bias"}}
 
 
 def trace(tmp_path, script, *options, args=()):

@@ -1,5 +1,6 @@
-"""A stand-in for `genesis.nn.Module` (written concurrently): calls the module-scope hooks
-around forward and has PyTorch-like `named_parameters()` / `named_modules()`."""
+"""A stand-in for `genesis.nn.Module`: a third-party module class that follows the
+module-scope protocol (the running call, the hooks around forward) and has PyTorch-like
+`named_parameters()` / `named_modules()`."""
 from __future__ import annotations
 
 import genesis
@@ -31,13 +32,18 @@ class Module:
                 yield (f"{name}.{key}" if name else key), tensor
 
     def __call__(self, *args):
-        if module_scope.listeners:
-            module_scope.enter(self)
-            try:
-                return self.forward(*args)
-            finally:
-                module_scope.exit(self)
-        return self.forward(*args)
+        outer = module_scope.running.call  # the protocol genesis.nn.Module follows
+        module_scope.running.call = (self, outer, module_scope.call_order())
+        try:
+            if module_scope.listeners:
+                module_scope.enter(self)
+                try:
+                    return self.forward(*args)
+                finally:
+                    module_scope.exit(self)
+            return self.forward(*args)
+        finally:
+            module_scope.running.call = outer
 
 
 class Linear(Module):

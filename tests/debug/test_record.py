@@ -165,3 +165,46 @@ def test_calls_are_counted_afresh_in_each_call_of_the_outer_module():
     assert graph.steps == [0, 1]
     assert {node.module for node in graph.nodes if node.kind == "op"} >= {"cell", "cell#2"}
     assert "cell#3" not in graph.modules
+
+
+def test_a_loss_module_beside_the_model_is_not_drawn_inside_it():
+    from genesis import nn
+
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    loss_fn = nn.CrossEntropyLoss()
+    with record() as recording:
+        loss_fn(model(genesis.randn(5, 4)), genesis.tensor([0, 1, 2, 0, 1])).backward()
+    (graph,) = recording.graphs
+    assert graph.modules[""] == "Sequential" and graph.modules["loss_fn"] == "CrossEntropyLoss"
+    modules = {node.name: node.module for node in graph.of_kind("op")}
+    assert modules["CrossEntropyBackward"] == "loss_fn" and modules["ReluBackward"] == "1"
+    assert {node.name for node in graph.of_kind("param")} == {"0.weight", "0.bias", "2.weight",
+                                                               "2.bias"}
+
+
+def test_two_models_are_named_by_their_variables():
+    """A GAN's generator and discriminator: both have a "0.weight", told apart by name."""
+    from genesis import nn
+
+    generator = nn.Sequential(nn.Linear(2, 4), nn.ReLU(), nn.Linear(4, 2))
+    discriminator = nn.Sequential(nn.Linear(2, 4), nn.ReLU(), nn.Linear(4, 1))
+    with record() as recording:
+        discriminator(generator(genesis.randn(3, 2))).mean().backward()
+    (graph,) = recording.graphs
+    params = {node.name for node in graph.of_kind("param")}
+    assert {"generator.0.weight", "discriminator.0.weight", "discriminator.2.bias"} <= params
+    assert {node.module for node in graph.of_kind("op")} >= {"generator.0", "discriminator.2"}
+    assert graph.modules["generator"] == graph.modules["discriminator"] == "Sequential"
+    # capture_graph names them the same way outside record()
+    again = genesis.debug.capture_graph(discriminator(generator(genesis.randn(3, 2))).mean())
+    assert {node.name for node in again.of_kind("param")} == params
+
+
+def test_models_without_variables_are_named_by_class():
+    from genesis import nn
+
+    models = [nn.Linear(2, 2), nn.Linear(2, 1)]
+    with record() as recording:
+        models[1](models[0](genesis.randn(3, 2))).sum().backward()
+    params = {node.name for node in recording.graphs[0].of_kind("param")}
+    assert params == {"Linear.weight", "Linear.bias", "Linear#2.weight", "Linear#2.bias"}
