@@ -109,18 +109,48 @@ class SourceLocation:
         """The current call's user frames, or None if there are none.
 
         Frames inside genesis are skipped; the chain ends at the first frame of
-        the standard library or an installed package (a test runner, say).
+        the standard library or an installed package (a test runner, say). The
+        same frames give the same (shared) location: the ops of a loop cost one
+        walk of the stack and a dictionary lookup each, not new objects.
         """
         frame = sys._getframe(skip)
-        frames = []
-        while frame is not None and len(frames) < max_frames:
+        found = []  # (code, line) of the user frames, innermost first
+        while frame is not None and len(found) < max_frames:
             code = frame.f_code
-            filename = code.co_filename
-            if filename.startswith(_GENESIS_DIR) or filename.endswith(_SKIPPED_FILES):
+            kind = _FILE_KINDS.get(code.co_filename)
+            if kind is None:
+                kind = _classify(code.co_filename)
+            if kind is _SKIP:
                 frame = frame.f_back
                 continue
-            if frames and filename.startswith(_LIBRARY_PREFIXES):
+            if kind is _LIBRARY and found:
                 break
-            frames.append(Frame(filename, frame.f_lineno, code.co_name))
+            found.append((code, frame.f_lineno))
             frame = frame.f_back
-        return cls(tuple(frames)) if frames else None
+        if not found:
+            return None
+        key = tuple(found)
+        location = _LOCATIONS.get(key)
+        if location is None:
+            if len(_LOCATIONS) >= _MAX_LOCATIONS:
+                _LOCATIONS.clear()
+            location = _LOCATIONS[key] = cls(tuple(Frame(code.co_filename, line, code.co_name)
+                                                   for code, line in found))
+        return location
+
+
+_SKIP, _LIBRARY, _USER = "skip", "library", "user"
+_FILE_KINDS: dict = {}   # file name -> _SKIP (genesis, runpy), _LIBRARY or _USER
+_LOCATIONS: dict = {}    # ((code, line), ...) -> the SourceLocation of those frames
+_MAX_LOCATIONS = 65536   # distinct call sites kept (a code object kept alive is small)
+
+
+def _classify(filename: str) -> str:
+    if filename.startswith(_GENESIS_DIR) or filename.endswith(_SKIPPED_FILES):
+        kind = _SKIP
+    elif filename.startswith(_LIBRARY_PREFIXES):
+        kind = _LIBRARY
+    else:
+        kind = _USER
+    _FILE_KINDS[filename] = kind
+    return kind

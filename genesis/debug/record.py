@@ -75,9 +75,6 @@ class record:
         self._by_structure = {}
         self._open_runs = {}
         self._steps = 0
-        # One SourceLocation per call site: a long run's ops keep no copies of their own
-        # (fewer objects for the garbage collector to walk again and again).
-        self._locations = {}
         # Held while a backward call's graph is filed (backward calls on several threads
         # file theirs one at a time); tools doing more bookkeeping per call can share it.
         self.lock = threading.RLock()
@@ -139,10 +136,7 @@ class record:
     def _observe(self, node, args, outputs) -> None:
         if not node.next_functions or engine.unwatched.depth:  # no graph, or gradcheck's own call
             return
-        location = SourceLocation.capture(max_frames=2)
-        if location is not None:  # the ops of a loop share their line's location
-            location = self._locations.setdefault(location, location)
-        node._source = location
+        node._source = SourceLocation.capture(max_frames=2)  # the ops of a loop share one
         values = None
         if self.stats:
             readings = self.readings
