@@ -21,7 +21,7 @@ import signal
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import genesis_cli
 from genesis.debug.journal import read_journal
@@ -50,6 +50,8 @@ class TracedRun:
     trace: Trace | None
     finished: bool                  # the child sent its finished trace
     journal_error: str | None = None
+    files: dict | None = None       # the outputs the child wrote (None: it wrote none)
+    problems: list = field(default_factory=list)  # (severity, message) of outputs not written
 
     @property
     def signal(self) -> int | None:
@@ -57,12 +59,14 @@ class TracedRun:
 
 
 def run_traced(script: str, args: list, options: dict, journal: str | None,
-               script_stdout=None) -> TracedRun:
+               script_stdout=None, outputs: dict | None = None, shown: dict | None = None) -> TracedRun:
     """Run `script` traced in a child process; `script_stdout` is where its standard output
-    goes (default: this process's stdout)."""
+    goes (default: this process's stdout). `outputs` (an `OutputSettings` as a dict) asks
+    the child to write the files itself; `shown` ({"shown_script", "shown_options"}) is
+    how the trace names the script and its options."""
     read_end, write_end = os.pipe()
     config = {"script": os.path.abspath(script), "args": list(args), "options": options,
-              "journal": journal, "result_fd": write_end}
+              "journal": journal, "result_fd": write_end, "outputs": outputs, **(shown or {})}
     command = [sys.executable, "-c", _BOOTSTRAP.format(root=_PACKAGE_ROOT), json.dumps(config)]
     out_stream = script_stdout if script_stdout is not None else sys.stdout
     streams = [out_stream, sys.stderr]
@@ -84,7 +88,8 @@ def run_traced(script: str, args: list, options: dict, journal: str | None,
         relay.join()
     result = received.result(wait=10.0 if returncode == 0 or returncode > 0 else 0.5)
     if result is not None:
-        return TracedRun(returncode, result["trace"], True, result.get("journal_error"))
+        return TracedRun(returncode, result["trace"], True, result.get("journal_error"),
+                         result.get("files"), result.get("problems", []))
     trace = None
     if journal is not None:
         try:

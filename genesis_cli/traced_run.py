@@ -5,8 +5,10 @@ names the script, its arguments, the session's options, the journal folder and t
 file descriptor of a pipe back to `genesis trace`. This process runs the script as
 `python SCRIPT ARGS` would, under a `TraceSession` that journals what it captures;
 when the script is done (and the threads it left running have ended) it runs the
-gradient checks and sends the finished `Trace` and the script's outcome through the
-pipe, then exits with the script's exit status.
+gradient checks, writes the outputs (trace.json, pictures, report.html: the graphs are
+here, so no copy of a big graph has to cross processes) and sends the finished `Trace`
+without its graphs, the files written and the script's outcome through the pipe, then
+exits with the script's exit status.
 
 Whatever the script does to this process (changes directory, replaces or closes the
 standard streams, calls `os._exit`, is killed) `genesis trace` itself is untouched:
@@ -25,6 +27,7 @@ import threading
 from genesis.debug.journal import Journal
 from genesis.debug.session import TraceSession
 
+from .commands.trace_outputs import OutputSettings, write_outputs
 from .runner import run_script
 from .ui import make_console, progress
 
@@ -51,8 +54,25 @@ def main(argv: list | None = None) -> None:
             os._exit(outcome.exit_code)
         _wait_for_threads()  # python waits for them before exiting: the run is not over yet
     trace = _checked_result(session, config, outcome)
-    send_result(result_fd, {"trace": trace, "journal_error": _journal_error(journal)})
+    trace.script = config.get("shown_script", trace.script)
+    trace.meta["options"] = config.get("shown_options", options)
+    files, problems = _written_outputs(trace, config.get("outputs"))
+    send_result(result_fd, {"trace": trace if files is None else trace.without_graphs(),
+                            "files": files, "problems": problems,
+                            "journal_error": _journal_error(journal)})
     sys.exit(outcome.exit_code)
+
+
+def _written_outputs(trace, outputs: dict | None) -> tuple:
+    """Write trace.json, the pictures and the report here, where the graphs are (no copy of
+    a big graph crosses to `genesis trace`): (files, problems). (None, []) when the writing
+    itself failed: `genesis trace` then writes them from the Trace sent to it."""
+    if outputs is None:  # the output folder can't be written: nothing to write
+        return {"graphs": []}, []
+    try:
+        return write_outputs(trace, OutputSettings(**outputs))
+    except Exception:  # whatever the script left this process in: the supervisor tries again
+        return None, []
 
 
 def _checked_result(session: TraceSession, config: dict, outcome):

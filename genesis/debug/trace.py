@@ -77,6 +77,25 @@ class Trace:
     duration_s: float = 0.0
     meta: dict = field(default_factory=dict)            # genesis version, options, time, ...
 
+    def graph_summary(self) -> list:
+        """Per graph: {"ops": how many op nodes, "devices": the devices they ran on}; kept in
+        `meta["graph_summary"]` by `without_graphs()`.
+
+        >>> from genesis.debug.graph import GraphNode
+        >>> Trace("x.py", graphs=[Graph([GraphNode(0, "op", "ExpBackward", [])])]).graph_summary()
+        [{'ops': 1, 'devices': ['cpu']}]
+        """
+        if not self.graphs:
+            return list(self.meta.get("graph_summary", []))
+        return [{"ops": sum(1 for node in graph.nodes if node.kind == "op"),
+                 "devices": sorted({node.device for node in graph.nodes if node.kind == "op"})}
+                for graph in self.graphs]
+
+    def without_graphs(self) -> "Trace":
+        """A copy that leaves the graphs out, with their `graph_summary()` in its meta: what a
+        report needs, without the weight of a big graph."""
+        return replace(self, graphs=[], meta={**self.meta, "graph_summary": self.graph_summary()})
+
     def to_dict(self) -> dict:
         return {"schema": "genesis.debug.Trace", "version": TRACE_SCHEMA_VERSION,
                 "script": self.script, "args": list(self.args),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 import typer
@@ -25,7 +26,7 @@ from genesis.debug.trace import Trace
 
 from ..supervise import describe_end, run_traced
 from ..ui import make_console, print_error, print_warning
-from .trace_outputs import write_outputs
+from .trace_outputs import PICTURE_NODES, OutputSettings, print_problems, write_outputs
 from .trace_report import print_report, summary
 
 EXIT_FINDINGS, EXIT_USAGE, EXIT_SCRIPT_RAISED, EXIT_NOTHING_CHECKED = 1, 2, 3, 4
@@ -56,7 +57,7 @@ def trace_command(
                                    "gradient-norm statistics."),
     collapse_depth: int = typer.Option(None, "--collapse-depth", min=0,
                                        help="Fold modules nested deeper than this in the picture."),
-    max_nodes: int = typer.Option(500, "--max-nodes", min=10,
+    max_nodes: int = typer.Option(PICTURE_NODES, "--max-nodes", min=10,
                                   help="Node budget of the picture; larger graphs are folded to fit."),
     as_json: bool = typer.Option(False, "--json", help="Print a machine-readable summary on stdout "
                                                        "(the script's own output goes to stderr)."),
@@ -91,12 +92,14 @@ def trace_command(
     journal = _journal_folder(folder, errors)
 
     options = {"steps": steps, "check": check, "check_all": check_all, "anomaly": anomaly}
+    shown = {"shown_script": str(script_path), "shown_options": {**options, "format": format}}
+    settings = OutputSettings(str(folder), format, html, collapse_depth, max_nodes)
     run = run_traced(str(script_path), args, options, journal,
-                     script_stdout=sys.stderr if as_json else None)
-    trace = run.trace if run.trace is not None else Trace(script=str(script_path.absolute()),
-                                                          args=args)
-    trace.script = str(script_path)
-    trace.meta["options"] = {**options, "format": format}
+                     script_stdout=sys.stderr if as_json else None,
+                     outputs=asdict(settings) if journal is not None else None, shown=shown)
+    trace = run.trace if run.trace is not None else Trace(script=str(script_path), args=args)
+    trace.script = shown["shown_script"]
+    trace.meta["options"] = shown["shown_options"]
     if not run.finished:
         trace.meta["finished"] = False
         trace.meta["ended"] = describe_end(run)
@@ -106,7 +109,11 @@ def trace_command(
         print_warning(errors, f"the run's journal could not be written ({run.journal_error}); "
                               "a run killed early would have left nothing")
 
-    files = write_outputs(trace, folder, format, html, collapse_depth, max_nodes, errors)
+    files, problems = run.files, run.problems
+    if files is None:  # the script's process did not write them (it died, or failed to)
+        files, problems = write_outputs(trace, settings) if journal is not None else \
+            ({"graphs": []}, [])
+    print_problems(errors, problems)
     if files.get("json") and journal is not None:
         shutil.rmtree(journal, ignore_errors=True)  # trace.json holds everything now
 

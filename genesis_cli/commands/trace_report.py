@@ -33,14 +33,14 @@ def print_report(console: Console, trace: Trace, checks: list, files: dict) -> N
 def _header(console: Console, trace: Trace) -> None:
     command = printable(" ".join([short(trace.script), *trace.args]))
     console.print(Text.assemble(("genesis trace ", "bold"), command))
-    sizes = ", ".join(f"{sum(1 for n in graph.nodes if n.kind == 'op')} ops" for graph in trace.graphs)
-    devices = sorted({node.device for graph in trace.graphs for node in graph.nodes
-                      if node.kind == "op" and node.device != "cpu"})
+    graphs = trace.graph_summary()
+    sizes = ", ".join(f"{graph['ops']} ops" for graph in graphs)
+    devices = sorted({device for graph in graphs for device in graph["devices"] if device != "cpu"})
     on = f" on {', '.join(devices)}" if devices else ""  # a CPU run says nothing
     ended = _how_it_ended(trace)
     seen = f"at least {trace.steps_seen}" if trace.meta.get("finished") is False else trace.steps_seen
     console.print(f"  backward calls: {seen} ({trace.steps_recorded} recorded fully)   "
-                  f"graphs: {len(trace.graphs)}{f' ({sizes}{on})' if sizes else ''}   "
+                  f"graphs: {len(graphs)}{f' ({sizes}{on})' if sizes else ''}   "
                   f"time: {trace.duration_s:.2f} s   script: {ended}", highlight=False)
     console.print()
 
