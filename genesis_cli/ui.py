@@ -46,13 +46,15 @@ def make_console(*, no_color: bool = False, stderr: bool = False, width: int | N
     return console
 
 
-def new_table(*columns, title: str | None = None) -> Table:
-    """A table in the house style; a column is a name or (name, justify)."""
+def new_table(*columns, title: str | None = None, unbroken: tuple = ()) -> Table:
+    """A table in the house style; a column is a name or (name, justify). Cells of the
+    columns named in `unbroken` (a `file:line`, say) are never broken across lines: the
+    other columns wrap to make room."""
     table = Table(title=title, title_justify="left", header_style="bold", show_edge=False,
                   pad_edge=False, box=None, padding=(0, 2, 0, 0))
     for column in columns:
         name, justify = (column, "left") if isinstance(column, str) else column
-        table.add_column(name, justify=justify, overflow="fold")
+        table.add_column(name, justify=justify, overflow="fold", no_wrap=name in unbroken)
     return table
 
 

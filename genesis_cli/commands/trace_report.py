@@ -70,7 +70,8 @@ def _parameters(console: Console, trace: Trace) -> None:
 
 
 def _checks(console: Console, checks: list) -> None:
-    table = new_table("Function", "called at", "gradient check", title=f"Gradient checks ({len(checks)})")
+    table = new_table("Function", "called at", "gradient check", title=f"Gradient checks ({len(checks)})",
+                      unbroken=("called at",))
     for check in checks:
         verdict = Text.assemble(status_text(CHECK_STATUS[check["status"]]),
                                 f" {check['reason']}" if check["reason"] else "")
@@ -92,7 +93,7 @@ def _findings(console: Console, trace: Trace) -> None:
         console.print()
         return
     table = new_table("", "finding", "op / Function", "module", "where",
-                      title=f"Findings ({len(trace.findings)})")
+                      title=f"Findings ({len(trace.findings)})", unbroken=("where",))
     for finding in trace.findings:
         op = finding.op or "-"
         if finding.function and finding.op and finding.function not in finding.op:
@@ -154,11 +155,12 @@ def _files(console: Console, files: dict) -> None:
         return
     console.print(Text("Written:", style="bold"))
     if files.get("json"):
-        console.print(Text(printable(f"  {files['json']}")))
+        console.print(Text(printable(f"  {short(files['json'])}")), soft_wrap=True)
     for path in files.get("graphs", ()):
-        console.print(Text(printable(f"  {path}")))
+        console.print(Text(printable(f"  {short(path)}")), soft_wrap=True)
     if "html" in files:
-        console.print(Text(printable(f"  {files['html']}  (open it in a browser)")))
+        console.print(Text(printable(f"  {short(files['html'])}  (open it in a browser)")),
+                      soft_wrap=True)
 
 
 def short(location: str | None) -> str:
