@@ -39,6 +39,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from .source import SourceLocation
+from .tensor_map import TensorMap
 
 __all__ = ["Census", "Origin", "Defect", "NonFiniteTracker", "all_finite", "input_shapes",
            "flat_arguments"]
@@ -180,25 +181,17 @@ class NonFiniteTracker:
         # tell a backward returning NaN/Inf although the gradient it received was not finite
         # (anomaly mode, as PyTorch's: a non-finite gradient passed to backward, say)
         self._received_non_finite = received_non_finite
-        self._held = {}                            # id(tensor) -> (weak reference, _Holder)
+        self._held = TensorMap()                   # tensor -> _Holder of what it carries
         self._seen = weakref.WeakKeyDictionary()   # node -> (origins that came in, {output_nr: origin})
 
     # -- what tensors carry ------------------------------------------------------------
     def holder_of(self, tensor: Tensor) -> _Holder | None:
         """The holder of what `tensor` carries, if a watched op made it."""
-        entry = self._held.get(id(tensor))
-        return entry[1] if entry is not None and entry[0]() is tensor else None
+        return self._held.get(tensor)
 
     def hold(self, tensor: Tensor, origin: Origin | None = None) -> _Holder:
         """A new holder for what `tensor` (an op's output) carries."""
-        key, holder = id(tensor), _Holder(origin)
-        held = self._held
-
-        def forget(reference, key=key):
-            entry = held.get(key)
-            if entry is not None and entry[0] is reference:
-                del held[key]
-        held[key] = (weakref.ref(tensor, forget), holder)
+        holder = self._held[tensor] = _Holder(origin)
         return holder
 
     # -- on the host: look now ---------------------------------------------------------------

@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import os
 import sys
-import weakref
 from dataclasses import dataclass
 
 from ..autograd import engine, function, module_scope
 from ..autograd.function import AccumulateGrad
 from ..autograd.grad_mode import grad_state
 from ..autograd.source import SourceLocation
+from ..autograd.tensor_map import TensorMap
 from ..tensor import Tensor, cut_listeners
 
 __all__ = ["ParameterUses", "Cut", "Explanation", "short_path"]
@@ -96,9 +96,9 @@ class ParameterUses:
     def __init__(self):
         self.cuts = {}            # (how, source) -> Cut
         self.ran_with_grad = {}   # id -> (Class.attribute, parameter) of modules run with grad
-        self._uses = {}           # id(leaf) -> (weakref, SourceLocation of its first use)
-        self._cuts_of = {}        # id(leaf) -> (weakref, [Cut])
-        self._carriers = {}       # id(value) -> (weakref, Cut): values computed past a cut
+        self._uses = TensorMap()      # leaf -> SourceLocation of its first use
+        self._cuts_of = TensorMap()   # leaf -> [Cut]
+        self._carriers = TensorMap()  # value computed past a cut -> that Cut
         self._walks = {}          # (how, source) -> graphs walked there
         self._observer = self._observe
         self._cut_listener = self._cut
@@ -133,21 +133,18 @@ class ParameterUses:
     def explain(self, leaf: Tensor) -> Explanation:
         """The earliest cut behind `leaf` that fed a graph; else its first use in an op with
         a graph; else "unused"."""
-        entry = self._cuts_of.get(id(leaf))
-        if entry is not None and entry[0]() is leaf:
-            fed = [cut for cut in entry[1] if cut.fed]
-            if fed:
-                cut = min(fed, key=lambda cut: cut.order)
-                return Explanation(cut.how, cut.source)
-        use = self._uses.get(id(leaf))
-        if use is not None and use[0]() is leaf:
-            return Explanation("used", use[1])
+        fed = [cut for cut in self._cuts_of.get(leaf, ()) if cut.fed]
+        if fed:
+            cut = min(fed, key=lambda cut: cut.order)
+            return Explanation(cut.how, cut.source)
+        use = self._uses.get(leaf)
+        if use is not None:
+            return Explanation("used", use)
         return Explanation("unused")
 
     def first_use(self, leaf: Tensor) -> SourceLocation | None:
         """Where an op with a graph first took `leaf` as input, if one did."""
-        use = self._uses.get(id(leaf))
-        return use[1] if use is not None and use[0]() is leaf else None
+        return self._uses.get(leaf)
 
     # -- module_scope listener -------------------------------------------------------
     def enter(self, module) -> None:
@@ -166,7 +163,7 @@ class ParameterUses:
         inputs = _tensors(args)
         if node.next_functions:  # the op joined a graph
             for value in inputs:
-                carried = self._carried(value)
+                carried = self._carriers.get(value)
                 if carried is not None:
                     carried.fed = True
                 elif value.grad_fn is None and value._requires_grad:
@@ -176,25 +173,23 @@ class ParameterUses:
             cut = self._new_cut("no_grad", SourceLocation.capture(max_frames=2),
                                 [value for value in inputs if value._requires_grad])
         else:
-            cut = next((c for c in map(self._carried, inputs) if c is not None), None)
+            cut = next((c for c in map(self._carriers.get, inputs) if c is not None), None)
         if cut is not None:
             for output in outputs:
                 if isinstance(output, Tensor) and not output._requires_grad:
-                    self._carry(output, cut)
+                    self._carriers[output] = cut
 
     def _cut(self, tensor: Tensor, alias: Tensor, how: str) -> None:
         if not tensor._requires_grad or engine.unwatched.depth or _called_from_genesis():
             return
         cut = self._new_cut(how, SourceLocation.capture(max_frames=2), [tensor])
-        self._carry(alias, cut)
+        self._carriers[alias] = cut
 
     # -- bookkeeping ---------------------------------------------------------------------
     def _note_use(self, leaf: Tensor, node) -> None:
-        entry = self._uses.get(id(leaf))
-        if entry is not None and entry[0]() is leaf:
-            return
-        source = node._source if node._source is not None else SourceLocation.capture(max_frames=2)
-        self._uses[id(leaf)] = (weakref.ref(leaf), source)
+        if leaf not in self._uses:
+            self._uses[leaf] = node._source if node._source is not None else \
+                SourceLocation.capture(max_frames=2)
 
     def _new_cut(self, how: str, source, values: list) -> Cut:
         """The cut at (how, source), and the leaves behind `values` noted as cut there: the
@@ -211,29 +206,10 @@ class ParameterUses:
             self._walks[key] = walks + 1
             leaves += _leaves_behind(computed)
         for leaf in leaves:
-            entry = self._cuts_of.get(id(leaf))
-            if entry is None or entry[0]() is not leaf:
-                entry = self._cuts_of[id(leaf)] = (weakref.ref(leaf), [])
-            if cut not in entry[1]:
-                entry[1].append(cut)
+            cuts = self._cuts_of.setdefault(leaf, list)
+            if cut not in cuts:
+                cuts.append(cut)
         return cut
-
-    def _carried(self, value: Tensor):
-        entry = self._carriers.get(id(value))
-        if entry is not None and entry[0]() is value:
-            return entry[1]
-        return None
-
-    def _carry(self, value: Tensor, cut: Cut) -> None:
-        key = id(value)
-        carriers = self._carriers
-
-        def forget(reference, key=key):
-            entry = carriers.get(key)
-            if entry is not None and entry[0] is reference:
-                del carriers[key]
-
-        carriers[key] = (weakref.ref(value, forget), cut)
 
 
 def _tensors(args) -> list:
