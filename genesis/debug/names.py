@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 
 from ..tensor import Tensor
 
@@ -152,6 +153,7 @@ class RootModules:
         self._models = 0    # roots with parameters
         self._names = None  # id(module) -> prefix, worked out again after each new root
         self._parameters = None  # parameter_names(), likewise
+        self._lock = threading.RLock()  # models may be called on several threads at once
 
     def note(self, module, namespaces=()) -> None:
         """Count `module` as an outermost module; `namespaces` (dicts of the script's
@@ -159,9 +161,11 @@ class RootModules:
         if id(module) in self._roots:
             return
         root = _Root(module, _variable_holding(module, namespaces))
-        self._roots[id(module)] = root
-        self._models += root.has_parameters
-        self._names = self._parameters = None
+        with self._lock:
+            if id(module) not in self._roots:
+                self._roots[id(module)] = root
+                self._models += root.has_parameters
+                self._names = self._parameters = None
 
     def __contains__(self, module) -> bool:
         return id(module) in self._roots
@@ -171,9 +175,10 @@ class RootModules:
 
     def prefix(self, module) -> str:
         """The path of an outermost module: "" for the only model, else its name."""
-        if self._names is None:
-            self._names = self._work_out_names()
-        name = self._names.get(id(module))
+        with self._lock:
+            if self._names is None:
+                self._names = self._work_out_names()
+            name = self._names.get(id(module))
         if name is None:  # not noted: named as if it were noted now
             self.note(module)
             return self.prefix(module)
@@ -198,16 +203,17 @@ class RootModules:
     def parameter_names(self) -> dict:
         """{id(tensor): (dotted name, tensor)} for the parameters of every root, named
         under its prefix ("fc1.weight", or "generator.0.weight" beside another model)."""
-        if self._parameters is None:
-            found = {}
-            for root in self._roots.values():
-                prefix = self.prefix(root.module)
-                for name, tensor in root.module.named_parameters():
-                    if isinstance(tensor, Tensor):
-                        found.setdefault(id(tensor), (f"{prefix}.{name}" if prefix else name,
-                                                      tensor))
-            self._parameters = found
-        return self._parameters
+        with self._lock:
+            if self._parameters is None:
+                found = {}
+                for root in self._roots.values():
+                    prefix = self.prefix(root.module)
+                    for name, tensor in root.module.named_parameters():
+                        if isinstance(tensor, Tensor):
+                            found.setdefault(id(tensor), (f"{prefix}.{name}" if prefix else name,
+                                                          tensor))
+                self._parameters = found
+            return self._parameters
 
 
 def user_namespaces(depth: int = 1) -> list:
