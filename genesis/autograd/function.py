@@ -250,6 +250,18 @@ class Function:
     def backward(ctx, *grad_outputs):
         raise NotImplementedError("subclasses of Function must implement backward(ctx, *grads)")
 
+    @staticmethod
+    def defined_gradients(args, kwargs) -> dict:
+        """The input elements whose gradient this Function defines rather than derives (an
+        embedding's padding row gets zero, whatever its output does), for a call with `args`
+        and `kwargs`: {input position: NumPy bool mask, True where defined, of that input's
+        shape or broadcastable to it}. Gradient checks leave those elements out. None here.
+
+        >>> Function.defined_gradients((), {})
+        {}
+        """
+        return {}
+
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward and, when gradients are needed, link the result into the graph."""

@@ -20,12 +20,22 @@ projection; an output that stays the same infinity when an input moves changed
 by zero. Input elements that are ±inf or NaN, and elements whose perturbation
 turns an output non-finite or moves one that is (log at 0), have no finite
 difference: they are skipped and counted in the verdict ("3 of 48 input elements skipped: finite
-differences undefined at ±inf"), never reported as mismatches.
+differences undefined at ±inf"), never reported as mismatches. So are the elements
+whose gradient the Function defines rather than derives (`Function.defined_gradients`:
+the padding row of an embedding gets zero, whatever the output does).
 
-A call recorded on a GPU is re-run on the host, where perturbing one element costs
-no launch and no wait; if its code cannot run there (it makes tensors on "cuda"
-itself, say), the check runs again on the call's own device, so that is not
-reported as an error of the Function.
+Precision. Outputs the re-run still makes in float32 (a cast) are checked with float32's
+step and tolerances (`FLOAT32`); outputs in float16 or bfloat16 are too coarse for any
+finite difference, so such a call is skipped, never failed. The rounding of the outputs
+themselves is allowed for in the element-wise check.
+
+A check that cannot re-run the call is a limit of the check, never a finding against
+the code: when the float64 re-run raises (the call closes over float32 weights, say), the
+call is checked in its own dtypes ("checked in float32: its float64 re-run failed
+(...)"), and when that raises too it is skipped, with both reasons. A call recorded on a
+GPU is re-run on the host first, where perturbing one element costs no launch and no
+wait; if its code cannot run there (it makes tensors on "cuda" itself, say), it is
+re-run on the call's own device.
 
 >>> import genesis
 >>> class Twice(genesis.Function):
@@ -54,13 +64,33 @@ from ..autograd.gradcheck_jacobians import flat_values
 from ..device import cpu, transfer
 from ..tensor import Tensor, wrap_array
 
-__all__ = ["Invocation", "InvocationLog", "NodeCheck", "check_invocation"]
+__all__ = ["Invocation", "InvocationLog", "NodeCheck", "Tolerances", "FLOAT64", "FLOAT32",
+           "check_invocation"]
 
-EPS = 1e-6
-ATOL = 1e-5
-RTOL = 1e-3
 SAMPLE = 48          # input elements checked one by one per input, at most
 MAX_REPORT = 10
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    """The finite-difference step and the tolerances of a check in one precision: an entry
+    fails when |analytical - numerical| > atol + rtol * |numerical|."""
+
+    eps: float
+    atol: float
+    rtol: float
+
+    def as_dict(self) -> dict:
+        return {"eps": self.eps, "atol": self.atol, "rtol": self.rtol}
+
+
+FLOAT64 = Tolerances(eps=1e-6, atol=1e-5, rtol=1e-3)
+# float32 resolves 1.2e-7 of a value. A step of the order of the cube root of that balances
+# the central difference's truncation error (~eps**2) against its rounding error
+# (~resolution / eps), leaving both near 1e-5 of the function's scale; rtol and atol leave
+# room for the rounding a float32 forward and backward accumulate, while a wrong sign or a
+# missing factor (an error the size of the gradient itself) stays far outside them.
+FLOAT32 = Tolerances(eps=1e-3, atol=1e-3, rtol=1e-2)
 
 
 @dataclass
@@ -78,17 +108,29 @@ class Invocation:
 
 
 class InvocationLog:
-    """Observer that copies the inputs of Function calls that joined a graph.
+    """Observer that copies the inputs of Function calls that joined a graph (an output of
+    theirs carries a gradient).
 
     Only user-defined Functions unless `include_builtin`; at most `per_site`
     calls per (Function, source line), so a loop over layers is not copied a
-    hundred times.
+    hundred times: `not_copied` counts the calls left out that way.
+
+    >>> import genesis
+    >>> log = InvocationLog(include_builtin=True, per_site=1)
+    >>> genesis.autograd.function.observers.append(log)
+    >>> x = genesis.randn(3, requires_grad=True)
+    >>> for _ in range(3):
+    ...     x = x * 2
+    >>> genesis.autograd.function.observers.remove(log)
+    >>> len(log.calls), log.not_copied
+    (1, 2)
     """
 
     def __init__(self, include_builtin: bool = False, per_site: int = 2):
         self.include_builtin = include_builtin
         self.per_site = per_site
         self.calls = {}        # autograd node -> Invocation
+        self.not_copied = 0    # calls beyond per_site at their (Function, source line)
         self._per_site = {}
 
     def __call__(self, node, args, outputs) -> None:
@@ -97,15 +139,18 @@ class InvocationLog:
         function = type(node)._forward_cls
         if function is None or (function._builtin and not self.include_builtin):
             return
+        differentiable = tuple(isinstance(out, Tensor) and out.grad_fn is node for out in outputs)
+        if not any(differentiable):  # integer or bool outputs only (a comparison): no gradient
+            return
         source = node._source
         site = (function, str(source) if source is not None else None)
         seen = self._per_site.get(site, 0)
         if seen >= self.per_site:
+            self.not_copied += 1
             return
         self._per_site[site] = seen + 1
         copies = tuple(_copy(arg) for arg in args)
         requires = tuple(isinstance(arg, Tensor) and arg.requires_grad for arg in args)
-        differentiable = tuple(isinstance(out, Tensor) and out.grad_fn is node for out in outputs)
         self.calls[node] = Invocation(function, copies, requires, dict(node.__dict__.get(
             "_genesis_kwargs", {})), source, differentiable)
 
@@ -120,7 +165,8 @@ def _copy(value):
 
 @dataclass
 class NodeCheck:
-    """The verdict on one call: "pass", "fail", "skipped" or "error"."""
+    """The verdict on one call: "pass", "fail" or "skipped" (a call the check cannot judge,
+    with the reason)."""
 
     status: str
     reason: str = ""
@@ -129,15 +175,17 @@ class NodeCheck:
     worst: list = field(default_factory=list)   # dicts: input, index, analytical, numerical, abs_error
     checked_elements: int = 0
     skipped_elements: int = 0   # input elements without a finite difference (see the reason)
-    tolerances: dict = field(default_factory=lambda: {"eps": EPS, "atol": ATOL, "rtol": RTOL})
+    defined_elements: int = 0   # input elements whose gradient the Function defines
+    tolerances: dict = field(default_factory=FLOAT64.as_dict)
 
     def report(self) -> str:
         """A short text block: verdict, errors and the worst entries."""
         lines = [f"{self.status}: {self.reason}" if self.reason else self.status]
         if self.worst:
+            tol = self.tolerances
             lines.append(f"max abs error {self.max_abs_error:.3g}, max rel error "
-                         f"{self.max_rel_error:.3g} (atol={ATOL}, rtol={RTOL}, eps={EPS}; "
-                         "gradient of a random projection of the outputs)")
+                         f"{self.max_rel_error:.3g} (atol={tol['atol']:g}, rtol={tol['rtol']:g}, "
+                         f"eps={tol['eps']:g}; gradient of a random projection of the outputs)")
             lines.append(f"  {'input':<6} {'element':<14} {'analytical':>12} {'numerical':>12} "
                          f"{'abs error':>10}")
             for entry in self.worst:
@@ -147,37 +195,31 @@ class NodeCheck:
         return "\n".join(lines)
 
 
+class _CannotRerun(Exception):
+    """The call raised when re-run on copies of its inputs: a limit of the check."""
+
+
 def check_invocation(invocation: Invocation, seed: int = 0) -> NodeCheck:
-    """Re-run `invocation` in float64 and check its backward (see the module docstring)."""
-    verdict = _check(invocation, seed, on_host=True)
-    if verdict.status == "error" and _ran_on_a_gpu(invocation.args):
-        return _check(invocation, seed, on_host=False)  # as it ran: the verdict that counts
-    return verdict
-
-
-def _check(invocation: Invocation, seed: int, on_host: bool) -> NodeCheck:
+    """Re-run `invocation` (in float64, else in its own dtypes) and check its backward (see
+    the module docstring)."""
     function = invocation.function
     if function.nondeterministic:
         return NodeCheck("skipped", f"{function.__name__} declares itself nondeterministic")
-    problem = _Problem.build(invocation, on_host)
-    if not problem.leaves:
-        return NodeCheck("skipped", "no floating-point input required grad")
-    try:
-        base = problem.projection_values()
-        if not np.array_equal(base, problem.projection_values(), equal_nan=True):
-            return NodeCheck("skipped", "nondeterministic: two forward runs on the same inputs differ")
-        problem.fix_weights(base)
-        analytical = problem.analytical()
-    except Exception as error:  # the user's forward or backward failed on float64 inputs
-        return NodeCheck("error", f"{type(error).__name__}: {error}")
-    if not problem.usable_count:
-        return NodeCheck("skipped", f"finite differences undefined at every input element "
-                         f"({problem.unusable_words()})", skipped_elements=problem.size)
-    if problem.fast_check_passes(analytical, seed):
-        return NodeCheck("pass", problem.skipped_words(problem.unusable_count, 0),
-                         checked_elements=problem.usable_count,
-                         skipped_elements=problem.unusable_count)
-    return problem.elementwise_check(analytical, base, seed)
+    places = (True, False) if _ran_on_a_gpu(invocation.args) else (True,)
+    failed = {}   # in float64? -> why the re-run raised (the last place tried)
+    for in_float64 in (True, False):
+        if not in_float64 and _all_float64(invocation.args):
+            break  # its own dtypes are float64: the same re-run again
+        for on_host in places:
+            note = "" if in_float64 else f"its float64 re-run failed ({failed[True]})"
+            try:
+                return _Problem.build(invocation, on_host, in_float64, note).check(seed)
+            except _CannotRerun as error:
+                failed[in_float64] = str(error)
+    reasons = [f"{'in float64' if in_float64 else 'in its own dtypes'}: {why}"
+               for in_float64, why in failed.items()]
+    return NodeCheck("skipped", "cannot be re-run on copies of its inputs, so it is not checked ("
+                     + "; ".join(reasons) + ")")
 
 
 def _ran_on_a_gpu(args) -> bool:
@@ -185,35 +227,87 @@ def _ran_on_a_gpu(args) -> bool:
                isinstance(arg, list | tuple) and _ran_on_a_gpu(arg) for arg in args)
 
 
-class _Problem:
-    """The call rebuilt in float64: leaves to perturb and a scalar projection of the outputs.
-    Leaves are arrays on the device the call is re-run on; figures come back to the host."""
+def _all_float64(args) -> bool:
+    return all(arg.dtype.itemsize == 8 for arg in args
+               if isinstance(arg, Tensor) and arg.dtype.is_floating_point)
 
-    def __init__(self, invocation: Invocation, args: list, leaf_positions: list, kwargs: dict):
+
+class _Problem:
+    """The call rebuilt for the check: leaves to perturb and a scalar projection of the
+    outputs. Leaves are arrays on the device the call is re-run on; figures come back to the
+    host."""
+
+    def __init__(self, invocation: Invocation, args: list, leaf_positions: list, kwargs: dict,
+                 note: str):
         self.invocation = invocation
         self.args = args
         self.leaf_positions = leaf_positions
         self.leaves = [args[position]._data for position in leaf_positions]
         self.devices = [args[position]._device for position in leaf_positions]
         self.kwargs = kwargs
-        # set by fix_weights: the projection's weights; per leaf, which elements are finite
-        self.weights = None
-        self.usable = []
-        self.size = self.usable_count = self.unusable_count = self.left_out = 0
+        self.note = note               # why the call is not re-run in float64, if it is not
+        self.tolerances = FLOAT64
+        self.output_dtypes = []        # of the outputs in the projection, by projection_values
+        self.output_sizes = []
+        # set by fix_weights: the projection's weights and each value's resolution; per leaf,
+        # which elements are checked (finite, gradient not defined by the Function)
+        self.weights = self.resolution = None
+        self.usable, self.nonfinite = [], []
+        self.size = self.usable_count = self.unusable_count = self.defined_count = 0
+        self.left_out = 0
 
     @classmethod
-    def build(cls, invocation: Invocation, on_host: bool = True) -> "_Problem":
-        """The call's arguments in float64: on the host, or where the call ran."""
+    def build(cls, invocation: Invocation, on_host: bool, in_float64: bool, note: str) -> "_Problem":
+        """The call's arguments, on the host or where the call ran, in float64 or in their own
+        dtypes; always fresh copies, so perturbing them leaves the log's own intact."""
         place = _on_host if on_host else (lambda value: value)
         args, positions = [], []
         for position, (value, requires) in enumerate(zip(invocation.args, invocation.requires_grad)):
             value = place(value)
             if isinstance(value, Tensor) and value.dtype.is_floating_point:
-                value = wrap_array(value._data.astype(np.float64), value._device)
+                array = value._data.astype(np.float64) if in_float64 else value._data.copy()
+                value = wrap_array(array, value._device)
                 if requires:
                     positions.append(position)
             args.append(value)
-        return cls(invocation, args, positions, place(invocation.kwargs))
+        return cls(invocation, args, positions, place(invocation.kwargs), note)
+
+    def check(self, seed: int) -> NodeCheck:
+        """The verdict; _CannotRerun when the forward or the backward raises."""
+        if not self.leaves:
+            return NodeCheck("skipped", "no floating-point input required grad")
+        try:
+            return self._verdict(seed)
+        except Exception as error:  # the forward or backward failed on these copies
+            raise _CannotRerun(f"{type(error).__name__}: {error}") from error
+
+    def _verdict(self, seed: int) -> NodeCheck:
+        base = self.projection_values()
+        if not np.array_equal(base, self.projection_values(), equal_nan=True):
+            return NodeCheck("skipped", "nondeterministic: two forward runs on the same inputs differ")
+        if not self.output_dtypes:
+            return NodeCheck("skipped", "no output carries a gradient (integer, bool or marked "
+                             "non-differentiable): nothing to compare the backward with")
+        coarse = self.coarse_dtypes()
+        if coarse:
+            return NodeCheck("skipped", coarse)
+        self.tolerances = FLOAT32 if self.in_float32() else FLOAT64
+        self.fix_weights(base)
+        analytical = self.analytical()
+        if not self.usable_count:
+            return self.verdict("skipped", "no input element is left to check ("
+                                + "; ".join(self.notes(self.unusable_count, 0)) + ")")
+        if self.fast_check_passes(analytical, seed):
+            return self.verdict("pass", "; ".join(self.notes(self.unusable_count, 0)),
+                                checked_elements=self.usable_count)
+        return self.elementwise_check(analytical, base, seed)
+
+    def verdict(self, status: str, reason: str, checked_elements: int = 0, skipped: int | None = None,
+                **errors) -> NodeCheck:
+        return NodeCheck(status, reason, checked_elements=checked_elements,
+                         skipped_elements=self.unusable_count if skipped is None else skipped,
+                         defined_elements=self.defined_count,
+                         tolerances=self.tolerances.as_dict(), **errors)
 
     def _outputs(self, args) -> list:
         result = self.invocation.function.apply(*args, **self.kwargs)
@@ -226,21 +320,59 @@ class _Problem:
         """The outputs flattened (without grad): the basis of every finite difference."""
         with no_grad():
             outputs = self._outputs(self.args)
+        self.output_dtypes = [out.dtype for out in outputs]
+        self.output_sizes = [out._data.size for out in outputs]
         return np.concatenate([flat_values(out) for out in outputs]) \
             if outputs else np.zeros(0)
 
+    def coarse_dtypes(self) -> str:
+        """Why the check can't resolve a derivative here ('' when it can): an output, or (when
+        re-run in its own dtypes) a leaf, in float16 or bfloat16."""
+        for what, dtypes in (("outputs", self.output_dtypes),
+                             ("inputs", [self.args[p].dtype for p in self.leaf_positions])):
+            names = sorted({dtype.name for dtype in dtypes if dtype.itemsize == 2})
+            if names:
+                return (f"{self.note + '; ' if self.note else ''}its {what} are {' and '.join(names)}: "
+                        "finite differences are below the dtype's resolution")
+        return ""
+
+    def in_float32(self) -> bool:
+        dtypes = self.output_dtypes + [self.args[p].dtype for p in self.leaf_positions]
+        return any(dtype.itemsize == 4 for dtype in dtypes)
+
+    def precision_note(self) -> str:
+        """How the call was checked, when not plainly in float64."""
+        if self.note:
+            names = sorted({arg.dtype.name for arg in self.args
+                            if isinstance(arg, Tensor) and arg.dtype.is_floating_point})
+            dtypes = names[0] if len(names) == 1 else f"its own dtypes ({' and '.join(names)})"
+            return f"checked in {dtypes}: {self.note}"
+        if self.tolerances is FLOAT32:
+            return "checked with float32's step and tolerances: its outputs are float32"
+        return ""
+
     def fix_weights(self, base: np.ndarray) -> None:
-        """The projection's random weights, zero at the outputs that are not finite at the
-        call's inputs (no derivative there); and which input elements are finite."""
-        self.weights = np.random.default_rng(1).standard_normal(base.shape)
+        """The projection's random weights (exact in float32, so a float32 output's backward
+        receives them unrounded), zero at the outputs that are not finite at the call's inputs
+        (no derivative there); and which input elements are checked."""
+        weights = np.random.default_rng(1).standard_normal(base.shape)
+        self.weights = weights.astype(np.float32).astype(np.float64)
         left_out = ~np.isfinite(base)
         self.weights[left_out] = 0.0
         self.left_out = int(left_out.sum())
-        self.usable = [np.asarray(transfer(device.xp.isfinite(leaf), device, cpu))
-                       for leaf, device in zip(self.leaves, self.devices)]
+        self.resolution = np.repeat([np.finfo(dtype.numpy_dtype).eps for dtype in self.output_dtypes],
+                                    self.output_sizes)
+        defined = self.invocation.function.defined_gradients(self.args, self.kwargs)
+        self.usable, self.nonfinite = [], []
+        for position, leaf, device in zip(self.leaf_positions, self.leaves, self.devices):
+            finite = np.asarray(transfer(device.xp.isfinite(leaf), device, cpu))
+            given = np.broadcast_to(np.asarray(defined.get(position, False), dtype=bool), leaf.shape)
+            self.usable.append(finite & ~given)
+            self.nonfinite.append(~finite & ~given)
+            self.defined_count += int(given.sum())
+        self.unusable_count = int(sum(mask.sum() for mask in self.nonfinite))
         self.size = sum(leaf.size for leaf in self.leaves)
-        self.usable_count = int(sum(mask.sum() for mask in self.usable))
-        self.unusable_count = self.size - self.usable_count
+        self.usable_count = self.size - self.unusable_count - self.defined_count
 
     def difference(self, plus: np.ndarray, minus: np.ndarray) -> float | None:
         """weights . (plus - minus): the projection's change between two runs, None where
@@ -251,6 +383,13 @@ class _Problem:
         if not np.isfinite(change).all():
             return None
         return float(change @ self.weights)
+
+    def rounding(self, plus: np.ndarray, minus: np.ndarray) -> float:
+        """A bound on how much of `difference(plus, minus)` the rounding of the output values
+        to their dtype can make: each is within half its resolution of the exact value."""
+        moved = (plus != minus) & (self.weights != 0)
+        return float((np.abs(self.weights[moved]) * self.resolution[moved]
+                      * np.maximum(np.abs(plus[moved]), np.abs(minus[moved]))).sum())
 
     def moves_left_out(self, base: np.ndarray, *perturbed: np.ndarray) -> bool:
         """Whether an output left out (NaN/±inf at the call's inputs) changes in a perturbed
@@ -275,7 +414,7 @@ class _Problem:
         grad_outputs = []
         for out in outputs:
             size = out._data.size
-            weights = self.weights[offset:offset + size].reshape(out.shape)
+            weights = self.weights[offset:offset + size].reshape(out.shape).astype(out._data.dtype)
             grad_outputs.append(wrap_array(transfer(weights, cpu, out._device), out._device))
             offset += size
         connected = [(out, grad) for out, grad in zip(outputs, grad_outputs) if out.requires_grad]
@@ -286,18 +425,24 @@ class _Problem:
         return [np.zeros(leaf.shape) if grad is None else np.asarray(grad._host_array(), np.float64)
                 for grad, leaf in zip(grads, self.leaves)]
 
-    def _perturbed(self, leaf, index, delta: float) -> np.ndarray:
+    def _perturbed(self, leaf, index, step: float) -> tuple:
+        """The outputs with one element moved by `step`, and the step its dtype really took."""
         original = leaf[index].copy()  # on CuPy an element is a view, not a number
-        leaf[index] = original + delta
+        leaf[index] = original + step
+        taken = float(leaf[index]) - float(original)
         try:
-            return self.projection_values()
+            return self.projection_values(), taken
         finally:
             leaf[index] = original
 
+    def _host_copies(self) -> list:
+        return [np.array(transfer(leaf, device, cpu), dtype=np.float64)
+                for leaf, device in zip(self.leaves, self.devices)]
+
     def fast_check_passes(self, analytical: list, seed: int) -> bool:
-        """The directional derivative along a random direction over the finite input
+        """The directional derivative along a random direction over the checked input
         elements; False (the element-wise check decides) when it disagrees or is undefined."""
-        rng = np.random.default_rng(seed)
+        eps, rng = self.tolerances.eps, np.random.default_rng(seed)
         directions = [rng.standard_normal(leaf.shape) * usable
                       for leaf, usable in zip(self.leaves, self.usable)]
         norm = np.sqrt(sum(float((d * d).sum()) for d in directions)) or 1.0
@@ -305,41 +450,54 @@ class _Problem:
         originals = [leaf.copy() for leaf in self.leaves]
         placed = [transfer(direction, cpu, device) for direction, device in zip(directions,
                                                                                 self.devices)]
-        values = []
+        values, moved = [], []
         for sign in (1.0, -1.0):
             for leaf, direction, original in zip(self.leaves, placed, originals):
-                leaf[...] = original + sign * EPS * direction
+                leaf[...] = original + sign * eps * direction
+            moved.append(self._host_copies())
             values.append(self.projection_values())
         for leaf, original in zip(self.leaves, originals):
             leaf[...] = original
+        with np.errstate(invalid="ignore"):  # inf - inf at the elements left unmoved
+            taken = [np.where(usable, plus - minus, 0.0)
+                     for plus, minus, usable in zip(moved[0], moved[1], self.usable)]
+        if np.sqrt(sum(float((t * t).sum()) for t in taken)) < eps:
+            return False  # the dtype rounded most of the step away
         change = self.difference(values[0], values[1])
         if change is None:
             return False
-        numerical = change / (2 * EPS)
-        predicted = sum(float(np.where(usable, g * d, 0.0).sum())
-                        for g, d, usable in zip(analytical, directions, self.usable))
-        return abs(predicted - numerical) <= ATOL + RTOL * abs(numerical)
+        numerical = change / (2 * eps)
+        predicted = sum(float((g * t).sum()) for g, t in zip(analytical, taken)) / (2 * eps)
+        tol = self.tolerances
+        return abs(predicted - numerical) <= tol.atol + tol.rtol * abs(numerical)
 
     def elementwise_check(self, analytical: list, base: np.ndarray, seed: int) -> NodeCheck:
+        """Each sampled element moved on its own by eps times its magnitude (at least eps)."""
         rng = np.random.default_rng(seed + 1)
+        tol = self.tolerances
         mismatches, kinks, checked, undefined = [], 0, 0, 0
         for number, (leaf, grad, usable) in enumerate(zip(self.leaves, analytical, self.usable)):
             for index in _sample_indices(usable, rng):
-                plus, minus = self._perturbed(leaf, index, EPS), self._perturbed(leaf, index, -EPS)
+                step = tol.eps * max(1.0, abs(float(leaf[index])))
+                (plus, up), (minus, down) = (self._perturbed(leaf, index, step),
+                                             self._perturbed(leaf, index, -step))
                 changes = [self.difference(plus, minus), self.difference(plus, base),
                            self.difference(base, minus)]
                 if None in changes or self.moves_left_out(base, plus, minus):
                     undefined += 1  # an output is or turns NaN/inf as this element moves
                     continue
                 checked += 1
-                central = changes[0] / (2 * EPS)
+                rounding = self.rounding(plus, minus)
+                central = changes[0] / (up - down)
                 value = float(grad[index])
                 error = abs(value - central)
-                if value == central or error <= ATOL + RTOL * abs(central):
+                if value == central or error <= (tol.atol + tol.rtol * abs(central)
+                                                 + rounding / (up - down)):
                     continue
-                forward, backward = changes[1] / EPS, changes[2] / EPS
+                forward, backward = changes[1] / up, changes[2] / -down
                 low, high = min(forward, backward), max(forward, backward)
-                tolerance = ATOL + RTOL * max(abs(forward), abs(backward))
+                tolerance = (tol.atol + tol.rtol * max(abs(forward), abs(backward))
+                             + rounding / min(up, -down))
                 if high - low > tolerance and low - tolerance <= value <= high + tolerance:
                     kinks += 1  # one-sided slopes differ: a kink; the backward chose a sub-gradient
                     continue
@@ -347,38 +505,42 @@ class _Problem:
                                    "analytical": value, "numerical": central, "abs_error": error,
                                    "rel_error": error / max(abs(central), 1e-12)})
         skipped = self.unusable_count + undefined
-        note = self.skipped_words(self.unusable_count, undefined, checked + undefined)
+        note = "; ".join(self.notes(self.unusable_count, undefined, checked + undefined))
         if mismatches:
             mismatches.sort(key=lambda entry: -_finite_or_inf(entry["abs_error"]))
             reason = "the backward disagrees with finite differences" + (f" ({note})" if note else "")
-            return NodeCheck("fail", reason, mismatches[0]["abs_error"],
-                             max(m["rel_error"] for m in mismatches), mismatches[:MAX_REPORT],
-                             checked, skipped)
+            return self.verdict("fail", reason, checked, skipped,
+                                max_abs_error=mismatches[0]["abs_error"],
+                                max_rel_error=max(m["rel_error"] for m in mismatches),
+                                worst=mismatches[:MAX_REPORT])
         if kinks:
-            return NodeCheck("skipped", f"not differentiable here: {kinks} of {checked} checked "
-                             "elements sit on a kink (e.g. relu/abs at 0, max with ties)"
-                             + (f"; {note}" if note else ""),
-                             checked_elements=checked, skipped_elements=skipped)
+            return self.verdict("skipped", f"not differentiable here: {kinks} of {checked} checked "
+                                "elements sit on a kink (e.g. relu/abs at 0, max with ties)"
+                                + (f"; {note}" if note else ""), checked, skipped)
         if not checked:
-            return NodeCheck("skipped", f"finite differences undefined at every sampled element "
-                             f"({note})", skipped_elements=skipped)
-        return NodeCheck("pass", note, checked_elements=checked, skipped_elements=skipped)
+            return self.verdict("skipped", f"finite differences undefined at every sampled "
+                                f"element ({note})", 0, skipped)
+        return self.verdict("pass", note, checked, skipped)
 
     def unusable_words(self) -> str:
         """What the input elements without a finite difference hold: ±inf, NaN or both."""
-        values = [np.asarray(transfer(leaf, device, cpu))[~usable]
-                  for leaf, device, usable in zip(self.leaves, self.devices, self.usable)]
+        values = [np.asarray(transfer(leaf, device, cpu))[nonfinite]
+                  for leaf, device, nonfinite in zip(self.leaves, self.devices, self.nonfinite)]
         held = np.concatenate([value.reshape(-1) for value in values])
         kinds = [word for word, present in (("±inf", np.isinf(held).any()),
                                             ("NaN", np.isnan(held).any())) if present]
         return " and ".join(kinds)
 
-    def skipped_words(self, at_inputs: int, moved: int, visited: int | None = None) -> str:
-        """The verdict's note on skipped elements and left-out outputs ('' when none was):
-        `at_inputs` elements at ±inf/NaN, `moved` of the `visited` finite ones checked one by
-        one (all of them when None)."""
-        looked_at = self.size if visited is None else at_inputs + visited
-        notes = []
+    def notes(self, at_inputs: int, moved: int, visited: int | None = None) -> list:
+        """The verdict's notes: how the call was checked when not plainly in float64, the
+        elements skipped or left out, the outputs left out. `at_inputs` elements at ±inf/NaN,
+        `moved` of the `visited` finite ones checked one by one (all of them when None)."""
+        notes = [self.precision_note()]
+        if self.defined_count:
+            notes.append(f"{self.defined_count} of {self.size} input elements left out: their "
+                         f"gradient is defined by {self.invocation.function.__name__}."
+                         "defined_gradients, not derived")
+        looked_at = self.size - self.defined_count if visited is None else at_inputs + visited
         if at_inputs and not moved:
             why = f"finite differences undefined at {self.unusable_words()}"
         elif moved and not at_inputs:
@@ -391,7 +553,7 @@ class _Problem:
         if self.left_out:
             notes.append(f"{self.left_out} of {self.weights.size} output values are NaN/±inf "
                          "here and were left out")
-        return "; ".join(notes)
+        return [note for note in notes if note]
 
 
 def _finite_or_inf(value: float) -> float:

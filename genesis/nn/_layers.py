@@ -1,6 +1,8 @@
 """Functional layers: linear, dropout, embedding."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..autograd.function import Function
 from ..autograd.grad_mode import grad_state
 from ..device import host_numbers
@@ -178,6 +180,24 @@ class Embedding(Function):
             keep = (ctx.indices != ctx.padding_idx)[..., None].astype(grad._data.dtype)
             grad = grad * wrap_array(keep, grad.device)
         return IndexScatter.apply(grad, ctx.weight_shape, (ctx.indices, Ellipsis)), None, None
+
+    @staticmethod
+    def defined_gradients(args, kwargs) -> dict:
+        """The padding row's gradient is zero by definition (as in PyTorch), not derived from
+        the output, which does read that row.
+
+        >>> import genesis
+        >>> Embedding.defined_gradients((genesis.zeros(3, 2), genesis.tensor([0]), 1), {})[0]
+        array([[False],
+               [ True],
+               [False]])
+        """
+        weight, _, padding_idx = args
+        if padding_idx is None:
+            return {}
+        rows = np.zeros((weight.shape[0], 1), dtype=bool)
+        rows[padding_idx] = True
+        return {0: rows}
 
 
 def _check_indices(input: Tensor, weight: Tensor) -> None:
