@@ -1,10 +1,21 @@
 """Small test helpers."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import genesis
+
+
+def line_of(script, marker: str) -> int:
+    """The number of the first line of file `script` that holds `marker`, not counting lines
+    that look it up (a test finding the line of its own code)."""
+    for number, line in enumerate(Path(script).read_text().splitlines(), 1):
+        if marker in line and "line_of(" not in line:
+            return number
+    raise AssertionError(f"{marker!r} not in {script}")
 
 
 def torch_or_skip():

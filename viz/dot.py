@@ -16,8 +16,8 @@ from collections import Counter
 import graphviz
 
 from .collapse import DEFAULT_MAX_NODES, build_view
-from .style import (FONT, describe_stats, finding_styles, format_number, format_shape, label_text,
-                    legend_entries, node_attributes, tooltip_text)
+from .style import (FONT, counted, describe_stats, finding_styles, format_number, format_shape,
+                    label_text, legend_entries, node_attributes, tooltip_text)
 
 __all__ = ["to_dot", "view_to_dot"]
 
@@ -96,10 +96,9 @@ class _Drawing:
     def _headline(self) -> list:
         ops = sum(1 for node in self.graph.nodes if node.kind == "op")
         params = sum(1 for node in self.graph.nodes if node.kind == "param")
-        line = f"{ops:,} ops, {params:,} parameters"
-        if self.graph.steps:
-            count = len(self.graph.steps)
-            line += f", {count:,} backward step{'s' if count != 1 else ''} with this structure"
+        line = f"{counted(ops, 'op')}, {counted(params, 'parameter')}"
+        if self.graph.steps:  # the steps recorded: later backward calls of a run leave no graph
+            line += f", {counted(len(self.graph.steps), 'recorded backward step')} with this structure"
             if self.has_grads:  # a line of its own: the headline sets the drawing's least width
                 return [line, f"gradient norms of step {self.step}, the last of them"] + self.view.notes
         return [line] + self.view.notes
@@ -120,18 +119,22 @@ class _Drawing:
                 if finding not in findings:
                     findings.append(finding)
         ops = sum(1 for node in members if node.kind == "op")
-        leaves = sum(1 for node in members if node.kind in ("param", "input"))
+        params = sum(1 for node in members if node.kind == "param")
+        inputs = sum(1 for node in members if node.kind == "input")
         flow = self._flow_line(item.key)
         if item.kind == "chain":
             names = Counter(node.name for node in members if node.kind == "op")
             common = ", ".join(f"{name} ×{count:,}" for name, count in names.most_common(2))
-            lines = [f"… {ops:,} ops …", common] + ([f"{leaves:,} leaves"] if leaves else [])
+            leaves = params + inputs
+            lines = [f"… {counted(ops, 'op')} …", common] + ([counted(leaves, "leaf", "leaves")] if leaves else [])
             return "chain", lines, lines, findings
         path = item.title
         class_name = self.graph.modules.get(_block_root(path), "")
-        counts = f"{ops:,} ops" + (f", {leaves:,} params" if leaves else "")
+        counts = ", ".join([counted(ops, "op")] + [counted(number, noun) for number, noun
+                                                   in ((params, "param"), (inputs, "input")) if number])
         if item.kind == "repeat":
-            lines = [f"{path}  ×{item.count}", class_name, counts + f" ({ops // item.count:,} per block)"]
+            lines = [f"{path}  ×{item.count}", class_name,
+                     counts + f" ({counted(ops // item.count, 'op')} per block)"]
         else:
             lines = [path + (f"  ({class_name})" if class_name else ""), counts]
         lines = [line for line in lines if line] + ([flow] if flow else [])

@@ -18,7 +18,7 @@ from graphviz import nohtml
 
 from genesis.debug.printable import printable
 
-__all__ = ["FONT", "NODE_STYLES", "FINDING_STYLES", "label_text", "tooltip_text", "node_attributes",
+__all__ = ["FONT", "counted", "NODE_STYLES", "FINDING_STYLES", "label_text", "tooltip_text", "node_attributes",
            "legend_entries", "format_shape", "format_number", "describe_stats"]
 
 FONT = "Helvetica"
@@ -119,6 +119,15 @@ def format_shape(shape) -> str:
     if shape is None:
         return "?"
     return "(" + ", ".join(str(extent) for extent in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def counted(number: int, noun: str, plural: str | None = None) -> str:
+    """A count with its noun, singular for one (thousands separated).
+
+    >>> counted(1, "op"), counted(1_346, "node"), counted(2, "leaf", "leaves")
+    ('1 op', '1,346 nodes', '2 leaves')
+    """
+    return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
 
 
 def format_number(value) -> str:

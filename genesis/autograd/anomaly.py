@@ -9,11 +9,12 @@ and code; errors raised inside a backward then name that line), and:
 - `check_forward` (beyond PyTorch): every op's non-finite outputs are followed
   (`genesis.autograd.nonfinite`). The first op whose output holds NaN although
   none of its inputs did raises `AnomalyError` right there, with its source line
-  (and, for 0 * inf, where the Inf came from). An Inf born in forward raises only
-  once it does harm: when backward starts from a loss holding it (with
-  `check_nan`), or a NaN is born from it. An intended `-inf` mask that softmax
-  consumes never raises. Turn it off with `check_forward=False` if an op is
-  meant to produce NaN.
+  (and, for 0 * inf, where the Inf came from): a mode that raises cannot wait to
+  see whether the NaN does harm, as `genesis trace` does. An Inf born in forward
+  raises only once it does harm: when backward starts from a loss holding it
+  (with `check_nan`), or a NaN is born from it. An intended `-inf` mask that
+  softmax consumes never raises. Turn it off with `check_forward=False` if an op
+  is meant to produce NaN (`where(x > 0, x.log(), 0)`).
 
 Off by default, and then free: no observer is registered, so no frame is
 inspected. Works as a context manager, a decorator, or (with
@@ -36,7 +37,7 @@ import functools
 from dataclasses import dataclass
 
 from . import engine, function
-from .nonfinite import Defect, NonFiniteTracker
+from .nonfinite import Defect, NonFiniteTracker, Wording
 from .source import SourceLocation
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
@@ -161,7 +162,10 @@ def _raise(defect: Defect):
     raise AnomalyError(defect.message)
 
 
-_tracker = NonFiniteTracker(_raise, received_non_finite=True)
+_tracker = NonFiniteTracker(_raise, received_non_finite=True, nan_at_birth=True, wording=Wording(
+    forward_advice="If non-finite values are expected here, pass check_forward=False to detect_anomaly.",
+    backward_advice="If non-finite gradients are expected here, pass check_nan=False to detect_anomaly.",
+    unknown_source="(unknown: the op ran before anomaly detection was turned on, or inside backward)"))
 
 
 def _record_forward(node, args, outputs) -> None:

@@ -30,8 +30,36 @@ node_checkers: list = []
 # Objects told when a backward pass starts and ends (graph recording): each has
 # backward_started(run) and backward_finished(run, completed), where `run` is
 # the pass's `flowed_from` dict (the same object the node checkers receive) and
-# `completed` is False when the pass ended with an exception.
+# `completed` is False when the pass ended with an exception. A pass started while
+# another runs on the same thread is part of that one (see `_Watched`): listeners are
+# not told of it.
 backward_listeners: list = []
+
+
+class _Pass:
+    """A watched backward pass running on this thread: its `flowed_from`, and the node whose
+    gradients it is handling (the node a backward call made now is made inside)."""
+
+    __slots__ = ("flowed_from", "node")
+
+    def __init__(self, flowed_from: dict):
+        self.flowed_from = flowed_from
+        self.node = None
+
+
+class _Watched(threading.local):
+    """The watched passes (those with node checkers or listeners) running on this thread,
+    innermost last. A backward call made while one runs (checkpoint's recomputation, a
+    double backward inside a custom Function's backward) is part of the running call, not
+    a step of its own: its nodes share that call's `flowed_from`, in which its roots are
+    noted as sent gradient by the node whose backward made the call (so a checker follows
+    a chain from the outer root into it), and listeners hear only of the outer call."""
+
+    def __init__(self):
+        self.passes = []
+
+
+_watched = _Watched()
 
 
 class _Unwatched(threading.local):
@@ -192,7 +220,14 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
     captured = {}
     checkers = list(node_checkers)
     listeners = list(backward_listeners)
-    flowed_from = {} if checkers or listeners else None
+    passes = _watched.passes
+    if passes:  # made inside a watched call's backward on this thread: part of that call
+        outer = passes[-1]
+        flowed_from, listeners = outer.flowed_from, []
+        for node in root_nodes:
+            flowed_from.setdefault(node, outer.node)
+    else:
+        flowed_from = {} if checkers or listeners else None
     for listener in listeners:
         listener.backward_started(flowed_from)
     previous_mode, grad_state.enabled = grad_state.enabled, bool(create_graph)
@@ -200,9 +235,14 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
     quiet = np.errstate(divide="ignore", invalid="ignore", over="ignore")  # 0*inf is nan, silently
     quiet.__enter__()
     completed = False
+    watched = _Pass(flowed_from) if flowed_from is not None else None
+    if watched is not None:
+        passes.append(watched)
     try:
         while ready:
             node = ready.pop()
+            if watched is not None:
+                watched.node = node
             grads = buffers.pop(node, None)
             if grads is None:  # no gradient reached this node: nothing flows on
                 _release_children(node, dependencies, runs, ready)
@@ -253,6 +293,8 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
         quiet.__exit__(None, None, None)
         grad_state.enabled = previous_mode
         grad_state.in_backward = previous_in_backward
+        if watched is not None:
+            passes.pop()
         for listener in listeners:
             listener.backward_finished(flowed_from, completed)
     if targets is None:

@@ -1,30 +1,45 @@
 """Where a NaN or Inf comes from, and when it is a defect: the one rule that anomaly mode
 and `genesis trace`'s NaN/Inf watch share.
 
-- A NaN born in forward (an op's output holds NaN although none of its inputs does) is
-  always a defect. When the inputs held Inf (0 * inf, inf - inf), the report says where
-  that Inf came from.
-- An Inf born in forward is a defect only once it does harm: it reaches the loss (a tensor
-  backward starts from), a NaN is born from it, or a backward that saw it returns a
-  NaN/Inf gradient. An intended -inf that softmax, exp or max consume (a causal attention
-  mask) is not a defect.
-- A NaN/Inf returned by a backward that received finite gradients is a defect.
+A NaN or Inf is a defect only once it does harm. One born in forward (an op's output
+holds it although the op's inputs did not) is followed from op to op, and is a defect when
 
-Every non-finite value carries its *origin*: the op call where it was born, or where it
-came in (a number argument such as masked_fill's -inf, or an input tensor holding it that
-no watched op made). A defect is told once, naming its origin; what follows from an origin
-already told (the ops that consume it, the gradients it poisons) is not told again.
+- it reaches the loss: a tensor backward starts from holds it;
+- a backward that saw it (its forward took it in or made it) returns a NaN/Inf gradient
+  although the gradient it received was finite;
+- an optimizer step writes it into a parameter (`judge_step`, which `genesis trace` calls):
+  through the gradient it poisoned, so this is told as part of the defect of that gradient.
+
+So a NaN computed and then discarded (`where(h > 0, h.log(), 0)`, where the log's NaN is
+never picked) and an intended -inf that softmax, exp or max consume (a causal attention
+mask) are no defects. A NaN/Inf returned by a backward that received finite gradients is a
+defect at once (the classic trap: `where(x > 0, x.sqrt(), 0)` at x == 0, whose backward
+divides by zero although its forward is finite).
+
+Every non-finite value carries its *origin*: the op call where it was born (for a NaN born
+of an Inf, 0 * inf or inf - inf, also where that Inf came from), where it came in (a number
+argument such as masked_fill's -inf, or an input tensor holding it that no watched op made:
+data, or a parameter named as such), or the optimizer step that wrote it into a parameter.
+A defect is told once, naming its origin; what follows from an origin already told (the ops
+that consume it, the gradients it poisons, the parameters a step writes it into) is not
+told again but noted as a knock-on of that defect.
 
 >>> import genesis, numpy
->>> from genesis.autograd import function
+>>> from genesis.autograd import engine, function
 >>> told = []
 >>> tracker = NonFiniteTracker(told.append)
->>> function.observers.append(tracker.forward)
->>> mask = genesis.ones(3, 3).tril().log()               # -inf above the diagonal
->>> weights = (genesis.randn(3, 3) + mask).softmax(dim=-1)   # consumed: no defect
+>>> function.observers.append(tracker.forward); engine.node_checkers.append(tracker.backward)
+>>> scores = genesis.randn(3, 3, requires_grad=True)
+>>> mask = genesis.ones(3, 3).tril().log()                     # -inf above the diagonal
 >>> with numpy.errstate(invalid="ignore"):
-...     poisoned = mask * 0                               # 0 * -inf = NaN: a defect
->>> function.observers.remove(tracker.forward)
+...     attention = (scores + mask).softmax(dim=-1)             # the -inf consumed: no defect
+...     kept = genesis.where(mask == 0, mask * 0, scores)        # a NaN made and discarded: none
+...     (attention + kept).sum().backward()
+...     told == []
+...     loss = scores.sum() + (mask * 0).sum()                   # a NaN that reaches the loss
+...     loss.backward()
+True
+>>> function.observers.remove(tracker.forward); engine.node_checkers.remove(tracker.backward)
 >>> [defect.title for defect in told]
 ['NaN born in forward: Mul']
 """
@@ -32,7 +47,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -41,8 +56,8 @@ from ..tensor import Tensor
 from .source import SourceLocation
 from .tensor_map import TensorMap
 
-__all__ = ["Census", "Origin", "Defect", "NonFiniteTracker", "all_finite", "input_shapes",
-           "flat_arguments"]
+__all__ = ["Census", "Origin", "Defect", "Wording", "NonFiniteTracker", "all_finite",
+           "input_shapes", "flat_arguments"]
 
 
 class Census(NamedTuple):
@@ -110,12 +125,15 @@ def input_shapes(args) -> str:
 
 @dataclass(eq=False)
 class Origin:
-    """Where a non-finite value came from: born in op `node_type` from finite inputs
-    (`entered` None), or brought into it by `entered` ("a number argument (-inf)", "input 0").
-    `told` is what the defect it is part of was reported as, None while it has done no harm."""
+    """Where a non-finite value came from: born in op `node_type` (`entered` None), brought
+    into it by `entered` ("a number argument (-inf)", "input 0, whose values ..."), or, with
+    `written` ("written into fc.weight by Adam.step from a non-finite gradient"), left in a
+    parameter by an optimizer step (`node_type` and `node` None). `came_in`: for a NaN born of
+    an Inf, the origins of the non-finite inputs it was born from. `told` is what the defect it
+    is part of was reported as, None while it has done no harm."""
 
-    node_type: type
-    node: Callable          # a weak reference to the op's autograd node
+    node_type: type | None
+    node: Callable | None   # a weak reference to the op's autograd node
     source: SourceLocation | None
     census: Census          # of the output it appeared in (of the input, when it came in)
     shapes: str             # the op's inputs, in words
@@ -123,32 +141,60 @@ class Origin:
     outputs: int = 1
     entered: str | None = None
     counted_in: str = ""    # what `census` counted, when it came in: "of its output", ...
+    unmade: str = ""        # after `entered`, for a tensor: ", whose values no watched op made"
+    came_in: list = field(default_factory=list)
+    written: str | None = None
     told: object = None
 
     @property
     def op(self) -> str:
         return self.node_type.__name__.removesuffix("Backward")
 
+    def born(self) -> str:
+        """What was born here, in the title's word: "NaN" for a NaN born of an Inf that came
+        in (that Inf was not born here), else the kinds counted."""
+        return "NaN" if self.came_in else self.census.kinds()
+
     def where(self) -> str:
         """One line: the op, how the value got there, and the source line."""
+        at = f" at {self.source}: {self.source.code}" if self.source is not None else ""
+        if self.written is not None:
+            return f"{self.census.kinds()} {self.written}{at}"
         how = "born there from finite inputs" if self.entered is None else \
             f"brought in by {self.entered}"
-        at = f" at {self.source}: {self.source.code}" if self.source is not None else ""
+        if self.came_in:
+            how = "born there from the Inf of its inputs"
         return f"{self.census.kinds()} in {self.op} ({how}){at}"
 
 
 @dataclass
 class Defect:
-    """A NaN/Inf that is a defect, ready to report: `where` it was found ("forward" or
-    "backward"), a title naming the right word (NaN, Inf) and the op, the full message, and
-    the autograd node and source line it points at (`node` None once that node is gone)."""
+    """A NaN/Inf that is a defect, ready to report: `where` it was found ("forward",
+    "backward", or "step": an optimizer step that wrote it into a parameter), a title naming
+    the right word (NaN, Inf) and the op, the full message, and the autograd node and source
+    line it points at (`node_type` and `node` None for a step; `node` None once that node is
+    gone). A backward's defect also says which input's gradient (`input_nr`) and the node
+    types from the root to its node (`path`: what identifies it where no source line was
+    recorded)."""
 
     where: str
     title: str
     message: str
-    node_type: type
+    node_type: type | None
     node: object
     source: SourceLocation | None
+    input_nr: int | None = None
+    path: tuple = ()
+
+
+class Wording(NamedTuple):
+    """The lines a tool adds to its reports: what to do if a forward or backward defect is
+    intended (`forward_advice`, `backward_advice`; left out when empty), and what stands for
+    a forward call whose source line is not known (`unknown_source`)."""
+
+    forward_advice: str = ""
+    backward_advice: str = ""
+    unknown_source: str = "(unknown: no source line was recorded for this op)"
 
 
 class _Holder:
@@ -165,24 +211,40 @@ class NonFiniteTracker:
     """Follows non-finite values from op to op and into backward, calling `tell(defect)` for
     each defect the rule finds (see the module docstring); what `tell` returns is kept as the
     report the defect's origins were told in, and `note(report, line)` (when given) hears of
-    each knock-on effect of a told defect that is not a defect of its own.
+    each knock-on effect of a told defect that is not a defect of its own. With
+    `nan_at_birth`, a NaN born in forward is told at once (anomaly mode raises there), not
+    once it does harm. `wording` gives the tool's own advice lines; `name_of(tensor)` (when given) names a parameter, so a
+    value that came in through one is said to come through it (not "input 1").
 
     `forward` is an observer (`genesis.autograd.function.observers`) and `backward` a node
     checker (`genesis.autograd.engine.node_checkers`); both look at the values at once. A
     caller that counts NaN/Inf elsewhere (on a GPU) and decides later uses `holder_of`,
-    `hold`, `judge_forward` and `judge_backward`, in the order the ops ran.
+    `hold`, `judge_forward` and `judge_backward`, in the order the ops ran. `judge_step`
+    takes what an optimizer step left in its parameters.
     """
 
     def __init__(self, tell: Callable[[Defect], object],
                  note: Callable[[object, str], None] | None = None,
-                 received_non_finite: bool = False):
+                 received_non_finite: bool = False, nan_at_birth: bool = False,
+                 wording: Wording = Wording(),
+                 name_of: Callable[[Tensor], str | None] | None = None):
         self._tell = tell
         self._note = note                          # note(told, line): a knock-on, in words
         # tell a backward returning NaN/Inf although the gradient it received was not finite
         # (anomaly mode, as PyTorch's: a non-finite gradient passed to backward, say)
         self._received_non_finite = received_non_finite
+        # tell a NaN born in forward at once, not when it does harm (anomaly mode, which
+        # raises: the traceback then points at the line that made it)
+        self._nan_at_birth = nan_at_birth
+        self._wording = wording
+        self._name_of = name_of
         self._held = TensorMap()                   # tensor -> _Holder of what it carries
         self._seen = weakref.WeakKeyDictionary()   # node -> (origins that came in, {output_nr: origin})
+        # node (an AccumulateGrad for a leaf) -> the report of the defect that made the
+        # gradient it received non-finite
+        self._poisoned = weakref.WeakKeyDictionary()
+        # node -> the report of a defect told in a backward call made inside its backward
+        self._told_inside = weakref.WeakKeyDictionary()
 
     # -- what tensors carry ------------------------------------------------------------
     def holder_of(self, tensor: Tensor) -> _Holder | None:
@@ -193,6 +255,10 @@ class NonFiniteTracker:
         """A new holder for what `tensor` (an op's output) carries."""
         holder = self._held[tensor] = _Holder(origin)
         return holder
+
+    def parameter_name(self, tensor: Tensor) -> str | None:
+        """The name of `tensor` when it is a parameter (`name_of`), else None."""
+        return self._name_of(tensor) if self._name_of is not None else None
 
     # -- on the host: look now ---------------------------------------------------------------
     def forward(self, node, args, outputs) -> None:
@@ -207,9 +273,12 @@ class NonFiniteTracker:
         inputs = []
         for position, arg in enumerate(flat_arguments(args)):
             if isinstance(arg, Tensor) and arg._data.dtype.kind == "f":
-                holder = self.holder_of(arg)
-                inputs.append((position, Census.of(arg),
-                               holder.origin if holder is not None else None))
+                holder, census, name = self.holder_of(arg), Census.of(arg), None
+                if not census.finite:
+                    name = self.parameter_name(arg)
+                    if holder is None and name is not None:
+                        holder = self.hold(arg)
+                inputs.append((position, census, holder, name))
         constants = [arg for arg in flat_arguments(args)
                      if isinstance(arg, float) and not math.isfinite(arg)]
         carried = self.judge_forward(node, inputs, constants,
@@ -221,13 +290,12 @@ class NonFiniteTracker:
     def backward(self, node, grad_outputs, grad_inputs, flowed_from) -> None:
         """After a node's backward: a NaN/Inf it made, or one its root output carried."""
         roots = self.roots(node, grad_outputs, flowed_from)
-        returned = [(index, gradient) for index, gradient in enumerate(grad_inputs)
+        returned = [(index, Census.of(gradient)) for index, gradient in enumerate(grad_inputs)
                     if isinstance(gradient, Tensor) and not all_finite(gradient)]
         if not returned and roots is None:
             return
         incoming = all(not isinstance(g, Tensor) or all_finite(g) for g in grad_outputs)
-        self.judge_backward(node, incoming, [(index, Census.of(g)) for index, g in returned],
-                            flowed_from, roots)
+        self.judge_backward(node, incoming, returned, flowed_from, roots)
 
     @staticmethod
     def roots(node, grad_outputs, flowed_from) -> list | None:
@@ -240,20 +308,28 @@ class NonFiniteTracker:
     # -- the rule, on counts taken wherever ------------------------------------------------
     def judge_forward(self, node, inputs: list, constants: list, outputs: list, shapes: str,
                       count: int) -> dict:
-        """One op call: `inputs` are (position, Census, Origin or None) per floating tensor
-        argument (its position among the arguments, lists opened), `constants` its non-finite
-        number arguments, `outputs` (output_nr, Census) per floating output of the `count`.
-        Returns output_nr -> Origin of each non-finite output; tells a NaN born here unless it
-        follows from a defect already told."""
+        """One op call: `inputs` are (position, Census, holder or None, parameter name or
+        None) per floating tensor argument: its position among the arguments (lists opened),
+        what `holder_of` gave (for a parameter holding NaN/Inf, `hold` made one), and
+        `parameter_name` (needed only where the Census is not finite). `constants` are its
+        non-finite number arguments, `outputs` (output_nr, Census) per floating output of the
+        `count`. Returns output_nr -> Origin of each non-finite output. Nothing is told here:
+        a value born here is a defect only once it does harm (a NaN born of an Inf already
+        told is noted as a knock-on of that defect). A parameter's non-finite values that no
+        watched op or step made are noted in its holder as having come in here."""
         output = next((census for _, census in outputs if not census.finite), None)
         arrived = [(Census.of_number(value), self._came_in(
             node, f"a number argument ({value})", output or Census.of_number(value), shapes,
             "of its output")) for value in constants]
-        for position, census, origin in inputs:
-            if not census.finite:
-                arrived.append((census, origin if origin is not None else self._came_in(
-                    node, f"input {position}, whose values no watched op made", census, shapes,
-                    "of that input")))
+        for position, census, holder, name in inputs:
+            if census.finite:
+                continue
+            origin = holder.origin if holder is not None else None
+            if origin is None:
+                origin = _came_through(node, position, name, census, shapes)
+                if holder is not None and name is not None:
+                    holder.origin = origin
+            arrived.append((census, origin))
         nan_in = any(census.nan for census, _ in arrived)
         carried = {}
         for nr, census in outputs:
@@ -261,11 +337,11 @@ class NonFiniteTracker:
                 continue
             if census.nan and not nan_in:
                 carried[nr] = self._nan_born(node, census, nr, count, shapes,
-                                             [origin for _, origin in arrived])
+                                             [origin for came, origin in arrived])
             elif arrived:
                 wanted = (lambda came: came.nan) if census.nan else (lambda came: came.inf)
                 carried[nr] = next((origin for came, origin in arrived if wanted(came)), arrived[0][1])
-            else:  # an Inf born here from finite inputs: a defect only once it does harm
+            else:  # an Inf born here from finite inputs
                 carried[nr] = _origin(node, census, shapes, nr, count)
         if arrived or carried:
             self._seen[node] = ([origin for _, origin in arrived], carried)
@@ -278,42 +354,110 @@ class NonFiniteTracker:
         what `roots()` said."""
         if roots:
             self._reached_the_loss(node, roots)
-        if not incoming_finite and not self._received_non_finite:
-            return  # non-finite already on the way in: not made here
         index, census = next(((i, c) for i, c in returned if not c.finite), (None, None))
         if census is None:
             return
+        if not incoming_finite and not self._received_non_finite:
+            # non-finite already on the way in: not made here, part of what made it so
+            self._pass_on(node, returned, self._poisoned.get(node))
+            return
         seen = self._seen.get(node)
         saw = [] if seen is None else [*seen[0], *seen[1].values()]
-        earlier = next((origin.told for origin in saw if origin.told is not None), None)
-        if earlier is not None:  # its forward saw a defect already told: this follows from it
+        # a defect told in a backward call made inside this one's (checkpoint's
+        # recomputation), or in what its forward saw: this follows from it
+        earlier = self._told_inside.pop(node, None) or \
+            next((origin.told for origin in saw if origin.told is not None), None)
+        if earlier is not None:
             self._knock_on(earlier, f"{type(node).__name__} returned {census.kinds()} in its "
                                     f"gradient for input {index}: {census.counted()}")
+            self._pass_on(node, returned, earlier)
             return
         title = f"{census.kinds()} produced by its backward: {type(node).__name__}"
-        message = backward_message(node, index, census, flowed_from, saw, incoming_finite)
-        self._report(Defect("backward", title, message, type(node), node, node._source), saw)
+        message = backward_message(node, index, census, flowed_from, saw, incoming_finite,
+                                   self._wording)
+        told = self._report(Defect("backward", title, message, type(node), node, node._source,
+                                   index, path(node, flowed_from) + (index,)), saw)
+        self._pass_on(node, returned, told)
+        for caller in _callers(node, flowed_from):
+            self._told_inside[caller] = told
+
+    def judge_step(self, step: str, source: SourceLocation | None, parameters: list) -> list:
+        """An optimizer step (`step`: "Adam.step", called at `source`) has updated its
+        `parameters`: (holder, name, Census of its values, Census of its gradient, its
+        AccumulateGrad node or None) each; the holder from `holder_of` (None allowed where
+        the values are finite) or `hold`, the name and the gradient's Census needed only where
+        the values are not finite. A parameter the step left non-finite (and that carried no
+        non-finite values before) gets the origin "written into NAME by STEP": a knock-on of
+        the defect that made its gradient non-finite, or, where none was told, a defect of its
+        own at the step's line naming the parameters. Returns the reports it noted knock-ons
+        in, each once."""
+        written = []   # (report or None, [(name, census, gradient census, origin)])
+        for holder, name, census, gradient, accumulator in parameters:
+            told = self._poisoned.pop(accumulator, None) if accumulator is not None else None
+            if census.finite:
+                if holder is not None:
+                    holder.origin = None
+                continue
+            if holder.origin is not None:  # it carried non-finite values already: not new
+                continue
+            how = "from a finite gradient" if gradient.finite else "from a non-finite gradient"
+            holder.origin = Origin(None, None, source, census, "", written=(
+                f"written into {name} by {step} {how}"))
+            entries = next((entries for report, entries in written if report is told), None)
+            if entries is None:
+                entries = []
+                written.append((told, entries))
+            entries.append((name, census, gradient, holder.origin))
+        noted = []
+        for told, entries in written:
+            origins = [origin for *_, origin in entries]
+            if told is None:
+                self._report(_step_defect(step, source, entries, self._wording), origins)
+                continue
+            for origin in origins:
+                origin.told = told
+            at = f" at {source}" if source is not None else ""
+            self._knock_on(told, f"{step}{at} wrote {_listing(entries)}")
+            noted.append(told)
+        return noted
+
+    def forget_gradient(self, accumulator) -> None:
+        """Forget what made the gradient of a leaf (its AccumulateGrad node) non-finite: its
+        step was skipped (by a GradScaler), so that gradient will not be used."""
+        self._poisoned.pop(accumulator, None)
 
     # -- telling ---------------------------------------------------------------------------
-    def _report(self, defect: Defect, origins: list) -> None:
+    def _report(self, defect: Defect, origins: list):
         told = self._tell(defect)
         for origin in origins:
             origin.told = told
+            for came in origin.came_in:
+                came.told = told
+        return told
+
+    def _pass_on(self, node, returned: list, told) -> None:
+        """Note `told` as what made the gradients `node` sends on non-finite."""
+        if told is None:
+            return
+        children = node.next_functions
+        for index, census in returned:
+            if not census.finite and index < len(children) and children[index][0] is not None:
+                self._poisoned[children[index][0]] = told
 
     def _nan_born(self, node, census: Census, nr: int, count: int, shapes: str,
                   came_in: list) -> Origin:
         origin = _origin(node, census, shapes, nr, count)
+        origin.came_in = came_in
         earlier = next((came.told for came in came_in if came.told is not None), None)
         if earlier is not None:  # 0 * an Inf already reported: the same defect, not a new one
             origin.told = earlier
             at = f" at {origin.source}" if origin.source is not None else ""
             self._knock_on(earlier, f"{origin.op} made {census.kinds()} from it{at}: "
                                     f"{census.counted()}")
-            return origin
-        born = "NaN" if came_in else census.kinds()  # an Inf that came in was not born here
-        self._report(Defect("forward", f"{born} born in forward: {origin.op}",
-                            forward_message(origin, came_in=came_in), type(node), node,
-                            node._source), [origin, *came_in])
+        elif self._nan_at_birth:
+            self._report(Defect("forward", f"{origin.born()} born in forward: {origin.op}",
+                                forward_message(origin, wording=self._wording), type(node),
+                                node, node._source), [origin])
         return origin
 
     def _knock_on(self, told, line: str) -> None:
@@ -333,32 +477,80 @@ class NonFiniteTracker:
             origin = seen[1].get(nr)
             if origin is None or origin.told is not None:
                 continue
-            if origin.entered is None:
-                title = f"{origin.census.kinds()} born in forward: {origin.op}"
+            if origin.written is not None:
+                title = f"{origin.census.kinds()} reaches the loss: {origin.written}"
+            elif origin.entered is None:
+                title = f"{origin.born()} born in forward: {origin.op}"
             else:
                 title = (f"{origin.census.kinds()} reaches the loss: it came into {origin.op} "
                          f"through {origin.entered}")
-            self._report(Defect("forward", title, forward_message(origin, loss=root),
-                                origin.node_type, origin.node(), origin.source), [origin])
+            self._report(Defect("forward", title,
+                                forward_message(origin, loss=root, wording=self._wording),
+                                origin.node_type, origin.node() if origin.node else None,
+                                origin.source), [origin])
 
 
 def _origin(node, census: Census, shapes: str, nr: int, count: int) -> Origin:
     return Origin(type(node), weakref.ref(node), node._source, census, shapes, nr, count)
 
 
+def _came_through(node, position: int, name: str | None, census: Census, shapes: str) -> Origin:
+    """The origin of non-finite values that came into an op through its tensor argument at
+    `position` (parameter `name`, when it is one) and that no watched op made."""
+    entered, unmade = (f"parameter {name}", ", whose values no watched op or optimizer step made") \
+        if name is not None else (f"input {position}", ", whose values no watched op made")
+    return Origin(type(node), weakref.ref(node), node._source, census, shapes, entered=entered,
+                  counted_in="of that input", unmade=unmade)
+
+
+def path(node, flowed_from) -> tuple:
+    """The names of the node types from the root backward started at to `node`."""
+    return tuple(type(step).__name__ for step in _path(node, flowed_from))
+
+
+def _path(node, flowed_from) -> list:
+    steps = [node]
+    while steps[-1] in flowed_from and len(steps) <= len(flowed_from):
+        steps.append(flowed_from[steps[-1]])
+    return steps[::-1]
+
+
+def _callers(node, flowed_from) -> list:
+    """The nodes on the path to `node` whose backward made the backward call `node` is in
+    (a root of such a call is noted in `flowed_from` as sent gradient by the caller, which
+    does not take it as an input)."""
+    steps = _path(node, flowed_from)
+    return [parent for parent, child in zip(steps, steps[1:])
+            if all(next_node is not child for next_node, _ in parent.next_functions)]
+
+
+def _listing(entries: list) -> str:
+    """ "NaN into fc.weight (6 of 6 values) and fc.bias (2 of 2 values)": what a step wrote."""
+    kinds = " and ".join(dict.fromkeys(census.kinds() for _, census, *_ in entries))
+    parts = [f"{name} ({census.counted()})" for name, census, *_ in entries[:4]]
+    if len(entries) > 4:
+        parts.append(f"{len(entries) - 4} more")
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" and {parts[-1]}"
+    return f"{kinds} into {listed}"
+
+
 # -- the words ------------------------------------------------------------------------------
 
-def forward_message(origin: Origin, came_in: list = (), loss=None) -> str:
+def forward_message(origin: Origin, loss=None, wording: Wording = Wording()) -> str:
     """The report of a NaN/Inf `origin` in forward: born there (from finite inputs, or NaN
-    from the Inf of `came_in`), and, with `loss` (the root node backward started from), that
-    it reached the loss."""
+    from the Inf of `origin.came_in`) or come in, and, with `loss` (the root node backward
+    started from), that it reached the loss."""
     which = f" (output {origin.output_nr})" if origin.outputs > 1 else ""
-    if origin.entered is not None:
+    if origin.written is not None:
+        lines = [f"anomaly detected in forward: {origin.census.kinds()} {origin.written}: "
+                 f"{origin.census.counted()}", "This is the step that wrote it:"]
+    elif origin.entered is not None:
         first = (f"anomaly detected in forward: {origin.census.kinds()} came into {origin.op} "
-                 f"through {origin.entered}: {origin.census.counted()} {origin.counted_in}")
+                 f"through {origin.entered}{origin.unmade}: {origin.census.counted()} "
+                 f"{origin.counted_in}")
         lines = [first, "This is where it came in:"]
-    elif came_in:
-        kinds = " and ".join(dict.fromkeys(came.census.kinds() for came in came_in))
+    elif origin.came_in:
+        kinds = " and ".join(dict.fromkeys(came.census.kinds() for came in origin.came_in))
         first = (f"anomaly detected in forward: {origin.op} produced NaN from inputs holding "
                  f"{kinds} but no NaN{which}: {origin.census.nan} of {origin.census.size} values "
                  "are NaN (0 * inf and inf - inf are NaN)")
@@ -367,22 +559,23 @@ def forward_message(origin: Origin, came_in: list = (), loss=None) -> str:
         first = (f"anomaly detected in forward: {origin.op} produced {origin.census.kinds()} from "
                  f"finite inputs{which}: {origin.census.counted()}")
         lines = [first, "This is where the non-finite value was born:"]
-    lines.append(_describe(origin.source))
+    lines.append(_describe(origin.source, wording))
     if origin.shapes:
         lines.append(f"inputs: {origin.shapes}")
-    if came_in:
+    if origin.came_in:
         lines.append("The non-finite inputs came from:")
-        lines.extend(f"  {came.where()}" for came in came_in)
+        lines.extend(f"  {came.where()}" for came in origin.came_in)
     if loss is not None:
         at = f" at {loss._source}" if loss._source is not None else ""
         lines.append(f"It reached the loss: backward started from the output of "
                      f"{type(loss).__name__.removesuffix('Backward')}{at}, which holds it.")
-    lines.append("If non-finite values are expected here, pass check_forward=False to detect_anomaly.")
+    if wording.forward_advice:
+        lines.append(wording.forward_advice)
     return "\n".join(lines)
 
 
 def backward_message(node, index: int, census: Census, flowed_from, saw: list = (),
-                     incoming_finite: bool = True) -> str:
+                     incoming_finite: bool = True, wording: Wording = Wording()) -> str:
     """The report of a NaN/Inf in the gradient `node`'s backward returned for input `index`
     (entries counted by `census`); `saw`: the origins of non-finite values its forward took
     in or made; `incoming_finite`: whether the gradient it received was finite."""
@@ -392,24 +585,51 @@ def backward_message(node, index: int, census: Census, flowed_from, saw: list = 
     lines = [f"anomaly detected in backward: {name} returned {census.kinds()} in its "
              f"gradient for input {index}: {census.counted()} ({origin})",
              f"The forward call that created {name}:",
-             _describe(node._source)]
+             _describe(node._source, wording)]
     if saw:
         lines.append("Its forward saw non-finite values:")
         lines.extend(f"  {origin.where()}" for origin in saw)
     lines.append("The gradient flowed from the root through:")
     lines.extend(f"  {step}" for step in _chain(node, flowed_from))
-    lines.append("If non-finite gradients are expected here, pass check_nan=False to detect_anomaly.")
+    if wording.backward_advice:
+        lines.append(wording.backward_advice)
     return "\n".join(lines)
+
+
+def _step_defect(step: str, source, entries: list, wording: Wording) -> Defect:
+    """The defect of an optimizer step that left NaN/Inf in parameters (`entries`: name,
+    Census of its values, Census of its gradient, ...) from gradients no told defect made
+    non-finite: finite ones (the update overflowed), or ones no watched backward made."""
+    listed = _listing(entries)
+    kinds = listed.partition(" into ")[0]
+    names = [name for name, *_ in entries]
+    shown = names[0] if len(names) == 1 else f"{names[0]} and {len(names) - 1} more"
+    lines = [f"{step} wrote {listed}.", "This is the step:", _describe(source, wording)]
+    finite = [name for name, _, gradient, *_ in entries if gradient.finite]
+    poisoned = [name for name, _, gradient, *_ in entries if not gradient.finite]
+    if finite:
+        lines.append(f"{_gradients_of(finite)} {'was' if len(finite) == 1 else 'were'} finite: "
+                     "the update itself went past the dtype's range (a learning rate or a "
+                     "gradient far too large?).")
+    if poisoned:
+        lines.append(f"{_gradients_of(poisoned)} held NaN/Inf that no watched backward made: "
+                     "set by hand, or a non-finite gradient passed to backward?")
+    return Defect("step", f"{kinds} written into {shown} by {step}", "\n".join(lines), None,
+                  None, source)
+
+
+def _gradients_of(names: list) -> str:
+    """ "The gradient of a", "The gradients of a, b and c"."""
+    if len(names) == 1:
+        return f"The gradient of {names[0]}"
+    return f"The gradients of {', '.join(names[:-1])} and {names[-1]}"
 
 
 def _chain(node, flowed_from) -> list:
     """The nodes from the root to `node`, each with the line of its forward call."""
-    path = [node]
-    while path[-1] in flowed_from and len(path) <= len(flowed_from):
-        path.append(flowed_from[path[-1]])
     steps = []
     previous = None
-    for step in reversed(path):
+    for step in _path(node, flowed_from):
         source = step._source
         if source is None:
             where = ""
@@ -422,7 +642,7 @@ def _chain(node, flowed_from) -> list:
     return steps
 
 
-def _describe(source) -> str:
+def _describe(source, wording: Wording) -> str:
     if source is None:
-        return "  (unknown: the op ran before anomaly detection was turned on, or inside backward)"
+        return f"  {wording.unknown_source}"
     return source.describe()

@@ -78,6 +78,8 @@ class GraphBuilder:
         self._module_calls = {}  # graph id -> module call, for nodes placed by place_in_modules
         self._calls_seen = set()  # orders of the module calls seen
         self._leaves = {}         # graph id -> the tensor of a leaf, named again once placed
+        self._stand_ins = {}      # leaf node -> (node, output_nr) linked in its place
+        self._extra_inputs = {}   # autograd node -> inner roots linked into it so far
 
     # -- roots ----------------------------------------------------------------
     def add_output_tensor(self, tensor: Tensor) -> int:
@@ -102,6 +104,18 @@ class GraphBuilder:
         self._link(node, output_nr, output_id, 0, tuple(shape))
         return output_id
 
+    def add_inner_root(self, node, output_nr: int, caller, stand_ins: dict) -> None:
+        """Output `output_nr` of `node`, a root of a backward call made inside the backward of
+        `caller` (a node in the graph: checkpoint's recomputation), as an input of `caller`
+        past its forward's arguments. The leaves of that call in `stand_ins` ({leaf node:
+        (node, output_nr)}: copies of the caller's inputs) are linked as what they stand for."""
+        self._stand_ins.update(stand_ins)
+        extra = self._extra_inputs.get(caller, 0)
+        self._extra_inputs[caller] = extra + 1
+        self._link(node, output_nr, self.ids[caller], len(caller.next_functions) + extra,
+                   tuple(node._output_meta[output_nr][0]))
+        self.expand()
+
     # -- the walk -------------------------------------------------------------
     def expand(self) -> None:
         """Visit every node reachable from what was added so far (breadth first, no recursion)."""
@@ -117,6 +131,8 @@ class GraphBuilder:
                 self._add_saved(node, node_id)
 
     def _link(self, child, output_nr: int, consumer: int, index: int, shape: tuple) -> None:
+        if self._stand_ins and child in self._stand_ins:
+            child, output_nr = self._stand_ins[child]
         child_id = self.ids.get(child)
         if child_id is None:
             child_id = self._add_autograd_node(child)

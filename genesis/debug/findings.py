@@ -21,6 +21,7 @@ KINDS = {
     "gradient_mismatch": ("grad_mismatch", "a backward disagrees with finite differences"),
     "nan_forward": ("nan", "a NaN born in a forward op, or an Inf born there that did harm"),
     "nan_backward": ("nan", "NaN/Inf produced by a backward from finite gradients"),
+    "nan_step": ("nan", "NaN/Inf written into a parameter by an optimizer step"),
     "backward_error": ("error", "an exception raised inside a backward"),
     "no_gradient": ("no_grad", "a parameter that received no gradient"),
     "zero_gradient": ("no_grad", "a parameter whose gradient is all zeros"),

@@ -1,10 +1,11 @@
 """Watch every op for NaN/Inf that is a defect, and record it instead of raising.
 
-The rule is anomaly mode's (`genesis.autograd.nonfinite`): a NaN born in forward, an Inf
-born in forward once it does harm (it reaches the loss or a gradient, or a NaN is born
-from it), a NaN/Inf made by a backward. Each defect is found once, at its origin, and its
-knock-on effects are not findings of their own; an intended -inf that softmax consumes
-is no finding at all. A run is never interrupted: the first defect at each source line
+The rule is `genesis.autograd.nonfinite`'s: a NaN or Inf born in forward once it does harm
+(it reaches the loss, a backward that saw it returns a NaN/Inf gradient, or an optimizer
+step writes it into a parameter), a NaN/Inf made by a backward from finite gradients, and
+one an optimizer step writes into a parameter from finite gradients. Each defect is found
+once, at its origin, and its knock-on effects are not findings of their own; an intended
+-inf that softmax consumes, or a NaN that `where` discards, is no finding at all. A run is never interrupted: the first defect at each source line
 becomes one `Finding`, with a count of how often it happened. Calls made by gradcheck for
 its own evaluations (`genesis.autograd.engine.unwatched`) are not the script's: not watched.
 
@@ -17,6 +18,7 @@ on the CPU (a number-like 0-d tensor) are counted at once.
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 
@@ -36,13 +38,16 @@ MAX_KNOCK_ON = 5  # effects of one finding listed in its message
 
 class NaNWatch:
     """Install with `start()`; `findings` lists what was seen (each with its autograd node in
-    `nodes`, so the caller can point it at a graph node; None when that node is gone)."""
+    `nodes`, so the caller can point it at a graph node; None when that node is gone, or for
+    a step). Call `optimizer_stepped(optimizer)` after each optimizer step. `name_of(tensor)`
+    names a parameter (None for other tensors), for the words of a finding."""
 
-    def __init__(self, readings: Readings | None = None):
+    def __init__(self, readings: Readings | None = None,
+                 name_of: Callable[[Tensor], str | None] | None = None):
         self.findings = []
         self.nodes = []           # the autograd node of each finding
         self.readings = readings if readings is not None else Readings()
-        self.tracker = NonFiniteTracker(self._add, self._knock_on)
+        self.tracker = NonFiniteTracker(self._add, self._knock_on, name_of=name_of)
         self._by_site = {}
         self.step = 0
 
@@ -84,7 +89,8 @@ class NaNWatch:
         here = [(position, tensor) for position, tensor in inputs if tensor._device == device]
         elsewhere = {position: Census.of(tensor) for position, tensor in inputs
                      if tensor._device != device}  # a CPU number joining a GPU op: counted now
-        holders = [(position, tracker.holder_of(tensor)) for position, tensor in inputs]
+        # (a leaf that is a parameter gets a holder now: its counts are known only later)
+        holders = [(position, _holder_or_parameter(tracker, tensor)) for position, tensor in inputs]
         made = [(nr, tracker.hold(output)) for nr, output in checked]  # known once judged
         constants = [arg for arg in flat_arguments(args)
                      if isinstance(arg, float) and not math.isfinite(arg)]
@@ -97,8 +103,8 @@ class NaNWatch:
             outputs, counted = _decided(layout, found)
             counted.update(elsewhere)
             carried = tracker.judge_forward(
-                node, [(position, counted[position], holder.origin if holder is not None else None)
-                       for position, holder in holders], constants, outputs, shapes, count)
+                node, [(position, counted[position], *holder) for position, holder in holders],
+                constants, outputs, shapes, count)
             for nr, holder in made:
                 holder.origin = carried.get(nr)
         self.readings.read(device.xp, _counts(device, checked, here, self.readings), judge)
@@ -118,22 +124,70 @@ class NaNWatch:
             self.tracker.judge_backward(node, incoming_finite, returned, flowed_from, roots)
         self.readings.read(device.xp, _counts(device, checked, here, self.readings), judge)
 
+    # -- after an optimizer step ---------------------------------------------------------
+    def optimizer_stepped(self, optimizer) -> None:
+        """What `optimizer.step()` left in its parameters (`NonFiniteTracker.judge_step`):
+        NaN/Inf it wrote into one is a finding, or a knock-on of the finding that made the
+        gradient non-finite. Counted on each parameter's device, judged on the host."""
+        if engine.unwatched.depth:
+            return
+        step = f"{type(optimizer).__name__}.step"
+        source = SourceLocation.capture()
+        by_device = {}
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param._data.dtype.kind == "f":
+                    by_device.setdefault(param._device, []).append(param)
+        for device, params in by_device.items():
+            if device.xp is np:
+                self.tracker.judge_step(step, source, [self._stepped(param, _finite_census(param))
+                                                       for param in params])
+                continue
+            checked = list(enumerate(params))
+            grads = [(index, param._grad) for index, param in checked if param._grad is not None]
+            layout = _layout(checked, grads)
+
+            def judge(found: list, params=params, layout=layout) -> None:
+                censuses, gradients = _decided(layout, found)
+                self.tracker.judge_step(step, source, [
+                    self._stepped(params[index], census, gradients.get(index))
+                    for index, census in censuses])
+            self.readings.read(device.xp, _counts(device, checked, grads, self.readings), judge)
+
+    def _stepped(self, param: Tensor, census: Census, gradient: Census | None = None) -> tuple:
+        """One entry of `judge_step`'s parameters: names and the gradient's count only where
+        the values are not finite."""
+        tracker = self.tracker
+        if census.finite:
+            return tracker.holder_of(param), None, census, None, param._accumulator
+        if gradient is None:
+            gradient = _finite_census(param._grad) if param._grad is not None else Census(0, 0, 0)
+        holder = tracker.holder_of(param) or tracker.hold(param)
+        name = tracker.parameter_name(param) or "a parameter"
+        return holder, name, census, gradient, param._accumulator
+
     def _add(self, defect: Defect) -> Finding:
-        """The finding of `defect`, or the one already made at its source line (counted)."""
+        """The finding of `defect`, or the one already made for its op at its source line
+        (counted; a different defect there is added to its message)."""
         source = defect.source
         kind = f"nan_{defect.where}"
-        site = (kind, defect.node_type, str(source) if source is not None else None)
+        site = (defect.node_type, str(source) if source is not None else None)
         existing = self._by_site.get(site)
-        if existing is not None:
+        if existing is not None:  # the same op and line again (a later step, say): counted
             existing.details["count"] += 1
+            if existing.kind != kind or existing.title != defect.title:
+                self._knock_on(existing, f"also, at step {self.step}: {defect.title}")
             return existing
-        forward_class = defect.node_type._forward_cls
+        node_type = defect.node_type
+        forward_class = node_type._forward_cls if node_type is not None else None
         finding = Finding(
-            kind, "error", defect.title, defect.message, op=defect.node_type.__name__,
+            kind, "error", defect.title, defect.message,
+            op=node_type.__name__ if node_type is not None else None,
             function=forward_class.__name__ if forward_class is not None else None,
             source=str(source) if source is not None else None,
             code=source.code if source is not None else None,
-            details={"count": 1, "first_step": self.step})
+            # (a step's defect is judged once the backward call before it has counted)
+            details={"count": 1, "first_step": self.step - 1 if defect.where == "step" else self.step})
         self._by_site[site] = finding
         self.findings.append(finding)
         self.nodes.append(defect.node)
@@ -149,6 +203,21 @@ class NaNWatch:
             finding.message += "\nWhat followed from it (not reported separately):"
         effects.append(line)
         finding.message += f"\n  {line}"
+
+
+def _holder_or_parameter(tracker: NonFiniteTracker, tensor: Tensor) -> tuple:
+    """(holder or None, parameter name or None) of an op's input on a device: a parameter
+    gets a holder, to note in it where its values came in should they prove non-finite."""
+    holder = tracker.holder_of(tensor)
+    name = tracker.parameter_name(tensor) if tensor.grad_fn is None else None
+    if holder is None and name is not None:
+        holder = tracker.hold(tensor)
+    return holder, name
+
+
+def _finite_census(tensor: Tensor) -> Census:
+    """The tensor's Census, counted only when `all_finite` (one pass) says it is needed."""
+    return Census(tensor._data.size, 0, 0) if all_finite(tensor) else Census.of(tensor)
 
 
 def _floating(tensors) -> list:

@@ -65,9 +65,10 @@ from ..device import cpu, transfer
 from ..tensor import Tensor, wrap_array
 
 __all__ = ["Invocation", "InvocationLog", "NodeCheck", "Tolerances", "FLOAT64", "FLOAT32",
-           "check_invocation"]
+           "PER_SITE", "check_invocation"]
 
 SAMPLE = 48          # input elements checked one by one per input, at most
+PER_SITE = 2         # calls copied per (Function, source line), at most
 MAX_REPORT = 10
 
 
@@ -126,7 +127,7 @@ class InvocationLog:
     (1, 2)
     """
 
-    def __init__(self, include_builtin: bool = False, per_site: int = 2):
+    def __init__(self, include_builtin: bool = False, per_site: int = PER_SITE):
         self.include_builtin = include_builtin
         self.per_site = per_site
         self.calls = {}        # autograd node -> Invocation

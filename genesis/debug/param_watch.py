@@ -115,6 +115,13 @@ class ParamWatch:
             entry.roles.add(role)
         return entry
 
+    def name_of(self, tensor) -> str | None:
+        """The name of `tensor` if it is a tracked parameter (a module's, or given to an
+        optimizer), else None."""
+        entry = self.tracked.get(id(tensor))
+        return entry.name if entry is not None and entry.tensor is tensor and entry.is_parameter \
+            else None
+
     def _unique(self, name: str) -> str:
         candidate, number = name, 1
         while candidate in self._names:
@@ -154,10 +161,19 @@ class ParamWatch:
 
     # -- what the histories say --------------------------------------------------
     def statuses(self) -> dict:
-        """Tracked -> "ok", "no gradient", "zero gradient", "exploding", "vanishing", "nan"
-        or "not measured"."""
+        """Tracked -> "ok", "no gradient", "not trained", "zero gradient", "exploding",
+        "vanishing", "nan" or "not measured". "not trained": no gradient reached it, and none
+        was expected to (see `_expected`: a DQN's target network, a frozen teacher); "no
+        gradient" is a parameter that should have got one, a finding."""
         vanishing = self._vanishing()
-        return {entry: self._status(entry, vanishing) for entry in self.tracked.values()}
+        expected = self._expected()
+        statuses = {}
+        for entry in self.tracked.values():
+            status = self._status(entry, vanishing)
+            if status == "no gradient" and (entry not in expected or not entry.tensor.requires_grad):
+                status = "not trained"
+            statuses[entry] = status
+        return statuses
 
     def _status(self, entry: Tracked, vanishing: dict) -> str:
         if not self.steps:
@@ -196,15 +212,12 @@ class ParamWatch:
         `locate(entry)` gives (source, code, graph, node) to point at; `explain(tensor)`
         (a `genesis.debug.parameter_uses.Explanation`) says why one got no gradient."""
         statuses = self.statuses()
-        expected = self._expected()
         groups = {}
         for entry, status in statuses.items():
-            if status in ("ok", "nan", "not measured"):  # NaN is reported where it was born
+            if status in ("ok", "nan", "not measured", "not trained"):  # NaN: told where it was born
                 continue
             module = (entry.name.rpartition(".")[0] or None) if entry.rank == 2 else None
             if status == "no gradient":
-                if entry not in expected or not entry.tensor.requires_grad:
-                    continue
                 reason = explain(entry.tensor) if explain is not None else None
                 key = (status, module, reason)
             elif status == "zero gradient":

@@ -32,6 +32,7 @@ from ..autograd import engine, function, module_scope
 from ..autograd.function import AccumulateGrad
 from ..autograd.source import SourceLocation
 from ..tensor import Tensor
+from ..utils.checkpoint import recomputed_inputs
 from .capture import RECORD_KEY, GraphBuilder
 from .gc_pause import backward_pause, paused_gc
 from .names import Names, RootModules, user_namespace, user_namespaces
@@ -151,14 +152,28 @@ class record:
         run = self._open_runs.get(id(flowed_from))
         if run is None:
             run = self._open_runs[id(flowed_from)] = _Run(self, flowed_from)
-        if node not in run.builder.ids:  # a root of this backward
-            run.add_root(node, grads)
+        ids = run.builder.ids
+        if node not in ids:
+            # A backward call made inside a node's backward (checkpoint's recomputation) is
+            # part of this one: the engine notes its roots as sent gradient by that node.
+            caller = flowed_from.get(node)
+            if caller is None:  # a root of this backward
+                run.add_root(node, grads)
+            elif caller in ids:
+                run.add_inner_root(node, grads, caller)
+            else:  # the caller is checked once its backward returns (a root of this backward)
+                run.waiting.setdefault(caller, []).append((node, grads, grad_inputs))
+                return
         readings = self.readings
         run.grads[node] = [grad_stats_later(g._data, readings, g._device) if g is not None else None
                            for g in grads]
         for index, (child, _) in enumerate(node.next_functions):
-            if child.__class__ is AccumulateGrad and isinstance(grad_inputs[index], Tensor):
+            # (a leaf not in the graph is a copy of a checkpoint's input, drawn as that input)
+            if child.__class__ is AccumulateGrad and isinstance(grad_inputs[index], Tensor) \
+                    and child in ids:
                 run.add_leaf_gradient(child, grad_inputs[index]._data)
+        for waiting in run.waiting.pop(node, ()):
+            self._check(*waiting, flowed_from)
 
     def _add_graph(self, graph) -> int:
         """File the step's graph under its structure; returns that graph's index in `graphs`."""
@@ -195,6 +210,7 @@ class _Run:
             recorder._steps += 1
         self.grads = {}           # autograd node -> grad stats per output
         self.leaf_gradients = {}  # AccumulateGrad -> summed gradient array
+        self.waiting = {}         # node -> checks of an inner backward call made in its backward
 
     def add_root(self, node, grads) -> None:
         builder = self.builder
@@ -205,6 +221,16 @@ class _Run:
             builder.graph.nodes[output_id].outputs[0].grad = grad_stats_later(
                 gradient._data, self.readings, gradient._device)
         builder.expand()
+
+    def add_inner_root(self, node, grads, caller) -> None:
+        """A root of a backward call made inside the backward of `caller` (a node in the
+        graph), linked into it; a checkpoint's recomputation, drawn with the checkpoint's
+        inputs in place of its copies of them."""
+        stand_ins = {leaf: caller.next_functions[position]
+                     for leaf, position in recomputed_inputs(caller).items()}
+        for output_nr, gradient in enumerate(grads):
+            if gradient is not None:
+                self.builder.add_inner_root(node, output_nr, caller, stand_ins)
 
     def _root_name(self, node, output_nr: int) -> str | None:
         for name, value in self.namespace.items():
@@ -236,6 +262,7 @@ class _Run:
         builder.place_in_modules()
         graph = builder.graph
         self.builder = self.grads = self.leaf_gradients = self.namespace = self.readings = None
+        self.waiting = None
         return graph
 
 

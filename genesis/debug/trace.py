@@ -36,7 +36,8 @@ class ParameterRow:
     first, in bins whose widths double with age: each a dict with first_step, last_step,
     readings (steps with a gradient), non_finite (of those, NaN/Inf), and min, max, mean
     (of the finite norms) and last (None where there were none). Norms may be NaN or
-    infinite. `status` is "ok", "no gradient", "zero gradient", "exploding", "vanishing",
+    infinite. `status` is "ok", "no gradient", "not trained" (no gradient, and none
+    expected: see `genesis.debug.param_watch`), "zero gradient", "exploding", "vanishing",
     "nan" or "not measured".
 
     Rows made without `steps` number their history from 0.

@@ -2,8 +2,14 @@
 
 `checkpoint(fn, *args)` runs `fn` without keeping its intermediate tensors;
 during backward it runs `fn` again (with the random-number state it had the
-first time, so dropout draws the same mask) and backpropagates through that
-recomputation. Gradients are identical to running `fn` directly.
+first time, so dropout draws the same mask, and inside the module call that was
+running when `checkpoint` was called, so its ops belong to the same modules; as a
+forward pass, which the observers of `genesis.autograd.function` see) and
+backpropagates through that recomputation. Gradients are identical to running `fn`
+directly. That inner backward call is part of the outer one (see
+`genesis.autograd.engine`): tools watching a script's backward calls see one call,
+whose graph takes in the recomputed ops; `recomputed_inputs` says which leaves of the
+recomputation stand for the checkpoint's inputs.
 
 >>> import genesis
 >>> w = genesis.randn(4, 4, requires_grad=True)
@@ -18,12 +24,12 @@ from __future__ import annotations
 import warnings
 
 from .. import random
-from ..autograd import engine
+from ..autograd import engine, module_scope
 from ..autograd.function import Function
-from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..autograd.grad_mode import enable_grad, grad_state, is_grad_enabled, no_grad
 from ..tensor import Tensor
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["checkpoint", "checkpoint_sequential", "recomputed_inputs"]
 
 
 class Checkpoint(Function):
@@ -43,6 +49,7 @@ class Checkpoint(Function):
         ctx.rng_states = [random.get_rng_state(device) for device in ctx.devices] \
             if preserve_rng_state else None
         ctx.save_for_backward(*args)
+        ctx.recomputed_inputs = {}  # filled by backward
         with no_grad():  # built-in forwards run with grad enabled; this one calls Tensor ops
             return fn(*args)
 
@@ -56,13 +63,22 @@ class Checkpoint(Function):
             current = [random.get_rng_state(device) for device in ctx.devices]
             for device, state in zip(ctx.devices, ctx.rng_states):
                 random.set_rng_state(state, device)
+        caller, module_scope.running.call = module_scope.running.call, ctx._module_call
+        # the recomputation is a forward pass of the script's code: observers see its ops
+        in_backward, grad_state.in_backward = grad_state.in_backward, False
         try:
             with enable_grad():
                 outputs = ctx.fn(*detached)
         finally:
+            module_scope.running.call = caller
+            grad_state.in_backward = in_backward
             if restore:
                 for device, state in zip(ctx.devices, current):
                     random.set_rng_state(state, device)
+        # argument positions: fn, preserve_rng_state and parameter_count come first
+        ctx.recomputed_inputs = {arg._accumulator: 3 + position
+                                 for position, arg in enumerate(detached)
+                                 if isinstance(arg, Tensor) and arg._accumulator is not None}
         outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
         pairs = [(output, grad) for output, grad in zip(outputs, grad_outputs)
                  if isinstance(output, Tensor) and output.requires_grad and grad is not None]
@@ -73,6 +89,24 @@ class Checkpoint(Function):
         grads = [arg.grad if isinstance(arg, Tensor) and arg.requires_grad else None
                  for arg in detached]
         return (None, None, None, *grads, *([None] * ctx.parameter_count))
+
+
+def recomputed_inputs(node) -> dict:
+    """{leaf node of the recomputation: position of the argument of the checkpoint it stands
+    for} for the backward node of a checkpoint whose backward has run, else {}. The leaves
+    are detached copies of the checkpoint's inputs, so `node.next_functions[position]` is
+    where each input really came from.
+
+    >>> import genesis
+    >>> x = genesis.randn(3, requires_grad=True)
+    >>> y = checkpoint(lambda a: a.exp(), x)
+    >>> y.sum().backward()
+    >>> [(type(leaf).__name__, position) for leaf, position in recomputed_inputs(y.grad_fn).items()]
+    [('AccumulateGrad', 3)]
+    >>> y.grad_fn.next_functions[3][0] is x._accumulator
+    True
+    """
+    return node.recomputed_inputs if node._forward_cls is Checkpoint else {}
 
 
 def checkpoint(function, *args, preserve_rng_state: bool = True, use_reentrant: bool | None = None):

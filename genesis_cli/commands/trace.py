@@ -10,6 +10,7 @@ Exit status: 0 no findings; 1 findings; 2 usage error; 3 the script raised (its
 traceback is shown and everything captured is still written); 4 the script made no
 backward call, so nothing was checked; a script's own `sys.exit(n)` with n != 0 is
 passed on, and a script killed by signal N gives 128 + N (as a shell reports it).
+`--json` gives that status as "status", beside the script's own "exit_code".
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from pathlib import Path
 import typer
 
 from genesis.debug.journal import PARTIAL_FOLDER
+from genesis.debug.node_check import PER_SITE
 from genesis.debug.trace import Trace
 
 from ..supervise import describe_end, run_traced
@@ -38,18 +40,25 @@ CONTEXT = {"allow_interspersed_args": False, "help_option_names": ["-h", "--help
 
 
 def trace_command(
-    script: Path = typer.Argument(..., help="The Python script to run (as `python SCRIPT ARGS`)."),
-    script_args: list[str] = typer.Argument(None, metavar="[SCRIPT_ARGS]...",
+    script: Path = typer.Argument(..., metavar="SCRIPT",
+                                  help="The Python script to run (as `python SCRIPT SCRIPT_ARGS`)."),
+    script_args: list[str] = typer.Argument(None, metavar="SCRIPT_ARGS",
                                             help="Arguments for the script (`--` is optional)."),
     out: Path = typer.Option(None, "--out", "-o",
-                             help="Folder for the outputs [default: ./genesis-trace/<script-stem>/]."),
+                             help="Folder for the outputs (default: genesis-trace/STEM in the "
+                                  "current folder, STEM the script's name without .py)."),
     format: str = typer.Option("svg", "--format", "-f", help="Graph picture format: svg, png, pdf or dot."),
     html: bool = typer.Option(True, "--html/--no-html", help="Write the interactive report.html."),
     open_report: bool = typer.Option(False, "--open", help="Open report.html in the default browser."),
     check: bool = typer.Option(True, "--check/--no-check",
-                               help="Re-check each user-defined Function's backward against finite "
-                                    "differences (float64, first recorded step)."),
-    check_all: bool = typer.Option(False, "--check-all", help="Also re-check every built-in op."),
+                               help="Re-check the backward of user-defined Functions against "
+                                    "finite differences, re-run in float64: the calls made before "
+                                    f"the first backward, at most {PER_SITE} per Function and "
+                                    "source line (the report counts the others)."),
+    check_all: bool = typer.Option(False, "--check-all",
+                                   help="Also re-check the built-in ops, the same way: the calls "
+                                        f"made before the first backward, at most {PER_SITE} per "
+                                        "op and source line."),
     anomaly: bool = typer.Option(True, "--anomaly/--no-anomaly",
                                  help="Find where NaN/Inf values are born (forward and backward)."),
     steps: int = typer.Option(1, "--steps", min=1,
@@ -60,7 +69,9 @@ def trace_command(
     max_nodes: int = typer.Option(PICTURE_NODES, "--max-nodes", min=10,
                                   help="Node budget of the picture; larger graphs are folded to fit."),
     as_json: bool = typer.Option(False, "--json", help="Print a machine-readable summary on stdout "
-                                                       "(the script's own output goes to stderr)."),
+                                                       "(the script's own output goes to stderr): "
+                                                       "\"status\" is the exit status of genesis trace, "
+                                                       "\"exit_code\" the script's."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only a one-line summary."),
     no_color: bool = typer.Option(False, "--no-color", help="No colours in the console report."),
 ) -> None:
@@ -119,7 +130,7 @@ def trace_command(
 
     status = _exit_status(trace, run)
     if as_json:
-        typer.echo(json.dumps(summary(trace, files), indent=2))
+        typer.echo(json.dumps(summary(trace, files, status), indent=2))
     elif quiet:
         console.print(one_line(trace, folder), soft_wrap=True, markup=False, highlight=False)
     else:
@@ -149,11 +160,41 @@ def _journal_folder(folder: Path, errors) -> str | None:
 
 
 def one_line(trace: Trace, folder: Path) -> str:
-    counts = summary(trace, {})["counts"]
-    if trace.steps_seen == 0:
-        return f"{trace.script}: no backward call, nothing checked; written to {folder}"
-    return (f"{trace.script}: {len(trace.findings)} finding(s) ({counts['error']} errors, "
-            f"{counts['warning']} warnings); written to {folder}")
+    """What `--quiet` prints: the findings (a run whose backward raised has some though no
+    backward call completed), how the script ended when not with status 0, the folder.
+
+    >>> one_line(Trace(script="x.py", exit_code=2), Path("out"))
+    'x.py: no backward call completed, nothing checked; script exit status 2; written to out'
+    """
+    counts = summary(trace, {}, 0)["counts"]
+    parts = [f"{trace.script}: "]
+    if trace.findings:
+        kinds = [_count(counts["error"], "error"), _count(counts["warning"], "warning")]
+        if counts["info"]:
+            kinds.append(f"{counts['info']} info")
+        parts.append(f"{_count(len(trace.findings), 'finding')} ({', '.join(kinds)})")
+    elif trace.steps_seen == 0:
+        parts.append("no backward call completed, nothing checked")
+    else:
+        parts.append(f"no findings in {_count(trace.steps_seen, 'backward call')}")
+    ended = _script_end(trace)
+    if ended is not None:
+        parts.append(f"; script {ended}")
+    parts.append(f"; written to {folder}")
+    return "".join(parts)
+
+
+def _script_end(trace: Trace) -> str | None:
+    """How the script ended, in words, unless with exit status 0."""
+    if trace.meta.get("finished") is False:
+        return trace.meta.get("ended", "did not finish")
+    if trace.script_error:
+        return f"raised an exception (exit status {trace.exit_code})"
+    return f"exit status {trace.exit_code}" if trace.exit_code else None
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _exit_status(trace: Trace, run) -> int:

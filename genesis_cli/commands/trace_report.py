@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 
 from rich.console import Console
 from rich.text import Text
@@ -14,8 +15,9 @@ from viz.style import format_number
 from ..ui import new_table, status_text
 
 SEVERITY_STATUS = {"error": "FAIL", "warning": "WARN", "info": "INFO"}
-PARAMETER_STATUS = {"ok": "PASS", "no gradient": "WARN", "zero gradient": "WARN",
-                    "exploding": "WARN", "vanishing": "WARN", "nan": "FAIL"}
+PARAMETER_STATUS = {"ok": "PASS", "no gradient": "WARN", "not trained": "INFO",
+                    "zero gradient": "WARN", "exploding": "WARN", "vanishing": "WARN", "nan": "FAIL"}
+ROW_ORDER = {"ok": 1, "not trained": 2}  # the parameter table's order; problems are 0
 CHECK_STATUS = {"pass": "PASS", "fail": "FAIL", "skipped": "SKIP", "error": "ERROR"}
 MAX_PARAMETER_ROWS = 40
 
@@ -53,8 +55,9 @@ def _how_it_ended(trace: Trace) -> str:
 
 def _parameters(console: Console, trace: Trace) -> None:
     """Each parameter's latest gradient norm and the step (backward call, from 0) it is from,
-    written as the graph pictures and the HTML report write it."""
-    rows = sorted(trace.parameters, key=lambda row: row.status == "ok")
+    written as the graph pictures and the HTML report write it. Problems first, then the
+    parameters that got gradients, then those nobody trains."""
+    rows = sorted(trace.parameters, key=lambda row: ROW_ORDER.get(row.status, 0))
     table = new_table("parameter", "shape", ("grad norm", "right"), ("at step", "right"), "status",
                       title=f"Parameters ({len(rows)})")
     for row in rows[:MAX_PARAMETER_ROWS]:
@@ -65,7 +68,9 @@ def _parameters(console: Console, trace: Trace) -> None:
                       status)
     console.print(table)
     if len(rows) > MAX_PARAMETER_ROWS:
-        console.print(f"  ... {len(rows) - MAX_PARAMETER_ROWS} more (all ok)")
+        left = Counter(row.status for row in rows[MAX_PARAMETER_ROWS:])
+        console.print(f"  ... {len(rows) - MAX_PARAMETER_ROWS} more ("
+                      + ", ".join(f"{count} {status}" for status, count in left.items()) + ")")
     console.print()
 
 
@@ -120,6 +125,10 @@ def what_was_checked(trace: Trace) -> str:
 
     >>> what_was_checked(Trace(script="x.py", steps_seen=0))
     'Nothing was checked: the script made no backward call, so there were no gradients to check.'
+    >>> print(what_was_checked(Trace(script="x.py", steps_seen=1, meta={
+    ...     "options": {"anomaly": False}, "calls_not_rechecked": 2,
+    ...     "checks": [{"status": "pass"}, {"status": "skipped"}]})))
+    No findings in 1 backward call: 1 of 2 re-checked Function calls agree with finite differences (1 skipped, see above; 2 more calls of a Function already re-checked at the same line were not re-checked).
     """
     if trace.steps_seen == 0:
         if trace.script_error:
@@ -132,13 +141,19 @@ def what_was_checked(trace: Trace) -> str:
     checks = trace.meta.get("checks", [])
     if checks:
         passed = sum(1 for check in checks if check["status"] == "pass")
-        parts.append(f"{passed} of {len(checks)} Function call(s) agree with finite differences"
-                     + (f" ({len(checks) - passed} skipped, see above)" if passed < len(checks)
-                        else ""))
+        notes = [f"{len(checks) - passed} skipped, see above"] if passed < len(checks) else []
+        more = trace.meta.get("calls_not_rechecked", 0)
+        if more:
+            notes.append(f"{more} more call{'s' if more != 1 else ''} of a Function already "
+                         f"re-checked at the same line {'were' if more != 1 else 'was'} not "
+                         "re-checked")
+        parts.append(f"{passed} of {len(checks)} re-checked Function call"
+                     + ("s agree" if len(checks) != 1 else " agrees")
+                     + " with finite differences" + (f" ({'; '.join(notes)})" if notes else ""))
     elif options.get("check", True) and trace.meta.get("finished") is not False:
         parts.append("no custom Function to re-check (--check-all re-checks built-in ops too)")
     if options.get("anomaly", True):
-        parts.append("no NaN born in any op, no Inf reaching the loss or a gradient")
+        parts.append("no NaN or Inf that reached the loss, a gradient or a parameter")
     if trace.parameters:
         parts.append(f"every parameter a backward should reach got a gradient "
                      f"({len(trace.parameters)} tracked)")
@@ -175,12 +190,16 @@ def short(location: str | None) -> str:
     return f"{shown}:{line}" if line else shown
 
 
-def summary(trace: Trace, files: dict) -> dict:
-    """What `--json` prints: counts, findings, parameters, files."""
+def summary(trace: Trace, files: dict, status: int) -> dict:
+    """What `--json` prints: `status`, the exit status of genesis trace itself (0 no
+    findings, 1 findings, 3 the script raised, 4 nothing checked, else the script's own:
+    see `genesis trace --help`), beside `exit_code`, the script's; counts, findings,
+    parameters, files."""
     counts = dict.fromkeys(SEVERITY_ORDER, 0)
     for finding in trace.findings:
         counts[finding.severity] += 1
-    return {"script": trace.script, "args": trace.args, "exit_code": trace.exit_code,
+    return {"script": trace.script, "args": trace.args, "status": status,
+            "exit_code": trace.exit_code,
             "script_raised": trace.script_error is not None, "steps_seen": trace.steps_seen,
             "steps_recorded": trace.steps_recorded, "counts": counts,
             "findings": [finding.to_dict() for finding in trace.findings],

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from genesis.debug.trace import Trace
 from genesis_cli.app import app
+from tests.helpers import line_of
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 BUGGY = EXAMPLES / "buggy"
@@ -25,13 +26,6 @@ def trace(tmp_path, script, *options):
 
 def findings(out) -> list:
     return Trace.load(out / "trace.json").findings
-
-
-def line_of(script: Path, marker: str) -> int:
-    for number, line in enumerate(script.read_text().splitlines(), 1):
-        if marker in line:
-            return number
-    raise AssertionError(f"{marker!r} not in {script}")
 
 
 def test_wrong_backward_is_found_at_its_call_site(tmp_path):
@@ -151,13 +145,24 @@ def test_json_summary_on_stdout(tmp_path):
     assert completed.returncode == 1, completed.stderr
     summary = json.loads(completed.stdout)
     assert summary["counts"]["warning"] == 1 and summary["findings"][0]["kind"] == "no_gradient"
+    assert summary["status"] == 1 and summary["exit_code"] == 0  # genesis trace's, the script's
     assert "loss" in completed.stderr  # the script's own prints went to stderr
 
 
 def test_quiet_prints_one_line(tmp_path):
     result, _ = trace(tmp_path, BUGGY / "detached_param.py", "--quiet")
     lines = [line for line in result.output.splitlines() if line.strip() and not line.startswith("loss")]
-    assert len(lines) == 1 and "1 finding" in lines[0]
+    assert len(lines) == 1 and "1 finding (0 errors, 1 warning)" in lines[0]
+
+
+def test_quiet_says_how_a_script_that_failed_ended(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("import sys\nimport genesis\n"
+                      "w = genesis.ones(2, requires_grad=True)\n(w * w).sum().backward()\n"
+                      "sys.exit(5)\n")
+    result, _ = trace(tmp_path, script, "--quiet")
+    assert result.exit_code == 5
+    assert "no findings in 1 backward call; script exit status 5; written to" in result.output
 
 
 @pytest.mark.parametrize("arguments, message", [

@@ -367,4 +367,4 @@ def test_a_script_without_backward_says_nothing_was_checked(tmp_path):
     assert "Nothing was checked: the script made no backward call" in result.output
     assert "No findings" not in result.output
     quiet = trace(script, tmp_path / "out", "--quiet")
-    assert "no backward call, nothing checked" in quiet.output and quiet.exit_code == 4
+    assert "no backward call completed, nothing checked" in quiet.output and quiet.exit_code == 4

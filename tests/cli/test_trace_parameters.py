@@ -8,12 +8,13 @@ from typer.testing import CliRunner
 
 from genesis.debug.trace import Trace
 from genesis_cli.app import app
+from tests.helpers import line_of
 
 DATA = Path(__file__).resolve().parent / "data" / "params"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CLEAN = sorted(path.name for path in DATA.glob("clean_*.py"))
 # Parameters that get no gradient by design: the teacher runs under no_grad and is given to
-# no optimizer (its rows say "no gradient", which is true, but nothing is reported).
+# no optimizer (its rows say "not trained", and nothing is reported).
 UNTRAINED = {"clean_frozen_and_teacher.py": {"teacher.0.weight", "teacher.0.bias", "teacher.2.weight",
                                               "teacher.2.bias"}}
 
@@ -25,13 +26,6 @@ def trace(tmp_path, script, *options, args=()):
     return result, Trace.load(out / "trace.json")
 
 
-def line_of(script: Path, marker: str) -> int:
-    for number, line in enumerate(script.read_text().splitlines(), 1):
-        if marker in line:
-            return number
-    raise AssertionError(f"{marker!r} not in {script}")
-
-
 @pytest.mark.parametrize("name", CLEAN)
 def test_clean_training_scripts_get_no_findings(tmp_path, name):
     result, traced = trace(tmp_path, DATA / name)
@@ -39,7 +33,7 @@ def test_clean_training_scripts_get_no_findings(tmp_path, name):
     assert traced.findings == [] and traced.steps_seen > 0
     untrained = UNTRAINED.get(name, set())
     assert {row.name: row.status for row in traced.parameters} == {
-        row.name: "no gradient" if row.name in untrained else "ok" for row in traced.parameters}
+        row.name: "not trained" if row.name in untrained else "ok" for row in traced.parameters}
     assert "No findings" in result.output
 
 

@@ -14,6 +14,7 @@ from genesis.debug.nan_watch import NaNWatch
 from genesis.debug.readings import Readings
 from genesis.debug.session import TraceSession
 from tests.cuda.conftest import array_ops, fake_cuda  # noqa: F401  (fixtures of the GPU path)
+from tests.helpers import line_of
 
 # NumPy's words on 0/0, log(0), 0 * inf: these tests are about what genesis says.
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -28,13 +29,6 @@ def watched(run) -> list:
     finally:
         watch.stop()
     return watch.findings
-
-
-def line_of(marker: str) -> int:
-    for number, line in enumerate(open(__file__).read().splitlines(), 1):
-        if marker in line and "line_of(" not in line:
-            return number
-    raise AssertionError(marker)
 
 
 class CausalSelfAttention(nn.Module):
@@ -75,7 +69,7 @@ def test_a_nan_born_in_forward_is_a_finding_with_the_word_nan():
     assert finding.message.startswith("anomaly detected in forward: Div produced NaN from finite "
                                       "inputs: 1 of 2 values")
     assert "Inf" not in finding.title + finding.message.splitlines()[0]
-    assert finding.source == f"{__file__}:{line_of('(x / x).sum()')}"
+    assert finding.source == f"{__file__}:{line_of(__file__, '(x / x).sum()')}"
 
 
 def test_an_inf_that_reaches_the_loss_is_found_at_its_birth_with_the_word_inf():
@@ -87,7 +81,7 @@ def test_an_inf_that_reaches_the_loss_is_found_at_its_birth_with_the_word_inf():
         loss.backward()
     (finding,) = watched(run)
     assert finding.kind == "nan_forward" and finding.title == "Inf born in forward: Log"
-    assert finding.op == "LogBackward" and finding.source.endswith(f":{line_of('probabilities.log()')}")
+    assert finding.op == "LogBackward" and finding.source.endswith(f":{line_of(__file__, 'probabilities.log()')}")
     first = finding.message.splitlines()[0]
     assert "Log produced Inf from finite inputs: 1 of 6 values" in first and "NaN" not in first
     assert "It reached the loss: backward started from the output of Neg" in finding.message
@@ -107,11 +101,11 @@ def test_a_nan_born_from_an_intended_inf_names_where_the_inf_came_from():
         loss.backward()
     (finding,) = watched(run)
     assert finding.title == "NaN born in forward: Mul"
-    assert finding.source.endswith(f":{line_of('-(target * logs)')}")
+    assert finding.source.endswith(f":{line_of(__file__, '-(target * logs)')}")
     assert "Mul produced NaN from inputs holding Inf but no NaN: 1 of 3 values are NaN " \
            "(0 * inf and inf - inf are NaN)" in finding.message
     assert f"Inf in Log (born there from finite inputs) at {__file__}:" \
-           f"{line_of('logs = probabilities.log()')}" in finding.message
+           f"{line_of(__file__, 'logs = probabilities.log()')}" in finding.message
 
 
 def test_a_finding_is_counted_once_per_line_over_steps():

@@ -64,7 +64,7 @@ def test_each_row_says_which_step_each_norm_is_from():
     row, idle = watch.rows()
     assert row.steps == [0, 1, 2] and row.history == pytest.approx([2 ** 0.5, 8 ** 0.5, 18 ** 0.5])
     assert row.grad_norm == pytest.approx(18 ** 0.5) and row.grad_norm_step == 2
-    assert idle.history == [None, None, None] and idle.grad_norm is None and idle.status == "no gradient"
+    assert idle.history == [None, None, None] and idle.grad_norm is None and idle.status == "not trained"
 
 
 def test_a_stale_grad_is_not_read_as_this_steps_gradient():
@@ -258,7 +258,8 @@ def test_no_gradient_concerns_expected_parameters_only():
     for entry in watch.tracked.values():
         entry.history.add(0, None, None)
     watch.steps = 1
-    assert set(statuses(watch).values()) == {"no gradient"}
+    assert statuses(watch) == {"fc.weight": "no gradient", "x": "not trained",
+                               "teacher.weight": "not trained"}
     finding, = watch.findings(no_locate)
     assert finding.details["parameters"] == ["fc.weight"]  # the optimizer says what should learn
 

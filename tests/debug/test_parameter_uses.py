@@ -212,7 +212,7 @@ def test_an_optimizer_that_never_steps_expects_nothing():
         other(genesis.randn(2, 3)).sum().backward()
     trace = session.result()
     assert trace.findings == []
-    assert {row.name: row.status for row in trace.parameters}["weight"] == "no gradient"
+    assert {row.name: row.status for row in trace.parameters}["weight"] == "not trained"
 
 
 def test_every_layer_run_under_one_no_grad_line_is_cut_there():

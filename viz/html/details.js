@@ -120,7 +120,7 @@ class Details {
         `… ${formatCount(members.length - LIST_LIMIT)} more (search finds them)`));
     }
     this.show([
-      el("h3", { id: "details-title" }, chain ? `run of ${formatCount(count("op"))} ops` : group.title),
+      el("h3", { id: "details-title" }, chain ? `run of ${counted(count("op"), "op")}` : group.title),
       el("div", null, el("span", { className: "badge kind" }, GROUP_KINDS[group.kind] || group.kind)),
       kvTable([
         ["Module", chain ? null : moduleText(graph, group.title.split(" … ")[0])],

@@ -68,6 +68,11 @@ function formatCount(count) {
   return count.toLocaleString("en-US");
 }
 
+// A count with its noun, singular for one: "1 op", "1,346 nodes", "2 leaves".
+function counted(count, noun, plural) {
+  return `${formatCount(count)} ${count === 1 ? noun : plural || `${noun}s`}`;
+}
+
 function basename(path) {
   return String(path).split(/[\\/]/).pop();
 }

@@ -1,6 +1,10 @@
 // The left column: how the run went, the findings (most severe first) and the parameters
 // with their gradient-norm histories.
 const BAD_STATUS = new Set(["no gradient", "zero gradient", "exploding", "vanishing", "nan"]);
+// Not a problem, said apart from "ok": no gradient reached it and none was expected to.
+const NOT_TRAINED = "not trained";
+const NOT_TRAINED_TITLE = "no gradient reached it, and none was expected to: it is in no optimizer "
+  + "that stepped (or, where none stepped, in no module whose forward ran with grad enabled)";
 const PARAMETER_ROWS = 200;  // drawn at once; the rest on request
 
 function renderRun(data, container) {
@@ -8,8 +12,8 @@ function renderRun(data, container) {
   if (run.script === null) {
     const graph = data.graphs[0];
     container.replaceChildren(kvTable([
-      ["Graph", `${formatCount(graph.ops)} ops, ${formatCount(graph.node_count)} nodes`],
-      ["Steps", graph.steps.length ? formatCount(graph.steps.length) : null]]));
+      ["Graph", `${counted(graph.ops, "op")}, ${counted(graph.node_count, "node")}`],
+      ["Recorded steps", graph.steps.length ? formatCount(graph.steps.length) : null]]));
     return;
   }
   const meta = Object.entries(run.meta || {})
@@ -47,9 +51,11 @@ function renderFindings(viewer, list, counter) {
     [finding.op, finding.module, finding.source].filter(Boolean).join(" · ")))));
 }
 
-// Parameters with a problem (no gradient, exploding, ...) first, otherwise in the trace's order.
+// Parameters with a problem (no gradient, exploding, ...) first, those not trained last,
+// otherwise in the trace's order.
 function renderParameters(viewer, table, counter) {
-  const rows = viewer.data.parameters.map((row, index) => [BAD_STATUS.has(row.status) ? 0 : 1, index, row])
+  const rank = (row) => (BAD_STATUS.has(row.status) ? 0 : row.status === NOT_TRAINED ? 2 : 1);
+  const rows = viewer.data.parameters.map((row, index) => [rank(row), index, row])
     .sort((a, b) => a[0] - b[0] || a[1] - b[1]).map(([, , row]) => row);
   counter.textContent = `(${formatCount(rows.length)})`;
   if (!rows.length) {
@@ -61,8 +67,10 @@ function renderParameters(viewer, table, counter) {
     onclick: () => viewer.jumpToLeaf(row.name),
   }, el("td", null,
     el("div", { className: "param-name" }, row.name),
-    el("div", { className: "param-status" + (BAD_STATUS.has(row.status) ? " bad" : "") },
-      [row.shape ? formatShape(row.shape) : null, row.status].filter(Boolean).join(" · "))),
+    el("div", {
+      className: "param-status" + (BAD_STATUS.has(row.status) ? " bad" : row.status === NOT_TRAINED ? " info" : ""),
+      title: row.status === NOT_TRAINED ? NOT_TRAINED_TITLE : null,
+    }, [row.shape ? formatShape(row.shape) : null, row.status].filter(Boolean).join(" · "))),
   el("td", null, sparkline(row.history, row.steps)),
   el("td", { className: "num", title: stepTitle(row) }, formatNumber(row.grad_norm),
     stepOf(row) === null ? null : el("div", { className: "param-status" }, `step ${stepOf(row)}`)));
@@ -101,7 +109,7 @@ function historyBlock(history, steps) {
   const known = history.filter((value) => typeof value === "number");
   const last = history.length - 1;
   return el("div", null, sparkline(history, numbers, 300, 48),
-    el("div", { className: "finding-where" }, `${formatCount(history.length)} steps` + (known.length
+    el("div", { className: "finding-where" }, counted(history.length, "step") + (known.length
       ? `; min ${formatNumber(lowest(known))}, max ${formatNumber(highest(known))}, `
         + `at step ${numbers[last]}: ${formatNumber(history[last])}`
       : "; never received a gradient")));
@@ -143,7 +151,7 @@ function sparkline(history, steps, width = 90, height = 22) {
     svg.append(svgEl("circle", { cx: x(last).toFixed(1), cy: y(values[last]).toFixed(1), r: 2 }));
   }
   const numbers = steps || values.map((_, index) => index);
-  svg.append(svgEl("title", null, `gradient norm over ${values.length} steps (${numbers[0]} to `
+  svg.append(svgEl("title", null, `gradient norm over ${counted(values.length, "step")} (${numbers[0]} to `
     + `${numbers[last]}): min ${formatNumber(low)}, max ${formatNumber(high)}`
     + (log ? " (log scale)" : "")));
   return svg;

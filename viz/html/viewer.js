@@ -51,9 +51,9 @@ class Viewer {
     if (this.graphs.length > 1) {
       this.$("graph-control").hidden = false;
       graphSelect.replaceChildren(...this.graphs.map((graph, index) => {
-        const steps = graph.steps.length ? `, ${formatCount(graph.steps.length)} steps` : "";
+        const steps = graph.steps.length ? `, ${counted(graph.steps.length, "recorded step")}` : "";
         return el("option", { value: index },
-          `${index + 1} of ${this.graphs.length}: ${formatCount(graph.ops)} ops${steps}`);
+          `${index + 1} of ${this.graphs.length}: ${counted(graph.ops, "op")}${steps}`);
       }));
       graphSelect.addEventListener("change", () => {
         this.clearSelection();
@@ -128,7 +128,7 @@ class Viewer {
     if (!drawing.transform && this.panZoom.k < READABLE_SCALE) this.startAtOutput(graph, drawing);
     this.panZoom.relabel();
     this.$("view-notes").textContent = drawing.view.notes.join(" · ");
-    this.$("status").textContent = `${formatCount(drawing.view.items)} drawn items`;
+    this.$("status").textContent = counted(drawing.view.items, "drawn item");
     if (this.selection && this.selection.graph === this.graphIndex && this.selection.node !== undefined) {
       this.highlight(drawing.keysOfNode(this.selection.node));
     }
