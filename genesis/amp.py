@@ -26,7 +26,13 @@ from .dtypes import float16, get_dtype
 from .tensor import Tensor
 
 __all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "GradScaler",
-           "set_global_autocast"]
+           "set_global_autocast", "listeners"]
+
+# Objects told, while the list is non-empty, what each GradScaler does (genesis trace:
+# gradients that overflow under a scale, in a step the scaler then skips, are no defect):
+# `loss_scaled(scaler, output, scale)` for each tensor `scale()` returns, and
+# `step_skipped(scaler, optimizer)` when `step()` skips an optimizer's step.
+listeners: list = []
 
 _MISSING = object()
 
@@ -155,7 +161,10 @@ class GradScaler:
         if not self._enabled:
             return outputs
         if isinstance(outputs, Tensor):
-            return outputs * self._scale
+            scaled = outputs * self._scale
+            for listener in listeners:
+                listener.loss_scaled(self, scaled, self._scale)
+            return scaled
         if isinstance(outputs, list | tuple):
             return type(outputs)(self.scale(output) for output in outputs)
         raise TypeError(f"GradScaler.scale expects tensors, got {type(outputs).__name__}")
@@ -190,6 +199,8 @@ class GradScaler:
             self.unscale_(optimizer)
         if self._unscaled[id(optimizer)]:
             self._found_inf_this_step = True
+            for listener in listeners:
+                listener.step_skipped(self, optimizer)
             return None
         return optimizer.step(*args, **kwargs)
 

@@ -173,9 +173,9 @@ class Defect:
     "backward", or "step": an optimizer step that wrote it into a parameter), a title naming
     the right word (NaN, Inf) and the op, the full message, and the autograd node and source
     line it points at (`node_type` and `node` None for a step; `node` None once that node is
-    gone). A backward's defect also says which input's gradient (`input_nr`) and the node
+    gone). A backward's defect also says which input's gradient (`input_nr`), the node
     types from the root to its node (`path`: what identifies it where no source line was
-    recorded)."""
+    recorded), and the node backward started from (`root`)."""
 
     where: str
     title: str
@@ -185,6 +185,7 @@ class Defect:
     source: SourceLocation | None
     input_nr: int | None = None
     path: tuple = ()
+    root: object = None
 
 
 class Wording(NamedTuple):
@@ -375,8 +376,10 @@ class NonFiniteTracker:
         title = f"{census.kinds()} produced by its backward: {type(node).__name__}"
         message = backward_message(node, index, census, flowed_from, saw, incoming_finite,
                                    self._wording)
+        steps = _path(node, flowed_from)
         told = self._report(Defect("backward", title, message, type(node), node, node._source,
-                                   index, path(node, flowed_from) + (index,)), saw)
+                                   index, tuple(type(step).__name__ for step in steps) + (index,),
+                                   steps[0]), saw)
         self._pass_on(node, returned, told)
         for caller in _callers(node, flowed_from):
             self._told_inside[caller] = told
@@ -501,11 +504,6 @@ def _came_through(node, position: int, name: str | None, census: Census, shapes:
         if name is not None else (f"input {position}", ", whose values no watched op made")
     return Origin(type(node), weakref.ref(node), node._source, census, shapes, entered=entered,
                   counted_in="of that input", unmade=unmade)
-
-
-def path(node, flowed_from) -> tuple:
-    """The names of the node types from the root backward started at to `node`."""
-    return tuple(type(step).__name__ for step in _path(node, flowed_from))
 
 
 def _path(node, flowed_from) -> list:

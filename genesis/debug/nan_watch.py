@@ -9,6 +9,13 @@ once, at its origin, and its knock-on effects are not findings of their own; an 
 becomes one `Finding`, with a count of how often it happened. Calls made by gradcheck for
 its own evaluations (`genesis.autograd.engine.unwatched`) are not the script's: not watched.
 
+Under a GradScaler, gradients that overflow because the loss was scaled up are how the
+scaler finds its scale: a backward defect in a call whose loss was scaled by more than 1
+waits for the scaler's decision. If it skips the step (as it does on any NaN/Inf
+gradient), the defect is dropped and the skip counted (`scaler_skips`); if a step is taken
+anyway, or the run ends first, it is a finding. A defect that persists as the scaler backs
+off is found once the scale is down to 1, where no scaling made it.
+
 On a GPU the checks do not stop the host once per op: each op's finite and NaN counts
 (of its outputs and of its inputs, in one launch: `_census`) are taken on the device and
 handed to `readings`, and judged when it fetches (after each backward call, and at
@@ -18,13 +25,14 @@ on the CPU (a number-like 0-d tensor) are counted at once.
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Callable
 
 import numpy as np
 
 from ..autograd import engine, function
-from ..autograd.nonfinite import (Census, Defect, NonFiniteTracker, all_finite, flat_arguments,
-                                  input_shapes)
+from ..autograd.nonfinite import (Census, Defect, NonFiniteTracker, Wording, all_finite,
+                                  flat_arguments, input_shapes)
 from ..autograd.source import SourceLocation
 from ..tensor import Tensor
 from ._census import CENSUS
@@ -47,9 +55,16 @@ class NaNWatch:
         self.findings = []
         self.nodes = []           # the autograd node of each finding
         self.readings = readings if readings is not None else Readings()
-        self.tracker = NonFiniteTracker(self._add, self._knock_on, name_of=name_of)
-        self._by_site = {}
+        self.tracker = NonFiniteTracker(self._add, self._knock_on, name_of=name_of, wording=Wording(
+            unknown_source="(not recorded: genesis trace keeps the source lines of the ops of "
+                           "the recorded backward calls, the first --steps; trace again with a "
+                           "larger --steps to cover this one)"))
+        self._by_site = {}        # (op, source) -> finding
+        self._by_path = {}        # node types from the root, of a backward defect -> finding
         self.step = 0
+        self.scaler_skips = 0     # steps a GradScaler skipped on gradients its scale overflowed
+        self._scaled = weakref.WeakKeyDictionary()   # root node -> (scaler, scale)
+        self._pending = []        # (scaler, finding, node, path): waiting on the scaler's decision
 
     def start(self) -> None:
         function.observers.append(self._forward)
@@ -61,6 +76,27 @@ class NaNWatch:
         if self._backward in engine.node_checkers:
             engine.node_checkers.remove(self._backward)
         self.readings.fetch()
+        self._file_pending()
+
+    # -- a GradScaler's decisions --------------------------------------------------------
+    def loss_scaled(self, scaler, output: Tensor, scale: float) -> None:
+        """`scaler.scale()` returned `output`: a backward started from it runs at `scale`."""
+        if output.grad_fn is not None:
+            self._scaled[output.grad_fn] = (scaler, scale)
+
+    def step_skipped(self, scaler) -> None:
+        """`scaler` skipped a step on NaN/Inf gradients: the defects that waited on it were
+        its scale's overflow, no findings."""
+        kept = [entry for entry in self._pending if entry[0] is not scaler]
+        if len(kept) < len(self._pending):
+            self.scaler_skips += 1
+        self._pending = kept
+
+    def _file_pending(self) -> None:
+        """The defects that waited on a scaler's decision are findings after all."""
+        pending, self._pending = self._pending, []
+        for _, finding, node, path in pending:
+            self._file(finding, node, path)
 
     def _forward(self, node, args, outputs) -> None:
         checked = _floating(outputs)
@@ -131,6 +167,7 @@ class NaNWatch:
         gradient non-finite. Counted on each parameter's device, judged on the host."""
         if engine.unwatched.depth:
             return
+        self._file_pending()  # a step taken: non-finite gradients were not a scaler's to skip
         step = f"{type(optimizer).__name__}.step"
         source = SourceLocation.capture()
         by_device = {}
@@ -167,30 +204,45 @@ class NaNWatch:
         return holder, name, census, gradient, param._accumulator
 
     def _add(self, defect: Defect) -> Finding:
-        """The finding of `defect`, or the one already made for its op at its source line
-        (counted; a different defect there is added to its message)."""
-        source = defect.source
-        kind = f"nan_{defect.where}"
-        site = (defect.node_type, str(source) if source is not None else None)
-        existing = self._by_site.get(site)
-        if existing is not None:  # the same op and line again (a later step, say): counted
-            existing.details["count"] += 1
-            if existing.kind != kind or existing.title != defect.title:
-                self._knock_on(existing, f"also, at step {self.step}: {defect.title}")
-            return existing
+        """The finding of `defect`: filed now, or (a backward defect under a loss scale above
+        1) when the GradScaler's decision is known."""
         node_type = defect.node_type
         forward_class = node_type._forward_cls if node_type is not None else None
+        source = defect.source
         finding = Finding(
-            kind, "error", defect.title, defect.message,
+            f"nan_{defect.where}", "error", defect.title, defect.message,
             op=node_type.__name__ if node_type is not None else None,
             function=forward_class.__name__ if forward_class is not None else None,
             source=str(source) if source is not None else None,
             code=source.code if source is not None else None,
             # (a step's defect is judged once the backward call before it has counted)
             details={"count": 1, "first_step": self.step - 1 if defect.where == "step" else self.step})
+        scaled = self._scaled.get(defect.root) if defect.root is not None else None
+        if scaled is not None and scaled[1] > 1:
+            self._pending.append((scaled[0], finding, defect.node, defect.path))
+            return finding
+        return self._file(finding, defect.node, defect.path)
+
+    def _file(self, finding: Finding, node, path: tuple) -> Finding:
+        """Add `finding`, or count it in the one already made for its op at its source line
+        (a different defect there is added to that one's message). A backward defect whose
+        source line was not recorded (a later step) is the same as one found at the end of
+        the same `path` of node types."""
+        site = (finding.op, finding.source)
+        existing = self._by_site.get(site)
+        if existing is None and finding.source is None and path:
+            existing = self._by_path.get(path)
+        if existing is not None:  # the same op and line again (a later step, say): counted
+            existing.details["count"] += 1
+            if existing.kind != finding.kind or existing.title != finding.title:
+                self._knock_on(existing, f"also, at step {finding.details['first_step']}: "
+                                         f"{finding.title}")
+            return existing
         self._by_site[site] = finding
+        if path:
+            self._by_path.setdefault(path, finding)
         self.findings.append(finding)
-        self.nodes.append(defect.node)
+        self.nodes.append(node)
         return finding
 
     @staticmethod

@@ -89,7 +89,7 @@ class NormHistory:
     order, one per backward call."""
 
     __slots__ = ("start", "recent", "next_step", "_grads", "_weights", "_bins", "_filling",
-                 "early", "reached", "largest", "non_finite")
+                 "early", "reached", "largest", "non_finite", "overflowed")
 
     EARLY = 3  # first non-zero finite readings kept for good: the baseline of the growth rules
 
@@ -104,6 +104,7 @@ class NormHistory:
         self.reached = 0        # steps in which a backward reached it (with or without .grad)
         self.largest = None     # the largest finite norm read
         self.non_finite = 0     # readings that were NaN or infinite
+        self.overflowed = 0     # NaN/Inf norms under a GradScaler's scale: no reading
 
     def add(self, step: int, grad: float | None, weight: float | None) -> None:
         """Append step `step` (the next one): None where it got no gradient."""
@@ -119,8 +120,15 @@ class NormHistory:
         if grad is not None:
             self.set(step, grad, weight)
 
-    def set(self, step: int, grad: float, weight: float | None) -> None:
-        """Fill in the norms of a step already added (those of a GPU arrive later)."""
+    def set(self, step: int, grad: float, weight: float | None,
+            overflow_expected: bool = False) -> None:
+        """Fill in the norms of a step already added (those of a GPU arrive later). With
+        `overflow_expected` (the loss was scaled up), a NaN/Inf gradient norm is the scale's
+        overflow, which the scaler skips: counted in `overflowed`, the step left without a
+        reading."""
+        if overflow_expected and not math.isfinite(grad):
+            self.overflowed += 1
+            return
         slot = step % self.recent
         self._grads[slot] = grad
         self._weights[slot] = _NONE if weight is None else weight

@@ -129,10 +129,13 @@ class ParamWatch:
             candidate = f"{name}#{number}"
         return candidate
 
-    def measure(self, reached=None) -> None:
+    def measure(self, reached=None, scale: float = 1.0) -> None:
         """Record one step: the norms of the gradients (and weights) of the leaves this
         backward call reached. `reached` holds the autograd nodes the call sent gradient to
-        (the engine's `flowed_from`); None counts every leaf with a `.grad` as reached."""
+        (the engine's `flowed_from`); None counts every leaf with a `.grad` as reached.
+        `scale`: the GradScaler scale of the loss backward started from; the norms are
+        divided by it, and a NaN/Inf norm under a scale above 1 is an overflow the scaler
+        skips (counted in `overflowed`, not a reading)."""
         step = self.steps
         by_device = {}
         for entry in self.tracked.values():
@@ -151,7 +154,8 @@ class ParamWatch:
             def record(squares: list, entries=entries) -> None:
                 count = len(entries)
                 for (history, _, _), grad_total, weight_total in zip(entries, squares, squares[count:]):
-                    history.set(step, math.sqrt(grad_total), math.sqrt(weight_total))
+                    history.set(step, math.sqrt(grad_total) / scale, math.sqrt(weight_total),
+                                overflow_expected=scale > 1)
             xp = device.xp
             arrays = [grad for _, grad, _ in entries] + [weight for _, _, weight in entries]
             self.readings.read(xp, SQUARE_SUMS(device, arrays,

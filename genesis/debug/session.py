@@ -21,10 +21,12 @@ differences (every call with `check_all`) and turns everything into a `Trace`.
 from __future__ import annotations
 
 import time
+import weakref
 
 from ..autograd import engine, function
 from ..autograd.function import AccumulateGrad, SavedTensorModifiedError
 from ..autograd.source import SourceLocation
+from .. import amp
 from ..optim import optimizer as optimizers
 from .findings import Finding
 from .journal import Journal
@@ -72,6 +74,7 @@ class TraceSession:
         self.uses = ParameterUses()  # where parameters were used or cut off, while recording
         self._stepped = set()        # ids of the optimizers that stepped
         self._optimizers = []
+        self._scaled = None          # (weak reference to the node of a scaled loss, its scale)
         self.node_ids = {}          # autograd node -> (graph index, node id), recorded steps
         self.check_results = []     # one summary dict per re-checked Function call
         self.journal = journal
@@ -87,6 +90,7 @@ class TraceSession:
         self.uses.start()
         self._recording = True
         optimizers.listeners.append(self)
+        amp.listeners.append(self)
         if self.invocations is not None:
             function.observers.append(self.invocations)
         if self.nan_watch is not None:
@@ -103,6 +107,8 @@ class TraceSession:
             engine.backward_listeners.remove(self)
         if self in optimizers.listeners:
             optimizers.listeners.remove(self)
+        if self in amp.listeners:
+            amp.listeners.remove(self)
         self.readings.fetch()
         self.duration = time.perf_counter() - self._started
         if self.journal is not None:
@@ -131,7 +137,7 @@ class TraceSession:
             recorded = self._recording
             self._track_module_parameters()
             if completed:  # a backward that raised says nothing about which parameters get gradients
-                self.params.measure(reached=run)
+                self.params.measure(reached=run, scale=self._loss_scale(run))
             self.readings.fetch()  # what this step's hooks took on a GPU: one transfer
             if self.nan_watch is not None:
                 self.nan_watch.step = self.params.steps
@@ -141,6 +147,32 @@ class TraceSession:
             if self.journal is not None:
                 steps = self.params.steps
                 self._write_journal(force=recorded or steps & (steps - 1) == 0)
+
+    def _loss_scale(self, run) -> float:
+        """The scale of the GradScaler whose scaled loss this backward call started from (its
+        gradients are that many times too large until unscaled), else 1."""
+        if self._scaled is None:
+            return 1.0
+        node, scale = self._scaled[0](), self._scaled[1]
+        if node is not None and any(run.get(child) is node for child, _ in node.next_functions
+                                    if child is not None):
+            return scale
+        return 1.0
+
+    # -- a GradScaler's calls ------------------------------------------------------------
+    def loss_scaled(self, scaler, output, scale: float) -> None:
+        """GradScaler listener: `output` is a loss scaled by `scale`."""
+        if output.grad_fn is None or engine.unwatched.depth:
+            return
+        self._scaled = (weakref.ref(output.grad_fn), scale)
+        if self.nan_watch is not None:
+            self.nan_watch.loss_scaled(scaler, output, scale)
+
+    def step_skipped(self, scaler, optimizer) -> None:
+        """GradScaler listener: it skipped `optimizer`'s step on NaN/Inf gradients."""
+        if self.nan_watch is not None:
+            with self.recorder.lock:
+                self.nan_watch.step_skipped(scaler)
 
     def _on_step(self, graph_index: int, node_ids: dict) -> None:
         graph = self.recorder.graphs[graph_index]
@@ -253,9 +285,11 @@ class TraceSession:
         findings.sort(key=Finding.sort_key)
         for finding in findings:
             if finding.graph is not None and finding.node is not None:
-                tags = graphs[finding.graph].nodes[finding.node].findings
-                if finding.tag not in tags:
-                    tags.append(finding.tag)
+                described = graphs[finding.graph].nodes[finding.node]
+                if finding.tag not in described.findings:
+                    described.findings.append(finding.tag)
+                if finding.module is None and described.module:
+                    finding.module = described.module
         trace = Trace(script=script, args=list(args), graphs=graphs, findings=findings,
                       parameters=self.params.rows(),
                       steps_recorded=min(self.steps, self.params.steps),
@@ -263,7 +297,9 @@ class TraceSession:
                       script_error=script_error, duration_s=self.duration,
                       meta={"checks": self.check_results,
                             "calls_not_rechecked": self.invocations.not_copied
-                            if self.invocations is not None else 0})
+                            if self.invocations is not None else 0,
+                            "scaler_skips": self.nan_watch.scaler_skips
+                            if self.nan_watch is not None else 0})
         if self.journal is not None:
             self.journal.end(trace)
         return trace

@@ -153,7 +153,11 @@ def what_was_checked(trace: Trace) -> str:
     elif options.get("check", True) and trace.meta.get("finished") is not False:
         parts.append("no custom Function to re-check (--check-all re-checks built-in ops too)")
     if options.get("anomaly", True):
-        parts.append("no NaN or Inf that reached the loss, a gradient or a parameter")
+        skips = trace.meta.get("scaler_skips", 0)
+        parts.append("no NaN or Inf that reached the loss, a gradient or a parameter" + (
+            f" ({skips} step{'s' if skips != 1 else ''} a GradScaler skipped because its loss "
+            "scale made the gradients overflow, as it does while it finds its scale)"
+            if skips else ""))
     if trace.parameters:
         parts.append(f"every parameter a backward should reach got a gradient "
                      f"({len(trace.parameters)} tracked)")
