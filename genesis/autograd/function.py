@@ -229,6 +229,9 @@ class Function:
     _backward_cls: type = Node
     is_view = False          # the output is a view of the first input (shares memory)
     nondeterministic = False  # forward draws random numbers (dropout): checks skip it
+    # backward is deliberately not the derivative of forward (a gradient reversal layer, a
+    # straight-through estimator): gradient checks skip its calls
+    surrogate_gradient = False
     _builtin = False         # defined inside genesis: forward works on arrays only
     forward_inplace = None   # optional fast path writing into target._data (no graph)
     autocast_policy = None   # under genesis.autocast: "lower" (run in the autocast dtype)

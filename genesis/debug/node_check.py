@@ -206,6 +206,10 @@ def check_invocation(invocation: Invocation, seed: int = 0) -> NodeCheck:
     function = invocation.function
     if function.nondeterministic:
         return NodeCheck("skipped", f"{function.__name__} declares itself nondeterministic")
+    if function.surrogate_gradient:
+        return NodeCheck("skipped", f"{function.__name__} declares a surrogate gradient "
+                                    "(surrogate_gradient = True): its backward is not meant to be "
+                                    "the derivative of its forward")
     places = (True, False) if _ran_on_a_gpu(invocation.args) else (True,)
     failed = {}   # in float64? -> why the re-run raised (the last place tried)
     for in_float64 in (True, False):
@@ -477,6 +481,7 @@ class _Problem:
         rng = np.random.default_rng(seed + 1)
         tol = self.tolerances
         mismatches, kinks, checked, undefined = [], 0, 0, 0
+        moving = set()  # inputs with an element whose move changed an output
         for number, (leaf, grad, usable) in enumerate(zip(self.leaves, analytical, self.usable)):
             for index in _sample_indices(usable, rng):
                 step = tol.eps * max(1.0, abs(float(leaf[index])))
@@ -488,6 +493,8 @@ class _Problem:
                     undefined += 1  # an output is or turns NaN/inf as this element moves
                     continue
                 checked += 1
+                if any(changes):
+                    moving.add(number)
                 rounding = self.rounding(plus, minus)
                 central = changes[0] / (up - down)
                 value = float(grad[index])
@@ -504,9 +511,22 @@ class _Problem:
                     continue
                 mismatches.append({"input": self.leaf_positions[number], "index": list(index),
                                    "analytical": value, "numerical": central, "abs_error": error,
-                                   "rel_error": error / max(abs(central), 1e-12)})
+                                   "rel_error": error / max(abs(central), 1e-12), "leaf": number})
         skipped = self.unusable_count + undefined
         note = "; ".join(self.notes(self.unusable_count, undefined, checked + undefined))
+        flat = sorted({entry.pop("leaf") for entry in mismatches} - moving)
+        if flat:  # no output moved with these inputs: a non-zero backward there is a surrogate
+            inputs = " and ".join(f"input {self.leaf_positions[number]}" for number in flat)
+            surrogate = (f"its forward is flat in {inputs} (no checked element moved an output: "
+                         "a piecewise-constant function such as round or sign), so its non-zero "
+                         "backward there is a surrogate gradient (a straight-through estimator), "
+                         "which finite differences cannot check")
+            mismatches = [entry for entry in mismatches
+                          if self.leaf_positions.index(entry["input"]) not in flat]
+            if not mismatches:
+                return self.verdict("skipped", surrogate + (f"; {note}" if note else ""),
+                                    checked, skipped)
+            note = "; ".join([surrogate] + ([note] if note else []))
         if mismatches:
             mismatches.sort(key=lambda entry: -_finite_or_inf(entry["abs_error"]))
             reason = "the backward disagrees with finite differences" + (f" ({note})" if note else "")

@@ -16,7 +16,10 @@ never with an absolute scale, so small correct problems, and gradients shrinking
 - gradient always zero: every gradient it got was exactly zero.
 - exploding: its gradient norm grew at least x1000 (the median of its last 3 readings
   against the median of its first 3 non-zero ones), rose over those last 3, and in each
-  of them was above the norm of the weights themselves (grad/weight > 1).
+  of them was above the norm of the weights themselves (grad/weight > 1). Where the norm
+  overflowed to NaN/Inf, the last 3 finite readings before it count. Parameters whose
+  gradients vanished meanwhile (activations saturated by the blow-up) are told inside
+  that finding, not as one of their own.
 - vanishing (tensors of 2 or more dimensions: weight matrices, kernels, embeddings): in
   each of its last 5 readings its grad/weight ratio was at least x1000 below the median
   ratio of the other such parameters in that step, and had fallen at least x1000 from its
@@ -59,7 +62,9 @@ VANISHING_WINDOW = 5     # consecutive recent readings the gap must hold in
 EXPLODING_RULE = (f"gradient norm grown x{EXPLODING_GROWTH:g} or more (median of the last {TREND} "
                   f"readings against the median of the first {TREND} non-zero ones), rising over "
                   f"the last {TREND}, and above the weight norm (grad/weight > {EXPLODING_RATIO:g}) "
-                  "in each of them")
+                  "in each of them; where the norm overflowed to NaN/Inf, the finite readings "
+                  "before it count, and with too few of them, the first reading against the last "
+                  "finite one, rising at every step")
 VANISHING_RULE = (f"grad/weight norm ratio x{VANISHING_GAP:g} or more below the median of the other "
                   f"parameters of 2+ dimensions in each of its last {VANISHING_WINDOW} readings, and "
                   f"x{VANISHING_FALL:g} or more below its own first readings, while the others' median "
@@ -185,8 +190,8 @@ class ParamWatch:
         history = entry.history
         if not history.reached:
             return "no gradient"
-        if history.non_finite:
-            return "nan"
+        if history.non_finite:  # unless the norm exploded first, then overflowed
+            return "exploding" if _exploding(history) is not None else "nan"
         largest = history.largest
         if largest is None:
             return "ok"  # reached only through autograd.grad: no .grad to read
@@ -231,14 +236,18 @@ class ParamWatch:
             groups.setdefault(key, []).append(entry)
         found = []
         vanishing = self._vanishing()
+        # gradients vanishing where others explode: saturated activations after the blow-up,
+        # a consequence told inside the exploding finding
+        fading = [entry for (status, _, _), entries in groups.items() if status == "vanishing"
+                  for entry in entries] if any(key[0] == "exploding" for key in groups) else []
         for (status, module, reason), entries in groups.items():
             if status == "no gradient":
                 found.append(self._no_gradient(entries, module, reason, locate))
             elif status == "zero gradient":
                 found.append(self._zero_gradient(entries, module, locate))
             elif status == "exploding":
-                found.append(self._exploding_finding(entries, locate))
-            else:
+                found.append(self._exploding_finding(entries, locate, fading))
+            elif not fading:
                 found.append(self._vanishing_finding(entries, vanishing, locate))
         return found
 
@@ -294,27 +303,39 @@ class ParamWatch:
                        module=module, source=source, code=code, graph=graph, node=node,
                        details={"parameters": [entry.name for entry in entries]})
 
-    def _exploding_finding(self, entries: list, locate) -> Finding:
+    def _exploding_finding(self, entries: list, locate, fading: list = ()) -> Finding:
+        """`fading`: parameters whose gradients vanished meanwhile, told inside."""
         evidence = {entry: _exploding(entry.history) for entry in entries}
         worst = max(entries, key=lambda entry: evidence[entry]["growth"])
         facts = evidence[worst]
         source, code, graph, node = locate(worst)
         listed = _listing([entry.name for entry in entries])
-        message = (f"the gradient norm of {worst.name} rose from {facts['early']:.3g} (median of "
-                   f"steps {_span(facts['early_steps'])}) to {facts['recent']:.3g} (median of steps "
-                   f"{_span(facts['recent_steps'])}), x{facts['growth']:.3g}, and was "
-                   f"{_range(facts['ratios'])} times the norm of its weights in those last "
-                   f"{TREND} steps. Rule: {EXPLODING_RULE}. ")
+        steps = len(facts["recent_steps"])
+        message = (f"the gradient norm of {worst.name} rose from {facts['early']:.3g} ("
+                   f"{_at(facts['early_steps'])}) to {facts['recent']:.3g} ("
+                   f"{_at(facts['recent_steps'])}), x{facts['growth']:.3g}, and was "
+                   f"{_range(facts['ratios'])} times the norm of its weights "
+                   f"{'in those last ' + str(steps) + ' steps' if steps > 1 else 'then'}. "
+                   f"Rule: {EXPLODING_RULE}. ")
+        overflow = facts.get("non_finite_from")
+        if overflow is not None:
+            message += (f"From step {overflow} on it was NaN/Inf: the growth overflowed (where "
+                        "the first NaN/Inf was born is reported on its own). ")
         if worst.optimizer:
             message += f"It is updated by {worst.optimizer}. "
         message += ("Lower the learning rate, clip gradients (genesis.nn.utils.clip_grad_norm_) "
                     "or check the initialisation.")
+        if fading:
+            message += (f" Meanwhile the gradients of {_listing([entry.name for entry in fading])} "
+                        "vanished (saturated activations after the blow-up, a consequence: not "
+                        "reported separately).")
         return Finding("exploding_gradient", "warning", f"gradient norms exploding ({listed})",
                        message, source=source, code=code, graph=graph, node=node,
                        details={"parameters": [entry.name for entry in entries],
                                 "rule": EXPLODING_RULE,
                                 "evidence": [{"name": entry.name, **evidence[entry]}
-                                             for entry in entries]})
+                                             for entry in entries],
+                                "then_vanishing": [entry.name for entry in fading]})
 
     def _vanishing_finding(self, entries: list, vanishing: dict, locate) -> Finding:
         worst = min(entries, key=lambda entry: vanishing[entry]["gap"])
@@ -435,23 +456,53 @@ def _early_ratio(history: NormHistory):
 
 
 def _exploding(history: NormHistory):
-    """The facts that make a history exploding (see the module docstring), or None."""
-    early = history.early
-    readings = history.readings(TREND)
-    if len(early) < TREND or len(readings) < TREND or readings[0][0] <= early[-1][0]:
+    """The facts that make a history exploding (see the module docstring), or None. Where
+    the norm became NaN/Inf, the rule is applied to the finite readings before the first
+    such one (`non_finite_from` gives its step); with fewer than the rule needs, the first
+    reading against the last finite one, rising at every step (an overflow within a few
+    steps)."""
+    readings = history.readings() if history.non_finite else history.readings(TREND)
+    overflow = next((index for index, (_, grad, _) in enumerate(readings)
+                     if not math.isfinite(grad)), None)
+    if overflow is None:
+        return _grown(history.early, readings[-TREND:])
+    before = readings[:overflow]
+    early = [reading for reading in history.early if reading[0] < readings[overflow][0]]
+    facts = _grown(early, before[-TREND:])
+    if facts is None and early and len(before) >= 2:
+        grads = [grad for _, grad, _ in before]
+        if all(later > earlier for earlier, later in zip(grads, grads[1:])):
+            facts = _grown(early[:1], before[-1:])
+    if facts is not None:
+        facts["non_finite_from"] = readings[overflow][0]
+    return facts
+
+
+def _grown(early: list, recent: list):
+    """The exploding rule on (step, grad, weight) readings: the median of `recent` x1000 or
+    more above the median of `early`, rising, and above the weight norm in each of `recent`;
+    at least TREND of each (or one each, for an overflow), `recent` after `early`."""
+    needed = TREND if len(early) > 1 or len(recent) > 1 else 1
+    if len(early) < needed or len(recent) < needed or recent[0][0] <= early[-1][0]:
         return None
-    grads = [grad for _, grad, _ in readings]
-    if any(grad <= 0 or not math.isfinite(grad) for grad in grads) or grads[-1] <= grads[0]:
+    grads = [grad for _, grad, _ in recent]
+    if any(grad <= 0 or not math.isfinite(grad) for grad in grads) or \
+            (len(grads) > 1 and grads[-1] <= grads[0]):
         return None
     start, now = median(grad for _, grad, _ in early), median(grads)
     if now < EXPLODING_GROWTH * start:
         return None
-    ratios = [ratio(grad, weight) for _, grad, weight in readings]
+    ratios = [ratio(grad, weight) for _, grad, weight in recent]
     if any(value is None or value <= EXPLODING_RATIO for value in ratios):
         return None
     return {"early": start, "early_steps": [step for step, _, _ in early], "recent": now,
-            "recent_steps": [step for step, _, _ in readings], "growth": now / start,
+            "recent_steps": [step for step, _, _ in recent], "growth": now / start,
             "ratios": ratios}
+
+
+def _at(steps: list) -> str:
+    """ "median of steps 0-2", or "step 0" for one."""
+    return f"median of steps {_span(steps)}" if len(steps) > 1 else f"step {steps[0]}"
 
 
 def _span(steps: list) -> str:

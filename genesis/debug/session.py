@@ -322,11 +322,16 @@ class TraceSession:
             self.check_results.append({
                 "function": name, "op": type(node).__name__, "status": verdict.status,
                 "reason": verdict.reason, "source": str(source) if source is not None else None,
-                "graph": graph, "node": node_id, "max_abs_error": verdict.max_abs_error})
+                "graph": graph, "node": node_id,  # measured only where elements disagree
+                "max_abs_error": verdict.max_abs_error if verdict.status == "fail" else None})
             if verdict.status == "fail":
+                advice = "" if invocation.function._builtin else (
+                    f"\nIf {name}'s backward is meant to differ from its forward's derivative (a "
+                    "gradient reversal layer, a surrogate gradient), set surrogate_gradient = True "
+                    f"on {name}: the checks then skip it.")
                 findings.append(Finding(
                     "gradient_mismatch", "error", f"wrong gradient in {name}.backward",
-                    verdict.report(), op=type(node).__name__, function=name,
+                    verdict.report() + advice, op=type(node).__name__, function=name,
                     module=self._module_of(graph, node_id), source=str(source) if source else None,
                     code=source.code if source is not None else None, graph=graph, node=node_id,
                     details={"max_abs_error": verdict.max_abs_error,

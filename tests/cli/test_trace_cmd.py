@@ -67,13 +67,14 @@ def test_exploding_gradient_is_reported(tmp_path):
     script = BUGGY / "exploding.py"
     result, out = trace(tmp_path, script)
     assert result.exit_code == 1
-    exploding, vanishing = findings(out)
+    exploding, = findings(out)
     assert exploding.kind == "exploding_gradient"
     assert exploding.details["parameters"] == ["2.weight", "2.bias"]
     assert exploding.source == f"{script}:{line_of(script, 'model(x)')}"
-    # the first layer's tanh saturates as its weights blow up: its gradient falls to zero
-    assert vanishing.kind == "vanishing_gradient"
-    assert vanishing.details["parameters"] == ["0.weight", "0.bias"]
+    # the first layer's tanh saturates as its weights blow up: its gradient falls to zero, a
+    # consequence told inside the exploding finding
+    assert exploding.details["then_vanishing"] == ["0.weight", "0.bias"]
+    assert "Meanwhile the gradients of 0.weight and 0.bias vanished" in exploding.message
     trace_file = Trace.load(out / "trace.json")
     assert trace_file.steps_seen == 12 and trace_file.steps_recorded == 1
     assert {row.name: row.status for row in trace_file.parameters} == {

@@ -182,3 +182,78 @@ def test_log_at_zero_is_skipped_where_it_is_not_finite_not_failed():
     assert check.reason == ("2 of 4 input elements skipped: finite differences undefined: an "
                             "output is or turns NaN/±inf as they move; 2 of 4 output values are "
                             "NaN/±inf here and were left out")
+
+
+# -- surrogate gradients: declared, or evident from a flat forward --------------------------
+
+class RoundSTE(genesis.autograd.Function):
+    """Round in forward, identity in backward: a straight-through estimator."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.round()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+class ScaledRound(genesis.autograd.Function):
+    """round(x) + 2 y, whose backward passes straight through for x and is wrong for y."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        return x.round() + 2 * y
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, grad * 3
+
+
+def _reversal(declared: bool):
+    class GradReverse(genesis.autograd.Function):
+        """Identity in forward, minus the gradient in backward (domain adaptation)."""
+
+        surrogate_gradient = declared
+
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            return -grad
+    return GradReverse
+
+
+def test_a_straight_through_estimator_of_a_flat_forward_is_skipped_not_failed():
+    x = genesis.randn(6, 3, requires_grad=True) * 3
+    check = _checks(lambda: RoundSTE.apply(x))["RoundSTE"]
+    assert check.status == "skipped"
+    assert check.reason.startswith("its forward is flat in input 0 (no checked element moved an "
+                                   "output: a piecewise-constant function such as round or sign)")
+
+
+def test_a_flat_input_does_not_excuse_a_wrong_gradient_of_another_input():
+    x, y = genesis.randn(5, requires_grad=True) * 3, genesis.randn(5, requires_grad=True)
+    check = _checks(lambda: ScaledRound.apply(x, y))["ScaledRound"]
+    assert check.status == "fail"
+    assert {entry["input"] for entry in check.worst} == {1}
+
+
+def test_a_declared_surrogate_gradient_is_skipped_and_an_undeclared_one_fails():
+    x = genesis.randn(4, requires_grad=True)
+    declared = _checks(lambda: _reversal(True).apply(x))["GradReverse"]
+    assert declared.status == "skipped" and "declares a surrogate gradient" in declared.reason
+    assert _checks(lambda: _reversal(False).apply(x))["GradReverse"].status == "fail"
+
+
+def test_a_failing_custom_function_is_told_how_to_declare_a_deliberate_surrogate():
+    from genesis.debug.session import TraceSession
+    x = genesis.randn(4, requires_grad=True)
+    with TraceSession() as session:
+        _reversal(False).apply(x).sum().backward()
+    finding, = session.result(script="inline").findings
+    assert finding.kind == "gradient_mismatch"
+    assert finding.message.endswith("set surrogate_gradient = True on GradReverse: the checks "
+                                    "then skip it.")

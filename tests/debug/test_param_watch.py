@@ -178,6 +178,25 @@ def test_exploding_needs_growth_a_rising_trend_and_a_gradient_above_its_weights(
     assert finding.details["evidence"][0]["name"] == "fc.weight"
 
 
+def test_an_explosion_that_overflowed_is_exploding_by_its_finite_readings():
+    nan = float("nan")
+    blown = [(156.0, 10.0), (4.2e7, 1e3), (1.8e21, 1e9)] + [(nan, nan)] * 5
+    watch = synthetic({"fc.weight": blown, "fc2.weight": [(1.0, 1.0)] * 8})
+    assert statuses(watch)["fc.weight"] == "exploding"
+    finding, = watch.findings(no_locate)
+    assert "rose from 156 (step 0) to 1.8e+21 (step 2)" in finding.message
+    assert "From step 3 on it was NaN/Inf" in finding.message
+    assert finding.details["evidence"][0]["non_finite_from"] == 3
+
+
+def test_a_norm_that_turned_nan_without_growing_first_is_not_exploding():
+    nan = float("nan")
+    steady = [(1.0, 1.0)] * 4 + [(nan, nan)] * 3
+    assert statuses(synthetic({"fc.weight": steady}))["fc.weight"] == "nan"
+    wobbly = [(1.0, 1.0), (1e4, 1.0), (10.0, 1.0), (nan, nan)]   # not rising at every step
+    assert statuses(synthetic({"fc.weight": wobbly}))["fc.weight"] == "nan"
+
+
 def test_a_gradient_growing_from_a_zero_init_toward_normal_is_not_exploding():
     """Gradients that start near 0 (a zero-initialised layer after it) and grow to a
     normal size stay far below the weights' own norm."""
