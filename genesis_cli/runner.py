@@ -7,6 +7,7 @@ captured up to that point can still be written.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import runpy
 import sys
@@ -15,7 +16,9 @@ from dataclasses import dataclass
 
 import genesis
 
-_GENESIS_DIR = os.path.dirname(os.path.abspath(genesis.__file__)) + os.sep
+# Frames in these folders are genesis's own: a traceback folds them into one line.
+_GENESIS_DIRS = (os.path.dirname(os.path.abspath(genesis.__file__)) + os.sep,
+                 os.path.dirname(os.path.abspath(__file__)) + os.sep)
 
 
 @dataclass
@@ -65,7 +68,7 @@ def run_script(path: str, args: list | tuple = ()) -> ScriptOutcome:
     except BaseException as error:  # the script's failure is reported, not propagated
         outcome.error = error
         outcome.exit_code = 1
-        outcome.traceback_text = _script_traceback(error, path)
+        outcome.traceback_text = _script_traceback(error)
     finally:
         sys.argv = saved_argv
         if saved_path0 is not None:
@@ -82,30 +85,55 @@ def _exit_code(code) -> int:
     return 1
 
 
-def _script_traceback(error: BaseException, script: str) -> str:
-    """The traceback from the script's first frame on (the runner's and runpy's frames
-    dropped), with runs of frames inside genesis itself folded into one line. A script that
-    does not compile shows just the error and its place in the file."""
-    if isinstance(error, SyntaxError):
-        return "".join(traceback.format_exception_only(type(error), error))
-    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
-              if not _is_runner_frame(frame.filename)]
-    start = next((i for i, frame in enumerate(frames) if os.path.abspath(frame.filename) == script), 0)
-    lines = ["Traceback (most recent call last):\n"]
-    hidden = 0
-    for frame in frames[start:]:
-        if os.path.abspath(frame.filename).startswith(_GENESIS_DIR):
-            hidden += 1
+def _script_traceback(error: BaseException) -> str:
+    """The traceback `python SCRIPT` would print, without the frames that are not the user's:
+    the runner's and runpy's frames and importlib's (Python drops those itself) are left
+    out, and runs of frames inside genesis are folded into one line. Chained exceptions
+    ("During handling of the above exception...") and notes are kept. A script that does not
+    compile has no frame left: it shows just the error and its place in the file, with no
+    "Traceback" header, as Python does."""
+    shown = traceback.TracebackException(type(error), error, error.__traceback__, compact=True)
+    for part in _chained_parts(shown):
+        part.stack = _UserFrames(frame for frame in part.stack
+                                 if not _is_hidden_frame(frame.filename))
+    return "".join(shown.format())
+
+
+class _UserFrames(traceback.StackSummary):
+    """The frames of a traceback that are shown: the user's, each formatted as Python does,
+    with each run of frames inside genesis told as one line."""
+
+    def format(self, **options) -> list:
+        lines = []
+        for inside_genesis, frames in itertools.groupby(
+                self, key=lambda frame: _is_genesis_frame(frame.filename)):
+            run = list(frames)
+            if inside_genesis:
+                lines.append(f"  [{len(run)} frame(s) inside genesis]\n")
+            else:
+                lines += traceback.StackSummary.from_list(run).format(**options)
+        return lines
+
+
+def _chained_parts(shown: traceback.TracebackException) -> list:
+    """`shown` and every exception formatted with it: its cause or context, in turn, and the
+    members of exception groups."""
+    parts, pending, seen = [], [shown], set()
+    while pending:
+        part = pending.pop()
+        if part is None or id(part) in seen:
             continue
-        if hidden:
-            lines.append(f"  [{hidden} frame(s) inside genesis]\n")
-            hidden = 0
-        lines += traceback.format_list([frame])
-    if hidden:
-        lines.append(f"  [{hidden} frame(s) inside genesis]\n")
-    lines += traceback.format_exception_only(type(error), error)  # includes the notes
-    return "".join(lines)
+        seen.add(id(part))
+        parts.append(part)
+        pending += [part.__cause__, part.__context__, *(getattr(part, "exceptions", None) or ())]
+    return parts
 
 
-def _is_runner_frame(filename: str) -> bool:
-    return filename in ("<frozen runpy>", __file__) or os.path.basename(filename) == "runpy.py"
+def _is_hidden_frame(filename: str) -> bool:
+    """A frame never shown: the runner's, runpy's, or importlib's machinery for `import`."""
+    return (filename in ("<frozen runpy>", __file__) or os.path.basename(filename) == "runpy.py"
+            or filename.startswith("<frozen importlib._bootstrap"))
+
+
+def _is_genesis_frame(filename: str) -> bool:
+    return os.path.abspath(filename).startswith(_GENESIS_DIRS)
