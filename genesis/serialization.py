@@ -7,8 +7,9 @@ and loading never runs code (`np.load(..., allow_pickle=False)`).
 
 Saving to a path is atomic: the archive is written to a temporary file beside it and
 renamed over it at the end, so an interrupted save (an exception, Ctrl-C, a full
-disk) leaves the previous checkpoint as it was. Loading a file that is not a genesis
-checkpoint (truncated, random bytes, another zip, a torch.save file) raises
+disk) leaves the previous checkpoint as it was. A read-only file (`chmod 444`) is never
+replaced: saving over it raises PermissionError naming it. Loading a file that is not a
+genesis checkpoint (truncated, random bytes, another zip, a torch.save file) raises
 `CheckpointError` naming the file and what is wrong with it.
 
 >>> import io, genesis
@@ -37,7 +38,7 @@ from .dtypes import get_dtype
 from .nn.parameter import Parameter
 from .sizes import describe_value, with_article
 from .tensor import Tensor, wrap_array
-from .utils.atomic_file import atomic_writer
+from .utils.atomic_file import atomic_writer, is_read_only
 
 __all__ = ["save", "load", "CheckpointError"]
 
@@ -55,7 +56,8 @@ class CheckpointError(ValueError, RuntimeError):
 def save(obj, f) -> None:
     """Write `obj` (nested dicts/lists/tuples of tensors, numbers, strings, bools, None) to
     `f`, a path or a binary file object. The file name is used as given (no ".npz" added);
-    a path is replaced atomically (the old file stays whole if the save fails)."""
+    a path is replaced atomically (the old file stays whole if the save fails). A path that
+    is a read-only file raises PermissionError and the file is left as it was."""
     target = _target(f, "save", "wb")
     arrays: dict = {}
     manifest = {"format": _FORMAT, "root": _encode(obj, arrays, {}, "obj", set())}
@@ -66,6 +68,9 @@ def save(obj, f) -> None:
     if os.path.isdir(target):
         raise IsADirectoryError(errno.EISDIR, "genesis.save was given a folder; name a file in it",
                                 target)
+    if is_read_only(target):
+        raise PermissionError(errno.EACCES, "genesis.save cannot write a read-only file; chmod "
+                              "u+w it, or save elsewhere", target)
     with atomic_writer(target) as handle:
         np.savez(handle, **{_MANIFEST: payload}, **arrays)
 

@@ -6,6 +6,12 @@ filesystem is atomic). If anything fails on the way (a full disk, an
 exception while producing the data, a read-only folder), the temporary file
 is removed, the previous file is left as it was, and the error names the target.
 
+A target that is a read-only file (no write bit in its mode, as `chmod 444` leaves
+it) is refused with a PermissionError before anything is written: a rename would
+replace it silently, since renaming needs only the folder to be writable. The mode
+bits decide, not `os.access`, so the refusal is the same for root, whom chmod does
+not stop.
+
 >>> import os, tempfile
 >>> folder = tempfile.mkdtemp()
 >>> target = os.path.join(folder, "report.txt")
@@ -17,11 +23,14 @@ is removed, the previous file is left as it was, and the error names the target.
 """
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
 from contextlib import contextmanager
 
-__all__ = ["atomic_writer", "write_atomic", "describe_write_error"]
+__all__ = ["atomic_writer", "write_atomic", "write_atomic_with", "describe_write_error",
+           "is_read_only", "refuse_read_only"]
 
 _UMASK = os.umask(0o022)  # read once at import (reading it means setting it), then put back
 os.umask(_UMASK)
@@ -35,6 +44,7 @@ def atomic_writer(path, mode: str = "wb", encoding: str | None = None, durable: 
     leaves the old file or the new one (skip it for files rewritten every second).
     """
     path = os.fspath(path)
+    refuse_read_only(path)
     folder = os.path.dirname(os.path.abspath(path))
     descriptor, temporary = _temporary_in(folder, path)
     try:
@@ -55,6 +65,67 @@ def write_atomic(path, data: bytes | str, encoding: str = "utf-8", durable: bool
     payload = data.encode(encoding, errors="surrogateescape") if isinstance(data, str) else data
     with atomic_writer(path, durable=durable) as handle:
         handle.write(payload)
+
+
+def write_atomic_with(path, write_to) -> None:
+    """Let `write_to(temporary)` write the file itself (for a writer that wants a path, not
+    a handle: Graphviz, the HTML report), then rename it over `path`. The temporary name is
+    in the same folder and keeps `path`'s suffix; it is removed if anything fails.
+
+    >>> import os, tempfile
+    >>> target = os.path.join(tempfile.mkdtemp(), "graph.dot")
+    >>> write_atomic_with(target, lambda temporary: open(temporary, "w").close())
+    >>> os.listdir(os.path.dirname(target))
+    ['graph.dot']
+    """
+    path = os.fspath(path)
+    refuse_read_only(path)
+    folder, name = os.path.split(os.path.abspath(path))
+    stem, suffix = os.path.splitext(name)
+    staged = os.path.join(folder, f".{stem}.{os.getpid()}.partial{suffix}")
+    try:
+        write_to(staged)
+        os.chmod(staged, _mode_for(path))
+        os.replace(staged, path)
+    finally:
+        _remove_quietly(staged)
+
+
+def is_read_only(path) -> bool:
+    """Whether `path` is an existing file whose mode has no write bit (`chmod 444`). Decided
+    from the mode bits, not `os.access`, so it is the same for root; a missing path is not
+    read-only (it can be created).
+
+    >>> import os, tempfile
+    >>> target = os.path.join(tempfile.mkdtemp(), "model.npz")
+    >>> is_read_only(target)
+    False
+    >>> open(target, "w").close(); os.chmod(target, 0o444)
+    >>> is_read_only(target)
+    True
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode) and mode & 0o222 == 0
+
+
+def refuse_read_only(path) -> None:
+    """PermissionError naming `path` when it is a read-only file (see `is_read_only`), which
+    an atomic write would otherwise replace; the file is left as it was.
+
+    >>> import os, tempfile
+    >>> target = os.path.join(tempfile.mkdtemp(), "trace.json")
+    >>> open(target, "w").close(); os.chmod(target, 0o444)
+    >>> refuse_read_only(target)
+    Traceback (most recent call last):
+    ...
+    PermissionError: [Errno 13] the file is read-only; chmod u+w it, or write elsewhere: '...trace.json'
+    """
+    if is_read_only(path):
+        raise PermissionError(errno.EACCES, "the file is read-only; chmod u+w it, or write "
+                              "elsewhere", os.fspath(path))
 
 
 def describe_write_error(path, error: OSError) -> str:

@@ -3,26 +3,32 @@ graph-2.svg, ...) and report.html.
 
 Each file is written atomically (a temporary name in the same folder, then a rename),
 so an interrupted or failed write leaves the previous file or none, never half of one.
-A file that can't be written (read-only folder, full disk) is reported with its path,
-and the others are still attempted. Pictures and reports an
-earlier run left in the folder that this run did not write (graph-3.svg from a run
-with more graphs) are removed, so the folder holds one run's files.
+A file that can't be written (read-only folder, read-only file, full disk) is reported
+with its path, and the others are still attempted. Files genesis wrote into the folder
+earlier that this run did not write again (graph-3.svg from a run with more graphs, a
+graph.focus-fc1.weight.svg from `genesis render --focus`) are removed, so the folder
+holds one run's files; any other file in it is left alone, and so is a read-only one
+(a warning names it).
 """
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from genesis.utils.atomic_file import describe_write_error, write_atomic
+from genesis.utils.atomic_file import (describe_write_error, is_read_only, write_atomic,
+                                       write_atomic_with)
 
 from ..ui import print_error, print_warning
 
 __all__ = ["write_outputs", "print_problems", "OutputSettings", "OUTPUT_NAME", "PICTURE_NODES"]
 
-# Every name this command writes into an output folder.
-OUTPUT_NAME = re.compile(r"^(trace\.json|report\.html|graph(-\d+)?\.(svg|png|pdf|dot))$")
+# Every name genesis writes into an output folder: this command's trace.json, report.html and
+# graph.FORMAT, graph-2.FORMAT, ...; and `genesis render`'s graph.FORMAT (graph-2.FORMAT, ...)
+# and, with --focus NODE, graph.focus-NODE.FORMAT (graph-2.focus-NODE.FORMAT, ...), NODE made
+# file-safe by render's `_file_safe` (ASCII letters, digits, '_', '.', '#', '-').
+OUTPUT_NAME = re.compile(r"^(trace\.json|report\.html|"
+                         r"graph(-\d+)?(\.focus-[\w.#-]+)?\.(svg|png|pdf|dot))$", re.ASCII)
 
 
 PICTURE_NODES = 500  # the default node budget of a picture: larger graphs are folded to fit
@@ -48,9 +54,10 @@ def write_outputs(trace, settings: OutputSettings) -> tuple:
     from viz import RenderError, render, to_html
 
     folder = Path(settings.folder)
-    files, problems = {"graphs": []}, []
+    files, problems, attempted = {"graphs": []}, [], set()
 
     def written(path: Path, write) -> bool:
+        attempted.add(path.name)
         try:
             write()
         except OSError as error:
@@ -66,16 +73,16 @@ def write_outputs(trace, settings: OutputSettings) -> tuple:
         files["json"] = str(path)
     for index, graph in enumerate(trace.graphs):
         target = folder / f"{'graph' if index == 0 else f'graph-{index + 1}'}.{settings.format}"
-        if written(target, lambda: _atomically(
+        if written(target, lambda: write_atomic_with(
                 target, lambda temporary: render(graph, temporary, format=settings.format,
                                                  collapse_depth=settings.collapse_depth,
                                                  max_nodes=settings.max_nodes))):
             files["graphs"].append(str(target))
     if settings.html:
         target = folder / "report.html"
-        if written(target, lambda: _atomically(target, lambda temporary: to_html(trace, temporary))):
+        if written(target, lambda: write_atomic_with(target, lambda temporary: to_html(trace, temporary))):
             files["html"] = str(target)
-    _remove_stale(folder, files)
+    problems.extend(_remove_stale(folder, files, attempted))
     return files, problems
 
 
@@ -85,29 +92,28 @@ def print_problems(errors, problems: list) -> None:
         (print_error if severity == "error" else print_warning)(errors, message)
 
 
-def _atomically(target: Path, write_to) -> None:
-    """Let `write_to(path)` write a file (it chooses how: Graphviz, the HTML writer) under a
-    temporary name with the target's suffix, then move it over `target` in one rename."""
-    staged = target.with_name(f".{target.stem}.{os.getpid()}.partial{target.suffix}")
-    try:
-        write_to(staged)
-        os.replace(staged, target)
-    finally:
-        if staged.exists():
-            staged.unlink()
-
-
-def _remove_stale(folder: Path, files: dict) -> None:
-    """Remove this command's outputs of an earlier run that this run did not write again."""
+def _remove_stale(folder: Path, files: dict, attempted: set) -> list:
+    """Remove the files genesis wrote into `folder` earlier (`OUTPUT_NAME`) that this run did
+    not write again; other files are the user's and stay. A read-only one stays too (genesis
+    never removes or replaces a file its owner protected): a warning names it, unless this run
+    has already reported that it could not write it. Returns those warnings."""
     written = {Path(path).name for path in [files.get("json"), files.get("html"), *files["graphs"]]
                if path}
     try:
         entries = list(folder.iterdir())
     except OSError:
-        return
+        return []
+    problems = []
     for entry in entries:
-        if OUTPUT_NAME.match(entry.name) and entry.name not in written and entry.is_file():
-            try:
-                entry.unlink()
-            except OSError:
-                pass
+        if not OUTPUT_NAME.match(entry.name) or entry.name in written or not entry.is_file():
+            continue
+        if is_read_only(entry):
+            if entry.name not in attempted:
+                problems.append(("warning", f"kept {entry} from an earlier run: it is read-only "
+                                            "(chmod u+w it, or remove it)"))
+            continue
+        try:
+            entry.unlink()
+        except OSError:
+            pass
+    return problems
