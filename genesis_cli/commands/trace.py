@@ -10,11 +10,12 @@ Exit status: 0 no findings; 1 findings; 2 usage error; 3 the script raised (its
 traceback is shown and everything captured is still written); 4 the script made no
 backward call, so nothing was checked; a script's own `sys.exit(n)` with n != 0 is
 passed on, and a script killed by signal N gives 128 + N (as a shell reports it).
-`--json` gives that status as "status", beside the script's own "exit_code".
+`--json` gives that status as "status", beside the script's own "exit_code"; its JSON is
+strict, like trace.json's: a non-finite number (a NaN gradient norm) is the string "NaN",
+"Infinity" or "-Infinity".
 """
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 from dataclasses import asdict
@@ -23,6 +24,7 @@ from pathlib import Path
 import typer
 
 from genesis.debug.journal import PARTIAL_FOLDER
+from genesis.debug.json_values import dumps
 from genesis.debug.node_check import PER_SITE
 from genesis.debug.trace import Trace
 
@@ -75,8 +77,9 @@ def trace_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only a one-line summary."),
     no_color: bool = typer.Option(False, "--no-color", help="No colours in the console report."),
 ) -> None:
-    """Run SCRIPT under genesis and report wrong gradients, NaN/Inf origins and parameters
-    without gradient, with the op, module and source line of each.
+    """Run SCRIPT and report wrong gradients, NaN/Inf origins and parameters without gradient.
+
+    Each finding names its op, module and source line.
 
     Examples:
 
@@ -114,8 +117,9 @@ def trace_command(
     if not run.finished:
         trace.meta["finished"] = False
         trace.meta["ended"] = describe_end(run)
-    if trace.script_error:
-        console.print(trace.script_error.rstrip(), markup=False, highlight=False, soft_wrap=True)
+    if trace.script_error:  # as python prints it: the same text, on stderr
+        sys.stderr.write(trace.script_error.rstrip("\n") + "\n")
+        sys.stderr.flush()
     if run.journal_error:
         print_warning(errors, f"the run's journal could not be written ({run.journal_error}); "
                               "a run killed early would have left nothing")
@@ -130,7 +134,7 @@ def trace_command(
 
     status = _exit_status(trace, run)
     if as_json:
-        typer.echo(json.dumps(summary(trace, files, status), indent=2))
+        typer.echo(dumps(summary(trace, files, status), indent=2))
     elif quiet:
         console.print(one_line(trace, folder), soft_wrap=True, markup=False, highlight=False)
     else:

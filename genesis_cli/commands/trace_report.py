@@ -133,7 +133,7 @@ def what_was_checked(trace: Trace) -> str:
     if trace.steps_seen == 0:
         if trace.script_error:
             return ("Nothing was checked: the script raised before its first backward call "
-                    "(its traceback is above).")
+                    "(its traceback was printed on stderr).")
         return ("Nothing was checked: the script made no backward call, so there were no "
                 "gradients to check.")
     options = trace.meta.get("options", {})
