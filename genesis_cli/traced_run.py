@@ -12,7 +12,8 @@ exits with the script's exit status.
 
 Whatever the script does to this process (changes directory, replaces or closes the
 standard streams, calls `os._exit`, is killed) `genesis trace` itself is untouched:
-it reads the journal instead and still reports. A process the script forks inherits
+it reads the journal instead and still reports. `os._exit` brings the journal up to
+date before the process ends; a kill leaves it as it was last written. A process the script forks inherits
 this one's state; it never journals, and never sends a result.
 """
 from __future__ import annotations
@@ -48,7 +49,7 @@ def main(argv: list | None = None) -> None:
     session = TraceSession(steps=options["steps"], check=options["check"],
                            check_all=options["check_all"], anomaly=options["anomaly"],
                            journal=journal)
-    with session:
+    with session, _journal_before_exit(session):
         outcome = run_script(config["script"], config["args"])
         if os.getpid() != started_in:  # a forked copy of this process finished the script
             os._exit(outcome.exit_code)
@@ -61,6 +62,29 @@ def main(argv: list | None = None) -> None:
                             "files": files, "problems": problems,
                             "journal_error": _journal_error(journal)})
     sys.exit(outcome.exit_code)
+
+
+class _journal_before_exit:
+    """While the script runs, `os._exit` brings the session's journal up to date first (the
+    last backward calls' parameter norms and findings, which it writes only every so often),
+    then ends the process as asked: a script that leaves that way loses nothing."""
+
+    def __init__(self, session: TraceSession):
+        self.session = session
+        self.real_exit = os._exit
+
+    def __enter__(self):
+        os._exit = self._exit
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        os._exit = self.real_exit
+
+    def _exit(self, status: int):
+        try:
+            self.session.flush_journal()
+        finally:
+            self.real_exit(status)
 
 
 def _written_outputs(trace, outputs: dict | None) -> tuple:

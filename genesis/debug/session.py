@@ -185,6 +185,18 @@ class TraceSession:
         if self.journal is not None:
             self.journal.graph(graph_index, graph)
 
+    def flush_journal(self, wait_s: float = 1.0) -> None:
+        """Bring the journal up to date now: the process is about to end abruptly
+        (`os._exit`). Waits at most `wait_s` for a backward call's bookkeeping on another
+        thread to finish; the journal then stays as it was."""
+        if self.journal is None or not self.recorder.lock.acquire(timeout=wait_s):
+            return
+        try:
+            self.readings.fetch()
+            self._write_journal(force=True)
+        finally:
+            self.recorder.lock.release()
+
     def _write_journal(self, force: bool) -> None:
         """New NaN/Inf findings, and (every few seconds, or now when `force`) the progress."""
         if self.nan_watch is not None:
