@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import shutil
 import struct
 import sys
 import threading
@@ -58,9 +59,13 @@ def main(argv: list | None = None) -> None:
     trace.script = config.get("shown_script", trace.script)
     trace.meta["options"] = config.get("shown_options", options)
     files, problems = _written_outputs(trace, config.get("outputs"))
-    send_result(result_fd, {"trace": trace if files is None else trace.without_graphs(),
-                            "files": files, "problems": problems,
-                            "journal_error": _journal_error(journal)})
+    try:
+        send_result(result_fd, {"trace": trace if files is None else trace.without_graphs(),
+                                "files": files, "problems": problems,
+                                "journal_error": _journal_error(journal)})
+    except BrokenPipeError:  # genesis trace is gone (killed): nobody will read the journal
+        if files is not None and journal is not None:
+            shutil.rmtree(journal.folder, ignore_errors=True)  # the outputs hold it all
     sys.exit(outcome.exit_code)
 
 

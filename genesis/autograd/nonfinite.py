@@ -481,16 +481,21 @@ class NonFiniteTracker:
             if origin is None or origin.told is not None:
                 continue
             if origin.written is not None:
-                title = f"{origin.census.kinds()} reaches the loss: {origin.written}"
+                title = f"{origin.census.kinds()} {_reach(origin.census)} the loss: {origin.written}"
             elif origin.entered is None:
                 title = f"{origin.born()} born in forward: {origin.op}"
             else:
-                title = (f"{origin.census.kinds()} reaches the loss: it came into {origin.op} "
+                title = (f"{origin.census.kinds()} {_reach(origin.census)} the loss: it came into {origin.op} "
                          f"through {origin.entered}")
             self._report(Defect("forward", title,
                                 forward_message(origin, loss=root, wording=self._wording),
                                 origin.node_type, origin.node() if origin.node else None,
                                 origin.source), [origin])
+
+
+def _reach(census: Census) -> str:
+    """ "reaches" for NaN or Inf, "reach" for both."""
+    return "reach" if census.nan and census.inf else "reaches"
 
 
 def _origin(node, census: Census, shapes: str, nr: int, count: int) -> Origin:

@@ -156,7 +156,8 @@ def _journal_folder(folder: Path, errors) -> str | None:
             shutil.rmtree(journal)  # an earlier run's, killed along with genesis itself
         journal.mkdir()
     except OSError as error:
-        print_warning(errors, f"can't write to the output folder {folder}: {error.strerror or error}."
+        why = "it is a file, not a folder" if folder.is_file() else error.strerror or error
+        print_warning(errors, f"can't write to the output folder {folder}: {why}."
                               " The script still runs and the report is printed, but no files "
                               "will be saved; pass --out with a writable folder.")
         return None

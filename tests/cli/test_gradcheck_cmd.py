@@ -463,6 +463,8 @@ def test_inputs_holding_nan_are_named_in_the_report(tmp_path):
     result = run(script)
     assert result.exit_code == 1
     assert verdicts(result.output) == {"nan_inputs.py:Square": "FAIL"}
+    # no gradient was compared, so no error was measured: the table says "-", not 0
+    assert re.search(r"^nan_inputs\.py:Square\s+FAIL\s+-\s+-\s", result.output, flags=re.MULTILINE)
     assert "gradcheck failed: an input holds NaN or Inf" in result.output
     assert "input 0 (shape (3,)) holds 1 NaN at (1,): gradcheck needs finite inputs" in result.output
     assert "reentrant" not in result.output

@@ -116,6 +116,34 @@ def test_sigkill_keeps_the_findings_made_before_it(tmp_path):
     strict_json(tmp_path / "out" / "trace.json")
 
 
+def test_a_script_outliving_a_killed_genesis_writes_its_outputs_and_no_journal(tmp_path):
+    """genesis trace killed alone (not its process group): the script runs to its end, its
+    process writes trace.json and removes the journal nobody will read."""
+    started, finished = tmp_path / "started", tmp_path / "finished"
+    script = write_script(tmp_path, f"""
+        import time
+        train_step()
+        open({str(started)!r}, "w").close()
+        time.sleep(1.0)
+        train_step()
+        open({str(finished)!r}, "w").close()
+    """)
+    out = tmp_path / "out"
+    process = subprocess.Popen(genesis_command("trace", "--no-html", "--out", out, script),
+                               env=environment(), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.kill()
+    process.wait()
+    while not (finished.exists() and (out / "trace.json").exists()
+               and not (out / PARTIAL_FOLDER).exists()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert Trace.load(out / "trace.json").steps_seen == 2
+    assert not (out / PARTIAL_FOLDER).exists()
+
+
 def test_a_killed_genesis_leaves_a_journal_that_render_reads(tmp_path):
     """Even when genesis itself dies with the script (the whole process group killed),
     trace.partial/ holds what was captured and `genesis render` draws it."""
@@ -297,6 +325,15 @@ def test_an_output_path_that_is_a_file_is_named_and_the_report_still_printed(tmp
     assert "backward calls: 1" in result.output  # the report
     assert "Nothing was written" in result.output
     assert result.exit_code == 0
+    assert blocker.read_text() == "not a folder"
+
+
+def test_an_output_folder_that_is_a_file_is_called_a_file(tmp_path):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("not a folder")
+    result = trace(write_script(tmp_path, "train_step()\n"), blocker)
+    said = " ".join(result.output.split())
+    assert f"can't write to the output folder {blocker}: it is a file, not a folder." in said
     assert blocker.read_text() == "not a folder"
 
 

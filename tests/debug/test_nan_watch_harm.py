@@ -137,3 +137,13 @@ def test_the_step_check_leaves_parameters_and_their_gradients_as_they_were():
         optimizer.step()
     np.testing.assert_array_equal(model.fc.weight.detach().numpy(), before)
     np.testing.assert_array_equal(model.fc.weight.grad.numpy(), gradient)
+
+
+def test_nan_and_inf_together_reach_the_loss_in_plural():
+    genesis.manual_seed(0)
+    model = Regressor()
+    model.fc.weight.data[0, 0] = float("nan")
+    model.fc.weight.data[0, 1] = float("inf")
+    finding, = trained(lambda model, batch: model(batch).pow(2).mean(), model=model)
+    assert finding.title == ("NaN and Inf reach the loss: it came into Linear through parameter "
+                             "fc.weight")
