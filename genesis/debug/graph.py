@@ -115,6 +115,8 @@ class Graph:
     steps: list = field(default_factory=list)
     grad_norms: dict = field(default_factory=dict)  # leaf name -> [norm or None per step]
     meta: dict = field(default_factory=dict)
+    # the JSON text of its nodes and edges, JSON_CHUNK at a time, once made (see `_json_parts`)
+    _json: "_JSONChunks | None" = field(default=None, init=False, repr=False, compare=False)
 
     def node(self, node_id: int) -> GraphNode:
         return self.nodes[node_id]
@@ -137,6 +139,15 @@ class Graph:
     def inputs_of(self, node_id: int) -> list:
         """Nodes feeding `node_id`, in input-slot order."""
         return [self.nodes[e.src] for e in sorted(self.edges, key=lambda e: e.index) if e.dst == node_id]
+
+    def add_finding(self, node_id: int, tag: str) -> None:
+        """Tag node `node_id` with a finding (once). Nodes change only this way once the
+        graph is filed: its JSON text, kept once made, is made again for that node's chunk."""
+        tags = self.nodes[node_id].findings
+        if tag not in tags:
+            tags.append(tag)
+            if self._json is not None:
+                self._json.nodes.pop(node_id // JSON_CHUNK, None)
 
     def structure_key(self) -> tuple:
         """What two steps must share to count as the same graph: nodes (kind, name, Function,
@@ -187,16 +198,19 @@ class Graph:
 
     def _json_parts(self) -> tuple:
         """(JSON lists of JSON_CHUNK nodes each, the same of edges, the JSON object of the
-        other fields)."""
-        sources = {}
+        other fields). The chunks are kept: a filed graph is written several times (the
+        run's journal, trace.json, the HTML report), and its nodes and edges change only
+        by `add_finding` or by a later step putting new lists in their place."""
+        cached = self._json
+        if cached is None or cached.for_nodes is not self.nodes or cached.for_edges is not self.edges:
+            cached = self._json = _JSONChunks(self.nodes, self.edges)
         with paused_gc():
-            nodes = [_compact([_node_to_dict(node, sources)
-                               for node in self.nodes[start:start + JSON_CHUNK]])
-                     for start in range(0, len(self.nodes), JSON_CHUNK)]
-            edges = [_compact(_edges_to_lists(self.edges[start:start + JSON_CHUNK], self.nodes))
-                     for start in range(0, len(self.edges), JSON_CHUNK)]
+            nodes = [cached.node_chunk(index, self.nodes)
+                     for index in range(-(-len(self.nodes) // JSON_CHUNK))]
+            edges = [cached.edge_chunk(index, self.edges, self.nodes)
+                     for index in range(-(-len(self.edges) // JSON_CHUNK))]
         rest = _compact({"sources": [[source.file, source.line, source.function, source.code]
-                                     for source in sources],
+                                     for source in cached.sources],
                          "modules": self.modules, "steps": self.steps, "grad_norms": self.grad_norms,
                          "meta": self.meta})
         return nodes, edges, rest
@@ -253,6 +267,34 @@ class Graph:
     def __repr__(self) -> str:
         ops = sum(1 for node in self.nodes if node.kind == "op")
         return f"<Graph: {ops} ops, {len(self.nodes)} nodes, {len(self.edges)} edges>"
+
+
+class _JSONChunks:
+    """The JSON text of a graph's nodes and edges, JSON_CHUNK a chunk, made when first asked
+    for, for the node and edge lists `for_nodes` and `for_edges`; `sources` numbers the
+    source lines the node chunks refer to (a chunk made again numbers them the same)."""
+
+    def __init__(self, for_nodes: list, for_edges: list):
+        self.for_nodes, self.for_edges = for_nodes, for_edges
+        self.sources = {}
+        self.nodes = {}   # chunk index -> text
+        self.edges = {}
+
+    def node_chunk(self, index: int, nodes: list) -> str:
+        text = self.nodes.get(index)
+        if text is None:
+            start = index * JSON_CHUNK
+            text = self.nodes[index] = _compact([_node_to_dict(node, self.sources)
+                                                 for node in nodes[start:start + JSON_CHUNK]])
+        return text
+
+    def edge_chunk(self, index: int, edges: list, nodes: list) -> str:
+        text = self.edges.get(index)
+        if text is None:
+            start = index * JSON_CHUNK
+            text = self.edges[index] = _compact(_edges_to_lists(edges[start:start + JSON_CHUNK],
+                                                                nodes))
+        return text
 
 
 def _compact(value) -> str:

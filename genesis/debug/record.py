@@ -81,6 +81,7 @@ class record:
         self.lock = threading.RLock()
         self._observer = self._observe
         self._checker = self._check
+        self._forward_paused = set()  # threads whose recorded forward paused the collector
 
     def __enter__(self) -> "record":
         function.observers.append(self._observer)
@@ -101,6 +102,9 @@ class record:
         for key, run in list(self._open_runs.items()):
             if run.thread == here:
                 self._close(self._open_runs.pop(key))
+        for _ in range(len(self._forward_paused)):  # forwards no backward call followed
+            backward_pause.resume()
+        self._forward_paused.clear()
         self.readings.fetch()
 
     @property
@@ -122,6 +126,14 @@ class record:
                 self._close(finished)
         finally:
             backward_pause.resume()
+            self._resume_forward_pause()
+
+    def _resume_forward_pause(self) -> None:
+        """End the pause this thread's recorded forward started (see `_observe`)."""
+        here = threading.get_ident()
+        if here in self._forward_paused:
+            self._forward_paused.discard(here)
+            backward_pause.resume()
 
     def _close(self, run: "_Run") -> None:
         with paused_gc():  # also when record() ends while a call is open (then no pause)
@@ -137,6 +149,13 @@ class record:
     def _observe(self, node, args, outputs) -> None:
         if not node.next_functions or engine.unwatched.depth:  # no graph, or gradcheck's own call
             return
+        # The forward builds the graph this recorder keeps (a dozen objects an op): no cyclic
+        # collection from its first op to the end of the backward call that follows, which
+        # would walk the growing graph again and again. Refcounting still frees the rest.
+        here = threading.get_ident()
+        if here not in self._forward_paused:  # (only this thread adds or removes `here`)
+            self._forward_paused.add(here)
+            backward_pause.pause()
         node._source = SourceLocation.capture(max_frames=2)  # the ops of a loop share one
         values = None
         if self.stats:

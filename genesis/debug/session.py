@@ -297,9 +297,8 @@ class TraceSession:
         findings.sort(key=Finding.sort_key)
         for finding in findings:
             if finding.graph is not None and finding.node is not None:
+                graphs[finding.graph].add_finding(finding.node, finding.tag)
                 described = graphs[finding.graph].nodes[finding.node]
-                if finding.tag not in described.findings:
-                    described.findings.append(finding.tag)
                 if finding.module is None and described.module:
                     finding.module = described.module
         trace = Trace(script=script, args=list(args), graphs=graphs, findings=findings,

@@ -97,3 +97,16 @@ def test_any_name_gives_strict_ascii_json(name):
     expected = name.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     assert again.nodes[0].name in (name, expected)
     assert "\ud800" not in again.nodes[0].name and "\udcc3" not in again.nodes[0].name
+
+
+def test_a_graph_tagged_after_its_json_was_made_writes_the_tag():
+    from genesis.debug.graph import Graph, GraphNode
+    graph = Graph([GraphNode(0, "op", "MulBackward", []), GraphNode(1, "input", "x", [])])
+    first = graph.to_json()
+    assert graph.to_json() == first            # made once, kept
+    graph.add_finding(1, "nan")
+    graph.add_finding(1, "nan")                # once only
+    again = Graph.from_json(graph.to_json())
+    assert again.nodes[1].findings == ["nan"] and again.nodes[0].findings == []
+    graph.nodes = [GraphNode(0, "op", "AddBackward", [])]   # a later step's nodes
+    assert Graph.from_json(graph.to_json()).nodes[0].name == "AddBackward"
