@@ -37,7 +37,8 @@ import functools
 from dataclasses import dataclass
 
 from . import engine, function
-from .nonfinite import Defect, NonFiniteTracker, Wording
+from .nonfinite import NonFiniteTracker
+from .nonfinite_report import Defect, Wording
 from .source import SourceLocation
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",

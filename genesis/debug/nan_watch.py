@@ -31,8 +31,9 @@ from typing import Callable
 import numpy as np
 
 from ..autograd import engine, function
-from ..autograd.nonfinite import (Census, Defect, NonFiniteTracker, Wording, all_finite,
-                                  flat_arguments, input_shapes)
+from ..autograd.nonfinite import NonFiniteTracker
+from ..autograd.nonfinite_counts import Census, all_finite, flat_arguments, input_shapes
+from ..autograd.nonfinite_report import Defect, Wording
 from ..autograd.source import SourceLocation
 from ..tensor import Tensor
 from ._census import CENSUS
