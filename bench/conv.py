@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 import genesis  # noqa: E402
 import genesis.nn.functional as F  # noqa: E402
 from genesis.ops._window_kernels import add_columns, columns, padded  # noqa: E402
-from genesis.ops.window import Windows  # noqa: E402
+from genesis.ops.window_geometry import Windows  # noqa: E402
 
 
 def _windows(padding: int, kernel: tuple) -> Windows:

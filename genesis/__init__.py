@@ -7,7 +7,6 @@
 tensor([2., 4., 6.])
 """
 import sys as _sys
-import types as _types
 import warnings as _warnings
 
 # NumPy warns when arithmetic makes inf or nan (inf * 0, 0 / 0, exp(1000)); PyTorch is silent
@@ -25,6 +24,7 @@ from .tensor import Tensor
 from . import ops as _ops  # binds operators and methods onto Tensor
 from . import autograd
 from .autograd import Function, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import grad_mode as _grad_mode
 from .creation import (arange, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones,
                        ones_like, rand, rand_like, randint, randint_like, randn, randn_like, tensor,
                        zeros, zeros_like)
@@ -42,17 +42,7 @@ globals().update(_ops.public_functions())
 __version__ = "0.1.0"
 
 
-class _GenesisModule(_types.ModuleType):
-    """The `genesis` module, with the spec's `genesis.enable_autocast` switch as a property."""
-
-    @property
-    def enable_autocast(self) -> bool:
-        """`genesis.enable_autocast = True` runs eligible ops under autocast (float16) everywhere."""
-        return amp.get_autocast_dtype() is not None
-
-    @enable_autocast.setter
-    def enable_autocast(self, value: bool) -> None:
-        amp.set_global_autocast(value)  # (`bool` here is genesis.bool)
-
-
-_sys.modules[__name__].__class__ = _GenesisModule
+# The spec's global switch: `genesis.enable_autocast = True` runs eligible ops under autocast
+# (float16) everywhere; ops read it through the autocast state, which reads this module.
+enable_autocast = False
+_grad_mode.global_autocast.read_switch_from(_sys.modules[__name__])

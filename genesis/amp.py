@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 
-from .autograd.grad_mode import _GradState, grad_state
+from .autograd.grad_mode import global_autocast, grad_state
 from .device import Device, namespace_of
 from .dtypes import float16, get_dtype
 from .tensor import Tensor
@@ -34,7 +34,6 @@ __all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "GradScaler"
 # `step_skipped(scaler, optimizer)` when `step()` skips an optimizer's step.
 listeners: list = []
 
-_MISSING = object()
 
 
 def is_autocast_enabled() -> bool:
@@ -50,7 +49,7 @@ def get_autocast_dtype():
 def set_global_autocast(enabled: bool, dtype=float16) -> None:
     """What `genesis.enable_autocast = enabled` does: autocast for every thread
     outside an explicit `autocast(...)` context."""
-    _GradState.autocast_dtype = get_dtype(dtype) if enabled else None
+    global_autocast.set(enabled, get_dtype(dtype))
 
 
 class autocast:
@@ -81,16 +80,12 @@ class autocast:
         self._previous = []
 
     def __enter__(self):
-        self._previous.append(grad_state.__dict__.get("autocast_dtype", _MISSING))
-        grad_state.autocast_dtype = self._dtype if self._enabled else None
+        self._previous.append(grad_state.local_autocast)
+        grad_state.local_autocast = self._dtype if self._enabled else None
         return self
 
     def __exit__(self, *exc_info):
-        previous = self._previous.pop()
-        if previous is _MISSING:
-            del grad_state.autocast_dtype
-        else:
-            grad_state.autocast_dtype = previous
+        grad_state.local_autocast = self._previous.pop()
         return False
 
     def __call__(self, function):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .device import device as as_device
+
 __all__ = ["manual_seed", "seed", "get_rng_state", "set_rng_state", "generator_for",
            "seed_device", "seed_device_type"]
 
@@ -108,6 +110,4 @@ def set_rng_state(state, device="cpu") -> None:
 
 
 def _as_device(device):
-    from .device import device as as_device
-
     return as_device(device)

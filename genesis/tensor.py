@@ -1,8 +1,9 @@
 """`Tensor`: an array of its device's namespace plus the fields autograd needs.
 
-Operators and math methods (`+`, `exp`, `sum`, ...) are bound onto the class
-from the op table in `genesis.ops`; this file holds the data model: storage,
-dtype/device, conversions, and the autograd-facing methods.
+Operators and math methods (`+`, `exp`, `sum`, ...) and the methods that run the
+engine (`backward`, `register_hook`) are bound onto the class from the method tables
+that genesis.ops.catalog lists; this file holds the data model: storage, dtype/device,
+conversions, and the autograd fields.
 
 >>> import genesis
 >>> x = genesis.tensor([1., 2., 3.], requires_grad=True)
@@ -16,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
+from ._tensor_str import tensor_repr
 from .device import Device, cpu, device as as_device, transfer
 from .dtypes import DType, from_numpy_dtype, get_dtype
 from .sizes import describe_value, normalize_dim
@@ -23,7 +25,6 @@ from .sizes import describe_value, normalize_dim
 __all__ = ["Tensor", "wrap_array", "cut_listeners"]
 
 _new_object = object.__new__
-_run_backward = None
 
 # Callables told, while the list is non-empty, each time a tensor is taken out of the graph:
 # `listener(tensor, alias, how)` with how ".detach()", ".detach_()" (alias is the tensor
@@ -236,45 +237,9 @@ class Tensor:
         self.grad_fn._retain_output(self._output_nr, self)
         self._retains_grad = True
 
-    def register_hook(self, hook):
-        """Call `hook(grad)` when this tensor's gradient is computed.
-
-        The hook may return a replacement gradient. Returns a handle whose
-        `.remove()` unregisters it.
-
-        >>> import genesis
-        >>> x = genesis.tensor([1., 2.], requires_grad=True)
-        >>> handle = x.register_hook(lambda g: g * 10)
-        >>> (x * x).sum().backward(); x.grad
-        tensor([20., 40.])
-        """
-        from .autograd.hooks import RemovableHandle, checked_hook
-
-        checked_hook(hook, "register_hook")
-        if not self._requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is not None:
-            return self.grad_fn._add_tensor_hook(self._output_nr, hook)
-        if self._hooks is None:
-            self._hooks = []
-        return RemovableHandle(self._hooks, hook)
-
     def zero_grad(self) -> None:
         """Clear the accumulated gradient (sets `.grad` to None)."""
         self._grad = None
-
-    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
-        """Compute gradients of this tensor w.r.t. graph leaves, accumulating into `.grad`.
-
-        `gradient` defaults to 1 for a one-element tensor. Saved buffers are freed
-        afterwards unless `retain_graph=True` (default: `create_graph`).
-        `create_graph=True` records the backward itself for higher-order grads.
-        """
-        global _run_backward
-        if _run_backward is None:  # the engine imports this module, so it is looked up once here
-            from .autograd.engine import backward as _run_backward
-        _run_backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph,
-                      inputs=inputs)
 
     # -- conversions ------------------------------------------------------------
     def _host_array(self) -> np.ndarray:
@@ -342,8 +307,6 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        from ._tensor_str import tensor_repr
-
         return tensor_repr(self)
 
     def __format__(self, spec: str) -> str:

@@ -15,10 +15,13 @@ import traceback
 from dataclasses import dataclass
 
 import genesis
+from genesis.autograd.source import add_tool_directory
 
 # Frames in these folders are genesis's own: a traceback folds them into one line.
 _GENESIS_DIRS = (os.path.dirname(os.path.abspath(genesis.__file__)) + os.sep,
                  os.path.dirname(os.path.abspath(__file__)) + os.sep)
+# genesis_cli runs the user's script: its frames (and all outside them) are not the user's.
+add_tool_directory(os.path.dirname(os.path.abspath(__file__)))
 
 
 @dataclass

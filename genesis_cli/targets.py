@@ -29,6 +29,7 @@ from typing import Callable
 import numpy as np
 
 import genesis
+from genesis.device import DeviceError
 
 __all__ = ["TargetError", "Target", "Inputs", "resolve", "input_count", "build_inputs",
            "parse_shape", "parse_dtype", "parse_device", "on_device", "DEFAULT_SHAPE"]
@@ -266,8 +267,6 @@ def parse_device(name: str):
     >>> parse_device("cpu")
     device(type='cpu')
     """
-    from genesis.device import DeviceError
-
     try:
         device = genesis.device(name)
         device.xp  # a GPU without CuPy or a driver says so here, not in every check

@@ -29,8 +29,12 @@ import sys
 from dataclasses import replace
 from importlib import resources
 
+from genesis.debug.capture import as_graph
+from genesis.debug.findings import KINDS
+from genesis.debug.graph import Graph
 from genesis.debug.json_values import dumps
 from genesis.debug.printable import printable
+from genesis.debug.trace import Trace
 
 from .html_views import HTML_MAX_NODES, draw_views
 
@@ -90,30 +94,27 @@ def notebook_html(graph_or_trace, *, height: int = 640, max_nodes: int = NOTEBOO
 
 def _page_data(value, namespace: dict) -> tuple:
     """(the JSON data without graphs, the Graphs to draw) of a Trace, Graph or Tensor."""
-    from genesis import Tensor
-    from genesis.debug import Graph, capture_graph
-    from genesis.debug.trace import Trace
-
-    if isinstance(value, Tensor):
-        value = capture_graph(value, namespace=namespace)
+    if not isinstance(value, Trace):
+        try:
+            value = as_graph(value, namespace)
+        except TypeError:
+            raise TypeError(f"to_html takes a genesis.debug.Trace, a genesis.debug.Graph or a "
+                            f"Tensor, got {type(value).__name__}") from None
     if isinstance(value, Graph):
         run = {"script": None}
         return {"title": "genesis graph", "run": run, "graphs": [], "findings": [],
                 "parameters": _leaf_rows(value)}, [value]
-    if isinstance(value, Trace):
-        run = {"script": value.script, "args": list(value.args), "steps_recorded": value.steps_recorded,
-               "steps_seen": value.steps_seen, "exit_code": value.exit_code,
-               "script_error": value.script_error, "duration_s": value.duration_s, "meta": value.meta}
-        findings = sorted(value.findings, key=lambda finding: finding.sort_key())
-        return {"title": f"genesis trace: {value.script}", "run": run, "graphs": [],
-                "findings": [finding.to_dict() for finding in findings],
-                "parameters": [{"name": row.name, "shape": list(row.shape), "dtype": row.dtype,
-                                "grad_norm": row.grad_norm, "grad_norm_step": row.grad_norm_step,
-                                "status": row.status, "history": list(row.history),
-                                "steps": list(row.steps)} for row in value.parameters]}, \
-            list(value.graphs)
-    raise TypeError(f"to_html takes a genesis.debug.Trace, a genesis.debug.Graph or a Tensor, "
-                    f"got {type(value).__name__}")
+    run = {"script": value.script, "args": list(value.args), "steps_recorded": value.steps_recorded,
+           "steps_seen": value.steps_seen, "exit_code": value.exit_code,
+           "script_error": value.script_error, "duration_s": value.duration_s, "meta": value.meta}
+    findings = sorted(value.findings, key=lambda finding: finding.sort_key())
+    return {"title": f"genesis trace: {value.script}", "run": run, "graphs": [],
+            "findings": [finding.to_dict() for finding in findings],
+            "parameters": [{"name": row.name, "shape": list(row.shape), "dtype": row.dtype,
+                            "grad_norm": row.grad_norm, "grad_norm_step": row.grad_norm_step,
+                            "status": row.status, "history": list(row.history),
+                            "steps": list(row.steps)} for row in value.parameters]}, \
+        list(value.graphs)
 
 
 def _leaf_rows(graph) -> list:
@@ -133,8 +134,6 @@ def _leaf_rows(graph) -> list:
 def _tagged(graph, index: int, findings: list):
     """`graph` with each finding's tag on the node it points at (so the drawing marks it),
     copying only the nodes that change."""
-    from genesis.debug.findings import KINDS
-
     tags = {}
     for finding in findings:
         node = finding["node"]

@@ -11,6 +11,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from genesis.debug.capture import as_graph
+
 from .backends import EMBEDDED, EMBEDDED_MAX_NODES, choose_backend, run_graphviz
 from .collapse import DEFAULT_MAX_NODES
 from .dot import to_dot
@@ -54,11 +56,8 @@ def _fit(options: dict, backend: str) -> dict:
 
 
 def _as_graph(value, namespace: dict):
-    from genesis import Tensor
-    from genesis.debug import Graph, capture_graph
-
-    if isinstance(value, Graph):
-        return value
-    if isinstance(value, Tensor):
-        return capture_graph(value, namespace=namespace)
-    raise TypeError(f"render takes a genesis.debug.Graph or a Tensor, got {type(value).__name__}")
+    try:
+        return as_graph(value, namespace)
+    except TypeError:
+        raise TypeError(f"render takes a genesis.debug.Graph or a Tensor, got "
+                        f"{type(value).__name__}") from None

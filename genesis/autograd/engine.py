@@ -17,6 +17,7 @@ from ..tensor import Tensor, wrap_array
 from .function import AccumulateGrad, gradient_edge
 from .grad_mode import grad_state
 from .hooks import checked_gradient, checked_gradients, run_hook
+from .unbroadcast import sum_to_shape
 from ..device import writeable
 
 __all__ = ["backward", "grad", "node_checkers", "backward_listeners", "unwatched"]
@@ -451,8 +452,6 @@ def _backward_note(node) -> str:
 
 def _conform(node, index: int, gradient, meta) -> Tensor:
     """Sum a broadcast gradient back to the input's shape; cast between float dtypes."""
-    from ..ops.broadcast import sum_to_shape
-
     shape, numpy_dtype, device = meta
     name = type(node).__name__
     if not isinstance(gradient, Tensor):

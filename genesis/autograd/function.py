@@ -31,8 +31,8 @@ import os
 import re
 import weakref
 
-from ..device import device_mismatch_message, is_cpu_scalar
-from ..dtypes import FLOATING_DTYPES, FLOATING_NUMPY_DTYPES
+from ..device import cpu, device_mismatch_message, is_cpu_scalar
+from ..dtypes import FLOATING_DTYPES, FLOATING_NUMPY_DTYPES, float32
 from ..tensor import Tensor, wrap_array
 from .grad_mode import grad_state
 from .hooks import RemovableHandle
@@ -268,7 +268,7 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward and, when gradients are needed, link the result into the graph."""
-        if grad_state.autocast_dtype is not None and cls.autocast_policy is not None:
+        if cls.autocast_policy is not None and grad_state.autocast_dtype is not None:
             args = _autocast_arguments(cls.autocast_policy, args)
         ctx = _new_object(cls._backward_cls)
         device = None
@@ -333,8 +333,6 @@ def _autocast_arguments(policy: str, args: tuple) -> tuple:
     gradients return to each input in its own dtype). "lower": float32 ->
     the autocast dtype; "float32": float16/bfloat16 -> float32. float64 is
     never touched, as in PyTorch."""
-    from ..dtypes import float32
-
     if policy == "lower":
         target = grad_state.autocast_dtype
         eligible = (float32,)
@@ -384,7 +382,6 @@ def _first_device(args):
             for item in arg:
                 if isinstance(item, Tensor):
                     return item._device
-    from ..device import cpu
     return cpu
 
 

@@ -16,6 +16,7 @@ tensor([[ 6.,  0.],
 """
 from __future__ import annotations
 
+from ..ops.join import stack
 from ..tensor import Tensor, wrap_array
 from .engine import grad
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
@@ -354,8 +355,6 @@ def _zeros_like(tensor: Tensor, requires_grad: bool = False) -> Tensor:
 
 def _stack_rows(rows: list, output: Tensor, input: Tensor) -> Tensor:
     """The (output, input) block of the Jacobian, of shape `output.shape + input.shape`."""
-    from ..ops.join import stack  # ops import autograd: resolve at call time
-
     if not rows:
         return wrap_array(input._device.xp.zeros(tuple(output.shape) + tuple(input.shape),
                                                  dtype=input._data.dtype), input._device)

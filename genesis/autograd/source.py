@@ -26,9 +26,21 @@ def _library_prefixes() -> tuple:
     return tuple(sorted(os.path.join(prefix, "") for prefix in prefixes))
 
 
-# genesis_cli runs user scripts: its frames (and everything outside) are not the user's.
-_LIBRARY_PREFIXES = _library_prefixes() + (
-    os.path.join(os.path.dirname(_GENESIS_DIR.rstrip(os.sep)), "genesis_cli", ""),)
+_LIBRARY_PREFIXES = _library_prefixes()
+
+
+def add_tool_directory(directory: str) -> None:
+    """Count the frames of files under `directory` as a tool's, not the user's (a user frame
+    is never found beyond one): genesis_cli registers its own folder, as it runs scripts.
+
+    >>> import os
+    >>> add_tool_directory(os.path.dirname(os.__file__))
+    """
+    global _LIBRARY_PREFIXES
+    prefix = os.path.join(os.path.abspath(directory), "")
+    if prefix not in _LIBRARY_PREFIXES:
+        _LIBRARY_PREFIXES += (prefix,)
+        _FILE_KINDS.clear()
 
 
 class Frame:

@@ -26,6 +26,23 @@ __all__ = ["capture_graph", "GraphBuilder", "RECORD_KEY"]
 RECORD_KEY = "genesis.debug.record"   # node.metadata entry: the OpRecord written during forward
 
 
+def as_graph(value, namespace: dict | None = None) -> Graph:
+    """`value` itself when it is a Graph; the graph behind it, captured, when it is a Tensor
+    (`namespace`: the caller's variables, which name its leaves). How viz, which draws only
+    plain-data graphs, takes a tensor from the user.
+
+    >>> import genesis
+    >>> x = genesis.tensor([1.0], requires_grad=True)
+    >>> as_graph(x.exp())
+    <Graph: 1 ops, 4 nodes, 3 edges>
+    """
+    if isinstance(value, Graph):
+        return value
+    if isinstance(value, Tensor):
+        return capture_graph(value, namespace=namespace)
+    raise TypeError(f"expected a genesis.debug.Graph or a Tensor, got {type(value).__name__}")
+
+
 def capture_graph(*roots, params: dict | None = None, include_saved: bool = True,
                   namespace: dict | None = None) -> Graph:
     """Snapshot the graph that produced `roots` (tensors).

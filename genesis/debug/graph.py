@@ -31,13 +31,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from sys import intern
+from typing import Protocol
 
 from .gc_pause import paused_gc
 from .json_values import dumps, number, numbers
 from .stats import GRAD_KEYS, VALUE_KEYS
 from .validation import check_graph
 
-__all__ = ["Graph", "GraphNode", "Edge", "TensorInfo", "Source", "SCHEMA_VERSION", "NODE_KINDS"]
+__all__ = ["Graph", "GraphNode", "Edge", "TensorInfo", "Source", "SCHEMA_VERSION", "NODE_KINDS",
+           "NotebookDrawing", "notebook_drawing"]
 
 SCHEMA_VERSION = 2
 JSON_CHUNK = 10_000  # nodes (and edges) encoded at a time by Graph.to_json
@@ -252,21 +254,43 @@ class Graph:
         with paused_gc():
             return cls.from_dict(json.loads(text))
 
-    def _repr_svg_(self) -> str:
-        """Inline picture in notebooks (rendering lives in the top-level `viz` package)."""
-        from viz.render import render_svg
+    def _repr_svg_(self) -> str | None:
+        """Inline picture in notebooks, drawn by the package that registered a
+        `NotebookDrawing` (`import viz` does); None (no picture) when none has."""
+        return None if notebook_drawing.current is None else notebook_drawing.current.svg(self)
 
-        return render_svg(self)
-
-    def _repr_html_(self) -> str:
-        """The interactive viewer in notebooks, in a sandboxed iframe (built by `viz`)."""
-        from viz.html_report import notebook_html
-
-        return notebook_html(self)
+    def _repr_html_(self) -> str | None:
+        """The interactive viewer in notebooks, in a sandboxed iframe, from the registered
+        `NotebookDrawing`; None when none is registered."""
+        return None if notebook_drawing.current is None else notebook_drawing.current.html(self)
 
     def __repr__(self) -> str:
         ops = sum(1 for node in self.nodes if node.kind == "op")
         return f"<Graph: {ops} ops, {len(self.nodes)} nodes, {len(self.edges)} edges>"
+
+
+class NotebookDrawing(Protocol):
+    """What draws a Graph in a notebook. genesis.debug never imports the drawing package
+    (it sits above this one): viz registers its drawing when imported."""
+
+    def svg(self, graph: Graph) -> str:
+        """The picture of `graph`, as SVG text."""
+
+    def html(self, graph: Graph) -> str:
+        """The interactive viewer of `graph`, as HTML to embed."""
+
+
+class _NotebookDrawingSlot:
+    """The `NotebookDrawing` in use (`current`, None until one registers)."""
+
+    def __init__(self):
+        self.current: NotebookDrawing | None = None
+
+    def register(self, drawing: NotebookDrawing) -> None:
+        self.current = drawing
+
+
+notebook_drawing = _NotebookDrawingSlot()
 
 
 class _JSONChunks:

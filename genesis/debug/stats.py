@@ -32,7 +32,7 @@ import weakref
 
 import numpy as np
 
-from ..device import namespace_of
+from ..device import device, namespace_of
 from . import _finite_figures as figures
 from .readings import Readings
 
@@ -258,8 +258,6 @@ def _batches_of(readings: Readings) -> tuple:
 
 def _device_of(array):
     """The genesis device an array lives on."""
-    from ..device import device
-
     if namespace_of(array) is np:
         return device("cpu")
     return device(f"cuda:{array.device.id}")

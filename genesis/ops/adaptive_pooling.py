@@ -15,7 +15,8 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor, wrap_array
-from .pooling import check_input, pool_sample, scan_maxima, torch_pool
+from ._window_kernels import scan_maxima
+from .pooling import check_input, pool_sample, torch_pool
 from .registry import OpInfo
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_max_pool1d"]  # those torch has at top level too

@@ -18,7 +18,8 @@ from ..tensor import Tensor
 from .convolution import Convolution, _torch_conv, check_tensor_ranks
 from .registry import OpInfo, Sample
 from ._window_kernels import add_columns
-from .window import Unfold, Windows, as_tuple, check_positive
+from .window import Unfold, as_tuple, check_positive
+from .window_geometry import Windows
 
 __all__ = ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
 

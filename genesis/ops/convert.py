@@ -6,6 +6,8 @@ from ..device import (Device, device as as_device, is_pinned as pinned_memory,
                       pinned_copy, transfer)
 from ..dtypes import DType, get_dtype
 from ..tensor import Tensor, wrap_array
+from . import samples
+from .registry import OpInfo, Sample
 
 __all__ = ["clone"]
 
@@ -187,3 +189,24 @@ METHODS = {
     "bool": _converter("bool"), "short": _converter("int16"), "byte": _converter("uint8"),
     "bfloat16": _converter("bfloat16"),
 }
+
+
+def _to_samples(rng) -> list:
+    """Copies that change nothing in float64 (the checks run there), move nothing, or cast
+    to float64 and back."""
+    return [Sample((samples.values(rng, (3, 4)), "float64"), note="same dtype"),
+            Sample((samples.values(rng, (3, 4)), "cpu"), layout="transposed", note="same device"),
+            Sample((samples.values(rng, (2, 3)),), {"dtype": "float64", "copy": True},
+                   layout="strided", note="copy=True")]
+
+
+OPS = [
+    OpInfo("clone", clone, lambda rng: samples.unary(samples.values, rng),
+           torch=lambda torch, a: torch.clone(a)),
+    OpInfo("contiguous", contiguous, lambda rng: samples.unary(samples.values, rng),
+           torch=lambda torch, a: a.contiguous()),
+    OpInfo("to", to, _to_samples, torch=lambda torch, a, *args, **kwargs: a.to(
+        *(getattr(torch, arg) if arg == "float64" else arg for arg in args),
+        **{key: getattr(torch, value) if key == "dtype" else value for key, value in kwargs.items()})),
+]
+

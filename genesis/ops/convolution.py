@@ -18,7 +18,8 @@ from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from .registry import OpInfo, Sample
 from ._window_kernels import add_columns, columns
-from .window import Fold, Unfold, Windows, as_tuple, check_positive
+from .window import Fold, Unfold, as_tuple, check_positive
+from .window_geometry import Windows
 
 __all__ = ["conv1d", "conv2d", "conv3d"]
 

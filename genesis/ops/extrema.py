@@ -16,6 +16,7 @@ from .gather import along_dim_key
 from .index import IndexScatter
 from .reduce import unreduced
 from .registry import OpInfo, Sample
+from .selection import maximum, minimum
 
 __all__ = ["max", "min", "amax", "amin", "argmax", "argmin"]
 
@@ -163,9 +164,7 @@ def _require_elements(op: str, input: Tensor, dim) -> None:
 
 def _binary(op: str, input: Tensor, other: Tensor) -> Tensor:
     """`max(a, b)` / `min(a, b)` with a tensor `b`: the elementwise maximum / minimum."""
-    import genesis
-
-    return genesis.maximum(input, other) if op == "max" else genesis.minimum(input, other)
+    return maximum(input, other) if op == "max" else minimum(input, other)
 
 
 def max(input: Tensor, dim=None, keepdim: bool = False):

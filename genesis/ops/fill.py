@@ -10,7 +10,9 @@ from ..device import transfer
 from ..dtypes import check_fits
 from ..sizes import describe_value
 from ..tensor import Tensor
+from . import samples
 from .inplace import apply_inplace
+from .registry import OpInfo, Sample
 
 __all__ = []
 
@@ -21,6 +23,7 @@ class Fill(Function):
     @staticmethod
     def forward(ctx, a, value):
         xp = a._device.xp
+        ctx.value_shape = value.shape if isinstance(value, Tensor) else ()
         fill = value._data.reshape(()) if isinstance(value, Tensor) else value
         return xp.full(a.shape, fill, a._data.dtype)
 
@@ -30,7 +33,7 @@ class Fill(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return None, (grad.sum() if ctx.needs_input_grad[1] else None)
+        return None, (grad.sum().reshape(ctx.value_shape) if ctx.needs_input_grad[1] else None)
 
 
 class Copy(Function):
@@ -99,3 +102,36 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
 
 
 METHODS = {"fill_": fill_, "zero_": zero_, "copy_": copy_}
+
+
+def _filled(a: Tensor, value) -> Tensor:
+    """`fill_` on a copy of `a` (a leaf that requires grad can't be written in place)."""
+    return a.clone().fill_(value)
+
+
+def _copied(a: Tensor, src: Tensor) -> Tensor:
+    """`copy_` of `src` into a copy of `a`."""
+    return a.clone().copy_(src)
+
+
+# The overwritten tensor's gradient is None here and zeros in PyTorch; the samples check the
+# value's and the source's gradient.
+OPS = [
+    OpInfo("fill_", _filled, lambda rng: [
+        Sample((samples.values(rng, (3, 4)), samples.values(rng, ())), grad=(False, True),
+               note="tensor value"),
+        Sample((samples.values(rng, (3, 4)), 1.5), grad=(False,), layout="transposed",
+               note="number"),
+        Sample((samples.values(rng, (2, 3)), samples.values(rng, ())), grad=(False, True),
+               layout="strided", note="strided")],
+        torch=lambda torch, a, value: a.clone().fill_(value)),
+    OpInfo("copy_", _copied, lambda rng: [
+        Sample((samples.values(rng, (3, 4)), samples.values(rng, (3, 4))), grad=(False, True),
+               note="same shape"),
+        Sample((samples.values(rng, (3, 4)), samples.values(rng, (4,))), grad=(False, True),
+               note="broadcast src"),
+        Sample((samples.values(rng, (4, 3)), samples.values(rng, (4, 3))), layout="transposed",
+               grad=(False, True), note="transposed")],
+        torch=lambda torch, a, src: a.clone().copy_(src)),
+]
+

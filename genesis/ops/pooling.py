@@ -15,81 +15,14 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._kernels import Elementwise
-from ._select import selects_are_cheap, zero_unless
+from ._select import zero_unless
+from ._window_kernels import (average, finite_unless_cheap, max_scan, max_scatter, padded, spread,
+                              window_maxima)
 from .registry import OpInfo, Sample
-from ._window_kernels import add_windows, average, max_scan, max_scatter, padded, spread
-from .window import Windows, as_tuple, check_positive
+from .window import as_tuple, check_positive
+from .window_geometry import Windows
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d"]  # torch's top-level ones
-
-
-def scan_maxima(xp, parts, count: int, track: bool, device=None):
-    """PyTorch's max scan over the `parts` (arrays of one shape, one per window position):
-    a later part wins only if larger or NaN. Returns the maxima and, if `track`, the number of
-    the winning part (the first on ties).
-
-    On the CPU branch-free: since later parts have larger numbers, the winner's number is the
-    largest number that beat the running maximum (masked selects cost ~50x more than
-    arithmetic there). On a `device` where selects are cheap (a GPU, see _select.py) each
-    part is one fused step that writes the number where the part won and keeps the maximum;
-    strided parts are read as they are.
-    """
-    cheap_selects = device is not None and selects_are_cheap(device)
-    best = arg = None
-    for number, part in enumerate(parts):
-        if not cheap_selects:
-            part = xp.ascontiguousarray(part)  # strided operands would slow every step below
-        if best is None:
-            best = part.copy()
-            if track:  # int32 on a GPU: the type the fused kernels take
-                arg = xp.zeros(best.shape, xp.uint8 if count < 256 and not cheap_selects else xp.int32)
-            continue
-        if track and cheap_selects:
-            _WINDOW_MAX_STEP(device, part, number, best, arg)
-            continue
-        if track:
-            better = part > best
-            if best.dtype.kind == "f":
-                better |= xp.isnan(part)
-            xp.maximum(arg, better * arg.dtype.type(number), out=arg)
-        xp.maximum(best, part, out=best)
-    return best, arg
-
-
-def _window_max_step_reference(device, part, number, best, arg) -> None:
-    xp = device.xp
-    better = part > best
-    if best.dtype.kind == "f":
-        better |= xp.isnan(part)
-    xp.copyto(arg, arg.dtype.type(number), where=better)
-    xp.maximum(best, part, out=best)
-
-
-# One step of the scan, in place: where `part` beats `best` (larger, or NaN) it becomes the
-# best and `number` the winner. (maximum's NaN rule: a NaN best stays, a NaN part wins.)
-_WINDOW_MAX_STEP = Elementwise(
-    "genesis_window_max_step", "T part, int32 number", "T best, int32 arg",
-    "if (part > best || part != part) { best = part; arg = number; }", _window_max_step_reference)
-
-
-def window_maxima(xp, source, windows: Windows, out_size: tuple, track: bool, device):
-    """Max of each window of the padded `source`, and (if `track`) the window position
-    (0 .. prod(kernel) - 1, row-major) it came from."""
-    parts = (source[(..., *windows.slices(offset, out_size))] for _, offset in windows.offsets())
-    return scan_maxima(xp, parts, windows.count, track, device)
-
-
-def _first_valid_positions(xp, windows: Windows, spatial: tuple, out_size: tuple):
-    """For each window, the first position (row-major) that lies inside the input."""
-    number = 0
-    for dim, (size, (before, _), k, s, d) in enumerate(zip(
-            spatial, windows.padding, windows.kernel, windows.stride, windows.dilation)):
-        start = np.arange(out_size[dim]) * s - before
-        first = np.maximum(0, -(start // d))  # ceil(-start / d) for negative starts
-        first = first.reshape((-1,) + (1,) * (len(spatial) - dim - 1))
-        number = number * k + first
-    return xp.asarray(number)
 
 
 def input_positions(xp, arg, windows: Windows, spatial: tuple, out_size: tuple):
@@ -143,30 +76,6 @@ class MaxPoolScatter(Function):
         return MaxPoolGather.apply(grad, ctx.arg, ctx.windows), None, None, None
 
 
-def scan_inside(device, data, windows, low) -> tuple:
-    """The array code of `max_scan`: PyTorch's scan over the padded input, where a window
-    whose maximum only the padding reached (all its cells -inf) names its first cell inside
-    the input, as PyTorch does."""
-    xp = device.xp
-    spatial = data.shape[data.ndim - len(windows.kernel):]
-    out_size = windows.output_size(spatial)
-    best, arg = window_maxima(xp, padded(xp, data, windows, low), windows, out_size, True, device)
-    if windows.padding != ((0, 0),) * len(spatial) and (best == low).any():
-        arg = xp.where(best == low, _first_valid_positions(xp, windows, spatial, out_size),
-                       arg).astype(arg.dtype, copy=False)
-    return best, arg
-
-
-def scatter_to_winners(device, data, arg, spatial: tuple, windows):
-    """The array code of `max_scatter`: for each window position, the gradients of the
-    windows it won added at its cells (a winner is never padding)."""
-    xp = device.xp
-    cheap, finite = _finite_unless_cheap(xp, device, data)
-    return add_windows(xp, data.shape[:data.ndim - len(spatial)], spatial, windows, data.dtype,
-                       lambda number, key: zero_unless(xp, data[key], arg[key] == number,
-                                                       finite, cheap))
-
-
 class MaxPoolGather(Function):
     """For each window, the value of `input` at its recorded maximum's position."""
 
@@ -178,7 +87,7 @@ class MaxPoolGather(Function):
         ctx.spatial = data.shape[data.ndim - len(windows.kernel):]
         source = padded(xp, data, windows)
         out = xp.zeros(arg.shape, data.dtype)
-        cheap, finite = _finite_unless_cheap(xp, input._device, data)
+        cheap, finite = finite_unless_cheap(xp, input._device, data)
         out_size = arg.shape[arg.ndim - len(ctx.spatial):]
         for number, offset in windows.offsets():
             out += zero_unless(xp, source[(..., *windows.slices(offset, out_size))],
@@ -188,23 +97,6 @@ class MaxPoolGather(Function):
     @staticmethod
     def backward(ctx, grad):
         return MaxPoolScatter.apply(grad, ctx.arg, ctx.spatial, ctx.windows), None, None
-
-
-def _finite_unless_cheap(xp, device, data) -> tuple:
-    """(cheap selects?, all values finite?): on the CPU a product may stand in for a select
-    when every value is finite; a GPU selects in one pass and need not wait to find out."""
-    if selects_are_cheap(device):
-        return True, None
-    return False, bool(xp.isfinite(data).all())
-
-
-def window_sums(xp, source, windows: Windows, out_size: tuple):
-    """Sum of each window of the (zero-padded) `source`."""
-    total = None
-    for _, offset in windows.offsets():
-        part = source[(..., *windows.slices(offset, out_size))]
-        total = part.copy() if total is None else total.__iadd__(part)
-    return total
 
 
 class AvgPool(Function):

@@ -16,6 +16,7 @@ from ..tensor import Tensor, wrap_array
 from . import samples
 from ._operands import normalize_dim, normalize_dims, saved_with_input
 from .broadcast import Expand, broadcast_view
+from .join import cat
 from .registry import OpInfo, Sample
 
 __all__ = ["sum", "mean", "prod", "var", "std"]
@@ -109,8 +110,6 @@ def product_of_others(a: Tensor, dim: int) -> Tensor:
 
 def exclusive_cumprod(a: Tensor, dim: int) -> Tensor:
     """Along `dim`, the product of the elements strictly before each one (1 for the first)."""
-    from .join import cat
-
     extent = a.shape[dim]
     ones = wrap_array(a._device.xp.ones(a.shape[:dim] + (1,) + a.shape[dim + 1:], a._data.dtype),
                       a._device)

@@ -1,21 +1,27 @@
 """The op registry: one `OpInfo` per public op, read by the tests, by
 `genesis gradcheck --ops` and by the docs.
 
-Each family module lists its entries in `OPS`; adding an op means writing its
-Function and function in the family file and appending one `OpInfo` there.
+Each family module lists its entries in `OPS`, and its package registers the family
+(`register_family`): genesis.ops for the op families, genesis.nn for nn's Functions. Adding
+an op means writing its Function and function in the family file and appending one
+`OpInfo` there. The registry holds what has been imported: `import genesis` registers all.
 
+>>> import genesis
 >>> from genesis.ops.registry import all_ops
 >>> any(info.name == "mul" for info in all_ops())
 True
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
 
-__all__ = ["OpInfo", "Sample", "all_ops", "find_op"]
+from ..creation import from_numpy
+from ..dtypes import float64
+
+__all__ = ["OpInfo", "Sample", "all_ops", "find_op", "register_family"]
 
 
 @dataclass(frozen=True)
@@ -35,16 +41,14 @@ class Sample:
 
     def tensors(self, dtype=None, device=None):
         """The sample's arguments as genesis tensors (leaves; non-contiguous if asked)."""
-        import genesis
-
-        dtype = dtype or genesis.float64
+        dtype = dtype or float64
         arrays = [i for i, arg in enumerate(self.args) if isinstance(arg, np.ndarray)]
         wants = self.grad if self.grad is not None else tuple(True for _ in arrays)
         built = list(self.args)
         for position, index in enumerate(arrays):
             array = self.args[index]
             floating = array.dtype.kind == "f"
-            tensor = genesis.from_numpy(_with_layout(
+            tensor = from_numpy(_with_layout(
                 array.astype(dtype.numpy_dtype) if floating else array, self.layout))
             if device is not None:
                 tensor = tensor.to(device)
@@ -86,22 +90,22 @@ class OpInfo:
     family: str = ""
 
 
+_families: dict[str, list] = {}
+
+
+def register_family(family: str, ops: list) -> None:
+    """Add a family's `OpInfo`s under the name `family` (an entry that names its own
+    family keeps it). Registering a family again replaces its entries.
+
+    >>> register_family("doc_example", [])
+    >>> del _families["doc_example"]
+    """
+    _families[family] = [info if info.family else replace(info, family=family) for info in ops]
+
+
 def all_ops() -> list:
-    """Every registered op, family by family."""
-    from . import FAMILIES
-
-    ops = []
-    for family in FAMILIES:
-        short = family.__name__.rsplit(".", 1)[-1]
-        for info in getattr(family, "OPS", ()):
-            ops.append(info if info.family else _with_family(info, short))
-    return ops
-
-
-def _with_family(info: OpInfo, family: str) -> OpInfo:
-    from dataclasses import replace
-
-    return replace(info, family=family)
+    """Every registered op, family by family, in the order the families registered."""
+    return [info for ops in _families.values() for info in ops]
 
 
 def find_op(name: str) -> OpInfo:

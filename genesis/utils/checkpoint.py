@@ -27,6 +27,8 @@ from .. import random
 from ..autograd import engine, module_scope
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, grad_state, is_grad_enabled, no_grad
+from ..nn.containers import Sequential
+from ..nn.module import Module
 from ..tensor import Tensor
 
 __all__ = ["checkpoint", "checkpoint_sequential", "recomputed_inputs"]
@@ -128,8 +130,6 @@ def checkpoint(function, *args, preserve_rng_state: bool = True, use_reentrant: 
 
 def _parameters_of(function) -> list:
     """Parameters requiring grad of a module, or of the module a bound method belongs to."""
-    from ..nn import Module
-
     owner = function if isinstance(function, Module) else getattr(function, "__self__", None)
     if not isinstance(owner, Module):
         return []
@@ -139,8 +139,6 @@ def _parameters_of(function) -> list:
 def checkpoint_sequential(functions, segments: int, input, *, preserve_rng_state: bool = True,
                           use_reentrant: bool | None = None):
     """Split a sequence of modules/functions into `segments` checkpointed chunks."""
-    from ..nn import Module, Sequential
-
     functions = list(functions.children()) if isinstance(functions, Module) else list(functions)
     if segments < 1:
         raise ValueError(f"checkpoint_sequential: segments must be >= 1, got {segments}")

@@ -51,7 +51,7 @@ def write_outputs(trace, settings: OutputSettings) -> tuple:
     written, [(severity, message)] for those that could not be: "error" for a file that
     could not be written, "warning" for a picture Graphviz could not draw). One problem
     never stops the other files."""
-    from viz import RenderError, render, to_html
+    from viz import RenderError, render, to_html  # viz loads graphviz: only when drawing
 
     folder = Path(settings.folder)
     files, problems, attempted = {"graphs": []}, [], set()

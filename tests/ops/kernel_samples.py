@@ -15,7 +15,7 @@ import genesis.debug.stats  # noqa: F401  (registers the debug figures' kernels)
 from genesis.ops import samples, unary
 from genesis.ops._kernels import REGISTRY, parameters
 from genesis.ops._window_kernels import _geometry_values
-from genesis.ops.window import Windows
+from genesis.ops.window_geometry import Windows
 
 
 def _normal(rng, shape, dtype):

@@ -58,3 +58,10 @@ def test_copies_do_not_alias_their_input(op):
     out.fill_(-1)
     assert y.tolist() == genesis.arange(12.0).reshape(2, 3, 2).tolist()
     assert out._version_counter is not y._version_counter
+
+
+def test_fill_with_a_one_element_tensor_gives_its_gradient_that_shape():
+    value = genesis.tensor([2.0], requires_grad=True)
+    filled = genesis.zeros(2, 3).fill_(value)
+    filled.sum().backward()
+    assert value.grad.shape == (1,) and value.grad.item() == 6.0

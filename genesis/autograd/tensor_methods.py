@@ -1,0 +1,54 @@
+"""The Tensor methods that run the autograd core: `backward` and `register_hook`.
+
+They live here, not in genesis/tensor.py, because the engine and the hooks build on the
+Tensor class; genesis.ops.catalog binds `METHODS` onto Tensor with every op family's.
+"""
+from __future__ import annotations
+
+from ..tensor import Tensor
+from .engine import backward as run_backward
+from .hooks import RemovableHandle, checked_hook
+
+__all__ = ["backward", "register_hook", "METHODS"]
+
+
+def backward(self: Tensor, gradient=None, retain_graph=None, create_graph: bool = False,
+             inputs=None) -> None:
+    """Compute gradients of this tensor w.r.t. graph leaves, accumulating into `.grad`.
+
+    `gradient` defaults to 1 for a one-element tensor. Saved buffers are freed
+    afterwards unless `retain_graph=True` (default: `create_graph`).
+    `create_graph=True` records the backward itself for higher-order grads.
+
+    >>> import genesis
+    >>> x = genesis.tensor([1., 2.], requires_grad=True)
+    >>> (x * x).sum().backward(); x.grad
+    tensor([2., 4.])
+    """
+    run_backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph,
+                 inputs=inputs)
+
+
+def register_hook(self: Tensor, hook) -> RemovableHandle:
+    """Call `hook(grad)` when this tensor's gradient is computed.
+
+    The hook may return a replacement gradient. Returns a handle whose
+    `.remove()` unregisters it.
+
+    >>> import genesis
+    >>> x = genesis.tensor([1., 2.], requires_grad=True)
+    >>> handle = x.register_hook(lambda g: g * 10)
+    >>> (x * x).sum().backward(); x.grad
+    tensor([20., 40.])
+    """
+    checked_hook(hook, "register_hook")
+    if not self._requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self.grad_fn is not None:
+        return self.grad_fn._add_tensor_hook(self._output_nr, hook)
+    if self._hooks is None:
+        self._hooks = []
+    return RemovableHandle(self._hooks, hook)
+
+
+METHODS = {"backward": backward, "register_hook": register_hook}

@@ -1,0 +1,53 @@
+"""The catalogue of op families: each family module's Functions, public functions
+(`__all__`), Tensor methods (`METHODS`) and registry entries (`OPS`).
+
+Importing this module binds every family's methods onto Tensor, with the autograd core's
+own (`backward`, `register_hook`), and registers the families' ops: the one place either
+happens.
+
+>>> from genesis.ops.catalog import FAMILIES
+>>> from genesis.ops import elementwise
+>>> elementwise in FAMILIES
+True
+"""
+from __future__ import annotations
+
+from ..autograd import tensor_methods
+from ..tensor import Tensor
+from . import (activation, binary_math, broadcast, comparison, convert, cumulative, division,
+               einsum, elementwise, extrema, fill, gather, index, join, linalg, logical, masked,
+               matrix, norm, reduce, reorder, rounding, selection, shape, smooth_activation,
+               softmax, ternary, unary)
+from . import adaptive_pooling, conv_transpose, convolution, linear_systems, pad, pooling, window
+from .registry import register_family
+
+__all__ = ["FAMILIES", "public_functions"]
+
+FAMILIES = (elementwise, division, ternary, unary, rounding, binary_math, selection, activation,
+            smooth_activation, softmax, comparison, logical, reduce, shape, broadcast, index, linalg,
+            convert, fill, extrema, cumulative, norm, join, reorder, matrix, gather, masked, einsum,
+            window, convolution, conv_transpose, pooling, adaptive_pooling, pad, linear_systems)
+
+
+def public_functions() -> dict:
+    """Every function the families export, by name (becomes `genesis.<name>`)."""
+    functions = {}
+    for family in FAMILIES:
+        for name in family.__all__:
+            functions[name] = getattr(family, name)
+    return functions
+
+
+def _bind_methods() -> None:
+    for table in [tensor_methods.METHODS] + [family.METHODS for family in FAMILIES]:
+        for name, method in table.items():
+            setattr(Tensor, name, method)
+
+
+def _register_families() -> None:
+    for family in FAMILIES:
+        register_family(family.__name__.rsplit(".", 1)[-1], family.OPS)
+
+
+_bind_methods()
+_register_families()
