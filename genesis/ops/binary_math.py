@@ -1,4 +1,9 @@
-"""Elementwise math of two inputs: atan2, hypot, logaddexp (broadcasting)."""
+"""Elementwise math of two inputs: atan2, hypot, logaddexp, logaddexp2 (broadcasting).
+
+Each op is one row: its ufunc and its two partial derivatives (Tensor ops, so gradients
+are differentiable again), like PyTorch's derivatives.yaml; the engine sums a gradient
+back to its input's shape where the inputs were broadcast.
+"""
 from __future__ import annotations
 
 from ..autograd.function import Function
@@ -7,7 +12,7 @@ from . import samples
 from ._operands import device_of, float_operands, ignore_float_errors, kind_of, operands
 from .registry import OpInfo
 
-__all__ = ["atan2", "arctan2", "hypot", "logaddexp"]
+__all__ = ["atan2", "arctan2", "hypot", "logaddexp", "logaddexp2"]
 
 
 def _floating_operands(a, b, op: str):
@@ -20,57 +25,51 @@ def _floating_operands(a, b, op: str):
     return x, y
 
 
-class Atan2(Function):
-    """The angle of the point (b, a): atan(a / b) in the right quadrant."""
+def _binary_op(name: str, doc: str, ufunc: str, derivatives, *, saves_output: bool = False,
+               integers: str = "promote", quiet: bool = False):
+    """A Function `name` computing the xp ufunc `ufunc` of two broadcast inputs, with gradient
+    `derivatives` = (d/da, d/db), each a function of (grad, a, b, out): Tensor ops, so the
+    gradient is differentiable again. `out` is None unless `saves_output`. `integers`:
+    "promote" (integer inputs give float32) or "refuse" (PyTorch defines the op for floating
+    point only). `quiet` ops return inf/nan without NumPy warnings."""
+    gradient_a, gradient_b = derivatives
+    floating = float_operands if integers == "promote" else _floating_operands
 
-    @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        x, y = float_operands(a, b, "atan2")
-        return device_of(a, b).xp.arctan2(x, y)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        needs = ctx.needs_input_grad
-        scale = grad / (a * a + b * b)
-        return (scale * b if needs[0] else None), (-scale * a if needs[1] else None)
-
-
-class Hypot(Function):
-    """sqrt(a^2 + b^2), without overflow for large inputs."""
-
-    @staticmethod
-    def forward(ctx, a, b):
-        x, y = _floating_operands(a, b, "hypot")
-        out = wrap_array(device_of(a, b).xp.hypot(x, y), device_of(a, b))
-        ctx.save_for_backward(a, b, out)
+        x, y = floating(a, b, name.lower())
+        device = device_of(a, b)
+        out = getattr(device.xp, ufunc)(x, y)
+        if saves_output:
+            out = wrap_array(out, device)
+        ctx.save_for_backward(a, b, out if saves_output else None)
         return out
 
-    @staticmethod
     def backward(ctx, grad):
         a, b, out = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        scale = grad / out
-        return (scale * a if needs[0] else None), (scale * b if needs[1] else None)
+        return (gradient_a(grad, a, b, out) if needs[0] else None,
+                gradient_b(grad, a, b, out) if needs[1] else None)
+
+    body = {"forward": staticmethod(ignore_float_errors(forward) if quiet else forward),
+            "backward": staticmethod(backward), "__module__": __name__, "__doc__": doc}
+    return type(name, (Function,), body)
 
 
-class Logaddexp(Function):
-    """log(exp(a) + exp(b)), computed without overflow."""
-
-    @staticmethod
-    @ignore_float_errors
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        x, y = _floating_operands(a, b, "logaddexp")
-        return device_of(a, b).xp.logaddexp(x, y)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        needs = ctx.needs_input_grad
-        return ((grad / (1 + (b - a).exp()) if needs[0] else None),
-                (grad / (1 + (a - b).exp()) if needs[1] else None))
+# name, what it computes, ufunc, (d/da, d/db) of the gradient g, the inputs a, b and the output
+Atan2 = _binary_op("Atan2", "The angle of the point (b, a): atan(a / b) in the right quadrant.",
+                   "arctan2", (lambda g, a, b, out: g * b / (a * a + b * b),
+                               lambda g, a, b, out: -g * a / (a * a + b * b)))
+Hypot = _binary_op("Hypot", "sqrt(a^2 + b^2), without overflow for large inputs.", "hypot",
+                   (lambda g, a, b, out: g / out * a, lambda g, a, b, out: g / out * b),
+                   saves_output=True, integers="refuse")
+Logaddexp = _binary_op("Logaddexp", "log(exp(a) + exp(b)), computed without overflow.",
+                       "logaddexp", (lambda g, a, b, out: g / (1 + (b - a).exp()),
+                                     lambda g, a, b, out: g / (1 + (a - b).exp())),
+                       integers="refuse", quiet=True)
+Logaddexp2 = _binary_op("Logaddexp2", "log2(2^a + 2^b), computed without overflow.",
+                        "logaddexp2", (lambda g, a, b, out: g / (1 + (b - a).exp2()),
+                                       lambda g, a, b, out: g / (1 + (a - b).exp2())),
+                        integers="refuse", quiet=True)
 
 
 def atan2(input, other) -> Tensor:
@@ -103,9 +102,20 @@ def logaddexp(input, other) -> Tensor:
     return Logaddexp.apply(input, other)
 
 
+def logaddexp2(input, other) -> Tensor:
+    """log2(2^input + 2^other), stable for large values.
+
+    >>> import genesis
+    >>> genesis.logaddexp2(genesis.tensor([1000.]), genesis.tensor([1000.]))
+    tensor([1001.])
+    """
+    return Logaddexp2.apply(input, other)
+
+
 arctan2 = atan2
 
-METHODS = {"atan2": atan2, "arctan2": atan2, "hypot": hypot, "logaddexp": logaddexp}
+METHODS = {"atan2": atan2, "arctan2": atan2, "hypot": hypot, "logaddexp": logaddexp,
+           "logaddexp2": logaddexp2}
 
 
 def _nonzero(rng, shape):
@@ -119,4 +129,6 @@ OPS = [
            torch=lambda torch, a, b: torch.hypot(a, b)),
     OpInfo("logaddexp", logaddexp, lambda rng: samples.binary(samples.values, samples.values, rng),
            torch=lambda torch, a, b: torch.logaddexp(a, b)),
+    OpInfo("logaddexp2", logaddexp2, lambda rng: samples.binary(samples.values, samples.values, rng),
+           torch=lambda torch, a, b: torch.logaddexp2(a, b)),
 ]

@@ -1,4 +1,4 @@
-"""Unary math, rounding and two-input math: erf accuracy, dtype rules, kink conventions,
+"""Unary math and rounding: erf accuracy, dtype rules, kink conventions,
 silent inf/nan, in-place variants and double backward."""
 import math
 import warnings
@@ -201,33 +201,3 @@ def test_rounding_in_place():
     assert x.floor_() is x and x.tolist() == [-2.0, 2.0]
     y = genesis.tensor([1.2345])
     assert y.round_(decimals=2).tolist() == pytest.approx([1.23])
-
-
-# -- atan2, hypot, logaddexp ---------------------------------------------------------------
-
-def test_atan2_quadrants_and_integers():
-    y, x = genesis.tensor([1.0, 1.0, -1.0, -1.0]), genesis.tensor([1.0, -1.0, -1.0, 1.0])
-    assert genesis.atan2(y, x).tolist() == pytest.approx(
-        [math.pi / 4, 3 * math.pi / 4, -3 * math.pi / 4, -math.pi / 4])
-    out = genesis.atan2(genesis.tensor([1]), genesis.tensor([1]))
-    assert out.dtype is genesis.float32
-
-
-def test_hypot_and_logaddexp_need_floats_and_handle_extremes():
-    with pytest.raises(RuntimeError, match="hypot: needs floating point inputs, got int64 and"):
-        genesis.hypot(genesis.tensor([3]), genesis.tensor([4]))
-    big = genesis.tensor([3e300, 4e300], dtype=genesis.float64)
-    assert genesis.hypot(big[0], big[1]).item() == pytest.approx(5e300)
-    inf = math.inf
-    x = genesis.tensor([-inf, inf, 1000.0])
-    out = genesis.logaddexp(x, x)
-    assert out.tolist() == pytest.approx([-inf, inf, 1000.0 + math.log(2)])
-
-
-def test_binary_math_gradients():
-    a, b = leaf([1.0, -2.0]), leaf([3.0, 0.5])
-    grad_a, grad_b = genesis.autograd.grad(genesis.atan2(a, b).sum(), [a, b])
-    assert grad_a.tolist() == pytest.approx([3 / 10, 0.5 / 4.25])
-    assert grad_b.tolist() == pytest.approx([-1 / 10, 2 / 4.25])
-    assert gradgradcheck(genesis.logaddexp, (a, b))
-    assert gradgradcheck(genesis.hypot, (a, b))
