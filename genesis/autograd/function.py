@@ -233,7 +233,11 @@ class Function:
     # straight-through estimator): gradient checks skip its calls
     surrogate_gradient = False
     _builtin = False         # defined inside genesis: forward works on arrays only
-    forward_inplace = None   # optional fast path writing into target._data (no graph)
+    # The graph-free in-place form (`x.add_(y)` under no_grad), when the op writes into its
+    # first input: `inplace_ufunc`, the name of the xp ufunc the op is (written with out=),
+    # or else `forward_inplace(target, *args)`, a function writing into target._data.
+    inplace_ufunc = None
+    forward_inplace = None
     autocast_policy = None   # under genesis.autocast: "lower" (run in the autocast dtype)
                              # or "float32" (run in float32); None: inputs untouched
     mixes_devices = False    # True: tensor arguments may sit on different devices (copy_)

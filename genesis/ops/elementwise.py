@@ -28,16 +28,12 @@ __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_d
 class Add(Function):
     """a + b."""
 
+    inplace_ufunc = "add"
+
     @staticmethod
     def forward(ctx, a, b):
         x, y = operands(a, b, "add")
         return x + y
-
-    @staticmethod
-    def forward_inplace(target, other):
-        xp = target._device.xp
-        xp.add(target._data, other._data if isinstance(other, Tensor) else other,
-               out=target._data, casting="same_kind")
 
     @staticmethod
     def backward(ctx, grad):
@@ -47,6 +43,8 @@ class Add(Function):
 class Sub(Function):
     """a - b (not defined for bools, as in PyTorch)."""
 
+    inplace_ufunc = "subtract"
+
     @staticmethod
     def forward(ctx, a, b):
         x, y = operands(a, b, "sub")
@@ -55,12 +53,6 @@ class Sub(Function):
                 "sub: subtraction (the `-` operator) with a bool tensor is not supported; use "
                 "`^` or logical_xor() to combine masks, or convert first with .int()")
         return x - y
-
-    @staticmethod
-    def forward_inplace(target, other):
-        xp = target._device.xp
-        xp.subtract(target._data, other._data if isinstance(other, Tensor) else other,
-                    out=target._data, casting="same_kind")
 
     @staticmethod
     def backward(ctx, grad):
@@ -76,18 +68,14 @@ def _is_bool(value) -> bool:
 class Mul(Function):
     """a * b."""
 
+    inplace_ufunc = "multiply"
+
     @staticmethod
     def forward(ctx, a, b):
         needs = ctx.needs_input_grad
         ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)
         x, y = operands(a, b, "mul")
         return x * y
-
-    @staticmethod
-    def forward_inplace(target, other):
-        xp = target._device.xp
-        xp.multiply(target._data, other._data if isinstance(other, Tensor) else other,
-                    out=target._data, casting="same_kind")
 
     @staticmethod
     def backward(ctx, grad):
@@ -106,6 +94,8 @@ def _product_on_arrays(a: Tensor, b) -> Tensor:
 class Div(Function):
     """a / b (true division: integer inputs give float32)."""
 
+    inplace_ufunc = "true_divide"
+
     @staticmethod
     @ignore_float_errors
     def forward(ctx, a, b):
@@ -119,13 +109,6 @@ class Div(Function):
         return out
 
     @staticmethod
-    @ignore_float_errors
-    def forward_inplace(target, other):
-        xp = target._device.xp
-        xp.true_divide(target._data, other._data if isinstance(other, Tensor) else other,
-                       out=target._data, casting="same_kind")
-
-    @staticmethod
     def backward(ctx, grad):
         b, out = ctx.saved_tensors
         needs = ctx.needs_input_grad
@@ -134,6 +117,8 @@ class Div(Function):
 
 class Pow(Function):
     """a ** b for tensor/tensor, tensor/number and number/tensor."""
+
+    inplace_ufunc = "power"
 
     @staticmethod
     @ignore_float_errors
@@ -152,12 +137,6 @@ class Pow(Function):
         out = wrap_array(x ** y, device_of(a, b))
         ctx.save_for_backward(a, b, out)
         return out
-
-    @staticmethod
-    def forward_inplace(target, exponent):
-        xp = target._device.xp
-        xp.power(target._data, exponent._data if isinstance(exponent, Tensor) else exponent,
-                 out=target._data, casting="same_kind")
 
     @staticmethod
     @ignore_float_errors  # 0 * inf and log(0) arise by design where the masks below apply
@@ -199,16 +178,14 @@ def _log_of_number(value) -> float:
 class Neg(Function):
     """-a (not defined for bools: use `~` to invert a mask)."""
 
+    inplace_ufunc = "negative"
+
     @staticmethod
     def forward(ctx, a):
         if a._data.dtype.kind == "b":
             raise RuntimeError("neg: negation (the `-` operator) of a bool tensor is not "
                                "supported; to invert a mask use `~` or logical_not()")
         return -a._data
-
-    @staticmethod
-    def forward_inplace(target):
-        target._device.xp.negative(target._data, out=target._data)
 
     @staticmethod
     def backward(ctx, grad):

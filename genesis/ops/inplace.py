@@ -51,7 +51,9 @@ def apply_inplace(cls, target: Tensor, *args, **kwargs) -> Tensor:
 def _write_without_graph(cls, target: Tensor, args, kwargs) -> None:
     fast = cls.forward_inplace
     try:
-        if fast is not None and not kwargs:
+        if cls.inplace_ufunc is not None and not kwargs:
+            _write_ufunc(cls.inplace_ufunc, target, args)
+        elif fast is not None and not kwargs:
             fast(target, *args)
         else:
             ctx = cls._backward_cls()
@@ -61,6 +63,14 @@ def _write_without_graph(cls, target: Tensor, args, kwargs) -> None:
     except (TypeError, ValueError) as error:
         raise _inplace_error(cls, target, error) from None
     target._version_counter[0] += 1
+
+
+def _write_ufunc(ufunc: str, target: Tensor, args) -> None:
+    """The op as its xp ufunc, written straight into the target's array."""
+    data = target._data
+    getattr(target._device.xp, ufunc)(
+        data, *(arg._data if isinstance(arg, Tensor) else arg for arg in args), out=data,
+        casting="same_kind")
 
 
 def _store(cls, target: Tensor, array) -> None:

@@ -64,13 +64,8 @@ def _math_op(name: str, doc: str, ufunc: str | None, derivative, *, compute=None
         return wrap_array(gradient_kernel(device, grad._data, saved._data), device)
 
     body = {"forward": staticmethod(ignore_float_errors(forward) if quiet else forward),
-            "backward": staticmethod(backward), "__module__": __name__, "__doc__": doc}
-    if ufunc is not None:
-        def forward_inplace(target):
-            getattr(target._device.xp, ufunc)(target._data, out=target._data)
-
-        body["forward_inplace"] = staticmethod(
-            ignore_float_errors(forward_inplace) if quiet else forward_inplace)
+            "backward": staticmethod(backward), "__module__": __name__, "__doc__": doc,
+            "inplace_ufunc": ufunc}
     return type(name, (Function,), body)
 
 
@@ -161,15 +156,13 @@ Erf = _math_op("Erf", "The error function, 2/sqrt(pi) * integral of exp(-t^2) fr
 class Tanh(Function):
     """tanh(a); saves its output: d tanh = 1 - tanh^2."""
 
+    inplace_ufunc = "tanh"
+
     @staticmethod
     def forward(ctx, a):
         out = wrap_array(a._device.xp.tanh(as_floating(a._data)), a._device)
         ctx.save_for_backward(out)
         return out
-
-    @staticmethod
-    def forward_inplace(target):
-        target._device.xp.tanh(target._data, out=target._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -247,6 +240,8 @@ class SigmoidGrad(Function):
 class Abs(Function):
     """|a|; d|a|/da = sign(a), which is 0 at 0 (PyTorch's choice)."""
 
+    inplace_ufunc = "abs"
+
     @staticmethod
     def forward(ctx, a):
         if a._data.dtype.kind == "b":
@@ -254,10 +249,6 @@ class Abs(Function):
                                "non-negative); convert with .int() if you need a number")
         ctx.save_for_backward(a)
         return a._device.xp.abs(a._data)
-
-    @staticmethod
-    def forward_inplace(target):
-        target._device.xp.abs(target._data, out=target._data)
 
     @staticmethod
     def backward(ctx, grad):
