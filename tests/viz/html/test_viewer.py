@@ -15,7 +15,7 @@ from genesis.debug.trace import Trace
 
 from . import reports
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts"
 
 
 def node_id(trace, name: str, graph: int = 0) -> int:

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from genesis.debug.trace import Trace
 from genesis_cli.app import app
 
-SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "buggy" / "wrong_backward.py"
+SCRIPT = Path(__file__).resolve().parents[3] / "examples" / "buggy" / "wrong_backward.py"
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,96 @@
+"""`LRScheduler`, the base class of the epoch-driven schedulers: it records each group's
+`initial_lr`, sets the lrs at construction (step 0) and at each `step()`, and saves its state.
+
+>>> import genesis
+>>> from genesis.optim.lr_scheduler.base import LRScheduler
+>>> class Halving(LRScheduler):
+...     def get_lr(self):
+...         return [base_lr / 2 ** self.last_epoch for base_lr in self.base_lrs]
+>>> optimizer = genesis.optim.SGD([genesis.zeros(1, requires_grad=True)], lr=1.0)
+>>> scheduler = Halving(optimizer)
+>>> optimizer.step(); scheduler.step()
+>>> scheduler.get_last_lr()
+[0.5]
+"""
+from __future__ import annotations
+
+from ..optimizer import Optimizer
+
+__all__ = ["LRScheduler"]
+
+
+class LRScheduler:
+    """Base class: subclasses implement `get_lr()` (the lrs for `self.last_epoch`)."""
+
+    _is_initial = False
+
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                group.setdefault("initial_lr", group["lr"])
+        else:
+            for index, group in enumerate(optimizer.param_groups):
+                if "initial_lr" not in group:
+                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{index}] "
+                                   "when resuming a scheduler with last_epoch >= 0; load the "
+                                   "optimizer's state dict first")
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.last_epoch = last_epoch
+        self._initial_step()
+
+    def _initial_step(self) -> None:
+        """The step a scheduler makes when it starts (at construction, or in SequentialLR)."""
+        self._step_count = 0
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
+
+    def get_lr(self) -> list:
+        raise NotImplementedError(f"{type(self).__name__} must implement get_lr()")
+
+    def step(self) -> None:
+        """Advance one step (call after `optimizer.step()`) and set the new lrs."""
+        self._step_count += 1
+        self._jump_to(None)
+
+    def _jump_to(self, epoch: int | None) -> None:
+        """Set the lrs of the next epoch (None), or of `epoch` from the closed form (where a
+        scheduler has one: SequentialLR starts a scheduler afresh this way)."""
+        if epoch is None:
+            self.last_epoch += 1
+            lrs = self.get_lr()
+        else:
+            self.last_epoch = epoch
+            lrs = self._closed_form() if hasattr(self, "_closed_form") else self.get_lr()
+        for group, lr in zip(self.optimizer.param_groups, lrs):
+            group["lr"] = lr
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def get_last_lr(self) -> list:
+        """The lrs set by the latest `step()` (one per param group)."""
+        return self._last_lr
+
+    def _current_lrs(self) -> list:
+        return [group["lr"] for group in self.optimizer.param_groups]
+
+    def state_dict(self) -> dict:
+        """Every attribute except the optimizer."""
+        return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        self.__dict__.update(state_dict)
+
+
+def per_group(name: str, optimizer: Optimizer, value) -> list:
+    """`value` once per param group: a list or tuple (one per group) as given, else repeated."""
+    groups = len(optimizer.param_groups)
+    if isinstance(value, list | tuple):
+        if len(value) != groups:
+            raise ValueError(f"expected {groups} values for {name}, got {len(value)}")
+        return list(value)
+    return [value] * groups
