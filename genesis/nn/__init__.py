@@ -1,5 +1,6 @@
 """Neural-network building blocks: `Module`, `Parameter`, containers, layers, `init`,
-`utils` and `functional` (imported as `F`).
+`utils` and `functional` (imported as `F`). Importing it registers the functional ops'
+families in the op registry (`genesis.ops.registry`).
 
 >>> import genesis
 >>> from genesis import nn
@@ -7,6 +8,8 @@
 >>> model(genesis.ones(2, 3)).shape
 (2, 1)
 """
+from ..ops.registry import register_family
+from . import _attention, _class_losses, _layers, _norm_functions, _pointwise_losses
 from . import functional, init, utils
 from .activation import (CELU, ELU, GELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
                          LogSoftmax, Mish, PReLU, ReLU, ReLU6, Sigmoid, SiLU, Softmax, Softmin,
@@ -34,3 +37,9 @@ from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, A
                       MaxPool1d, MaxPool2d, MaxPool3d)
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
+
+register_family("layers", _layers.OPS)
+register_family("losses", _pointwise_losses.OPS)
+register_family("class_losses", _class_losses.OPS)
+register_family("normalization", _norm_functions.OPS)
+register_family("attention", _attention.OPS)

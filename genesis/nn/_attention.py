@@ -1,11 +1,13 @@
 """Functional attention: `scaled_dot_product_attention` and the masked softmax attention that
-`MultiheadAttention` builds on."""
+`MultiheadAttention` builds on, composed from differentiable ops; the registry entry (`OPS`)."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
+from ..ops.registry import OpInfo, Sample
+from ..ops.samples import values
 from ..ops.softmax import softmax
 from ..tensor import Tensor, wrap_array
 from ._layers import dropout
@@ -79,3 +81,33 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         mask = causal_mask(query.shape[-2], key.shape[-2], query)
     output, _ = attention(query, key, value, mask, dropout_p, True, scale)
     return output
+
+
+def _attention_samples(rng):
+    def qkv(batch=(2,), target=3, source=5, depth=4, value_depth=6):
+        return (values(rng, batch + (target, depth)), values(rng, batch + (source, depth)),
+                values(rng, batch + (source, value_depth)))
+
+    allowed = rng.random((3, 5)) < 0.7
+    allowed[:, 0] = True  # every query may attend somewhere: no row of -inf alone
+    return [
+        Sample(qkv(), note="(N, L, d)"),
+        Sample(qkv((2, 2)), note="batch and heads"),
+        Sample(qkv(()), note="unbatched"),
+        Sample(qkv(source=3), {"is_causal": True}, note="causal"),
+        Sample(qkv() + (allowed,), note="bool mask"),
+        Sample(qkv() + (values(rng, (3, 5)),), grad=(True, True, True, False),
+               note="float mask"),
+        Sample(qkv(), {"scale": 0.3}, note="scale 0.3"),
+        Sample(qkv(), grad=(True, False, True), note="key needs no grad"),
+        Sample(qkv(), grad=(False, False, True), note="only the value needs grad"),
+        Sample(qkv((2,), 3, 3, 3, 3), layout="transposed", note="transposed"),
+        Sample(qkv(), layout="strided", note="strided"),
+    ]
+
+
+OPS = [
+    OpInfo("scaled_dot_product_attention", scaled_dot_product_attention, _attention_samples,
+           torch=lambda torch, *args, **kw:
+           torch.nn.functional.scaled_dot_product_attention(*args, **kw)),
+]

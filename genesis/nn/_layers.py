@@ -1,4 +1,5 @@
-"""Functional layers: linear, dropout, embedding."""
+"""Functional layers: linear, bilinear, dropout, embedding; their Functions (gradient rules)
+and registry entries (`OPS`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,6 +12,8 @@ from ..ops._kernels import Elementwise
 from ..ops.einsum import einsum
 from ..ops.index import IndexScatter
 from ..ops.inplace import apply_inplace
+from ..ops.registry import OpInfo, Sample
+from ..ops.samples import values
 from ..random import generator_for
 from ..tensor import Tensor, wrap_array
 
@@ -18,7 +21,11 @@ __all__ = ["linear", "bilinear", "dropout", "embedding"]
 
 
 class Linear(Function):
-    """input @ weight.T + bias in one node (PyTorch's addmm)."""
+    """input @ weight.T + bias in one node (PyTorch's addmm).
+
+    Named like the `nn.Linear` Module because its graph nodes are "LinearBackward": a node is
+    named after its Function's class.
+    """
 
     autocast_policy = "lower"
 
@@ -114,7 +121,11 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
 
 
 class Dropout(Function):
-    """Zero each element with probability p and scale the rest by 1 / (1 - p)."""
+    """Zero each element with probability p and scale the rest by 1 / (1 - p).
+
+    Named like the `nn.Dropout` Module because trace checks report it as "Dropout" (and its
+    graph nodes are "DropoutBackward"): names taken from its class name.
+    """
 
     nondeterministic = True
 
@@ -164,8 +175,10 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return Dropout.apply(input, p)
 
 
-class Embedding(Function):
+class EmbeddingFunction(Function):
     """Rows of `weight` picked by integer `indices`; the gradient adds back into those rows."""
+
+    op_name = "embedding"  # in messages
 
     @staticmethod
     def forward(ctx, weight, indices, padding_idx):
@@ -187,7 +200,7 @@ class Embedding(Function):
         the output, which does read that row.
 
         >>> import genesis
-        >>> Embedding.defined_gradients((genesis.zeros(3, 2), genesis.tensor([0]), 1), {})[0]
+        >>> EmbeddingFunction.defined_gradients((genesis.zeros(3, 2), genesis.tensor([0]), 1), {})[0]
         array([[False],
                [ True],
                [False]])
@@ -250,4 +263,82 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         padding_idx %= weight.shape[0]
     if max_norm is not None:
         _renorm_rows(weight, input._data, max_norm, norm_type)
-    return Embedding.apply(weight, input, padding_idx)
+    return EmbeddingFunction.apply(weight, input, padding_idx)
+
+
+def _linear_samples(rng):
+    def arrays(input_shape, out_features=5, bias=True):
+        weight = values(rng, (out_features, input_shape[-1]))
+        made = (values(rng, input_shape), weight)
+        return made + (values(rng, (out_features,)),) if bias else made
+
+    return [
+        Sample(arrays((3, 4)), note="2-D"),
+        Sample(arrays((2, 3, 4)), note="batched 3-D input"),
+        Sample(arrays((4,)), note="1-D input"),
+        Sample(arrays((3, 4), bias=False), note="no bias"),
+        Sample(arrays((3, 4)), grad=(True, False, True), note="weight needs no grad"),
+        Sample(arrays((3, 4)), grad=(False, True, False), note="only the weight needs grad"),
+        Sample(arrays((4, 3)), layout="transposed", note="transposed"),
+        Sample(arrays((2, 3)), layout="strided", note="strided"),
+        Sample(arrays((0, 4)), note="zero-size batch"),
+    ]
+
+
+def _bilinear_samples(rng):
+    def arrays(batch, bias=True):
+        made = (values(rng, batch + (3,)), values(rng, batch + (4,)), values(rng, (5, 3, 4)))
+        return made + (values(rng, (5,)),) if bias else made
+
+    return [
+        Sample(arrays((2,)), note="2-D"),
+        Sample(arrays((2, 3)), note="batched 3-D inputs"),
+        Sample(arrays((2,), bias=False), note="no bias"),
+        Sample(arrays((2,)), grad=(True, False, True, False), note="input2 and bias need no grad"),
+        Sample(arrays((2,)), layout="transposed", note="transposed"),
+        Sample(arrays((2,)), layout="strided", note="strided"),
+    ]
+
+
+def _dropout_samples(rng):
+    """Training-mode dropout draws random numbers, except at p = 1 (everything dropped): the
+    one draw whose result is the same on every run and device, and PyTorch's."""
+    return [
+        Sample((values(rng, (3, 4)), 1.0), note="p=1 drops everything"),
+        Sample((values(rng, (4, 3)), 1.0), layout="transposed", note="p=1 transposed"),
+        Sample((values(rng, (2, 5)),), {"p": 0.5, "training": False}, note="evaluation"),
+        Sample((values(rng, (2, 5)), 0.0), layout="strided", note="p=0 strided"),
+    ]
+
+
+def _embedding_samples(rng):
+    """Indices never name the padding row: its gradient is zero by definition, not the
+    derivative finite differences measure."""
+    def indices(shape, rows=6, avoid=None):
+        choices = [row for row in range(rows) if row != avoid]
+        return rng.choice(choices, size=shape)
+
+    return [
+        Sample((indices((2, 3)), values(rng, (6, 3))), note="2-D indices"),
+        Sample((indices((4,)), values(rng, (6, 3))), note="1-D indices"),
+        Sample((indices((2, 3), avoid=2), values(rng, (6, 3)), 2), note="padding_idx"),
+        Sample((indices((2, 3), avoid=5), values(rng, (6, 3)), -1), note="negative padding_idx"),
+        Sample((np.zeros(4, dtype=np.int64), values(rng, (6, 3))), note="one row picked often"),
+        Sample((indices((3, 2)), values(rng, (6, 3))), layout="transposed", note="transposed"),
+        Sample((indices((2, 3)), values(rng, (6, 3))), layout="strided", note="strided"),
+        Sample((indices((2, 3)), values(rng, (6, 3))), grad=(False, False),
+               note="the weight needs no grad"),
+    ]
+
+
+OPS = [
+    OpInfo("linear", linear, _linear_samples,
+           torch=lambda torch, *args: torch.nn.functional.linear(*args)),
+    OpInfo("bilinear", bilinear, _bilinear_samples,
+           torch=lambda torch, *args: torch.nn.functional.bilinear(*args)),
+    OpInfo("dropout", dropout, _dropout_samples,
+           torch=lambda torch, *args, **kwargs: torch.nn.functional.dropout(*args, **kwargs)),
+    OpInfo("embedding", embedding, _embedding_samples,
+           torch=lambda torch, *args: torch.nn.functional.embedding(*args),
+           kinks="the padding_idx row, whose gradient is zero by definition"),
+]

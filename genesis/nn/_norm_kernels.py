@@ -1,7 +1,7 @@
 """Layer, RMS, group and batch norm on a GPU in fused kernels: forward in four launches,
-backward in five (as array calls they are ten and eleven). `_fused_norm.py` takes these where fusing
-pays (`fusing_pays`); the CPU keeps its in-place array code, which computes the same
-formulas. Means over the normalised dims are CuPy's: the sum divided by the count
+backward in five (as array calls they are ten and eleven), and batch norm's running
+statistics in one. `_norm_functions.py` takes these where fusing pays (`fusing_pays`); the
+CPU keeps its in-place array code, which computes the same formulas. Means over the normalised dims are CuPy's: the sum divided by the count
 (`_in_ind.size() / _out_ind.size()`, the elements reduced into each output).
 
 Where the norm's elements form rows with the weight (and bias) given (layer, RMS and group
@@ -19,7 +19,7 @@ from ..ops._row_kernels import RowKernel, row_geometry
 from ..ops.broadcast import broadcast_axes
 from ..ops.softmax import SUM_PRODUCT
 
-__all__ = ["normalize_forward", "normalize_backward", "summed_to"]
+__all__ = ["normalize_forward", "normalize_backward", "summed_to", "update_running_statistics"]
 
 _MEAN = f"mean = {MEAN_OF_REDUCED}"
 
@@ -337,3 +337,43 @@ def normalize_backward(device, g, weight, normalized, rstd, shapes: tuple, targe
         mean_gwn = _MEAN_TRIPLE_PRODUCT(device, g, w, normalized, axis=dims, keepdims=True)
         grad_input = _NORM_GRAD(device, g, w, normalized, rstd, mean_gw, mean_gwn)
     return grad_input, grad_weight, grad_bias
+
+
+def _update_running_reference(device, statistic, momentum, correction, running) -> None:
+    running *= 1 - momentum
+    running += momentum * (statistic * correction).astype(running.dtype, copy=False)
+
+
+# running = (1 - momentum) * running + momentum * statistic * correction, in place (one launch).
+_UPDATE_RUNNING = Elementwise(
+    "genesis_update_running", "T statistic, T momentum, T correction", "T running",
+    "running = running * (T(1) - momentum) + momentum * (statistic * correction)",
+    _update_running_reference)
+
+
+def _update_both_reference(device, mean, variance, momentum, correction, running_mean,
+                           running_var) -> None:
+    _update_running_reference(device, mean, momentum, 1.0, running_mean)
+    _update_running_reference(device, variance, momentum, correction, running_var)
+
+
+# Both running statistics in one launch: the mean's, and the variance's (made unbiased).
+_UPDATE_BOTH = Elementwise(
+    "genesis_update_running_both", "T mean, T variance, T momentum, T correction",
+    "T running_mean, T running_var",
+    "running_mean = running_mean * (T(1) - momentum) + momentum * mean; "
+    "running_var = running_var * (T(1) - momentum) + momentum * (variance * correction)",
+    _update_both_reference)
+
+
+def update_running_statistics(device, running_mean, running_var, mean, variance,
+                              momentum: float, correction: float) -> None:
+    """Move the running statistics arrays given (either may be None) toward the batch's
+    `mean` and `variance` (times `correction`, making it unbiased) by `momentum`, in place."""
+    if running_mean is not None and running_var is not None:
+        _UPDATE_BOTH(device, mean, variance, momentum, correction, running_mean, running_var)
+        return
+    for running, statistic, factor in ((running_mean, mean, 1.0),
+                                       (running_var, variance, correction)):
+        if running is not None:
+            _UPDATE_RUNNING(device, statistic, momentum, factor, running)

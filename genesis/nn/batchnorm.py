@@ -5,7 +5,7 @@ from ..autograd.grad_mode import no_grad
 from ..creation import ones, tensor, zeros
 from ..dtypes import int64
 from ..tensor import Tensor
-from ._normalization import batch_norm
+from ._norm_functions import batch_norm
 from .module import Module
 from .parameter import Parameter
 

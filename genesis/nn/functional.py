@@ -1,7 +1,39 @@
-"""Functional forms of activations, losses and layers (`import genesis.nn.functional as F`)."""
+"""Functional forms of activations, losses and layers (`import genesis.nn.functional as F`).
+
+Each family lives in its own module: activations, convolution, pooling, unfold/fold and pad
+with the ops (`genesis.ops.activation`, `.convolution`, `.pooling`, ...); linear, bilinear,
+dropout and embedding in `_layers`; the losses in `_pointwise_losses` and `_class_losses`;
+the norms in `_norm_functions`; attention in `_attention`.
+
+>>> import genesis
+>>> import genesis.nn.functional as F
+>>> F.relu(genesis.tensor([-1., 2.]))
+tensor([0., 2.])
+"""
 from ..ops.activation import *  # noqa: F401,F403  (relu, gelu, softmax, ...)
 from ..ops.activation import __all__ as _activation_names
-from ._functional_layers import *  # noqa: F401,F403  (linear, dropout, conv2d, losses, ...)
-from ._functional_layers import __all__ as _layer_names
+from ..ops.adaptive_pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,
+                                    adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d)
+from ..ops.conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
+from ..ops.convolution import conv1d, conv2d, conv3d
+from ..ops.pad import pad
+from ..ops.pooling import avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d, max_pool3d
+from ..ops.window import fold, unfold
+from ._attention import *  # noqa: F401,F403
+from ._attention import __all__ as _attention_names
+from ._class_losses import *  # noqa: F401,F403
+from ._class_losses import __all__ as _class_loss_names
+from ._layers import *  # noqa: F401,F403
+from ._layers import __all__ as _layer_names
+from ._norm_functions import *  # noqa: F401,F403
+from ._norm_functions import __all__ as _norm_names
+from ._pointwise_losses import *  # noqa: F401,F403
+from ._pointwise_losses import __all__ as _pointwise_loss_names
 
-__all__ = list(_activation_names) + list(_layer_names)
+__all__ = list(_activation_names) + _layer_names + _pointwise_loss_names + _class_loss_names + \
+    _norm_names + _attention_names + [
+        "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+        "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+        "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+        "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "unfold", "fold",
+        "pad"]

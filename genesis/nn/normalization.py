@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..creation import ones, zeros
 from ..tensor import Tensor
-from ._normalization import group_norm, layer_norm, rms_norm
+from ._norm_functions import group_norm, layer_norm, rms_norm
 from .module import Module
 from .parameter import Parameter
 

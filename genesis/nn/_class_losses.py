@@ -1,164 +1,29 @@
-"""Functional losses with PyTorch's semantics: reductions, class weights, ignore_index, label
-smoothing. Most are composed from differentiable ops; cross entropy against class indices,
-the common training loss, is one fused node (two: plain targets, and weighted, ignored or
-smoothed ones) built from fused GPU kernels, differentiable again under create_graph."""
+"""Functional losses against class indices, with PyTorch's semantics (class weights,
+ignore_index, label smoothing): nll_loss and cross_entropy; and their registry entries
+(`OPS`). Cross entropy, the common training loss, is one fused node (two: plain targets, and
+weighted, ignored or smoothed ones) built from fused GPU kernels, differentiable again under
+create_graph."""
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
 from ..autograd.function import Function
-from ..device import device_mismatch_message
 from ..autograd.grad_mode import grad_state
-from ..ops._operands import ignore_float_errors
-from ..ops.activation import relu
-from ..ops.gather import gather
-from ..ops.selection import clamp, where
+from ..device import device_mismatch_message
 from ..ops._index_checks import any_outside
-from ..ops._kernels import MEAN_OF_REDUCED, Elementwise, Reduction
+from ..ops._kernels import Elementwise
+from ..ops._operands import ignore_float_errors
 from ..ops._row_kernels import RowKernel
+from ..ops.gather import gather
+from ..ops.registry import OpInfo, Sample
+from ..ops.samples import positive, values
 from ..ops.softmax import PEAK_AND_LOG_TOTAL, log_softmax, log_softmax_reference, softmax
-from ..ops.unary import abs, exp, log, log1p
 from ..tensor import Tensor, wrap_array
+from ._pointwise_losses import REDUCTIONS, quiet_mean, reduce_loss
 
-__all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
-           "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"]
-
-_REDUCTIONS = ("none", "mean", "sum")
-
-
-def _reduce(loss: Tensor, reduction: str, name: str) -> Tensor:
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    if reduction == "none":
-        return loss
-    raise ValueError(f"{name}: {reduction!r} is not a valid value for reduction; use one of "
-                     f"{_REDUCTIONS}")
-
-
-def _check_pair(input: Tensor, target: Tensor, name: str) -> None:
-    if not isinstance(target, Tensor):
-        raise TypeError(f"{name}: target must be a genesis Tensor, got {type(target).__name__}")
-    if target.shape != input.shape:
-        warnings.warn(f"{name}: the target size {tuple(target.shape)} differs from the input size "
-                      f"{tuple(input.shape)}; they will be broadcast, which is probably not what "
-                      "you want. Make them the same size.", stacklevel=3)
-
-
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Mean squared error: (input - target)**2, reduced.
-
-    >>> import genesis
-    >>> import genesis.nn.functional as F
-    >>> F.mse_loss(genesis.tensor([1., 2.]), genesis.tensor([0., 0.]))
-    tensor(2.5000)
-    """
-    _check_pair(input, target, "mse_loss")
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"mse_loss: {reduction!r} is not a valid value for reduction; use one of "
-                         f"{_REDUCTIONS}")
-    return MseLoss.apply(input, target, reduction)
-
-
-def _quiet_mean(values, where: dict):
-    """values.mean(**where); the mean of nothing is nan, without NumPy's warning (PyTorch's)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return values.mean(**where)
-
-
-def _pointwise_loss(name: str, inputs: str, expression: str, reference) -> dict:
-    """Kernels for a loss computed per element by `expression` (C, over `inputs`) or
-    `reference` (array calls): reduction -> kernel, "none" keeping every element, "sum" and
-    "mean" reducing them all in the same launch."""
-    return {
-        "none": Elementwise(f"genesis_{name}", inputs, "T loss", f"loss = {expression}", reference),
-        "sum": Reduction(f"genesis_{name}_sum", inputs, "T loss", expression, "a + b", "loss = a",
-                         "0", lambda device, *args, **where: reference(device, *args).sum(**where)),
-        "mean": Reduction(f"genesis_{name}_mean", inputs, "T loss", expression, "a + b",
-                          f"loss = {MEAN_OF_REDUCED}", "0",
-                          lambda device, *args, **where: _quiet_mean(reference(device, *args), where)),
-    }
-
-
-def _reduced_loss(kernels: dict, device, arrays, reduction: str):
-    """The loss of `_pointwise_loss`'s `kernels` over `arrays`, reduced by `reduction`."""
-    if reduction == "none":
-        return kernels["none"](device, *arrays)
-    return device.xp.asarray(kernels[reduction](device, *arrays, axis=None, keepdims=False))
-
-
-def _gradient_scale(factor: float, arrays, reduction: str) -> float:
-    """`factor`, over the number of elements the broadcast `arrays` hold for "mean" (nan
-    for none: the mean of nothing)."""
-    if reduction != "mean":
-        return factor
-    count = math.prod(np.broadcast_shapes(*(np.shape(array) for array in arrays)))
-    return factor / count if count else math.nan
-
-
-_SQUARED_ERROR = _pointwise_loss("squared_error", "T x, T t", "(x - t) * (x - t)",
-                                 lambda device, x, t: (x - t) * (x - t))
-_SQUARED_ERROR_GRAD = Elementwise("genesis_squared_error_grad", "T x, T t, T g, T scale", "T dx",
-                                  "dx = (x - t) * (g * scale)",
-                                  lambda device, x, t, g, scale: (x - t) * (g * scale))
-
-
-class MseLoss(Function):
-    """(input - target)**2, reduced, in one node: one GPU launch forward and one (two when
-    the target needs a gradient too) backward."""
-
-    @staticmethod
-    @ignore_float_errors  # the mean of nothing is nan
-    def forward(ctx, input, target, reduction):
-        ctx.save_for_backward(input, target)
-        ctx.reduction = reduction
-        return _reduced_loss(_SQUARED_ERROR, input._device, (input._data, target._data), reduction)
-
-    @staticmethod
-    def backward(ctx, grad):
-        input, target = ctx.saved_tensors
-        needs = ctx.needs_input_grad
-        scale = _gradient_scale(2.0, (input._data, target._data), ctx.reduction)
-        if grad_state.enabled:  # create_graph: differentiable ops
-            to_input = (input - target) * (grad * scale)
-        else:
-            device = input._device
-            to_input = wrap_array(_SQUARED_ERROR_GRAD(device, input._data, target._data,
-                                                      grad._data, scale), device)
-        return to_input if needs[0] else None, -to_input if needs[1] else None, None
-
-
-def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Mean absolute error: |input - target|, reduced."""
-    _check_pair(input, target, "l1_loss")
-    return _reduce(abs(input - target), reduction, "l1_loss")
-
-
-def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0) -> Tensor:
-    """0.5 * d**2 / beta where |d| < beta, else |d| - 0.5 * beta (d = input - target)."""
-    _check_pair(input, target, "smooth_l1_loss")
-    if beta < 0:
-        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
-    distance = abs(input - target)
-    if beta == 0:
-        return _reduce(distance, reduction, "smooth_l1_loss")
-    loss = where(distance < beta, distance ** 2 * (0.5 / beta), distance - 0.5 * beta)
-    return _reduce(loss, reduction, "smooth_l1_loss")
-
-
-def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
-    """0.5 * d**2 where |d| < delta, else delta * (|d| - 0.5 * delta)."""
-    _check_pair(input, target, "huber_loss")
-    if delta <= 0:
-        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
-    distance = abs(input - target)
-    loss = where(distance < delta, distance ** 2 * 0.5, (distance - 0.5 * delta) * delta)
-    return _reduce(loss, reduction, "huber_loss")
+__all__ = ["nll_loss", "cross_entropy"]
 
 
 def _class_dim(input: Tensor, target: Tensor, name: str) -> int:
@@ -230,11 +95,11 @@ def _target_weights(weight: Tensor | None, safe_target, kept, input: Tensor):
 def _nll(log_probs: Tensor, safe_target, weights, class_dim: int, reduction: str) -> Tensor:
     loss = -_picked(log_probs, safe_target, class_dim)
     if weights is None:
-        return _reduce(loss, reduction, "nll_loss")
+        return reduce_loss(loss, reduction, "nll_loss")
     loss = loss * wrap_array(weights, log_probs.device)
     if reduction == "mean":
         return loss.sum() / wrap_array(weights.sum(), log_probs.device)
-    return _reduce(loss, reduction, "nll_loss")
+    return reduce_loss(loss, reduction, "nll_loss")
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100,
@@ -310,7 +175,7 @@ class CrossEntropy(Function):
         elif reduction == "sum":
             loss = losses.sum()
         else:
-            loss = _quiet_mean(losses, {})  # the mean of nothing is nan
+            loss = quiet_mean(losses, {})  # the mean of nothing is nan
         if ctx.needs_input_grad[0]:
             ctx.save_for_backward(input)
             ctx.log_probabilities, ctx.index, ctx.axis, ctx.scale, ctx.reduction = \
@@ -422,9 +287,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     """
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
-    if reduction not in _REDUCTIONS:
+    if reduction not in REDUCTIONS:
         raise ValueError(f"cross_entropy: {reduction!r} is not a valid value for reduction; use one "
-                         f"of {_REDUCTIONS}")
+                         f"of {REDUCTIONS}")
     class_dim = 0 if input.ndim == 1 else 1
     classes = input.shape[class_dim]
     if weight is not None and weight.shape != (classes,):
@@ -458,114 +323,70 @@ def _cross_entropy_with_probabilities(input, target, weight, reduction, label_sm
     loss = -products.sum(class_dim)
     if reduction == "mean":
         return loss.sum() / (input.numel() // classes)
-    return _reduce(loss, reduction, "cross_entropy")
+    return reduce_loss(loss, reduction, "cross_entropy")
 
 
-def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                         reduction: str = "mean") -> Tensor:
-    """-(t * log(x) + (1 - t) * log(1 - x)) for probabilities x in [0, 1]; each log is
-    clamped at -100 (as in PyTorch), so x = 0 or 1 gives a finite loss."""
-    _check_pair(input, target, "binary_cross_entropy")
-    data = input._data
-    if bool(((data < 0) | (data > 1)).any()):
-        raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1; "
-                           "for logits use binary_cross_entropy_with_logits")
-    log_x = clamp(log(clamp(input, min=0.0)), min=-100.0)
-    log_not_x = clamp(log(clamp(1 - input, min=0.0)), min=-100.0)
-    loss = -(target * log_x + (1 - target) * log_not_x)
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction, "binary_cross_entropy")
+def _class_samples(rng, *, label_smoothing: bool) -> list:
+    """Samples for a loss of (scores, class indices): each reduction, class weights,
+    ignored targets, spatial and 1-D inputs, non-contiguous scores."""
+    def classes(shape, count=5, ignored=None):
+        target = rng.integers(0, count, size=shape)
+        if ignored is not None:
+            target.reshape(-1)[::3] = ignored
+        return target
+
+    weight = positive(rng, (5,))
+    samples = [
+        Sample((values(rng, (4, 5)), classes(4)), note="mean"),
+        Sample((values(rng, (4, 5)), classes(4)), {"reduction": "sum"}, note="sum"),
+        Sample((values(rng, (4, 5)), classes(4)), {"reduction": "none"}, note="none"),
+        Sample((values(rng, (2, 5, 3)), classes((2, 3))), note="spatial (N, C, d)"),
+        Sample((values(rng, (5,)), classes(())), note="1-D scores"),
+        Sample((values(rng, (4, 5)), classes(4), weight), grad=(True, False, False),
+               note="class weights"),
+        Sample((values(rng, (2, 5, 3)), classes((2, 3)), weight), {"reduction": "none"},
+               grad=(True, False, False), note="class weights, none"),
+        Sample((values(rng, (6, 5)), classes(6, ignored=-100)), note="ignored targets"),
+        Sample((values(rng, (6, 5)), classes(6, ignored=2), weight), {"ignore_index": 2},
+               grad=(True, False, False), note="ignore_index 2 with class weights"),
+        Sample((values(rng, (4, 5)), classes(4)), grad=(False, False), note="no grad"),
+        Sample((values(rng, (4, 5)), classes(4)), layout="transposed", note="transposed"),
+        Sample((values(rng, (2, 5, 3)), classes((2, 3))), {"reduction": "sum"}, layout="strided",
+               note="strided"),
+    ]
+    if label_smoothing:
+        samples += [
+            Sample((values(rng, (4, 5)), classes(4)), {"label_smoothing": 0.1},
+                   note="label smoothing"),
+            Sample((values(rng, (6, 5)), classes(6, ignored=-100), weight),
+                   {"label_smoothing": 0.2, "reduction": "sum"}, grad=(True, False, False),
+                   note="label smoothing, class weights, ignored targets"),
+        ]
+    return samples
 
 
-def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                                     reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
-    """Binary cross entropy of sigmoid(input), computed stably from the logits; `pos_weight`
-    weighs the positive term (one value per class, broadcast over the last dimension)."""
-    _check_pair(input, target, "binary_cross_entropy_with_logits")
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"binary_cross_entropy_with_logits: {reduction!r} is not a valid value "
-                         f"for reduction; use one of {_REDUCTIONS}")
-    constants = [t for t in (target, weight, pos_weight) if t is not None]
-    if all(isinstance(t, Tensor) and not t.requires_grad for t in constants):
-        return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
-    # A target or weight that needs a gradient too: composed from differentiable ops.
-    log_sigmoid_neg = log1p(exp(-abs(input))) + relu(-input)  # -log(sigmoid(input))
-    if pos_weight is None:
-        loss = (1 - target) * input + log_sigmoid_neg
-    else:
-        loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * log_sigmoid_neg
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+def _nll_loss_samples(rng):
+    return _class_samples(rng, label_smoothing=False)
 
 
-# Per element, with lw = 1 + (pos_weight - 1) * t and -log(sigmoid(x)) computed stably:
-# loss = ((1 - t) * x + lw * -log(sigmoid(x))) * weight; d loss / dx = ((1 - t) + lw *
-# (sigmoid(x) - 1)) * weight (weight and pos_weight are 1 when not given).
-_BCE_LOGITS_EXPRESSION = ("((T(1) - t) * x + (T(1) + (pw - T(1)) * t)"
-                          " * (log1p(exp(-fabs(x))) + (x < T(0) ? -x : T(0)))) * w")
+def _probability_targets(rng, shape, class_dim=1):
+    scores = rng.uniform(0.1, 1.0, size=shape)
+    return scores / scores.sum(axis=class_dim, keepdims=True)
 
 
-def _bce_logits_reference(device, x, t, w, pw):
-    xp = device.xp
-    log_sigmoid_neg = xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0)
-    return ((1 - t) * x + (1 + (pw - 1) * t) * log_sigmoid_neg) * w
+def _cross_entropy_samples(rng):
+    return _class_samples(rng, label_smoothing=True) + [
+        Sample((values(rng, (4, 5)), _probability_targets(rng, (4, 5))),
+               note="probability targets"),
+        Sample((values(rng, (2, 5, 3)), _probability_targets(rng, (2, 5, 3)), positive(rng, (5,))),
+               {"label_smoothing": 0.1, "reduction": "none"}, grad=(True, False, False),
+               note="probability targets, class weights, label smoothing"),
+    ]
 
 
-_BCE_LOGITS = _pointwise_loss("bce_logits", "T x, T t, T w, T pw", _BCE_LOGITS_EXPRESSION,
-                              _bce_logits_reference)
-
-
-def _bce_logits_grad_reference(device, x, t, w, pw, g, scale):
-    sigmoid = 1 / (1 + device.xp.exp(-x))
-    return ((1 - t) + (1 + (pw - 1) * t) * (sigmoid - 1)) * w * (g * scale)
-
-
-_BCE_LOGITS_GRAD = Elementwise(
-    "genesis_bce_logits_grad", "T x, T t, T w, T pw, T g, T scale", "T dx",
-    "T sigmoid = T(1) / (T(1) + exp(-x));"
-    " dx = ((T(1) - t) + (T(1) + (pw - T(1)) * t) * (sigmoid - T(1))) * w * (g * scale)",
-    _bce_logits_grad_reference)
-
-
-class BinaryCrossEntropyWithLogits(Function):
-    """Binary cross entropy of sigmoid(input) from the logits, reduced, in one node (one GPU
-    launch each way), for a target, weight and pos_weight that need no gradient."""
-
-    @staticmethod
-    @ignore_float_errors
-    def forward(ctx, input, target, weight, pos_weight, reduction):
-        device = input._device
-        arrays = (input._data, target._data, 1.0 if weight is None else weight._data,
-                  1.0 if pos_weight is None else pos_weight._data)
-        ctx.arrays, ctx.reduction = arrays, reduction
-        ctx.save_for_backward(input)
-        return _reduced_loss(_BCE_LOGITS, device, arrays, reduction)
-
-    @staticmethod
-    @ignore_float_errors
-    def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
-        _, t, w, pw = ctx.arrays
-        scale = _gradient_scale(1.0, ctx.arrays, ctx.reduction)
-        device = input._device
-        if grad_state.enabled:  # create_graph: differentiable in the input
-            t, w, pw = (wrap_array(device.xp.asarray(a), device) for a in (t, w, pw))
-            return ((1 - t) + (1 + (pw - 1) * t) * (input.sigmoid() - 1)) * w * (grad * scale), \
-                None, None, None, None
-        return wrap_array(_BCE_LOGITS_GRAD(device, input._data, t, w, pw, grad._data, scale),
-                          device), None, None, None, None
-
-
-def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False) -> Tensor:
-    """KL(target || exp(input)) pointwise: target * (log(target) - input), 0 where target is 0.
-    `input` holds log-probabilities; "batchmean" divides the sum by the batch size (the true KL)."""
-    if log_target:
-        loss = exp(target) * (target - input)
-    else:
-        positive = target > 0
-        loss = target * (log(where(positive, target, 1.0)) - input)
-    if reduction == "batchmean":
-        return loss.sum() / (input.shape[0] if input.ndim else 1)
-    return _reduce(loss, reduction, "kl_div")
+OPS = [
+    OpInfo("nll_loss", nll_loss, _nll_loss_samples,
+           torch=lambda torch, *args, **kw: torch.nn.functional.nll_loss(*args, **kw)),
+    OpInfo("cross_entropy", cross_entropy, _cross_entropy_samples,
+           torch=lambda torch, *args, **kw: torch.nn.functional.cross_entropy(*args, **kw)),
+]

@@ -1,0 +1,414 @@
+"""Functional losses computed element by element, then reduced, with PyTorch's semantics:
+mse_loss, l1_loss, smooth_l1_loss, huber_loss, binary_cross_entropy(_with_logits), kl_div;
+and their registry entries (`OPS`). Most are composed from differentiable ops; mse_loss and
+binary_cross_entropy_with_logits (for targets and weights that need no gradient) are one
+node each, from fused GPU kernels. The losses against class indices are in
+`_class_losses.py`."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..autograd.grad_mode import grad_state
+from ..ops._kernels import MEAN_OF_REDUCED, Elementwise, Reduction
+from ..ops._operands import ignore_float_errors
+from ..ops.activation import relu
+from ..ops.registry import OpInfo, Sample
+from ..ops.samples import away_from, positive, values
+from ..ops.selection import clamp, where
+from ..ops.unary import abs, exp, log, log1p
+from ..tensor import Tensor, wrap_array
+
+__all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "kl_div"]
+
+REDUCTIONS = ("none", "mean", "sum")
+
+
+def reduce_loss(loss: Tensor, reduction: str, name: str) -> Tensor:
+    """The per-element `loss` reduced as `reduction` says; `name` (the loss) for the error."""
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{name}: {reduction!r} is not a valid value for reduction; use one of "
+                     f"{REDUCTIONS}")
+
+
+def _check_pair(input: Tensor, target: Tensor, name: str) -> None:
+    if not isinstance(target, Tensor):
+        raise TypeError(f"{name}: target must be a genesis Tensor, got {type(target).__name__}")
+    if target.shape != input.shape:
+        warnings.warn(f"{name}: the target size {tuple(target.shape)} differs from the input size "
+                      f"{tuple(input.shape)}; they will be broadcast, which is probably not what "
+                      "you want. Make them the same size.", stacklevel=3)
+
+
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean squared error: (input - target)**2, reduced.
+
+    >>> import genesis
+    >>> import genesis.nn.functional as F
+    >>> F.mse_loss(genesis.tensor([1., 2.]), genesis.tensor([0., 0.]))
+    tensor(2.5000)
+    """
+    _check_pair(input, target, "mse_loss")
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"mse_loss: {reduction!r} is not a valid value for reduction; use one of "
+                         f"{REDUCTIONS}")
+    return MseLoss.apply(input, target, reduction)
+
+
+def quiet_mean(values, where: dict):
+    """values.mean(**where); the mean of nothing is nan, without NumPy's warning (PyTorch's)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return values.mean(**where)
+
+
+def _pointwise_loss(name: str, inputs: str, expression: str, reference) -> dict:
+    """Kernels for a loss computed per element by `expression` (C, over `inputs`) or
+    `reference` (array calls): reduction -> kernel, "none" keeping every element, "sum" and
+    "mean" reducing them all in the same launch."""
+    return {
+        "none": Elementwise(f"genesis_{name}", inputs, "T loss", f"loss = {expression}", reference),
+        "sum": Reduction(f"genesis_{name}_sum", inputs, "T loss", expression, "a + b", "loss = a",
+                         "0", lambda device, *args, **where: reference(device, *args).sum(**where)),
+        "mean": Reduction(f"genesis_{name}_mean", inputs, "T loss", expression, "a + b",
+                          f"loss = {MEAN_OF_REDUCED}", "0",
+                          lambda device, *args, **where: quiet_mean(reference(device, *args), where)),
+    }
+
+
+def _reduced_loss(kernels: dict, device, arrays, reduction: str):
+    """The loss of `_pointwise_loss`'s `kernels` over `arrays`, reduced by `reduction`."""
+    if reduction == "none":
+        return kernels["none"](device, *arrays)
+    return device.xp.asarray(kernels[reduction](device, *arrays, axis=None, keepdims=False))
+
+
+def _gradient_scale(factor: float, arrays, reduction: str) -> float:
+    """`factor`, over the number of elements the broadcast `arrays` hold for "mean" (nan
+    for none: the mean of nothing)."""
+    if reduction != "mean":
+        return factor
+    count = math.prod(np.broadcast_shapes(*(np.shape(array) for array in arrays)))
+    return factor / count if count else math.nan
+
+
+_SQUARED_ERROR = _pointwise_loss("squared_error", "T x, T t", "(x - t) * (x - t)",
+                                 lambda device, x, t: (x - t) * (x - t))
+_SQUARED_ERROR_GRAD = Elementwise("genesis_squared_error_grad", "T x, T t, T g, T scale", "T dx",
+                                  "dx = (x - t) * (g * scale)",
+                                  lambda device, x, t, g, scale: (x - t) * (g * scale))
+
+
+class MseLoss(Function):
+    """(input - target)**2, reduced, in one node: one GPU launch forward and one (two when
+    the target needs a gradient too) backward."""
+
+    @staticmethod
+    @ignore_float_errors  # the mean of nothing is nan
+    def forward(ctx, input, target, reduction):
+        ctx.save_for_backward(input, target)
+        ctx.reduction = reduction
+        return _reduced_loss(_SQUARED_ERROR, input._device, (input._data, target._data), reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        scale = _gradient_scale(2.0, (input._data, target._data), ctx.reduction)
+        if grad_state.enabled:  # create_graph: differentiable ops
+            to_input = (input - target) * (grad * scale)
+        else:
+            device = input._device
+            to_input = wrap_array(_SQUARED_ERROR_GRAD(device, input._data, target._data,
+                                                      grad._data, scale), device)
+        return to_input if needs[0] else None, -to_input if needs[1] else None, None
+
+
+def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean absolute error: |input - target|, reduced."""
+    _check_pair(input, target, "l1_loss")
+    return reduce_loss(abs(input - target), reduction, "l1_loss")
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """0.5 * d**2 / beta where |d| < beta, else |d| - 0.5 * beta (d = input - target)."""
+    _check_pair(input, target, "smooth_l1_loss")
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    distance = abs(input - target)
+    if beta == 0:
+        return reduce_loss(distance, reduction, "smooth_l1_loss")
+    loss = where(distance < beta, distance ** 2 * (0.5 / beta), distance - 0.5 * beta)
+    return reduce_loss(loss, reduction, "smooth_l1_loss")
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
+    """0.5 * d**2 where |d| < delta, else delta * (|d| - 0.5 * delta)."""
+    _check_pair(input, target, "huber_loss")
+    if delta <= 0:
+        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    distance = abs(input - target)
+    loss = where(distance < delta, distance ** 2 * 0.5, (distance - 0.5 * delta) * delta)
+    return reduce_loss(loss, reduction, "huber_loss")
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         reduction: str = "mean") -> Tensor:
+    """-(t * log(x) + (1 - t) * log(1 - x)) for probabilities x in [0, 1]; each log is
+    clamped at -100 (as in PyTorch), so x = 0 or 1 gives a finite loss."""
+    _check_pair(input, target, "binary_cross_entropy")
+    data = input._data
+    if bool(((data < 0) | (data > 1)).any()):
+        raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1; "
+                           "for logits use binary_cross_entropy_with_logits")
+    log_x = clamp(log(clamp(input, min=0.0)), min=-100.0)
+    log_not_x = clamp(log(clamp(1 - input, min=0.0)), min=-100.0)
+    loss = -(target * log_x + (1 - target) * log_not_x)
+    if weight is not None:
+        loss = loss * weight
+    return reduce_loss(loss, reduction, "binary_cross_entropy")
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
+    """Binary cross entropy of sigmoid(input), computed stably from the logits; `pos_weight`
+    weighs the positive term (one value per class, broadcast over the last dimension)."""
+    _check_pair(input, target, "binary_cross_entropy_with_logits")
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"binary_cross_entropy_with_logits: {reduction!r} is not a valid value "
+                         f"for reduction; use one of {REDUCTIONS}")
+    constants = [t for t in (target, weight, pos_weight) if t is not None]
+    if all(isinstance(t, Tensor) and not t.requires_grad for t in constants):
+        return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
+    # A target or weight that needs a gradient too: composed from differentiable ops.
+    log_sigmoid_neg = log1p(exp(-abs(input))) + relu(-input)  # -log(sigmoid(input))
+    if pos_weight is None:
+        loss = (1 - target) * input + log_sigmoid_neg
+    else:
+        loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * log_sigmoid_neg
+    if weight is not None:
+        loss = loss * weight
+    return reduce_loss(loss, reduction, "binary_cross_entropy_with_logits")
+
+
+# Per element, with lw = 1 + (pos_weight - 1) * t and -log(sigmoid(x)) computed stably:
+# loss = ((1 - t) * x + lw * -log(sigmoid(x))) * weight; d loss / dx = ((1 - t) + lw *
+# (sigmoid(x) - 1)) * weight (weight and pos_weight are 1 when not given).
+_BCE_LOGITS_EXPRESSION = ("((T(1) - t) * x + (T(1) + (pw - T(1)) * t)"
+                          " * (log1p(exp(-fabs(x))) + (x < T(0) ? -x : T(0)))) * w")
+
+
+def _bce_logits_reference(device, x, t, w, pw):
+    xp = device.xp
+    log_sigmoid_neg = xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0)
+    return ((1 - t) * x + (1 + (pw - 1) * t) * log_sigmoid_neg) * w
+
+
+_BCE_LOGITS = _pointwise_loss("bce_logits", "T x, T t, T w, T pw", _BCE_LOGITS_EXPRESSION,
+                              _bce_logits_reference)
+
+
+def _bce_logits_grad_reference(device, x, t, w, pw, g, scale):
+    sigmoid = 1 / (1 + device.xp.exp(-x))
+    return ((1 - t) + (1 + (pw - 1) * t) * (sigmoid - 1)) * w * (g * scale)
+
+
+_BCE_LOGITS_GRAD = Elementwise(
+    "genesis_bce_logits_grad", "T x, T t, T w, T pw, T g, T scale", "T dx",
+    "T sigmoid = T(1) / (T(1) + exp(-x));"
+    " dx = ((T(1) - t) + (T(1) + (pw - T(1)) * t) * (sigmoid - T(1))) * w * (g * scale)",
+    _bce_logits_grad_reference)
+
+
+class BinaryCrossEntropyWithLogits(Function):
+    """Binary cross entropy of sigmoid(input) from the logits, reduced, in one node (one GPU
+    launch each way), for a target, weight and pos_weight that need no gradient."""
+
+    @staticmethod
+    @ignore_float_errors
+    def forward(ctx, input, target, weight, pos_weight, reduction):
+        device = input._device
+        arrays = (input._data, target._data, 1.0 if weight is None else weight._data,
+                  1.0 if pos_weight is None else pos_weight._data)
+        ctx.arrays, ctx.reduction = arrays, reduction
+        ctx.save_for_backward(input)
+        return _reduced_loss(_BCE_LOGITS, device, arrays, reduction)
+
+    @staticmethod
+    @ignore_float_errors
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        _, t, w, pw = ctx.arrays
+        scale = _gradient_scale(1.0, ctx.arrays, ctx.reduction)
+        device = input._device
+        if grad_state.enabled:  # create_graph: differentiable in the input
+            t, w, pw = (wrap_array(device.xp.asarray(a), device) for a in (t, w, pw))
+            return ((1 - t) + (1 + (pw - 1) * t) * (input.sigmoid() - 1)) * w * (grad * scale), \
+                None, None, None, None
+        return wrap_array(_BCE_LOGITS_GRAD(device, input._data, t, w, pw, grad._data, scale),
+                          device), None, None, None, None
+
+
+def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """KL(target || exp(input)) pointwise: target * (log(target) - input), 0 where target is 0.
+    `input` holds log-probabilities; "batchmean" divides the sum by the batch size (the true KL)."""
+    if log_target:
+        loss = exp(target) * (target - input)
+    else:
+        positive = target > 0
+        loss = target * (log(where(positive, target, 1.0)) - input)
+    if reduction == "batchmean":
+        return loss.sum() / (input.shape[0] if input.ndim else 1)
+    return reduce_loss(loss, reduction, "kl_div")
+
+
+def _pair_samples(make_input, make_target, rng, **kwargs) -> list:
+    """Samples for a loss of (input, target): each reduction, either operand without grad,
+    non-contiguous layouts, 0-d operands."""
+    def pair(shape):
+        target = make_target(rng, shape)
+        return make_input(rng, shape, target), target
+
+    return [
+        Sample(pair((3, 4)), dict(kwargs), note="mean"),
+        Sample(pair((3, 4)), dict(kwargs, reduction="sum"), note="sum"),
+        Sample(pair((2, 3, 4)), dict(kwargs, reduction="none"), note="none"),
+        Sample(pair((3, 4)), dict(kwargs), grad=(True, False), note="target needs no grad"),
+        Sample(pair((3, 4)), dict(kwargs), grad=(False, True), note="input needs no grad"),
+        Sample(pair((4, 3)), dict(kwargs), layout="transposed", note="transposed"),
+        Sample(pair((2, 5)), dict(kwargs, reduction="none"), layout="strided", note="strided"),
+        Sample(pair(()), dict(kwargs), note="0-d"),
+    ]
+
+
+def _anywhere(rng, shape, target):
+    return values(rng, shape)
+
+
+def _distance_from(points):
+    """Inputs whose distance to the target stays away from `points` (kinks)."""
+    def make(rng, shape, target):
+        return np.asarray(target + away_from(rng, shape, points))
+    return make
+
+
+def _mse_samples(rng):
+    return _pair_samples(_anywhere, values, rng)
+
+
+def _l1_samples(rng):
+    return _pair_samples(_distance_from((0.0,)), values, rng)
+
+
+def _one_pair(rng, points) -> tuple:
+    target = values(rng, (3, 4))
+    return _distance_from(points)(rng, (3, 4), target), target
+
+
+def _smooth_l1_samples(rng):
+    return _pair_samples(_distance_from((-1.0, 0.0, 1.0)), values, rng) + [
+        Sample(_one_pair(rng, (-0.5, 0.0, 0.5)), {"beta": 0.5}, note="beta 0.5"),
+        Sample(_one_pair(rng, (0.0,)), {"beta": 0.0, "reduction": "sum"}, note="beta 0"),
+    ]
+
+
+def _huber_samples(rng):
+    return _pair_samples(_distance_from((-1.0, 1.0)), values, rng) + [
+        Sample(_one_pair(rng, (-0.5, 0.5)), {"delta": 0.5, "reduction": "sum"},
+               note="delta 0.5"),
+    ]
+
+
+def _probabilities(rng, shape, target=None):
+    return rng.uniform(0.05, 0.95, size=shape)
+
+
+def _binary_cross_entropy_samples(rng):
+    def weighted(weight_shape, **kwargs):
+        return Sample((_probabilities(rng, (3, 4)), _probabilities(rng, (3, 4)),
+                       positive(rng, weight_shape)), kwargs, grad=(True, True, False),
+                      note=f"weight {weight_shape} {kwargs}")
+
+    return (_pair_samples(_probabilities, _probabilities, rng)
+            + [weighted((3, 4)), weighted((4,), reduction="none")])
+
+
+def _logits_samples(rng):
+    def logits(shape=(3, 4), weight=None, pos_weight=None, reduction="mean", target_grad=False):
+        arrays = (values(rng, shape), _probabilities(rng, shape))
+        args = arrays + (None if weight is None else positive(rng, weight), reduction)
+        if pos_weight is not None:
+            args += (positive(rng, pos_weight),)
+        grad = (True, target_grad) + (False,) * (weight is not None) + \
+            (False,) * (pos_weight is not None)
+        return Sample(args, grad=grad, note=f"{shape} weight {weight} pos_weight {pos_weight} "
+                                            f"{reduction}{' target grad' if target_grad else ''}")
+
+    return [
+        logits(), logits(reduction="sum"), logits((2, 3, 4), reduction="none"),
+        logits(weight=(4,)), logits(pos_weight=(4,)), logits(weight=(3, 4), pos_weight=(4,)),
+        logits(target_grad=True), logits(weight=(4,), pos_weight=(4,), target_grad=True),
+        logits(()),
+        Sample((values(rng, (4, 3)), _probabilities(rng, (4, 3))), grad=(True, False),
+               layout="transposed", note="transposed"),
+        Sample((values(rng, (2, 5)), _probabilities(rng, (2, 5))), layout="strided",
+               note="strided"),
+    ]
+
+
+def _kl_div_samples(rng):
+    def pair(shape, log_target=False):
+        target = positive(rng, shape, 0.1, 1.0)
+        return values(rng, shape, -3.0, 0.0), np.log(target) if log_target else target
+
+    return [
+        Sample(pair((3, 4)), {"reduction": "batchmean"}, note="batchmean"),
+        Sample(pair((2, 3, 4)), {"reduction": "sum"}, note="sum"),
+        Sample(pair((3, 4)), {"reduction": "none"}, note="none"),
+        Sample(pair((3, 4), log_target=True), {"reduction": "batchmean", "log_target": True},
+               note="log_target"),
+        Sample(pair((3, 4)), {"reduction": "batchmean"}, grad=(True, False),
+               note="target needs no grad"),
+        Sample(pair((3, 4)), {"reduction": "sum"}, grad=(False, True), note="input needs no grad"),
+        Sample(pair((4, 3)), {"reduction": "batchmean"}, layout="transposed", note="transposed"),
+        Sample(pair((2, 5), log_target=True), {"reduction": "none", "log_target": True},
+               layout="strided", note="strided"),
+    ]
+
+
+def _torch_logits_loss(torch, input, target, weight=None, reduction="mean", pos_weight=None):
+    return torch.nn.functional.binary_cross_entropy_with_logits(
+        input, target, weight, reduction=reduction, pos_weight=pos_weight)
+
+
+OPS = [
+    OpInfo("mse_loss", mse_loss, _mse_samples,
+           torch=lambda torch, *args, **kw: torch.nn.functional.mse_loss(*args, **kw)),
+    OpInfo("l1_loss", l1_loss, _l1_samples,
+           torch=lambda torch, *args, **kw: torch.nn.functional.l1_loss(*args, **kw),
+           kinks="input == target"),
+    OpInfo("smooth_l1_loss", smooth_l1_loss, _smooth_l1_samples,
+           torch=lambda torch, *args, **kw: torch.nn.functional.smooth_l1_loss(*args, **kw),
+           kinks="input == target when beta is 0; the second derivative jumps where "
+                 "|input - target| == beta"),
+    OpInfo("huber_loss", huber_loss, _huber_samples,
+           torch=lambda torch, *args, **kw: torch.nn.functional.huber_loss(*args, **kw),
+           kinks="the second derivative jumps where |input - target| == delta"),
+    OpInfo("binary_cross_entropy", binary_cross_entropy, _binary_cross_entropy_samples,
+           torch=lambda torch, *args, **kw: torch.nn.functional.binary_cross_entropy(*args, **kw),
+           kinks="input 0 or 1, where each log is clamped at -100"),
+    OpInfo("binary_cross_entropy_with_logits", binary_cross_entropy_with_logits, _logits_samples,
+           torch=_torch_logits_loss),
+    OpInfo("kl_div", kl_div, _kl_div_samples,
+           torch=lambda torch, *args, **kw: torch.nn.functional.kl_div(*args, **kw),
+           kinks="target 0 (0 * log 0 is taken as 0) when log_target is False"),
+]
