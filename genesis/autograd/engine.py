@@ -515,7 +515,7 @@ def _owned(gradient: Tensor, holder: list) -> Tensor:
     array = gradient._data
     # Exclusive means: the Tensor is referenced only by the engine's buffer list, the caller's
     # local, this argument and getrefcount's argument; the array only by the Tensor's slot,
-    # the local `array` and getrefcount's argument. tests/test_engine.py pins both outcomes.
+    # the local `array` and getrefcount's argument. tests/autograd/test_engine.py pins both outcomes.
     if array.base is None and sys.getrefcount(array) == 3 and sys.getrefcount(gradient) <= 4 \
             and holder[0] is gradient:
         if gradient.grad_fn is None and not gradient._requires_grad:

@@ -26,8 +26,6 @@ tensor([12.])
 """
 from __future__ import annotations
 
-import inspect
-import os
 import re
 import weakref
 
@@ -38,7 +36,7 @@ from .grad_mode import grad_state
 from .hooks import RemovableHandle
 from .module_scope import running
 
-__all__ = ["Function", "Node", "AccumulateGrad", "gradient_edge", "mark_view", "observers",
+__all__ = ["Function", "Op", "Node", "AccumulateGrad", "gradient_edge", "mark_view", "observers",
            "SavedTensorModifiedError"]
 
 # Callables run after every Function call made outside the engine's backward
@@ -232,7 +230,7 @@ class Function:
     # backward is deliberately not the derivative of forward (a gradient reversal layer, a
     # straight-through estimator): gradient checks skip its calls
     surrogate_gradient = False
-    _builtin = False         # defined inside genesis: forward works on arrays only
+    _builtin = False         # an Op, genesis's own (below): forward computes on arrays
     # The graph-free in-place form (`x.add_(y)` under no_grad), when the op writes into its
     # first input: `inplace_ufunc`, the name of the xp ufunc the op is (written with out=),
     # or else `forward_inplace(target, *args)`, a function writing into target._data.
@@ -241,11 +239,14 @@ class Function:
     autocast_policy = None   # under genesis.autocast: "lower" (run in the autocast dtype)
                              # or "float32" (run in float32); None: inputs untouched
     mixes_devices = False    # True: tensor arguments may sit on different devices (copy_)
+    # The op's name in graphs and reports (its node is "<node_name>Backward"); a class sets
+    # it where its own name must differ (LayerNormFunction beside the LayerNorm module).
+    node_name = "Function"
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls._builtin = _defined_in_genesis(cls)
-        cls._backward_cls = type(f"{cls.__name__}Backward", (Node,),
+        cls.node_name = cls.__dict__.get("node_name", cls.__name__)
+        cls._backward_cls = type(f"{cls.node_name}Backward", (Node,),
                                  {"__slots__": (), "_forward_cls": cls,
                                   "__module__": cls.__module__})
 
@@ -321,15 +322,24 @@ class Function:
         return output
 
 
+class Op(Function):
+    """A genesis op: the base of every Function genesis defines.
+
+    An Op's forward computes on its inputs' arrays and records nothing, so `apply` runs it
+    as it is (a user's Function runs with grad disabled, as its forward may use Tensor
+    ops), and NumPy's shape errors are reworded with the op's name and the input shapes.
+    `genesis trace` checks an Op's backward against finite differences only with
+    --check-all; a user's Function's, always.
+
+    >>> from genesis.ops.elementwise import Mul
+    >>> issubclass(Mul, Op), Mul._builtin
+    (True, True)
+    """
+
+    _builtin = True
+
+
 _new_object = object.__new__
-_GENESIS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-def _defined_in_genesis(cls) -> bool:
-    """Whether `cls.forward` is genesis's own code (judged by its source file, so a Function
-    written in a user's script or in a doctest of a genesis module counts as user-defined)."""
-    code = getattr(inspect.unwrap(cls.forward), "__code__", None)
-    return code is not None and code.co_filename.startswith(_GENESIS_DIR)
 
 
 def _autocast_arguments(policy: str, args: tuple) -> tuple:
@@ -373,9 +383,9 @@ def cpu_scalars_moved(op: str, args, device=None) -> tuple:
 
 
 def _op_name(cls) -> str:
-    """The op's name in messages: `op_name` where a class sets one, else its class name in
+    """The op's name in messages: `op_name` where a class sets one, else its node name in
     snake case (FloorDivide -> floor_divide)."""
-    return cls.__dict__.get("op_name") or re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
+    return cls.__dict__.get("op_name") or re.sub(r"(?<!^)(?=[A-Z])", "_", cls.node_name).lower()
 
 
 def _first_device(args):

@@ -243,7 +243,7 @@ class GraphBuilder:
         device = next((meta[2] for meta in metas if meta is not None), None)
         source = node._source
         return GraphNode(0, "op", type(node).__name__, outputs,
-                         cls.__name__ if cls is not None else None,
+                         cls.node_name if cls is not None else None,
                          cls is not None and not cls._builtin,
                          "cpu" if device is None else _device_name(device), None,
                          self._source(source) if source is not None else None)

@@ -213,7 +213,7 @@ class NaNWatch:
         finding = Finding(
             f"nan_{defect.where}", "error", defect.title, defect.message,
             op=node_type.__name__ if node_type is not None else None,
-            function=forward_class.__name__ if forward_class is not None else None,
+            function=forward_class.node_name if forward_class is not None else None,
             source=str(source) if source is not None else None,
             code=source.code if source is not None else None,
             # (a step's defect is judged once the backward call before it has counted)

@@ -73,9 +73,9 @@ def check_invocation(invocation: Invocation, seed: int = 0) -> NodeCheck:
     the module docstring)."""
     function = invocation.function
     if function.nondeterministic:
-        return NodeCheck("skipped", f"{function.__name__} declares itself nondeterministic")
+        return NodeCheck("skipped", f"{function.node_name} declares itself nondeterministic")
     if function.surrogate_gradient:
-        return NodeCheck("skipped", f"{function.__name__} declares a surrogate gradient "
+        return NodeCheck("skipped", f"{function.node_name} declares a surrogate gradient "
                                     "(surrogate_gradient = True): its backward is not meant to be "
                                     "the derivative of its forward")
     places = (True, False) if _ran_on_a_gpu(invocation.args) else (True,)

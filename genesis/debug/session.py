@@ -329,7 +329,7 @@ class TraceSession:
             verdict = check_invocation(invocation)
             graph, node_id = self.node_ids.get(node, (None, None))
             source = invocation.source
-            name = invocation.function.__name__
+            name = invocation.function.node_name
             self.check_results.append({
                 "function": name, "op": type(node).__name__, "status": verdict.status,
                 "reason": verdict.reason, "source": str(source) if source is not None else None,
@@ -395,7 +395,7 @@ class TraceSession:
         source = node._source
         forward_class = type(node)._forward_cls
         return [Finding(kind, "error", title, str(error), op=type(node).__name__,
-                        function=forward_class.__name__ if forward_class is not None else None,
+                        function=forward_class.node_name if forward_class is not None else None,
                         module=self._module_of(graph, node_id),
                         source=str(source) if source is not None else None,
                         code=source.code if source is not None else None, graph=graph,

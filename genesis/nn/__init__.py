@@ -8,8 +8,7 @@ families in the op registry (`genesis.ops.registry`).
 >>> model(genesis.ones(2, 3)).shape
 (2, 1)
 """
-from ..ops.registry import register_family
-from . import _attention, _class_losses, _layers, _norm_functions, _pointwise_losses
+from . import registered_ops  # puts nn's Functions in the op registry
 from . import functional, init, utils
 from .activation import (CELU, ELU, GELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
                          LogSoftmax, Mish, PReLU, ReLU, ReLU6, Sigmoid, SiLU, Softmax, Softmin,
@@ -37,9 +36,3 @@ from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, A
                       MaxPool1d, MaxPool2d, MaxPool3d)
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
-
-register_family("layers", _layers.OPS)
-register_family("losses", _pointwise_losses.OPS)
-register_family("class_losses", _class_losses.OPS)
-register_family("normalization", _norm_functions.OPS)
-register_family("attention", _attention.OPS)

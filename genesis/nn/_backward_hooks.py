@@ -7,7 +7,7 @@ The output identity's backward sees the gradients w.r.t. the module's outputs
 """
 from __future__ import annotations
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..autograd.hooks import checked_gradients, hook_error, run_hook
 from ..tensor import Tensor
@@ -15,7 +15,7 @@ from ..tensor import Tensor
 __all__ = ["BackwardHook"]
 
 
-class HookIdentity(Function):
+class HookIdentity(Op):
     """Returns its tensors unchanged; its backward passes their gradients through `on_backward`."""
 
     @staticmethod

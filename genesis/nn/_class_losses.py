@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..device import device_mismatch_message
 from ..ops._index_checks import any_outside
@@ -148,7 +148,7 @@ _CROSS_ENTROPY_GRAD = Elementwise(
     "* (grad * scale)", _cross_entropy_grad_reference)
 
 
-class CrossEntropy(Function):
+class CrossEntropy(Op):
     """Softmax cross entropy against class indices that are all classes (none ignored), with
     no class weights or label smoothing: the common training loss, in one node. On a GPU
     its forward is one launch for "none" and two otherwise, its backward one.
@@ -200,7 +200,7 @@ class CrossEntropy(Function):
         return wrap_array(dx.astype(input._data.dtype, copy=False), device), None, None
 
 
-class WeightedCrossEntropy(Function):
+class WeightedCrossEntropy(Op):
     """Softmax cross entropy against class indices, in one node, with class weights, ignored
     targets and label smoothing.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..device import host_numbers
 from ..ops._index_checks import any_outside
@@ -20,12 +20,10 @@ from ..tensor import Tensor, wrap_array
 __all__ = ["linear", "bilinear", "dropout", "embedding"]
 
 
-class Linear(Function):
-    """input @ weight.T + bias in one node (PyTorch's addmm).
+class LinearFunction(Op):
+    """input @ weight.T + bias in one node (PyTorch's addmm)."""
 
-    Named like the `nn.Linear` Module because its graph nodes are "LinearBackward": a node is
-    named after its Function's class.
-    """
+    node_name = "Linear"
 
     autocast_policy = "lower"
 
@@ -96,7 +94,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if x.ndim == 0 or w.ndim != 2 or x.shape[-1] != w.shape[1] or x.dtype != w.dtype or (
             bias is not None and (bias._data.shape != w.shape[:1] or bias._data.dtype != x.dtype)):
         _refuse_linear(input, weight, bias)
-    return Linear.apply(input, weight, bias)
+    return LinearFunction.apply(input, weight, bias)
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -120,12 +118,10 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     return out + bias if bias is not None else out
 
 
-class Dropout(Function):
-    """Zero each element with probability p and scale the rest by 1 / (1 - p).
+class DropoutFunction(Op):
+    """Zero each element with probability p and scale the rest by 1 / (1 - p)."""
 
-    Named like the `nn.Dropout` Module because trace checks report it as "Dropout" (and its
-    graph nodes are "DropoutBackward"): names taken from its class name.
-    """
+    node_name = "Dropout"
 
     nondeterministic = True
 
@@ -171,13 +167,14 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     if not training or p == 0:
         return input
     if inplace:
-        return apply_inplace(Dropout, input, p)
-    return Dropout.apply(input, p)
+        return apply_inplace(DropoutFunction, input, p)
+    return DropoutFunction.apply(input, p)
 
 
-class EmbeddingFunction(Function):
+class EmbeddingFunction(Op):
     """Rows of `weight` picked by integer `indices`; the gradient adds back into those rows."""
 
+    node_name = "Embedding"
     op_name = "embedding"  # in messages
 
     @staticmethod

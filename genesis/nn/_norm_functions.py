@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..device import device_mismatch_message
 from ..ops._kernels import fusing_pays
@@ -146,9 +146,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                    None if bias is None else bias.reshape(channel_shape))
 
 
-class LayerNormFunction(Function):
+class LayerNormFunction(Op):
     """(x - mean) / sqrt(var + eps) * weight + bias over the trailing `dims` (biased var)."""
 
+    node_name = "LayerNorm"
     op_name = "layer_norm"  # in messages
     autocast_policy = "float32"
 
@@ -163,10 +164,11 @@ class LayerNormFunction(Function):
         return _normalize_backward(ctx, grad) + (None,)
 
 
-class RMSNormFunction(Function):
+class RMSNormFunction(Op):
     """x / sqrt(mean(x^2) + eps) * weight over the trailing `dims`: layer norm without the
     centering (and without a bias)."""
 
+    node_name = "RMSNorm"
     op_name = "rms_norm"  # in messages
     autocast_policy = "float32"
 
@@ -180,7 +182,7 @@ class RMSNormFunction(Function):
         return _normalize_backward(ctx, grad)[:2] + (None, None)
 
 
-class BatchNorm(Function):
+class BatchNorm(Op):
     """Like LayerNormFunction, over every dim but the channel (dim 1); `weight` and `bias` (C,)
     broadcast as `affine_shape` (C, 1, ...). Also returns the batch mean and biased variance
     per channel (no gradient), for the running statistics."""

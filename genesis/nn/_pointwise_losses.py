@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..ops._kernels import MEAN_OF_REDUCED, Elementwise, Reduction
 from ..ops._operands import ignore_float_errors
@@ -108,7 +108,7 @@ _SQUARED_ERROR_GRAD = Elementwise("genesis_squared_error_grad", "T x, T t, T g, 
                                   lambda device, x, t, g, scale: (x - t) * (g * scale))
 
 
-class MseLoss(Function):
+class MseLoss(Op):
     """(input - target)**2, reduced, in one node: one GPU launch forward and one (two when
     the target needs a gradient too) backward."""
 
@@ -229,7 +229,7 @@ _BCE_LOGITS_GRAD = Elementwise(
     _bce_logits_grad_reference)
 
 
-class BinaryCrossEntropyWithLogits(Function):
+class BinaryCrossEntropyWithLogits(Op):
     """Binary cross entropy of sigmoid(input) from the logits, reduced, in one node (one GPU
     launch each way), for a target, weight and pos_weight that need no gradient."""
 

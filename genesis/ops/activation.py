@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from . import samples
@@ -34,7 +34,7 @@ def _refuse_bool(op: str, a: Tensor) -> None:
         raise RuntimeError(f"{op}: not supported for bool tensors; convert first with .int()")
 
 
-class Relu(Function):
+class Relu(Op):
     """max(a, 0); integers stay integers. The gradient is 0 at 0 (and passes at nan)."""
 
     @staticmethod
@@ -61,7 +61,7 @@ _RELU_GRAD = Elementwise("genesis_relu_grad", "T g, T out", "T dx", "dx = out <=
                          lambda device, g, out: masked(device, g, out <= 0, keep_where_true=False))
 
 
-class Hardtanh(Function):
+class Hardtanh(Op):
     """a clipped to [low, high]; the gradient is 0 outside and on the edges."""
 
     @staticmethod
@@ -88,7 +88,7 @@ def _typed_bounds(a: Tensor, low, high) -> tuple:
     return scalar(low), scalar(high)
 
 
-class LeakyRelu(Function):
+class LeakyRelu(Op):
     """a where a > 0, else slope * a; the gradient at 0 is the slope."""
 
     @staticmethod
@@ -115,7 +115,7 @@ _LEAKY_RELU_GRAD = Elementwise(
     lambda device, g, x, slope: g * device.xp.where(x > 0, 1, slope).astype(g.dtype))
 
 
-class Hardsigmoid(Function):
+class Hardsigmoid(Op):
     """clip(a + 3, 0, 6) / 6; the gradient is 1/6 strictly inside (-3, 3), else 0."""
 
     @staticmethod
@@ -130,7 +130,7 @@ class Hardsigmoid(Function):
         return gate(grad, (a._data > -3) & (a._data < 3)) / 6
 
 
-class Hardswish(Function):
+class Hardswish(Op):
     """a * clip(a + 3, 0, 6) / 6; the gradient is 0 for a <= -3 and 1 for a >= 3."""
 
     @staticmethod

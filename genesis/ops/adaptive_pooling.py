@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..tensor import Tensor, wrap_array
 from ._window_kernels import scan_maxima
 from .pooling import check_input, pool_sample, torch_pool
@@ -42,7 +42,7 @@ def _output_size(op: str, dims: int, input: Tensor, output_size) -> tuple:
     return sizes
 
 
-class AdaptiveAvgPool(Function):
+class AdaptiveAvgPool(Op):
     """Adaptive average pooling as one averaging matrix A (out, in) per spatial dim:
     x @ A^T for 1-D, A_h @ x @ A_w^T for 2-D, and for 3-D A_d applied over the depth of the
     2-D result (flattened to (..., D, H' W'))."""

@@ -6,7 +6,7 @@ back to its input's shape where the inputs were broadcast.
 """
 from __future__ import annotations
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._operands import device_of, float_operands, ignore_float_errors, kind_of, operands
@@ -52,7 +52,7 @@ def _binary_op(name: str, doc: str, ufunc: str, derivatives, *, saves_output: bo
 
     body = {"forward": staticmethod(ignore_float_errors(forward) if quiet else forward),
             "backward": staticmethod(backward), "__module__": __name__, "__doc__": doc}
-    return type(name, (Function,), body)
+    return type(name, (Op,), body)
 
 
 # name, what it computes, ufunc, (d/da, d/db) of the gradient g, the inputs a, b and the output

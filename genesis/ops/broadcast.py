@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..autograd.unbroadcast import broadcast_axes, sum_to_shape
 from ..sizes import shape_of
 from ..tensor import Tensor
@@ -28,7 +28,7 @@ def broadcast_view(array, shape: tuple, xp):
     return view
 
 
-class Expand(Function):
+class Expand(Op):
     """A read-only broadcast view of `a` with a larger shape."""
 
     is_view = True

@@ -10,7 +10,7 @@ import operator
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..tensor import Tensor
 from . import samples
 from ._operands import normalize_dims, operands
@@ -26,7 +26,7 @@ def _comparison(name: str, compare, symbol: str, example: str):
         x, y = operands(a, b, name)
         return compare(x, y)
 
-    cls = type(name.capitalize(), (Function,), {
+    cls = type(name.capitalize(), (Op,), {
         "forward": staticmethod(forward), "__module__": __name__,
         "__doc__": f"Elementwise `a {symbol} b` (bool result, not differentiable)."})
 
@@ -54,7 +54,7 @@ def _predicate(name: str, test, doc: str):
     def forward(ctx, a):
         return test(a._device.xp, a._data)
 
-    cls = type(name.capitalize(), (Function,), {
+    cls = type(name.capitalize(), (Op,), {
         "forward": staticmethod(forward), "__module__": __name__, "__doc__": doc})
 
     def function(input: Tensor) -> Tensor:
@@ -82,7 +82,7 @@ Isfinite, isfinite = _predicate("isfinite", lambda xp, x: xp.isfinite(x),
                                 "True where the value is neither nan nor +-inf.")
 
 
-class Isclose(Function):
+class Isclose(Op):
     """|a - b| <= atol + rtol * |b| elementwise (equal infinities count as close)."""
 
     @staticmethod
@@ -143,7 +143,7 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return bool(input._device.xp.all(x == y))
 
 
-class All(Function):
+class All(Op):
     """True where every element (along `dims`) is nonzero."""
 
     @staticmethod
@@ -151,7 +151,7 @@ class All(Function):
         return a._device.xp.all(a._data, axis=dims, keepdims=keepdim)
 
 
-class Any(Function):
+class Any(Op):
     """True where some element (along `dims`) is nonzero."""
 
     @staticmethod

@@ -13,7 +13,7 @@ work.
 """
 from __future__ import annotations
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..tensor import Tensor
 from .convolution import Convolution, _torch_conv, check_tensor_ranks
 from .registry import OpInfo, Sample
@@ -24,7 +24,7 @@ from .window_geometry import Windows
 __all__ = ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
 
 
-class ConvTranspose(Function):
+class ConvTranspose(Op):
     """(N, C_in, *in) with weight (C_in, C_out / groups, *kernel) -> (N, C_out, *out_size), plus
     bias; `windows` is the geometry of the convolution this op is the adjoint of."""
 

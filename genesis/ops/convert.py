@@ -1,7 +1,7 @@
 """Conversions between dtypes and devices, and copies; all differentiable."""
 from __future__ import annotations
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..device import (Device, device as as_device, is_pinned as pinned_memory,
                       pinned_copy, transfer)
 from ..dtypes import DType, get_dtype
@@ -12,7 +12,7 @@ from .registry import OpInfo, Sample
 __all__ = ["clone"]
 
 
-class ToCopy(Function):
+class ToCopy(Op):
     """A copy with another dtype and/or device; the gradient goes back the same way."""
 
     @staticmethod
@@ -31,7 +31,7 @@ class ToCopy(Function):
         return grad.to(device=device, dtype=dtype if dtype.is_floating_point else None), None, None
 
 
-class ToDevice(Function):
+class ToDevice(Op):
     """Same values on another device (keeps the dtype)."""
 
     @staticmethod
@@ -88,7 +88,7 @@ def to(input: Tensor, *args, **kwargs) -> Tensor:
     return ToCopy.apply(input, None if same_dtype else dtype, target_device)
 
 
-class Clone(Function):
+class Clone(Op):
     """A copy with its own storage."""
 
     @staticmethod
@@ -143,7 +143,7 @@ def type_as(input: Tensor, other: Tensor) -> Tensor:
     return to(input, other._device, other.dtype)
 
 
-class PinMemory(Function):
+class PinMemory(Op):
     """The same values in page-locked host memory; the gradient passes through."""
 
     @staticmethod
@@ -192,10 +192,11 @@ METHODS = {
 
 
 def _to_samples(rng) -> list:
-    """Copies that change nothing in float64 (the checks run there), move nothing, or cast
-    to float64 and back."""
+    """Conversions that change nothing in float64, where the checks run (a move between
+    devices is left out: the samples run on each device in turn)."""
     return [Sample((samples.values(rng, (3, 4)), "float64"), note="same dtype"),
-            Sample((samples.values(rng, (3, 4)), "cpu"), layout="transposed", note="same device"),
+            Sample((samples.values(rng, (3, 4)),), {"dtype": "float64"}, layout="transposed",
+                   note="dtype keyword"),
             Sample((samples.values(rng, (2, 3)),), {"dtype": "float64", "copy": True},
                    layout="strided", note="copy=True")]
 

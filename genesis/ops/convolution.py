@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import warnings
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from .registry import OpInfo, Sample
@@ -24,7 +24,7 @@ from .window_geometry import Windows
 __all__ = ["conv1d", "conv2d", "conv3d"]
 
 
-class Convolution(Function):
+class Convolution(Op):
     """Cross-correlation of (N, C, *spatial) with weight (O, C / groups, *kernel), plus bias."""
 
     autocast_policy = "lower"

@@ -9,7 +9,7 @@ built only when the backward itself is being recorded.
 """
 from __future__ import annotations
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..dtypes import get_dtype
 from ..tensor import Tensor, wrap_array
@@ -20,7 +20,7 @@ from .registry import OpInfo, Sample
 __all__ = ["cumsum", "cumprod"]
 
 
-class Cumsum(Function):
+class Cumsum(Op):
     """Running sum along `dim`."""
 
     autocast_policy = "float32"
@@ -40,7 +40,7 @@ def reverse_cumsum(tensor: Tensor, dim: int) -> Tensor:
     return tensor.flip(dim).cumsum(dim).flip(dim)
 
 
-class Cumprod(Function):
+class Cumprod(Op):
     """Running product along `dim`."""
 
     autocast_policy = "float32"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..tensor import Tensor
 from . import samples
 from ._operands import (both_integral, device_of, ignore_float_errors, kind_of, operands,
@@ -20,7 +20,7 @@ from .registry import OpInfo
 __all__ = ["floor_divide", "remainder", "fmod"]
 
 
-class RoundedDiv(Function):
+class RoundedDiv(Op):
     """a / b rounded toward zero ("trunc") or down ("floor"); integers stay integers.
 
     The result is piecewise constant, so its gradient is zero (PyTorch's convention).
@@ -36,7 +36,7 @@ class RoundedDiv(Function):
         return (zeros_of(grad) if needs[0] else None), (zeros_of(grad) if needs[1] else None), None
 
 
-class FloorDivide(Function):
+class FloorDivide(Op):
     """a // b; like PyTorch, it has no derivative (use div(..., rounding_mode="floor"))."""
 
     @staticmethod
@@ -63,7 +63,7 @@ def _rounded_quotient(a, b, mode: str, op: str):
     return xp.floor_divide(x, y) if mode == "floor" else xp.trunc(xp.true_divide(x, y))
 
 
-class _Modulo(Function):
+class _Modulo(Op):
     """a mod b computed by `ufunc`; d/da = 1, d/db = -(a / b rounded by `rounding`)."""
 
     ufunc = rounding = ""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import string
 from collections import Counter
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._operands import common_dtype_arrays, device_mismatch
@@ -25,7 +25,7 @@ __all__ = ["einsum"]
 _LETTERS = frozenset(string.ascii_letters)
 
 
-class Einsum(Function):
+class Einsum(Op):
     """Einstein summation with a fully explicit equation ('ij,jk->ik')."""
 
     autocast_policy = "lower"

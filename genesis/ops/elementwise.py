@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from . import samples
@@ -25,7 +25,7 @@ __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_d
            "pow", "neg", "negative"]
 
 
-class Add(Function):
+class Add(Op):
     """a + b."""
 
     inplace_ufunc = "add"
@@ -40,7 +40,7 @@ class Add(Function):
         return grad, grad
 
 
-class Sub(Function):
+class Sub(Op):
     """a - b (not defined for bools, as in PyTorch)."""
 
     inplace_ufunc = "subtract"
@@ -65,7 +65,7 @@ def _is_bool(value) -> bool:
     return value.__class__ is bool
 
 
-class Mul(Function):
+class Mul(Op):
     """a * b."""
 
     inplace_ufunc = "multiply"
@@ -91,7 +91,7 @@ def _product_on_arrays(a: Tensor, b) -> Tensor:
     return wrap_array(x * y, a._device)
 
 
-class Div(Function):
+class Div(Op):
     """a / b (true division: integer inputs give float32)."""
 
     inplace_ufunc = "true_divide"
@@ -115,7 +115,7 @@ class Div(Function):
         return (grad / b if needs[0] else None), (-grad * out / b if needs[1] else None)
 
 
-class Pow(Function):
+class Pow(Op):
     """a ** b for tensor/tensor, tensor/number and number/tensor."""
 
     inplace_ufunc = "power"
@@ -175,7 +175,7 @@ def _log_of_number(value) -> float:
     return -math.inf if value == 0 else math.nan
 
 
-class Neg(Function):
+class Neg(Op):
     """-a (not defined for bools: use `~` to invert a mask)."""
 
     inplace_ufunc = "negative"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._operands import normalize_dim, normalize_dims
@@ -41,7 +41,7 @@ def _split_among_ties(ctx, grad):
     return unreduced(grad, ctx.shape, ctx.dims, ctx.keepdim) * weights, None, None
 
 
-class Amax(Function):
+class Amax(Op):
     """Largest element over `dims` (None: all)."""
 
     @staticmethod
@@ -51,7 +51,7 @@ class Amax(Function):
     backward = staticmethod(_split_among_ties)
 
 
-class Amin(Function):
+class Amin(Op):
     """Smallest element over `dims` (None: all)."""
 
     @staticmethod
@@ -86,7 +86,7 @@ def unreduced_array(array, shape: tuple, dims, keepdim: bool):
                                for index, extent in enumerate(shape)))
 
 
-class ExtremumAlongDim(Function):
+class ExtremumAlongDim(Op):
     """(values, indices) of the max or min along one dim; the gradient goes to the indices."""
 
     @staticmethod
@@ -120,7 +120,7 @@ class MinAlongDim(ExtremumAlongDim):
     """(values, indices) of the smallest elements along one dim."""
 
 
-class Argmax(Function):
+class Argmax(Op):
     """Index of the largest element (flattened when `dim` is None)."""
 
     @staticmethod
@@ -128,7 +128,7 @@ class Argmax(Function):
         return _arg_extremum(a, dim, keepdim, a._device.xp.argmax)
 
 
-class Argmin(Function):
+class Argmin(Op):
     """Index of the smallest element (flattened when `dim` is None)."""
 
     @staticmethod

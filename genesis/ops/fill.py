@@ -5,7 +5,7 @@ import numbers
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..device import transfer
 from ..dtypes import check_fits
 from ..sizes import describe_value
@@ -17,7 +17,7 @@ from .registry import OpInfo, Sample
 __all__ = []
 
 
-class Fill(Function):
+class Fill(Op):
     """A tensor like `a` filled with `value` (a number or a one-element tensor)."""
 
     @staticmethod
@@ -36,7 +36,7 @@ class Fill(Function):
         return None, (grad.sum().reshape(ctx.value_shape) if ctx.needs_input_grad[1] else None)
 
 
-class Copy(Function):
+class Copy(Op):
     """`src` broadcast to `a`'s shape, cast to its dtype and moved to its device."""
 
     mixes_devices = True

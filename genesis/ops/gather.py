@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..device import host_numbers
 from ..tensor import Tensor
 from . import samples
@@ -44,7 +44,7 @@ class IndexFill(IndexPut):
     """`a` with whole slices along a dim set to a value."""
 
 
-class ScatterAdd(Function):
+class ScatterAdd(Op):
     """`a` with `values` added at `key`; repeated positions accumulate."""
 
     @staticmethod

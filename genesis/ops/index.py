@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..device import cpu, transfer
 from .. import dtypes
 from ..dtypes import check_fits
@@ -91,7 +91,7 @@ def _describe_item(item) -> str:
     return repr(item)
 
 
-class GetItem(Function):
+class GetItem(Op):
     """t[key]: a view for basic keys, a copy for advanced ones."""
 
     is_view = True
@@ -106,7 +106,7 @@ class GetItem(Function):
         return IndexScatter.apply(grad, ctx.shape, ctx.key), None
 
 
-class IndexScatter(Function):
+class IndexScatter(Op):
     """Zeros of `shape` with `values` added at `key` (the adjoint of indexing)."""
 
     @staticmethod
@@ -125,7 +125,7 @@ class IndexScatter(Function):
         return GetItem.apply(grad, ctx.key), None, None
 
 
-class IndexPut(Function):
+class IndexPut(Op):
     """t with t[key] replaced by value (used in place for `t[key] = value`)."""
 
     @staticmethod
@@ -147,7 +147,7 @@ class IndexPut(Function):
         return grad_a, grad_value, None
 
 
-class IndexZero(Function):
+class IndexZero(Op):
     """`a` with zeros at `key` (the gradient of the part of the target that was overwritten)."""
 
     @staticmethod

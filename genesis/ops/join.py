@@ -7,7 +7,7 @@ a cat, stack's an unbind, unbind's a stack.
 """
 from __future__ import annotations
 
-from ..autograd.function import Function, mark_view
+from ..autograd.function import mark_view, Op
 from ..tensor import Tensor
 from . import samples
 from ._operands import common_dtype_arrays, device_mismatch, normalize_dim
@@ -17,7 +17,7 @@ from .shape import Narrow, Select
 __all__ = ["cat", "concat", "concatenate", "stack", "split", "chunk", "unbind"]
 
 
-class Cat(Function):
+class Cat(Op):
     """Tensors joined along an existing dim."""
 
     @staticmethod
@@ -33,7 +33,7 @@ class Cat(Function):
                                for piece, needed in zip(pieces, ctx.needs_input_grad[1:]))
 
 
-class Stack(Function):
+class Stack(Op):
     """Same-shaped tensors joined along a new dim."""
 
     @staticmethod
@@ -49,7 +49,7 @@ class Stack(Function):
                                for piece, needed in zip(pieces, ctx.needs_input_grad[1:]))
 
 
-class Split(Function):
+class Split(Op):
     """Consecutive slices along a dim (views of the input)."""
 
     @staticmethod
@@ -62,7 +62,7 @@ class Split(Function):
         return cat(grads, ctx.dim), None, None
 
 
-class Unbind(Function):
+class Unbind(Op):
     """Every index along a dim, each with that dim removed (views of the input)."""
 
     @staticmethod

@@ -1,7 +1,7 @@
 """Matrix products."""
 from __future__ import annotations
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..tensor import Tensor
 from . import samples
 from ._operands import operands
@@ -10,7 +10,7 @@ from .registry import OpInfo, Sample
 __all__ = ["matmul", "mm", "bmm", "dot", "outer", "ger"]
 
 
-class MatMul(Function):
+class MatMul(Op):
     """a @ b with NumPy/PyTorch semantics: 1-D operands and broadcast batch dims."""
 
     op_name = "matmul"  # in messages (not "mat_mul")
@@ -111,7 +111,7 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
     return matmul(input, other)
 
 
-class Outer(Function):
+class Outer(Op):
     """Outer product of two 1-D tensors: out[i, j] = a[i] * b[j]."""
 
     @staticmethod

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from .matrix import tril
@@ -55,7 +55,7 @@ def _lapack(op: str, problem: str, compute, *tensors) -> Tensor:
     return wrap_array(out, tensors[0]._device)
 
 
-class Inverse(Function):
+class Inverse(Op):
     """A^-1 for each matrix."""
 
     @staticmethod
@@ -71,7 +71,7 @@ class Inverse(Function):
         return -(out.mT @ grad @ out.mT)
 
 
-class Determinant(Function):
+class Determinant(Op):
     """det(A) for each matrix."""
 
     @staticmethod
@@ -102,7 +102,7 @@ def _adjugate(xp, a):
         * signs[..., None, None]
 
 
-class SignLogAbsDet(Function):
+class SignLogAbsDet(Op):
     """(sign(det A), log|det A|) for each matrix; only the second is differentiable."""
 
     @staticmethod
@@ -119,7 +119,7 @@ class SignLogAbsDet(Function):
         return grad.unsqueeze(-1).unsqueeze(-1) * inverse(a).mT
 
 
-class Solve(Function):
+class Solve(Op):
     """X with A X = B, for A (..., n, n) and B (..., n, k) of one batch shape."""
 
     @staticmethod
@@ -136,7 +136,7 @@ class Solve(Function):
         return (-(grad_b @ out.mT) if ctx.needs_input_grad[0] else None), grad_b
 
 
-class Cholesky(Function):
+class Cholesky(Op):
     """The lower-triangular L with L L^T = A, for A symmetric positive definite (only its
     lower triangle is read)."""
 

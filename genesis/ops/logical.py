@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..tensor import Tensor
 from . import samples
 from ._operands import kind_of, operands, reflected
@@ -22,7 +22,7 @@ def _logical(name: str, ufunc: str, doc: str):
         xp = (a if isinstance(a, Tensor) else b)._device.xp
         return getattr(xp, ufunc)(x, y)
 
-    cls = type("".join(part.capitalize() for part in name.split("_")), (Function,),
+    cls = type("".join(part.capitalize() for part in name.split("_")), (Op,),
                {"forward": staticmethod(forward), "__module__": __name__, "__doc__": doc})
     return cls
 
@@ -37,7 +37,7 @@ def _bitwise(name: str, ufunc: str, doc: str):
         _, y = _integer_operands(name, target, other)
         getattr(target._device.xp, ufunc)(target._data, y, out=target._data, casting="same_kind")
 
-    cls = type("".join(part.capitalize() for part in name.split("_")), (Function,),
+    cls = type("".join(part.capitalize() for part in name.split("_")), (Op,),
                {"forward": staticmethod(forward), "forward_inplace": staticmethod(forward_inplace),
                 "__module__": __name__, "__doc__": doc})
     return cls
@@ -64,7 +64,7 @@ BitwiseOr = _bitwise("bitwise_or", "bitwise_or", "Bitwise OR (logical OR for boo
 BitwiseXor = _bitwise("bitwise_xor", "bitwise_xor", "Bitwise XOR (logical XOR for bools).")
 
 
-class LogicalNot(Function):
+class LogicalNot(Op):
     """True where the value is zero."""
 
     @staticmethod
@@ -72,7 +72,7 @@ class LogicalNot(Function):
         return a._device.xp.logical_not(a._data)
 
 
-class BitwiseNot(Function):
+class BitwiseNot(Op):
     """Bitwise NOT (logical NOT for bools): ~x == -x - 1 for integers."""
 
     @staticmethod

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..tensor import Tensor, wrap_array
 from . import samples
 from .index import GetItem
@@ -13,7 +13,7 @@ from .registry import OpInfo, Sample
 __all__ = ["masked_fill", "masked_select", "nonzero", "argwhere"]
 
 
-class MaskedFill(Function):
+class MaskedFill(Op):
     """`a` with `value` where the (broadcast) mask is True."""
 
     @staticmethod

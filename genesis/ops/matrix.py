@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..tensor import Tensor
 from . import samples
 from ._operands import normalize_dim
@@ -12,7 +12,7 @@ from .registry import OpInfo, Sample
 __all__ = ["triu", "tril", "diagonal", "diag"]
 
 
-class _Triangle(Function):
+class _Triangle(Op):
     """One triangle of the last two dims (`part`: "triu" or "tril") from diagonal `k`, the rest
     zero: a projection, so its gradient is the same triangle of the incoming gradient."""
 
@@ -40,7 +40,7 @@ class Tril(_Triangle):
     part = "tril"
 
 
-class Diagonal(Function):
+class Diagonal(Op):
     """Diagonal `offset` of dims (dim1, dim2), as a new last dim (a writable view)."""
 
     is_view = True
@@ -58,7 +58,7 @@ class Diagonal(Function):
         return DiagonalScatter.apply(grad, ctx.shape, *ctx.args), None, None, None
 
 
-class DiagonalScatter(Function):
+class DiagonalScatter(Op):
     """Zeros of `shape` with `values` on a diagonal (the adjoint of `diagonal`)."""
 
     @staticmethod
@@ -76,7 +76,7 @@ class DiagonalScatter(Function):
         return Diagonal.apply(grad, *ctx.args), None, None, None, None
 
 
-class DiagEmbed(Function):
+class DiagEmbed(Op):
     """A square matrix with a 1-D tensor on diagonal `k`."""
 
     @staticmethod

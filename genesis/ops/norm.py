@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._operands import normalize_dim, normalize_dims, saved_with_input
@@ -21,7 +21,7 @@ from .registry import OpInfo, Sample
 __all__ = ["norm", "vector_norm"]
 
 
-class VectorNorm(Function):
+class VectorNorm(Op):
     """(sum |a|^p)^(1/p) over `dims`; p = inf/-inf is the largest/smallest magnitude, p = 0
     the count of nonzero elements."""
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..tensor import Tensor
 from . import samples
 from ._scatter import add_at
@@ -27,7 +27,7 @@ __all__ = []  # public as genesis.nn.functional.pad, as in PyTorch
 MODES = ("constant", "reflect", "replicate", "circular")
 
 
-class ConstantPad(Function):
+class ConstantPad(Op):
     """`a` with `amounts[d]` = (before, after) elements of `value` added along each dim d."""
 
     @staticmethod
@@ -51,7 +51,7 @@ class ConstantPad(Function):
         return ConstantPad.apply(grad, negated, 0), None, None
 
 
-class IndexPad(Function):
+class IndexPad(Op):
     """Along each (dim, index array) of `picks`, element i of the output is element index[i]
     of the input."""
 
@@ -83,7 +83,7 @@ class CircularPad(IndexPad):
 _INDEX_PADS = {"reflect": ReflectPad, "replicate": ReplicatePad, "circular": CircularPad}
 
 
-class IndexPadAdjoint(Function):
+class IndexPadAdjoint(Op):
     """The gradient of `IndexPad`: each element added back at the position it was picked from."""
 
     @staticmethod

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..tensor import Tensor
 from ._select import zero_unless
 from ._window_kernels import (average, finite_unless_cheap, max_scan, max_scatter, padded, spread,
@@ -37,7 +37,7 @@ def input_positions(xp, arg, windows: Windows, spatial: tuple, out_size: tuple):
     return flat
 
 
-class MaxPool(Function):
+class MaxPool(Op):
     """Max over each window; with `return_indices`, also where it came from."""
 
     @staticmethod
@@ -63,7 +63,7 @@ class MaxPool(Function):
         return MaxPoolScatter.apply(grad, ctx.arg, ctx.spatial, ctx.windows), None, None
 
 
-class MaxPoolScatter(Function):
+class MaxPoolScatter(Op):
     """Each value added at the input position its window's maximum came from."""
 
     @staticmethod
@@ -76,7 +76,7 @@ class MaxPoolScatter(Function):
         return MaxPoolGather.apply(grad, ctx.arg, ctx.windows), None, None, None
 
 
-class MaxPoolGather(Function):
+class MaxPoolGather(Op):
     """For each window, the value of `input` at its recorded maximum's position."""
 
     @staticmethod
@@ -99,7 +99,7 @@ class MaxPoolGather(Function):
         return MaxPoolScatter.apply(grad, ctx.arg, ctx.spatial, ctx.windows), None, None
 
 
-class AvgPool(Function):
+class AvgPool(Op):
     """Sum of each window divided by `divisor` (an array over the output's spatial dims)."""
 
     @staticmethod
@@ -114,7 +114,7 @@ class AvgPool(Function):
         return AvgPoolTranspose.apply(grad, ctx.spatial, ctx.windows, ctx.divisor), None, None
 
 
-class AvgPoolTranspose(Function):
+class AvgPoolTranspose(Op):
     """The adjoint of `AvgPool`: each value divided by its divisor, added over its window."""
 
     @staticmethod

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..dtypes import get_dtype
 from ..tensor import Tensor, wrap_array
@@ -39,7 +39,7 @@ def spread(grad: Tensor, shape: tuple, dims, keepdim: bool) -> Tensor:
     return wrap_array(broadcast_view(grad._data, shape, grad._device.xp), grad._device)
 
 
-class Sum(Function):
+class Sum(Op):
     """Sum over `dims` (None: all elements)."""
 
     autocast_policy = "float32"
@@ -54,7 +54,7 @@ class Sum(Function):
         return spread(grad, ctx.shape, ctx.dims, ctx.keepdim), None, None, None
 
 
-class Mean(Function):
+class Mean(Op):
     """Mean over `dims` (None: all elements)."""
 
     autocast_policy = "float32"
@@ -71,7 +71,7 @@ class Mean(Function):
         return spread(grad / count, ctx.shape, ctx.dims, ctx.keepdim), None, None
 
 
-class Prod(Function):
+class Prod(Op):
     """Product over one dim (None: all elements).
 
     The gradient is the product of the other elements: `out / a` when no input is
@@ -139,7 +139,7 @@ def _prepare_spread(ctx, a: Tensor, dims, correction, keepdim: bool, op: str) ->
     ctx.divisor = max(reduced_count(a.shape, dims) - correction, 0)
 
 
-class Var(Function):
+class Var(Op):
     """Variance over `dims`, dividing by (count - correction)."""
 
     autocast_policy = "float32"
@@ -159,7 +159,7 @@ class Var(Function):
         return unreduced(grad, a.shape, ctx.dims, ctx.keepdim) * centered * scale, None, None, None
 
 
-class Std(Function):
+class Std(Op):
     """Standard deviation over `dims`; its gradient is zero where it is zero (as in PyTorch)."""
 
     autocast_policy = "float32"

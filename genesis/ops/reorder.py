@@ -1,7 +1,7 @@
 """Copies that move or repeat elements: flip, roll, repeat, tile."""
 from __future__ import annotations
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..sizes import integers
 from ..tensor import Tensor
 from . import samples
@@ -11,7 +11,7 @@ from .registry import OpInfo, Sample
 __all__ = ["flip", "roll", "tile"]
 
 
-class Flip(Function):
+class Flip(Op):
     """The elements in reverse order along `dims` (a copy, as in PyTorch)."""
 
     @staticmethod
@@ -24,7 +24,7 @@ class Flip(Function):
         return Flip.apply(grad, ctx.dims), None
 
 
-class Roll(Function):
+class Roll(Op):
     """Elements shifted cyclically along `dims` (over the flattened tensor when None)."""
 
     @staticmethod
@@ -39,7 +39,7 @@ class Roll(Function):
         return Roll.apply(grad, back, ctx.dims), None, None
 
 
-class Repeat(Function):
+class Repeat(Op):
     """The tensor tiled `repeats[i]` times along each dim (leading dims added as needed)."""
 
     @staticmethod

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..tensor import Tensor
 from . import samples
 from ._operands import zeros_of
@@ -23,7 +23,7 @@ def _refuse_bool(op: str, a: Tensor) -> None:
                            "or .float()")
 
 
-class _Step(Function):
+class _Step(Op):
     """A piecewise-constant rounding (`ufunc`: floor, ceil or trunc): integer tensors come back
     unchanged, and the gradient is zero everywhere, as in PyTorch."""
 
@@ -59,7 +59,7 @@ class Trunc(_Step):
     ufunc = "trunc"
 
 
-class Round(Function):
+class Round(Op):
     """a rounded half to even, to `decimals` digits (negative: to tens, hundreds, ...)."""
 
     @staticmethod
@@ -86,7 +86,7 @@ class Round(Function):
         return zeros_of(grad), None
 
 
-class Frac(Function):
+class Frac(Op):
     """a - trunc(a), the fractional part with the sign of a; its gradient is 1."""
 
     @staticmethod

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..device import devices_agree
 from ..tensor import Tensor, wrap_array
@@ -23,7 +23,7 @@ __all__ = ["where", "maximum", "minimum", "fmax", "fmin", "clamp", "clip", "clam
            "clamp_max"]
 
 
-class Where(Function):
+class Where(Op):
     """condition ? input : other, elementwise and broadcasting."""
 
     @staticmethod
@@ -84,7 +84,7 @@ def _masked(grad: Tensor, mask, keep_where_true: bool) -> Tensor:
     return wrap_array(masked(device, grad._data, mask, keep_where_true), device)
 
 
-class _Extremum(Function):
+class _Extremum(Op):
     """The larger (`larger`) or smaller of a and b by `ufunc`; where one wins it gets the
     gradient, a tie splits it evenly. A nan wins (maximum/minimum) unless `nan_loses`
     (fmax/fmin: the other value wins)."""
@@ -195,7 +195,7 @@ def fmin(input, other) -> Tensor:
     return Fmin.apply(input, other)
 
 
-class Clamp(Function):
+class Clamp(Op):
     """min(max(a, low), high); `low` and `high` may be numbers, tensors or None.
 
     Gradients (PyTorch's): the input gets it where low <= a <= high; `low` where

@@ -1,7 +1,7 @@
 """Shape ops. Most return views that share storage (and the version counter) with their input."""
 from __future__ import annotations
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..sizes import integers, shape_of
 from ..tensor import Tensor
 from . import samples
@@ -36,7 +36,7 @@ def _resolve_shape(shape: tuple, count: int, op: str) -> tuple:
     return shape
 
 
-class Reshape(Function):
+class Reshape(Op):
     """Same elements, new shape; a view whenever the layout allows (else a copy)."""
 
     is_view = True
@@ -74,7 +74,7 @@ def view(input: Tensor, *shape) -> Tensor:
     return result
 
 
-class Transpose(Function):
+class Transpose(Op):
     """Swap two dimensions (a view)."""
 
     is_view = True
@@ -114,7 +114,7 @@ def transpose(input: Tensor, *dims) -> Tensor:
 swapaxes = swapdims = transpose
 
 
-class Permute(Function):
+class Permute(Op):
     """Reorder dimensions (a view)."""
 
     is_view = True

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from . import samples
@@ -43,7 +43,7 @@ def maybe_inplace(cls, input: Tensor, inplace: bool, *args) -> Tensor:
     return apply_inplace(cls, input, *args) if inplace else cls.apply(input, *args)
 
 
-class Elu(Function):
+class Elu(Op):
     """scale * (a if a > 0 else alpha * (exp(a * input_scale) - 1)): elu, selu and celu."""
 
     @staticmethod
@@ -116,7 +116,7 @@ def _gelu_kernels(approximate: str) -> tuple:
 _GELU_KERNELS = {approximate: _gelu_kernels(approximate) for approximate in ("none", "tanh")}
 
 
-class Gelu(Function):
+class Gelu(Op):
     """a * Phi(a) (Phi the standard normal CDF, via erf), or its tanh approximation."""
 
     @staticmethod
@@ -132,7 +132,7 @@ class Gelu(Function):
         return GeluGrad.apply(grad, a, ctx.approximate), None
 
 
-class GeluGrad(Function):
+class GeluGrad(Op):
     """grad * gelu'(a), fused; its own backward gives gelu'' for double backward."""
 
     @staticmethod
@@ -160,7 +160,7 @@ def _gelu_second_derivative(x: Tensor, approximate: str) -> Tensor:
     return pdf * (2 - x * x)
 
 
-class Silu(Function):
+class Silu(Op):
     """a * sigmoid(a)."""
 
     @staticmethod
@@ -192,7 +192,7 @@ _SILU_GRAD = Elementwise("genesis_silu_grad", "T g, T x", "T dx",
                          _silu_grad_reference)
 
 
-class Mish(Function):
+class Mish(Op):
     """a * tanh(softplus(a))."""
 
     @staticmethod
@@ -211,7 +211,7 @@ class Mish(Function):
         return grad * (t + a * sigmoid(a) * (1 - t * t))
 
 
-class Softplus(Function):
+class Softplus(Op):
     """log(1 + exp(beta * a)) / beta, or a itself where beta * a > threshold."""
 
     @staticmethod

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._kernels import Elementwise, Reduction
@@ -97,7 +97,7 @@ _LOG_SOFTMAX_GRAD = RowKernel("genesis_log_softmax_grad", "T g, T y", "T dx", ""
                               _log_softmax_grad_reference)
 
 
-class Softmax(Function):
+class Softmax(Op):
     """exp(x) / sum(exp(x)) along `dim`."""
 
     @staticmethod
@@ -116,7 +116,7 @@ class Softmax(Function):
         return SoftmaxGrad.apply(grad, out, ctx.dim), None
 
 
-class SoftmaxGrad(Function):
+class SoftmaxGrad(Op):
     """out * (grad - sum(grad * out)), the softmax vector-Jacobian product, fused."""
 
     @staticmethod
@@ -139,7 +139,7 @@ class SoftmaxGrad(Function):
         return grad_grad_out, grad_out, None
 
 
-class LogSoftmax(Function):
+class LogSoftmax(Op):
     """x - log(sum(exp(x))) along `dim`."""
 
     @staticmethod
@@ -157,7 +157,7 @@ class LogSoftmax(Function):
         return LogSoftmaxGrad.apply(grad, out, ctx.dim), None
 
 
-class LogSoftmaxGrad(Function):
+class LogSoftmaxGrad(Op):
     """grad - exp(out) * sum(grad), the log_softmax vector-Jacobian product, fused."""
 
     @staticmethod
@@ -181,7 +181,7 @@ class LogSoftmaxGrad(Function):
         return grad_grad_out, grad_out, None
 
 
-class Logsumexp(Function):
+class Logsumexp(Op):
     """log(sum(exp(x))) over `dims`, shifted by the (finite part of the) maximum."""
 
     @staticmethod

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..device import devices_agree
 from ..tensor import Tensor
 from . import samples
@@ -18,7 +18,7 @@ from .registry import OpInfo, Sample
 __all__ = ["lerp", "addcmul", "addcdiv"]
 
 
-class Lerp(Function):
+class Lerp(Op):
     """start + weight * (end - start), written as PyTorch does for accuracy near weight 1."""
 
     @staticmethod
@@ -41,7 +41,7 @@ class Lerp(Function):
                 (grad * (end - start) if needs[2] else None))
 
 
-class Addcmul(Function):
+class Addcmul(Op):
     """input + value * tensor1 * tensor2."""
 
     @staticmethod
@@ -69,7 +69,7 @@ class Addcmul(Function):
                 grad * tensor1 * value if needs[2] else None, None)
 
 
-class Addcdiv(Function):
+class Addcdiv(Op):
     """input + value * tensor1 / tensor2."""
 
     @staticmethod

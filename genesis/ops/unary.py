@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from . import samples
@@ -66,7 +66,7 @@ def _math_op(name: str, doc: str, ufunc: str | None, derivative, *, compute=None
     body = {"forward": staticmethod(ignore_float_errors(forward) if quiet else forward),
             "backward": staticmethod(backward), "__module__": __name__, "__doc__": doc,
             "inplace_ufunc": ufunc}
-    return type(name, (Function,), body)
+    return type(name, (Op,), body)
 
 
 def _fused_compute(name: str, compute, expression: str):
@@ -153,7 +153,7 @@ Erf = _math_op("Erf", "The error function, 2/sqrt(pi) * integral of exp(-t^2) fr
                fused_derivative=f"g * (T({_TWO_OVER_SQRT_PI!r}) * exp(-(x * x)))")
 
 
-class Tanh(Function):
+class Tanh(Op):
     """tanh(a); saves its output: d tanh = 1 - tanh^2."""
 
     inplace_ufunc = "tanh"
@@ -176,7 +176,7 @@ _TANH_GRAD = Elementwise("genesis_tanh_grad", "T g, T y", "T dx", "dx = g * (T(1
                          lambda device, g, y: g * (1 - y * y))
 
 
-class TanhGrad(Function):
+class TanhGrad(Op):
     """grad * (1 - out^2), fused; differentiable for higher-order gradients."""
 
     @staticmethod
@@ -190,7 +190,7 @@ class TanhGrad(Function):
         return grad_grad * (1 - out * out), -2 * grad_grad * grad * out
 
 
-class Sigmoid(Function):
+class Sigmoid(Op):
     """1 / (1 + exp(-a)); saves its output: d sigmoid = out * (1 - out)."""
 
     @staticmethod
@@ -223,7 +223,7 @@ _SIGMOID_GRAD = Elementwise("genesis_sigmoid_grad", "T g, T y", "T dx", "dx = g 
                             lambda device, g, y: g * y * (1 - y))
 
 
-class SigmoidGrad(Function):
+class SigmoidGrad(Op):
     """grad * out * (1 - out), fused; differentiable for higher-order gradients."""
 
     @staticmethod
@@ -237,7 +237,7 @@ class SigmoidGrad(Function):
         return SigmoidGrad.apply(grad_grad, out), grad_grad * grad * (1 - 2 * out)
 
 
-class Abs(Function):
+class Abs(Op):
     """|a|; d|a|/da = sign(a), which is 0 at 0 (PyTorch's choice)."""
 
     inplace_ufunc = "abs"
@@ -256,7 +256,7 @@ class Abs(Function):
         return grad * sign(a)
 
 
-class Sign(Function):
+class Sign(Op):
     """-1, 0 or 1 (0 for nan, as in PyTorch; bools stay bools); its gradient is zero."""
 
     @staticmethod

@@ -9,7 +9,7 @@ of the view, its position in `base`, found by replaying the view ops on an
 """
 from __future__ import annotations
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..tensor import Tensor, wrap_array
 from ._scatter import add_at
 
@@ -31,7 +31,7 @@ def flat_index_map(base: Tensor, steps):
     return xp.ascontiguousarray(replay_view(positions, base._device, steps))
 
 
-class TakeFlat(Function):
+class TakeFlat(Op):
     """The view region of `a` (shape of the index map)."""
 
     @staticmethod
@@ -44,7 +44,7 @@ class TakeFlat(Function):
         return PutFlat.apply(grad, ctx.shape, ctx.index_map), None
 
 
-class PutFlat(Function):
+class PutFlat(Op):
     """Zeros of `shape` with `values` added at the view region."""
 
     @staticmethod
@@ -64,7 +64,7 @@ class PutFlat(Function):
         return TakeFlat.apply(grad, ctx.index_map), None, None
 
 
-class ZeroFlat(Function):
+class ZeroFlat(Op):
     """`a` with its view region set to zero."""
 
     @staticmethod
@@ -79,7 +79,7 @@ class ZeroFlat(Function):
         return ZeroFlat.apply(grad, ctx.index_map), None
 
 
-class CopySlices(Function):
+class CopySlices(Op):
     """New grad_fn of a base whose view region was overwritten by `value` (already written)."""
 
     @staticmethod
@@ -95,7 +95,7 @@ class CopySlices(Function):
         return grad_base, grad_value, None
 
 
-class ViewOf(Function):
+class ViewOf(Op):
     """New grad_fn of a view after an in-place update: the view region of its base."""
 
     @staticmethod

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..tensor import Tensor
 from ._window_kernels import add_columns, columns
 from .registry import OpInfo, Sample
@@ -32,7 +32,7 @@ from .window_geometry import Windows
 __all__ = []  # F.unfold / F.fold (genesis.nn.functional); torch has no top-level unfold
 
 
-class Unfold(Function):
+class Unfold(Op):
     """Every window of (N, C, *spatial) as a column of (N, C * prod(kernel), L)."""
 
     @staticmethod
@@ -45,7 +45,7 @@ class Unfold(Function):
         return Fold.apply(grad, ctx.spatial, ctx.windows), None
 
 
-class Fold(Function):
+class Fold(Op):
     """Columns (N, C * prod(kernel), L) summed back into (N, C, *spatial)."""
 
     @staticmethod

@@ -25,7 +25,7 @@ import warnings
 
 from .. import random
 from ..autograd import engine, module_scope
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..autograd.grad_mode import enable_grad, grad_state, is_grad_enabled, no_grad
 from ..nn.containers import Sequential
 from ..nn.module import Module
@@ -34,7 +34,7 @@ from ..tensor import Tensor
 __all__ = ["checkpoint", "checkpoint_sequential", "recomputed_inputs"]
 
 
-class Checkpoint(Function):
+class Checkpoint(Op):
     """Forward without a graph inside; backward recomputes `fn` with one and differentiates it.
 
     The trailing `parameters` (of a module `fn`) are arguments only so that the
