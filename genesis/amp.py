@@ -19,20 +19,29 @@ genesis.float32
 from __future__ import annotations
 
 import functools
+from typing import Protocol
 
 from .autograd.grad_mode import global_autocast, grad_state
 from .device import Device, namespace_of
 from .dtypes import float16, get_dtype
+from .listeners import Listeners
 from .tensor import Tensor
 
 __all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "GradScaler",
-           "set_global_autocast", "listeners"]
+           "set_global_autocast", "listeners", "ScalerListener"]
 
-# Objects told, while the list is non-empty, what each GradScaler does (genesis trace:
-# gradients that overflow under a scale, in a step the scaler then skips, are no defect):
-# `loss_scaled(scaler, output, scale)` for each tensor `scale()` returns, and
-# `step_skipped(scaler, optimizer)` when `step()` skips an optimizer's step.
-listeners: list = []
+class ScalerListener(Protocol):
+    """Told what each GradScaler does (genesis trace: gradients that overflow under a
+    scale, in a step the scaler then skips, are no defect)."""
+
+    def loss_scaled(self, scaler: "GradScaler", output: Tensor, scale: float) -> None:
+        """`scaler.scale()` returned `output`, the loss multiplied by `scale`."""
+
+    def step_skipped(self, scaler: "GradScaler", optimizer) -> None:
+        """`scaler.step(optimizer)` skipped the step (NaN/Inf gradients)."""
+
+
+listeners: Listeners[ScalerListener] = Listeners()
 
 
 

@@ -16,21 +16,30 @@ from __future__ import annotations
 
 import numpy as np
 
+from typing import Protocol
+
 from . import dtypes
 from ._tensor_str import tensor_repr
 from .device import Device, cpu, device as as_device, transfer
 from .dtypes import DType, from_numpy_dtype, get_dtype
+from .listeners import Listeners
 from .sizes import describe_value, normalize_dim
 
-__all__ = ["Tensor", "wrap_array", "cut_listeners"]
+__all__ = ["Tensor", "wrap_array", "cut_listeners", "CutListener"]
 
 _new_object = object.__new__
 
-# Callables told, while the list is non-empty, each time a tensor is taken out of the graph:
-# `listener(tensor, alias, how)` with how ".detach()", ".detach_()" (alias is the tensor
-# itself) or ".data". `genesis trace` listens while it records, to say where a parameter
-# was cut off from the loss; otherwise the list stays empty and costs one test.
-cut_listeners: list = []
+class CutListener(Protocol):
+    """Told each time a tensor is taken out of the graph: `how` is ".detach()", ".detach_()"
+    (`alias` is the tensor itself) or ".data". `genesis trace` listens while it records,
+    to say where a parameter was cut off from the loss; while nobody listens it costs one
+    test."""
+
+    def __call__(self, tensor: "Tensor", alias: "Tensor", how: str) -> None:
+        ...
+
+
+cut_listeners: Listeners[CutListener] = Listeners()
 
 
 class _Size(int):

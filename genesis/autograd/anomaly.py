@@ -36,6 +36,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from ..listeners import Listeners
 from . import engine, function
 from .nonfinite import NonFiniteTracker
 from .nonfinite_report import Defect, Wording
@@ -86,11 +87,11 @@ def _apply(mode: _Mode) -> None:
     _set_registered(engine.node_checkers, _check_backward, mode.enabled and mode.check_nan)
 
 
-def _set_registered(hooks: list, hook, wanted: bool) -> None:
+def _set_registered(hooks: Listeners, hook, wanted: bool) -> None:
     if wanted and hook not in hooks:
-        hooks.append(hook)
-    elif not wanted and hook in hooks:
-        hooks.remove(hook)
+        hooks.add(hook)
+    elif not wanted:
+        hooks.discard(hook)
 
 
 class _ModeContext:

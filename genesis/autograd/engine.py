@@ -10,31 +10,45 @@ from __future__ import annotations
 
 import sys
 import threading
+from typing import Protocol
 
 import numpy as np
 
+from ..device import writeable
+from ..listeners import Listeners
 from ..tensor import Tensor, wrap_array
 from .function import AccumulateGrad, gradient_edge
 from .grad_mode import grad_state
 from .hooks import checked_gradient, checked_gradients, run_hook
 from .unbroadcast import sum_to_shape
-from ..device import writeable
 
-__all__ = ["backward", "grad", "node_checkers", "backward_listeners", "unwatched"]
+__all__ = ["backward", "grad", "node_checkers", "backward_listeners", "unwatched", "NodeChecker",
+           "BackwardListener"]
 
-# Callables run after each node's backward while non-empty (anomaly mode,
-# recording): each gets (node, grad_outputs, grad_inputs, flowed_from), where
-# flowed_from maps a node to the node that first sent it gradient, so a
-# checker can print the chain the gradient took.
-node_checkers: list = []
+class NodeChecker(Protocol):
+    """Called after each node's backward (anomaly mode, `genesis trace`, gradcheck's layout
+    check) with the gradients it got and gave; `flowed_from` maps a node to the node that
+    first sent it gradient, so a checker can print the chain the gradient took."""
 
-# Objects told when a backward pass starts and ends (graph recording): each has
-# backward_started(run) and backward_finished(run, completed), where `run` is
-# the pass's `flowed_from` dict (the same object the node checkers receive) and
-# `completed` is False when the pass ended with an exception. A pass started while
-# another runs on the same thread is part of that one (see `_Watched`): listeners are
-# not told of it.
-backward_listeners: list = []
+    def __call__(self, node, grad_outputs: list, grad_inputs: tuple, flowed_from: dict) -> None:
+        ...
+
+
+class BackwardListener(Protocol):
+    """Told when a backward pass starts and ends (graph recording). `run` is the pass's
+    `flowed_from` dict (the object the node checkers receive); `completed` is False when
+    the pass ended with an exception. A pass started while another runs on the same
+    thread is part of that one (see `_Watched`): listeners are not told of it."""
+
+    def backward_started(self, run: dict) -> None:
+        ...
+
+    def backward_finished(self, run: dict, completed: bool) -> None:
+        ...
+
+
+node_checkers: Listeners[NodeChecker] = Listeners()
+backward_listeners: Listeners[BackwardListener] = Listeners()
 
 
 class _Pass:

@@ -28,21 +28,28 @@ from __future__ import annotations
 
 import re
 import weakref
+from typing import Protocol
 
 from ..device import cpu, device_mismatch_message, is_cpu_scalar
 from ..dtypes import FLOATING_DTYPES, FLOATING_NUMPY_DTYPES, float32
+from ..listeners import Listeners
 from ..tensor import Tensor, wrap_array
 from .grad_mode import grad_state
 from .hooks import RemovableHandle
 from .module_scope import running
 
-__all__ = ["Function", "Op", "Node", "AccumulateGrad", "gradient_edge", "mark_view", "observers",
+__all__ = ["Function", "Op", "OpObserver", "Node", "AccumulateGrad", "gradient_edge", "mark_view", "observers",
            "SavedTensorModifiedError"]
 
-# Callables run after every Function call made outside the engine's backward
-# pass while non-empty (anomaly mode and `genesis.debug.record` register
-# here); each gets (node, args, outputs).
-observers: list = []
+class OpObserver(Protocol):
+    """Called after every op call made outside the engine's backward pass (anomaly mode,
+    `genesis.debug.record`), with the op's node (its ctx), arguments and outputs."""
+
+    def __call__(self, node: "Node", args: tuple, outputs: tuple) -> None:
+        ...
+
+
+observers: Listeners[OpObserver] = Listeners()
 
 _FREED = ("freed",)
 

@@ -116,11 +116,11 @@ class WrongGradientLayout(Exception):
 def gradient_layout_checked():
     """While active, a backward returning a gradient of the wrong shape or dtype raises
     `WrongGradientLayout` naming the node, before the engine would reject it."""
-    node_checkers.append(_check_layout)
+    node_checkers.add(_check_layout)
     try:
         yield
     finally:
-        node_checkers.remove(_check_layout)
+        node_checkers.discard(_check_layout)
 
 
 def _check_layout(node, grad_outputs, grad_inputs, flowed_from) -> None:

@@ -20,19 +20,32 @@ read per op.
 >>> type(module).__name__, outer, running.call
 ('Double', None, None)
 
-Tools that must see every call as it happens (graph recording) add a listener,
-any object with `enter(module)` and `exit(module)` methods, to `listeners`;
-`Module.__call__` calls `enter(module)` / `exit(module)` around `forward` only
-while that list is non-empty.
+Tools that must see every call as it happens (graph recording) add a
+`ModuleCallListener` to `listeners`; `Module.__call__` calls `enter(module)` /
+`exit(module)` around `forward` only while one listens.
 """
 from __future__ import annotations
 
 import itertools
 import threading
+from typing import Protocol
 
-__all__ = ["running", "call_order", "listeners", "enter", "exit"]
+from ..listeners import Listeners
 
-listeners: list = []
+__all__ = ["running", "call_order", "listeners", "enter", "exit", "ModuleCallListener"]
+
+
+class ModuleCallListener(Protocol):
+    """Told as each module's forward starts and ends."""
+
+    def enter(self, module) -> None:
+        ...
+
+    def exit(self, module) -> None:
+        ...
+
+
+listeners: Listeners[ModuleCallListener] = Listeners()
 
 call_order = itertools.count().__next__  # the `order` of the next module call
 

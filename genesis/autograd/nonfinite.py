@@ -28,7 +28,7 @@ told again but noted as a knock-on of that defect.
 >>> from genesis.autograd import engine, function
 >>> told = []
 >>> tracker = NonFiniteTracker(told.append)
->>> function.observers.append(tracker.forward); engine.node_checkers.append(tracker.backward)
+>>> function.observers.add(tracker.forward); engine.node_checkers.add(tracker.backward)
 >>> scores = genesis.randn(3, 3, requires_grad=True)
 >>> mask = genesis.ones(3, 3).tril().log()                     # -inf above the diagonal
 >>> with numpy.errstate(invalid="ignore"):
@@ -39,7 +39,7 @@ told again but noted as a knock-on of that defect.
 ...     loss = scores.sum() + (mask * 0).sum()                   # a NaN that reaches the loss
 ...     loss.backward()
 True
->>> function.observers.remove(tracker.forward); engine.node_checkers.remove(tracker.backward)
+>>> function.observers.discard(tracker.forward); engine.node_checkers.discard(tracker.backward)
 >>> [defect.title for defect in told]
 ['NaN born in forward: Mul']
 """

@@ -38,11 +38,11 @@ class InvocationLog:
 
     >>> import genesis
     >>> log = InvocationLog(include_builtin=True, per_site=1)
-    >>> genesis.autograd.function.observers.append(log)
+    >>> genesis.autograd.function.observers.add(log)
     >>> x = genesis.randn(3, requires_grad=True)
     >>> for _ in range(3):
     ...     x = x * 2
-    >>> genesis.autograd.function.observers.remove(log)
+    >>> genesis.autograd.function.observers.discard(log)
     >>> len(log.calls), log.not_copied
     (1, 2)
     """

@@ -68,14 +68,12 @@ class NaNWatch:
         self._pending = []        # (scaler, finding, node, path): waiting on the scaler's decision
 
     def start(self) -> None:
-        function.observers.append(self._forward)
-        engine.node_checkers.append(self._backward)
+        function.observers.add(self._forward)
+        engine.node_checkers.add(self._backward)
 
     def stop(self) -> None:
-        if self._forward in function.observers:
-            function.observers.remove(self._forward)
-        if self._backward in engine.node_checkers:
-            engine.node_checkers.remove(self._backward)
+        function.observers.discard(self._forward)
+        engine.node_checkers.discard(self._backward)
         self.readings.fetch()
         self._file_pending()
 

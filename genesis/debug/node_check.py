@@ -50,9 +50,9 @@ re-run on the call's own device.
 ...     def backward(ctx, grad):
 ...         return grad * 3          # wrong on purpose
 >>> log = InvocationLog()
->>> genesis.autograd.function.observers.append(log)
+>>> genesis.autograd.function.observers.add(log)
 >>> y = Twice.apply(genesis.randn(4, requires_grad=True))
->>> genesis.autograd.function.observers.remove(log)
+>>> genesis.autograd.function.observers.discard(log)
 >>> check_invocation(next(iter(log.calls.values()))).status
 'fail'
 """

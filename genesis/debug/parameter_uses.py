@@ -108,17 +108,17 @@ class ParameterUses:
     def start(self) -> None:
         if self._active:
             return
-        function.observers.append(self._observer)
-        cut_listeners.append(self._cut_listener)
-        module_scope.listeners.append(self)
+        function.observers.add(self._observer)
+        cut_listeners.add(self._cut_listener)
+        module_scope.listeners.add(self)
         self._active = True
 
     def stop(self) -> None:
         if not self._active:
             return
-        function.observers.remove(self._observer)
-        cut_listeners.remove(self._cut_listener)
-        module_scope.listeners.remove(self)
+        function.observers.discard(self._observer)
+        cut_listeners.discard(self._cut_listener)
+        module_scope.listeners.discard(self)
         self._carriers.clear()
         self._active = False
 

@@ -84,17 +84,17 @@ class record:
         self._forward_paused = set()  # threads whose recorded forward paused the collector
 
     def __enter__(self) -> "record":
-        function.observers.append(self._observer)
-        module_scope.listeners.append(self.scope)
-        engine.node_checkers.append(self._checker)
-        engine.backward_listeners.append(self)
+        function.observers.add(self._observer)
+        module_scope.listeners.add(self.scope)
+        engine.node_checkers.add(self._checker)
+        engine.backward_listeners.add(self)
         return self
 
     def __exit__(self, *exc_info) -> None:
-        function.observers.remove(self._observer)
-        module_scope.listeners.remove(self.scope)
-        engine.node_checkers.remove(self._checker)
-        engine.backward_listeners.remove(self)
+        function.observers.discard(self._observer)
+        module_scope.listeners.discard(self.scope)
+        engine.node_checkers.discard(self._checker)
+        engine.backward_listeners.discard(self)
         here = threading.get_ident()
         # Runs of this thread end here; a backward running on another thread goes on
         # calling this recorder (the engine took its listeners when it started) and files

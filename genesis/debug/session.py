@@ -89,13 +89,13 @@ class TraceSession:
         self.recorder.__enter__()
         self.uses.start()
         self._recording = True
-        optimizers.listeners.append(self)
-        amp.listeners.append(self)
+        optimizers.listeners.add(self)
+        amp.listeners.add(self)
         if self.invocations is not None:
-            function.observers.append(self.invocations)
+            function.observers.add(self.invocations)
         if self.nan_watch is not None:
             self.nan_watch.start()
-        engine.backward_listeners.append(self)
+        engine.backward_listeners.add(self)
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -103,12 +103,9 @@ class TraceSession:
         self._stop_invocation_log()
         if self.nan_watch is not None:
             self.nan_watch.stop()
-        if self in engine.backward_listeners:
-            engine.backward_listeners.remove(self)
-        if self in optimizers.listeners:
-            optimizers.listeners.remove(self)
-        if self in amp.listeners:
-            amp.listeners.remove(self)
+        engine.backward_listeners.discard(self)
+        optimizers.listeners.discard(self)
+        amp.listeners.discard(self)
         self.readings.fetch()
         self.duration = time.perf_counter() - self._started
         if self.journal is not None:
@@ -122,8 +119,8 @@ class TraceSession:
             self._recording = False
 
     def _stop_invocation_log(self) -> None:
-        if self.invocations is not None and self.invocations in function.observers:
-            function.observers.remove(self.invocations)
+        if self.invocations is not None:
+            function.observers.discard(self.invocations)
 
     # -- per backward call ---------------------------------------------------------------
     def backward_started(self, run) -> None:

@@ -18,7 +18,8 @@ from ..ops._operands import ignore_float_errors
 from ..ops.activation import relu
 from ..ops.registry import OpInfo, Sample
 from ..ops.samples import away_from, positive, values
-from ..ops.selection import clamp, where
+from ..ops.clamp import clamp
+from ..ops.where import where
 from ..ops.unary import abs, exp, log, log1p
 from ..tensor import Tensor, wrap_array
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..creation import full
-from ..ops.selection import where
+from ..ops.where import where
 from ..tensor import Tensor
 from . import functional as F
 from .module import Module

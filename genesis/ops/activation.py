@@ -18,11 +18,11 @@ from . import samples
 from ._kernels import Elementwise
 from ._select import masked
 from .inplace import apply_inplace
-from .selection import gate, gate_off, where
 from .smooth_activation import (celu, elu, gelu, maybe_inplace, mish, require_floating, selu, silu,
                                 softplus, unary_info)
 from .softmax import log_softmax, logsumexp, softmax, softmin
 from .unary import sigmoid, tanh
+from .where import gate, gate_off, where
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "hardtanh", "elu", "selu", "celu", "gelu",
            "silu", "mish", "softplus", "hardsigmoid", "hardswish", "sigmoid", "tanh", "softmax",

@@ -14,19 +14,20 @@ from __future__ import annotations
 
 from ..autograd import tensor_methods
 from ..tensor import Tensor
-from . import (activation, binary_math, broadcast, comparison, convert, cumulative, division,
-               einsum, elementwise, extrema, fill, gather, index, join, linalg, logical, masked,
-               matrix, norm, reduce, reorder, rounding, selection, shape, smooth_activation,
-               softmax, ternary, unary)
+from . import (activation, binary_math, broadcast, clamp, comparison, convert, cumulative,
+               division, einsum, elementwise, extrema, fill, gather, index, join, linalg, logical,
+               masked, matrix, norm, pairwise_extrema, reduce, reorder, rounding, shape,
+               smooth_activation, softmax, ternary, unary, where)
 from . import adaptive_pooling, conv_transpose, convolution, linear_systems, pad, pooling, window
 from .registry import register_family
 
 __all__ = ["FAMILIES", "public_functions"]
 
-FAMILIES = (elementwise, division, ternary, unary, rounding, binary_math, selection, activation,
-            smooth_activation, softmax, comparison, logical, reduce, shape, broadcast, index, linalg,
-            convert, fill, extrema, cumulative, norm, join, reorder, matrix, gather, masked, einsum,
-            window, convolution, conv_transpose, pooling, adaptive_pooling, pad, linear_systems)
+FAMILIES = (elementwise, division, ternary, unary, rounding, binary_math, where, pairwise_extrema,
+            clamp, activation, smooth_activation, softmax, comparison, logical, reduce, shape,
+            broadcast, index, linalg, convert, fill, extrema, cumulative, norm, join, reorder, matrix,
+            gather, masked, einsum, window, convolution, conv_transpose, pooling, adaptive_pooling,
+            pad, linear_systems)
 
 
 def public_functions() -> dict:

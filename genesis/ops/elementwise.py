@@ -18,8 +18,8 @@ from ._operands import (both_integral, device_of, float_operands, ignore_float_e
 from .division import RoundedDiv, modulo_samples, rounding_mode_checked
 from .inplace import apply_inplace
 from .registry import OpInfo, Sample
-from .selection import where
-from .unary import exp, log, tanh  # noqa: F401  (exp, tanh: kept importable from here)
+from .unary import log
+from .where import where
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
            "pow", "neg", "negative"]

@@ -16,7 +16,7 @@ from .gather import along_dim_key
 from .index import IndexScatter
 from .reduce import unreduced
 from .registry import OpInfo, Sample
-from .selection import maximum, minimum
+from .pairwise_extrema import maximum, minimum
 
 __all__ = ["max", "min", "amax", "amin", "argmax", "argmin"]
 

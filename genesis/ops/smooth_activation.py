@@ -18,8 +18,8 @@ from ._kernels import Elementwise
 from ._operands import ignore_float_errors
 from .inplace import apply_inplace
 from .registry import OpInfo, Sample
-from .selection import where
 from .unary import sigmoid
+from .where import where
 
 __all__ = ["elu", "selu", "celu", "gelu", "silu", "mish", "softplus"]
 

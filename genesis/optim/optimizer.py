@@ -15,18 +15,27 @@ from __future__ import annotations
 
 import warnings
 from collections import defaultdict
+from typing import Protocol
 
 from ..autograd.grad_mode import enable_grad
+from ..listeners import Listeners
 from ..nn.utils.clear_grads import clear_grads
 from ..tensor import Tensor, wrap_array
 
-__all__ = ["Optimizer", "required", "listeners"]
+__all__ = ["Optimizer", "required", "listeners", "OptimizerListener"]
 
-# Objects told, while the list is non-empty, which tensors each optimizer is given and
-# when it steps (genesis trace: the parameters of an optimizer that steps should receive
-# gradients): each has `params_added(optimizer, params)`, called for every parameter group
-# added (at construction or by `add_param_group`), and `stepped(optimizer)`.
-listeners: list = []
+class OptimizerListener(Protocol):
+    """Told which tensors each optimizer is given and when it steps (genesis trace: the
+    parameters of an optimizer that steps should receive gradients)."""
+
+    def params_added(self, optimizer: "Optimizer", params: list) -> None:
+        """A parameter group was added (at construction or by `add_param_group`)."""
+
+    def stepped(self, optimizer: "Optimizer") -> None:
+        """`optimizer.step()` ran."""
+
+
+listeners: Listeners[OptimizerListener] = Listeners()
 
 
 class _Required:
