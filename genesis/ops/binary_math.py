@@ -7,10 +7,12 @@ back to its input's shape where the inputs were broadcast.
 from __future__ import annotations
 
 from ..autograd.function import Op
+from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._operands import device_of, float_operands, ignore_float_errors, kind_of, operands
 from .registry import OpInfo
+from .unary import TENSOR_MATH, array_math
 
 __all__ = ["atan2", "arctan2", "hypot", "logaddexp", "logaddexp2"]
 
@@ -28,10 +30,12 @@ def _floating_operands(a, b, op: str):
 def _binary_op(name: str, doc: str, ufunc: str, derivatives, *, saves_output: bool = False,
                integers: str = "promote", quiet: bool = False):
     """A Function `name` computing the xp ufunc `ufunc` of two broadcast inputs, with gradient
-    `derivatives` = (d/da, d/db), each a function of (grad, a, b, out): Tensor ops, so the
-    gradient is differentiable again. `out` is None unless `saves_output`. `integers`:
-    "promote" (integer inputs give float32) or "refuse" (PyTorch defines the op for floating
-    point only). `quiet` ops return inf/nan without NumPy warnings."""
+    `derivatives` = (d/da, d/db), each a function of (m, grad, a, b, out): the op's gradient
+    rule, run on the arrays in a plain backward and on the Tensors under create_graph (so the
+    gradient is differentiable again), `m` giving the functions it calls on either
+    (genesis.ops.unary's `array_math` and `TENSOR_MATH`). `out` is None unless
+    `saves_output`. `integers`: "promote" (integer inputs give float32) or "refuse" (PyTorch
+    defines the op for floating point only). `quiet` ops return inf/nan without warnings."""
     gradient_a, gradient_b = derivatives
     floating = float_operands if integers == "promote" else _floating_operands
 
@@ -45,30 +49,40 @@ def _binary_op(name: str, doc: str, ufunc: str, derivatives, *, saves_output: bo
         return out
 
     def backward(ctx, grad):
-        a, b, out = ctx.saved_tensors
+        saved = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        return (gradient_a(grad, a, b, out) if needs[0] else None,
-                gradient_b(grad, a, b, out) if needs[1] else None)
+        if grad_state.enabled:  # create_graph: the rule on Tensors, recorded
+            return (gradient_a(TENSOR_MATH, grad, *saved) if needs[0] else None,
+                    gradient_b(TENSOR_MATH, grad, *saved) if needs[1] else None)
+        device = grad._device
+        m, arrays = array_math(device.xp), [_array_of(value) for value in saved]
+        return (wrap_array(gradient_a(m, grad._data, *arrays), device) if needs[0] else None,
+                wrap_array(gradient_b(m, grad._data, *arrays), device) if needs[1] else None)
 
     body = {"forward": staticmethod(ignore_float_errors(forward) if quiet else forward),
             "backward": staticmethod(backward), "__module__": __name__, "__doc__": doc}
     return type(name, (Op,), body)
 
 
+def _array_of(value):
+    """A saved Tensor's array; a number (or None) as it is."""
+    return value._data if isinstance(value, Tensor) else value
+
+
 # name, what it computes, ufunc, (d/da, d/db) of the gradient g, the inputs a, b and the output
 Atan2 = _binary_op("Atan2", "The angle of the point (b, a): atan(a / b) in the right quadrant.",
-                   "arctan2", (lambda g, a, b, out: g * b / (a * a + b * b),
-                               lambda g, a, b, out: -g * a / (a * a + b * b)))
+                   "arctan2", (lambda m, g, a, b, out: g * b / (a * a + b * b),
+                               lambda m, g, a, b, out: -g * a / (a * a + b * b)))
 Hypot = _binary_op("Hypot", "sqrt(a^2 + b^2), without overflow for large inputs.", "hypot",
-                   (lambda g, a, b, out: g / out * a, lambda g, a, b, out: g / out * b),
+                   (lambda m, g, a, b, out: g / out * a, lambda m, g, a, b, out: g / out * b),
                    saves_output=True, integers="refuse")
 Logaddexp = _binary_op("Logaddexp", "log(exp(a) + exp(b)), computed without overflow.",
-                       "logaddexp", (lambda g, a, b, out: g / (1 + (b - a).exp()),
-                                     lambda g, a, b, out: g / (1 + (a - b).exp())),
+                       "logaddexp", (lambda m, g, a, b, out: g / (1 + m.exp(b - a)),
+                                     lambda m, g, a, b, out: g / (1 + m.exp(a - b))),
                        integers="refuse", quiet=True)
 Logaddexp2 = _binary_op("Logaddexp2", "log2(2^a + 2^b), computed without overflow.",
-                        "logaddexp2", (lambda g, a, b, out: g / (1 + (b - a).exp2()),
-                                       lambda g, a, b, out: g / (1 + (a - b).exp2())),
+                        "logaddexp2", (lambda m, g, a, b, out: g / (1 + m.exp2(b - a)),
+                                       lambda m, g, a, b, out: g / (1 + m.exp2(a - b))),
                         integers="refuse", quiet=True)
 
 
@@ -129,6 +143,7 @@ OPS = [
            torch=lambda torch, a, b: torch.hypot(a, b)),
     OpInfo("logaddexp", logaddexp, lambda rng: samples.binary(samples.values, samples.values, rng),
            torch=lambda torch, a, b: torch.logaddexp(a, b)),
-    OpInfo("logaddexp2", logaddexp2, lambda rng: samples.binary(samples.values, samples.values, rng),
+    OpInfo("logaddexp2", logaddexp2,
+           lambda rng: samples.binary(samples.values, samples.values, rng),
            torch=lambda torch, a, b: torch.logaddexp2(a, b)),
 ]

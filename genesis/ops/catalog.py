@@ -25,9 +25,9 @@ __all__ = ["FAMILIES", "public_functions"]
 
 FAMILIES = (elementwise, division, ternary, unary, rounding, binary_math, where, pairwise_extrema,
             clamp, activation, smooth_activation, softmax, comparison, logical, reduce, shape,
-            broadcast, index, linalg, convert, fill, extrema, cumulative, norm, join, reorder, matrix,
-            gather, masked, einsum, window, convolution, conv_transpose, pooling, adaptive_pooling,
-            pad, linear_systems)
+            broadcast, index, linalg, convert, fill, extrema, cumulative, norm, join, reorder,
+            matrix, gather, masked, einsum, window, convolution, conv_transpose, pooling,
+            adaptive_pooling, pad, linear_systems)
 
 
 def public_functions() -> dict:

@@ -208,6 +208,7 @@ OPS = [
            torch=lambda torch, a: a.contiguous()),
     OpInfo("to", to, _to_samples, torch=lambda torch, a, *args, **kwargs: a.to(
         *(getattr(torch, arg) if arg == "float64" else arg for arg in args),
-        **{key: getattr(torch, value) if key == "dtype" else value for key, value in kwargs.items()})),
+        **{key: getattr(torch, value) if key == "dtype" else value
+           for key, value in kwargs.items()})),
 ]
 

@@ -8,7 +8,9 @@ Integer and bool inputs are promoted to float32 unless the op keeps integers
 """
 from __future__ import annotations
 
+import functools
 import math
+import types
 
 from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
@@ -30,13 +32,16 @@ def _math_op(name: str, doc: str, ufunc: str | None, derivative, *, compute=None
              saves: str = "input", keeps_integers: bool = False, quiet: bool = False,
              fused_forward: str | None = None, fused_derivative: str | None = None):
     """A Function `name` computing the xp ufunc `ufunc` (or `compute(xp, array)` for composite
-    ops), with gradient `derivative(grad, saved)`.
+    ops), with gradient `derivative(m, grad, saved)`.
 
-    `saves` is "input" or "output": what `derivative` receives. A ufunc also gives the
-    in-place form a no-copy fast path. `quiet` ops return inf/nan without NumPy warnings.
+    The derivative is the op's one gradient rule: arithmetic on `grad` and the saved input
+    or output (`saves`: "input" or "output"), and functions taken from `m`. A plain backward
+    runs it on the arrays (`m` is the device's array math: no graph to build); under
+    create_graph on the Tensors (`m` is genesis's ops: the gradient is differentiable). A
+    ufunc also gives the in-place form. `quiet` ops return inf/nan without NumPy warnings.
     On a GPU, where each array call is a launch, `fused_forward` (a CUDA expression of `x`)
     and `fused_derivative` (of `g` and `x` or `out`) do a composite forward or a first-order
-    gradient in one kernel; the CPU and create_graph run `compute` and `derivative`.
+    gradient in one kernel; tests/ops/test_fused_kernels.py checks each against the rule.
     """
     floating = _same if keeps_integers else as_floating
     if compute is None:
@@ -58,10 +63,12 @@ def _math_op(name: str, doc: str, ufunc: str | None, derivative, *, compute=None
 
     def backward(ctx, grad):
         (saved,) = ctx.saved_tensors
+        if grad_state.enabled:  # create_graph: the rule on Tensors, recorded
+            return derivative(TENSOR_MATH, grad, saved)
         device = grad._device
-        if gradient_kernel is None or grad_state.enabled or not fusing_pays(device):
-            return derivative(grad, saved)
-        return wrap_array(gradient_kernel(device, grad._data, saved._data), device)
+        if gradient_kernel is not None and fusing_pays(device):
+            return wrap_array(gradient_kernel(device, grad._data, saved._data), device)
+        return wrap_array(derivative(array_math(device.xp), grad._data, saved._data), device)
 
     body = {"forward": staticmethod(ignore_float_errors(forward) if quiet else forward),
             "backward": staticmethod(backward), "__module__": __name__, "__doc__": doc,
@@ -81,9 +88,21 @@ def _gradient_kernel(name: str, derivative, saves: str, expression: str) -> Elem
     saved = "x" if saves == "input" else "out"
 
     def reference(device, g, saved_array):
-        return derivative(wrap_array(g, device), wrap_array(saved_array, device))._data
+        return derivative(array_math(device.xp), g, saved_array)
     return Elementwise(f"genesis_{name.lower()}_grad", f"T g, T {saved}", "T dx",
                        f"dx = {expression}", reference)
+
+
+@functools.cache
+def array_math(xp) -> types.SimpleNamespace:
+    """The functions gradient rules call, on arrays of the namespace `xp` (numpy or cupy).
+
+    >>> import numpy as np
+    >>> array_math(np).rsqrt(np.array([4.0]))
+    array([0.5])
+    """
+    return types.SimpleNamespace(exp=xp.exp, exp2=xp.exp2, sin=xp.sin, cos=xp.cos, sinh=xp.sinh,
+                                 cosh=xp.cosh, rsqrt=lambda x: 1 / xp.sqrt(x))
 
 
 def _same(array):
@@ -97,144 +116,72 @@ def _square(xp, x):
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
-# name, what it computes, ufunc, derivative (of grad and the saved input x or output out);
-# the fused forms are the same math as one GPU kernel (derivatives of one call have none)
-Exp = _math_op("Exp", "e ** x.", "exp", lambda g, out: g * out, saves="output", quiet=True)
-Exp2 = _math_op("Exp2", "2 ** x.", "exp2", lambda g, out: g * out * _LN2, saves="output",
+# name, what it computes, ufunc, derivative (of the math m, grad and the saved input x or
+# output out); the fused forms are the same math as one GPU kernel (derivatives of one call
+# have none)
+Exp = _math_op("Exp", "e ** x.", "exp", lambda m, g, out: g * out, saves="output", quiet=True)
+Exp2 = _math_op("Exp2", "2 ** x.", "exp2", lambda m, g, out: g * out * _LN2, saves="output",
                 quiet=True, fused_derivative=f"g * out * T({_LN2!r})")
 Expm1 = _math_op("Expm1", "e ** x - 1, accurate for small x.", "expm1",
-                 lambda g, out: g * (out + 1), saves="output", quiet=True,
+                 lambda m, g, out: g * (out + 1), saves="output", quiet=True,
                  fused_derivative="g * (out + T(1))")
-Log = _math_op("Log", "The natural logarithm.", "log", lambda g, x: g / x, quiet=True)
+Log = _math_op("Log", "The natural logarithm.", "log", lambda m, g, x: g / x, quiet=True)
 Log1p = _math_op("Log1p", "log(1 + x), accurate for small x.", "log1p",
-                 lambda g, x: g / (x + 1), quiet=True, fused_derivative="g / (x + T(1))")
-Log2 = _math_op("Log2", "The base-2 logarithm.", "log2", lambda g, x: g / (x * _LN2), quiet=True,
+                 lambda m, g, x: g / (x + 1), quiet=True, fused_derivative="g / (x + T(1))")
+Log2 = _math_op("Log2", "The base-2 logarithm.", "log2", lambda m, g, x: g / (x * _LN2), quiet=True,
                 fused_derivative=f"g / (x * T({_LN2!r}))")
-Log10 = _math_op("Log10", "The base-10 logarithm.", "log10", lambda g, x: g / (x * _LN10),
+Log10 = _math_op("Log10", "The base-10 logarithm.", "log10", lambda m, g, x: g / (x * _LN10),
                  quiet=True, fused_derivative=f"g / (x * T({_LN10!r}))")
-Sqrt = _math_op("Sqrt", "The square root.", "sqrt", lambda g, out: g / (2 * out), saves="output",
+Sqrt = _math_op("Sqrt", "The square root.", "sqrt", lambda m, g, out: g / (2 * out), saves="output",
                 quiet=True, fused_derivative="g / (T(2) * out)")
-Rsqrt = _math_op("Rsqrt", "1 / sqrt(x).", None, lambda g, out: -0.5 * g * out ** 3,
+Rsqrt = _math_op("Rsqrt", "1 / sqrt(x).", None, lambda m, g, out: -0.5 * g * out ** 3,
                  compute=lambda xp, x: 1 / xp.sqrt(x), saves="output", quiet=True,
                  fused_forward="T(1) / sqrt(x)", fused_derivative="T(-0.5) * g * (out * out * out)")
-Square = _math_op("Square", "x * x (integers stay integers).", "square", lambda g, x: g * (2 * x),
+Square = _math_op("Square", "x * x (integers stay integers).", "square",
+                  lambda m, g, x: g * (2 * x),
                   compute=_square, keeps_integers=True, fused_derivative="g * (T(2) * x)")
-Reciprocal = _math_op("Reciprocal", "1 / x.", None, lambda g, out: -g * (out * out),
+Reciprocal = _math_op("Reciprocal", "1 / x.", None, lambda m, g, out: -g * (out * out),
                       compute=lambda xp, x: 1 / x, saves="output", quiet=True,
                       fused_derivative="-g * (out * out)")
-Sin = _math_op("Sin", "The sine (radians).", "sin", lambda g, x: g * cos(x),
+Sin = _math_op("Sin", "The sine (radians).", "sin", lambda m, g, x: g * m.cos(x),
                fused_derivative="g * cos(x)")
-Cos = _math_op("Cos", "The cosine (radians).", "cos", lambda g, x: g * -sin(x),
+Cos = _math_op("Cos", "The cosine (radians).", "cos", lambda m, g, x: g * -m.sin(x),
                fused_derivative="g * -sin(x)")
-Tan = _math_op("Tan", "The tangent (radians).", "tan", lambda g, out: g * (1 + out * out),
+Tan = _math_op("Tan", "The tangent (radians).", "tan", lambda m, g, out: g * (1 + out * out),
                saves="output", fused_derivative="g * (T(1) + out * out)")
 Asin = _math_op("Asin", "The arcsine, in [-pi/2, pi/2].", "arcsin",
-                lambda g, x: g * rsqrt(1 - x * x), quiet=True,
+                lambda m, g, x: g * m.rsqrt(1 - x * x), quiet=True,
                 fused_derivative="g * (T(1) / sqrt(T(1) - x * x))")
 Acos = _math_op("Acos", "The arccosine, in [0, pi].", "arccos",
-                lambda g, x: -g * rsqrt(1 - x * x), quiet=True,
+                lambda m, g, x: -g * m.rsqrt(1 - x * x), quiet=True,
                 fused_derivative="-g * (T(1) / sqrt(T(1) - x * x))")
 Atan = _math_op("Atan", "The arctangent, in (-pi/2, pi/2).", "arctan",
-                lambda g, x: g / (x * x + 1), fused_derivative="g / (x * x + T(1))")
-Sinh = _math_op("Sinh", "The hyperbolic sine.", "sinh", lambda g, x: g * cosh(x), quiet=True,
+                lambda m, g, x: g / (x * x + 1), fused_derivative="g / (x * x + T(1))")
+Sinh = _math_op("Sinh", "The hyperbolic sine.", "sinh", lambda m, g, x: g * m.cosh(x), quiet=True,
                 fused_derivative="g * cosh(x)")
-Cosh = _math_op("Cosh", "The hyperbolic cosine.", "cosh", lambda g, x: g * sinh(x), quiet=True,
+Cosh = _math_op("Cosh", "The hyperbolic cosine.", "cosh", lambda m, g, x: g * m.sinh(x), quiet=True,
                 fused_derivative="g * sinh(x)")
 Asinh = _math_op("Asinh", "The inverse hyperbolic sine.", "arcsinh",
-                 lambda g, x: g * rsqrt(x * x + 1),
+                 lambda m, g, x: g * m.rsqrt(x * x + 1),
                  fused_derivative="g * (T(1) / sqrt(x * x + T(1)))")
 Acosh = _math_op("Acosh", "The inverse hyperbolic cosine.", "arccosh",
-                 lambda g, x: g * rsqrt(x * x - 1), quiet=True,
+                 lambda m, g, x: g * m.rsqrt(x * x - 1), quiet=True,
                  fused_derivative="g * (T(1) / sqrt(x * x - T(1)))")
 Atanh = _math_op("Atanh", "The inverse hyperbolic tangent.", "arctanh",
-                 lambda g, x: g / (1 - x * x), quiet=True, fused_derivative="g / (T(1) - x * x)")
+                 lambda m, g, x: g / (1 - x * x), quiet=True, fused_derivative="g / (T(1) - x * x)")
 Erf = _math_op("Erf", "The error function, 2/sqrt(pi) * integral of exp(-t^2) from 0 to x.",
-               None, lambda g, x: g * (_TWO_OVER_SQRT_PI * exp(-(x * x))), compute=erf_array,
+               None, lambda m, g, x: g * (_TWO_OVER_SQRT_PI * m.exp(-(x * x))), compute=erf_array,
                fused_derivative=f"g * (T({_TWO_OVER_SQRT_PI!r}) * exp(-(x * x)))")
 
 
-class Tanh(Op):
-    """tanh(a); saves its output: d tanh = 1 - tanh^2."""
-
-    inplace_ufunc = "tanh"
-
-    @staticmethod
-    def forward(ctx, a):
-        out = wrap_array(a._device.xp.tanh(as_floating(a._data)), a._device)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        if grad_state.enabled:  # create_graph: a node, so the gradient is differentiable
-            return TanhGrad.apply(grad, out)
-        return wrap_array(_TANH_GRAD(grad._device, grad._data, out._data), grad._device)
-
-
-_TANH_GRAD = Elementwise("genesis_tanh_grad", "T g, T y", "T dx", "dx = g * (T(1) - y * y)",
-                         lambda device, g, y: g * (1 - y * y))
-
-
-class TanhGrad(Op):
-    """grad * (1 - out^2), fused; differentiable for higher-order gradients."""
-
-    @staticmethod
-    def forward(ctx, grad, out):
-        ctx.save_for_backward(grad, out)
-        return _TANH_GRAD(grad._device, grad._data, out._data)
-
-    @staticmethod
-    def backward(ctx, grad_grad):
-        grad, out = ctx.saved_tensors
-        return grad_grad * (1 - out * out), -2 * grad_grad * grad * out
-
-
-class Sigmoid(Op):
-    """1 / (1 + exp(-a)); saves its output: d sigmoid = out * (1 - out)."""
-
-    @staticmethod
-    @ignore_float_errors
-    def forward(ctx, a):
-        out = wrap_array(_SIGMOID(a._device, as_floating(a._data)), a._device)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    @ignore_float_errors
-    def forward_inplace(target):
-        xp = target._device.xp
-        denominator = xp.negative(target._data)
-        xp.exp(denominator, out=denominator)
-        denominator += 1
-        xp.divide(1, denominator, out=target._data)  # raises before writing into an integer target
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        if grad_state.enabled:  # create_graph: a node, so the gradient is differentiable
-            return SigmoidGrad.apply(grad, out)
-        return wrap_array(_SIGMOID_GRAD(grad._device, grad._data, out._data), grad._device)
-
-
-_SIGMOID = Elementwise("genesis_sigmoid", "T x", "T y", "y = T(1) / (T(1) + exp(-x))",
-                       lambda device, x: 1 / (1 + device.xp.exp(-x)))
-_SIGMOID_GRAD = Elementwise("genesis_sigmoid_grad", "T g, T y", "T dx", "dx = g * y * (T(1) - y)",
-                            lambda device, g, y: g * y * (1 - y))
-
-
-class SigmoidGrad(Op):
-    """grad * out * (1 - out), fused; differentiable for higher-order gradients."""
-
-    @staticmethod
-    def forward(ctx, grad, out):
-        ctx.save_for_backward(grad, out)
-        return _SIGMOID_GRAD(grad._device, grad._data, out._data)
-
-    @staticmethod
-    def backward(ctx, grad_grad):
-        grad, out = ctx.saved_tensors
-        return SigmoidGrad.apply(grad_grad, out), grad_grad * grad * (1 - 2 * out)
+Tanh = _math_op("Tanh", "tanh(x); saves its output: d tanh = 1 - tanh^2.", "tanh",
+                lambda m, g, out: g * (1 - out * out), saves="output",
+                fused_derivative="g * (T(1) - out * out)")
+Sigmoid = _math_op("Sigmoid", "1 / (1 + exp(-x)); saves its output: d sigmoid = out (1 - out).",
+                   None, lambda m, g, out: g * out * (1 - out), saves="output", quiet=True,
+                   compute=lambda xp, x: 1 / (1 + xp.exp(-x)),
+                   fused_forward="T(1) / (T(1) + exp(-x))",
+                   fused_derivative="g * out * (T(1) - out)")
 
 
 class Abs(Op):
@@ -313,6 +260,10 @@ abs = _public(Abs, "abs", "genesis.tensor([-2, 3]).abs()", "tensor([2, 3])")
 sign = _public(Sign, "sign", "genesis.tensor([-2., 0., 3.]).sign()", "tensor([-1.,  0.,  1.])")
 arcsin, arccos, arctan, absolute = asin, acos, atan, abs
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
+
+# The functions gradient rules call, on Tensors (create_graph: the gradient is recorded).
+TENSOR_MATH = types.SimpleNamespace(exp=exp, exp2=exp2, sin=sin, cos=cos, sinh=sinh, cosh=cosh,
+                                    rsqrt=rsqrt)
 
 
 def _inplace(cls, name: str):
