@@ -10,6 +10,7 @@ from ..device import host_numbers
 from ..ops._index_checks import any_outside
 from ..ops._kernels import Elementwise
 from ..ops.einsum import einsum
+from ..ops.gradient_rules import run_rule
 from ..ops.index import IndexScatter
 from ..ops.inplace import apply_inplace
 from ..ops.registry import OpInfo, Sample
@@ -39,28 +40,15 @@ class LinearFunction(Op):
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
-        needs = ctx.needs_input_grad
-        if not grad_state.enabled:  # no create_graph: the same products on arrays, no nodes
-            return _linear_grads_on_arrays(grad, input, weight, needs)
-        grad_input = grad @ weight if needs[0] else None
-        grad_weight = grad_bias = None
-        if needs[1]:
-            if grad.ndim == 2:
-                grad_weight = grad.T @ input
-            else:
-                grad_weight = grad.reshape(-1, grad.shape[-1]).T @ input.reshape(-1, input.shape[-1])
-        if needs[2]:
-            grad_bias = grad.sum(tuple(range(grad.ndim - 1))) if grad.ndim > 1 else grad
-        return grad_input, grad_weight, grad_bias
+        return run_rule(_linear_rule, grad, input, weight, ctx.needs_input_grad)
 
 
-def _linear_grads_on_arrays(grad: Tensor, input: Tensor, weight: Tensor, needs: tuple) -> tuple:
-    g, device = grad._data, grad._device
-    rows = g.reshape(-1, g.shape[-1])
-    grad_input = wrap_array(g @ weight._data, device) if needs[0] else None
-    grad_weight = wrap_array(rows.T @ input._data.reshape(-1, input.shape[-1]), device) \
-        if needs[1] else None
-    grad_bias = wrap_array(rows.sum(0), device) if needs[2] else None
+def _linear_rule(m, grad, input, weight, needs: tuple) -> tuple:
+    """The gradients of input @ weight.T + bias: every leading dim of `grad` is a row."""
+    rows = grad.reshape(-1, grad.shape[-1])
+    grad_input = grad @ weight if needs[0] else None
+    grad_weight = rows.T @ input.reshape(-1, input.shape[-1]) if needs[1] else None
+    grad_bias = rows.sum(0) if needs[2] else None
     return grad_input, grad_weight, grad_bias
 
 

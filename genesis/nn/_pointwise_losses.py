@@ -12,16 +12,16 @@ import warnings
 import numpy as np
 
 from ..autograd.function import Op
-from ..autograd.grad_mode import grad_state
 from ..ops._kernels import MEAN_OF_REDUCED, Elementwise, Reduction
 from ..ops._operands import ignore_float_errors
 from ..ops.activation import relu
+from ..ops.clamp import clamp
+from ..ops.gradient_rules import run_rule
 from ..ops.registry import OpInfo, Sample
 from ..ops.samples import away_from, positive, values
-from ..ops.clamp import clamp
+from ..ops.unary import abs, array_math, exp, log, log1p
 from ..ops.where import where
-from ..ops.unary import abs, exp, log, log1p
-from ..tensor import Tensor, wrap_array
+from ..tensor import Tensor
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "kl_div"]
@@ -104,9 +104,18 @@ def _gradient_scale(factor: float, arrays, reduction: str) -> float:
 
 _SQUARED_ERROR = _pointwise_loss("squared_error", "T x, T t", "(x - t) * (x - t)",
                                  lambda device, x, t: (x - t) * (x - t))
-_SQUARED_ERROR_GRAD = Elementwise("genesis_squared_error_grad", "T x, T t, T g, T scale", "T dx",
-                                  "dx = (x - t) * (g * scale)",
-                                  lambda device, x, t, g, scale: (x - t) * (g * scale))
+def _squared_error_rule(m, grad, x, t, scale):
+    """The gradient of (x - t)**2 reduced with `scale` (2, over the count for "mean")."""
+    return (x - t) * (grad * scale)
+
+
+_SQUARED_ERROR_GRAD = Elementwise(
+    "genesis_squared_error_grad", "T x, T t, T g, T scale", "T dx", "dx = (x - t) * (g * scale)",
+    lambda device, x, t, g, scale: _squared_error_rule(array_math(device.xp), g, x, t, scale))
+
+
+def _fused_squared_error_grad(device, g, x, t, scale):
+    return _SQUARED_ERROR_GRAD(device, x, t, g, scale)
 
 
 class MseLoss(Op):
@@ -125,12 +134,8 @@ class MseLoss(Op):
         input, target = ctx.saved_tensors
         needs = ctx.needs_input_grad
         scale = _gradient_scale(2.0, (input._data, target._data), ctx.reduction)
-        if grad_state.enabled:  # create_graph: differentiable ops
-            to_input = (input - target) * (grad * scale)
-        else:
-            device = input._device
-            to_input = wrap_array(_SQUARED_ERROR_GRAD(device, input._data, target._data,
-                                                      grad._data, scale), device)
+        to_input = run_rule(_squared_error_rule, grad, input, target, scale,
+                            fused=_fused_squared_error_grad)
         return to_input if needs[0] else None, -to_input if needs[1] else None, None
 
 
@@ -218,16 +223,22 @@ _BCE_LOGITS = _pointwise_loss("bce_logits", "T x, T t, T w, T pw", _BCE_LOGITS_E
                               _bce_logits_reference)
 
 
-def _bce_logits_grad_reference(device, x, t, w, pw, g, scale):
-    sigmoid = 1 / (1 + device.xp.exp(-x))
-    return ((1 - t) + (1 + (pw - 1) * t) * (sigmoid - 1)) * w * (g * scale)
+def _bce_logits_rule(m, grad, x, t, w, pw, scale):
+    """The gradient of binary cross entropy from the logits `x` (targets `t`, weight `w`,
+    positive-class weight `pw`), reduced with `scale`."""
+    return ((1 - t) + (1 + (pw - 1) * t) * (m.sigmoid(x) - 1)) * w * (grad * scale)
 
 
 _BCE_LOGITS_GRAD = Elementwise(
     "genesis_bce_logits_grad", "T x, T t, T w, T pw, T g, T scale", "T dx",
     "T sigmoid = T(1) / (T(1) + exp(-x));"
     " dx = ((T(1) - t) + (T(1) + (pw - T(1)) * t) * (sigmoid - T(1))) * w * (g * scale)",
-    _bce_logits_grad_reference)
+    lambda device, x, t, w, pw, g, scale: _bce_logits_rule(array_math(device.xp), g, x, t, w, pw,
+                                                           scale))
+
+
+def _fused_bce_logits_grad(device, g, x, t, w, pw, scale):
+    return _BCE_LOGITS_GRAD(device, x, t, w, pw, g, scale)
 
 
 class BinaryCrossEntropyWithLogits(Op):
@@ -250,13 +261,9 @@ class BinaryCrossEntropyWithLogits(Op):
         (input,) = ctx.saved_tensors
         _, t, w, pw = ctx.arrays
         scale = _gradient_scale(1.0, ctx.arrays, ctx.reduction)
-        device = input._device
-        if grad_state.enabled:  # create_graph: differentiable in the input
-            t, w, pw = (wrap_array(device.xp.asarray(a), device) for a in (t, w, pw))
-            return ((1 - t) + (1 + (pw - 1) * t) * (input.sigmoid() - 1)) * w * (grad * scale), \
-                None, None, None, None
-        return wrap_array(_BCE_LOGITS_GRAD(device, input._data, t, w, pw, grad._data, scale),
-                          device), None, None, None, None
+        to_input = run_rule(_bce_logits_rule, grad, input, t, w, pw, scale,
+                            fused=_fused_bce_logits_grad)
+        return to_input, None, None, None, None
 
 
 def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False) -> Tensor:

@@ -7,12 +7,11 @@ back to its input's shape where the inputs were broadcast.
 from __future__ import annotations
 
 from ..autograd.function import Op
-from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._operands import device_of, float_operands, ignore_float_errors, kind_of, operands
+from .gradient_rules import run_rule
 from .registry import OpInfo
-from .unary import TENSOR_MATH, array_math
 
 __all__ = ["atan2", "arctan2", "hypot", "logaddexp", "logaddexp2"]
 
@@ -31,9 +30,8 @@ def _binary_op(name: str, doc: str, ufunc: str, derivatives, *, saves_output: bo
                integers: str = "promote", quiet: bool = False):
     """A Function `name` computing the xp ufunc `ufunc` of two broadcast inputs, with gradient
     `derivatives` = (d/da, d/db), each a function of (m, grad, a, b, out): the op's gradient
-    rule, run on the arrays in a plain backward and on the Tensors under create_graph (so the
-    gradient is differentiable again), `m` giving the functions it calls on either
-    (genesis.ops.unary's `array_math` and `TENSOR_MATH`). `out` is None unless
+    rule, run by genesis.ops.gradient_rules on the arrays in a plain backward and on the
+    Tensors under create_graph (so the gradient is differentiable again). `out` is None unless
     `saves_output`. `integers`: "promote" (integer inputs give float32) or "refuse" (PyTorch
     defines the op for floating point only). `quiet` ops return inf/nan without warnings."""
     gradient_a, gradient_b = derivatives
@@ -48,25 +46,16 @@ def _binary_op(name: str, doc: str, ufunc: str, derivatives, *, saves_output: bo
         ctx.save_for_backward(a, b, out if saves_output else None)
         return out
 
+    def rule(m, grad, a, b, out, needs):
+        return (gradient_a(m, grad, a, b, out) if needs[0] else None,
+                gradient_b(m, grad, a, b, out) if needs[1] else None)
+
     def backward(ctx, grad):
-        saved = ctx.saved_tensors
-        needs = ctx.needs_input_grad
-        if grad_state.enabled:  # create_graph: the rule on Tensors, recorded
-            return (gradient_a(TENSOR_MATH, grad, *saved) if needs[0] else None,
-                    gradient_b(TENSOR_MATH, grad, *saved) if needs[1] else None)
-        device = grad._device
-        m, arrays = array_math(device.xp), [_array_of(value) for value in saved]
-        return (wrap_array(gradient_a(m, grad._data, *arrays), device) if needs[0] else None,
-                wrap_array(gradient_b(m, grad._data, *arrays), device) if needs[1] else None)
+        return run_rule(rule, grad, *ctx.saved_tensors, ctx.needs_input_grad)
 
     body = {"forward": staticmethod(ignore_float_errors(forward) if quiet else forward),
             "backward": staticmethod(backward), "__module__": __name__, "__doc__": doc}
     return type(name, (Op,), body)
-
-
-def _array_of(value):
-    """A saved Tensor's array; a number (or None) as it is."""
-    return value._data if isinstance(value, Tensor) else value
 
 
 # name, what it computes, ufunc, (d/da, d/db) of the gradient g, the inputs a, b and the output

@@ -102,7 +102,8 @@ def array_math(xp) -> types.SimpleNamespace:
     array([0.5])
     """
     return types.SimpleNamespace(exp=xp.exp, exp2=xp.exp2, sin=xp.sin, cos=xp.cos, sinh=xp.sinh,
-                                 cosh=xp.cosh, rsqrt=lambda x: 1 / xp.sqrt(x))
+                                 cosh=xp.cosh, rsqrt=lambda x: 1 / xp.sqrt(x),
+                                 sigmoid=lambda x: 1 / (1 + xp.exp(-x)))
 
 
 def _same(array):
@@ -263,7 +264,7 @@ arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
 # The functions gradient rules call, on Tensors (create_graph: the gradient is recorded).
 TENSOR_MATH = types.SimpleNamespace(exp=exp, exp2=exp2, sin=sin, cos=cos, sinh=sinh, cosh=cosh,
-                                    rsqrt=rsqrt)
+                                    rsqrt=rsqrt, sigmoid=sigmoid)
 
 
 def _inplace(cls, name: str):
