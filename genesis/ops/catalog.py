@@ -17,7 +17,7 @@ from ..tensor import Tensor
 from . import (activation, binary_math, broadcast, clamp, comparison, convert, cumulative,
                division, einsum, elementwise, extrema, fill, gather, index, join, linalg, logical,
                masked, matrix, norm, pairwise_extrema, reduce, reorder, rounding, shape,
-               smooth_activation, softmax, ternary, unary, where)
+               smooth_activation, softmax, ternary, unary, views, where)
 from . import adaptive_pooling, conv_transpose, convolution, linear_systems, pad, pooling, window
 from .registry import register_family
 
@@ -26,7 +26,7 @@ __all__ = ["FAMILIES", "public_functions"]
 FAMILIES = (elementwise, division, ternary, unary, rounding, binary_math, where, pairwise_extrema,
             clamp, activation, smooth_activation, softmax, comparison, logical, reduce, shape,
             broadcast, index, linalg, convert, fill, extrema, cumulative, norm, join, reorder,
-            matrix, gather, masked, einsum, window, convolution, conv_transpose, pooling,
+            matrix, gather, masked, views, einsum, window, convolution, conv_transpose, pooling,
             adaptive_pooling, pad, linear_systems)
 
 

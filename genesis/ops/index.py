@@ -251,9 +251,52 @@ def _index_samples(rng):
     ]
 
 
+def _assigned(input: Tensor, key, value) -> Tensor:
+    """`input[key] = value` on a copy of `input` (a leaf that requires grad can't be written in
+    place); returns the copy."""
+    out = input.clone()
+    setitem(out, key, value)
+    return out
+
+
+def _torch_assigned(torch, a, key, value):
+    out = a.clone()
+    out[_torch_key(torch, key)] = value
+    return out
+
+
+def _setitem_samples(rng):
+    """Keys that name each position once (a repeated position keeps one of the values, which
+    one NumPy does not promise), values of the region's shape, broadcast, or a number."""
+    def sample(key, value, shape=(4, 5), layout="contiguous", grad=None, note=""):
+        return Sample((samples.values(rng, shape), key, value), layout=layout, grad=grad,
+                      note=note or repr(key))
+
+    def region(shape):
+        return samples.values(rng, shape)
+
+    return [
+        sample((slice(1, 3), slice(None, None, 2)), region((2, 3))),
+        sample(1, region((5,)), layout="transposed", note="row, transposed"),
+        sample((slice(None), -1), region((1,)), note="column, broadcast value"),
+        sample((Ellipsis, None, 2), region((3, 1, 1)), shape=(3, 4, 4), layout="strided",
+               note="Ellipsis, None, strided"),
+        sample((np.array([0, 3]), np.array([1, 4])), region((2,)), note="index arrays"),
+        sample(np.array([2, 0]), region((2, 5)), note="index tensor"),
+        sample(np.array([True, False, True, False]), region((5,)),
+               note="row mask, broadcast value"),
+        sample(np.array([[True, False] * 2 + [True]] * 4), 0.5, note="mask, number"),
+        sample((slice(None), np.array([4, 1])), region((4, 2)), grad=(True, False),
+               note="value needs no grad"),
+        sample((slice(1, None), slice(None, 2)), region((3, 2)), grad=(False, True),
+               note="input needs no grad"),
+    ]
+
+
 OPS = [
     OpInfo("getitem", getitem, _index_samples,
            torch=lambda torch, a, key: a[_torch_key(torch, key)]),
+    OpInfo("setitem", _assigned, _setitem_samples, torch=_torch_assigned),
 ]
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.engine import grad
 from ..autograd.function import Op
 from ..tensor import Tensor
 from ._select import zero_unless
@@ -358,11 +359,39 @@ def torch_pool(name):
     return lambda torch, *args, **kwargs: getattr(torch.nn.functional, name)(*args, **kwargs)
 
 
+def _max_pool2d_gradient(input: Tensor, grad_output: Tensor, *args, **kwargs) -> Tensor:
+    """The gradient of `max_pool2d(input, *args, **kwargs)` for `grad_output`, as a function of
+    `grad_output` (PyTorch's max_pool2d_with_indices_backward): a registry entry for the
+    adjoint MaxPoolScatter, whose own gradient is MaxPoolGather. `input` only picks the cells."""
+    leaf = input.detach().requires_grad_()
+    return grad(max_pool2d(leaf, *args, **kwargs), leaf, grad_output, create_graph=True)[0]
+
+
+def _torch_max_pool2d_gradient(torch, input, grad_output, *args, **kwargs):
+    leaf = input.detach().requires_grad_()
+    return torch.autograd.grad(torch.nn.functional.max_pool2d(leaf, *args, **kwargs), leaf,
+                               grad_output, create_graph=True)[0]
+
+
+def _max_pool2d_gradient_samples(rng):
+    def sample(shape, out_shape, *args, layout="contiguous", **kwargs):
+        return Sample((rng.uniform(-2, 2, shape), rng.uniform(-2, 2, out_shape)) + args, kwargs,
+                      grad=(False, True), layout=layout, note=f"{shape} {args} {kwargs} {layout}")
+
+    return [sample((2, 2, 4, 4), (2, 2, 2, 2), 2),
+            sample((2, 2, 5, 5), (2, 2, 5, 5), 3, 1, 1),  # overlapping windows add up
+            sample((1, 2, 6, 5), (1, 2, 4, 2), (2, 3), (1, 2), dilation=(2, 1)),
+            sample((2, 3, 4, 6), (2, 3, 2, 3), 2, layout="transposed"),
+            sample((3, 4, 4), (3, 3, 3), 2, 1, layout="strided")]
+
+
 OPS = [
     OpInfo("max_pool1d", max_pool1d, _max_pool1d_samples, torch=torch_pool("max_pool1d"),
            kinks="ties within a window"),
     OpInfo("max_pool2d", max_pool2d, _max_pool2d_samples, torch=torch_pool("max_pool2d"),
            kinks="ties within a window"),
+    OpInfo("max_pool2d_backward", _max_pool2d_gradient, _max_pool2d_gradient_samples,
+           torch=_torch_max_pool2d_gradient, kinks="ties within a window of the input"),
     OpInfo("avg_pool1d", avg_pool1d, _avg_pool1d_samples, torch=torch_pool("avg_pool1d")),
     OpInfo("avg_pool2d", avg_pool2d, _avg_pool2d_samples, torch=torch_pool("avg_pool2d")),
     OpInfo("max_pool3d", max_pool3d, _max_pool3d_samples, torch=torch_pool("max_pool3d"),

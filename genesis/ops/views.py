@@ -6,12 +6,18 @@ view, the new value inside) and `v` becomes a view of the new `base`
 (`ViewOf`). The view region is described by a flat index map: for each element
 of the view, its position in `base`, found by replaying the view ops on an
 `arange`. Every gradient here is linear, so higher-order gradients work.
+
+Its registry entry, `mul_through_view`, writes a product through a view of a copy.
 """
 from __future__ import annotations
 
 from ..autograd.function import Op
 from ..tensor import Tensor, wrap_array
+from . import samples
 from ._scatter import add_at
+from .registry import OpInfo, Sample
+
+__all__ = []  # the graph of in-place updates through views; no public function of its own
 
 
 def replay_view(array, device, steps):
@@ -122,3 +128,49 @@ def _adopt_grad_fn(tensor: Tensor, source: Tensor) -> None:
     tensor.grad_fn = source.grad_fn
     tensor._output_nr = source._output_nr
     tensor._requires_grad = source._requires_grad
+
+
+METHODS = {}
+
+
+def _multiplied_through_view(input: Tensor, other, key) -> tuple:
+    """`input[key].mul_(other)` on a copy of `input` (a leaf that requires grad can't be
+    written in place): the copy's new grad_fn is a CopySlices, the view's a ViewOf. Returns
+    (copy, view)."""
+    base = input.clone()
+    view = base[key]
+    view.mul_(other)
+    return base, view
+
+
+def _torch_multiplied_through_view(torch, input, other, key) -> tuple:
+    base = input.clone()
+    view = base[key]
+    view.mul_(other)
+    return base, view
+
+
+def _through_view_samples(rng) -> list:
+    def sample(shape, other, key, layout="contiguous", grad=None, note=""):
+        return Sample((samples.values(rng, shape), other, key), layout=layout, grad=grad,
+                      note=note or repr(key))
+
+    return [
+        sample((4, 5), samples.values(rng, (2, 3)), (slice(1, 3), slice(None, None, 2))),
+        sample((4, 5), samples.values(rng, (5,)), 1, layout="transposed", note="row, transposed"),
+        sample((3, 4, 4), samples.values(rng, (3, 1)), (Ellipsis, slice(1, None), 0),
+               layout="strided", note="broadcast other, strided"),
+        sample((4, 5), samples.values(rng, (4, 1, 3)), (slice(None), None, slice(1, 4)),
+               note="None in the key"),
+        sample((4, 5), 2.5, (slice(None, None, 2),), note="number"),
+        sample((4, 5), samples.values(rng, (3, 5)), slice(1, None), grad=(True, False),
+               note="other needs no grad"),
+        sample((4, 5), samples.values(rng, (3, 5)), slice(None, 3), grad=(False, True),
+               note="input needs no grad"),
+    ]
+
+
+OPS = [
+    OpInfo("mul_through_view", _multiplied_through_view, _through_view_samples,
+           torch=_torch_multiplied_through_view),
+]

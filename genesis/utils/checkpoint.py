@@ -29,6 +29,8 @@ from ..autograd.function import Op
 from ..autograd.grad_mode import enable_grad, grad_state, is_grad_enabled, no_grad
 from ..nn.containers import Sequential
 from ..nn.module import Module
+from ..ops import samples
+from ..ops.registry import OpInfo, Sample
 from ..tensor import Tensor
 
 __all__ = ["checkpoint", "checkpoint_sequential", "recomputed_inputs"]
@@ -39,13 +41,15 @@ class Checkpoint(Op):
 
     The trailing `parameters` (of a module `fn`) are arguments only so that the
     output requires grad when they do; their gradients accumulate during the
-    recomputation's backward, so their slots return None.
+    recomputation's backward, so their slots return None. A create_graph backward
+    differentiates the recomputation on the inputs themselves instead
+    (`_differentiable_gradients`), so that its gradients can be differentiated again.
     """
 
     @staticmethod
     def forward(ctx, fn, preserve_rng_state, parameter_count, *args):
-        args = args[:len(args) - parameter_count]
-        ctx.parameter_count = parameter_count
+        split = len(args) - parameter_count
+        args, ctx.parameters = args[:split], args[split:]
         ctx.fn = fn
         ctx.devices = sorted({str(arg.device) for arg in args if isinstance(arg, Tensor)}) or ["cpu"]
         ctx.rng_states = [random.get_rng_state(device) for device in ctx.devices] \
@@ -57,40 +61,72 @@ class Checkpoint(Op):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
+        if is_grad_enabled():  # a create_graph backward: the gradients are recorded too
+            return _differentiable_gradients(ctx, grad_outputs)
         inputs = ctx.saved_tensors
         detached = [arg.detach().requires_grad_(arg.requires_grad) if isinstance(arg, Tensor)
                     else arg for arg in inputs]
-        restore = ctx.rng_states is not None
-        if restore:
-            current = [random.get_rng_state(device) for device in ctx.devices]
-            for device, state in zip(ctx.devices, ctx.rng_states):
-                random.set_rng_state(state, device)
-        caller, module_scope.running.call = module_scope.running.call, ctx._module_call
-        # the recomputation is a forward pass of the script's code: observers see its ops
-        in_backward, grad_state.in_backward = grad_state.in_backward, False
-        try:
-            with enable_grad():
-                outputs = ctx.fn(*detached)
-        finally:
-            module_scope.running.call = caller
-            grad_state.in_backward = in_backward
-            if restore:
-                for device, state in zip(ctx.devices, current):
-                    random.set_rng_state(state, device)
+        outputs = _recompute(ctx, detached)
         # argument positions: fn, preserve_rng_state and parameter_count come first
         ctx.recomputed_inputs = {arg._accumulator: 3 + position
                                  for position, arg in enumerate(detached)
                                  if isinstance(arg, Tensor) and arg._accumulator is not None}
-        outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
-        pairs = [(output, grad) for output, grad in zip(outputs, grad_outputs)
-                 if isinstance(output, Tensor) and output.requires_grad and grad is not None]
+        pairs = _differentiable_outputs(outputs, grad_outputs)
         if pairs:
             # Leaves inside fn (parameters) accumulate their .grad here; the inputs' gradients
             # are read back from the detached copies.
             engine.backward([output for output, _ in pairs], [grad for _, grad in pairs])
         grads = [arg.grad if isinstance(arg, Tensor) and arg.requires_grad else None
                  for arg in detached]
-        return (None, None, None, *grads, *([None] * ctx.parameter_count))
+        return (None, None, None, *grads, *([None] * len(ctx.parameters)))
+
+
+def _recompute(ctx, inputs) -> tuple:
+    """The outputs of `ctx.fn(*inputs)` run again with grad enabled: with the random-number
+    state of the forward, inside the module call that was running then, and as a forward
+    pass that observers see."""
+    restore = ctx.rng_states is not None
+    if restore:
+        current = [random.get_rng_state(device) for device in ctx.devices]
+        for device, state in zip(ctx.devices, ctx.rng_states):
+            random.set_rng_state(state, device)
+    caller, module_scope.running.call = module_scope.running.call, ctx._module_call
+    # the recomputation is a forward pass of the script's code: observers see its ops
+    in_backward, grad_state.in_backward = grad_state.in_backward, False
+    try:
+        with enable_grad():
+            outputs = ctx.fn(*inputs)
+    finally:
+        module_scope.running.call = caller
+        grad_state.in_backward = in_backward
+        if restore:
+            for device, state in zip(ctx.devices, current):
+                random.set_rng_state(state, device)
+    return (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+
+
+def _differentiable_outputs(outputs, grad_outputs) -> list:
+    """(output, its gradient) for the outputs that require grad and got a gradient."""
+    return [(output, grad) for output, grad in zip(outputs, grad_outputs)
+            if isinstance(output, Tensor) and output.requires_grad and grad is not None]
+
+
+def _differentiable_gradients(ctx, grad_outputs) -> tuple:
+    """The gradients of a create_graph backward. `fn` is recomputed on views of the inputs,
+    not on detached copies, so the recorded gradients reach back to the inputs (a view per
+    argument, so that an input passed twice gets each use's gradient in its own slot); every
+    input and parameter that requires grad gets its gradient through its slot."""
+    views = [arg[...] if isinstance(arg, Tensor) and arg.requires_grad else arg
+             for arg in ctx.saved_tensors]
+    arguments = (*views, *ctx.parameters)
+    targets = [arg for arg in arguments if isinstance(arg, Tensor) and arg.requires_grad]
+    pairs = _differentiable_outputs(_recompute(ctx, views), grad_outputs)
+    if not pairs or not targets:
+        return (None,) * (3 + len(arguments))
+    grads = iter(engine.grad([output for output, _ in pairs], targets, [grad for _, grad in pairs],
+                             create_graph=True, allow_unused=True))
+    return (None, None, None, *(next(grads) if isinstance(arg, Tensor) and arg.requires_grad
+                                else None for arg in arguments))
 
 
 def recomputed_inputs(node) -> dict:
@@ -159,3 +195,30 @@ def checkpoint_sequential(functions, segments: int, input, *, preserve_rng_state
         input = checkpoint(run(functions[start:start + size]), input,
                            preserve_rng_state=preserve_rng_state)
     return input
+
+
+def _two_layers(input, weight):
+    """A small function to checkpoint: Tensor methods only, so PyTorch runs it too."""
+    return (input @ weight).tanh() @ weight
+
+
+def _checkpointed_two_layers(input: Tensor, weight: Tensor) -> Tensor:
+    return checkpoint(_two_layers, input, weight)
+
+
+def _checkpoint_samples(rng) -> list:
+    def sample(rows, layout="contiguous", grad=None, note=""):
+        return Sample((samples.values(rng, (rows, 3)), samples.values(rng, (3, 3))),
+                      layout=layout, grad=grad, note=note)
+
+    return [sample(2, note="2 rows"), sample(4, layout="transposed", note="transposed"),
+            sample(2, layout="strided", note="strided"),
+            sample(2, grad=(False, True), note="input needs no grad"),
+            sample(3, grad=(True, False), note="weight needs no grad")]
+
+
+OPS = [
+    OpInfo("checkpoint", _checkpointed_two_layers, _checkpoint_samples,
+           torch=lambda torch, input, weight: torch.utils.checkpoint.checkpoint(
+               _two_layers, input, weight, use_reentrant=False)),
+]

@@ -1,15 +1,18 @@
-"""Second derivatives of the reduction, shape, indexing and linear-algebra ops: every
-gradient is built from differentiable ops, so gradgradcheck must pass on their samples."""
+"""Second derivatives of the reduction, shape, indexing, in-place-through-a-view, pooling,
+padding and linear-algebra ops, and of checkpoint: every gradient is built from differentiable
+ops (an adjoint such as MaxPoolScatter or IndexPadAdjoint has a backward of its own), so
+gradgradcheck must pass on their samples."""
 import numpy as np
 import pytest
 
 import genesis
-from genesis.ops import (cumulative, einsum, extrema, gather, index, join, linalg, masked, matrix,
-                         norm, reduce, reorder, shape)
+from genesis.ops import (adaptive_pooling, cumulative, einsum, extrema, gather, index, join, linalg,
+                         masked, matrix, norm, pad, pooling, reduce, reorder, shape, views)
+from genesis.utils import checkpoint
 from tests.helpers import outputs_of
 
 FAMILIES = (reduce, extrema, norm, cumulative, shape, join, reorder, matrix, index, gather, masked,
-            linalg, einsum)
+            views, linalg, einsum, pooling, adaptive_pooling, pad, checkpoint)
 # norm_zero_rows samples the norm's kink on purpose: its gradient has a jump there.
 CASES = [(info, sample) for family in FAMILIES for info in family.OPS
          if info.differentiable and info.name != "norm_zero_rows"
