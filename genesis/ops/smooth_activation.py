@@ -9,16 +9,16 @@ from __future__ import annotations
 import math
 
 from ..autograd.function import Op
-from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._blockwise import in_blocks
 from ._erf import erf_array
 from ._kernels import Elementwise
 from ._operands import ignore_float_errors
+from .gradient_rules import run_rule
 from .inplace import apply_inplace
 from .registry import OpInfo, Sample
-from .unary import sigmoid
+from .unary import array_math, sigmoid
 from .where import where
 
 __all__ = ["elu", "selu", "celu", "gelu", "silu", "mish", "softplus"]
@@ -174,22 +174,20 @@ class Silu(Op):
     @ignore_float_errors
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
-        if grad_state.enabled:  # create_graph: differentiable ops
-            s = sigmoid(a)
-            return grad * s * (1 + a * (1 - s))
-        return wrap_array(_SILU_GRAD(a._device, grad._data, a._data), a._device)
+        return run_rule(_silu_rule, grad, a, fused=_SILU_GRAD)
 
 
-def _silu_grad_reference(device, g, x):
-    s = 1 / (1 + device.xp.exp(-x))
-    return g * s * (1 + x * (1 - s))
+def _silu_rule(m, grad, x):
+    """d/dx x sigmoid(x) = s (1 + x (1 - s)), s = sigmoid(x)."""
+    s = m.sigmoid(x)
+    return grad * s * (1 + x * (1 - s))
 
 
 _SILU = Elementwise("genesis_silu", "T x", "T y", "y = x / (T(1) + exp(-x))",
                     lambda device, x: x / (1 + device.xp.exp(-x)))
 _SILU_GRAD = Elementwise("genesis_silu_grad", "T g, T x", "T dx",
                          "T s = T(1) / (T(1) + exp(-x)); dx = g * s * (T(1) + x * (T(1) - s))",
-                         _silu_grad_reference)
+                         lambda device, g, x: _silu_rule(array_math(device.xp), g, x))
 
 
 class Mish(Op):
