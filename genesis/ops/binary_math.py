@@ -10,7 +10,7 @@ from ..autograd.function import Op
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._operands import device_of, float_operands, ignore_float_errors, kind_of, operands
-from .gradient_rules import run_rule
+from .gradient_rules import run_partials
 from .registry import OpInfo
 
 __all__ = ["atan2", "arctan2", "hypot", "logaddexp", "logaddexp2"]
@@ -46,12 +46,8 @@ def _binary_op(name: str, doc: str, ufunc: str, derivatives, *, saves_output: bo
         ctx.save_for_backward(a, b, out if saves_output else None)
         return out
 
-    def rule(m, grad, a, b, out, needs):
-        return (gradient_a(m, grad, a, b, out) if needs[0] else None,
-                gradient_b(m, grad, a, b, out) if needs[1] else None)
-
     def backward(ctx, grad):
-        return run_rule(rule, grad, *ctx.saved_tensors, ctx.needs_input_grad)
+        return run_partials(gradient_a, gradient_b, ctx.needs_input_grad, grad, *ctx.saved_tensors)
 
     body = {"forward": staticmethod(ignore_float_errors(forward) if quiet else forward),
             "backward": staticmethod(backward), "__module__": __name__, "__doc__": doc}

@@ -1,21 +1,24 @@
-"""Elementwise arithmetic (+, -, *, /, **, unary -): each op's forward and backward side by side.
-Rounded division and remainders are in division.py.
+"""Elementwise arithmetic (+, -, *, /, **, unary -). Rounded division and remainders are in
+division.py.
 
-Binary ops may return gradients in the broadcast shape: the engine sums them
-back to each input's shape. Gradients are built from Tensor ops, so they are
-themselves differentiable (`create_graph=True`).
++, -, * and / are rows of one table: the ufunc and the two partial derivatives, run on the
+arrays in a plain backward and on the Tensors under create_graph (genesis.ops.gradient_rules),
+like PyTorch's derivatives.yaml. Gradients may be left in the broadcast shape: the engine sums
+them back to each input's shape. `**` and unary `-` are Functions with forward and backward
+side by side.
 """
 from __future__ import annotations
 
 import math
+import operator
 
 from ..autograd.function import Op
-from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._operands import (both_integral, device_of, float_operands, ignore_float_errors, operands,
                         reflected, zeros_of)
 from .division import RoundedDiv, modulo_samples, rounding_mode_checked
+from .gradient_rules import run_partials
 from .inplace import apply_inplace
 from .registry import OpInfo, Sample
 from .unary import log
@@ -25,38 +28,60 @@ __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_d
            "pow", "neg", "negative"]
 
 
-class Add(Op):
-    """a + b."""
+def _arithmetic_op(name: str, doc: str, ufunc: str, derivatives, reads, *, true_division=False,
+                   refuses_bool: str | None = None):
+    """A Function `name` computing the xp ufunc `ufunc` of two broadcast operands (tensors or
+    numbers), with the gradient rule `derivatives` = (d/da, d/db), functions of (m, grad, a,
+    b, out) that genesis.ops.gradient_rules runs on the arrays or, under create_graph, on the
+    Tensors. `reads` names, for each derivative, which of "a", "b" and "out" it reads: forward
+    keeps a value only while a derivative that reads it is needed. `true_division`: integer
+    operands give float32 and inf/nan come without warnings. `refuses_bool`: the message for
+    a bool operand, which the op does not define."""
+    gradient_a, gradient_b = derivatives
+    promoted = float_operands if true_division else operands
+    op = name.lower()
+    combine = _OPERATORS[ufunc]
+    reads_nothing = not any(reads)
+    passes_through = gradient_a is same_gradient and gradient_b is same_gradient
+    # for each needs_input_grad: whether forward keeps a, b and out
+    keeps = {needs: tuple(any(need and value in read for read, need in zip(reads, needs))
+                          for value in ("a", "b", "out"))
+             for needs in ((False, False), (True, False), (False, True), (True, True))}
 
-    inplace_ufunc = "add"
-
-    @staticmethod
     def forward(ctx, a, b):
-        x, y = operands(a, b, "add")
-        return x + y
+        x, y = promoted(a, b, op)
+        if refuses_bool is not None and (_is_bool(a) or _is_bool(b)):
+            raise RuntimeError(refuses_bool)
+        out = combine(x, y)
+        if reads_nothing:
+            return out
+        keep_a, keep_b, keep_out = keeps[ctx.needs_input_grad]
+        if keep_out:
+            out = wrap_array(out, device_of(a, b))
+        ctx.save_for_backward(a if keep_a else None, b if keep_b else None,
+                              out if keep_out else None)
+        return out
 
-    @staticmethod
     def backward(ctx, grad):
-        return grad, grad
+        if passes_through:  # d/da = d/db = the gradient itself: nothing to compute
+            return grad, grad
+        saved = _NOTHING_SAVED if reads_nothing else ctx.saved_tensors
+        return run_partials(gradient_a, gradient_b, ctx.needs_input_grad, grad, *saved)
+
+    body = {"forward": staticmethod(ignore_float_errors(forward) if true_division else forward),
+            "backward": staticmethod(backward), "inplace_ufunc": ufunc, "__module__": __name__,
+            "__doc__": doc}
+    return type(name, (Op,), body)
 
 
-class Sub(Op):
-    """a - b (not defined for bools, as in PyTorch)."""
+def same_gradient(m, grad, a, b, out):
+    """The derivative that passes the gradient on as it is (d(a + b)/da)."""
+    return grad
 
-    inplace_ufunc = "subtract"
 
-    @staticmethod
-    def forward(ctx, a, b):
-        x, y = operands(a, b, "sub")
-        if _is_bool(a) or _is_bool(b):
-            raise RuntimeError(
-                "sub: subtraction (the `-` operator) with a bool tensor is not supported; use "
-                "`^` or logical_xor() to combine masks, or convert first with .int()")
-        return x - y
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad, (-grad if ctx.needs_input_grad[1] else None)
+_NOTHING_SAVED = (None, None, None)
+_OPERATORS = {"add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+              "true_divide": operator.truediv}
 
 
 def _is_bool(value) -> bool:
@@ -65,54 +90,20 @@ def _is_bool(value) -> bool:
     return value.__class__ is bool
 
 
-class Mul(Op):
-    """a * b."""
-
-    inplace_ufunc = "multiply"
-
-    @staticmethod
-    def forward(ctx, a, b):
-        needs = ctx.needs_input_grad
-        ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)
-        x, y = operands(a, b, "mul")
-        return x * y
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        needs = ctx.needs_input_grad
-        times = mul if grad_state.enabled else _product_on_arrays  # plain backward: no nodes
-        return (times(grad, b) if needs[0] else None), (times(grad, a) if needs[1] else None)
-
-
-def _product_on_arrays(a: Tensor, b) -> Tensor:
-    """`a * b` with mul's dtype rules, computed on the arrays without a graph node."""
-    x, y = operands(a, b, "mul")
-    return wrap_array(x * y, a._device)
-
-
-class Div(Op):
-    """a / b (true division: integer inputs give float32)."""
-
-    inplace_ufunc = "true_divide"
-
-    @staticmethod
-    @ignore_float_errors
-    def forward(ctx, a, b):
-        x, y = float_operands(a, b, "div")
-        out = x / y
-        if ctx.needs_input_grad[1]:
-            out = wrap_array(out, device_of(a, b))
-            ctx.save_for_backward(b, out)
-        else:
-            ctx.save_for_backward(b, None)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        b, out = ctx.saved_tensors
-        needs = ctx.needs_input_grad
-        return (grad / b if needs[0] else None), (-grad * out / b if needs[1] else None)
+# name, what it computes, ufunc, (d/da, d/db) of the math m, grad, the operands and the
+# output, and which of those each derivative reads
+Add = _arithmetic_op("Add", "a + b.", "add", (same_gradient, same_gradient), ((), ()))
+Sub = _arithmetic_op("Sub", "a - b (not defined for bools, as in PyTorch).", "subtract",
+                     (same_gradient, lambda m, g, a, b, out: -g), ((), ()),
+                     refuses_bool="sub: subtraction (the `-` operator) with a bool tensor is not "
+                                  "supported; use `^` or logical_xor() to combine masks, or "
+                                  "convert first with .int()")
+Mul = _arithmetic_op("Mul", "a * b.", "multiply",
+                     (lambda m, g, a, b, out: g * b, lambda m, g, a, b, out: g * a),
+                     (("b",), ("a",)))
+Div = _arithmetic_op("Div", "a / b (true division: integer inputs give float32).", "true_divide",
+                     (lambda m, g, a, b, out: g / b, lambda m, g, a, b, out: -g * out / b),
+                     (("b",), ("b", "out")), true_division=True)
 
 
 class Pow(Op):
