@@ -71,3 +71,16 @@ def usage_error(result) -> str:
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), result.output
     return lines[0]
+
+
+def leaf(values, dtype=genesis.float64):
+    """A float64 (by default) leaf tensor that requires grad."""
+    return genesis.tensor(values, dtype=dtype, requires_grad=True)
+
+
+def grads(output, leaves, weights=None):
+    """The gradients of `output` (weighted by `weights`, ones by default) w.r.t. `leaves`, as
+    lists (None for a leaf it does not reach)."""
+    weights = genesis.ones(output.shape, dtype=output.dtype) if weights is None else weights
+    return [None if g is None else g.tolist()
+            for g in genesis.autograd.grad(output, leaves, weights, allow_unused=True)]

@@ -2,16 +2,7 @@
 import math
 
 import genesis
-
-
-def leaf(values, dtype=genesis.float64):
-    return genesis.tensor(values, dtype=dtype, requires_grad=True)
-
-
-def grads(output, leaves, weights=None):
-    weights = genesis.ones(output.shape, dtype=output.dtype) if weights is None else weights
-    return [None if g is None else g.tolist()
-            for g in genesis.autograd.grad(output, leaves, weights, allow_unused=True)]
+from tests.helpers import grads, leaf
 
 
 def test_maximum_and_minimum_split_ties_evenly():
