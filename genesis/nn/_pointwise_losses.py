@@ -16,10 +16,10 @@ from ..ops._kernels import MEAN_OF_REDUCED, Elementwise, Reduction
 from ..ops._operands import ignore_float_errors
 from ..ops.activation import relu
 from ..ops.clamp import clamp
-from ..ops.gradient_rules import run_rule
+from ..ops.gradient_rules import array_math, run_rule
 from ..ops.registry import OpInfo, Sample
 from ..ops.samples import away_from, positive, values
-from ..ops.unary import abs, array_math, exp, log, log1p
+from ..ops.unary import abs, exp, log, log1p
 from ..ops.where import where
 from ..tensor import Tensor
 
@@ -111,7 +111,7 @@ def _squared_error_rule(m, grad, x, t, scale):
 
 _SQUARED_ERROR_GRAD = Elementwise(
     "genesis_squared_error_grad", "T x, T t, T g, T scale", "T dx", "dx = (x - t) * (g * scale)",
-    lambda device, x, t, g, scale: _squared_error_rule(array_math(device.xp), g, x, t, scale))
+    lambda device, x, t, g, scale: _squared_error_rule(array_math(device), g, x, t, scale))
 
 
 def _fused_squared_error_grad(device, g, x, t, scale):
@@ -233,7 +233,7 @@ _BCE_LOGITS_GRAD = Elementwise(
     "genesis_bce_logits_grad", "T x, T t, T w, T pw, T g, T scale", "T dx",
     "T sigmoid = T(1) / (T(1) + exp(-x));"
     " dx = ((T(1) - t) + (T(1) + (pw - T(1)) * t) * (sigmoid - T(1))) * w * (g * scale)",
-    lambda device, x, t, w, pw, g, scale: _bce_logits_rule(array_math(device.xp), g, x, t, w, pw,
+    lambda device, x, t, w, pw, g, scale: _bce_logits_rule(array_math(device), g, x, t, w, pw,
                                                            scale))
 
 

@@ -16,7 +16,7 @@ from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._kernels import Elementwise
-from ._select import masked
+from .gradient_rules import array_math, run_rule
 from .inplace import apply_inplace
 from .smooth_activation import (celu, elu, gelu, maybe_inplace, mish, require_floating, selu, silu,
                                 softplus, unary_info)
@@ -51,14 +51,17 @@ class Relu(Op):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        if grad_state.enabled:  # create_graph: a differentiable select
-            return gate_off(grad, out._data <= 0)
-        return wrap_array(_RELU_GRAD(grad._device, grad._data, out._data), grad._device)
+        return run_rule(_relu_rule, grad, out, fused=_RELU_GRAD)
 
 
-# A nan input passes its gradient, as in PyTorch: only out <= 0 is dropped.
+def _relu_rule(m, grad, out):
+    """The gradient where the output is positive; a nan input passes its gradient, as in
+    PyTorch: only out <= 0 is dropped."""
+    return m.gate_off(grad, out <= 0)
+
+
 _RELU_GRAD = Elementwise("genesis_relu_grad", "T g, T out", "T dx", "dx = out <= T(0) ? T(0) : g",
-                         lambda device, g, out: masked(device, g, out <= 0, keep_where_true=False))
+                         lambda device, g, out: _relu_rule(array_math(device), g, out))
 
 
 class Hardtanh(Op):

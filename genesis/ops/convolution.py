@@ -15,10 +15,11 @@ import warnings
 
 from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
-from ..tensor import Tensor, wrap_array
+from ..tensor import Tensor
 from .registry import OpInfo, Sample
-from ._window_kernels import add_columns, columns
-from .window import Fold, Unfold, as_tuple, check_positive
+from ._window_kernels import columns
+from .gradient_rules import run_rule
+from .window import as_tuple, check_positive
 from .window_geometry import Windows
 
 __all__ = ["conv1d", "conv2d", "conv3d"]
@@ -47,46 +48,31 @@ class Convolution(Op):
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
-        if not grad_state.enabled:  # no create_graph: the same products on arrays, no nodes
-            return _grads_on_arrays(ctx, grad, input, weight)
-        needs, groups = ctx.needs_input_grad, ctx.groups
-        batch = grad.shape[0]
-        grads = grad.reshape(batch, groups, grad.shape[1] // groups, -1)
-        grad_input = grad_weight = grad_bias = None
-        if needs[0]:
-            kernels = weight.reshape(groups, ctx.weight_shape[0] // groups, -1)
-            cols = (kernels.mT @ grads).reshape(batch, -1, grads.shape[-1])
-            grad_input = Fold.apply(cols, ctx.spatial, ctx.windows)
-        if needs[1]:
-            cols = Unfold.apply(input, ctx.windows)
-            cols = cols.reshape(batch, groups, -1, cols.shape[-1])
-            grad_weight = (grads @ cols.mT).sum(0).reshape(ctx.weight_shape)
-        if needs[2]:
-            grad_bias = grad.sum((0,) + tuple(range(2, grad.ndim)))
-        return grad_input, grad_weight, grad_bias, None, None
+        geometry = (ctx.groups, tuple(ctx.weight_shape), tuple(ctx.spatial), ctx.windows)
+        return run_rule(_convolution_rule, grad, input, weight, geometry,
+                        ctx.needs_input_grad) + (None, None)
 
 
-def _grads_on_arrays(ctx, grad: Tensor, input: Tensor, weight: Tensor) -> tuple:
-    needs, groups, device = ctx.needs_input_grad, ctx.groups, grad._device
-    xp = device.xp
-    g = grad._data
-    batch = g.shape[0]
-    grads = g.reshape(batch, groups, g.shape[1] // groups, -1)
+def _convolution_rule(m, grad, input, weight, geometry: tuple, needs: tuple) -> tuple:
+    """The gradients of a grouped convolution, as im2col products: to the input, the columns
+    each window read from it added back (`m.add_columns`); to the weight, the gradient times
+    the input's columns (`m.columns`), summed over the batch; to the bias, the gradient summed
+    over the batch and the positions."""
+    groups, weight_shape, spatial, windows = geometry
+    batch = grad.shape[0]
+    grads = grad.reshape(batch, groups, grad.shape[1] // groups, -1)
     grad_input = grad_weight = grad_bias = None
     if needs[0]:
-        kernels = weight._data.reshape(groups, weight.shape[0] // groups, -1)
-        cols = (kernels.transpose(0, 2, 1) @ grads).reshape(batch, -1, grads.shape[-1])
-        grad_input = wrap_array(add_columns(device, cols, ctx.spatial, ctx.windows), device)
+        kernels = weight.reshape(groups, weight_shape[0] // groups, -1)
+        cols = (kernels.mT @ grads).reshape(batch, -1, grads.shape[-1])
+        grad_input = m.add_columns(cols, spatial, windows)
     if needs[1]:
-        cols = columns(device, input._data, ctx.windows)
+        cols = m.columns(input, windows)
         cols = cols.reshape(batch, groups, -1, cols.shape[-1])
-        per_sample = grads @ cols.transpose(0, 1, 3, 2)
-        summed = xp.empty(ctx.weight_shape, per_sample.dtype)  # fresh: handed over as .grad
-        per_sample.sum(0, out=summed.reshape(per_sample.shape[1:]))
-        grad_weight = wrap_array(summed, device)
+        grad_weight = (grads @ cols.mT).reshape((batch,) + weight_shape).sum(0)
     if needs[2]:
-        grad_bias = wrap_array(g.sum((0,) + tuple(range(2, g.ndim))), device)
-    return grad_input, grad_weight, grad_bias, None, None
+        grad_bias = grad.sum((0,) + tuple(range(2, grad.ndim)))
+    return grad_input, grad_weight, grad_bias
 
 
 def _padding(op: str, padding, kernel: tuple, dilation: tuple, stride: tuple) -> tuple:

@@ -2,7 +2,8 @@
 
 A backward states its gradient rule once, as arithmetic and methods that arrays and
 Tensors share (`+`, `*`, `@`, `.T`, `.reshape`, `.sum(axis)`) and functions taken from
-its first argument, `m`. `run_rule` runs the rule on the Tensors when the backward is
+its first argument, `m` (`array_math(device)` or `TENSOR_MATH`, both below). `run_rule`
+runs the rule on the Tensors when the backward is
 itself recorded (create_graph), so the gradient can be differentiated again; otherwise on
 their arrays, where no graph is built and no Tensor is made until the result. A fused GPU
 kernel, where one pays, computes the same in one launch; tests/ops/test_fused_kernels.py
@@ -16,12 +17,50 @@ checks every such kernel against the array code it stands for.
 """
 from __future__ import annotations
 
+import functools
+import types
+
+import numpy as np
+
 from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from ._kernels import fusing_pays
-from .unary import TENSOR_MATH, array_math
+from ._select import masked
+from ._window_kernels import add_columns, columns
+from .window import Fold, Unfold
 
-__all__ = ["run_rule", "run_partials", "array_of"]
+__all__ = ["run_rule", "run_partials", "array_of", "array_math", "TENSOR_MATH"]
+
+# The functions rules call, on Tensors (create_graph: each call is recorded). A masked
+# gradient (`gate`: kept where `keep`, `gate_off`: dropped where `drop`) is exactly 0 where
+# it is masked, even where the gradient is inf or nan; `columns` / `add_columns` are the
+# im2col / col2im pair under convolution.
+TENSOR_MATH = types.SimpleNamespace(
+    exp=lambda x: x.exp(), exp2=lambda x: x.exp2(), sin=lambda x: x.sin(),
+    cos=lambda x: x.cos(), sinh=lambda x: x.sinh(), cosh=lambda x: x.cosh(),
+    rsqrt=lambda x: x.rsqrt(), sigmoid=lambda x: x.sigmoid(),
+    gate=lambda values, keep: values.where(keep, 0.0),
+    gate_off=lambda values, drop: values.where(~drop, 0.0),
+    columns=lambda x, windows: Unfold.apply(x, windows),
+    add_columns=lambda cols, spatial, windows: Fold.apply(cols, spatial, windows))
+
+
+@functools.cache
+def array_math(device) -> types.SimpleNamespace:
+    """The same functions on the arrays of `device` (no graph).
+
+    >>> import genesis, numpy as np
+    >>> array_math(genesis.device("cpu")).rsqrt(np.array([4.0]))
+    array([0.5])
+    """
+    xp = device.xp
+    return types.SimpleNamespace(
+        exp=xp.exp, exp2=xp.exp2, sin=xp.sin, cos=xp.cos, sinh=xp.sinh, cosh=xp.cosh,
+        rsqrt=lambda x: 1 / xp.sqrt(x), sigmoid=lambda x: 1 / (1 + xp.exp(-x)),
+        gate=lambda values, keep: masked(device, values, keep, True),
+        gate_off=lambda values, drop: masked(device, values, drop, False),
+        columns=lambda x, windows: columns(device, x, windows),
+        add_columns=lambda cols, spatial, windows: add_columns(device, cols, spatial, windows))
 
 
 def run_rule(rule, grad: Tensor, *operands, fused=None):
@@ -32,15 +71,12 @@ def run_rule(rule, grad: Tensor, *operands, fused=None):
     stays None)."""
     device = grad._device
     if grad_state.enabled:
-        array_type = device.xp.ndarray
-        return rule(TENSOR_MATH, grad, *(wrap_array(value, device)
-                                         if isinstance(value, array_type) else value
-                                         for value in operands))
+        return rule(TENSOR_MATH, grad, *(_tensor_operand(value, device) for value in operands))
     arrays = [value._data if isinstance(value, Tensor) else value for value in operands]
     if fused is not None and fusing_pays(device):
         result = fused(device, grad._data, *arrays)
     else:
-        result = rule(array_math(device.xp), grad._data, *arrays)
+        result = rule(array_math(device), grad._data, *arrays)
     if result.__class__ is tuple:
         return tuple([None if value is None else wrap_array(value, device) for value in result])
     return wrap_array(result, device)
@@ -59,15 +95,21 @@ def run_partials(partial_a, partial_b, needs: tuple, grad: Tensor, a, b, out=Non
     """
     device = grad._device
     if grad_state.enabled:
-        array_type = device.xp.ndarray
-        a, b, out = (wrap_array(value, device) if isinstance(value, array_type) else value
-                     for value in (a, b, out))
+        a, b, out = (_tensor_operand(value, device) for value in (a, b, out))
         return (partial_a(TENSOR_MATH, grad, a, b, out) if needs[0] else None,
                 partial_b(TENSOR_MATH, grad, a, b, out) if needs[1] else None)
-    m, g = array_math(device.xp), grad._data
+    m, g = array_math(device), grad._data
     a, b, out = array_of(a), array_of(b), array_of(out)
     return (wrap_array(partial_a(m, g, a, b, out), device) if needs[0] else None,
             wrap_array(partial_b(m, g, a, b, out), device) if needs[1] else None)
+
+
+def _tensor_operand(value, device):
+    """An operand for the rule on Tensors: an array (or a NumPy scalar, what a comparison of
+    0-d arrays gives) as a Tensor; a Tensor, number, None or option as it is."""
+    if isinstance(value, device.xp.ndarray | np.generic):
+        return wrap_array(value, device)
+    return value
 
 
 def array_of(value):

@@ -15,10 +15,10 @@ from ._blockwise import in_blocks
 from ._erf import erf_array
 from ._kernels import Elementwise
 from ._operands import ignore_float_errors
-from .gradient_rules import run_rule
+from .gradient_rules import array_math, run_rule
 from .inplace import apply_inplace
 from .registry import OpInfo, Sample
-from .unary import array_math, sigmoid
+from .unary import sigmoid
 from .where import where
 
 __all__ = ["elu", "selu", "celu", "gelu", "silu", "mish", "softplus"]
@@ -187,7 +187,7 @@ _SILU = Elementwise("genesis_silu", "T x", "T y", "y = x / (T(1) + exp(-x))",
                     lambda device, x: x / (1 + device.xp.exp(-x)))
 _SILU_GRAD = Elementwise("genesis_silu_grad", "T g, T x", "T dx",
                          "T s = T(1) / (T(1) + exp(-x)); dx = g * s * (T(1) + x * (T(1) - s))",
-                         lambda device, g, x: _silu_rule(array_math(device.xp), g, x))
+                         lambda device, g, x: _silu_rule(array_math(device), g, x))
 
 
 class Mish(Op):

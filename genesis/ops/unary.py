@@ -8,9 +8,7 @@ Integer and bool inputs are promoted to float32 unless the op keeps integers
 """
 from __future__ import annotations
 
-import functools
 import math
-import types
 
 from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
@@ -19,6 +17,7 @@ from . import samples
 from ._erf import erf_array
 from ._kernels import Elementwise, fusing_pays
 from ._operands import as_floating, ignore_float_errors, zeros_of
+from .gradient_rules import TENSOR_MATH, array_math
 from .inplace import apply_inplace
 from .registry import OpInfo
 
@@ -68,7 +67,7 @@ def _math_op(name: str, doc: str, ufunc: str | None, derivative, *, compute=None
         device = grad._device
         if gradient_kernel is not None and fusing_pays(device):
             return wrap_array(gradient_kernel(device, grad._data, saved._data), device)
-        return wrap_array(derivative(array_math(device.xp), grad._data, saved._data), device)
+        return wrap_array(derivative(array_math(device), grad._data, saved._data), device)
 
     body = {"forward": staticmethod(ignore_float_errors(forward) if quiet else forward),
             "backward": staticmethod(backward), "__module__": __name__, "__doc__": doc,
@@ -88,22 +87,9 @@ def _gradient_kernel(name: str, derivative, saves: str, expression: str) -> Elem
     saved = "x" if saves == "input" else "out"
 
     def reference(device, g, saved_array):
-        return derivative(array_math(device.xp), g, saved_array)
+        return derivative(array_math(device), g, saved_array)
     return Elementwise(f"genesis_{name.lower()}_grad", f"T g, T {saved}", "T dx",
                        f"dx = {expression}", reference)
-
-
-@functools.cache
-def array_math(xp) -> types.SimpleNamespace:
-    """The functions gradient rules call, on arrays of the namespace `xp` (numpy or cupy).
-
-    >>> import numpy as np
-    >>> array_math(np).rsqrt(np.array([4.0]))
-    array([0.5])
-    """
-    return types.SimpleNamespace(exp=xp.exp, exp2=xp.exp2, sin=xp.sin, cos=xp.cos, sinh=xp.sinh,
-                                 cosh=xp.cosh, rsqrt=lambda x: 1 / xp.sqrt(x),
-                                 sigmoid=lambda x: 1 / (1 + xp.exp(-x)))
 
 
 def _same(array):
@@ -261,10 +247,6 @@ abs = _public(Abs, "abs", "genesis.tensor([-2, 3]).abs()", "tensor([2, 3])")
 sign = _public(Sign, "sign", "genesis.tensor([-2., 0., 3.]).sign()", "tensor([-1.,  0.,  1.])")
 arcsin, arccos, arctan, absolute = asin, acos, atan, abs
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
-
-# The functions gradient rules call, on Tensors (create_graph: the gradient is recorded).
-TENSOR_MATH = types.SimpleNamespace(exp=exp, exp2=exp2, sin=sin, cos=cos, sinh=sinh, cosh=cosh,
-                                    rsqrt=rsqrt, sigmoid=sigmoid)
 
 
 def _inplace(cls, name: str):

@@ -9,12 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import Op
-from ..autograd.grad_mode import grad_state
 from ..device import devices_agree
-from ..tensor import Tensor, wrap_array
+from ..tensor import Tensor
 from . import samples
 from ._operands import cast_to, device_mismatch, result_type
-from ._select import masked
+from .gradient_rules import run_rule
 from .registry import OpInfo, Sample
 
 __all__ = ["where"]
@@ -64,21 +63,21 @@ def _tensor_where(self, condition, other) -> Tensor:
 
 def gate(grad: Tensor, keep) -> Tensor:
     """`grad` where the bool array `keep` is True, else exactly 0 (PyTorch's masked gradient)."""
-    return _masked(grad, keep, True)
+    return run_rule(_gate_rule, grad, keep)
 
 
 def gate_off(grad: Tensor, drop) -> Tensor:
     """`grad` where the bool array `drop` is False, else exactly 0: `gate(grad, ~drop)` without
     the extra pass over the mask on a GPU."""
-    return _masked(grad, drop, False)
+    return run_rule(_gate_off_rule, grad, drop)
 
 
-def _masked(grad: Tensor, mask, keep_where_true: bool) -> Tensor:
-    device = grad._device
-    if grad_state.enabled:  # create_graph: a node, so the gradient is differentiable
-        keep = mask if keep_where_true else ~mask
-        return Where.apply(wrap_array(keep, device), grad, 0.0)
-    return wrap_array(masked(device, grad._data, mask, keep_where_true), device)
+def _gate_rule(m, grad, keep):
+    return m.gate(grad, keep)
+
+
+def _gate_off_rule(m, grad, drop):
+    return m.gate_off(grad, drop)
 
 
 METHODS = {"where": _tensor_where}
