@@ -178,3 +178,6 @@ def _record_forward(node, args, outputs) -> None:
 
 def _check_backward(node, grad_outputs, grad_inputs, flowed_from) -> None:
     _tracker.backward(node, grad_outputs, grad_inputs, flowed_from)
+
+
+_check_backward.keeps_gradients = False  # counts NaN/Inf during the call (engine.NodeChecker)

@@ -5,10 +5,16 @@ node, the edges that reach it; a node runs once all of them have delivered
 their gradient, so every node's gradients are summed before it runs, in one
 pass. Gradients go to the next nodes by position; the engine sums a gradient
 back to its input's shape when the backward left it broadcast.
+
+Ownership: the engine owns a waiting gradient when nothing outside it has seen its array
+(it made the array by summing, or an Op returned it as a new array, see
+`Function.fresh_gradients`). It adds into an owned gradient in place and hands it to a leaf
+as `.grad` without a copy; one that a hook, a checker or the caller has seen, or that a
+user's Function returned, is added out of place and copied. `owned` in `run_graph` holds the
+(node, output_nr) slots whose gradient is owned.
 """
 from __future__ import annotations
 
-import sys
 import threading
 from typing import Protocol
 
@@ -28,7 +34,14 @@ __all__ = ["backward", "grad", "node_checkers", "backward_listeners", "unwatched
 class NodeChecker(Protocol):
     """Called after each node's backward (anomaly mode, `genesis trace`, gradcheck's layout
     check) with the gradients it got and gave; `flowed_from` maps a node to the node that
-    first sent it gradient, so a checker can print the chain the gradient took."""
+    first sent it gradient, so a checker can print the chain the gradient took.
+
+    A checker may keep the gradients it is shown: while one is registered, the engine owns
+    none (adds out of place, copies what becomes `.grad`). One that only reads them during
+    the call (counts, checks shapes; on a GPU, launches its reading kernels then) sets
+    `keeps_gradients = False`, and the engine goes on owning them."""
+
+    keeps_gradients: bool
 
     def __call__(self, node, grad_outputs: list, grad_inputs: tuple, flowed_from: dict) -> None:
         ...
@@ -234,6 +247,10 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
     ready = [node for node in root_nodes if dependencies[node] == 0]
     captured = {}
     checkers = list(node_checkers)
+    # Gradients the engine may add into and hand over (see the module docstring): none when
+    # creating a graph (gradients are recorded) or when checkers may keep them.
+    lending = create_graph or any(getattr(checker, "keeps_gradients", True) for checker in checkers)
+    owned = set()
     listeners = list(backward_listeners)
     passes = _watched.passes
     if passes:  # made inside a watched call's backward on this thread: part of that call
@@ -262,19 +279,25 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
             if grads is None:  # no gradient reached this node: nothing flows on
                 _release_children(node, dependencies, runs, ready)
                 continue
+            held = _take_owned(owned, node, len(grads)) if owned else None
             if node.__class__ is AccumulateGrad:
-                _accumulate_leaf(node, grads, create_graph, capture, captured)
+                _accumulate_leaf(node, grads, create_graph, capture, captured,
+                                 held is not None and held[0])
                 continue
             if node._tensor_hooks is not None or node._retained is not None:
                 _run_tensor_hooks(node, grads)
+                held = None  # the hooks have seen them
             if capture is not None:
                 if node in capture:
+                    held = None  # handed to the caller
                     for output_nr in capture[node]:
                         captured[(node, output_nr)] = grads[output_nr]
                 if node not in runs:
                     _release_children(node, dependencies, runs, ready)
                     continue
             grad_inputs = _call_backward(node, grads)
+            fresh = _fresh_gradients(grad_inputs, grads, held) if not lending and \
+                node._forward_cls.fresh_gradients and not node._hooks and not node._prehooks else None
             if not retain_graph and node._saved is not None:
                 node._release()
             for checker in checkers:
@@ -287,22 +310,32 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
                 gradient = grad_inputs[index]
                 if gradient is not None:
                     meta = input_meta[index]
+                    owns = fresh is not None and fresh[index]
                     if gradient.__class__ is not Tensor or gradient._data.shape != meta[0] \
                             or gradient._data.dtype != meta[1] or gradient._device is not meta[2]:
                         gradient = _conform(node, index, gradient, meta)
+                        owns = not lending and gradient._data.base is None  # summed or cast here
                     child_grads = buffers.get(child)
                     if child_grads is None:
                         child_grads = buffers[child] = [None] * len(child._output_meta)
                     existing = child_grads[output_nr]
-                    child_grads[output_nr] = gradient if existing is None else \
-                        _summed(existing, gradient, create_graph)
+                    if existing is None:
+                        child_grads[output_nr] = gradient
+                        if owns:
+                            owned.add((child, output_nr))
+                    else:  # the sum is owned: a new array, or the owned one added into
+                        slot = (child, output_nr)
+                        child_grads[output_nr] = _summed(existing, gradient, create_graph,
+                                                         slot in owned)
+                        if not lending:
+                            owned.add(slot)
                     if flowed_from is not None and child not in flowed_from:
                         flowed_from[child] = node
                 remaining = dependencies[child] - 1
                 dependencies[child] = remaining
                 if remaining == 0:
                     ready.append(child)
-            grad_inputs = gradient = existing = None  # so a leaf's buffer is handed over, not copied
+            grad_inputs = gradient = existing = None
         completed = True
     finally:
         quiet.__exit__(None, None, None)
@@ -374,20 +407,50 @@ def _add_to_buffer(buffers, node, output_nr, gradient) -> None:
     grads[output_nr] = gradient if existing is None else existing + gradient
 
 
-def _summed(existing: Tensor, gradient: Tensor, create_graph: bool) -> Tensor:
+def _summed(existing: Tensor, gradient: Tensor, create_graph: bool, owned: bool) -> Tensor:
     """Two gradients reaching one tensor, added: recorded when creating a graph, else on the
     arrays (both already have the tensor's shape and dtype), into `existing`'s own array
-    when nothing else can see it (a large fresh array costs page faults, not just a pass)."""
+    when the engine owns it (a large fresh array costs page faults, not just a pass)."""
     if create_graph:
         return existing + gradient
     array, other = existing._data, gradient._data
-    # Exclusive as in `_owned`: the Tensor is held by the buffer list, the caller's local, this
-    # argument and getrefcount's; the array by the Tensor's slot, `array` and getrefcount's.
-    if array.base is None and sys.getrefcount(array) == 3 and sys.getrefcount(existing) == 4 \
-            and array.shape == other.shape and writeable(array):
+    if owned and array.shape == other.shape and writeable(array):
         existing._device.xp.add(array, other, out=array)
         return existing
     return wrap_array(array + other, existing._device)
+
+
+def _take_owned(owned: set, node, count: int) -> list | None:
+    """Which of the gradients waiting for `node` (by output position) the engine owns, now
+    that it takes them from the buffer; None when it owns none."""
+    held = None
+    for output_nr in range(count):
+        slot = (node, output_nr)
+        if slot in owned:
+            owned.discard(slot)
+            if held is None:
+                held = [False] * count
+            held[output_nr] = True
+    return held
+
+
+def _fresh_gradients(grad_inputs: tuple, grads: list, held: list | None) -> list:
+    """Which gradients an op that returns fresh gradients (`Function.fresh_gradients`) gave
+    the engine to own: a new array (not a view) returned once, or a gradient it received
+    and the engine owned, passed on to one place."""
+    arrays = [gradient._data if gradient.__class__ is Tensor else None for gradient in grad_inputs]
+    fresh = []
+    for array in arrays:
+        if array is None or sum(other is array for other in arrays) > 1:
+            fresh.append(False)
+            continue
+        passed = next((nr for nr, incoming in enumerate(grads)
+                       if incoming is not None and incoming._data is array), None)
+        if passed is None:
+            fresh.append(array.base is None)
+        else:
+            fresh.append(held is not None and held[passed])
+    return fresh
 
 
 def _release_children(node, dependencies, runs, ready) -> None:
@@ -499,12 +562,15 @@ def _sums_to(grad_shape: tuple, shape: tuple) -> bool:
     return True
 
 
-def _accumulate_leaf(node, grads: list, create_graph: bool, capture, captured) -> None:
+def _accumulate_leaf(node, grads: list, create_graph: bool, capture, captured, owned: bool) -> None:
+    """The gradient reaching a leaf, after its hooks: captured (autograd.grad), or added to
+    its `.grad` (which becomes the gradient itself when the engine owns it)."""
     gradient = grads[0]
     variable = node._variable()
     if gradient is None or variable is None:
         return
     if variable._hooks:
+        owned = False  # the hooks have seen it
         for hook in list(variable._hooks):
             where = lambda: f"a hook on a leaf tensor of shape {tuple(variable.shape)}"
             replacement = run_hook(hook, (gradient,), where)
@@ -516,7 +582,7 @@ def _accumulate_leaf(node, grads: list, create_graph: bool, capture, captured) -
         return
     existing = variable._grad
     if existing is None:
-        variable._grad = gradient if create_graph else _owned(gradient, grads)
+        variable._grad = gradient if create_graph else _as_leaf_grad(gradient, owned)
     elif create_graph or existing.grad_fn is not None or not writeable(existing._data):
         variable._grad = existing + gradient
     else:
@@ -524,18 +590,14 @@ def _accumulate_leaf(node, grads: list, create_graph: bool, capture, captured) -
         existing._version_counter[0] += 1
 
 
-def _owned(gradient: Tensor, holder: list) -> Tensor:
-    """The gradient as a leaf's `.grad`: its buffer is reused when nothing else can see it."""
-    array = gradient._data
-    # Exclusive means: the Tensor is referenced only by the engine's buffer list, the caller's
-    # local, this argument and getrefcount's argument; the array only by the Tensor's slot,
-    # the local `array` and getrefcount's argument. tests/autograd/test_engine.py pins both outcomes.
-    if array.base is None and sys.getrefcount(array) == 3 and sys.getrefcount(gradient) <= 4 \
-            and holder[0] is gradient:
-        if gradient.grad_fn is None and not gradient._requires_grad:
-            return gradient
-        return wrap_array(array, gradient._device)
-    return _fresh_copy(gradient)
+def _as_leaf_grad(gradient: Tensor, owned: bool) -> Tensor:
+    """The gradient as a leaf's first `.grad`: its own array when the engine owns it (nothing
+    else sees it), else a copy (so that adding into `.grad` later changes nothing else)."""
+    if not owned:
+        return _fresh_copy(gradient)
+    if gradient.grad_fn is None and not gradient._requires_grad:
+        return gradient
+    return wrap_array(gradient._data, gradient._device)
 
 
 def _fresh_copy(gradient: Tensor) -> Tensor:

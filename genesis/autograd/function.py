@@ -238,6 +238,12 @@ class Function:
     # straight-through estimator): gradient checks skip its calls
     surrogate_gradient = False
     _builtin = False         # an Op, genesis's own (below): forward computes on arrays
+    # backward returns each gradient either over a new array that nothing else holds, or as
+    # one of the gradients it received, passed through unchanged: the engine then owns the
+    # new ones (adds into them, hands them to leaves as .grad without a copy). genesis's Ops
+    # state it (tests/autograd/test_gradient_ownership.py checks every registered op); a
+    # user's Function, and an Op whose backward runs the user's code, do not.
+    fresh_gradients = False
     # The graph-free in-place form (`x.add_(y)` under no_grad), when the op writes into its
     # first input: `inplace_ufunc`, the name of the xp ufunc the op is (written with out=),
     # or else `forward_inplace(target, *args)`, a function writing into target._data.
@@ -344,6 +350,7 @@ class Op(Function):
     """
 
     _builtin = True
+    fresh_gradients = True
 
 
 _new_object = object.__new__

@@ -143,6 +143,9 @@ def _check_layout(node, grad_outputs, grad_inputs, flowed_from) -> None:
                 f"{numpy_dtype}; gradients must be floating point")
 
 
+_check_layout.keeps_gradients = False  # reads shapes and dtypes only (engine.NodeChecker)
+
+
 def _broadcasts_to(shape: tuple, target: tuple) -> bool:
     try:
         return np.broadcast_shapes(shape, target) == tuple(target)

@@ -159,6 +159,8 @@ class NonFiniteTracker:
         incoming = all(not isinstance(g, Tensor) or all_finite(g) for g in grad_outputs)
         self.judge_backward(node, incoming, returned, flowed_from, roots)
 
+    backward.keeps_gradients = False  # counts during the call (engine.NodeChecker)
+
     @staticmethod
     def roots(node, grad_outputs, flowed_from) -> list | None:
         """The outputs of `node` that backward started from (it is a root: no node sent it

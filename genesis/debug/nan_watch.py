@@ -116,6 +116,8 @@ class NaNWatch:
             return
         self.tracker.backward(node, grad_outputs, grad_inputs, flowed_from)
 
+    _backward.keeps_gradients = False  # counts during the call (engine.NodeChecker)
+
     # -- on a GPU: counts taken now, judged when the readings are fetched ------------
     def _forward_on_device(self, node, args, checked: list, count: int, device) -> None:
         tracker = self.tracker

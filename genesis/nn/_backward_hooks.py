@@ -18,6 +18,8 @@ __all__ = ["BackwardHook"]
 class HookIdentity(Op):
     """Returns its tensors unchanged; its backward passes their gradients through `on_backward`."""
 
+    fresh_gradients = False  # its backward returns what the user's code (hooks, fn) made
+
     @staticmethod
     def forward(ctx, on_backward, *tensors):
         ctx.on_backward = on_backward

@@ -46,6 +46,8 @@ class Checkpoint(Op):
     (`_differentiable_gradients`), so that its gradients can be differentiated again.
     """
 
+    fresh_gradients = False  # its backward returns what the user's code (hooks, fn) made
+
     @staticmethod
     def forward(ctx, fn, preserve_rng_state, parameter_count, *args):
         split = len(args) - parameter_count
