@@ -10,8 +10,8 @@ Ownership: the engine owns a waiting gradient when nothing outside it has seen i
 (it made the array by summing, or an Op returned it as a new array, see
 `Function.fresh_gradients`). It adds into an owned gradient in place and hands it to a leaf
 as `.grad` without a copy; one that a hook, a checker or the caller has seen, or that a
-user's Function returned, is added out of place and copied. `owned` in `run_graph` holds the
-(node, output_nr) slots whose gradient is owned.
+user's Function returned, is added out of place and copied. `owned` in `run_graph` maps a
+node to the bits (1 << output_nr) of its waiting gradients that the engine owns.
 """
 from __future__ import annotations
 
@@ -249,8 +249,9 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
     checkers = list(node_checkers)
     # Gradients the engine may add into and hand over (see the module docstring): none when
     # creating a graph (gradients are recorded) or when checkers may keep them.
-    lending = create_graph or any(getattr(checker, "keeps_gradients", True) for checker in checkers)
-    owned = set()
+    lending = create_graph or bool(checkers) and any(
+        getattr(checker, "keeps_gradients", True) for checker in checkers)
+    owned = {}
     listeners = list(backward_listeners)
     passes = _watched.passes
     if passes:  # made inside a watched call's backward on this thread: part of that call
@@ -279,25 +280,22 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
             if grads is None:  # no gradient reached this node: nothing flows on
                 _release_children(node, dependencies, runs, ready)
                 continue
-            held = _take_owned(owned, node, len(grads)) if owned else None
+            held = owned.pop(node, 0) if owned else 0  # the bits of the ones the engine owns
             if node.__class__ is AccumulateGrad:
-                _accumulate_leaf(node, grads, create_graph, capture, captured,
-                                 held is not None and held[0])
+                _accumulate_leaf(node, grads, create_graph, capture, captured, held & 1)
                 continue
             if node._tensor_hooks is not None or node._retained is not None:
                 _run_tensor_hooks(node, grads)
-                held = None  # the hooks have seen them
+                held = 0  # the hooks have seen them
             if capture is not None:
                 if node in capture:
-                    held = None  # handed to the caller
+                    held = 0  # handed to the caller
                     for output_nr in capture[node]:
                         captured[(node, output_nr)] = grads[output_nr]
                 if node not in runs:
                     _release_children(node, dependencies, runs, ready)
                     continue
             grad_inputs = _call_backward(node, grads)
-            fresh = _fresh_gradients(grad_inputs, grads, held) if not lending and \
-                node._forward_cls.fresh_gradients and not node._hooks and not node._prehooks else None
             if not retain_graph and node._saved is not None:
                 node._release()
             for checker in checkers:
@@ -310,11 +308,15 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
                 gradient = grad_inputs[index]
                 if gradient is not None:
                     meta = input_meta[index]
-                    owns = fresh is not None and fresh[index]
                     if gradient.__class__ is not Tensor or gradient._data.shape != meta[0] \
                             or gradient._data.dtype != meta[1] or gradient._device is not meta[2]:
                         gradient = _conform(node, index, gradient, meta)
                         owns = not lending and gradient._data.base is None  # summed or cast here
+                    elif lending or (dependencies[child] == 1 and child.__class__ is not AccumulateGrad):
+                        owns = False  # (asked only where it can matter: a leaf's, or a slot added into)
+                    else:
+                        owns = node._forward_cls.fresh_gradients and not node._hooks \
+                            and not node._prehooks and _is_fresh(gradient, grad_inputs, grads, held)
                     child_grads = buffers.get(child)
                     if child_grads is None:
                         child_grads = buffers[child] = [None] * len(child._output_meta)
@@ -322,13 +324,13 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
                     if existing is None:
                         child_grads[output_nr] = gradient
                         if owns:
-                            owned.add((child, output_nr))
+                            owned[child] = owned.get(child, 0) | 1 << output_nr
                     else:  # the sum is owned: a new array, or the owned one added into
-                        slot = (child, output_nr)
+                        bits = owned.get(child, 0)
                         child_grads[output_nr] = _summed(existing, gradient, create_graph,
-                                                         slot in owned)
+                                                         bits >> output_nr & 1)
                         if not lending:
-                            owned.add(slot)
+                            owned[child] = bits | 1 << output_nr
                     if flowed_from is not None and child not in flowed_from:
                         flowed_from[child] = node
                 remaining = dependencies[child] - 1
@@ -420,37 +422,21 @@ def _summed(existing: Tensor, gradient: Tensor, create_graph: bool, owned: bool)
     return wrap_array(array + other, existing._device)
 
 
-def _take_owned(owned: set, node, count: int) -> list | None:
-    """Which of the gradients waiting for `node` (by output position) the engine owns, now
-    that it takes them from the buffer; None when it owns none."""
-    held = None
-    for output_nr in range(count):
-        slot = (node, output_nr)
-        if slot in owned:
-            owned.discard(slot)
-            if held is None:
-                held = [False] * count
-            held[output_nr] = True
-    return held
-
-
-def _fresh_gradients(grad_inputs: tuple, grads: list, held: list | None) -> list:
-    """Which gradients an op that returns fresh gradients (`Function.fresh_gradients`) gave
-    the engine to own: a new array (not a view) returned once, or a gradient it received
-    and the engine owned, passed on to one place."""
-    arrays = [gradient._data if gradient.__class__ is Tensor else None for gradient in grad_inputs]
-    fresh = []
-    for array in arrays:
-        if array is None or sum(other is array for other in arrays) > 1:
-            fresh.append(False)
-            continue
-        passed = next((nr for nr, incoming in enumerate(grads)
-                       if incoming is not None and incoming._data is array), None)
-        if passed is None:
-            fresh.append(array.base is None)
-        else:
-            fresh.append(held is not None and held[passed])
-    return fresh
+def _is_fresh(gradient: Tensor, grad_inputs: tuple, grads: list, held: int) -> bool:
+    """Whether `gradient`, returned by an op that returns fresh gradients
+    (`Function.fresh_gradients`) among `grad_inputs`, is the engine's to own: a new array
+    (not a view) returned once, or a gradient the op received (`grads`) and the engine
+    owned (bit output_nr of `held`), passed on to one place."""
+    array = gradient._data
+    if array.base is not None:
+        return False
+    for other in grad_inputs:
+        if other is not gradient and other.__class__ is Tensor and other._data is array:
+            return False  # returned twice
+    for output_nr, received in enumerate(grads):
+        if received is not None and received._data is array:  # passed through
+            return bool(held >> output_nr & 1)
+    return True
 
 
 def _release_children(node, dependencies, runs, ready) -> None:

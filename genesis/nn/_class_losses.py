@@ -189,11 +189,13 @@ class CrossEntropy(Op):
         device, axis = input._device, ctx.axis
         if ctx.reduction == "none":
             grad = grad.unsqueeze(axis)
-        if grad_state.enabled:  # create_graph: differentiate through the softmax op
+        if grad_state.enabled:  # create_graph: the rule, as ops (softmax of the input)
             onehot = device.xp.zeros(input.shape, input._data.dtype)
             device.xp.put_along_axis(onehot, ctx.index, 1, axis)
             local = softmax(input, axis) - wrap_array(onehot, device)
             return local * (grad * ctx.scale), None, None
+        # the rule's accelerated form: one launch on a GPU, its reference on the CPU, from the
+        # forward's log-probabilities (tests/ops/test_rule_executors.py checks it agrees)
         log_probabilities = ctx.log_probabilities
         dx = _CROSS_ENTROPY_GRAD(device, log_probabilities, ctx.index, grad._data, ctx.scale,
                                  input.shape[axis], math.prod(log_probabilities.shape[axis + 1:]))
@@ -238,9 +240,9 @@ class WeightedCrossEntropy(Op):
         (input,) = ctx.saved_tensors
         axis, coefficients = ctx.axis, ctx.coefficients
         device = input.device
-        if grad_state.enabled:  # create_graph: differentiate through the softmax op
+        if grad_state.enabled:  # create_graph: the softmax as an op, differentiated too
             probabilities = softmax(input, axis)
-        else:
+        else:  # the forward's softmax
             probabilities = wrap_array(ctx.probabilities.astype(input._data.dtype, copy=False), device)
         totals = coefficients.sum(axis=axis, keepdims=True).astype(input._data.dtype, copy=False)
         local = probabilities * wrap_array(totals, device) - wrap_array(

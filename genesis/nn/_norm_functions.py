@@ -250,14 +250,14 @@ def _as_affine(array, affine_shape):
 def _normalize_backward(ctx, grad) -> tuple:
     input, weight, normalized, rstd = ctx.saved_tensors
     needs, shapes, targets = ctx.needs_input_grad, ctx.affine_shapes, ctx.param_shapes
-    if grad_state.enabled:  # create_graph: differentiable ops, recomputed from the input
+    if grad_state.enabled:  # create_graph: the rule, as ops on the input (differentiable)
         if weight is not None and shapes[0] != targets[0]:
             weight = weight.reshape(shapes[0])
-        grads = _recorded_grads(grad, input, weight, shapes, ctx.dims, ctx.eps, needs,
-                                ctx.centered)
+        grads = _normalization_rule(grad, input, weight, shapes, ctx.dims, ctx.eps, needs,
+                                    ctx.centered)
         grads = tuple(g if g is None or t is None or g.shape == t else g.reshape(t)
                       for g, t in zip(grads, (None,) + targets))  # parameters' own shapes
-    else:
+    else:  # the rule's accelerated form, on the arrays the forward saved
         w = None if weight is None else _as_affine(weight._data, shapes[0])
         grads = _array_grads(grad, w, normalized, rstd, shapes, targets, ctx.dims, needs,
                              ctx.centered)
@@ -269,7 +269,11 @@ def _array_grads(grad: Tensor, weight, normalized: Tensor, rstd: Tensor, shapes:
     """dx = rstd * (g' - mean(g') - n * mean(g' * n)) with g' = grad * `weight` (an array
     in its broadcast shape) and n the normalised input (means over `dims`; no mean(g') term
     when not `centered`); dweight = grad * n and dbias = grad, each summed over the dims its
-    parameter is broadcast along (`shapes`), in the parameter's own shape (`targets`)."""
+    parameter is broadcast along (`shapes`), in the parameter's own shape (`targets`).
+
+    `_normalization_rule` in arrays, in place where it can be, or as fused kernels on a GPU;
+    tests/ops/test_rule_executors.py checks that both give the same gradients for every
+    registered normalization sample."""
     g, n, device = grad._data, normalized._data, grad._device
     xp = device.xp
     if fusing_pays(device):
@@ -298,8 +302,13 @@ def _array_grads(grad: Tensor, weight, normalized: Tensor, rstd: Tensor, shapes:
     return grad_input, grad_weight, grad_bias
 
 
-def _recorded_grads(grad: Tensor, input: Tensor, weight, shapes: tuple, dims: tuple, eps: float,
-                    needs: tuple, centered: bool) -> tuple:
+def _normalization_rule(grad: Tensor, input: Tensor, weight, shapes: tuple, dims: tuple,
+                        eps: float, needs: tuple, centered: bool) -> tuple:
+    """The gradient rule of layer, RMS, batch and group norm, as ops on the input (so a
+    create_graph backward records it): n = (x - mean(x)) * rstd (no mean when not
+    `centered`), dx = rstd * (g' - mean(g') - n * mean(g' * n)) with g' = grad * weight,
+    dweight = sum of grad * n and dbias = sum of grad over the dims each parameter is
+    broadcast along (`shapes`); means over `dims`."""
     shifted = input - input.mean(dims, keepdim=True) if centered else input
     rstd = rsqrt((shifted * shifted).mean(dims, keepdim=True) + eps)
     normalized = shifted * rstd

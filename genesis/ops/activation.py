@@ -12,7 +12,6 @@ from __future__ import annotations
 import numbers
 
 from ..autograd.function import Op
-from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._kernels import Elementwise
@@ -104,18 +103,20 @@ class LeakyRelu(Op):
     @staticmethod
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
-        if not grad_state.enabled:
-            return wrap_array(_LEAKY_RELU_GRAD(a._device, grad._data, a._data, ctx.slope),
-                              grad._device), None
-        factor = a._device.xp.where(a._data > 0, 1, ctx.slope).astype(grad._data.dtype)
-        return grad * wrap_array(factor, grad._device), None  # create_graph: differentiable
+        return run_rule(_leaky_relu_rule, grad, a, ctx.slope, fused=_LEAKY_RELU_GRAD), None
+
+
+def _leaky_relu_rule(m, grad, a, slope):
+    """The gradient where a > 0, `slope` times it elsewhere (at 0 and at a nan input too)."""
+    rising = a > 0
+    return m.gate(grad, rising) + m.gate_off(grad, rising) * slope
 
 
 _LEAKY_RELU = Elementwise("genesis_leaky_relu", "T x, T slope", "T y", "y = x > T(0) ? x : x * slope",
                           lambda device, x, slope: device.xp.where(x > 0, x, x * slope))
 _LEAKY_RELU_GRAD = Elementwise(
     "genesis_leaky_relu_grad", "T g, T x, T slope", "T dx", "dx = x > T(0) ? g : g * slope",
-    lambda device, g, x, slope: g * device.xp.where(x > 0, 1, slope).astype(g.dtype))
+    lambda device, g, x, slope: _leaky_relu_rule(array_math(device), g, x, slope))
 
 
 class Hardsigmoid(Op):

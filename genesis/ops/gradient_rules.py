@@ -27,14 +27,27 @@ from ..tensor import Tensor, wrap_array
 from ._kernels import fusing_pays
 from ._select import masked
 from ._window_kernels import add_columns, columns
+from .broadcast import Expand, broadcast_view
 from .window import Fold, Unfold
 
-__all__ = ["run_rule", "run_partials", "array_of", "array_math", "TENSOR_MATH"]
+__all__ = ["run_rule", "run_partials", "array_of", "array_math", "TENSOR_MATH", "nonzero_divisor"]
+
+
+def nonzero_divisor(value: Tensor) -> Tensor:
+    """`value` with its zeros replaced by infinity: dividing by it gives 0 there, which is
+    PyTorch's gradient convention at the kink of sqrt-like reductions (std, 2-norm)."""
+    zeros = value._data == 0
+    if not zeros.any():
+        return value
+    scalar = value._data.dtype.type
+    return value + wrap_array(value._device.xp.where(zeros, scalar(np.inf), scalar(0)), value._device)
+
 
 # The functions rules call, on Tensors (create_graph: each call is recorded). A masked
 # gradient (`gate`: kept where `keep`, `gate_off`: dropped where `drop`) is exactly 0 where
 # it is masked, even where the gradient is inf or nan; `columns` / `add_columns` are the
-# im2col / col2im pair under convolution.
+# im2col / col2im pair under convolution; `expand` broadcasts a reduction's gradient back
+# (a view), `mean_kept` is a mean keeping the reduced dims, `nonzero_divisor` is above.
 TENSOR_MATH = types.SimpleNamespace(
     exp=lambda x: x.exp(), exp2=lambda x: x.exp2(), sin=lambda x: x.sin(),
     cos=lambda x: x.cos(), sinh=lambda x: x.sinh(), cosh=lambda x: x.cosh(),
@@ -42,10 +55,11 @@ TENSOR_MATH = types.SimpleNamespace(
     gate=lambda values, keep: values.where(keep, 0.0),
     gate_off=lambda values, drop: values.where(~drop, 0.0),
     columns=lambda x, windows: Unfold.apply(x, windows),
-    add_columns=lambda cols, spatial, windows: Fold.apply(cols, spatial, windows))
+    add_columns=lambda cols, spatial, windows: Fold.apply(cols, spatial, windows),
+    expand=lambda x, shape: Expand.apply(x, shape),
+    mean_kept=lambda x, dims: x.mean(dims, keepdim=True), nonzero_divisor=nonzero_divisor)
 
 
-@functools.cache
 def array_math(device) -> types.SimpleNamespace:
     """The same functions on the arrays of `device` (no graph).
 
@@ -53,6 +67,18 @@ def array_math(device) -> types.SimpleNamespace:
     >>> array_math(genesis.device("cpu")).rsqrt(np.array([4.0]))
     array([0.5])
     """
+    # Keyed by id: devices are interned for the life of the process (Device.__new__), and
+    # hashing one is a Python call, on the path of every +, -, * and / in a backward.
+    math = _ARRAY_MATH.get(id(device))
+    if math is None:
+        math = _ARRAY_MATH[id(device)] = _array_math(device)
+    return math
+
+
+_ARRAY_MATH: dict = {}
+
+
+def _array_math(device) -> types.SimpleNamespace:
     xp = device.xp
     return types.SimpleNamespace(
         exp=xp.exp, exp2=xp.exp2, sin=xp.sin, cos=xp.cos, sinh=xp.sinh, cosh=xp.cosh,
@@ -60,7 +86,10 @@ def array_math(device) -> types.SimpleNamespace:
         gate=lambda values, keep: masked(device, values, keep, True),
         gate_off=lambda values, drop: masked(device, values, drop, False),
         columns=lambda x, windows: columns(device, x, windows),
-        add_columns=lambda cols, spatial, windows: add_columns(device, cols, spatial, windows))
+        add_columns=lambda cols, spatial, windows: add_columns(device, cols, spatial, windows),
+        expand=functools.partial(broadcast_view, xp=xp),
+        mean_kept=lambda x, dims: x.mean(axis=dims, keepdims=True),
+        nonzero_divisor=lambda x: xp.where(x == 0, x.dtype.type(np.inf), x))
 
 
 def run_rule(rule, grad: Tensor, *operands, fused=None):
@@ -99,7 +128,10 @@ def run_partials(partial_a, partial_b, needs: tuple, grad: Tensor, a, b, out=Non
         return (partial_a(TENSOR_MATH, grad, a, b, out) if needs[0] else None,
                 partial_b(TENSOR_MATH, grad, a, b, out) if needs[1] else None)
     m, g = array_math(device), grad._data
-    a, b, out = array_of(a), array_of(b), array_of(out)
+    # (array_of inlined: this runs for every +, -, * and / in a backward)
+    a = a._data if isinstance(a, Tensor) else a
+    b = b._data if isinstance(b, Tensor) else b
+    out = out._data if isinstance(out, Tensor) else out
     return (wrap_array(partial_a(m, g, a, b, out), device) if needs[0] else None,
             wrap_array(partial_b(m, g, a, b, out), device) if needs[1] else None)
 

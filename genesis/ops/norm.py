@@ -15,7 +15,8 @@ from ..tensor import Tensor, wrap_array
 from . import samples
 from ._operands import normalize_dim, normalize_dims, saved_with_input
 from .extrema import tie_weights, unreduced_array
-from .reduce import nonzero_divisor, unreduced
+from .gradient_rules import nonzero_divisor
+from .reduce import unreduced
 from .registry import OpInfo, Sample
 
 __all__ = ["norm", "vector_norm"]

@@ -1,5 +1,8 @@
 """Reductions: sum, mean, prod, var, std; each gradient spreads back over the reduced dims.
 
+sum, mean, var and std are rows of one table (their gradients are one line each); prod,
+whose gradient must stay exact where inputs are zero, is a Function of its own.
+
 max/min/amax/amin/argmax/argmin live in `extrema.py`, norms in `norm.py`,
 cumulative sums and products in `cumulative.py`.
 """
@@ -10,12 +13,11 @@ import warnings
 import numpy as np
 
 from ..autograd.function import Op
-from ..autograd.grad_mode import grad_state
 from ..dtypes import get_dtype
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._operands import normalize_dim, normalize_dims, saved_with_input
-from .broadcast import Expand, broadcast_view
+from .gradient_rules import run_rule
 from .join import cat
 from .registry import OpInfo, Sample
 
@@ -29,46 +31,86 @@ def kept_shape(shape: tuple, dims) -> tuple:
     return tuple(1 if index in dims else extent for index, extent in enumerate(shape))
 
 
-def spread(grad: Tensor, shape: tuple, dims, keepdim: bool) -> Tensor:
-    """Broadcast the gradient of a reduction back to the input's shape (a read-only view)."""
-    if dims is not None:  # reduced dims back as 1s (a full reduction's broadcasts as it is)
-        grad = unreduced(grad, shape, dims, keepdim)
-    if grad_state.enabled:
-        return Expand.apply(grad, shape)
-    # A plain backward (no create_graph) records nothing: the view itself is the gradient.
-    return wrap_array(broadcast_view(grad._data, shape, grad._device.xp), grad._device)
+# The gradients of sum, mean, var and std, one line each (genesis.ops.gradient_rules runs
+# them on the arrays, or on the Tensors under create_graph). A derivative is a function of
+# (m, g, a, out, r): `g` and `out` come with the reduced dims kept as 1s, `a` is the input,
+# `r` the call (its ctx): r.shape the input's shape, r.dims the reduced dims (None: all),
+# r.count the elements each output combines, r.inverse 1 / (count - correction) for var and
+# std. It returns a gradient that broadcasts to the input's shape.
+def _sum_gradient(m, g, a, out, r):
+    return m.expand(g, r.shape)
 
 
-class Sum(Op):
-    """Sum over `dims` (None: all elements)."""
+def _mean_gradient(m, g, a, out, r):
+    return m.expand(g / r.count, r.shape)  # divided before spreading: fewer divisions
 
-    autocast_policy = "float32"
 
-    @staticmethod
-    def forward(ctx, a, dims, keepdim, dtype):
+def _var_gradient(m, g, a, out, r):
+    return g * (a - m.mean_kept(a, r.dims)) * (2 * r.inverse)
+
+
+def _std_gradient(m, g, a, out, r):  # 0 where the std is 0, as in PyTorch
+    return g / m.nonzero_divisor(out) * (a - m.mean_kept(a, r.dims)) * r.inverse
+
+
+def _reduction_op(name: str, doc: str, compute, derivative, reads: tuple):
+    """A Function `name`: `compute(ctx, a, dims, keepdim, option)` gives the reduced array
+    (`option`: sum's dtype, var's and std's correction); `derivative` (above) is its gradient;
+    `reads` names which of "a" and "out" it reads, kept for backward when `a` needs a
+    gradient."""
+    keeps_a, keeps_out = "a" in reads, "out" in reads
+
+    def forward(ctx, a, dims, keepdim, option):
         ctx.shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
-        return a._data.sum(axis=dims, keepdims=keepdim, dtype=dtype)
+        out = compute(ctx, a, dims, keepdim, option)
+        if reads and ctx.needs_input_grad[0]:
+            if keeps_out:
+                out = wrap_array(out, a._device)
+            ctx.save_for_backward(a if keeps_a else None, out if keeps_out else None)
+        return out
 
-    @staticmethod
     def backward(ctx, grad):
-        return spread(grad, ctx.shape, ctx.dims, ctx.keepdim), None, None, None
+        a, out = ctx.saved_tensors if reads else (None, None)
+        return run_rule(_on_kept_dims, grad, a, out, ctx, derivative), None, None, None
+
+    body = {"forward": staticmethod(forward), "backward": staticmethod(backward),
+            "autocast_policy": "float32", "__module__": __name__, "__doc__": doc}
+    return type(name, (Op,), body)
 
 
-class Mean(Op):
-    """Mean over `dims` (None: all elements)."""
+def _on_kept_dims(m, g, a, out, r, derivative):
+    """`derivative` given `g` and `out` with the reduced dims kept (arrays or Tensors)."""
+    if not r.keepdim and r.dims is not None:
+        kept = kept_shape(r.shape, r.dims)
+        g = g.reshape(kept)
+        out = None if out is None else out.reshape(kept)
+    return derivative(m, g, a, out, r)
 
-    autocast_policy = "float32"
 
-    @staticmethod
-    def forward(ctx, a, dims, keepdim):
-        _require_floating(a, "mean")
-        ctx.shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
-        return a._data.mean(axis=dims, keepdims=keepdim)
+def _sum(ctx, a, dims, keepdim, dtype):
+    return a._data.sum(axis=dims, keepdims=keepdim, dtype=dtype)
 
-    @staticmethod
-    def backward(ctx, grad):
-        count = reduced_count(ctx.shape, ctx.dims)  # divided before spreading: fewer divisions
-        return spread(grad / count, ctx.shape, ctx.dims, ctx.keepdim), None, None
+
+def _mean(ctx, a, dims, keepdim, _):
+    _require_floating(a, "mean")
+    ctx.count = reduced_count(a.shape, dims)
+    return a._data.mean(axis=dims, keepdims=keepdim)
+
+
+def _var(ctx, a, dims, keepdim, correction):
+    return _variance(ctx, a, dims, correction, keepdim, "var")
+
+
+def _std(ctx, a, dims, keepdim, correction):
+    return a._device.xp.sqrt(_variance(ctx, a, dims, correction, keepdim, "std"))
+
+
+Sum = _reduction_op("Sum", "Sum over `dims` (None: all elements).", _sum, _sum_gradient, ())
+Mean = _reduction_op("Mean", "Mean over `dims` (None: all elements).", _mean, _mean_gradient, ())
+Var = _reduction_op("Var", "Variance over `dims`, dividing by (count - correction).", _var,
+                    _var_gradient, ("a",))
+Std = _reduction_op("Std", "Standard deviation over `dims`; its gradient is zero where it is "
+                    "zero (as in PyTorch).", _std, _std_gradient, ("a", "out"))
 
 
 class Prod(Op):
@@ -132,71 +174,18 @@ def reduced_count(shape: tuple, dims) -> int:
     return count
 
 
-def _prepare_spread(ctx, a: Tensor, dims, correction, keepdim: bool, op: str) -> None:
-    """What var and std keep for backward: the dims, keepdim and the divisor count - correction."""
+def _variance(ctx, a: Tensor, dims, correction, keepdim: bool, op: str):
+    """The variance over `dims` dividing by count - correction (var's and std's forward);
+    sets ctx.inverse, 1 / that divisor (inf when it is 0)."""
     _require_floating(a, op)
-    ctx.dims, ctx.keepdim = dims, keepdim
-    ctx.divisor = max(reduced_count(a.shape, dims) - correction, 0)
-
-
-class Var(Op):
-    """Variance over `dims`, dividing by (count - correction)."""
-
-    autocast_policy = "float32"
-
-    @staticmethod
-    def forward(ctx, a, dims, correction, keepdim):
-        _prepare_spread(ctx, a, dims, correction, keepdim, "var")
-        if ctx.needs_input_grad[0]:
-            ctx.save_for_backward(a)
-        return _variance(a, dims, correction, keepdim, ctx.divisor, "var")
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        centered = a - a.mean(ctx.dims, keepdim=True)
-        scale = 2.0 / ctx.divisor if ctx.divisor else float("inf")
-        return unreduced(grad, a.shape, ctx.dims, ctx.keepdim) * centered * scale, None, None, None
-
-
-class Std(Op):
-    """Standard deviation over `dims`; its gradient is zero where it is zero (as in PyTorch)."""
-
-    autocast_policy = "float32"
-
-    @staticmethod
-    def forward(ctx, a, dims, correction, keepdim):
-        _prepare_spread(ctx, a, dims, correction, keepdim, "std")
-        out = a._device.xp.sqrt(_variance(a, dims, correction, keepdim, ctx.divisor, "std"))
-        return saved_with_input(ctx, a, out)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, out = ctx.saved_tensors
-        centered = a - a.mean(ctx.dims, keepdim=True)
-        scale = unreduced(grad, a.shape, ctx.dims, ctx.keepdim) / unreduced(
-            nonzero_divisor(out), a.shape, ctx.dims, ctx.keepdim)
-        inverse = 1.0 / ctx.divisor if ctx.divisor else float("inf")
-        return scale * centered * inverse, None, None, None
-
-
-def nonzero_divisor(value: Tensor) -> Tensor:
-    """`value` with its zeros replaced by infinity: dividing by it gives 0 there, which is
-    PyTorch's gradient convention at the kink of sqrt-like reductions (std, 2-norm)."""
-    zeros = value._data == 0
-    if not zeros.any():
-        return value
-    scalar = value._data.dtype.type
-    return value + wrap_array(value._device.xp.where(zeros, scalar(np.inf), scalar(0)), value._device)
-
-
-def _variance(a: Tensor, dims, correction, keepdim: bool, divisor, op: str):
+    divisor = max(reduced_count(a.shape, dims) - correction, 0)
+    ctx.inverse = 1.0 / divisor if divisor else float("inf")
     xp = a._device.xp
     if divisor > 0:
         return xp.var(a._data, axis=dims, ddof=correction, keepdims=keepdim)
     warnings.warn(f"{op}(): degrees of freedom is <= 0 (the correction {correction} is not less "
                   f"than the {reduced_count(a.shape, dims)} elements reduced); the result is "
-                  "nan or inf", RuntimeWarning, stacklevel=4)
+                  "nan or inf", RuntimeWarning, stacklevel=6)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         return xp.var(a._data, axis=dims, ddof=correction, keepdims=keepdim)
@@ -235,7 +224,7 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, axis=None, keepdims=None) -> Tensor:
     """Mean of elements over `dim` (an int, a tuple, or None for all)."""
     dim, keepdim = _dim_arguments(dim, keepdim, axis, keepdims)
-    return Mean.apply(input, normalize_dims(dim, input.ndim, "mean"), keepdim)
+    return Mean.apply(input, normalize_dims(dim, input.ndim, "mean"), keepdim, None)
 
 
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -289,7 +278,7 @@ def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correc
     """
     dims, correction, keepdim = _variance_arguments("var", input, dim, unbiased, keepdim,
                                                     correction, axis, keepdims)
-    return Var.apply(input, dims, correction, keepdim)
+    return Var.apply(input, dims, keepdim, correction)
 
 
 def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None,
@@ -303,7 +292,7 @@ def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correc
     """
     dims, correction, keepdim = _variance_arguments("std", input, dim, unbiased, keepdim,
                                                     correction, axis, keepdims)
-    return Std.apply(input, dims, correction, keepdim)
+    return Std.apply(input, dims, keepdim, correction)
 
 
 METHODS = {"sum": sum, "mean": mean, "prod": prod, "var": var, "std": std}
