@@ -13,14 +13,13 @@ from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..device import device_mismatch_message
 from ..ops._index_checks import any_outside
-from ..ops._kernels import Elementwise
 from ..ops._operands import ignore_float_errors
-from ..ops._row_kernels import RowKernel
 from ..ops.gather import gather
 from ..ops.registry import OpInfo, Sample
 from ..ops.samples import positive, values
-from ..ops.softmax import PEAK_AND_LOG_TOTAL, log_softmax, log_softmax_reference, softmax
+from ..ops.softmax import log_softmax, softmax
 from ..tensor import Tensor, wrap_array
+from ._class_loss_kernels import CROSS_ENTROPY_GRAD, CROSS_ENTROPY_ROWS
 from ._pointwise_losses import REDUCTIONS, quiet_mean, reduce_loss
 
 __all__ = ["nll_loss", "cross_entropy"]
@@ -118,36 +117,6 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore
     return _nll(input, safe_target, weights, class_dim, reduction)
 
 
-def _cross_entropy_rows_reference(device, x, target, axis):
-    log_probabilities = log_softmax_reference(device, x, axis)
-    return log_probabilities, -device.xp.take_along_axis(log_probabilities, target, axis)
-
-
-def _cross_entropy_grad_reference(device, log_probabilities, index, grad, scale, classes, inner):
-    xp = device.xp
-    axis = 0 if log_probabilities.ndim == 1 else 1
-    probabilities = xp.exp(log_probabilities)
-    xp.put_along_axis(probabilities, index, xp.take_along_axis(probabilities, index, axis) - 1, axis)
-    probabilities *= grad * scale
-    return probabilities
-
-
-# Each position's log-probabilities and loss, -log_softmax(x)[target], in one launch.
-_CROSS_ENTROPY_ROWS = RowKernel(
-    "genesis_cross_entropy_rows", "T x, row int64 target", "T log_probabilities, row T loss",
-    PEAK_AND_LOG_TOTAL + """
-  FOR_ROW(j) log_probabilities[AT(j)] = (x[AT(j)] - peak) - log_total;
-  if (threadIdx.x == 0) loss[0] = log_total - (x[AT(target[0])] - peak);""",
-    _cross_entropy_rows_reference)
-# The gradient (softmax - onehot(index)) * grad * scale; an element's class is
-# (i / inner) % classes.
-_CROSS_ENTROPY_GRAD = Elementwise(
-    "genesis_cross_entropy_grad",
-    "T log_probabilities, int64 index, T grad, T scale, int64 classes, int64 inner", "T dx",
-    "dx = (exp(log_probabilities) - ((i / inner) % classes == index ? T(1) : T(0))) "
-    "* (grad * scale)", _cross_entropy_grad_reference)
-
-
 class CrossEntropy(Op):
     """Softmax cross entropy against class indices that are all classes (none ignored), with
     no class weights or label smoothing: the common training loss, in one node. On a GPU
@@ -167,7 +136,7 @@ class CrossEntropy(Op):
         data = input._data
         x = data.astype(np.float32) if data.dtype.itemsize < 4 else data
         index = target.reshape(target.shape[:axis] + (1,) + target.shape[axis:])
-        log_probabilities, losses = _CROSS_ENTROPY_ROWS(device, x, index, axis=axis)
+        log_probabilities, losses = CROSS_ENTROPY_ROWS(device, x, index, axis=axis)
         positions = losses.size
         scale = (1.0 / positions if positions else math.nan) if reduction == "mean" else 1.0
         if reduction == "none":
@@ -197,7 +166,7 @@ class CrossEntropy(Op):
         # the rule's accelerated form: one launch on a GPU, its reference on the CPU, from the
         # forward's log-probabilities (tests/ops/test_rule_executors.py checks it agrees)
         log_probabilities = ctx.log_probabilities
-        dx = _CROSS_ENTROPY_GRAD(device, log_probabilities, ctx.index, grad._data, ctx.scale,
+        dx = CROSS_ENTROPY_GRAD(device, log_probabilities, ctx.index, grad._data, ctx.scale,
                                  input.shape[axis], math.prod(log_probabilities.shape[axis + 1:]))
         return wrap_array(dx.astype(input._data.dtype, copy=False), device), None, None
 

@@ -17,7 +17,7 @@ from typing import NamedTuple
 from ..ops._kernels import MEAN_OF_REDUCED, Elementwise, Reduction
 from ..ops._row_kernels import RowKernel, row_geometry
 from ..ops.broadcast import broadcast_axes
-from ..ops.softmax import SUM_PRODUCT
+from ..ops._softmax_kernels import SUM_PRODUCT
 
 __all__ = ["normalize_forward", "normalize_backward", "summed_to", "update_running_statistics"]
 

@@ -14,9 +14,8 @@ import numpy as np
 from ..autograd.function import Op
 from ..tensor import Tensor, wrap_array
 from . import samples
-from ._kernels import Elementwise, Reduction
 from ._operands import as_floating, ignore_float_errors, normalize_dim, normalize_dims
-from ._row_kernels import RowKernel
+from ._softmax_kernels import LOG_SOFTMAX, LOG_SOFTMAX_GRAD, SOFTMAX, SOFTMAX_GRAD
 from .registry import OpInfo, Sample
 
 __all__ = ["softmax", "log_softmax", "softmin", "logsumexp"]
@@ -27,76 +26,6 @@ def _compute_dtype(data):
     return data.astype(np.float32) if data.dtype.itemsize < 4 else data
 
 
-def _shifted(xp, x, axis):
-    """x minus its maximum along `axis`, as a new array the caller may overwrite (nothing
-    to subtract in an empty tensor)."""
-    if x.size == 0:
-        return x.copy()
-    return xp.subtract(x, x.max(axis=axis, keepdims=True), out=xp.empty_like(x))  # 0-d too
-
-
-def _exp_shifted_reference(device, x, peak):
-    out = device.xp.subtract(x, peak, out=device.xp.empty_like(x))  # an array, even for 0-d
-    return device.xp.exp(out, out=out)
-
-
-_EXP_SHIFTED = Elementwise("genesis_exp_shifted", "T x, T peak", "T y", "y = exp(x - peak)",
-                            _exp_shifted_reference)
-SUM_PRODUCT = Reduction("genesis_sum_product", "T g, T y", "T total", "g * y", "a + b",
-                         "total = a", "0",
-                         lambda device, g, y, **where: device.xp.multiply(g, y).sum(**where))
-
-
-def _softmax_reference(device, x, axis):
-    """The exps once, normalised in place."""
-    out = _EXP_SHIFTED(device, x, x.max(axis=axis, keepdims=True))
-    out /= out.sum(axis=axis, keepdims=True)
-    return out
-
-
-def _softmax_grad_reference(device, g, y, axis):
-    out = device.xp.subtract(g, SUM_PRODUCT(device, g, y, axis=axis, keepdims=True))
-    out *= y
-    return out
-
-
-def log_softmax_reference(device, x, axis):
-    xp = device.xp
-    shifted = _shifted(xp, x, axis)
-    shifted -= xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
-    return shifted
-
-
-def _log_softmax_grad_reference(device, g, y, axis):
-    return g - device.xp.exp(y) * g.sum(axis=axis, keepdims=True)
-
-
-# One launch each on a GPU: every row's maximum and sum, then the row, in one thread block.
-_SOFTMAX = RowKernel("genesis_softmax", "T x", "T y", """
-  const T peak = block_reduce(THREAD_MAX(x), GenesisMax());
-  T share = 0;
-  FOR_ROW(j) share += exp(x[AT(j)] - peak);
-  const T total = block_reduce(share, GenesisSum());
-  FOR_ROW(j) y[AT(j)] = exp(x[AT(j)] - peak) / total;""", _softmax_reference)
-_SOFTMAX_GRAD = RowKernel("genesis_softmax_grad", "T g, T y", "T dx", """
-  T share = 0;
-  FOR_ROW(j) share += g[AT(j)] * y[AT(j)];
-  const T total = block_reduce(share, GenesisSum());
-  FOR_ROW(j) dx[AT(j)] = y[AT(j)] * (g[AT(j)] - total);""", _softmax_grad_reference)
-# A row kernel body's start: the row's `peak` and the log of its sum of exp(x - peak).
-PEAK_AND_LOG_TOTAL = """
-  const T peak = block_reduce(THREAD_MAX(x), GenesisMax());
-  T share = 0;
-  FOR_ROW(j) share += exp(x[AT(j)] - peak);
-  const T log_total = log(block_reduce(share, GenesisSum()));"""
-_LOG_SOFTMAX = RowKernel("genesis_log_softmax", "T x", "T y", PEAK_AND_LOG_TOTAL + """
-  FOR_ROW(j) y[AT(j)] = (x[AT(j)] - peak) - log_total;""", log_softmax_reference)
-_LOG_SOFTMAX_GRAD = RowKernel("genesis_log_softmax_grad", "T g, T y", "T dx", """
-  const T total = block_reduce(THREAD_SUM(g), GenesisSum());
-  FOR_ROW(j) dx[AT(j)] = g[AT(j)] - exp(y[AT(j)]) * total;""",
-                              _log_softmax_grad_reference)
-
-
 class Softmax(Op):
     """exp(x) / sum(exp(x)) along `dim`."""
 
@@ -105,7 +34,7 @@ class Softmax(Op):
     def forward(ctx, a, dim):
         ctx.dim = dim
         x = _compute_dtype(a._data)
-        out = _SOFTMAX(a._device, x, axis=dim) if x.size else x.copy()
+        out = SOFTMAX(a._device, x, axis=dim) if x.size else x.copy()
         out = wrap_array(out.astype(a._data.dtype, copy=False), a._device)
         ctx.save_for_backward(out)
         return out
@@ -123,7 +52,7 @@ class SoftmaxGrad(Op):
     def forward(ctx, grad, out, dim):
         ctx.dim = dim
         ctx.save_for_backward(grad, out)
-        return _SOFTMAX_GRAD(grad._device, grad._data, out._data, axis=dim)
+        return SOFTMAX_GRAD(grad._device, grad._data, out._data, axis=dim)
 
     @staticmethod
     def backward(ctx, grad_grad):
@@ -146,7 +75,7 @@ class LogSoftmax(Op):
     @ignore_float_errors
     def forward(ctx, a, dim):
         ctx.dim = dim
-        shifted = _LOG_SOFTMAX(a._device, _compute_dtype(a._data), axis=dim)
+        shifted = LOG_SOFTMAX(a._device, _compute_dtype(a._data), axis=dim)
         out = wrap_array(shifted.astype(a._data.dtype, copy=False), a._device)
         ctx.save_for_backward(out)
         return out
@@ -165,7 +94,7 @@ class LogSoftmaxGrad(Op):
     def forward(ctx, grad, out, dim):
         ctx.dim = dim
         ctx.save_for_backward(grad, out)
-        return _LOG_SOFTMAX_GRAD(grad._device, grad._data, out._data, axis=dim)
+        return LOG_SOFTMAX_GRAD(grad._device, grad._data, out._data, axis=dim)
 
     @staticmethod
     def backward(ctx, grad_grad):
