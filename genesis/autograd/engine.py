@@ -187,6 +187,9 @@ def _input_edge(tensor: Tensor, index: int) -> tuple:
 
 
 def _root_grads(tensors: tuple, grad_tensors) -> list:
+    if grad_tensors is None and len(tensors) == 1 and tensors[0]._data.size == 1:  # loss.backward()
+        data, device = tensors[0]._data, tensors[0]._device
+        return [wrap_array(_ones_like(data, device.xp), device)]
     if grad_tensors is None or isinstance(grad_tensors, Tensor):
         grad_tensors = [grad_tensors] * len(tensors) if grad_tensors is None else [grad_tensors]
     grad_tensors = list(grad_tensors)
@@ -246,13 +249,13 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
         _add_to_buffer(buffers, node, output_nr, gradient)
     ready = [node for node in root_nodes if dependencies[node] == 0]
     captured = {}
-    checkers = list(node_checkers)
+    checkers = list(node_checkers) if node_checkers else ()
     # Gradients the engine may add into and hand over (see the module docstring): none when
     # creating a graph (gradients are recorded) or when checkers may keep them.
     lending = create_graph or bool(checkers) and any(
         getattr(checker, "keeps_gradients", True) for checker in checkers)
     owned = {}
-    listeners = list(backward_listeners)
+    listeners = list(backward_listeners) if backward_listeners else ()
     passes = _watched.passes
     if passes:  # made inside a watched call's backward on this thread: part of that call
         outer = passes[-1]
@@ -305,25 +308,27 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
             for index, (child, output_nr) in enumerate(node.next_functions):
                 if child is None or (runs is not None and child not in dependencies):
                     continue
+                remaining = dependencies[child] - 1  # edges still to deliver to child
+                dependencies[child] = remaining
                 gradient = grad_inputs[index]
                 if gradient is not None:
                     meta = input_meta[index]
-                    if gradient.__class__ is not Tensor or gradient._data.shape != meta[0] \
-                            or gradient._data.dtype != meta[1] or gradient._device is not meta[2]:
+                    conformed = gradient.__class__ is not Tensor or gradient._data.shape != meta[0] \
+                        or gradient._data.dtype != meta[1] or gradient._device is not meta[2]
+                    if conformed:
                         gradient = _conform(node, index, gradient, meta)
-                        owns = not lending and gradient._data.base is None  # summed or cast here
-                    elif lending or (dependencies[child] == 1 and child.__class__ is not AccumulateGrad):
-                        owns = False  # (asked only where it can matter: a leaf's, or a slot added into)
-                    else:
-                        owns = node._forward_cls.fresh_gradients and not node._hooks \
-                            and not node._prehooks and _is_fresh(gradient, grad_inputs, grads, held)
                     child_grads = buffers.get(child)
                     if child_grads is None:
                         child_grads = buffers[child] = [None] * len(child._output_meta)
                     existing = child_grads[output_nr]
                     if existing is None:
                         child_grads[output_nr] = gradient
-                        if owns:
+                        # Owned? (asked only where it can matter: a leaf's slot, or a slot
+                        # that another gradient will be added into)
+                        if not lending and (remaining or child.__class__ is AccumulateGrad) and (
+                                gradient._data.base is None if conformed  # summed or cast here
+                                else node._forward_cls.fresh_gradients and not node._hooks
+                                and not node._prehooks and _is_fresh(gradient, grad_inputs, grads, held)):
                             owned[child] = owned.get(child, 0) | 1 << output_nr
                     else:  # the sum is owned: a new array, or the owned one added into
                         bits = owned.get(child, 0)
@@ -333,8 +338,6 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
                             owned[child] = bits | 1 << output_nr
                     if flowed_from is not None and child not in flowed_from:
                         flowed_from[child] = node
-                remaining = dependencies[child] - 1
-                dependencies[child] = remaining
                 if remaining == 0:
                     ready.append(child)
             grad_inputs = gradient = existing = None

@@ -8,6 +8,7 @@ cumulative sums and products in `cumulative.py`.
 """
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -33,19 +34,20 @@ def kept_shape(shape: tuple, dims) -> tuple:
 
 # The gradients of sum, mean, var and std, one line each (genesis.ops.gradient_rules runs
 # them on the arrays, or on the Tensors under create_graph). A derivative is a function of
-# (m, g, a, out, r): `g` and `out` come with the reduced dims kept as 1s, `a` is the input,
-# `r` the call (its ctx): r.shape the input's shape, r.dims the reduced dims (None: all),
-# r.count the elements each output combines, r.inverse 1 / (count - correction) for var and
-# std. It returns a gradient that broadcasts to the input's shape.
-def _sum_gradient(m, g, a, out, r):
+# the math `m`, the gradient `g` (with the reduced dims kept as 1s), what the row reads
+# (`a` the input, `out` the output, also with the reduced dims kept) and `r`, the call (its
+# ctx): r.shape the input's shape, r.dims the reduced dims (None: all), r.count the
+# elements each output combines, r.inverse 1 / (count - correction) for var and std. It
+# returns a gradient that broadcasts to the input's shape.
+def _sum_gradient(m, g, r):
     return m.expand(g, r.shape)
 
 
-def _mean_gradient(m, g, a, out, r):
+def _mean_gradient(m, g, r):
     return m.expand(g / r.count, r.shape)  # divided before spreading: fewer divisions
 
 
-def _var_gradient(m, g, a, out, r):
+def _var_gradient(m, g, a, r):
     return g * (a - m.mean_kept(a, r.dims)) * (2 * r.inverse)
 
 
@@ -56,9 +58,10 @@ def _std_gradient(m, g, a, out, r):  # 0 where the std is 0, as in PyTorch
 def _reduction_op(name: str, doc: str, compute, derivative, reads: tuple):
     """A Function `name`: `compute(ctx, a, dims, keepdim, option)` gives the reduced array
     (`option`: sum's dtype, var's and std's correction); `derivative` (above) is its gradient;
-    `reads` names which of "a" and "out" it reads, kept for backward when `a` needs a
-    gradient."""
-    keeps_a, keeps_out = "a" in reads, "out" in reads
+    `reads`, () or ("a",) or ("a", "out"), what it reads besides the gradient, kept for
+    backward when the input needs a gradient."""
+    keeps_out = "out" in reads
+    on_kept_dims = functools.partial(_on_kept_dims, derivative, keeps_out)
 
     def forward(ctx, a, dims, keepdim, option):
         ctx.shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
@@ -66,25 +69,30 @@ def _reduction_op(name: str, doc: str, compute, derivative, reads: tuple):
         if reads and ctx.needs_input_grad[0]:
             if keeps_out:
                 out = wrap_array(out, a._device)
-            ctx.save_for_backward(a if keeps_a else None, out if keeps_out else None)
+                ctx.save_for_backward(a, out)
+            else:
+                ctx.save_for_backward(a)
         return out
 
     def backward(ctx, grad):
-        a, out = ctx.saved_tensors if reads else (None, None)
-        return run_rule(_on_kept_dims, grad, a, out, ctx, derivative), None, None, None
+        rule = derivative if ctx.dims is None or ctx.keepdim else on_kept_dims
+        if reads:
+            return run_rule(rule, grad, *ctx.saved_tensors, ctx), None, None, None
+        return run_rule(rule, grad, ctx), None, None, None
 
     body = {"forward": staticmethod(forward), "backward": staticmethod(backward),
             "autocast_policy": "float32", "__module__": __name__, "__doc__": doc}
     return type(name, (Op,), body)
 
 
-def _on_kept_dims(m, g, a, out, r, derivative):
-    """`derivative` given `g` and `out` with the reduced dims kept (arrays or Tensors)."""
-    if not r.keepdim and r.dims is not None:
-        kept = kept_shape(r.shape, r.dims)
-        g = g.reshape(kept)
-        out = None if out is None else out.reshape(kept)
-    return derivative(m, g, a, out, r)
+def _on_kept_dims(derivative, keeps_out: bool, m, g, *operands):
+    """`derivative` given `g` (and `out`, the last value read, when `keeps_out`), arrays or
+    Tensors, with the reduced dims put back as 1s."""
+    *values, r = operands
+    kept = kept_shape(r.shape, r.dims)
+    if keeps_out:
+        values[-1] = values[-1].reshape(kept)
+    return derivative(m, g.reshape(kept), *values, r)
 
 
 def _sum(ctx, a, dims, keepdim, dtype):
