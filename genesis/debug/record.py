@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from ..autograd import engine, function, module_scope
 from ..autograd.function import AccumulateGrad
 from ..autograd.source import SourceLocation
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap_array
 from ..utils.checkpoint import recomputed_inputs
 from .capture import RECORD_KEY, GraphBuilder
 from .gc_pause import backward_pause, paused_gc
@@ -181,7 +181,9 @@ class record:
             elif caller in ids:
                 run.add_inner_root(node, grads, caller)
             else:  # the caller is checked once its backward returns (a root of this backward)
-                run.waiting.setdefault(caller, []).append((node, grads, grad_inputs))
+                # (copies: the engine may add into the gradients before then)
+                run.waiting.setdefault(caller, []).append(
+                    (node, _copies(grads), _copies(grad_inputs)))
                 return
         readings = self.readings
         run.grads[node] = [grad_stats_later(g._data, readings, g._device) if g is not None else None
@@ -193,6 +195,10 @@ class record:
                 run.add_leaf_gradient(child, grad_inputs[index]._data)
         for waiting in run.waiting.pop(node, ()):
             self._check(*waiting, flowed_from)
+
+    # It keeps copies of what it keeps (statistics are taken during the call, or of copies),
+    # so the engine goes on owning the gradients (engine.NodeChecker).
+    _check.keeps_gradients = False
 
     def _add_graph(self, graph) -> int:
         """File the step's graph under its structure; returns that graph's index in `graphs`."""
@@ -263,7 +269,8 @@ class _Run:
         if array.shape != shape:
             array = _sum_to_shape(array, shape)
         total = self.leaf_gradients.get(leaf)
-        self.leaf_gradients[leaf] = array if total is None else total + array
+        # a copy: the engine may add into the gradient later in the pass
+        self.leaf_gradients[leaf] = array.copy() if total is None else total + array
 
     def finish(self):
         builder = self.builder
@@ -327,3 +334,9 @@ class _ModuleScope:
             if any(value is parameter for value in module._parameters.values()):
                 return self.call_sites[id(module)]
         return None
+
+
+def _copies(gradients) -> list:
+    """The gradients (Tensors or None) as copies, kept past a node checker's call."""
+    return [g if not isinstance(g, Tensor) else wrap_array(g._data.copy(), g._device)
+            for g in gradients]

@@ -176,3 +176,17 @@ def test_a_checker_that_only_reads_leaves_the_buffers_owned(monkeypatch):
         x = genesis.randn(8, 4, requires_grad=True)
         (x.exp() * 2).sum().backward()
     assert copies == []
+
+
+def test_the_graph_recorder_keeps_copies_so_the_engine_still_owns(monkeypatch):
+    from genesis.debug.record import record
+
+    copies = _count_copies(monkeypatch)
+    x = genesis.tensor([1.0, 2.0], requires_grad=True)
+    with record() as recording:
+        (x * 3 + x.exp()).sum().backward()  # two gradients meet at x: added in place
+    assert copies == []
+    expected = 3 + np.exp([1.0, 2.0])
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-6)
+    recorded = recording.graphs[0].find("x").outputs[0].grad["norm"]
+    assert recorded == pytest.approx(float(np.linalg.norm(expected)), rel=1e-6)
