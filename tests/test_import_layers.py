@@ -30,6 +30,7 @@ LAYERS = (
                  "genesis.serialization", "genesis.autograd")),
     ("debug", ("genesis.debug",)),
     ("genesis", ("genesis",)),
+    ("compat", ("genesis.compat",)),
     ("viz", ("viz",)),
     ("cli", ("genesis_cli",)),
 )

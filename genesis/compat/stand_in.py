@@ -1,0 +1,122 @@
+"""`torch`, served by genesis for one run: `serve_torch()` makes `import torch` (and the
+torch modules in `torch_modules.MODULES`) give stand-in modules whose attributes are
+genesis's, so an unmodified PyTorch script runs on genesis.
+
+    >>> with serve_torch():
+    ...     import torch
+    ...     import genesis
+    ...     torch.nn.Linear is genesis.nn.Linear, torch.zeros(2).tolist()
+    (True, [0.0, 0.0])
+
+A torch name genesis lacks raises `UnsupportedTorchAPI` (an AttributeError) where the
+script uses it; a torch module it lacks raises `UnsupportedTorchModule` (a
+ModuleNotFoundError) where the script imports it.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+import types
+
+from .torch_modules import MODULES, RENAMED
+from .unsupported import UnsupportedTorchAPI, UnsupportedTorchModule, script_location
+
+__all__ = ["serve_torch", "TorchModule", "is_served", "resolve"]
+
+
+class TorchModule(types.ModuleType):
+    """One torch module, served by genesis: its attributes are those of `target` (a genesis
+    module, or None for a module that offers nothing yet), its submodules the torch modules
+    below it in MODULES; any other name raises UnsupportedTorchAPI naming where the script
+    used it. A name found once is kept, so a script's hot loop pays the lookup once."""
+
+    def __init__(self, name: str, target: types.ModuleType | None):
+        super().__init__(name, f"{name}, served by genesis")
+        self.__dict__["_genesis_target"] = target
+        self.__path__ = []  # a package: `import torch.nn.functional` works through it
+        self.__file__ = getattr(target, "__file__", None)
+
+    def __getattr__(self, attribute: str):
+        if attribute.startswith("__") and attribute.endswith("__") and \
+                f"{self.__name__}.{attribute}" not in RENAMED:
+            raise AttributeError(attribute)  # copy, pickle and inspect probe these
+        value = resolve(f"{self.__name__}.{attribute}", self.__dict__["_genesis_target"],
+                        attribute)
+        if value is _MISSING:
+            raise UnsupportedTorchAPI(f"{self.__name__}.{attribute}", script_location(2))
+        self.__dict__[attribute] = value
+        return value
+
+    def __dir__(self) -> list:
+        target = self.__dict__["_genesis_target"]
+        names = set() if target is None else {name for name in dir(target) if not name.startswith("_")}
+        prefix = self.__name__ + "."
+        names.update(name[len(prefix):].split(".")[0] for name in MODULES if name.startswith(prefix))
+        return sorted(names)
+
+
+_MISSING = object()
+
+
+def resolve(torch_name: str, target: types.ModuleType | None, attribute: str):
+    """What the torch name `torch_name` (`attribute` of its module, served by `target`) is
+    under genesis: a served submodule, a renamed genesis object, or `target`'s attribute of
+    that name; `_MISSING` when genesis has none."""
+    if torch_name in MODULES:
+        return importlib.import_module(torch_name)
+    renamed = RENAMED.get(torch_name)
+    if renamed is not None:
+        module, _, name = renamed.rpartition(".")
+        return getattr(importlib.import_module(module), name)
+    if target is None:
+        return _MISSING
+    return getattr(target, attribute, _MISSING)
+
+
+class _TorchLoader(importlib.abc.Loader):
+    def create_module(self, spec) -> TorchModule:
+        target = MODULES[spec.name]
+        return TorchModule(spec.name, None if target is None else importlib.import_module(target))
+
+    def exec_module(self, module) -> None:
+        """Nothing to run: the stand-in reads genesis's module as it is."""
+
+
+class TorchFinder(importlib.abc.MetaPathFinder):
+    """First on `sys.meta_path` while torch is served: finds `torch` and its modules."""
+
+    loader = _TorchLoader()
+
+    def find_spec(self, fullname: str, path=None, target=None):
+        if fullname != "torch" and not fullname.startswith("torch."):
+            return None
+        if fullname not in MODULES:
+            raise UnsupportedTorchModule(fullname, script_location(2))
+        return importlib.util.spec_from_loader(fullname, self.loader, is_package=True)
+
+
+def is_served(module) -> bool:
+    """Whether `module` is a stand-in served by genesis (not the real torch)."""
+    return isinstance(module, TorchModule)
+
+
+@contextlib.contextmanager
+def serve_torch():
+    """While inside, `import torch` and its modules give genesis's stand-ins; the real
+    torch (if it was imported) is put back afterwards."""
+    finder = TorchFinder()
+    put_aside = {name: module for name, module in sys.modules.items()
+                 if name == "torch" or name.startswith("torch.")}
+    for name in put_aside:
+        del sys.modules[name]
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
+        for name in [name for name in sys.modules if name == "torch" or name.startswith("torch.")]:
+            del sys.modules[name]
+        sys.modules.update(put_aside)

@@ -1,0 +1,51 @@
+"""Which genesis module serves each torch module under `genesis trace --torch`.
+
+`MODULES` maps a torch module's name to the genesis module whose attributes it offers,
+or to None for a torch module that imports fine but offers nothing yet (a script that only
+imports it, or uses it behind a flag, runs; one that uses a name from it stops with the
+unsupported-name line). A torch module missing here does not import (`genesis compat`
+lists it). `RENAMED` holds the torch names genesis spells differently.
+"""
+from __future__ import annotations
+
+__all__ = ["MODULES", "RENAMED", "SEMANTICS_VERSION"]
+
+# The PyTorch release whose behaviour genesis's comparison tests check against
+# (.ci/run installs it): the torch.__version__ a served script sees, marked as genesis.
+SEMANTICS_VERSION = "2.13.0"
+
+MODULES = {
+    "torch": "genesis",
+    "torch.nn": "genesis.nn",
+    "torch.nn.functional": "genesis.nn.functional",
+    "torch.nn.init": "genesis.nn.init",
+    "torch.nn.parameter": "genesis.nn.parameter",
+    "torch.nn.modules": "genesis.nn",
+    "torch.nn.modules.module": "genesis.nn.module",
+    "torch.nn.utils": "genesis.nn.utils",
+    "torch.nn.utils.clip_grad": "genesis.nn.utils.clip_grad",
+    "torch.optim": "genesis.optim",
+    "torch.optim.optimizer": "genesis.optim.optimizer",
+    "torch.optim.lr_scheduler": "genesis.optim.lr_scheduler",
+    "torch.autograd": "genesis.autograd",
+    "torch.autograd.functional": "genesis.autograd.functional",
+    "torch.utils": "genesis.utils",
+    "torch.utils.checkpoint": "genesis.utils.checkpoint",
+    "torch.amp": "genesis.amp",
+    "torch.cuda": "genesis.cuda",
+    "torch.cuda.amp": "genesis.amp",
+    "torch.linalg": "genesis.linalg",
+    "torch.serialization": "genesis.serialization",
+    "torch.backends": "genesis.compat.torch_backends",
+    "torch.backends.cudnn": "genesis.compat.torch_backends.cudnn",
+    "torch.backends.cuda": "genesis.compat.torch_backends.cuda",
+    "torch.backends.mps": "genesis.compat.torch_backends.mps",
+    # import fine, offer nothing yet
+    "torch.onnx": None,
+    "torch.utils.tensorboard": None,
+}
+
+# torch name -> the genesis name of the same thing, where they differ
+RENAMED = {
+    "torch.__version__": "genesis.compat.torch_backends.TORCH_VERSION",
+}

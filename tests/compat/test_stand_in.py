@@ -1,0 +1,113 @@
+"""`serve_torch()`: `import torch` and its modules served by genesis for one run, and the
+clear errors for what genesis lacks."""
+import sys
+
+import pytest
+
+import genesis
+from genesis.compat import UnsupportedTorchAPI, UnsupportedTorchModule, is_served, serve_torch
+
+
+def test_torch_and_its_modules_are_genesis_while_served():
+    with serve_torch():
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        from torch.optim.lr_scheduler import StepLR
+        from torch.utils.checkpoint import checkpoint
+
+        assert is_served(torch) and is_served(nn)
+        assert nn.Linear is genesis.nn.Linear and F.cross_entropy is genesis.nn.functional.cross_entropy
+        assert StepLR is genesis.optim.lr_scheduler.StepLR
+        assert checkpoint is genesis.utils.checkpoint.checkpoint
+        assert torch.Tensor is genesis.Tensor and torch.float32 is genesis.float32
+        assert torch.nn is nn and torch.nn.functional is F  # the same stand-ins by attribute
+        x = torch.randn(3, 4, requires_grad=True)
+        (x * 2).sum().backward()
+        assert isinstance(x.grad, torch.Tensor) and x.grad.tolist()[0] == [2.0] * 4
+
+
+def test_the_real_torch_comes_back_afterwards():
+    real = pytest.importorskip("torch", reason="PyTorch is not installed")
+    with serve_torch():
+        import torch as served
+        assert served is not real
+    import torch
+    assert torch is real and sys.modules["torch"] is real
+
+
+def test_version_parses_and_says_genesis():
+    with serve_torch():
+        import torch
+        version = torch.__version__
+    assert version.startswith("2.") and "+genesis" in version
+    major, minor = (int(part) for part in version.split("+")[0].split(".")[:2])
+    assert (major, minor) >= (2, 0)
+
+
+def test_a_missing_name_is_one_clear_line_that_names_it_and_where(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("import torch\n\nmodel = torch.compile(None)\n")
+    with serve_torch(), pytest.raises(UnsupportedTorchAPI) as info:
+        exec(compile(script.read_text(), str(script), "exec"), {"__name__": "__main__"})
+    message = str(info.value)
+    assert message.startswith("torch.compile is not supported by genesis yet (used at ")
+    assert f"{script.name}:3)" in message and "\n" not in message
+    assert info.value.torch_name == "torch.compile"
+
+
+def test_feature_tests_see_a_torch_without_the_feature():
+    with serve_torch():
+        import torch
+        assert not hasattr(torch, "compile")
+        assert getattr(torch.backends, "mps", None) is not None
+        assert not torch.backends.mps.is_available()
+        with pytest.raises(ImportError):
+            import torch.distributed  # noqa: F401
+        try:
+            import torch.distributed  # noqa: F401,F811
+            distributed = True
+        except ImportError:
+            distributed = False
+        assert not distributed
+
+
+def test_a_missing_module_names_itself_and_the_import_line():
+    with serve_torch(), pytest.raises(UnsupportedTorchModule) as info:
+        import torch.fft  # noqa: F401
+    assert str(info.value).startswith("torch.fft is not supported by genesis yet (used at ")
+    assert "test_stand_in.py:" in str(info.value)
+    assert isinstance(info.value, ModuleNotFoundError)
+
+
+def test_modules_that_import_fine_but_offer_nothing_yet_fail_at_use():
+    with serve_torch():
+        import torch.onnx
+        with pytest.raises(UnsupportedTorchAPI, match=r"^torch\.onnx\.export is not supported"):
+            torch.onnx.export(None, None, "model.onnx")
+
+
+def test_cudnn_switches_are_accepted():
+    with serve_torch():
+        import torch.backends.cudnn as cudnn
+        cudnn.benchmark = True
+        cudnn.deterministic = True
+        assert cudnn.benchmark and not cudnn.is_available()
+
+
+def test_dunder_probes_are_plain_attribute_errors():
+    with serve_torch():
+        import copy
+
+        import torch
+        with pytest.raises(AttributeError) as info:
+            torch.__wrapped__  # noqa: B018
+        assert not isinstance(info.value, UnsupportedTorchAPI)
+        assert copy.copy(torch.nn.Linear(2, 3)).weight.shape == (3, 2)
+
+
+def test_dir_lists_genesis_names_and_submodules():
+    with serve_torch():
+        import torch
+        names = dir(torch)
+    assert {"randn", "nn", "optim", "backends", "cuda"} <= set(names)
