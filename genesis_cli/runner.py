@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import genesis
 from genesis.autograd.source import add_tool_directory
+from genesis.compat import UnsupportedTorchAPI, UnsupportedTorchModule
 
 # Frames in these folders are genesis's own: a traceback folds them into one line.
 _GENESIS_DIRS = (os.path.dirname(os.path.abspath(genesis.__file__)) + os.sep,
@@ -89,6 +90,14 @@ def _exit_code(code) -> int:
 
 
 def _script_traceback(error: BaseException) -> str:
+    """What is shown of the script's exception: one line for a torch name genesis does not
+    serve (it names the name and the script's line already), else `_python_traceback`."""
+    if isinstance(error, UnsupportedTorchAPI | UnsupportedTorchModule):
+        return f"{type(error).__name__}: {error}\n"
+    return _python_traceback(error)
+
+
+def _python_traceback(error: BaseException) -> str:
     """The traceback `python SCRIPT` would print, without the frames that are not the user's:
     the runner's and runpy's frames and importlib's (Python drops those itself) are left
     out, and runs of frames inside genesis are folded into one line. Chained exceptions

@@ -18,6 +18,7 @@ this one's state; it never journals, and never sends a result.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
@@ -26,6 +27,7 @@ import struct
 import sys
 import threading
 
+from genesis.compat import UnsupportedTorchAPI, UnsupportedTorchModule, is_served, serve_torch
 from genesis.debug.journal import Journal
 from genesis.debug.session import TraceSession
 
@@ -50,12 +52,18 @@ def main(argv: list | None = None) -> None:
     session = TraceSession(steps=options["steps"], check=options["check"],
                            check_all=options["check_all"], anomaly=options["anomaly"],
                            journal=journal)
-    with session, _journal_before_exit(session):
+    served = serve_torch() if options.get("torch") else contextlib.nullcontext()
+    with session, _journal_before_exit(session), served:
         outcome = run_script(config["script"], config["args"])
         if os.getpid() != started_in:  # a forked copy of this process finished the script
             os._exit(outcome.exit_code)
         _wait_for_threads()  # python waits for them before exiting: the run is not over yet
     trace = _checked_result(session, config, outcome)
+    if trace.steps_seen == 0 and not options.get("torch") and _imported_real_torch():
+        trace.meta["real_torch"] = True  # the report suggests --torch
+    if isinstance(outcome.error, UnsupportedTorchAPI | UnsupportedTorchModule):
+        trace.meta["unsupported_torch"] = {"name": outcome.error.torch_name,
+                                           "where": outcome.error.where}
     trace.script = config.get("shown_script", trace.script)
     trace.meta["options"] = config.get("shown_options", options)
     files, problems = _written_outputs(trace, config.get("outputs"))
@@ -113,6 +121,12 @@ def _checked_result(session: TraceSession, config: dict, outcome):
             script=config["script"], args=config["args"], error=outcome.error,
             exit_code=outcome.exit_code, script_error=outcome.traceback_text or None,
             progress=lambda done, total: advance() if 0 < done <= total else None)
+
+
+def _imported_real_torch() -> bool:
+    """Whether the script imported PyTorch itself (so its graphs were PyTorch's, not genesis's)."""
+    module = sys.modules.get("torch")
+    return module is not None and not is_served(module)
 
 
 def _wait_for_threads() -> None:

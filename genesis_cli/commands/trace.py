@@ -76,6 +76,11 @@ def trace_command(
                                                        "\"exit_code\" the script's."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only a one-line summary."),
     no_color: bool = typer.Option(False, "--no-color", help="No colours in the console report."),
+    torch: bool = typer.Option(False, "--torch",
+                               help="Run an unmodified PyTorch script on genesis: `import torch` "
+                                    "and its modules are served by genesis for this run; a torch "
+                                    "name genesis lacks stops the script with one line that names "
+                                    "it (`genesis compat SCRIPT` lists them beforehand)."),
 ) -> None:
     """Run SCRIPT and report wrong gradients, NaN/Inf origins and parameters without gradient.
 
@@ -88,6 +93,8 @@ def trace_command(
       genesis trace train.py --epochs 2          (arguments after the script go to it)
 
       genesis trace --steps 3 --check-all --out traces/run1 train.py -- --lr 0.1
+
+      genesis trace --torch pytorch_train.py     (a PyTorch script, run on genesis)
     """
     console = make_console(no_color=no_color, stderr=as_json)
     errors = make_console(no_color=no_color, stderr=True)
@@ -105,7 +112,8 @@ def trace_command(
     folder = folder.absolute()  # where the outputs land, whatever the script does to its cwd
     journal = _journal_folder(folder, errors)
 
-    options = {"steps": steps, "check": check, "check_all": check_all, "anomaly": anomaly}
+    options = {"steps": steps, "check": check, "check_all": check_all, "anomaly": anomaly,
+               "torch": torch}
     shown = {"shown_script": str(script_path), "shown_options": {**options, "format": format}}
     settings = OutputSettings(str(folder), format, html, collapse_depth, max_nodes)
     run = run_traced(str(script_path), args, options, journal,
@@ -180,6 +188,8 @@ def one_line(trace: Trace, folder: Path) -> str:
         parts.append(f"{_count(len(trace.findings), 'finding')} ({', '.join(kinds)})")
     elif trace.steps_seen == 0:
         parts.append("no backward call completed, nothing checked")
+        if trace.meta.get("real_torch"):
+            parts.append(" (the script used PyTorch itself: run it with --torch)")
     else:
         parts.append(f"no findings in {_count(trace.steps_seen, 'backward call')}")
     ended = _script_end(trace)

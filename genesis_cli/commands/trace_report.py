@@ -131,9 +131,18 @@ def what_was_checked(trace: Trace) -> str:
     No findings in 1 backward call: 1 of 2 re-checked Function calls agree with finite differences (1 skipped, see above; 2 more calls of a Function already re-checked at the same line were not re-checked).
     """
     if trace.steps_seen == 0:
+        unsupported = trace.meta.get("unsupported_torch")
+        if unsupported:
+            where = f" at {unsupported['where']}" if unsupported.get("where") else ""
+            return (f"Nothing was checked: the script stopped{where}, before its first backward "
+                    f"call, at {unsupported['name']}, which genesis does not serve yet.")
         if trace.script_error:
             return ("Nothing was checked: the script raised before its first backward call "
                     "(its traceback was printed on stderr).")
+        if trace.meta.get("real_torch"):
+            return (f"Nothing was checked: the script built its graphs with PyTorch itself (it "
+                    f"imported torch), so genesis saw no backward call. Run it on genesis with "
+                    f"`genesis trace --torch {trace.script}`.")
         return ("Nothing was checked: the script made no backward call, so there were no "
                 "gradients to check.")
     options = trace.meta.get("options", {})

@@ -1,0 +1,65 @@
+"""`genesis trace --torch`: an unmodified PyTorch script runs on genesis; a torch name
+genesis lacks stops it with one line; a script traced without --torch that uses the real
+PyTorch is told so."""
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from genesis_cli.app import app
+
+SCRIPTS = Path(__file__).parent / "data" / "torch"
+
+
+def traced(tmp_path, script: str, *options) -> tuple:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["trace", "--no-html", "--no-color", *options,
+                                      "--out", str(out), str(SCRIPTS / script)])
+    return result, json.loads((out / "trace.json").read_text())
+
+
+def test_a_pytorch_script_runs_on_genesis_and_is_traced(tmp_path):
+    result, trace = traced(tmp_path, "classifier.py", "--torch")
+    assert result.exit_code == 0, result.output
+    assert trace["steps_seen"] == 3 and trace["findings"] == []
+    assert "step 2 loss" in result.output
+    assert trace["meta"]["options"]["torch"] is True
+
+
+def test_an_unsupported_name_stops_the_script_with_one_line(tmp_path):
+    result, trace = traced(tmp_path, "compiled.py", "--torch")
+    assert result.exit_code == 3
+    assert "not reached" not in result.output
+    said = " ".join(result.output.split())
+    assert ("UnsupportedTorchAPI: torch.compile is not supported by genesis yet (used at "
+            in said) and "compiled.py:4)" in said
+    assert "Traceback" not in result.output
+    assert trace["meta"]["unsupported_torch"]["name"] == "torch.compile"
+    assert ("the script stopped at" in said and "at torch.compile, which genesis does not "
+            "serve yet" in said)
+
+
+def test_an_unsupported_module_stops_the_script_at_its_import(tmp_path):
+    result, trace = traced(tmp_path, "distributed.py", "--torch")
+    assert result.exit_code == 3
+    said = " ".join(result.output.split())
+    assert "UnsupportedTorchModule: torch.distributed is not supported by genesis yet" in said
+    assert "distributed.py:2)" in said
+
+
+def test_tracing_a_pytorch_script_without_torch_suggests_it(tmp_path):
+    pytest.importorskip("torch", reason="PyTorch is not installed")
+    result, trace = traced(tmp_path, "classifier.py")
+    assert result.exit_code == 4  # nothing checked
+    said = " ".join(result.output.split())
+    assert "built its graphs with PyTorch itself" in said
+    assert "genesis trace --torch" in said and trace["meta"]["real_torch"] is True
+
+
+def test_quiet_summary_suggests_torch_too(tmp_path):
+    pytest.importorskip("torch", reason="PyTorch is not installed")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["trace", "--quiet", "--no-html", "--out", str(out),
+                                      str(SCRIPTS / "classifier.py")])
+    assert "(the script used PyTorch itself: run it with --torch)" in result.output
