@@ -6,7 +6,7 @@ import typer
 import genesis
 
 from .command import GenesisCommand
-from .commands import gradcheck, render, trace
+from .commands import compat, gradcheck, render, trace
 
 app = typer.Typer(
     name="genesis",
@@ -33,6 +33,7 @@ def root(
 app.command("trace", cls=GenesisCommand, context_settings=trace.CONTEXT)(trace.trace_command)
 app.command("gradcheck", cls=GenesisCommand)(gradcheck.gradcheck_command)
 app.command("render", cls=GenesisCommand)(render.render_command)
+app.command("compat", cls=GenesisCommand)(compat.compat_command)
 
 
 def main() -> None:
