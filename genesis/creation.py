@@ -23,7 +23,7 @@ from .random import generator_for
 from .sizes import describe_value, integer, shape_of
 from .tensor import Tensor, wrap_array
 
-__all__ = ["tensor", "from_numpy", "zeros", "ones", "full", "empty", "randn", "rand", "randint",
+__all__ = ["tensor", "from_numpy", "zeros", "ones", "full", "empty", "randn", "rand", "randint", "randperm",
            "arange", "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like",
            "randn_like", "rand_like", "randint_like"]
 
@@ -155,7 +155,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     return _filled("full", fill_value, (size,), chosen, device, requires_grad)
 
 
-def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples.
 
     >>> import genesis
@@ -165,22 +165,22 @@ def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     shape = shape_of(size, "randn")
     numpy_dtype = _floating_dtype(dtype, "randn")
     device = as_device(device)
-    sampler = generator_for(device).standard_normal
+    sampler = generator_for(device, generator).standard_normal
     array = _allocated("randn", lambda: _draw(sampler, shape, numpy_dtype), shape)
     return _finish(array, device, requires_grad)
 
 
-def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Uniform samples in [0, 1)."""
+def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Uniform samples in [0, 1) (from `generator`, a `genesis.Generator`, when given)."""
     shape = shape_of(size, "rand")
     numpy_dtype = _floating_dtype(dtype, "rand")
     device = as_device(device)
-    sampler = generator_for(device).random
+    sampler = generator_for(device, generator).random
     array = _allocated("rand", lambda: _draw(sampler, shape, numpy_dtype), shape)
     return _finish(array, device, requires_grad)
 
 
-def randint(low, high=None, size=(), *, dtype=None, device=None) -> Tensor:
+def randint(low, high=None, size=(), *, generator=None, dtype=None, device=None) -> Tensor:
     """Integers uniform in [low, high) (`randint(high, size)` means low = 0).
 
     >>> import genesis
@@ -202,9 +202,28 @@ def randint(low, high=None, size=(), *, dtype=None, device=None) -> Tensor:
             raise dtypes.DTypeOverflowError(f"randint: the range [{low}, {high}) does not fit "
                                             f"{target!r} (range [{smallest}, {largest}])")
     device = as_device(device)
-    generator = generator_for(device)
-    array = _allocated("randint", lambda: generator.integers(low, high, size=shape), shape)
+    draws = generator_for(device, generator)
+    array = _allocated("randint", lambda: draws.integers(low, high, size=shape), shape)
     return _finish(array.astype(chosen.numpy_dtype), device, False)
+
+
+def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A random permutation of 0 .. n-1 (int64 unless `dtype` says otherwise), drawn from
+    `generator` when one is given, else from the device's generator.
+
+    >>> import genesis
+    >>> sorted(genesis.randperm(4).tolist()), genesis.randperm(3).dtype
+    ([0, 1, 2, 3], genesis.int64)
+    """
+    n = integer(n, "n must be an int, got", "randperm")
+    if n < 0:
+        raise RuntimeError(f"randperm: n must be non-negative, got {n}")
+    chosen = get_dtype(dtype) if dtype is not None else dtypes.int64
+    device = as_device(device)
+    draws = generator_for(device, generator)
+    xp = device.xp
+    order = draws.permutation(n) if xp is np else xp.argsort(draws.random(n))
+    return _finish(order.astype(chosen.numpy_dtype), device, requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:

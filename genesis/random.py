@@ -11,15 +11,21 @@ import numpy as np
 from .device import device as as_device
 
 __all__ = ["manual_seed", "seed", "get_rng_state", "set_rng_state", "generator_for",
-           "seed_device", "seed_device_type"]
+           "seed_device", "seed_device_type", "Generator", "DEFAULT_SEED"]
+
+# A new Generator's seed, as in PyTorch: a fixed number, so unseeded generators repeat too.
+DEFAULT_SEED = 67280421310721
 
 _generators: dict = {}
 _initial_seed = None
 _device_seeds: dict = {}   # "cuda:0" -> seed, or "cuda" -> seed for every GPU
 
 
-def generator_for(device):
-    """The random generator of `device` (created on first use)."""
+def generator_for(device, generator: "Generator | None" = None):
+    """The random generator to draw from on `device`: `generator`'s own when one is given
+    (it must be on that device), else the device's global one (created on first use)."""
+    if generator is not None:
+        return generator.draws_on(device)
     key = str(device)
     generator = _generators.get(key)
     if generator is None:
@@ -111,3 +117,68 @@ def set_rng_state(state, device="cpu") -> None:
 
 def _as_device(device):
     return as_device(device)
+
+
+class Generator:
+    """A random-number generator of its own, for the ops and samplers that take
+    `generator=` (PyTorch's `torch.Generator`): what it draws depends only on its seed, not
+    on the device's global generator.
+
+    >>> import genesis
+    >>> g = genesis.Generator().manual_seed(42)
+    >>> first = genesis.randperm(5, generator=g).tolist()
+    >>> first == genesis.randperm(5, generator=genesis.Generator().manual_seed(42)).tolist()
+    True
+    >>> genesis.Generator().initial_seed()
+    67280421310721
+    """
+
+    def __init__(self, device="cpu"):
+        self.device = as_device(device)
+        self._draws = None
+        self.manual_seed(DEFAULT_SEED)
+
+    def manual_seed(self, seed: int) -> "Generator":
+        """Restart from `seed`; returns the generator (so `Generator().manual_seed(0)` chains)."""
+        self._seed = _seed_value(seed, "Generator.manual_seed")
+        xp = self.device.xp
+        if xp is np:
+            self._draws = np.random.default_rng(self._seed)
+        else:
+            with xp.cuda.Device(self.device.index or 0):
+                self._draws = xp.random.default_rng(self._seed)
+        return self
+
+    def seed(self) -> int:
+        """Restart from fresh entropy; returns the seed used."""
+        value = int(np.random.SeedSequence().entropy % (2 ** 63))
+        self.manual_seed(value)
+        return value
+
+    def initial_seed(self) -> int:
+        """The seed it was last started from."""
+        return self._seed
+
+    def get_state(self):
+        """A snapshot of its state, for `set_state`."""
+        bit_generator = self._draws.bit_generator
+        return bit_generator.state if self.device.xp is np else bit_generator._state.copy()
+
+    def set_state(self, state) -> "Generator":
+        """Restore a state `get_state` returned."""
+        if self.device.xp is np:
+            self._draws.bit_generator.state = state
+        else:
+            self._draws.bit_generator._state[...] = state
+        return self
+
+    def draws_on(self, device):
+        """The array generator to draw from for an op on `device` (which must be this
+        generator's device, as in PyTorch)."""
+        if as_device(device) != self.device:
+            raise RuntimeError(f"a generator on {self.device} cannot draw numbers for {device}; "
+                               f"make it with genesis.Generator(device=\"{device}\")")
+        return self._draws
+
+    def __repr__(self) -> str:
+        return f"<genesis.Generator device={self.device}>"

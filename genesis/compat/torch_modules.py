@@ -31,6 +31,7 @@ MODULES = {
     "torch.autograd.functional": "genesis.autograd.functional",
     "torch.utils": "genesis.utils",
     "torch.utils.checkpoint": "genesis.utils.checkpoint",
+    "torch.utils.data": "genesis.utils.data",
     "torch.amp": "genesis.amp",
     "torch.cuda": "genesis.cuda",
     "torch.cuda.amp": "genesis.amp",

@@ -1,0 +1,120 @@
+"""DataLoader worker processes: each loads the batches it is sent (map-style datasets) or
+iterates its own copy of the dataset (iterable ones), and sends the results back.
+
+`get_worker_info()` tells code running in a worker which worker it is.
+"""
+from __future__ import annotations
+
+import queue
+import random
+import traceback
+from dataclasses import dataclass
+
+from ...random import manual_seed
+
+__all__ = ["WorkerInfo", "get_worker_info", "WorkerError"]
+
+
+@dataclass(frozen=True)
+class WorkerInfo:
+    """Which worker this is (`id` in 0 .. num_workers - 1), its seed and its dataset copy."""
+
+    id: int
+    num_workers: int
+    seed: int
+    dataset: object
+
+
+_worker_info: WorkerInfo | None = None
+
+
+def get_worker_info() -> WorkerInfo | None:
+    """In a DataLoader worker process, its `WorkerInfo`; None in the main process.
+
+    >>> get_worker_info() is None
+    True
+    """
+    return _worker_info
+
+
+class WorkerError:
+    """An exception raised in a worker, carried back (with its traceback as text) to be
+    raised again in the main process."""
+
+    def __init__(self, worker_id: int, error: BaseException):
+        self.worker_id = worker_id
+        self.kind = type(error)
+        self.text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+
+    def reraise(self):
+        message = (f"Caught {self.kind.__name__} in DataLoader worker process {self.worker_id}.\n"
+                   f"Original {self.text}")
+        try:
+            error = self.kind(message)
+        except Exception:  # an exception type that does not take one message
+            error = RuntimeError(message)
+        raise error
+
+
+class StreamEnd:
+    """What stands for "no more batches" from an iterable dataset's stream (a class, so it
+    is recognised after crossing processes, where an object's identity is lost)."""
+
+
+_DONE = StreamEnd()
+
+
+def worker_loop(dataset, fetch, tasks, results, worker_id: int, num_workers: int, seed: int,
+                init_fn, iterable: bool) -> None:
+    try:
+        _work(dataset, fetch, tasks, results, worker_id, num_workers, seed, init_fn, iterable)
+    finally:  # what was sent reaches the pipe before this process ends
+        results.close()
+        results.join_thread()
+
+
+def _work(dataset, fetch, tasks, results, worker_id: int, num_workers: int, seed: int,
+          init_fn, iterable: bool) -> None:
+    """The body of worker `worker_id`: seeded with `seed` (genesis's and Python's random),
+    `init_fn(worker_id)` first; then, for a map-style dataset, `fetch(indices)` for each
+    (number, indices) task until None; for an iterable one, every batch of its own
+    iteration (`fetch(iterator)`) as (number, batch), then `_DONE`."""
+    global _worker_info
+    manual_seed(seed)
+    random.seed(seed)
+    _worker_info = WorkerInfo(worker_id, num_workers, seed, dataset)
+    try:
+        if init_fn is not None:
+            init_fn(worker_id)
+        if iterable:
+            iterator = iter(dataset)
+            number = 0
+            while True:
+                batch = fetch(iterator)
+                if isinstance(batch, StreamEnd):
+                    break
+                results.put((number, batch))
+                number += 1
+                if _stopped(tasks):
+                    return
+            results.put((number, _DONE))
+            return
+        while True:
+            task = tasks.get()
+            if task is None:
+                return
+            number, indices = task
+            try:
+                results.put((number, fetch(indices)))
+            except Exception as error:  # sent back, raised in the main process
+                results.put((number, WorkerError(worker_id, error)))
+    except Exception as error:
+        results.put((-1, WorkerError(worker_id, error)))
+
+
+def _stopped(tasks) -> bool:
+    """Whether the main process asked this (iterable) worker to stop."""
+    try:
+        return tasks.get_nowait() is None
+    except queue.Empty:
+        return False

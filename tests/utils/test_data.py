@@ -1,0 +1,200 @@
+"""genesis.utils.data (torch.utils.data): datasets, samplers, collation and the DataLoader,
+on this process and on workers, compared with PyTorch where it is importable."""
+import collections
+
+import numpy as np
+import pytest
+
+import genesis
+from genesis.utils.data import (BatchSampler, ConcatDataset, DataLoader, Dataset, IterableDataset,
+                                RandomSampler, SequentialSampler, Subset, SubsetRandomSampler,
+                                TensorDataset, WeightedRandomSampler, default_collate,
+                                get_worker_info, random_split)
+from tests.helpers import torch_or_skip
+
+Point = collections.namedtuple("Point", "x y")
+
+
+class Squares(Dataset):
+    def __init__(self, count):
+        self.count = count
+
+    def __len__(self):
+        return self.count
+
+    def __getitem__(self, index):
+        if index >= self.count:
+            raise IndexError(index)
+        return {"x": np.float32(index), "square": index * index}
+
+
+class Countdown(IterableDataset):
+    """Each worker takes every num_workers-th number (the documented way to split a stream)."""
+
+    def __init__(self, start):
+        self.start = start
+
+    def __iter__(self):
+        info = get_worker_info()
+        step, offset = (1, 0) if info is None else (info.num_workers, info.id)
+        return iter(range(self.start - offset, 0, -step))
+
+
+class Broken(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, index):
+        if index == 2:
+            raise ValueError("sample 2 is corrupt")
+        return index
+
+
+def test_batches_in_order_with_the_last_one_short_or_dropped():
+    data = TensorDataset(genesis.arange(10.0).reshape(5, 2), genesis.arange(5))
+    loader = DataLoader(data, batch_size=2)
+    batches = list(loader)
+    assert len(loader) == 3 and [y.tolist() for _, y in batches] == [[0, 1], [2, 3], [4]]
+    assert batches[0][0].tolist() == [[0.0, 1.0], [2.0, 3.0]]
+    dropped = DataLoader(data, batch_size=2, drop_last=True)
+    assert len(dropped) == 2 and len(list(dropped)) == 2
+
+
+def test_shuffle_visits_each_sample_once_repeatably_and_differs_between_epochs():
+    data = TensorDataset(genesis.arange(20))
+    loader = DataLoader(data, batch_size=4, shuffle=True)
+    genesis.manual_seed(0)
+    first = [i for (batch,) in loader for i in batch.tolist()]
+    second = [i for (batch,) in loader for i in batch.tolist()]
+    genesis.manual_seed(0)
+    again = [i for (batch,) in loader for i in batch.tolist()]
+    assert sorted(first) == list(range(20)) and first != list(range(20))
+    assert first == again and first != second
+    seeded = DataLoader(data, batch_size=4, shuffle=True, generator=genesis.Generator().manual_seed(3))
+    other = DataLoader(data, batch_size=4, shuffle=True, generator=genesis.Generator().manual_seed(3))
+    assert [b.tolist() for (b,) in seeded] == [b.tolist() for (b,) in other]
+
+
+def test_batch_size_none_gives_single_converted_samples():
+    loader = DataLoader(Squares(3), batch_size=None)
+    samples = list(loader)
+    assert len(loader) == 3 and samples[2]["square"] == 4
+    assert isinstance(samples[2]["x"], genesis.Tensor) and samples[2]["x"].item() == 2.0
+
+
+def test_default_collate_matches_pytorch():
+    torch = torch_or_skip()
+    from torch.utils.data import default_collate as torch_collate
+
+    batches = [
+        [(np.array([1.0, 2.0], np.float32), 1, "a"), (np.array([3.0, 4.0], np.float32), 2, "b")],
+        [{"x": 1.5, "flag": True}, {"x": 2.5, "flag": False}],
+        [Point(1, 2.0), Point(3, 4.0)],
+        [[1, 2], [3, 4]],
+        [np.float64(1.5), np.float64(2.5)],
+    ]
+    for batch in batches:
+        mine, theirs = default_collate(batch), torch_collate(batch)
+        assert _plain(mine) == _plain(theirs, torch), batch
+    assert type(default_collate(batches[2])) is Point
+
+
+def _plain(value, torch=None):
+    """Collated structures as plain data with dtype names, to compare across libraries."""
+    if isinstance(value, genesis.Tensor) or (torch is not None and isinstance(value, torch.Tensor)):
+        return ("tensor", str(value.dtype).split(".")[-1], value.tolist())
+    if isinstance(value, dict):
+        return {key: _plain(item, torch) for key, item in value.items()}
+    if isinstance(value, tuple | list):
+        return [type(value).__name__ if hasattr(value, "_fields") else "seq",
+                [_plain(item, torch) for item in value]]
+    return value
+
+
+def test_default_collate_refuses_ragged_and_unknown_samples():
+    with pytest.raises(RuntimeError, match="each element in list of batch should be of equal size"):
+        default_collate([[1, 2], [3]])
+    with pytest.raises(TypeError, match="collate_fn="):
+        default_collate([object(), object()])
+
+
+def test_random_split_counts_and_fractions_like_pytorch():
+    torch = torch_or_skip()
+    for lengths in ([7, 3], [0.7, 0.3], [0.34, 0.33, 0.33], [0.5, 0.5]):
+        mine = random_split(range(10), lengths, generator=genesis.Generator().manual_seed(1))
+        theirs = torch.utils.data.random_split(range(10), lengths)
+        assert [len(part) for part in mine] == [len(part) for part in theirs]
+        assert sorted(i for part in mine for i in part) == list(range(10))
+    with pytest.raises(ValueError, match="Sum of input lengths"):
+        random_split(range(10), [3, 3])
+
+
+def test_subsets_and_concatenation():
+    data = Squares(5)
+    assert Subset(data, [4, 0])[0]["square"] == 16 and len(Subset(data, [4, 0])) == 2
+    joined = data + Squares(2)
+    assert isinstance(joined, ConcatDataset) and len(joined) == 7
+    assert joined[6]["square"] == 1 and joined[-1]["square"] == 1
+    with pytest.raises(IndexError):
+        joined[7]
+
+
+def test_samplers():
+    genesis.manual_seed(0)
+    assert list(SequentialSampler(range(3))) == [0, 1, 2]
+    assert sorted(RandomSampler(range(6))) == list(range(6))
+    drawn = list(RandomSampler(range(3), replacement=True, num_samples=50))
+    assert len(drawn) == 50 and set(drawn) <= {0, 1, 2}
+    assert sorted(SubsetRandomSampler([5, 7, 9])) == [5, 7, 9]
+    weighted = list(WeightedRandomSampler([0.0, 1.0, 0.0, 3.0], 40))
+    assert len(weighted) == 40 and set(weighted) <= {1, 3} and weighted.count(3) > weighted.count(1)
+    assert list(BatchSampler(range(5), 2, drop_last=True)) == [[0, 1], [2, 3]]
+    assert len(BatchSampler(range(5), 2, drop_last=False)) == 3
+
+
+def test_bad_options_raise_what_pytorch_raises():
+    torch = torch_or_skip()
+    data, mine_data = torch.utils.data.TensorDataset(torch.arange(4)), TensorDataset(genesis.arange(4))
+    cases = [dict(num_workers=-1), dict(sampler=[0, 1], shuffle=True),
+             dict(batch_sampler=[[0]], batch_size=2), dict(batch_size=None, drop_last=True),
+             dict(prefetch_factor=2), dict(persistent_workers=True), dict(timeout=-1)]
+    for options in cases:
+        with pytest.raises(Exception) as theirs:
+            torch.utils.data.DataLoader(data, **options)
+        with pytest.raises(type(theirs.value)):
+            DataLoader(mine_data, **options)
+    with pytest.raises(ValueError, match="expected unspecified shuffle option"):
+        DataLoader(Countdown(3), shuffle=True)
+    with pytest.raises(ValueError, match="Size mismatch between tensors"):
+        TensorDataset(genesis.zeros(3), genesis.zeros(4))
+
+
+def test_an_iterable_dataset_is_batched_and_has_a_length_only_if_it_does():
+    loader = DataLoader(Countdown(5), batch_size=2)
+    assert [batch.tolist() for batch in loader] == [[5, 4], [3, 2], [1]]
+    with pytest.raises(TypeError):
+        len(loader)
+
+
+def test_workers_give_the_same_batches_in_the_same_order():
+    data = TensorDataset(genesis.arange(23))
+    here = [batch.tolist() for (batch,) in DataLoader(data, batch_size=4)]
+    there = [batch.tolist() for (batch,) in DataLoader(data, batch_size=4, num_workers=2)]
+    assert here == there
+
+
+def _record_worker(worker_id):
+    info = get_worker_info()
+    assert info is not None and info.id == worker_id and info.num_workers == 2
+
+
+def test_workers_run_their_init_and_know_who_they_are():
+    seen = [int(batch) for batch in DataLoader(Countdown(6), batch_size=None, num_workers=2,
+                                                       worker_init_fn=_record_worker)]
+    assert seen == [6, 5, 4, 3, 2, 1]  # one from each worker in turn, as PyTorch orders them
+
+
+def test_a_workers_error_is_raised_here_naming_the_worker():
+    with pytest.raises(ValueError, match=r"Caught ValueError in DataLoader worker process \d") as info:
+        list(DataLoader(Broken(), batch_size=1, num_workers=2))
+    assert "sample 2 is corrupt" in str(info.value)
