@@ -1,0 +1,64 @@
+"""The compat corpus (tests/compat/programs): PyTorch programs written as their users write
+them run unchanged under `genesis trace --torch`, to the end, with zero findings; with
+PyTorch importable, they start from PyTorch's initial weights and match its losses step
+for step within float32 tolerance."""
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from genesis_cli.app import app
+
+PROGRAMS = sorted((Path(__file__).parent / "programs").glob("*.py"))
+LOSS = re.compile(r"^loss (\d+) (.+)$", re.MULTILINE)
+
+
+def losses(output: str) -> dict:
+    return {int(step): [float(value) for value in values.split()]
+            for step, values in LOSS.findall(output)}
+
+
+def test_the_corpus_covers_what_programs_do():
+    assert {program.stem for program in PROGRAMS} >= {
+        "mlp_dataloader", "cnn", "gpt", "gan", "custom_function"}
+
+
+def _with_torch(program: Path, tmp_path: Path):
+    """PyTorch's losses for `program`, and the file of its initial weights; (None, None)
+    without PyTorch."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return None, None
+    weights = tmp_path / "initial.npz"
+    run = subprocess.run([sys.executable, str(program)], capture_output=True, text=True,
+                         env={**os.environ, "SAVE_WEIGHTS": str(weights)}, timeout=300)
+    assert run.returncode == 0, run.stderr
+    return losses(run.stdout), weights
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda path: path.stem)
+def test_runs_clean_under_trace_torch_and_matches_pytorch(tmp_path, program, monkeypatch):
+    expected, weights = _with_torch(program, tmp_path)
+    if weights is not None:
+        monkeypatch.setenv("LOAD_WEIGHTS", str(weights))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["trace", "--torch", "--no-html", "--no-color", "--out",
+                                      str(out), str(program)])
+    trace = json.loads((out / "trace.json").read_text())
+    assert result.exit_code == 0, result.output
+    assert trace["findings"] == [] and trace["steps_seen"] >= 5
+    mine = losses(result.output)
+    assert len(mine) >= 5 and all(np.isfinite(values).all() for values in mine.values())
+    if expected is None:
+        pytest.skip("PyTorch is not installed: ran clean, losses not compared")
+    assert sorted(mine) == sorted(expected)
+    for step in expected:
+        np.testing.assert_allclose(mine[step], expected[step], rtol=2e-4, atol=1e-5,
+                                   err_msg=f"{program.name}: loss at step {step}")
