@@ -6,6 +6,7 @@
 >>> x.grad
 tensor([2., 4., 6.])
 """
+import math as _math
 import sys as _sys
 import warnings as _warnings
 
@@ -18,17 +19,19 @@ _warnings.filterwarnings("ignore", r"(invalid value|divide by zero|overflow|unde
 
 from . import dtypes
 from .device import Device, DeviceError, device
-from .dtypes import (DType, bfloat16, bool, double, float, float16, float32, float64, get_default_dtype,
-                     half, int, int8, int16, int32, int64, long, short, uint8)
+from .dtypes import (DType, bfloat16, bool, double, finfo, float, float16, float32, float64,
+                     get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long, short, uint8)
 from .tensor import Tensor
 from . import ops as _ops  # binds operators and methods onto Tensor
 from . import autograd
-from .autograd import Function, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import (Function, enable_grad, inference_mode, is_grad_enabled,
+                       is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .autograd import grad_mode as _grad_mode
 from .creation import (arange, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones,
                        ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm,
                        tensor, zeros, zeros_like)
 from .random import Generator, get_rng_state, manual_seed, seed, set_rng_state
+from .sizes import Size
 from . import nn, optim
 from .serialization import load, save
 from . import debug, linalg
@@ -40,6 +43,10 @@ from .amp import GradScaler, autocast
 globals().update(_ops.public_functions())
 
 __version__ = "0.1.0"
+
+# The constants PyTorch offers at the top level.
+nan, inf, pi, e = _math.nan, _math.inf, _math.pi, _math.e
+dtype = DType  # the type of genesis.float32 and the others (torch.dtype)
 
 
 # The spec's global switch: `genesis.enable_autocast = True` runs eligible ops under autocast

@@ -17,7 +17,7 @@ __all__ = [
     "DType", "float16", "float32", "float64", "bfloat16", "int8", "int16", "int32",
     "int64", "uint8", "bool", "half", "float", "double", "long", "int", "short",
     "get_dtype", "promote_types", "get_default_dtype", "DTypeOverflowError", "check_fits",
-    "check_array_fits",
+    "check_array_fits", "finfo", "iinfo",
 ]
 
 _BOOL, _INT, _FLOAT = 0, 1, 2
@@ -208,3 +208,49 @@ def check_array_fits(array: np.ndarray, dtype: DType, op: str) -> None:
         return
     raise DTypeOverflowError(f"{op}: the value {culprit.item()!r} does not fit {dtype!r} "
                              f"(range [{low}, {high}])")
+
+
+class finfo:
+    """Limits of a floating dtype (PyTorch's `torch.finfo`): bits, eps, max, min, tiny
+    (the smallest normal number), smallest_normal, resolution.
+
+    >>> finfo(float32).eps == 2 ** -23, finfo().bits
+    (True, 32)
+    """
+
+    def __init__(self, dtype: DType | None = None):
+        dtype = get_default_dtype() if dtype is None else get_dtype(dtype)
+        if not dtype.is_floating_point:
+            raise TypeError(f"finfo: {dtype!r} is not a floating point dtype; use iinfo for integers")
+        info = np.finfo(dtype.numpy_dtype)
+        self.dtype = dtype.name
+        self.bits, self.eps = info.bits, builtins.float(info.eps)
+        self.max, self.min = builtins.float(info.max), builtins.float(info.min)
+        self.tiny = self.smallest_normal = builtins.float(info.tiny)
+        self.resolution = builtins.float(info.resolution)
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, "
+                f"eps={self.eps}, smallest_normal={self.smallest_normal}, tiny={self.tiny}, "
+                f"dtype={self.dtype})")
+
+
+class iinfo:
+    """Limits of an integer dtype (PyTorch's `torch.iinfo`): bits, min, max.
+
+    >>> iinfo(int64).max == 2 ** 63 - 1, iinfo(uint8).min
+    (True, 0)
+    """
+
+    def __init__(self, dtype: DType):
+        dtype = get_dtype(dtype)
+        if dtype.is_floating_point:
+            raise TypeError(f"iinfo: {dtype!r} is a floating point dtype; use finfo")
+        info = np.iinfo(np.uint8 if dtype.numpy_dtype == np.bool_ else dtype.numpy_dtype)
+        self.dtype = dtype.name
+        self.bits, self.min, self.max = info.bits, builtins.int(info.min), builtins.int(info.max)
+        if dtype.numpy_dtype == np.bool_:
+            self.bits, self.max = 8, 1
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import operator
 
-__all__ = ["shape_of", "integer", "integers", "normalize_dim", "normalize_dims", "describe_value",
+__all__ = ["shape_of", "integer", "integers", "normalize_dim", "normalize_dims", "describe_value", "Size",
            "with_article"]
 
 
@@ -126,3 +126,25 @@ def describe_value(value) -> str:
 def with_article(noun: str) -> str:
     """`noun` after "a" or "an": with_article("int") is "an int"."""
     return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+class Size(tuple):
+    """A shape, as a tuple of ints (PyTorch's `torch.Size`): `Size([2, 3])`, `numel()`.
+    Tensor shapes are plain tuples and compare equal to it.
+
+    >>> Size([2, 3]) == (2, 3), Size([2, 3]).numel()
+    (True, 6)
+    """
+
+    def __new__(cls, sizes=()):
+        return super().__new__(cls, (integer(size, "a size must be an int, got", "Size")
+                                     for size in sizes))
+
+    def numel(self) -> int:
+        count = 1
+        for size in self:
+            count *= size
+        return count
+
+    def __repr__(self) -> str:
+        return f"genesis.Size({list(self)})"

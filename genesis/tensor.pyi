@@ -130,6 +130,7 @@ class Tensor:
     def arctanh_(self) -> Tensor: ...  # genesis.ops.unary
     def argmax(self, dim=None, keepdim: bool = False) -> Tensor: ...  # genesis.ops.extrema
     def argmin(self, dim=None, keepdim: bool = False) -> Tensor: ...  # genesis.ops.extrema
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor: ...  # genesis.ops.sorting
     def argwhere(self) -> Tensor: ...  # genesis.ops.masked
     def asin(self) -> Tensor: ...  # genesis.ops.unary
     def asin_(self) -> Tensor: ...  # genesis.ops.unary
@@ -141,6 +142,8 @@ class Tensor:
     def atanh(self) -> Tensor: ...  # genesis.ops.unary
     def atanh_(self) -> Tensor: ...  # genesis.ops.unary
     def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None: ...  # genesis.autograd.tensor_methods
+    def bernoulli(self, p=None, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
+    def bernoulli_(self, p=0.5, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def bfloat16(self, memory_format=None): ...  # genesis.ops.convert
     def bitwise_and(self, other) -> Tensor: ...  # genesis.ops.logical
     def bitwise_and_(self, other) -> Tensor: ...  # genesis.ops.logical
@@ -208,6 +211,7 @@ class Tensor:
     def expand_as(self, other: Tensor) -> Tensor: ...  # genesis.ops.broadcast
     def expm1(self) -> Tensor: ...  # genesis.ops.unary
     def expm1_(self) -> Tensor: ...  # genesis.ops.unary
+    def exponential_(self, lambd: float = 1.0, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def fill_(self, value) -> Tensor: ...  # genesis.ops.fill
     def fix(self) -> Tensor: ...  # genesis.ops.rounding
     def fix_(self) -> Tensor: ...  # genesis.ops.rounding
@@ -245,6 +249,7 @@ class Tensor:
     def index_select(self, dim: int, index: Tensor) -> Tensor: ...  # genesis.ops.gather
     def int(self, memory_format=None): ...  # genesis.ops.convert
     def inverse(self) -> Tensor: ...  # genesis.ops.linear_systems
+    def is_complex(self) -> bool: ...  # genesis.ops.tensor_info
     def is_contiguous(self) -> bool: ...
     @property
     def is_cuda(self) -> bool: ...
@@ -259,6 +264,7 @@ class Tensor:
     def isneginf(self) -> Tensor: ...  # genesis.ops.comparison
     def isposinf(self) -> Tensor: ...  # genesis.ops.comparison
     def item(self): ...
+    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> tuple: ...  # genesis.ops.sorting
     def le(self, other) -> Tensor: ...  # genesis.ops.comparison
     def lerp(self, end: Tensor, weight) -> Tensor: ...  # genesis.ops.ternary
     def lerp_(self, end: Tensor, weight) -> Tensor: ...  # genesis.ops.ternary
@@ -297,8 +303,10 @@ class Tensor:
     def mm(self, mat2: Tensor) -> Tensor: ...  # genesis.ops.linalg
     def moveaxis(self, source, destination) -> Tensor: ...  # genesis.ops.shape
     def movedim(self, source, destination) -> Tensor: ...  # genesis.ops.shape
+    def msort(self) -> Tensor: ...  # genesis.ops.sorting
     def mul(self, other) -> Tensor: ...  # genesis.ops.elementwise
     def mul_(self, other) -> Tensor: ...  # genesis.ops.elementwise
+    def multinomial(self, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def multiply(self, other) -> Tensor: ...  # genesis.ops.elementwise
     def multiply_(self, other) -> Tensor: ...  # genesis.ops.elementwise
     def narrow(self, dim: int, start: int, length: int) -> Tensor: ...  # genesis.ops.shape
@@ -309,6 +317,7 @@ class Tensor:
     def neg_(self) -> Tensor: ...  # genesis.ops.elementwise
     def negative(self) -> Tensor: ...  # genesis.ops.elementwise
     def negative_(self) -> Tensor: ...  # genesis.ops.elementwise
+    def nelement(self) -> int: ...  # genesis.ops.tensor_info
     def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor: ...  # genesis.creation
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor: ...  # genesis.creation
     def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor: ...  # genesis.creation
@@ -316,6 +325,7 @@ class Tensor:
     def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor: ...  # genesis.creation
     def nonzero(self, *, as_tuple: bool = False): ...  # genesis.ops.masked
     def norm(self, p='fro', dim=None, keepdim: bool = False, dtype=None) -> Tensor: ...  # genesis.ops.norm
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def not_equal(self, other) -> Tensor: ...  # genesis.ops.comparison
     def numel(self) -> int: ...
     def numpy(self, *, force: bool = False) -> np.ndarray: ...
@@ -325,6 +335,7 @@ class Tensor:
     def pow(self, exponent) -> Tensor: ...  # genesis.ops.elementwise
     def pow_(self, exponent) -> Tensor: ...  # genesis.ops.elementwise
     def prod(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor: ...  # genesis.ops.reduce
+    def random_(self, from_: int = 0, to: int | None = None, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def reciprocal(self) -> Tensor: ...  # genesis.ops.unary
     def reciprocal_(self) -> Tensor: ...  # genesis.ops.unary
     def register_hook(self, hook) -> RemovableHandle: ...  # genesis.autograd.tensor_methods
@@ -367,6 +378,7 @@ class Tensor:
     def size(self) -> _Size: ...
     def slogdet(self) -> tuple: ...  # genesis.ops.linear_systems
     def softmax(self, dim: int | None = None, dtype=None) -> Tensor: ...  # genesis.ops.softmax
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> tuple: ...  # genesis.ops.sorting
     def split(self, split_size_or_sections, dim: int = 0) -> tuple: ...  # genesis.ops.join
     def sqrt(self) -> Tensor: ...  # genesis.ops.unary
     def sqrt_(self) -> Tensor: ...  # genesis.ops.unary
@@ -374,6 +386,7 @@ class Tensor:
     def square_(self) -> Tensor: ...  # genesis.ops.unary
     def squeeze(self, dim=None) -> Tensor: ...  # genesis.ops.shape
     def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, axis=None, keepdims=None) -> Tensor: ...  # genesis.ops.reduce
+    def stride(self, dim: int | None = None): ...  # genesis.ops.tensor_info
     def sub(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
     def sub_(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
     def subtract(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
@@ -381,6 +394,7 @@ class Tensor:
     def sum(self, dim=None, keepdim: bool = False, *, dtype=None, axis=None, keepdims=None) -> Tensor: ...  # genesis.ops.reduce
     def swapaxes(self, *dims) -> Tensor: ...  # genesis.ops.shape
     def swapdims(self, *dims) -> Tensor: ...  # genesis.ops.shape
+    def t(self) -> Tensor: ...  # genesis.ops.tensor_info
     def take_along_dim(self, indices: Tensor, dim: int | None = None) -> Tensor: ...  # genesis.ops.gather
     def tan(self) -> Tensor: ...  # genesis.ops.unary
     def tan_(self) -> Tensor: ...  # genesis.ops.unary
@@ -389,6 +403,7 @@ class Tensor:
     def tile(self, dims) -> Tensor: ...  # genesis.ops.reorder
     def to(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.convert
     def tolist(self): ...
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple: ...  # genesis.ops.sorting
     def transpose(self, *dims) -> Tensor: ...  # genesis.ops.shape
     def tril(self, diagonal: int = 0) -> Tensor: ...  # genesis.ops.matrix
     def triu(self, diagonal: int = 0) -> Tensor: ...  # genesis.ops.matrix
@@ -396,12 +411,15 @@ class Tensor:
     def true_divide_(self, other, *, rounding_mode=None) -> Tensor: ...  # genesis.ops.elementwise
     def trunc(self) -> Tensor: ...  # genesis.ops.rounding
     def trunc_(self) -> Tensor: ...  # genesis.ops.rounding
+    def type(self, dtype=None, non_blocking: bool = False): ...  # genesis.ops.tensor_info
     def type_as(self, other: Tensor) -> Tensor: ...  # genesis.ops.convert
     def unbind(self, dim: int = 0) -> tuple: ...  # genesis.ops.join
     def unflatten(self, dim: int, sizes) -> Tensor: ...  # genesis.ops.shape
+    def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def unsqueeze(self, dim: int) -> Tensor: ...  # genesis.ops.shape
     def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, axis=None, keepdims=None) -> Tensor: ...  # genesis.ops.reduce
     def view(self, *shape) -> Tensor: ...  # genesis.ops.shape
+    def view_as(self, other: Tensor) -> Tensor: ...  # genesis.ops.tensor_info
     def where(self, condition, other) -> Tensor: ...  # genesis.ops.where
     def zero_(self) -> Tensor: ...  # genesis.ops.fill
     def zero_grad(self) -> None: ...

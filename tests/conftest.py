@@ -3,6 +3,10 @@ import pytest
 
 import genesis
 
+# Scripts the tests run (as `python SCRIPT`, under `genesis trace`, or scan) are data, not
+# test modules: --doctest-modules must not import them (one starts torch.distributed).
+collect_ignore_glob = ["cli/data/*", "cli/data/*/*", "compat/programs/*"]
+
 
 @pytest.fixture(autouse=True)
 def _fresh_state():

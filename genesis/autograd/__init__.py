@@ -12,11 +12,14 @@ from .anomaly import (AnomalyError, detect_anomaly, is_anomaly_check_nan_enabled
                       set_detect_anomaly)
 from .engine import backward, grad
 from .function import AccumulateGrad, Function, Node, SavedTensorModifiedError
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
+                        no_grad, set_grad_enabled)
+from .variable import Variable
 from .gradcheck import GradcheckError, GradcheckWarning, check_gradients, gradcheck, gradgradcheck
 from .gradcheck_report import GradcheckResult, format_report
 
 __all__ = ["Function", "Node", "AccumulateGrad", "backward", "grad", "no_grad", "enable_grad",
+           "inference_mode", "is_inference_mode_enabled", "Variable",
            "set_grad_enabled", "is_grad_enabled", "gradcheck", "gradgradcheck", "check_gradients",
            "GradcheckError", "GradcheckWarning", "GradcheckResult", "format_report", "functional",
            "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",

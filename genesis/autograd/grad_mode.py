@@ -18,7 +18,8 @@ import types
 
 from ..dtypes import float16
 
-__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+           "is_inference_mode_enabled"]
 
 
 class GlobalAutocast:
@@ -132,6 +133,67 @@ class no_grad(_GradModeContext):
     """Disable graph recording: results have `requires_grad=False`."""
 
     _mode = False
+
+
+class inference_mode(_GradModeContext):
+    """Inference mode: as `no_grad` (nothing is recorded), a context manager or a decorator
+    (`@inference_mode()`, `@inference_mode`); `inference_mode(False)` changes nothing.
+    PyTorch's inference tensors, which refuse later use in autograd, are not modelled: a
+    tensor made here is an ordinary tensor that does not require grad.
+
+    >>> import genesis
+    >>> with inference_mode():
+    ...     y = genesis.ones(2, requires_grad=True) * 2
+    >>> y.requires_grad
+    False
+    """
+
+    def __new__(cls, mode=True):
+        if callable(mode):  # bare decorator: @inference_mode
+            return cls(True)(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode: bool = True):
+        self.enabled = bool(mode)
+
+    @property
+    def _mode(self) -> bool:
+        return False if self.enabled else grad_state.enabled
+
+    def __enter__(self):
+        _inference.depth += self.enabled
+        return super().__enter__()
+
+    def __exit__(self, *exc_info):
+        _inference.depth -= self.enabled
+        return super().__exit__(*exc_info)
+
+    def __call__(self, function):
+        if not self.enabled:
+            return function
+        wrapped = super().__call__(function)
+
+        @functools.wraps(function)
+        def counted(*args, **kwargs):
+            _inference.depth += 1
+            try:
+                return wrapped(*args, **kwargs)
+            finally:
+                _inference.depth -= 1
+
+        return wrapped if inspect.isgeneratorfunction(function) else counted
+
+
+class _InferenceDepth(threading.local):
+    depth = 0
+
+
+_inference = _InferenceDepth()
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether this thread is inside `inference_mode()`."""
+    return _inference.depth > 0
 
 
 class enable_grad(_GradModeContext):

@@ -22,7 +22,7 @@ from .gradient_rules import run_rule
 from .join import cat
 from .registry import OpInfo, Sample
 
-__all__ = ["sum", "mean", "prod", "var", "std"]
+__all__ = ["sum", "mean", "prod", "var", "std", "var_mean", "std_mean"]
 
 
 def kept_shape(shape: tuple, dims) -> tuple:
@@ -301,6 +301,29 @@ def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correc
     dims, correction, keepdim = _variance_arguments("std", input, dim, unbiased, keepdim,
                                                     correction, axis, keepdims)
     return Std.apply(input, dims, keepdim, correction)
+
+
+def var_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> tuple:
+    """(variance, mean) over `dim`, with `var`'s arguments.
+
+    >>> import genesis
+    >>> genesis.var_mean(genesis.tensor([1., 2., 3., 4.]))
+    (tensor(1.6667), tensor(2.5000))
+    """
+    return (var(input, dim, unbiased, keepdim, correction=correction),
+            _mean_over(input, dim, unbiased, keepdim))
+
+
+def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> tuple:
+    """(standard deviation, mean) over `dim`, with `std`'s arguments."""
+    return (std(input, dim, unbiased, keepdim, correction=correction),
+            _mean_over(input, dim, unbiased, keepdim))
+
+
+def _mean_over(input: Tensor, dim, unbiased, keepdim: bool) -> Tensor:
+    if isinstance(dim, bool):  # var_mean(x, False): the second form, unbiased first
+        dim = None
+    return mean(input, dim, keepdim)
 
 
 METHODS = {"sum": sum, "mean": mean, "prod": prod, "var": var, "std": std}

@@ -72,7 +72,7 @@ def _rows(uses: list) -> list:
 
 def _print_table(console, rows: list, used: int, lacking: int, scripts: int) -> None:
     if rows:
-        table = new_table("torch name", "genesis", "used at", unbroken=("used at",))
+        table = new_table("torch name", "genesis", "used at", unbroken=("torch name", "used at"))
         for row in rows:
             status = status_text("PASS" if row["missing"] is None else "FAIL")
             status = Text("serves it", style=status.style) if row["missing"] is None else \

@@ -11,7 +11,7 @@ SCRIPTS = Path(__file__).parent / "data" / "torch"
 
 
 def run(*args):
-    return CliRunner().invoke(app, ["compat", "--no-color", *map(str, args)])
+    return CliRunner().invoke(app, ["compat", "--no-color", *map(str, args)], env={"COLUMNS": "200"})
 
 
 def test_a_script_genesis_serves_fully_exits_0_and_says_what_was_not_scanned():

@@ -1,0 +1,173 @@
+"""Random numbers drawn into a tensor or as a new one: the in-place fills (`normal_`,
+`uniform_`, `bernoulli_`, `random_`, `exponential_`), and `bernoulli`, `multinomial`,
+`normal`. Each takes `generator=` (a `genesis.Generator`); without one it draws from the
+device's generator.
+
+An in-place fill is a `copy_` of the drawn values, so it follows copy_'s rules: refused on
+a leaf that requires grad outside `genesis.no_grad()`, and it cuts the gradient to the
+tensor's old values, as in PyTorch.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..creation import empty
+from ..device import cpu
+from ..random import generator_for
+from ..tensor import Tensor, wrap_array
+from .fill import copy_
+
+__all__ = ["bernoulli", "multinomial", "normal"]
+
+
+def _floating(tensor: Tensor, op: str) -> None:
+    if tensor._data.dtype.kind != "f":
+        raise RuntimeError(f"{op}: expected a floating point tensor, got {tensor.dtype!r}")
+
+
+def _drawn_into(self: Tensor, array) -> Tensor:
+    return copy_(self, wrap_array(array.astype(self._data.dtype, copy=False), self._device))
+
+
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with samples of N(mean, std²), in place.
+
+    >>> import genesis
+    >>> genesis.zeros(3).normal_(generator=genesis.Generator().manual_seed(0)).shape
+    (3,)
+    """
+    _floating(self, "normal_")
+    if std < 0:
+        raise RuntimeError(f"normal_ expects std >= 0.0, but found std {std}")
+    draws = generator_for(self._device, generator)
+    return _drawn_into(self, draws.standard_normal(self.shape) * std + mean)
+
+
+def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with samples of U[from_, to), in place."""
+    _floating(self, "uniform_")
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} "
+                           f"> to={to}")
+    draws = generator_for(self._device, generator)
+    return _drawn_into(self, draws.random(self.shape) * (to - from_) + from_)
+
+
+def exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with samples of the exponential distribution of rate `lambd`, in place."""
+    _floating(self, "exponential_")
+    if lambd <= 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    draws = generator_for(self._device, generator)
+    return _drawn_into(self, draws.exponential(1.0 / lambd, self.shape))
+
+
+def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
+    """Fill with 1 (probability `p`, a number or a tensor of probabilities) or 0, in place."""
+    probabilities = p._data if isinstance(p, Tensor) else p
+    _check_probabilities(np.asarray(probabilities) if self._device.xp is np else probabilities,
+                         "bernoulli_")
+    draws = generator_for(self._device, generator)
+    return _drawn_into(self, draws.random(self.shape) < probabilities)
+
+
+def random_(self: Tensor, from_: int = 0, to: int | None = None, *, generator=None) -> Tensor:
+    """Fill with integers uniform in [from_, to) (`random_(to)`: [0, to)), in place."""
+    if to is None:
+        from_, to = 0, from_ if from_ else _largest_integer(self)
+    if to <= from_:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} "
+                           f">= to={to}")
+    draws = generator_for(self._device, generator)
+    return _drawn_into(self, draws.integers(from_, to, self.shape))
+
+
+def _largest_integer(tensor: Tensor) -> int:
+    """random_()'s default upper end: 2**mantissa bits for floats (every integer below is
+    exact), the dtype's largest value + 1 for integers."""
+    dtype = tensor._data.dtype
+    if dtype.kind == "f":
+        return 2 ** (np.finfo(dtype).nmant + 1)
+    if dtype.kind == "b":
+        return 2
+    return int(np.iinfo(dtype).max) + 1
+
+
+def _check_probabilities(values, op: str) -> None:
+    if ((values < 0) | (values > 1)).any() if hasattr(values, "any") else not 0 <= values <= 1:
+        raise RuntimeError(f"{op}: probabilities must be in [0, 1]")
+
+
+def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
+    """1 with the probability in each element of `input` (or `p`), else 0, as a new tensor
+    of input's dtype.
+
+    >>> import genesis
+    >>> genesis.bernoulli(genesis.tensor([0.0, 1.0])).tolist()
+    [0.0, 1.0]
+    """
+    probabilities = input._data if p is None else (p._data if isinstance(p, Tensor) else p)
+    _check_probabilities(probabilities, "bernoulli")
+    draws = generator_for(input._device, generator)
+    drawn = draws.random(input.shape) < probabilities
+    return wrap_array(drawn.astype(input._data.dtype if input._data.dtype.kind == "f" else "float32"),
+                      input._device)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor:
+    """Indices drawn with probabilities proportional to the (non-negative) weights in each
+    row of `input` (1-d: one row), `num_samples` per row, int64.
+
+    >>> import genesis
+    >>> genesis.multinomial(genesis.tensor([0.0, 0.0, 1.0]), 2, replacement=True).tolist()
+    [2, 2]
+    """
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim, got {input.ndim}")
+    weights = np.asarray(input.detach().cpu()._data if input._device.xp is not np else input._data,
+                         np.float64)
+    rows = weights.reshape(-1, weights.shape[-1])
+    if (rows < 0).any() or not np.isfinite(rows).all():
+        raise RuntimeError("multinomial: probability tensor contains either `inf`, `nan` or element < 0")
+    if (rows.sum(axis=1) <= 0).any():
+        raise RuntimeError("multinomial: invalid multinomial distribution (sum of probabilities <= 0)")
+    if not replacement and num_samples > rows.shape[1]:
+        raise RuntimeError(f"multinomial: cannot sample n_sample ({num_samples}) > prob_dist.size(-1) "
+                           f"({rows.shape[1]}) samples without replacement")
+    if not replacement and (np.count_nonzero(rows, axis=1) < num_samples).any():
+        raise RuntimeError("multinomial: invalid multinomial distribution (with replacement=False, "
+                           "not enough non-negative category to sample)")
+    draws = generator_for(generator.device if generator is not None else cpu, generator)
+    chosen = np.stack([draws.choice(len(row), size=num_samples, replace=replacement, p=row / row.sum())
+                       for row in rows]).astype(np.int64)
+    chosen = chosen.reshape(num_samples) if input.ndim == 1 else chosen
+    return wrap_array(input._device.xp.asarray(chosen), input._device)
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None) -> Tensor:
+    """Samples of N(mean, std²): elementwise for tensor `mean` and/or `std` (broadcast), or
+    of shape `size` for numbers.
+
+    >>> import genesis
+    >>> genesis.normal(0.0, 1.0, (2, 3)).shape, genesis.normal(genesis.zeros(4), 1.0).shape
+    ((2, 3), (4,))
+    """
+    tensors = [value for value in (mean, std) if isinstance(value, Tensor)]
+    if tensors:
+        target = tensors[0]
+        shape = np.broadcast_shapes(*(np.shape(v._data) if isinstance(v, Tensor) else () for v in (mean, std)))
+        draws = generator_for(target._device, generator)
+        m = mean._data if isinstance(mean, Tensor) else mean
+        s = std._data if isinstance(std, Tensor) else std
+        array = draws.standard_normal(shape) * s + m
+        return wrap_array(array.astype(target._data.dtype, copy=False), target._device)
+    if size is None:
+        raise TypeError("normal: give tensor mean/std, or numbers and a size")
+    return normal_(empty(*size if isinstance(size, tuple | list) else (size,), dtype=dtype, device=device),
+                   mean, std, generator=generator)
+
+
+METHODS = {"normal_": normal_, "uniform_": uniform_, "exponential_": exponential_,
+           "bernoulli_": bernoulli_, "random_": random_, "bernoulli": bernoulli,
+           "multinomial": multinomial}
+OPS: list = []

@@ -1,0 +1,79 @@
+"""In-place random fills, bernoulli, multinomial and normal: shapes, ranges, generators,
+the copy_ rules they follow, and the errors PyTorch raises."""
+import numpy as np
+import pytest
+
+import genesis
+from tests.helpers import torch_or_skip
+
+
+def seeded(seed=0):
+    return genesis.Generator().manual_seed(seed)
+
+
+def test_fills_draw_in_range_repeatably_with_a_generator():
+    a = genesis.empty(1000).uniform_(-2.0, 3.0, generator=seeded())
+    b = genesis.empty(1000).uniform_(-2.0, 3.0, generator=seeded())
+    assert a.tolist() == b.tolist() and -2.0 <= a.min().item() and a.max().item() < 3.0
+    normal = genesis.empty(20000).normal_(1.0, 2.0, generator=seeded())
+    assert abs(normal.mean().item() - 1.0) < 0.1 and abs(normal.std().item() - 2.0) < 0.1
+    coins = genesis.empty(10000).bernoulli_(0.25, generator=seeded())
+    assert set(coins.tolist()) <= {0.0, 1.0} and abs(coins.mean().item() - 0.25) < 0.03
+    dice = genesis.empty(500, dtype=genesis.int64).random_(1, 7, generator=seeded())
+    assert set(dice.tolist()) == {1, 2, 3, 4, 5, 6}
+    waits = genesis.empty(20000).exponential_(4.0, generator=seeded())
+    assert waits.min().item() >= 0 and abs(waits.mean().item() - 0.25) < 0.02
+
+
+def test_a_fill_follows_copy_rules_on_leaves_that_require_grad():
+    w = genesis.zeros(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf"):
+        w.normal_()
+    with genesis.no_grad():
+        w.normal_()
+    assert w.requires_grad and w.grad_fn is None
+
+
+def test_bad_arguments_raise_as_in_pytorch():
+    torch = torch_or_skip()
+    for call in (lambda m, x: x.normal_(0.0, -1.0), lambda m, x: x.uniform_(2.0, 1.0),
+                 lambda m, x: x.exponential_(0.0), lambda m, x: x.random_(5, 2),
+                 lambda m, x: m.multinomial(x.abs(), 9),
+                 lambda m, x: m.multinomial(x.abs() * 0, 1)):
+        with pytest.raises(RuntimeError):
+            call(torch, torch.ones(4))
+        with pytest.raises(RuntimeError):
+            call(genesis, genesis.ones(4))
+
+
+def test_bernoulli_multinomial_and_normal_draw_what_they_say():
+    probabilities = genesis.tensor([0.0, 1.0, 0.0, 1.0])
+    assert genesis.bernoulli(probabilities).tolist() == [0.0, 1.0, 0.0, 1.0]
+    rows = genesis.tensor([[0.0, 5.0, 0.0], [1.0, 0.0, 0.0]])
+    assert genesis.multinomial(rows, 1).tolist() == [[1], [0]]
+    picked = genesis.multinomial(genesis.ones(6), 6, generator=seeded())
+    assert sorted(picked.tolist()) == list(range(6)) and picked.dtype is genesis.int64
+    repeated = genesis.tensor([1.0, 3.0]).multinomial(4000, replacement=True, generator=seeded())
+    assert abs(repeated.float().mean().item() - 0.75) < 0.03
+    assert genesis.normal(genesis.zeros(2, 3), genesis.ones(3)).shape == (2, 3)
+    assert genesis.normal(2.0, 0.5, (4,)).shape == (4,)
+
+
+def test_a_generator_on_another_device_is_refused():
+    class Elsewhere(genesis.Generator):
+        pass
+    generator = Elsewhere()
+    generator.device = genesis.device("cuda")
+    with pytest.raises(RuntimeError, match="cannot draw numbers for cpu"):
+        genesis.randn(2, generator=generator)
+
+
+def test_generator_state_round_trips_and_seed_repeats():
+    generator = seeded(5)
+    state = generator.get_state()
+    first = genesis.rand(4, generator=generator).tolist()
+    generator.set_state(state)
+    assert genesis.rand(4, generator=generator).tolist() == first
+    assert seeded(5).initial_seed() == 5
+    assert np.isclose(genesis.randn(3, generator=seeded(1)).numpy(),
+                      genesis.randn(3, generator=seeded(1)).numpy()).all()
