@@ -20,6 +20,7 @@ from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, Conv
 from .dropout import Dropout
 from .embedding import Embedding
 from .flatten import Flatten, Unflatten
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .linear import Bilinear, Identity, Linear
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
                    MSELoss, NLLLoss, SmoothL1Loss)
@@ -30,6 +31,7 @@ from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d
                       ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d,
                       ZeroPad3d)
 from .parameter import Parameter
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d,
                       AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d,

@@ -22,6 +22,8 @@ from ..ops.window import fold, unfold
 from ._attention import *  # noqa: F401,F403
 from ._attention import __all__ as _attention_names
 from ._class_losses import *  # noqa: F401,F403
+from .instancenorm import instance_norm
+from .pixelshuffle import pixel_shuffle, pixel_unshuffle
 from ._class_losses import __all__ as _class_loss_names
 from ._layers import *  # noqa: F401,F403
 from ._layers import __all__ as _layer_names
@@ -36,4 +38,4 @@ __all__ = list(_activation_names) + _layer_names + _pointwise_loss_names + _clas
         "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
         "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
         "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "unfold", "fold",
-        "pad"]
+        "pad", "instance_norm", "pixel_shuffle", "pixel_unshuffle"]

@@ -1,4 +1,4 @@
-"""Optimizers (`SGD`, `Adam`, `AdamW`, `RMSprop`, `Adagrad`) and `lr_scheduler`.
+"""Optimizers (`SGD`, `Adam`, `AdamW`, `RMSprop`, `Adagrad`, `Adadelta`) and `lr_scheduler`.
 
 >>> import genesis
 >>> model = genesis.nn.Linear(2, 1)
@@ -7,10 +7,11 @@
 >>> optimizer.zero_grad(); loss.backward(); optimizer.step()
 """
 from . import lr_scheduler
+from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "lr_scheduler"]

@@ -26,6 +26,9 @@ CONFIGS = [
     ("Adagrad", dict(lr=0.1)),
     ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1, initial_accumulator_value=0.1)),
     ("Adagrad", dict(lr=0.1, maximize=True, eps=1e-6)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.8, weight_decay=0.1)),
+    ("Adadelta", dict(maximize=True, eps=1e-4)),
 ]
 IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in options.items())}" for name, options in CONFIGS]
 

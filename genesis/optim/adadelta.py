@@ -1,0 +1,55 @@
+"""Adadelta, as in PyTorch."""
+from __future__ import annotations
+
+from .optimizer import Optimizer
+
+__all__ = ["Adadelta"]
+
+
+class Adadelta(Optimizer):
+    """s = rho s + (1 - rho) g²; d = sqrt(a + eps) / sqrt(s + eps) * g;
+    a = rho a + (1 - rho) d²; p -= lr * d.
+
+    >>> import genesis
+    >>> w = genesis.tensor([1.], requires_grad=True)
+    >>> optimizer = genesis.optim.Adadelta([w], lr=1.0)
+    >>> (w * 2).sum().backward(); optimizer.step(); round(w.item(), 6)
+    0.996838
+    """
+
+    def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
+                 weight_decay: float = 0, *, maximize: bool = False):
+        if lr < 0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        if eps < 0:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if weight_decay < 0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
+                                      maximize=maximize))
+
+    def _update_group(self, group: dict) -> None:
+        lr, rho, eps = group["lr"], group["rho"], group["eps"]
+        weight_decay, maximize = group["weight_decay"], group["maximize"]
+        for param, data, g in self._with_grads(group):
+            xp = param._device.xp
+            state = self.state[param]
+            if not state:
+                state["step"] = 0
+                state["square_avg"] = self._zeros_like(param)
+                state["acc_delta"] = self._zeros_like(param)
+            state["step"] += 1
+            if maximize:
+                g = -g
+            if weight_decay != 0:
+                g = g + weight_decay * data
+            square_avg, acc_delta = state["square_avg"]._data, state["acc_delta"]._data
+            square_avg *= rho
+            square_avg += (1 - rho) * g * g
+            delta = xp.sqrt(acc_delta + eps) / xp.sqrt(square_avg + eps) * g
+            acc_delta *= rho
+            acc_delta += (1 - rho) * delta * delta
+            data -= lr * delta
+            param._version_counter[0] += 1
