@@ -35,11 +35,7 @@ class Adadelta(Optimizer):
         weight_decay, maximize = group["weight_decay"], group["maximize"]
         for param, data, g in self._with_grads(group):
             xp = param._device.xp
-            state = self.state[param]
-            if not state:
-                state["step"] = 0
-                state["square_avg"] = self._zeros_like(param)
-                state["acc_delta"] = self._zeros_like(param)
+            state = self._state_of(param, "square_avg", "acc_delta")
             state["step"] += 1
             if maximize:
                 g = -g

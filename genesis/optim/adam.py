@@ -61,13 +61,8 @@ class Adam(Optimizer):
         fused = {}  # (device, step) -> the parameters one GPU launch updates
         for param, data, g in self._with_grads(group):
             xp = param._device.xp
-            state = self.state[param]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = self._zeros_like(param)
-                state["exp_avg_sq"] = self._zeros_like(param)
-                if amsgrad:
-                    state["max_exp_avg_sq"] = self._zeros_like(param)
+            state = self._state_of(param, "exp_avg", "exp_avg_sq",
+                                   *(["max_exp_avg_sq"] if amsgrad else []))
             step = state["step"] = state["step"] + 1
             if fusing_pays(param._device) and not (amsgrad or maximize) and beta1 > 0.5:
                 fused.setdefault((param._device, step), []).append(

@@ -140,6 +140,16 @@ class Optimizer:
             if grad is not None:
                 yield param, param._data, grad._data
 
+    def _state_of(self, param: Tensor, *buffers: str) -> dict:
+        """The state of `param`; on its first update made as step 0 and a zero-filled buffer
+        (shaped like the parameter) per name in `buffers`."""
+        state = self.state[param]
+        if not state:
+            state["step"] = 0
+            for name in buffers:
+                state[name] = self._zeros_like(param)
+        return state
+
     @staticmethod
     def _zeros_like(param: Tensor) -> Tensor:
         """A zero-filled state buffer (momentum, running averages) shaped like `param`."""

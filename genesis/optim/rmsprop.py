@@ -34,14 +34,8 @@ class RMSprop(Optimizer):
         maximize = group["maximize"]
         for param, data, g in self._with_grads(group):
             xp = param._device.xp
-            state = self.state[param]
-            if not state:
-                state["step"] = 0
-                state["square_avg"] = self._zeros_like(param)
-                if momentum > 0:
-                    state["momentum_buffer"] = self._zeros_like(param)
-                if centered:
-                    state["grad_avg"] = self._zeros_like(param)
+            state = self._state_of(param, "square_avg", *(["momentum_buffer"] if momentum > 0 else []),
+                                   *(["grad_avg"] if centered else []))
             if maximize:
                 g = -g
             state["step"] += 1
