@@ -15,6 +15,8 @@ from .activation import (CELU, ELU, GELU, SELU, Hardsigmoid, Hardswish, Hardtanh
                          Softplus, Tanh)
 from .attention import MultiheadAttention
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from .composite_layers import (GLU, CosineSimilarity, Dropout1d, Dropout2d, Dropout3d, Hardshrink,
+                               LogSigmoid, PairwiseDistance, Softshrink, Softsign, Tanhshrink, Threshold)
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .dropout import Dropout
@@ -32,6 +34,7 @@ from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d
                       ZeroPad3d)
 from .parameter import Parameter
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d,
                       AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d,

@@ -1,0 +1,155 @@
+"""Functional forms written as compositions of genesis ops, so each gradient is the ops'
+(checked by the registry's gradchecks of those ops and by tests/nn/test_composite_functions.py):
+activations (`logsigmoid`, `softsign`, `tanhshrink`, `hardshrink`, `softshrink`,
+`threshold`, `glu`, `prelu`), similarities (`normalize`, `cosine_similarity`,
+`pairwise_distance`), channel dropout (`dropout1d/2d/3d`) and `one_hot`."""
+from __future__ import annotations
+
+from ..creation import zeros
+from ..dtypes import int64
+from ..ops.smooth_activation import softplus
+from ..ops.where import where
+from ..random import generator_for
+from ..tensor import Tensor, wrap_array
+
+__all__ = ["logsigmoid", "softsign", "tanhshrink", "hardshrink", "softshrink", "threshold", "glu",
+           "prelu", "normalize", "cosine_similarity", "pairwise_distance", "one_hot", "dropout1d",
+           "dropout2d", "dropout3d"]
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """log(sigmoid(x)) = -softplus(-x), without overflow."""
+    return -softplus(-input)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """x / (1 + |x|)."""
+    return input / (1 + input.abs())
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x)."""
+    return input - input.tanh()
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, else 0."""
+    return where(input.abs() > lambd, input, 0.0)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd above lambd, x + lambd below -lambd, else 0."""
+    if lambd < 0:
+        raise RuntimeError(f"softshrink: lambda must be greater or equal to 0, but found to be {lambd}")
+    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, else `value`."""
+    return where(input > threshold, input, float(value))
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """The first half of `dim` times the sigmoid of the second half.
+
+    >>> import genesis
+    >>> glu(genesis.tensor([1.0, 0.0])).tolist()
+    [0.5]
+    """
+    if input.shape[dim] % 2:
+        raise RuntimeError(f"glu: halving dimension must be even, but dimension {dim} is size "
+                           f"{input.shape[dim]}")
+    first, second = input.chunk(2, dim)
+    return first * second.sigmoid()
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """x where x >= 0, else weight * x; `weight` has one slope, or one per channel (dim 1)."""
+    if weight.numel() != 1:
+        if input.ndim < 2 or input.shape[1] != weight.numel():
+            raise RuntimeError(f"prelu: {weight.numel()} slopes for an input of shape "
+                               f"{tuple(input.shape)}: give 1, or one per channel (dim 1)")
+        weight = weight.reshape((1, -1) + (1,) * (input.ndim - 2))
+    return where(input >= 0, input, weight * input)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """`input` divided by its p-norm along `dim` (at least eps).
+
+    >>> import genesis
+    >>> normalize(genesis.tensor([[3.0, 4.0]])).tolist()
+    [[0.6000000238418579, 0.800000011920929]]
+    """
+    return input / input.norm(p, dim, keepdim=True).clamp(min=eps).expand_as(input)
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """The cosine of the angle between x1 and x2 along `dim` (each norm at least eps)."""
+    dot = (x1 * x2).sum(dim)
+    norms = x1.norm(2, dim).clamp(min=eps) * x2.norm(2, dim).clamp(min=eps)
+    return dot / norms
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:
+    """The p-norm of x1 - x2 + eps along the last dim."""
+    return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 one-hot vectors of the class indices in `tensor` (a new last dim of num_classes;
+    -1: the largest index + 1).
+
+    >>> import genesis
+    >>> one_hot(genesis.tensor([0, 2]), 3).tolist()
+    [[1, 0, 0], [0, 0, 1]]
+    """
+    if tensor._data.dtype.kind not in "iu":
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    data = tensor._data
+    if data.size and (data < 0).any():
+        raise RuntimeError("one_hot: class values must be non-negative.")
+    largest = int(data.max()) + 1 if data.size else 0
+    if num_classes == -1:
+        if not data.size:
+            raise RuntimeError("one_hot: can not infer total number of classes from empty tensor.")
+        num_classes = largest
+    elif largest > num_classes:
+        raise RuntimeError("one_hot: class values must be smaller than num_classes.")
+    out = zeros(*tensor.shape, num_classes, dtype=int64, device=tensor._device)
+    xp = tensor._device.xp
+    xp.put_along_axis(out._data, data.astype("int64")[..., None], 1, axis=-1)
+    return out
+
+
+def _channel_dropout(input: Tensor, p: float, training: bool, spatial: int, op: str) -> Tensor:
+    """Zero whole channels (every spatial position of a (sample, channel)) with probability
+    p, scaling the kept ones by 1 / (1 - p)."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.ndim not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"{op}: expected {spatial + 1}D or {spatial + 2}D input, got shape "
+                           f"{tuple(input.shape)}")
+    if not training or p == 0:
+        return input
+    if p == 1:
+        return input * 0.0
+    kept_shape = tuple(input.shape[:input.ndim - spatial]) + (1,) * spatial
+    draws = generator_for(input._device).random(kept_shape)
+    mask = wrap_array(((draws >= p) / (1 - p)).astype(input._data.dtype), input._device)
+    return input * mask
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Channel dropout for (N, C, L) or (C, L) inputs."""
+    return _channel_dropout(input, p, training, 1, "dropout1d")
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Channel dropout for (N, C, H, W) or (C, H, W) inputs."""
+    return _channel_dropout(input, p, training, 2, "dropout2d")
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Channel dropout for (N, C, D, H, W) or (C, D, H, W) inputs."""
+    return _channel_dropout(input, p, training, 3, "dropout3d")
