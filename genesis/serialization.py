@@ -53,11 +53,13 @@ class CheckpointError(ValueError, RuntimeError):
     the RuntimeError that torch.load raises for a corrupt archive."""
 
 
-def save(obj, f) -> None:
-    """Write `obj` (nested dicts/lists/tuples of tensors, numbers, strings, bools, None) to
-    `f`, a path or a binary file object. The file name is used as given (no ".npz" added);
-    a path is replaced atomically (the old file stays whole if the save fails). A path that
-    is a read-only file raises PermissionError and the file is left as it was."""
+def save(obj, f, pickle_module=None, pickle_protocol: int = 2,
+         _use_new_zipfile_serialization: bool = True) -> None:
+    """Write `obj` (nested dicts/lists/tuples of tensors, NumPy arrays, numbers, strings,
+    bools, None) to `f`, a path or a binary file object. The file name is used as given (no
+    ".npz" added); a path is replaced atomically (the old file stays whole if the save
+    fails). A path that is a read-only file raises PermissionError and the file is left as
+    it was. PyTorch's pickle options are accepted and change nothing: nothing is pickled."""
     target = _target(f, "save", "wb")
     arrays: dict = {}
     manifest = {"format": _FORMAT, "root": _encode(obj, arrays, {}, "obj", set())}
@@ -96,6 +98,13 @@ def _encode(value, arrays: dict, seen: dict, path: str, open_containers: set):
         return value if not isinstance(value, float) or np.isfinite(value) else {"float": repr(value)}
     if isinstance(value, np.generic) and value.dtype.kind in "biuf":
         return _encode(value.item(), arrays, seen, path, open_containers)
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "biuf":
+            raise TypeError(f"genesis.save can't store a NumPy array of dtype {value.dtype} at "
+                            f"{path}: only numeric and bool arrays (nothing is pickled)")
+        name = f"a{len(arrays)}"
+        arrays[name] = np.ascontiguousarray(value)
+        return {"ndarray": name, "dtype": value.dtype.name}
     if not isinstance(value, dict | list | tuple):
         hint = " (save its state_dict() instead)" if hasattr(value, "state_dict") else ""
         raise TypeError(f"genesis.save can't store {with_article(type(value).__name__)} at "
@@ -139,9 +148,14 @@ def _store_tensor(tensor: Tensor, arrays: dict, seen: dict, path: str) -> dict:
     return entry
 
 
-def load(f, map_location=None):
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
+         **pickle_load_args):
     """Read what `save` wrote. Tensors go back to the device they were saved from, or to
-    `map_location` ("cpu", "cuda:0", a genesis.device) when given.
+    `map_location`: a device ("cpu", "cuda:0", a genesis.device), a dict from the saved
+    device's name to a device (`{"cuda:0": "cpu"}`), or a function of (tensor on the CPU,
+    saved device's name) that returns the tensor to use, as PyTorch's
+    `lambda storage, location: storage`. Loading never runs code, so `weights_only` (either
+    value) and PyTorch's other pickle options are accepted and change nothing.
 
     A file that is not a genesis checkpoint raises CheckpointError naming it:
 
@@ -151,7 +165,7 @@ def load(f, map_location=None):
     ...
     genesis.serialization.CheckpointError: the file object is not a genesis checkpoint: it is not a zip archive (genesis.save writes a NumPy .npz archive), so it is not a file genesis.save wrote
     """
-    target = as_device(map_location) if map_location is not None else None
+    target = _placement(map_location)
     source = _target(f, "load", "rb")
     name = repr(source) if isinstance(source, str) else _file_object_name(source)
     _require_zip(source, name)
@@ -251,6 +265,8 @@ def _decode(value, archive: _Archive, target, built: dict):
         return value
     if "tensor" in value:
         return _load_tensor(value["tensor"], archive, target, built)
+    if set(value) == {"ndarray", "dtype"} and isinstance(value["dtype"], str):
+        return archive.array(value["ndarray"], value["dtype"])
     kind = next(iter(value), None) if len(value) == 1 else None
     items = value[kind] if kind is not None else None
     if kind == "dict" and isinstance(items, list) and all(
@@ -283,16 +299,40 @@ def _load_tensor(entry: dict, archive: _Archive, target, built: dict) -> Tensor:
     array = archive.array(name, entry["dtype"])
     if entry["dtype"] == "bfloat16":
         array = array.view(dtype.numpy_dtype)
-    device = target if target is not None else as_device(entry["device"])
+    if callable(target):  # map_location=function(tensor on the CPU, saved device's name)
+        tensor = target(wrap_array(array, cpu), entry["device"])
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"map_location returned {with_article(type(tensor).__name__)}; it must "
+                            "return the tensor it was given (or a copy of it on a device)")
+        built[name] = _with_grad_state(tensor, entry)
+        return built[name]
+    if isinstance(target, dict):
+        device = as_device(target.get(entry["device"], entry["device"]))
+    else:
+        device = target if target is not None else as_device(entry["device"])
     try:
         data = transfer(array, cpu, device)
     except DeviceError as error:
         raise DeviceError(f"{error}; the tensor was saved on {entry['device']}: pass "
                           "map_location='cpu' to genesis.load to load it on the CPU") from None
-    tensor = wrap_array(data, device)
+    built[name] = _with_grad_state(wrap_array(data, device), entry)
+    return built[name]
+
+
+def _with_grad_state(tensor: Tensor, entry: dict) -> Tensor:
+    """The loaded tensor as it was saved: a Parameter, or requiring grad, or neither."""
     if entry["parameter"]:
-        tensor = Parameter(tensor, requires_grad=entry["requires_grad"])
-    elif entry["requires_grad"]:
+        return Parameter(tensor, requires_grad=entry["requires_grad"])
+    if entry["requires_grad"]:
         tensor.requires_grad_()
-    built[name] = tensor
     return tensor
+
+
+def _placement(map_location):
+    """`map_location` for _load_tensor: None, a device, a dict of saved name -> device name
+    (names as devices normalise them), or a function."""
+    if map_location is None or callable(map_location) and not isinstance(map_location, str):
+        return map_location
+    if isinstance(map_location, dict):
+        return {str(as_device(key)): str(as_device(value)) for key, value in map_location.items()}
+    return as_device(map_location)

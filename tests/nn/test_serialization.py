@@ -146,3 +146,24 @@ def test_map_location_moves_tensors(monkeypatch):
     monkeypatch.setattr(genesis.Device("cuda", 0), "_xp", None)
     loaded = _round_trip({"w": genesis.ones(2)}, map_location="cuda")
     assert loaded["w"].device == genesis.device("cuda") and loaded["w"].tolist() == [1.0, 1.0]
+
+
+def test_checkpoints_hold_numpy_arrays_and_take_pytorchs_load_options(tmp_path):
+    path = tmp_path / "checkpoint.pt"
+    checkpoint = {"model": {"w": genesis.ones(2)}, "epoch": 3, "losses": [0.5, 0.25],
+                  "indices": np.arange(4), "mask": np.array([True, False]),
+                  "stats": np.eye(2, dtype=np.float32), "note": "run 1"}
+    genesis.save(checkpoint, path, pickle_protocol=4)
+    for options in ({}, {"weights_only": True}, {"weights_only": False, "mmap": False},
+                    {"map_location": "cpu"}, {"map_location": {"cpu": "cpu"}},
+                    {"map_location": lambda storage, location: storage}):
+        back = genesis.load(path, **options)
+        assert back["epoch"] == 3 and back["note"] == "run 1" and back["losses"] == [0.5, 0.25]
+        assert back["model"]["w"].tolist() == [1.0, 1.0]
+        for key in ("indices", "mask", "stats"):
+            assert isinstance(back[key], np.ndarray) and back[key].dtype == checkpoint[key].dtype
+            np.testing.assert_array_equal(back[key], checkpoint[key])
+    with pytest.raises(TypeError, match="only numeric and bool arrays"):
+        genesis.save({"names": np.array(["a", "b"])}, tmp_path / "strings.pt")
+    with pytest.raises(TypeError, match="map_location returned"):
+        genesis.load(path, map_location=lambda storage, location: "cpu")
