@@ -37,7 +37,7 @@ from .serialization import load, save
 from . import debug, linalg
 from . import cuda
 
-from . import amp, utils
+from . import amp, testing, utils
 from .amp import GradScaler, autocast
 
 globals().update(_ops.public_functions())

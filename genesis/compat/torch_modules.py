@@ -37,6 +37,7 @@ MODULES = {
     "torch.cuda.amp": "genesis.amp",
     "torch.linalg": "genesis.linalg",
     "torch.serialization": "genesis.serialization",
+    "torch.testing": "genesis.testing",
     "torch.backends": "genesis.compat.torch_backends",
     "torch.backends.cudnn": "genesis.compat.torch_backends.cudnn",
     "torch.backends.cuda": "genesis.compat.torch_backends.cuda",
