@@ -9,7 +9,7 @@ families in the op registry (`genesis.ops.registry`).
 (2, 1)
 """
 from . import registered_ops  # puts nn's Functions in the op registry
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 from .activation import (CELU, ELU, GELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
                          LogSoftmax, Mish, PReLU, ReLU, ReLU6, Sigmoid, SiLU, Softmax, Softmin,
                          Softplus, Tanh)
@@ -32,6 +32,7 @@ from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d
                       ConstantPad3d, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d,
                       ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d,
                       ZeroPad3d)
+from .parallel import DataParallel
 from .parameter import Parameter
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d

@@ -111,3 +111,19 @@ def test_dir_lists_genesis_names_and_submodules():
         import torch
         names = dir(torch)
     assert {"randn", "nn", "optim", "backends", "cuda"} <= set(names)
+
+
+def test_one_device_parallel_and_accelerator():
+    with serve_torch():
+        import torch
+        model = torch.nn.DataParallel(torch.nn.Linear(2, 3))
+        assert isinstance(model.module, torch.nn.Linear)
+        assert sorted(model.state_dict()) == ["module.bias", "module.weight"]
+        assert model(torch.ones(4, 2)).shape == (4, 3)
+        assert torch.nn.parallel.DataParallel is torch.nn.DataParallel
+        if not torch.cuda.is_available():
+            assert torch.accelerator.current_accelerator() is None
+            assert not torch.accelerator.is_available() and torch.accelerator.device_count() == 0
+        with pytest.raises(UnsupportedTorchAPI, match="DistributedDataParallel"):
+            torch.nn.parallel.DistributedDataParallel  # noqa: B018
+        assert torch.testing.assert_close(torch.ones(1), torch.ones(1)) is None
