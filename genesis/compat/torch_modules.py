@@ -46,7 +46,8 @@ MODULES = {
     "torch.backends.mps": "genesis.compat.torch_backends.mps",
     # import fine, offer nothing yet
     "torch.onnx": None,
-    "torch.utils.tensorboard": None,
+    "torch.jit": None,
+    "torch.utils.tensorboard": "genesis.utils.tensorboard",
 }
 
 # torch name -> the genesis name of the same thing, where they differ
