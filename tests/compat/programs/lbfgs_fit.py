@@ -1,0 +1,29 @@
+"""Fitting a small curve with L-BFGS and a strong-Wolfe line search: the closure re-evaluates
+the loss, as PyTorch's LBFGS requires."""
+import os
+
+import numpy as np
+import torch
+
+rng = np.random.default_rng(5)
+x = torch.from_numpy(np.linspace(-2, 2, 40).astype(np.float32)).unsqueeze(1)
+y = torch.sin(x) + torch.from_numpy(rng.normal(0, 0.05, (40, 1)).astype(np.float32))
+model = torch.nn.Sequential(torch.nn.Linear(1, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
+if os.environ.get("SAVE_WEIGHTS"):
+    np.savez(os.environ["SAVE_WEIGHTS"], **{k: v.detach().numpy() for k, v in model.state_dict().items()})
+if os.environ.get("LOAD_WEIGHTS"):
+    model.load_state_dict({k: torch.from_numpy(v) for k, v in np.load(os.environ["LOAD_WEIGHTS"]).items()})
+optimizer = torch.optim.LBFGS(model.parameters(), lr=1, max_iter=10, history_size=10,
+                              line_search_fn="strong_wolfe")
+
+
+def closure():
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    return loss
+
+
+for step in range(5):
+    loss = optimizer.step(closure)
+    print(f"loss {step} {loss.item():.6f}")
