@@ -141,8 +141,14 @@ class GradScaler:
     tensor([0.7000], requires_grad=True)
     """
 
-    def __init__(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,
+    def __init__(self, device: str = "cuda", init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,
                  backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True):
+        """`device` is accepted as in `torch.amp.GradScaler(device, ...)` and recorded: the
+        scaler works with the gradients on whatever device they are."""
+        if not isinstance(device, str | Device):
+            raise TypeError(f"GradScaler: device must be a device name such as \"cuda\", got "
+                            f"{device!r}; pass the initial scale as init_scale=")
+        self.device = str(device)
         if growth_factor <= 1.0 or not 0.0 < backoff_factor < 1.0:
             raise ValueError("GradScaler: growth_factor must be > 1 and backoff_factor in (0, 1)")
         self._scale = float(init_scale)

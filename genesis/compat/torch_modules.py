@@ -35,7 +35,7 @@ MODULES = {
     "torch.utils.data": "genesis.utils.data",
     "torch.amp": "genesis.amp",
     "torch.cuda": "genesis.cuda",
-    "torch.cuda.amp": "genesis.amp",
+    "torch.cuda.amp": "genesis.compat.torch_cuda_amp",
     "torch.linalg": "genesis.linalg",
     "torch.serialization": "genesis.serialization",
     "torch.testing": "genesis.testing",
