@@ -24,7 +24,7 @@ from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_",
            "eye_", "orthogonal_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
-           "kaiming_normal_"]
+           "kaiming_normal_", "dirac_", "sparse_"]
 
 _LINEAR_FAMILY = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
                   "conv_transpose3d", "sigmoid")
@@ -193,3 +193,48 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     return normal_(tensor, 0.0, std)
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-, 4- or 5-D convolution weight with the Dirac delta: each output channel
+    (within each of `groups`) passes its matching input channel through unchanged.
+
+    >>> import genesis
+    >>> weight = dirac_(genesis.empty(2, 2, 3))
+    >>> weight[0, 0].tolist(), weight[0, 1].tolist()
+    ([0.0, 1.0, 0.0], [0.0, 0.0, 0.0])
+    """
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError(f"dirac_ needs a 3, 4 or 5-D tensor (a convolution weight), got shape "
+                         f"{tuple(tensor.shape)}")
+    out_channels = tensor.shape[0]
+    if out_channels % groups:
+        raise ValueError(f"dirac_: the {out_channels} output channels must split into {groups} groups")
+    per_group = out_channels // groups
+    xp = tensor._device.xp
+    values = xp.zeros(tensor.shape, tensor._data.dtype)
+    centre = tuple(extent // 2 for extent in tensor.shape[2:])
+    for group in range(groups):
+        for channel in range(min(per_group, tensor.shape[1])):
+            values[(group * per_group + channel, channel) + centre] = 1
+    return _store(tensor, values)
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01) -> Tensor:
+    """Fill a 2-D tensor with N(0, std²) values, then zero ceil(sparsity * rows) randomly
+    chosen entries in each column.
+
+    >>> import genesis
+    >>> weight = sparse_(genesis.empty(10, 3), sparsity=0.3)
+    >>> [int((weight[:, c] == 0).sum()) for c in range(3)]
+    [3, 3, 3]
+    """
+    if tensor.ndim != 2:
+        raise ValueError(f"sparse_ needs a 2-D tensor, got shape {tuple(tensor.shape)}")
+    rows, columns = tensor.shape
+    zeros_per_column = int(math.ceil(sparsity * rows))
+    generator = generator_for(tensor._device)
+    values = generator.standard_normal((rows, columns)) * std
+    for column in range(columns):
+        values[generator.permutation(rows)[:zeros_per_column], column] = 0
+    return _store(tensor, values)

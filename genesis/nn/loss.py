@@ -10,9 +10,29 @@ __all__ = ["MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEn
 
 
 class _Loss(Module):
-    def __init__(self, reduction: str = "mean"):
+    """The base of loss modules (PyTorch's `torch.nn.modules.loss._Loss`): holds `reduction`.
+    PyTorch's legacy `size_average` and `reduce` flags are turned into it as PyTorch does
+    (reduce=False: "none"; size_average=False: "sum"; else "mean").
+
+    >>> _Loss(size_average=False).reduction
+    'sum'
+    """
+
+    def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean"):
         super().__init__()
+        if size_average is not None or reduce is not None:
+            reduction = "none" if reduce is False else "sum" if size_average is False else "mean"
         self.reduction = reduction
+
+
+class _WeightedLoss(_Loss):
+    """A loss with per-class weights, kept as the buffer `weight` (PyTorch's `_WeightedLoss`)."""
+
+    def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
+                 reduce: bool | None = None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
 
 
 class MSELoss(_Loss):
@@ -33,7 +53,7 @@ class SmoothL1Loss(_Loss):
     """Quadratic below `beta`, linear above (see `functional.smooth_l1_loss`)."""
 
     def __init__(self, reduction: str = "mean", beta: float = 1.0):
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.beta = beta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -44,7 +64,7 @@ class HuberLoss(_Loss):
     """Quadratic below `delta`, linear (slope delta) above (see `functional.huber_loss`)."""
 
     def __init__(self, reduction: str = "mean", delta: float = 1.0):
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.delta = delta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -55,7 +75,7 @@ class NLLLoss(_Loss):
     """Negative log likelihood of log-probabilities; `weight` is kept as a buffer."""
 
     def __init__(self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean"):
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.register_buffer("weight", weight)
         self.ignore_index = ignore_index
 
@@ -74,7 +94,7 @@ class CrossEntropyLoss(_Loss):
 
     def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
                  reduction: str = "mean", label_smoothing: float = 0.0):
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.register_buffer("weight", weight)
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
 
@@ -87,7 +107,7 @@ class BCELoss(_Loss):
     """Binary cross entropy of probabilities."""
 
     def __init__(self, weight: Tensor | None = None, reduction: str = "mean"):
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.register_buffer("weight", weight)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -99,7 +119,7 @@ class BCEWithLogitsLoss(_Loss):
 
     def __init__(self, weight: Tensor | None = None, reduction: str = "mean",
                  pos_weight: Tensor | None = None):
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
 
@@ -112,7 +132,7 @@ class KLDivLoss(_Loss):
     """KL divergence of log-probability inputs from targets; use reduction="batchmean"."""
 
     def __init__(self, reduction: str = "mean", log_target: bool = False):
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.log_target = log_target
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:

@@ -127,3 +127,21 @@ def test_one_device_parallel_and_accelerator():
         with pytest.raises(UnsupportedTorchAPI, match="DistributedDataParallel"):
             torch.nn.parallel.DistributedDataParallel  # noqa: B018
         assert torch.testing.assert_close(torch.ones(1), torch.ones(1)) is None
+
+
+def test_every_served_module_imports_and_names_its_torch_counterparts():
+    from genesis.compat.torch_modules import MODULES
+    with serve_torch():
+        import importlib
+        for name in MODULES:
+            assert is_served(importlib.import_module(name)), name
+        from torch.nn.modules.batchnorm import _BatchNorm
+        from torch.nn.modules.loss import _Loss, _WeightedLoss
+
+        class FocalLoss(_WeightedLoss):  # how programs write their own losses
+            def __init__(self, weight=None, gamma=2.0):
+                super().__init__(weight, reduction="mean")
+                self.gamma = gamma
+
+        assert FocalLoss(genesis.ones(3)).weight.shape == (3,) and issubclass(FocalLoss, _Loss)
+        assert issubclass(genesis.nn.BatchNorm2d, _BatchNorm)

@@ -109,3 +109,20 @@ def test_half_precision_and_reproducibility():
 
 def test_empty_tensors_are_left_alone():
     assert init.kaiming_uniform_(genesis.empty(0, 3)).shape == (0, 3)
+
+
+@pytest.mark.parametrize("shape, groups", [((4, 2, 3, 3), 1), ((4, 2, 3), 2), ((6, 3, 3, 3, 3), 2),
+                                           ((2, 4, 5, 5), 1)])
+def test_dirac_matches_pytorch(shape, groups):
+    torch = torch_or_skip()
+    mine = genesis.nn.init.dirac_(genesis.empty(*shape), groups)
+    np.testing.assert_array_equal(mine.numpy(), torch.nn.init.dirac_(torch.empty(*shape), groups).numpy())
+
+
+def test_sparse_zeroes_a_share_of_each_column_and_refuses_other_shapes():
+    weight = genesis.nn.init.sparse_(genesis.empty(20, 4), sparsity=0.25, std=0.5)
+    assert [int((weight[:, c] == 0).sum()) for c in range(4)] == [5, 5, 5, 5]
+    with pytest.raises(ValueError, match="2-D"):
+        genesis.nn.init.sparse_(genesis.empty(2, 2, 2), 0.5)
+    with pytest.raises(ValueError, match="3, 4 or 5-D"):
+        genesis.nn.init.dirac_(genesis.empty(2, 2))
