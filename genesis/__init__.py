@@ -32,6 +32,7 @@ from .creation import (arange, empty, empty_like, eye, from_numpy, full, full_li
                        tensor, zeros, zeros_like)
 from .random import Generator, get_rng_state, manual_seed, seed, set_rng_state
 from .sizes import Size
+from .threads import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads
 from . import nn, optim
 from .serialization import load, save
 from . import debug, linalg

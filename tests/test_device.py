@@ -42,3 +42,17 @@ def test_cuda_without_cupy_is_a_clear_error(monkeypatch):
         genesis.zeros(2, device="cuda:7")
     with pytest.raises(DeviceError, match="CuPy"):
         genesis.tensor([1.0]).to("cuda:7")
+
+
+def test_set_num_threads_sizes_the_blas_pool_and_refuses_nonsense():
+    before = genesis.get_num_threads()
+    try:
+        genesis.set_num_threads(1)
+        assert genesis.get_num_threads() == 1
+    finally:
+        genesis.set_num_threads(before)
+    assert genesis.get_num_threads() == before
+    with pytest.raises(RuntimeError, match="positive integer"):
+        genesis.set_num_threads(0)
+    genesis.set_num_interop_threads(3)
+    assert genesis.get_num_interop_threads() == 3
