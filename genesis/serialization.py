@@ -100,8 +100,9 @@ def _encode(value, arrays: dict, seen: dict, path: str, open_containers: set):
         return _encode(value.item(), arrays, seen, path, open_containers)
     if isinstance(value, np.ndarray):
         if value.dtype.kind not in "biuf":
-            raise TypeError(f"genesis.save can't store a NumPy array (ndarray) of dtype {value.dtype} at "
-                            f"{path}: only numeric and bool arrays (nothing is pickled)")
+            raise TypeError(f"genesis.save can't store a NumPy array (ndarray) of dtype "
+                            f"{value.dtype} at {path}: only numeric and bool arrays (nothing is "
+                            "pickled)")
         name = f"a{len(arrays)}"
         arrays[name] = np.ascontiguousarray(value)
         return {"ndarray": name, "dtype": value.dtype.name}

@@ -145,6 +145,7 @@ class Tensor:
     def bernoulli(self, p=None, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def bernoulli_(self, p=0.5, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def bfloat16(self, memory_format=None): ...  # genesis.ops.convert
+    def bincount(self, weights: Tensor | None = None, minlength: int = 0) -> Tensor: ...  # genesis.ops.composites
     def bitwise_and(self, other) -> Tensor: ...  # genesis.ops.logical
     def bitwise_and_(self, other) -> Tensor: ...  # genesis.ops.logical
     def bitwise_not(self) -> Tensor: ...  # genesis.ops.logical
@@ -174,6 +175,7 @@ class Tensor:
     def cos_(self) -> Tensor: ...  # genesis.ops.unary
     def cosh(self) -> Tensor: ...  # genesis.ops.unary
     def cosh_(self) -> Tensor: ...  # genesis.ops.unary
+    def count_nonzero(self, dim=None) -> Tensor: ...  # genesis.ops.composites
     def cpu(self) -> Tensor: ...  # genesis.ops.convert
     def cuda(self, device=None, non_blocking: bool = False) -> Tensor: ...  # genesis.ops.convert
     def cumprod(self, dim: int, *, dtype=None) -> Tensor: ...  # genesis.ops.cumulative
@@ -189,6 +191,7 @@ class Tensor:
     def device(self) -> Device: ...
     def diag(self, diagonal: int = 0) -> Tensor: ...  # genesis.ops.matrix
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor: ...  # genesis.ops.matrix
+    def diff(self, n: int = 1, dim: int = -1, prepend: Tensor | None = None, append: Tensor | None = None) -> Tensor: ...  # genesis.ops.composites
     def dim(self) -> int: ...
     def div(self, other, *, rounding_mode=None) -> Tensor: ...  # genesis.ops.elementwise
     def div_(self, other, *, rounding_mode=None) -> Tensor: ...  # genesis.ops.elementwise
@@ -286,6 +289,7 @@ class Tensor:
     def logical_not(self) -> Tensor: ...  # genesis.ops.logical
     def logical_or(self, other) -> Tensor: ...  # genesis.ops.logical
     def logical_xor(self, other) -> Tensor: ...  # genesis.ops.logical
+    def logit(self, eps: float | None = None) -> Tensor: ...  # genesis.ops.composites
     def logsumexp(self, dim, keepdim: bool = False) -> Tensor: ...  # genesis.ops.softmax
     def long(self, memory_format=None): ...  # genesis.ops.convert
     def lt(self, other) -> Tensor: ...  # genesis.ops.comparison
@@ -298,6 +302,7 @@ class Tensor:
     def max(self, dim=None, keepdim: bool = False): ...  # genesis.ops.extrema
     def maximum(self, other) -> Tensor: ...  # genesis.ops.pairwise_extrema
     def mean(self, dim=None, keepdim: bool = False, *, axis=None, keepdims=None) -> Tensor: ...  # genesis.ops.reduce
+    def median(self, dim: int | None = None, keepdim: bool = False): ...  # genesis.ops.composites
     def min(self, dim=None, keepdim: bool = False): ...  # genesis.ops.extrema
     def minimum(self, other) -> Tensor: ...  # genesis.ops.pairwise_extrema
     def mm(self, mat2: Tensor) -> Tensor: ...  # genesis.ops.linalg
@@ -309,6 +314,7 @@ class Tensor:
     def multinomial(self, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def multiply(self, other) -> Tensor: ...  # genesis.ops.elementwise
     def multiply_(self, other) -> Tensor: ...  # genesis.ops.elementwise
+    def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor: ...  # genesis.ops.composites
     def narrow(self, dim: int, start: int, length: int) -> Tensor: ...  # genesis.ops.shape
     @property
     def ndim(self) -> int: ...
@@ -344,6 +350,7 @@ class Tensor:
     def remainder(self, other) -> Tensor: ...  # genesis.ops.division
     def remainder_(self, other) -> Tensor: ...  # genesis.ops.division
     def repeat(self, *repeats) -> Tensor: ...  # genesis.ops.reorder
+    def repeat_interleave(self, repeats=None, dim: int | None = None, *, output_size=None) -> Tensor: ...  # genesis.ops.composites
     @property
     def requires_grad(self) -> bool: ...
     @requires_grad.setter
@@ -395,11 +402,13 @@ class Tensor:
     def swapaxes(self, *dims) -> Tensor: ...  # genesis.ops.shape
     def swapdims(self, *dims) -> Tensor: ...  # genesis.ops.shape
     def t(self) -> Tensor: ...  # genesis.ops.tensor_info
+    def take(self, index: Tensor) -> Tensor: ...  # genesis.ops.composites
     def take_along_dim(self, indices: Tensor, dim: int | None = None) -> Tensor: ...  # genesis.ops.gather
     def tan(self) -> Tensor: ...  # genesis.ops.unary
     def tan_(self) -> Tensor: ...  # genesis.ops.unary
     def tanh(self) -> Tensor: ...  # genesis.ops.unary
     def tanh_(self) -> Tensor: ...  # genesis.ops.unary
+    def tensordot(self, b: Tensor, dims=2) -> Tensor: ...  # genesis.ops.composites
     def tile(self, dims) -> Tensor: ...  # genesis.ops.reorder
     def to(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.convert
     def tolist(self): ...
@@ -416,11 +425,13 @@ class Tensor:
     def unbind(self, dim: int = 0) -> tuple: ...  # genesis.ops.join
     def unflatten(self, dim: int, sizes) -> Tensor: ...  # genesis.ops.shape
     def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
+    def unique(self, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None): ...  # genesis.ops.composites
     def unsqueeze(self, dim: int) -> Tensor: ...  # genesis.ops.shape
     def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, axis=None, keepdims=None) -> Tensor: ...  # genesis.ops.reduce
     def view(self, *shape) -> Tensor: ...  # genesis.ops.shape
     def view_as(self, other: Tensor) -> Tensor: ...  # genesis.ops.tensor_info
     def where(self, condition, other) -> Tensor: ...  # genesis.ops.where
+    def xlogy(self, other) -> Tensor: ...  # genesis.ops.composites
     def zero_(self) -> Tensor: ...  # genesis.ops.fill
     def zero_grad(self) -> None: ...
 
