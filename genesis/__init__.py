@@ -27,7 +27,7 @@ from . import autograd
 from .autograd import (Function, enable_grad, inference_mode, is_grad_enabled,
                        is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .autograd import grad_mode as _grad_mode
-from .creation import (arange, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones,
+from .creation import (arange, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace, ones,
                        ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm,
                        tensor, zeros, zeros_like)
 from .random import Generator, get_rng_state, manual_seed, seed, set_rng_state

@@ -24,7 +24,7 @@ from .sizes import describe_value, integer, shape_of
 from .tensor import Tensor, wrap_array
 
 __all__ = ["tensor", "from_numpy", "zeros", "ones", "full", "empty", "randn", "rand", "randint", "randperm",
-           "arange", "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like",
+           "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like",
            "randn_like", "rand_like", "randint_like"]
 
 
@@ -281,6 +281,20 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: 
     device = as_device(device)
     array = _allocated("linspace", lambda: device.xp.linspace(start, end, steps), (steps,))
     return _finish(array.astype(numpy_dtype), device, requires_grad)
+
+
+def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """`steps` values base ** x for x evenly spaced from `start` to `end` inclusive.
+
+    >>> import genesis
+    >>> genesis.logspace(0, 2, 3).tolist()
+    [1.0, 10.0, 100.0]
+    """
+    exponents = linspace(start, end, steps, dtype=dtypes.float64, device=device)
+    chosen = get_dtype(dtype) if dtype is not None else dtypes.float32
+    array = (float(base) ** exponents._data).astype(chosen.numpy_dtype)
+    return _finish(array, exponents._device, requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:

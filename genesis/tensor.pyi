@@ -177,6 +177,7 @@ class Tensor:
     def cosh_(self) -> Tensor: ...  # genesis.ops.unary
     def count_nonzero(self, dim=None) -> Tensor: ...  # genesis.ops.composites
     def cpu(self) -> Tensor: ...  # genesis.ops.convert
+    def cross(self, other: Tensor, dim: int | None = None) -> Tensor: ...  # genesis.ops.arrangement
     def cuda(self, device=None, non_blocking: bool = False) -> Tensor: ...  # genesis.ops.convert
     def cumprod(self, dim: int, *, dtype=None) -> Tensor: ...  # genesis.ops.cumulative
     def cumsum(self, dim: int, *, dtype=None) -> Tensor: ...  # genesis.ops.cumulative
@@ -220,6 +221,8 @@ class Tensor:
     def fix_(self) -> Tensor: ...  # genesis.ops.rounding
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor: ...  # genesis.ops.shape
     def flip(self, dims) -> Tensor: ...  # genesis.ops.reorder
+    def fliplr(self) -> Tensor: ...  # genesis.ops.arrangement
+    def flipud(self) -> Tensor: ...  # genesis.ops.arrangement
     def float(self, memory_format=None): ...  # genesis.ops.convert
     def floor(self) -> Tensor: ...  # genesis.ops.rounding
     def floor_(self) -> Tensor: ...  # genesis.ops.rounding
@@ -244,6 +247,7 @@ class Tensor:
     def greater_equal(self, other) -> Tensor: ...  # genesis.ops.comparison
     def gt(self, other) -> Tensor: ...  # genesis.ops.comparison
     def half(self, memory_format=None): ...  # genesis.ops.convert
+    def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Tensor: ...  # genesis.ops.statistics
     def hypot(self, other) -> Tensor: ...  # genesis.ops.binary_math
     def index_add(self, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor: ...  # genesis.ops.gather
     def index_add_(self, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor: ...  # genesis.ops.gather
@@ -267,6 +271,7 @@ class Tensor:
     def isneginf(self) -> Tensor: ...  # genesis.ops.comparison
     def isposinf(self) -> Tensor: ...  # genesis.ops.comparison
     def item(self): ...
+    def kron(self, other: Tensor) -> Tensor: ...  # genesis.ops.arrangement
     def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> tuple: ...  # genesis.ops.sorting
     def le(self, other) -> Tensor: ...  # genesis.ops.comparison
     def lerp(self, end: Tensor, weight) -> Tensor: ...  # genesis.ops.ternary
@@ -315,6 +320,9 @@ class Tensor:
     def multiply(self, other) -> Tensor: ...  # genesis.ops.elementwise
     def multiply_(self, other) -> Tensor: ...  # genesis.ops.elementwise
     def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor: ...  # genesis.ops.composites
+    def nanmean(self, dim=None, keepdim: bool = False) -> Tensor: ...  # genesis.ops.statistics
+    def nanquantile(self, q, dim: int | None = None, keepdim: bool = False, *, interpolation: str = 'linear') -> Tensor: ...  # genesis.ops.statistics
+    def nansum(self, dim=None, keepdim: bool = False) -> Tensor: ...  # genesis.ops.statistics
     def narrow(self, dim: int, start: int, length: int) -> Tensor: ...  # genesis.ops.shape
     @property
     def ndim(self) -> int: ...
@@ -341,6 +349,7 @@ class Tensor:
     def pow(self, exponent) -> Tensor: ...  # genesis.ops.elementwise
     def pow_(self, exponent) -> Tensor: ...  # genesis.ops.elementwise
     def prod(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor: ...  # genesis.ops.reduce
+    def quantile(self, q, dim: int | None = None, keepdim: bool = False, *, interpolation: str = 'linear') -> Tensor: ...  # genesis.ops.statistics
     def random_(self, from_: int = 0, to: int | None = None, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def reciprocal(self) -> Tensor: ...  # genesis.ops.unary
     def reciprocal_(self) -> Tensor: ...  # genesis.ops.unary
@@ -361,6 +370,7 @@ class Tensor:
     @property
     def retains_grad(self) -> bool: ...
     def roll(self, shifts, dims=None) -> Tensor: ...  # genesis.ops.reorder
+    def rot90(self, k: int = 1, dims=(0, 1)) -> Tensor: ...  # genesis.ops.arrangement
     def round(self, decimals: int = 0) -> Tensor: ...  # genesis.ops.rounding
     def round_(self, decimals: int = 0) -> Tensor: ...  # genesis.ops.rounding
     def rsqrt(self) -> Tensor: ...  # genesis.ops.unary

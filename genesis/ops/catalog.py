@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from ..autograd import tensor_methods
 from ..tensor import Tensor
-from . import (activation, binary_math, broadcast, clamp, comparison, composites, convert, cumulative,
-               division, einsum, elementwise, extrema, fill, gather, index, join, linalg, logical,
-               masked, matrix, norm, pairwise_extrema, reduce, reorder, rounding, shape,
-               random_fills, smooth_activation, softmax, sorting, tensor_info, ternary, unary, views,
-               where)
+from . import (activation, arrangement, binary_math, broadcast, clamp, comparison, composites,
+               convert, cumulative, division, einsum, elementwise, extrema, fill, gather, index, join,
+               linalg, logical, masked, matrix, norm, pairwise_extrema, random_fills, reduce,
+               reorder, rounding, shape, smooth_activation, softmax, sorting, statistics,
+               tensor_info, ternary, unary, views, where)
 from . import adaptive_pooling, conv_transpose, convolution, linear_systems, pad, pooling, window
 from .registry import register_family
 
@@ -28,7 +28,8 @@ FAMILIES = (elementwise, division, ternary, unary, rounding, binary_math, where,
             clamp, activation, smooth_activation, softmax, comparison, logical, reduce, shape,
             broadcast, index, linalg, convert, fill, extrema, cumulative, norm, join, reorder,
             matrix, gather, masked, views, einsum, window, convolution, conv_transpose, pooling,
-            adaptive_pooling, pad, linear_systems, sorting, random_fills, tensor_info, composites)
+            adaptive_pooling, pad, linear_systems, sorting, random_fills, tensor_info, composites,
+            statistics, arrangement)
 
 
 def public_functions() -> dict:

@@ -136,7 +136,6 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
              for k, v in enumerate(vectors)]
     if swap:
         grids[0], grids[1] = grids[1], grids[0]
-        grids = [g.transpose(0, 1) for g in grids]
     return tuple(grids)
 
 

@@ -15,7 +15,7 @@ from ._operands import normalize_dim
 from .gather import gather
 from .registry import OpInfo, Sample
 
-__all__ = ["sort", "argsort", "topk", "kthvalue", "msort"]
+__all__ = ["sort", "argsort", "topk", "kthvalue", "msort", "searchsorted", "bucketize"]
 
 sort_result = namedtuple("sort", ("values", "indices"))
 topk_result = namedtuple("topk", ("values", "indices"))
@@ -118,6 +118,42 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
     if not keepdim:
         values, indices = values.squeeze(dim), indices.squeeze(dim)
     return kthvalue_result(values, indices)
+
+
+def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, right: bool = False,
+                 side: str | None = None, sorter: Tensor | None = None) -> Tensor:
+    """Where each value would go in the sorted last dim of `sorted_sequence` to keep it
+    sorted (the first such place, or the last with `right=True` / `side="right"`); an N-D
+    sequence is searched row by row, with `input` holding one row of values per row.
+
+    >>> import genesis
+    >>> searchsorted(genesis.tensor([1, 3, 5]), genesis.tensor([3, 6])).tolist()
+    [1, 3]
+    """
+    side = side or ("right" if right else "left")
+    xp = sorted_sequence._device.xp
+    sequence = sorted_sequence._data
+    if sorter is not None:
+        sequence = xp.take_along_axis(sequence, sorter._data, -1)
+    scalar = not isinstance(input, Tensor)
+    values = xp.asarray(input) if scalar else input._data
+    if sequence.ndim == 1:
+        found = xp.searchsorted(sequence, values, side=side)
+    else:
+        if values.shape[:-1] != sequence.shape[:-1]:
+            raise RuntimeError(f"searchsorted: the leading dims of the values {tuple(values.shape)} "
+                               f"must match those of the sorted sequence {tuple(sequence.shape)}")
+        rows = sequence.reshape(-1, sequence.shape[-1])
+        value_rows = values.reshape(-1, values.shape[-1])
+        found = xp.stack([xp.searchsorted(row, vals, side=side) for row, vals in zip(rows, value_rows)])
+        found = found.reshape(values.shape)
+    return wrap_array(xp.asarray(found, dtype="int32" if out_int32 else "int64"), sorted_sequence._device)
+
+
+def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:
+    """The bucket of each value among the sorted 1-D `boundaries`: i with
+    boundaries[i-1] < x <= boundaries[i] (with `right=True`: boundaries[i-1] <= x < boundaries[i])."""
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
 METHODS = {"sort": sort, "argsort": argsort, "topk": topk, "kthvalue": kthvalue, "msort": msort}

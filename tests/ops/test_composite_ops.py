@@ -1,0 +1,64 @@
+"""The integer-valued and searching ops beside the composites (no gradient to check):
+equal to PyTorch's results; and the composites' edges."""
+import numpy as np
+import pytest
+
+import genesis
+from tests.helpers import torch_or_skip
+
+
+def both(torch, data, dtype=None):
+    return genesis.tensor(data, dtype=dtype), torch.tensor(data, dtype=getattr(torch, dtype) if dtype else None)
+
+
+CALLS = [
+    ("searchsorted", lambda m, a, b: m.searchsorted(a, b), ([[1, 3, 5, 7], [2, 4, 6, 8]], [[3, 6], [1, 9]])),
+    ("searchsorted right", lambda m, a, b: m.searchsorted(a, b, right=True), ([1, 3, 5], [3, 4])),
+    ("bucketize", lambda m, a, b: m.bucketize(a, b), ([1, 4, 7, 9], [1, 3, 5, 7])),
+    ("count_nonzero", lambda m, a: m.count_nonzero(a), ([[0, 1, 2], [0, 0, 3]],)),
+    ("count_nonzero dim", lambda m, a: m.count_nonzero(a, dim=1), ([[0, 1, 2], [0, 0, 3]],)),
+    ("bincount", lambda m, a: m.bincount(a, minlength=6), ([0, 2, 2, 3],)),
+    ("unique", lambda m, a: m.unique(a, return_inverse=True, return_counts=True), ([3, 1, 3, 2, 1],)),
+    ("tril_indices", lambda m: m.tril_indices(3, 4, 1), ()),
+    ("triu_indices", lambda m: m.triu_indices(4, 3, -1), ()),
+    ("meshgrid xy", lambda m, a, b: m.meshgrid(a, b, indexing="xy"), ([1, 2, 3], [4, 5])),
+    ("broadcast_tensors", lambda m, a, b: m.broadcast_tensors(a, b), ([[1], [2]], [3, 4, 5])),
+    ("fliplr", lambda m, a: m.fliplr(a), ([[1, 2, 3], [4, 5, 6]],)),
+    ("flipud", lambda m, a: m.flipud(a), ([[1, 2, 3], [4, 5, 6]],)),
+    ("histc", lambda m, a: m.histc(a, bins=4, min=0, max=4), ([0.5, 1.5, 1.7, 3.9, 7.0],)),
+    ("logspace", lambda m: m.logspace(-1, 2, 4), ()),
+    ("repeat_interleave counts", lambda m, a: m.repeat_interleave(a), ([2, 0, 3],)),
+    ("nanquantile", lambda m, a: m.nanquantile(a, 0.5), ([1.0, float("nan"), 3.0, 4.0],)),
+    ("nanmean dim", lambda m, a: m.nanmean(a, 1), ([[1.0, float("nan")], [2.0, 4.0]],)),
+    ("quantile q tensor", lambda m, a, q: m.quantile(a, q), ([1.0, 2.0, 3.0, 4.0, 10.0], [0.1, 0.5, 0.9])),
+]
+
+
+def _plain(value):
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    return np.asarray(value.tolist(), dtype=np.float64).tolist()
+
+
+@pytest.mark.parametrize("name, call, data", CALLS, ids=[c[0] for c in CALLS])
+def test_matches_pytorch(name, call, data):
+    torch = torch_or_skip()
+    mine = call(genesis, *[genesis.tensor(d) for d in data])
+    theirs = call(torch, *[torch.tensor(d) for d in data])
+    pairs = zip(mine, theirs) if isinstance(mine, tuple) else [(mine, theirs)]
+    for a, b in pairs:
+        np.testing.assert_allclose(np.asarray(_plain(a), dtype=np.float64),
+                                   np.asarray(_plain(b), dtype=np.float64), rtol=1e-6, equal_nan=True)
+
+
+def test_refusals_name_the_problem():
+    with pytest.raises(RuntimeError, match="non-negative integral"):
+        genesis.bincount(genesis.tensor([-1, 2]))
+    with pytest.raises(RuntimeError, match="range \\[0, 1\\]"):
+        genesis.quantile(genesis.tensor([1.0, 2.0]), 1.5)
+    with pytest.raises(RuntimeError, match="length 3"):
+        genesis.cross(genesis.zeros(2, 3), genesis.zeros(2, 3), dim=0)
+    with pytest.raises(RuntimeError, match="2 or fewer dimensions"):
+        genesis.block_diag(genesis.zeros(1, 1, 1))
+    with pytest.raises(RuntimeError, match="cannot be broadcast"):
+        genesis.broadcast_shapes((2, 3), (4,))
