@@ -12,6 +12,15 @@ from .parameter import Parameter
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
 
+def register_affine(module: Module, num_features: int, affine: bool, bias: bool, device, dtype) -> None:
+    """A norm layer's per-channel `weight` (ones) and `bias` (zeros), or None for each it
+    does not have."""
+    module.register_parameter("weight", Parameter(ones(num_features, device=device, dtype=dtype))
+                              if affine else None)
+    module.register_parameter("bias", Parameter(zeros(num_features, device=device, dtype=dtype))
+                              if affine and bias else None)
+
+
 class _BatchNorm(Module):
     _input_dims: tuple = ()
 
@@ -21,10 +30,7 @@ class _BatchNorm(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        self.register_parameter("weight", Parameter(ones(num_features, device=device, dtype=dtype))
-                                if affine else None)
-        self.register_parameter("bias", Parameter(zeros(num_features, device=device, dtype=dtype))
-                                if affine and bias else None)
+        register_affine(self, num_features, affine, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", ones(num_features, device=device, dtype=dtype))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from . import _composite_functions as C
+from .dropout import Dropout
 from .module import Module
 
 __all__ = ["LogSigmoid", "Softsign", "Tanhshrink", "Hardshrink", "Softshrink", "Threshold", "GLU",
@@ -103,20 +104,13 @@ class PairwiseDistance(Module):
         return C.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
-class _ChannelDropout(Module):
-    _function = staticmethod(C.dropout1d)
+class _ChannelDropout(Dropout):
+    """Dropout of whole channels: Dropout's options, its own function."""
 
-    def __init__(self, p: float = 0.5, inplace: bool = False):
-        super().__init__()
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p, self.inplace = p, inplace
+    _function = staticmethod(C.dropout1d)
 
     def forward(self, input: Tensor) -> Tensor:
         return self._function(input, self.p, self.training)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, inplace={self.inplace}"
 
 
 class Dropout1d(_ChannelDropout):

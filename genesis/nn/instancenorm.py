@@ -7,8 +7,8 @@ from ..autograd.grad_mode import no_grad
 from ..creation import ones, zeros
 from ..tensor import Tensor
 from ._norm_functions import batch_norm, group_norm
+from .batchnorm import register_affine
 from .module import Module
-from .parameter import Parameter
 
 __all__ = ["instance_norm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 
@@ -52,10 +52,7 @@ class _InstanceNorm(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        self.register_parameter("weight", Parameter(ones(num_features, device=device, dtype=dtype))
-                                if affine else None)
-        self.register_parameter("bias", Parameter(zeros(num_features, device=device, dtype=dtype))
-                                if affine else None)
+        register_affine(self, num_features, affine, True, device, dtype)
         self.register_buffer("running_mean", zeros(num_features, device=device, dtype=dtype)
                              if track_running_stats else None)
         self.register_buffer("running_var", ones(num_features, device=device, dtype=dtype)
