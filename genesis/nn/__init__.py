@@ -11,7 +11,7 @@ families in the op registry (`genesis.ops.registry`).
 from . import registered_ops  # puts nn's Functions in the op registry
 from . import functional, init, parallel, utils
 from .activation import (CELU, ELU, GELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
-                         LogSoftmax, Mish, PReLU, ReLU, ReLU6, Sigmoid, SiLU, Softmax, Softmin,
+                         LogSoftmax, Mish, PReLU, ReLU, ReLU6, Sigmoid, SiLU, Softmax, Softmax2d, Softmin,
                          Softplus, Tanh)
 from .attention import MultiheadAttention
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
@@ -22,10 +22,14 @@ from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, Conv
 from .dropout import Dropout
 from .embedding import Embedding
 from .flatten import Flatten, Unflatten
+from .fold import Fold, Unfold
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .linear import Bilinear, Identity, Linear
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
                    MSELoss, NLLLoss, SmoothL1Loss)
+from .margin_loss_modules import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss,
+                                  MarginRankingLoss, MultiLabelSoftMarginLoss, PoissonNLLLoss,
+                                  SoftMarginLoss, TripletMarginLoss)
 from .module import Module
 from .normalization import GroupNorm, LayerNorm, RMSNorm
 from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,

@@ -10,7 +10,7 @@ from .parameter import Parameter
 
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish",
            "Softplus", "Hardtanh", "Hardsigmoid", "Hardswish", "Sigmoid", "Tanh", "Softmax",
-           "LogSoftmax", "Softmin"]
+           "LogSoftmax", "Softmin", "Softmax2d"]
 
 
 def _inplace_repr(inplace: bool) -> str:
@@ -262,3 +262,14 @@ class Softmin(Softmax):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softmin(input, self.dim if self.dim is not None else _implicit_dim(input.ndim))
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) of each spatial position of (N, C, H, W) or
+    (C, H, W) inputs."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected an input of 3 or 4 dimensions, got shape "
+                             f"{tuple(input.shape)}")
+        return F.softmax(input, -3)

@@ -24,6 +24,8 @@ from ._attention import __all__ as _attention_names
 from ._class_losses import *  # noqa: F401,F403
 from ._composite_functions import *  # noqa: F401,F403
 from ._composite_functions import __all__ as _composite_names
+from ._margin_losses import *  # noqa: F401,F403
+from ._margin_losses import __all__ as _margin_loss_names
 from .instancenorm import instance_norm
 from .pixelshuffle import pixel_shuffle, pixel_unshuffle
 from .upsampling import interpolate, upsample
@@ -36,7 +38,7 @@ from ._pointwise_losses import *  # noqa: F401,F403
 from ._pointwise_losses import __all__ as _pointwise_loss_names
 
 __all__ = list(_activation_names) + _layer_names + _pointwise_loss_names + _class_loss_names + \
-    _norm_names + _attention_names + _composite_names + [
+    _norm_names + _attention_names + _composite_names + _margin_loss_names + [
         "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
         "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
         "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
