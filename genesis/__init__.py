@@ -31,6 +31,7 @@ from .creation import (arange, empty, empty_like, eye, from_numpy, full, full_li
                        ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm,
                        tensor, zeros, zeros_like)
 from .random import Generator, get_rng_state, manual_seed, seed, set_rng_state
+from ._tensor_str import get_printoptions, set_printoptions
 from .sizes import Size
 from .threads import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads
 from . import nn, optim

@@ -1,13 +1,50 @@
 """PyTorch-style text for tensors: `tensor([2., 4., 6.], requires_grad=True)`."""
 from __future__ import annotations
 
+import math
+import types
+
 import numpy as np
 
-_PRECISION = 4
-_THRESHOLD = 1000
-_EDGE_ITEMS = 3
-_LINE_WIDTH = 80
+__all__ = ["set_printoptions", "get_printoptions", "tensor_repr", "format_array"]
+
 _DEFAULT_DTYPES = ("float32", "int64", "bool")
+_PROFILES = {"default": dict(precision=4, threshold=1000, edgeitems=3, linewidth=80),
+             "short": dict(precision=2, threshold=1000, edgeitems=2, linewidth=80),
+             "full": dict(precision=4, threshold=math.inf, edgeitems=3, linewidth=80)}
+# How tensors print (set_printoptions); sci_mode None: scientific notation when the values'
+# range calls for it, True/False: always/never.
+_options = types.SimpleNamespace(**_PROFILES["default"], sci_mode=None)
+
+
+def set_printoptions(precision: int | None = None, threshold: float | None = None,
+                     edgeitems: int | None = None, linewidth: int | None = None,
+                     profile: str | None = None, sci_mode: bool | None = None) -> None:
+    """How tensors print, as PyTorch's: digits after the point, the element count above
+    which a tensor is summarised (its `edgeitems` first and last per dim shown), the line
+    width, a `profile` ("default", "short", "full") to start from, and `sci_mode`.
+
+    >>> import genesis
+    >>> set_printoptions(precision=2); genesis.tensor([1.23456])
+    tensor([1.23])
+    >>> set_printoptions(profile="default"); genesis.tensor([1.23456])
+    tensor([1.2346])
+    """
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"set_printoptions: profile must be one of {sorted(_PROFILES)}, got {profile!r}")
+        for name, value in _PROFILES[profile].items():
+            setattr(_options, name, value)
+    for name, value in (("precision", precision), ("threshold", threshold),
+                        ("edgeitems", edgeitems), ("linewidth", linewidth)):
+        if value is not None:
+            setattr(_options, name, value)
+    _options.sci_mode = sci_mode
+
+
+def get_printoptions() -> dict:
+    """The current print options, as set_printoptions takes them."""
+    return dict(vars(_options))
 
 
 def tensor_repr(tensor) -> str:
@@ -37,7 +74,7 @@ def format_array(array: np.ndarray, indent: int = 0) -> str:
         return "[]"
     if array.dtype == np.float16 or array.dtype.kind == "V" or array.dtype.name == "bfloat16":
         array = array.astype(np.float32)
-    summarise = array.size > _THRESHOLD
+    summarise = array.size > _options.threshold
     sample = _edge_sample(array) if summarise else array
     element, integral = _element_formatter(sample)
     values = sample.reshape(-1)
@@ -46,22 +83,41 @@ def format_array(array: np.ndarray, indent: int = 0) -> str:
     width = max((len(element(value)) for value in values), default=1)
     if array.ndim == 0:
         return element(array.item())
-    return np.array2string(
+    # PyTorch puts floor((linewidth - start) / (width + 2)) values on a line, `start` the
+    # column of the first value; NumPy wraps at a width: the one that fits exactly that many
+    start = indent + array.ndim - 1
+    per_line = max(1, (_options.linewidth - start) // (width + 2))
+    text = np.array2string(
         array,
         formatter={"all": lambda value: element(value).rjust(width)},
         separator=", ",
         prefix=" " * indent,
-        max_line_width=_LINE_WIDTH,
-        threshold=_THRESHOLD,
-        edgeitems=_EDGE_ITEMS,
+        max_line_width=indent + 2 * array.ndim - 2 + per_line * (width + 2),  # (measured)
+        threshold=_options.threshold if _options.threshold != math.inf else np.iinfo(np.int64).max,
+        edgeitems=_options.edgeitems,
     )
+    return _pytorch_summary_marks(text)
+
+
+def _pytorch_summary_marks(text: str) -> str:
+    """NumPy's "..." where a row is summarised written as PyTorch's " ..." (a row's own
+    "...," between rows stays as it is)."""
+    text = text.replace(", ...,", ",  ...,")
+    lines = text.split("\n")
+    for index in range(1, len(lines)):
+        previous = lines[index - 1].rstrip()
+        if lines[index].lstrip().startswith("...") and previous.endswith(",") and \
+                not previous.endswith("],"):
+            lines[index] = " " + lines[index]
+    return "\n".join(lines)
 
 
 def _edge_sample(array: np.ndarray) -> np.ndarray:
     index = []
+    edge = _options.edgeitems
     for size in array.shape:
-        if size > 2 * _EDGE_ITEMS:
-            index.append(np.r_[0:_EDGE_ITEMS, size - _EDGE_ITEMS:size])
+        if size > 2 * edge:
+            index.append(np.r_[0:edge, size - edge:size])
         else:
             index.append(np.arange(size))
     return array[np.ix_(*index)]
@@ -80,12 +136,15 @@ def _element_formatter(sample: np.ndarray):
     if magnitudes.size:
         largest, smallest = magnitudes.max(), magnitudes.min()
         scientific = largest / smallest > 1000.0 or largest > 1e8 or (not integral and smallest < 1e-4)
+    if _options.sci_mode is not None:
+        scientific = _options.sci_mode
+    precision = _options.precision
     if scientific:
-        pattern = f"{{:.{_PRECISION}e}}"
+        pattern = f"{{:.{precision}e}}"
     elif integral:
         pattern = "{:.0f}."
     else:
-        pattern = f"{{:.{_PRECISION}f}}"
+        pattern = f"{{:.{precision}f}}"
 
     def element(value) -> str:
         value = float(value)

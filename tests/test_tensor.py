@@ -224,3 +224,23 @@ def test_hash_is_identity_and_iteration():
     assert len({a, b}) == 2
     rows = list(genesis.tensor([[1, 2], [3, 4]]))
     assert [r.tolist() for r in rows] == [[1, 2], [3, 4]]
+
+
+@pytest.mark.parametrize("options", [{}, {"precision": 2}, {"linewidth": 60},
+                                     {"threshold": 20, "edgeitems": 2}, {"sci_mode": True},
+                                     {"profile": "short"}])
+def test_printing_matches_pytorch_with_its_print_options(options):
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    rng = np.random.default_rng(0)
+    try:
+        torch.set_printoptions(**options)
+        genesis.set_printoptions(**options)
+        for shape in [(30,), (3, 30), (2, 3, 17), (2, 600), (7, 9, 3)]:
+            for scale in (1, 100, 1e-3, 1e5):
+                x = rng.standard_normal(shape) * scale
+                assert repr(genesis.tensor(x, dtype=genesis.float32)) == \
+                    repr(torch.tensor(x, dtype=torch.float32)), (shape, scale)
+    finally:
+        torch.set_printoptions(profile="default")
+        genesis.set_printoptions(profile="default")
+    assert genesis.get_printoptions()["precision"] == 4
