@@ -39,7 +39,7 @@ from .serialization import load, save
 from . import debug, linalg
 from . import cuda
 
-from . import amp, testing, utils
+from . import amp, distributions, special, testing, utils
 from .amp import GradScaler, autocast
 
 globals().update(_ops.public_functions())

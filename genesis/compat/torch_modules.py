@@ -55,6 +55,8 @@ MODULES = {
     "torch.linalg": "genesis.linalg",
     "torch.serialization": "genesis.serialization",
     "torch.testing": "genesis.testing",
+    "torch.special": "genesis.special",
+    "torch.distributions": "genesis.distributions",
     "torch.accelerator": "genesis.compat.torch_accelerator",
     "torch.backends": "genesis.compat.torch_backends",
     "torch.backends.cudnn": "genesis.compat.torch_backends.cudnn",

@@ -244,11 +244,8 @@ def xlogy(input, other) -> Tensor:
     """input * log(other), 0 where input is 0 (even where other is 0); NaN where other is."""
     x = input if isinstance(input, Tensor) else make_tensor(input, device=other._device)
     y = other if isinstance(other, Tensor) else make_tensor(float(other), device=x._device)
-    product = x * y.log()
-    zero = wrap_array(x._device.xp.logical_and(x._data == 0, ~x._device.xp.isnan(
-        np.broadcast_to(y._data, np.broadcast_shapes(x.shape, y.shape)) if x._device.xp is np else y._data)),
-        x._device)
-    return where(zero, 0.0, product)
+    product = x * where(x == 0, 1.0, y).log()  # (no 0 * -inf where x is 0)
+    return where(y != y, y, product)
 
 
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False):

@@ -62,3 +62,22 @@ def test_refusals_name_the_problem():
         genesis.block_diag(genesis.zeros(1, 1, 1))
     with pytest.raises(RuntimeError, match="cannot be broadcast"):
         genesis.broadcast_shapes((2, 3), (4,))
+
+
+@pytest.mark.parametrize("name", ["expit", "erfc", "ndtr", "sinc", "entr"])
+def test_special_functions_match_pytorch_and_their_gradients_are_right(name):
+    torch = torch_or_skip()
+    import genesis.special as special
+    x = np.array([-1.5, -0.2, 0.3, 2.0, 0.7])
+    mine = getattr(special, name)(genesis.tensor(x, dtype=genesis.float64))
+    np.testing.assert_allclose(mine.numpy(), getattr(torch.special, name)(torch.tensor(x)).numpy(), rtol=1e-12)
+    inputs = (genesis.tensor(np.abs(x) + 0.1 if name == "entr" else x, dtype=genesis.float64,
+                             requires_grad=True),)
+    assert genesis.autograd.gradcheck(getattr(special, name), inputs)
+
+
+def test_special_xlog1py_and_edges():
+    import genesis.special as special
+    assert special.xlog1py(genesis.tensor([0.0]), genesis.tensor([-1.0])).tolist() == [0.0]
+    assert special.sinc(genesis.tensor([0.0])).tolist() == [1.0]
+    assert special.entr(genesis.tensor([0.0, -1.0])).tolist() == [0.0, float("-inf")]

@@ -1,0 +1,100 @@
+"""genesis.distributions against torch.distributions: log_prob, entropy, cdf, moments and
+kl_divergence values, gradients to the parameters, and samples with the right shapes and
+statistics."""
+import numpy as np
+import pytest
+
+import genesis
+import genesis.distributions as D
+from tests.helpers import torch_or_skip
+
+
+def pair(torch, values):
+    return (genesis.tensor(values, dtype=genesis.float64, requires_grad=True),
+            torch.tensor(values, dtype=torch.float64, requires_grad=True))
+
+
+def test_normal_and_uniform_match_pytorch_with_gradients():
+    torch = torch_or_skip()
+    loc, t_loc = pair(torch, [0.5, -1.0])
+    scale, t_scale = pair(torch, [1.5, 0.3])
+    value = [0.2, -0.7]
+    mine, theirs = D.Normal(loc, scale), torch.distributions.Normal(t_loc, t_scale)
+    for name in ("log_prob", "cdf"):
+        np.testing.assert_allclose(getattr(mine, name)(genesis.tensor(value, dtype=genesis.float64)).detach().numpy(),
+                                   getattr(theirs, name)(torch.tensor(value, dtype=torch.float64)).detach().numpy(),
+                                   rtol=1e-12)
+    np.testing.assert_allclose(mine.entropy().detach().numpy(), theirs.entropy().detach().numpy(), rtol=1e-12)
+    (mine.log_prob(genesis.tensor(value, dtype=genesis.float64)).sum() + mine.entropy().sum()).backward()
+    (theirs.log_prob(torch.tensor(value, dtype=torch.float64)).sum() + theirs.entropy().sum()).backward()
+    np.testing.assert_allclose(loc.grad.numpy(), t_loc.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(scale.grad.numpy(), t_scale.grad.numpy(), rtol=1e-12)
+    low, high = genesis.tensor([0.0, 1.0]), genesis.tensor([2.0, 5.0])
+    uniform, t_uniform = D.Uniform(low, high, validate_args=False), torch.distributions.Uniform(
+        torch.tensor([0.0, 1.0]), torch.tensor([2.0, 5.0]), validate_args=False)
+    probe = [1.0, 6.0]
+    np.testing.assert_allclose(uniform.log_prob(genesis.tensor(probe)).numpy(),
+                               t_uniform.log_prob(torch.tensor(probe)).numpy())
+    np.testing.assert_allclose(uniform.entropy().numpy(), t_uniform.entropy().numpy(), rtol=1e-6)
+    with pytest.raises(ValueError):  # checked by default, as in PyTorch
+        torch.distributions.Uniform(torch.tensor([0.0]), torch.tensor([2.0])).log_prob(torch.tensor([3.0]))
+    with pytest.raises(ValueError, match="outside the support"):
+        D.Uniform(genesis.tensor([0.0]), genesis.tensor([2.0])).log_prob(genesis.tensor([3.0]))
+    with pytest.raises(ValueError, match="scale must be positive"):
+        D.Normal(0.0, -1.0)
+
+
+def test_rsample_carries_gradients_and_samples_have_the_right_statistics():
+    genesis.manual_seed(0)
+    loc = genesis.tensor([1.0], requires_grad=True)
+    scale = genesis.tensor([2.0], requires_grad=True)
+    draws = D.Normal(loc, scale).rsample((20000,))
+    assert draws.shape == (20000, 1)
+    assert abs(draws.mean().item() - 1.0) < 0.05 and abs(draws.std().item() - 2.0) < 0.05
+    draws.mean().backward()
+    assert loc.grad.item() == pytest.approx(1.0) and scale.grad is not None
+    assert not D.Normal(loc, scale).sample((3,)).requires_grad
+
+
+def test_bernoulli_and_categorical_match_pytorch():
+    torch = torch_or_skip()
+    logits = [[0.2, -1.0, 2.0], [1.5, 0.0, -0.3]]
+    mine, theirs = D.Categorical(logits=genesis.tensor(logits, dtype=genesis.float64)), \
+        torch.distributions.Categorical(logits=torch.tensor(logits, dtype=torch.float64))
+    value = [2, 0]
+    np.testing.assert_allclose(mine.log_prob(genesis.tensor(value)).numpy(),
+                               theirs.log_prob(torch.tensor(value)).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(mine.entropy().numpy(), theirs.entropy().numpy(), rtol=1e-12)
+    probs = [0.2, 0.7]
+    b, tb = D.Bernoulli(probs=genesis.tensor(probs, dtype=genesis.float64)), \
+        torch.distributions.Bernoulli(probs=torch.tensor(probs, dtype=torch.float64))
+    np.testing.assert_allclose(b.log_prob(genesis.tensor([1.0, 0.0], dtype=genesis.float64)).numpy(),
+                               tb.log_prob(torch.tensor([1.0, 0.0], dtype=torch.float64)).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(b.entropy().numpy(), tb.entropy().numpy(), rtol=1e-6)
+    genesis.manual_seed(1)
+    drawn = mine.sample((4000,))
+    assert drawn.shape == (4000, 2) and drawn.dtype is genesis.int64
+    frequency = (drawn[:, 0] == 2).float().mean().item()
+    assert abs(frequency - float(theirs.probs[0, 2])) < 0.03
+
+
+def test_kl_divergence_matches_pytorch():
+    torch = torch_or_skip()
+    cases = [
+        (D.Normal(genesis.tensor([0.0, 1.0]), genesis.tensor([1.0, 2.0])), D.Normal(genesis.tensor([1.0, 0.0]), genesis.tensor([0.5, 1.0])),
+         torch.distributions.Normal(torch.tensor([0.0, 1.0]), torch.tensor([1.0, 2.0])),
+         torch.distributions.Normal(torch.tensor([1.0, 0.0]), torch.tensor([0.5, 1.0]))),
+        (D.Categorical(probs=genesis.tensor([0.2, 0.8])), D.Categorical(probs=genesis.tensor([0.5, 0.5])),
+         torch.distributions.Categorical(probs=torch.tensor([0.2, 0.8])),
+         torch.distributions.Categorical(probs=torch.tensor([0.5, 0.5]))),
+        (D.Bernoulli(probs=genesis.tensor([0.3])), D.Bernoulli(probs=genesis.tensor([0.6])),
+         torch.distributions.Bernoulli(probs=torch.tensor([0.3])),
+         torch.distributions.Bernoulli(probs=torch.tensor([0.6]))),
+    ]
+    for p, q, tp, tq in cases:
+        np.testing.assert_allclose(D.kl_divergence(p, q).numpy(),
+                                   torch.distributions.kl_divergence(tp, tq).numpy(), rtol=1e-5)
+    with pytest.raises(NotImplementedError, match="not supported by genesis yet"):
+        D.kl_divergence(D.Normal(0.0, 1.0), D.Uniform(0.0, 1.0))
+    with pytest.raises(ValueError, match="either `probs` or `logits`"):
+        D.Categorical()
