@@ -26,7 +26,7 @@ def losses(output: str) -> dict:
 
 def test_the_corpus_covers_what_programs_do():
     assert {program.stem for program in PROGRAMS} >= {
-        "mlp_dataloader", "cnn", "gpt", "gan", "custom_function", "char_lstm", "lbfgs_fit"}
+        "mlp_dataloader", "cnn", "gpt", "gan", "custom_function", "char_lstm", "lbfgs_fit", "vae"}
 
 
 def _with_torch(program: Path, tmp_path: Path):
