@@ -1,14 +1,16 @@
-"""Fitting a small curve with L-BFGS and a strong-Wolfe line search: the closure re-evaluates
-the loss, as PyTorch's LBFGS requires."""
+"""Fitting a small curve with L-BFGS and a strong-Wolfe line search, in float64 (as such
+fits usually are: the line search's branches are sensitive to float32 rounding, which
+differs between BLAS builds): the closure re-evaluates the loss, as PyTorch's LBFGS
+requires."""
 import os
 
 import numpy as np
 import torch
 
 rng = np.random.default_rng(5)
-x = torch.from_numpy(np.linspace(-2, 2, 40).astype(np.float32)).unsqueeze(1)
-y = torch.sin(x) + torch.from_numpy(rng.normal(0, 0.05, (40, 1)).astype(np.float32))
-model = torch.nn.Sequential(torch.nn.Linear(1, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
+x = torch.from_numpy(np.linspace(-2, 2, 40)).unsqueeze(1)
+y = torch.sin(x) + torch.from_numpy(rng.normal(0, 0.05, (40, 1)))
+model = torch.nn.Sequential(torch.nn.Linear(1, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1)).double()
 if os.environ.get("SAVE_WEIGHTS"):
     np.savez(os.environ["SAVE_WEIGHTS"], **{k: v.detach().numpy() for k, v in model.state_dict().items()})
 if os.environ.get("LOAD_WEIGHTS"):
