@@ -11,6 +11,7 @@ tensor([[1., 0.],
         [0., 1.]])
 """
 from .ops.linear_systems import cholesky, det, inverse as inv, slogdet, solve
+from .ops.matrix_composites import matrix_power
 from .ops.norm import matrix_norm, vector_norm
 
-__all__ = ["inv", "det", "slogdet", "solve", "cholesky", "vector_norm", "matrix_norm"]
+__all__ = ["inv", "det", "slogdet", "solve", "cholesky", "vector_norm", "matrix_norm", "matrix_power"]

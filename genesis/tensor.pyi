@@ -106,10 +106,14 @@ class Tensor:
     def acosh_(self) -> Tensor: ...  # genesis.ops.unary
     def add(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
     def add_(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
+    def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor: ...  # genesis.ops.matrix_composites
     def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor: ...  # genesis.ops.ternary
     def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor: ...  # genesis.ops.ternary
     def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor: ...  # genesis.ops.ternary
     def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor: ...  # genesis.ops.ternary
+    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor: ...  # genesis.ops.matrix_composites
+    def addmv(self, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor: ...  # genesis.ops.matrix_composites
+    def addr(self, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor: ...  # genesis.ops.matrix_composites
     def all(self, dim=None, keepdim: bool = False) -> Tensor: ...  # genesis.ops.comparison
     def allclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool: ...  # genesis.ops.comparison
     def amax(self, dim=(), keepdim: bool = False) -> Tensor: ...  # genesis.ops.extrema
@@ -125,6 +129,7 @@ class Tensor:
     def arcsinh_(self) -> Tensor: ...  # genesis.ops.unary
     def arctan(self) -> Tensor: ...  # genesis.ops.unary
     def arctan2(self, other) -> Tensor: ...  # genesis.ops.binary_math
+    def arctan2_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def arctan_(self) -> Tensor: ...  # genesis.ops.unary
     def arctanh(self) -> Tensor: ...  # genesis.ops.unary
     def arctanh_(self) -> Tensor: ...  # genesis.ops.unary
@@ -138,10 +143,12 @@ class Tensor:
     def asinh_(self) -> Tensor: ...  # genesis.ops.unary
     def atan(self) -> Tensor: ...  # genesis.ops.unary
     def atan2(self, other) -> Tensor: ...  # genesis.ops.binary_math
+    def atan2_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def atan_(self) -> Tensor: ...  # genesis.ops.unary
     def atanh(self) -> Tensor: ...  # genesis.ops.unary
     def atanh_(self) -> Tensor: ...  # genesis.ops.unary
     def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None: ...  # genesis.autograd.tensor_methods
+    def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor: ...  # genesis.ops.matrix_composites
     def bernoulli(self, p=None, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def bernoulli_(self, p=0.5, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def bfloat16(self, memory_format=None): ...  # genesis.ops.convert
@@ -180,30 +187,38 @@ class Tensor:
     def cross(self, other: Tensor, dim: int | None = None) -> Tensor: ...  # genesis.ops.arrangement
     def cuda(self, device=None, non_blocking: bool = False) -> Tensor: ...  # genesis.ops.convert
     def cumprod(self, dim: int, *, dtype=None) -> Tensor: ...  # genesis.ops.cumulative
+    def cumprod_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def cumsum(self, dim: int, *, dtype=None) -> Tensor: ...  # genesis.ops.cumulative
+    def cumsum_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     @property
     def data(self) -> Tensor: ...
     @data.setter
     def data(self, value: Tensor) -> None: ...
+    def deg2rad(self) -> Tensor: ...  # genesis.ops.tensor_info
     def det(self) -> Tensor: ...  # genesis.ops.linear_systems
     def detach(self) -> Tensor: ...
     def detach_(self) -> Tensor: ...
     @property
     def device(self) -> Device: ...
     def diag(self, diagonal: int = 0) -> Tensor: ...  # genesis.ops.matrix
+    def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor: ...  # genesis.ops.matrix_composites
+    def diagflat(self, offset: int = 0) -> Tensor: ...  # genesis.ops.matrix_composites
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor: ...  # genesis.ops.matrix
     def diff(self, n: int = 1, dim: int = -1, prepend: Tensor | None = None, append: Tensor | None = None) -> Tensor: ...  # genesis.ops.composites
     def dim(self) -> int: ...
+    def dist(self, other: Tensor, p: float = 2) -> Tensor: ...  # genesis.ops.matrix_composites
     def div(self, other, *, rounding_mode=None) -> Tensor: ...  # genesis.ops.elementwise
     def div_(self, other, *, rounding_mode=None) -> Tensor: ...  # genesis.ops.elementwise
     def divide(self, other, *, rounding_mode=None) -> Tensor: ...  # genesis.ops.elementwise
     def divide_(self, other, *, rounding_mode=None) -> Tensor: ...  # genesis.ops.elementwise
     def dot(self, other: Tensor) -> Tensor: ...  # genesis.ops.linalg
     def double(self, memory_format=None): ...  # genesis.ops.convert
+    def dsplit(self, sections) -> tuple: ...  # genesis.ops.tensor_info
     @property
     def dtype(self) -> DType: ...
     def element_size(self) -> int: ...
     def eq(self, other) -> Tensor: ...  # genesis.ops.comparison
+    def eq_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def equal(self, other: Tensor) -> bool: ...  # genesis.ops.comparison
     def erf(self) -> Tensor: ...  # genesis.ops.unary
     def erf_(self) -> Tensor: ...  # genesis.ops.unary
@@ -236,6 +251,7 @@ class Tensor:
     def frac_(self) -> Tensor: ...  # genesis.ops.rounding
     def gather(self, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor: ...  # genesis.ops.gather
     def ge(self, other) -> Tensor: ...  # genesis.ops.comparison
+    def ge_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def ger(self, vec2: Tensor) -> Tensor: ...  # genesis.ops.linalg
     def get_device(self) -> int: ...  # genesis.ops.convert
     @property
@@ -246,24 +262,34 @@ class Tensor:
     def greater(self, other) -> Tensor: ...  # genesis.ops.comparison
     def greater_equal(self, other) -> Tensor: ...  # genesis.ops.comparison
     def gt(self, other) -> Tensor: ...  # genesis.ops.comparison
+    def gt_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def half(self, memory_format=None): ...  # genesis.ops.convert
     def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Tensor: ...  # genesis.ops.statistics
+    def hsplit(self, sections) -> tuple: ...  # genesis.ops.tensor_info
     def hypot(self, other) -> Tensor: ...  # genesis.ops.binary_math
+    def hypot_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def index_add(self, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor: ...  # genesis.ops.gather
     def index_add_(self, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor: ...  # genesis.ops.gather
     def index_fill(self, dim: int, index: Tensor, value) -> Tensor: ...  # genesis.ops.gather
     def index_fill_(self, dim: int, index: Tensor, value) -> Tensor: ...  # genesis.ops.gather
     def index_select(self, dim: int, index: Tensor) -> Tensor: ...  # genesis.ops.gather
+    def inner(self, other: Tensor) -> Tensor: ...  # genesis.ops.matrix_composites
     def int(self, memory_format=None): ...  # genesis.ops.convert
     def inverse(self) -> Tensor: ...  # genesis.ops.linear_systems
     def is_complex(self) -> bool: ...  # genesis.ops.tensor_info
     def is_contiguous(self) -> bool: ...
     @property
+    def is_cpu(self): ...  # genesis.ops.tensor_info
+    @property
     def is_cuda(self) -> bool: ...
     def is_floating_point(self) -> bool: ...
+    def is_inference(self) -> bool: ...  # genesis.ops.tensor_info
     @property
     def is_leaf(self) -> bool: ...
+    def is_nonzero(self) -> bool: ...  # genesis.ops.tensor_info
     def is_pinned(self) -> bool: ...  # genesis.ops.convert
+    def is_same_size(self, other: Tensor) -> bool: ...  # genesis.ops.tensor_info
+    def is_signed(self) -> bool: ...  # genesis.ops.tensor_info
     def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor: ...  # genesis.ops.comparison
     def isfinite(self) -> Tensor: ...  # genesis.ops.comparison
     def isinf(self) -> Tensor: ...  # genesis.ops.comparison
@@ -271,9 +297,12 @@ class Tensor:
     def isneginf(self) -> Tensor: ...  # genesis.ops.comparison
     def isposinf(self) -> Tensor: ...  # genesis.ops.comparison
     def item(self): ...
+    @property
+    def itemsize(self): ...  # genesis.ops.tensor_info
     def kron(self, other: Tensor) -> Tensor: ...  # genesis.ops.arrangement
     def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> tuple: ...  # genesis.ops.sorting
     def le(self, other) -> Tensor: ...  # genesis.ops.comparison
+    def le_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def lerp(self, end: Tensor, weight) -> Tensor: ...  # genesis.ops.ternary
     def lerp_(self, end: Tensor, weight) -> Tensor: ...  # genesis.ops.ternary
     def less(self, other) -> Tensor: ...  # genesis.ops.comparison
@@ -291,19 +320,26 @@ class Tensor:
     def logaddexp2(self, other) -> Tensor: ...  # genesis.ops.binary_math
     def logdet(self) -> Tensor: ...  # genesis.ops.linear_systems
     def logical_and(self, other) -> Tensor: ...  # genesis.ops.logical
+    def logical_and_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def logical_not(self) -> Tensor: ...  # genesis.ops.logical
+    def logical_not_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def logical_or(self, other) -> Tensor: ...  # genesis.ops.logical
+    def logical_or_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def logical_xor(self, other) -> Tensor: ...  # genesis.ops.logical
+    def logical_xor_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def logit(self, eps: float | None = None) -> Tensor: ...  # genesis.ops.composites
+    def logit_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def logsumexp(self, dim, keepdim: bool = False) -> Tensor: ...  # genesis.ops.softmax
     def long(self, memory_format=None): ...  # genesis.ops.convert
     def lt(self, other) -> Tensor: ...  # genesis.ops.comparison
+    def lt_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     @property
     def mT(self) -> Tensor: ...  # genesis.ops.shape
     def masked_fill(self, mask: Tensor, value) -> Tensor: ...  # genesis.ops.masked
     def masked_fill_(self, mask: Tensor, value) -> Tensor: ...  # genesis.ops.masked
     def masked_select(self, mask: Tensor) -> Tensor: ...  # genesis.ops.masked
     def matmul(self, other: Tensor) -> Tensor: ...  # genesis.ops.linalg
+    def matrix_power(self, n: int) -> Tensor: ...  # genesis.ops.matrix_composites
     def max(self, dim=None, keepdim: bool = False): ...  # genesis.ops.extrema
     def maximum(self, other) -> Tensor: ...  # genesis.ops.pairwise_extrema
     def mean(self, dim=None, keepdim: bool = False, *, axis=None, keepdims=None) -> Tensor: ...  # genesis.ops.reduce
@@ -319,14 +355,20 @@ class Tensor:
     def multinomial(self, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def multiply(self, other) -> Tensor: ...  # genesis.ops.elementwise
     def multiply_(self, other) -> Tensor: ...  # genesis.ops.elementwise
+    def mv(self, vec: Tensor) -> Tensor: ...  # genesis.ops.matrix_composites
     def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor: ...  # genesis.ops.composites
+    def nan_to_num_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def nanmean(self, dim=None, keepdim: bool = False) -> Tensor: ...  # genesis.ops.statistics
     def nanquantile(self, q, dim: int | None = None, keepdim: bool = False, *, interpolation: str = 'linear') -> Tensor: ...  # genesis.ops.statistics
     def nansum(self, dim=None, keepdim: bool = False) -> Tensor: ...  # genesis.ops.statistics
     def narrow(self, dim: int, start: int, length: int) -> Tensor: ...  # genesis.ops.shape
     @property
+    def nbytes(self): ...  # genesis.ops.tensor_info
+    @property
     def ndim(self) -> int: ...
+    def ndimension(self): ...  # genesis.ops.tensor_info
     def ne(self, other) -> Tensor: ...  # genesis.ops.comparison
+    def ne_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def neg(self) -> Tensor: ...  # genesis.ops.elementwise
     def neg_(self) -> Tensor: ...  # genesis.ops.elementwise
     def negative(self) -> Tensor: ...  # genesis.ops.elementwise
@@ -346,11 +388,14 @@ class Tensor:
     def outer(self, vec2: Tensor) -> Tensor: ...  # genesis.ops.linalg
     def permute(self, *dims) -> Tensor: ...  # genesis.ops.shape
     def pin_memory(self) -> Tensor: ...  # genesis.ops.convert
+    def positive(self) -> Tensor: ...  # genesis.ops.tensor_info
     def pow(self, exponent) -> Tensor: ...  # genesis.ops.elementwise
     def pow_(self, exponent) -> Tensor: ...  # genesis.ops.elementwise
     def prod(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor: ...  # genesis.ops.reduce
     def quantile(self, q, dim: int | None = None, keepdim: bool = False, *, interpolation: str = 'linear') -> Tensor: ...  # genesis.ops.statistics
+    def rad2deg(self) -> Tensor: ...  # genesis.ops.tensor_info
     def random_(self, from_: int = 0, to: int | None = None, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
+    def ravel(self) -> Tensor: ...  # genesis.ops.tensor_info
     def reciprocal(self) -> Tensor: ...  # genesis.ops.unary
     def reciprocal_(self) -> Tensor: ...  # genesis.ops.unary
     def register_hook(self, hook) -> RemovableHandle: ...  # genesis.autograd.tensor_methods
@@ -366,6 +411,7 @@ class Tensor:
     def requires_grad(self, value: bool) -> None: ...
     def requires_grad_(self, requires_grad: bool = True) -> Tensor: ...
     def reshape(self, *shape) -> Tensor: ...  # genesis.ops.shape
+    def reshape_as(self, other: Tensor) -> Tensor: ...  # genesis.ops.tensor_info
     def retain_grad(self) -> None: ...
     @property
     def retains_grad(self) -> bool: ...
@@ -380,6 +426,7 @@ class Tensor:
     def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor: ...  # genesis.ops.gather
     def scatter_add_(self, dim: int, index: Tensor, src: Tensor) -> Tensor: ...  # genesis.ops.gather
     def select(self, dim: int, index: int) -> Tensor: ...  # genesis.ops.shape
+    def sgn(self): ...  # genesis.ops.tensor_info
     @property
     def shape(self) -> tuple: ...
     def short(self, memory_format=None): ...  # genesis.ops.convert
@@ -387,6 +434,7 @@ class Tensor:
     def sigmoid_(self) -> Tensor: ...  # genesis.ops.unary
     def sign(self) -> Tensor: ...  # genesis.ops.unary
     def sign_(self) -> Tensor: ...  # genesis.ops.unary
+    def signbit(self) -> Tensor: ...  # genesis.ops.tensor_info
     def sin(self) -> Tensor: ...  # genesis.ops.unary
     def sin_(self) -> Tensor: ...  # genesis.ops.unary
     def sinh(self) -> Tensor: ...  # genesis.ops.unary
@@ -397,6 +445,7 @@ class Tensor:
     def softmax(self, dim: int | None = None, dtype=None) -> Tensor: ...  # genesis.ops.softmax
     def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> tuple: ...  # genesis.ops.sorting
     def split(self, split_size_or_sections, dim: int = 0) -> tuple: ...  # genesis.ops.join
+    def split_with_sizes(self, split_sizes, dim: int = 0) -> tuple: ...  # genesis.ops.tensor_info
     def sqrt(self) -> Tensor: ...  # genesis.ops.unary
     def sqrt_(self) -> Tensor: ...  # genesis.ops.unary
     def square(self) -> Tensor: ...  # genesis.ops.unary
@@ -409,6 +458,7 @@ class Tensor:
     def subtract(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
     def subtract_(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
     def sum(self, dim=None, keepdim: bool = False, *, dtype=None, axis=None, keepdims=None) -> Tensor: ...  # genesis.ops.reduce
+    def sum_to_size(self, *size) -> Tensor: ...  # genesis.ops.tensor_info
     def swapaxes(self, *dims) -> Tensor: ...  # genesis.ops.shape
     def swapdims(self, *dims) -> Tensor: ...  # genesis.ops.shape
     def t(self) -> Tensor: ...  # genesis.ops.tensor_info
@@ -418,14 +468,18 @@ class Tensor:
     def tan_(self) -> Tensor: ...  # genesis.ops.unary
     def tanh(self) -> Tensor: ...  # genesis.ops.unary
     def tanh_(self) -> Tensor: ...  # genesis.ops.unary
+    def tensor_split(self, indices_or_sections, dim: int = 0) -> tuple: ...  # genesis.ops.tensor_info
     def tensordot(self, b: Tensor, dims=2) -> Tensor: ...  # genesis.ops.composites
     def tile(self, dims) -> Tensor: ...  # genesis.ops.reorder
     def to(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.convert
     def tolist(self): ...
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple: ...  # genesis.ops.sorting
+    def trace(self) -> Tensor: ...  # genesis.ops.matrix_composites
     def transpose(self, *dims) -> Tensor: ...  # genesis.ops.shape
     def tril(self, diagonal: int = 0) -> Tensor: ...  # genesis.ops.matrix
+    def tril_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def triu(self, diagonal: int = 0) -> Tensor: ...  # genesis.ops.matrix
+    def triu_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def true_divide(self, other, *, rounding_mode=None) -> Tensor: ...  # genesis.ops.elementwise
     def true_divide_(self, other, *, rounding_mode=None) -> Tensor: ...  # genesis.ops.elementwise
     def trunc(self) -> Tensor: ...  # genesis.ops.rounding
@@ -440,8 +494,10 @@ class Tensor:
     def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, axis=None, keepdims=None) -> Tensor: ...  # genesis.ops.reduce
     def view(self, *shape) -> Tensor: ...  # genesis.ops.shape
     def view_as(self, other: Tensor) -> Tensor: ...  # genesis.ops.tensor_info
+    def vsplit(self, sections) -> tuple: ...  # genesis.ops.tensor_info
     def where(self, condition, other) -> Tensor: ...  # genesis.ops.where
     def xlogy(self, other) -> Tensor: ...  # genesis.ops.composites
+    def xlogy_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def zero_(self) -> Tensor: ...  # genesis.ops.fill
     def zero_grad(self) -> None: ...
 

@@ -3,12 +3,17 @@
 `type`; the legacy typed constructors (`FloatTensor`, `LongTensor`, ...)."""
 from __future__ import annotations
 
+import math
+
 from .. import dtypes
+from ..autograd.unbroadcast import sum_to_shape
 from ..creation import empty, tensor
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap_array
 from .shape import transpose, view
 
-__all__ = ["is_tensor", "numel", "is_floating_point", "is_complex", "FloatTensor", "DoubleTensor",
+__all__ = ["is_tensor", "numel", "is_floating_point", "is_complex", "is_nonzero", "is_same_size",
+           "ravel", "positive", "deg2rad", "rad2deg", "signbit", "tensor_split", "hsplit", "vsplit",
+           "dsplit", "split_with_sizes", "FloatTensor", "DoubleTensor",
            "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
            "ByteTensor", "BoolTensor"]
 
@@ -48,6 +53,116 @@ def stride(input: Tensor, dim: int | None = None):
     itemsize = input._data.itemsize
     steps = tuple(step // itemsize for step in input._data.strides)
     return steps if dim is None else steps[dim]
+
+
+def is_signed(input: Tensor) -> bool:
+    """Whether the dtype holds negative values (everything but bool and uint8)."""
+    return input._data.dtype.kind not in "bu"
+
+
+def is_inference(input: Tensor) -> bool:
+    """False: genesis makes no inference tensors (inference_mode works as no_grad)."""
+    return False
+
+
+def is_nonzero(input: Tensor) -> bool:
+    """The truth of a one-element tensor."""
+    if input._data.size != 1:
+        raise RuntimeError(f"Boolean value of Tensor with {'no values' if input._data.size == 0 else 'more than one value'} is ambiguous")
+    return bool(input._data.reshape(-1)[0])
+
+
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    """Whether both have the same shape."""
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def reshape_as(input: Tensor, other: Tensor) -> Tensor:
+    """`input.reshape(other.shape)`."""
+    return input.reshape(other.shape)
+
+
+def ravel(input: Tensor) -> Tensor:
+    """The tensor flattened to 1-D."""
+    return input.reshape(-1)
+
+
+def positive(input: Tensor) -> Tensor:
+    """The tensor itself (unary +)."""
+    if input._data.dtype.kind == "b":
+        raise TypeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def deg2rad(input: Tensor) -> Tensor:
+    """Degrees to radians."""
+    return input * (math.pi / 180)
+
+
+def rad2deg(input: Tensor) -> Tensor:
+    """Radians to degrees."""
+    return input * (180 / math.pi)
+
+
+def signbit(input: Tensor) -> Tensor:
+    """Whether the sign bit is set (True for -0.0 and negative values)."""
+    return wrap_array(input._device.xp.signbit(input._data), input._device)
+
+
+def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
+    """Split into `n` nearly equal pieces (the first ones one longer), or at the given
+    indices, along `dim`.
+
+    >>> import genesis
+    >>> [p.tolist() for p in tensor_split(genesis.arange(5), 3)]
+    [[0, 1], [2, 3], [4]]
+    """
+    extent = input.shape[dim]
+    if isinstance(indices_or_sections, int):
+        sections = indices_or_sections
+        if sections < 1:
+            raise RuntimeError(f"tensor_split: number of sections must be larger than 0, got {sections}")
+        base, extra = divmod(extent, sections)
+        sizes = [base + 1] * extra + [base] * (sections - extra)
+    else:
+        bounds = [0] + [min(max(i if i >= 0 else i + extent, 0), extent) for i in indices_or_sections] + [extent]
+        sizes = [max(end - start, 0) for start, end in zip(bounds, bounds[1:])]
+        starts = bounds[:-1]
+        return tuple(input.narrow(dim, start, size) for start, size in zip(starts, sizes))
+    pieces, start = [], 0
+    for size in sizes:
+        pieces.append(input.narrow(dim, start, size))
+        start += size
+    return tuple(pieces)
+
+
+def hsplit(input: Tensor, sections) -> tuple:
+    """tensor_split along dim 1 (dim 0 for 1-D)."""
+    return tensor_split(input, sections, 1 if input.ndim > 1 else 0)
+
+
+def vsplit(input: Tensor, sections) -> tuple:
+    """tensor_split along dim 0."""
+    return tensor_split(input, sections, 0)
+
+
+def dsplit(input: Tensor, sections) -> tuple:
+    """tensor_split along dim 2."""
+    return tensor_split(input, sections, 2)
+
+
+def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
+    """Pieces of the given sizes along `dim` (they must add up to its extent)."""
+    if sum(split_sizes) != input.shape[dim]:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {input.shape[dim]} "
+                           f"(input tensor's size at dimension {dim}), but got split_sizes={list(split_sizes)}")
+    return input.split(list(split_sizes), dim)
+
+
+def sum_to_size(input: Tensor, *size) -> Tensor:
+    """`input` summed to `size`, which it must broadcast from."""
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], tuple | list) else tuple(size)
+    return sum_to_shape(input, shape)
 
 
 def view_as(input: Tensor, other: Tensor) -> Tensor:
@@ -126,5 +241,13 @@ CharTensor, ByteTensor, BoolTensor = (_typed(n, d) for n, d in (
     ("CharTensor", "int8"), ("ByteTensor", "uint8"), ("BoolTensor", "bool")))
 
 METHODS = {"nelement": numel, "stride": stride, "view_as": view_as, "t": t, "type": type_of,
-           "is_complex": is_complex}
+           "is_complex": is_complex, "is_signed": is_signed, "is_inference": is_inference,
+           "is_nonzero": is_nonzero, "is_same_size": is_same_size, "reshape_as": reshape_as,
+           "ravel": ravel, "positive": positive, "deg2rad": deg2rad, "rad2deg": rad2deg,
+           "signbit": signbit, "tensor_split": tensor_split, "hsplit": hsplit, "vsplit": vsplit,
+           "dsplit": dsplit, "split_with_sizes": split_with_sizes, "sum_to_size": sum_to_size,
+           "ndimension": lambda self: self.dim(),
+           "is_cpu": property(lambda self: self._device.type == "cpu"),
+           "itemsize": property(lambda self: self._data.itemsize),
+           "nbytes": property(lambda self: self._data.nbytes), "sgn": lambda self: self.sign()}
 OPS: list = []
