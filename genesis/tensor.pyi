@@ -186,6 +186,8 @@ class Tensor:
     def cpu(self) -> Tensor: ...  # genesis.ops.convert
     def cross(self, other: Tensor, dim: int | None = None) -> Tensor: ...  # genesis.ops.arrangement
     def cuda(self, device=None, non_blocking: bool = False) -> Tensor: ...  # genesis.ops.convert
+    def cummax(self, dim: int) -> tuple: ...  # genesis.ops.scans
+    def cummin(self, dim: int) -> tuple: ...  # genesis.ops.scans
     def cumprod(self, dim: int, *, dtype=None) -> Tensor: ...  # genesis.ops.cumulative
     def cumprod_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def cumsum(self, dim: int, *, dtype=None) -> Tensor: ...  # genesis.ops.cumulative
@@ -318,6 +320,7 @@ class Tensor:
     def log_softmax(self, dim: int | None = None, dtype=None) -> Tensor: ...  # genesis.ops.softmax
     def logaddexp(self, other) -> Tensor: ...  # genesis.ops.binary_math
     def logaddexp2(self, other) -> Tensor: ...  # genesis.ops.binary_math
+    def logcumsumexp(self, dim: int) -> Tensor: ...  # genesis.ops.scans
     def logdet(self) -> Tensor: ...  # genesis.ops.linear_systems
     def logical_and(self, other) -> Tensor: ...  # genesis.ops.logical
     def logical_and_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants

@@ -16,10 +16,10 @@ from ..autograd import tensor_methods
 from ..tensor import Tensor
 from . import (activation, arrangement, binary_math, broadcast, clamp, comparison, composites,
                convert, cumulative, division, einsum, elementwise, extrema, fill, gather, index,
-               inplace_variants, join,
-               linalg, logical, masked, matrix, matrix_composites, norm, pairwise_extrema,
-               random_fills, reduce, reorder, rounding, shape, smooth_activation, softmax, sorting,
-               statistics, tensor_info, ternary, unary, views, where)
+               inplace_variants, join, linalg, logical, masked, matrix, matrix_composites, norm,
+               pairwise_extrema, random_fills, reduce, reorder, rounding, scans, shape,
+               smooth_activation, softmax, sorting, statistics, tensor_info, ternary, unary, views,
+               where)
 from . import adaptive_pooling, conv_transpose, convolution, linear_systems, pad, pooling, window
 from .registry import register_family
 
@@ -30,7 +30,7 @@ FAMILIES = (elementwise, division, ternary, unary, rounding, binary_math, where,
             broadcast, index, linalg, convert, fill, extrema, cumulative, norm, join, reorder,
             matrix, gather, masked, views, einsum, window, convolution, conv_transpose, pooling,
             adaptive_pooling, pad, linear_systems, sorting, random_fills, tensor_info, composites,
-            statistics, arrangement, matrix_composites, inplace_variants)
+            statistics, arrangement, matrix_composites, inplace_variants, scans)
 
 
 def public_functions() -> dict:
