@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # Lowest first. A module belongs to the layer of the longest prefix that names it.
 LAYERS = (
     ("base", ("genesis.dtypes", "genesis.device", "genesis.cuda", "genesis.random",
-              "genesis.sizes", "genesis.utils.atomic_file", "genesis.listeners", "genesis.threads")),
+              "genesis.sizes", "genesis.utils.atomic_file", "genesis.listeners", "genesis.threads",
+              "genesis.determinism")),
     ("core", ("genesis.tensor", "genesis._tensor_str", "genesis.autograd.function",
               "genesis.autograd.engine", "genesis.autograd.grad_mode", "genesis.autograd.hooks",
               "genesis.autograd.hook_results", "genesis.autograd.anomaly",

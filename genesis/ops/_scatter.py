@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..determinism import are_deterministic_algorithms_enabled, refuse_nondeterministic
+
 __all__ = ["add_at"]
 
 _cupy_add_at = None
@@ -31,6 +33,9 @@ def add_at(xp, target, index, values) -> None:
         else:
             np.add.at(target, index, values)
     else:
+        if are_deterministic_algorithms_enabled() and not _distinct_positions(target, _on_host(index)):
+            refuse_nondeterministic("adding into repeated positions on a GPU (atomic additions: "
+                                    "the backward of indexing, gather or embedding, index_add_)")
         (_cupy_add_at or _resolve_cupy_add_at(xp))(target, index, values)
 
 
@@ -49,6 +54,14 @@ def _distinct_positions(target, index) -> bool:
     flat = items[position].reshape(-1)
     extent = target.shape[position]
     return np.unique(np.where(flat < 0, flat + extent, flat)).size == flat.size
+
+
+def _on_host(index):
+    """The index with its device arrays copied to the host (to check for repeats)."""
+    items = index if isinstance(index, tuple) else (index,)
+    host = tuple(item.get() if hasattr(item, "get") and not isinstance(item, np.ndarray) else item
+                 for item in items)
+    return host if isinstance(index, tuple) else host[0]
 
 
 def _resolve_cupy_add_at(cupy):
