@@ -32,6 +32,7 @@ from .creation import (arange, empty, empty_like, eye, from_numpy, full, full_li
                        tensor, zeros, zeros_like)
 from .random import Generator, get_rng_state, manual_seed, seed, set_rng_state
 from ._tensor_str import get_printoptions, set_printoptions
+from .compile import compile
 from .determinism import (are_deterministic_algorithms_enabled,
                           is_deterministic_algorithms_warn_only_enabled, use_deterministic_algorithms)
 from .sizes import Size

@@ -64,7 +64,7 @@ MODULES = {
     "torch.backends.mps": "genesis.compat.torch_backends.mps",
     # import fine, offer nothing yet
     "torch.onnx": None,
-    "torch.jit": None,
+    "torch.jit": "genesis.compat.torch_jit",
     "torch.utils.tensorboard": "genesis.utils.tensorboard",
 }
 

@@ -47,19 +47,19 @@ def test_version_parses_and_says_genesis():
 
 def test_a_missing_name_is_one_clear_line_that_names_it_and_where(tmp_path):
     script = tmp_path / "train.py"
-    script.write_text("import torch\n\nmodel = torch.compile(None)\n")
+    script.write_text("import torch\n\nmodel = torch.vmap(None)\n")
     with serve_torch(), pytest.raises(UnsupportedTorchAPI) as info:
         exec(compile(script.read_text(), str(script), "exec"), {"__name__": "__main__"})
     message = str(info.value)
-    assert message.startswith("torch.compile is not supported by genesis yet (used at ")
+    assert message.startswith("torch.vmap is not supported by genesis yet (used at ")
     assert f"{script.name}:3)" in message and "\n" not in message
-    assert info.value.torch_name == "torch.compile"
+    assert info.value.torch_name == "torch.vmap"
 
 
 def test_feature_tests_see_a_torch_without_the_feature():
     with serve_torch():
         import torch
-        assert not hasattr(torch, "compile")
+        assert not hasattr(torch, "vmap")
         assert getattr(torch.backends, "mps", None) is not None
         assert not torch.backends.mps.is_available()
         with pytest.raises(ImportError):
@@ -145,3 +145,21 @@ def test_every_served_module_imports_and_names_its_torch_counterparts():
 
         assert FocalLoss(genesis.ones(3)).weight.shape == (3,) and issubclass(FocalLoss, _Loss)
         assert issubclass(genesis.nn.BatchNorm2d, _BatchNorm)
+
+
+def test_compile_and_jit_leave_eager_code_as_it_is():
+    with serve_torch():
+        import torch
+        model = torch.nn.Linear(2, 1)
+        assert torch.compile(model) is model and torch.jit.script(model) is model
+
+        @torch.compile(mode="reduce-overhead")
+        def double(x):
+            return x * 2
+
+        @torch.jit.ignore
+        def helper(x):
+            return x
+
+        assert double(torch.tensor(3.0)).item() == 6.0 and helper(1) == 1
+        assert torch.jit.trace(model, torch.ones(1, 2)) is model and not torch.jit.is_scripting()

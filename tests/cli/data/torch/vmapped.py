@@ -1,5 +1,5 @@
 import torch
 
 model = torch.nn.Linear(2, 2)
-model = torch.compile(model)
+batched = torch.vmap(model)
 print("not reached")
