@@ -350,6 +350,7 @@ class Tensor:
     def min(self, dim=None, keepdim: bool = False): ...  # genesis.ops.extrema
     def minimum(self, other) -> Tensor: ...  # genesis.ops.pairwise_extrema
     def mm(self, mat2: Tensor) -> Tensor: ...  # genesis.ops.linalg
+    def mode(self, dim: int = -1, keepdim: bool = False) -> tuple: ...  # genesis.ops.statistics
     def moveaxis(self, source, destination) -> Tensor: ...  # genesis.ops.shape
     def movedim(self, source, destination) -> Tensor: ...  # genesis.ops.shape
     def msort(self) -> Tensor: ...  # genesis.ops.sorting
@@ -362,6 +363,7 @@ class Tensor:
     def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor: ...  # genesis.ops.composites
     def nan_to_num_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def nanmean(self, dim=None, keepdim: bool = False) -> Tensor: ...  # genesis.ops.statistics
+    def nanmedian(self, dim: int | None = None, keepdim: bool = False): ...  # genesis.ops.statistics
     def nanquantile(self, q, dim: int | None = None, keepdim: bool = False, *, interpolation: str = 'linear') -> Tensor: ...  # genesis.ops.statistics
     def nansum(self, dim=None, keepdim: bool = False) -> Tensor: ...  # genesis.ops.statistics
     def narrow(self, dim: int, start: int, length: int) -> Tensor: ...  # genesis.ops.shape

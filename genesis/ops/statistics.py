@@ -2,17 +2,24 @@
 `nansum`, `quantile`, `nanquantile`, `cov`, `corrcoef`; and `histc` (counts, no gradient)."""
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._operands import normalize_dim
+from .gather import gather
 from .join import stack
 from .registry import OpInfo, Sample
 from .sorting import sort
 from .where import where
 
-__all__ = ["nanmean", "nansum", "quantile", "nanquantile", "cov", "corrcoef", "histc"]
+__all__ = ["nanmean", "nansum", "quantile", "nanquantile", "cov", "corrcoef", "histc", "mode",
+           "nanmedian"]
+
+mode_result = namedtuple("mode", ("values", "indices"))
+median_result = namedtuple("nanmedian", ("values", "indices"))
 
 
 def _not_nan(input: Tensor) -> Tensor:
@@ -95,6 +102,57 @@ def _quantile(input: Tensor, q, dim, keepdim: bool, interpolation: str, op: str)
     return stack(results, 0)
 
 
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
+    """(values, indices): along `dim`, the most frequent value (the smallest of equally
+    frequent ones) and the index of its last occurrence, as PyTorch.
+
+    >>> import genesis
+    >>> mode(genesis.tensor([1, 2, 2, 3, 3, 1, 1]))
+    mode(values=tensor(1), indices=tensor(6))
+    """
+    if input.ndim == 0:
+        return mode_result(input.clone(), wrap_array(input._device.xp.zeros((), np.int64), input._device))
+    dim = normalize_dim(dim, input.ndim, "mode")
+    data = input._data if input._device.xp is np else input._data.get()
+    moved = np.moveaxis(data, dim, -1)
+    rows = moved.reshape(-1, moved.shape[-1])
+    last = np.empty(rows.shape[0], np.int64)
+    for number, row in enumerate(rows):
+        values, counts = np.unique(row, return_counts=True)
+        best = values[np.argmax(counts)]
+        last[number] = row.shape[0] - 1 - int(np.argmax(row[::-1] == best))
+    index = np.expand_dims(last.reshape(moved.shape[:-1]), dim)
+    indices = wrap_array(input._device.xp.asarray(index), input._device)
+    values = gather(input, dim, indices)
+    if not keepdim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return mode_result(values, indices)
+
+
+def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False):
+    """The lower median of the values that are not NaN (NaN where all are): of all elements
+    (a 0-d tensor), or along `dim` the named tuple (values, indices).
+
+    >>> import genesis
+    >>> nanmedian(genesis.tensor([1.0, float("nan"), 3.0, 2.0])).item()
+    2.0
+    """
+    flat = dim is None
+    source = input.reshape(-1) if flat else input
+    axis = 0 if flat else normalize_dim(dim, input.ndim, "nanmedian")
+    ordered = sort(source, axis)  # NaN sorts last
+    xp = input._device.xp
+    kept = (~xp.isnan(source._data)).sum(axis=axis, keepdims=True)
+    position = wrap_array(xp.maximum(kept - 1, 0) // 2, input._device)
+    values = gather(ordered.values, axis, position)
+    indices = gather(ordered.indices, axis, position)
+    if flat:
+        return values.reshape(())
+    if not keepdim:
+        values, indices = values.squeeze(axis), indices.squeeze(axis)
+    return median_result(values, indices)
+
+
 def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
     """The covariance matrix of the variables in the rows of `input` (observations in the
     columns), dividing by N - correction."""
@@ -130,7 +188,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
 
 
 METHODS = {"nanmean": nanmean, "nansum": nansum, "quantile": quantile, "nanquantile": nanquantile,
-           "histc": histc}
+           "histc": histc, "mode": mode, "nanmedian": nanmedian}
 
 OPS = [
     OpInfo("nanmean", nanmean, lambda rng: [

@@ -31,6 +31,10 @@ CALLS = [
     ("nanquantile", lambda m, a: m.nanquantile(a, 0.5), ([1.0, float("nan"), 3.0, 4.0],)),
     ("nanmean dim", lambda m, a: m.nanmean(a, 1), ([[1.0, float("nan")], [2.0, 4.0]],)),
     ("quantile q tensor", lambda m, a, q: m.quantile(a, q), ([1.0, 2.0, 3.0, 4.0, 10.0], [0.1, 0.5, 0.9])),
+    ("mode", lambda m, a: m.mode(a, 1), ([[1, 2, 2, 3, 3, 1, 1], [5, 4, 4, 5, 0, 0, 0]],)),
+    ("mode dim 0", lambda m, a: m.mode(a, 0, keepdim=True), ([[1.0, 2.0], [2.0, 1.0], [1.0, 1.0]],)),
+    ("nanmedian dim", lambda m, a: m.nanmedian(a, 1), ([[1.0, float("nan"), 3.0], [4.0, 1.0, 2.0]],)),
+    ("nanmedian all", lambda m, a: m.nanmedian(a), ([1.0, float("nan"), 3.0, 2.0],)),
 ]
 
 
@@ -81,3 +85,12 @@ def test_special_xlog1py_and_edges():
     assert special.xlog1py(genesis.tensor([0.0]), genesis.tensor([-1.0])).tolist() == [0.0]
     assert special.sinc(genesis.tensor([0.0])).tolist() == [1.0]
     assert special.entr(genesis.tensor([0.0, -1.0])).tolist() == [0.0, float("-inf")]
+
+
+def test_nanmedian_and_mode_values_carry_gradients():
+    x = genesis.tensor([[3.0, 1.0, float("nan")], [2.0, 5.0, 4.0]], dtype=genesis.float64, requires_grad=True)
+    genesis.nanmedian(x, 1).values.sum().backward()
+    assert x.grad.tolist() == [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    y = genesis.tensor([2.0, 7.0, 2.0], requires_grad=True)
+    genesis.mode(y).values.backward()
+    assert y.grad.tolist() == [0.0, 0.0, 1.0]
