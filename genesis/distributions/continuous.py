@@ -16,12 +16,10 @@ __all__ = ["Normal", "Uniform"]
 
 def _as_tensors(*values) -> tuple:
     """The parameters as tensors of one shape (numbers become float32 tensors)."""
-    tensors = [v for v in values if isinstance(v, Tensor)]
-    like = tensors[0] if tensors else None
-    made = [v if isinstance(v, Tensor) else make_tensor(float(v), dtype=like.dtype if like is not None
-                                                        else None, device=like._device if like is not None else None)
-            for v in values]
-    return broadcast_tensors(*made)
+    like = next((v for v in values if isinstance(v, Tensor)), None)
+    dtype, device = (None, None) if like is None else (like.dtype, like._device)
+    return broadcast_tensors(*(v if isinstance(v, Tensor) else make_tensor(float(v), dtype=dtype, device=device)
+                               for v in values))
 
 
 class Normal(Distribution):

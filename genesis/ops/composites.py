@@ -212,7 +212,7 @@ def repeat_interleave(input, repeats=None, dim: int | None = None, *, output_siz
     if dim is None:
         input, dim = input.reshape(-1), 0
     dim = normalize_dim(dim, input.ndim, "repeat_interleave")
-    counts = repeats._data if isinstance(repeats, Tensor) else repeats
+    counts = repeats.tolist() if isinstance(repeats, Tensor) else repeats  # (host numbers, any device)
     index = np.repeat(np.arange(input.shape[dim]), np.asarray(counts).reshape(-1) if
                       np.ndim(counts) else counts)
     return input.index_select(dim, make_tensor(index, dtype=int64, device=input._device))
