@@ -75,10 +75,10 @@ def test_errors():
 
 def test_matrix_norm_errors_name_the_problem():
     a = genesis.ones(2, 3)
-    with pytest.raises(RuntimeError, match="ord=2 is not supported.*need singular values"):
-        genesis.linalg.matrix_norm(a, 2)
-    with pytest.raises(RuntimeError, match="ord='nuc' is not supported"):
-        genesis.linalg.matrix_norm(a, "nuc")
+    with pytest.raises(RuntimeError, match="ord=3 is not supported"):
+        genesis.linalg.matrix_norm(a, 3)
+    with pytest.raises(RuntimeError, match="ord='max' is not supported"):
+        genesis.linalg.matrix_norm(a, "max")
     with pytest.raises(RuntimeError, match="two different dims"):
         genesis.linalg.matrix_norm(a, 1, (1, -1))
     with pytest.raises(RuntimeError, match="needs a floating point input, got int64"):
