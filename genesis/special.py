@@ -1,35 +1,40 @@
 """Special functions (PyTorch's `torch.special`): the ones genesis has, under their special
-names, and a few written from them: expit, erfc, ndtr, entr, xlog1py, sinc. Their gradients
-are those of the ops they are made of."""
+names, and a few written from them: expit, ndtr, entr, xlog1py. Their gradients are those of
+the ops they are made of."""
 from __future__ import annotations
 
 import math
 
 from .ops.composites import logit, xlogy
 from .ops.softmax import log_softmax, logsumexp, softmax
+from .ops.special_functions import (digamma, erfc, erfcx, erfinv, i0, i0e, i1, i1e, igamma,
+                                    igammac, lgamma, log_ndtr, mvlgamma, ndtri, polygamma, sinc,
+                                    zeta)
 from .ops.unary import erf, exp2, expm1, log1p, sigmoid
 from .ops.where import where
 from .tensor import Tensor
 
-__all__ = ["expit", "logit", "erf", "erfc", "ndtr", "entr", "xlogy", "xlog1py", "sinc", "exp2",
-           "expm1", "log1p", "logsumexp", "softmax", "log_softmax"]
+__all__ = ["expit", "logit", "erf", "erfc", "erfcx", "erfinv", "ndtr", "ndtri", "log_ndtr", "entr",
+           "xlogy", "xlog1py", "sinc", "exp2", "expm1", "log1p", "logsumexp", "softmax",
+           "log_softmax", "gammaln", "digamma", "psi", "polygamma", "multigammaln", "i0", "i0e",
+           "i1", "i1e", "gammainc", "gammaincc", "zeta"]
 
 expit = sigmoid
-
-
-def erfc(input: Tensor) -> Tensor:
-    """1 - erf(x)."""
-    return 1 - erf(input)
+gammaln = lgamma
+psi = digamma
+multigammaln = mvlgamma
+gammainc = igamma
+gammaincc = igammac
 
 
 def ndtr(input: Tensor) -> Tensor:
-    """The standard normal distribution function: 0.5 (1 + erf(x / √2)).
+    """The standard normal distribution function: erfc(-x / √2) / 2 (accurate in the left tail).
 
     >>> import genesis
     >>> ndtr(genesis.tensor([0.0])).tolist()
     [0.5]
     """
-    return 0.5 * (1 + erf(input / math.sqrt(2)))
+    return 0.5 * erfc(input * -math.sqrt(0.5))
 
 
 def entr(input: Tensor) -> Tensor:
@@ -44,9 +49,3 @@ def xlog1py(input, other) -> Tensor:
     y = other if isinstance(other, Tensor) else x.new_tensor(other)
     product = x * log1p(where(x == 0, 0.0, y))  # (no 0 * -inf where x is 0)
     return where(y != y, y, product)  # NaN in y stays NaN, as in PyTorch
-
-
-def sinc(input: Tensor) -> Tensor:
-    """sin(πx) / (πx), 1 at 0."""
-    nonzero = where(input == 0, 1.0, input)
-    return where(input == 0, 1.0, (math.pi * nonzero).sin() / (math.pi * nonzero))
