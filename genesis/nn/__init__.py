@@ -41,8 +41,19 @@ from .parameter import Parameter
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from .adaptive_softmax import AdaptiveLogSoftmaxWithLoss
+from .extra_loss_modules import *  # noqa: F401,F403  (MultiMarginLoss, CTCLoss, ...)
+from .pooling_extra_modules import *  # noqa: F401,F403  (MaxUnpool*, LPPool*, LocalResponseNorm)
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d,
                       AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d,
                       MaxPool1d, MaxPool2d, MaxPool3d)
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
+from .channelshuffle import ChannelShuffle
+from .deprecated_layers import Container, NLLLoss2d
+from .embedding_bag import EmbeddingBag
+from .lazy import *  # noqa: F401,F403  (LazyLinear, LazyConv*d, LazyBatchNorm*d, ...)
+from .noise_layers import AlphaDropout, FeatureAlphaDropout, RReLU
+from .parameter import Buffer, UninitializedBuffer, UninitializedParameter
+from .rnn import RNNBase, RNNCellBase
+from .sync_batchnorm import SyncBatchNorm

@@ -36,6 +36,22 @@ from ._norm_functions import *  # noqa: F401,F403
 from ._norm_functions import __all__ as _norm_names
 from ._pointwise_losses import *  # noqa: F401,F403
 from ._pointwise_losses import __all__ as _pointwise_loss_names
+from ._pooling_extras import *  # noqa: F401,F403  (max_unpool, lp_pool, local_response_norm, ...)
+from ._pooling_extras import __all__ as _pooling_extra_names
+from ._grid_sample import *  # noqa: F401,F403  (affine_grid, grid_sample)
+from ._grid_sample import __all__ as _grid_sample_names
+from ._multi_margin_losses import *  # noqa: F401,F403  (multi_margin_loss, ...)
+from ._multi_margin_losses import __all__ as _multi_margin_loss_names
+from ._ctc_loss import ctc_loss
+from ._fractional_pooling import *  # noqa: F401,F403  (fractional_max_pool2d, ...)
+from ._fractional_pooling import __all__ as _fractional_pooling_names
+from ._channel_shuffle import channel_shuffle, native_channel_shuffle
+from ._deprecated_functions import upsample_bilinear, upsample_nearest
+from ._embedding_bag import embedding_bag
+from ._inplace_activations import *  # noqa: F401,F403  (elu_, leaky_relu_, hardtanh_, ...)
+from ._inplace_activations import __all__ as _inplace_activation_names
+from ._noise_functions import alpha_dropout, feature_alpha_dropout, rrelu, rrelu_
+from ._pdist import pdist
 
 __all__ = list(_activation_names) + _layer_names + _pointwise_loss_names + _class_loss_names + \
     _norm_names + _attention_names + _composite_names + _margin_loss_names + [
@@ -44,3 +60,11 @@ __all__ = list(_activation_names) + _layer_names + _pointwise_loss_names + _clas
         "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
         "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "unfold", "fold",
         "pad", "instance_norm", "pixel_shuffle", "pixel_unshuffle", "interpolate", "upsample"]
+__all__ += _pooling_extra_names
+__all__ += _grid_sample_names
+__all__ += _inplace_activation_names + ["embedding_bag", "alpha_dropout", "feature_alpha_dropout",
+                                        "rrelu", "rrelu_", "channel_shuffle", "native_channel_shuffle",
+                                        "pdist", "upsample_nearest", "upsample_bilinear"]
+__all__ += _multi_margin_loss_names
+__all__ += ["ctc_loss"]
+__all__ += _fractional_pooling_names

@@ -32,7 +32,7 @@ from ..dtypes import get_dtype
 from ..ops.convert import _parse_to
 from ..tensor import Tensor
 from ._backward_hooks import BackwardHook
-from .parameter import Parameter
+from .parameter import Buffer, Parameter
 from .utils.clear_grads import clear_grads
 
 __all__ = ["Module", "IncompatibleKeys"]
@@ -242,6 +242,10 @@ class Module:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
                                 "(genesis.nn.Module or None expected)")
             state["_modules"][name] = None
+        elif isinstance(value, Buffer):
+            if parameters is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            self.register_buffer(name, value, value.persistent)
         elif parameters is not None and name in state["_buffers"]:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
@@ -508,6 +512,8 @@ class Module:
         reported in one RuntimeError, and nothing is copied then. With
         `strict=False`, missing and unexpected keys are allowed and returned.
         """
+        for name, module in self.named_modules():
+            module._take_shapes_from(state_dict, name + "." if name else "")
         targets = self.state_dict(keep_vars=True)
         missing = [key for key in targets if key not in state_dict]
         unexpected = [key for key in state_dict if key not in targets]
@@ -537,6 +543,10 @@ class Module:
                 if key in state_dict:
                     target.copy_(state_dict[key])
         return IncompatibleKeys(missing, unexpected)
+
+    def _take_shapes_from(self, state_dict, prefix: str) -> None:
+        """Before `load_state_dict` copies: lazy modules (nn.LazyLinear, ...) size their
+        placeholders from the entries under `prefix`; other modules have none."""
 
     # -- printing ---------------------------------------------------------------
     def extra_repr(self) -> str:
