@@ -20,21 +20,26 @@ _warnings.filterwarnings("ignore", r"(invalid value|divide by zero|overflow|unde
 from . import dtypes
 from .device import Device, DeviceError, device
 from .dtypes import (DType, bfloat16, bool, double, finfo, float, float16, float32, float64,
-                     get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long, short, uint8)
+                     get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long,
+                     set_default_dtype, short, uint8)
+from .layouts import (channels_last, channels_last_3d, contiguous_format, layout, memory_format,
+                      preserve_format, strided)
 from .tensor import Tensor
 from . import ops as _ops  # binds operators and methods onto Tensor
 from . import autograd
 from .autograd import (Function, enable_grad, inference_mode, is_grad_enabled,
                        is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .autograd import grad_mode as _grad_mode
-from .creation import (arange, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace, ones,
-                       ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm,
-                       tensor, zeros, zeros_like)
-from .random import Generator, get_rng_state, manual_seed, seed, set_rng_state
+from .creation import (arange, as_tensor, asarray, empty, empty_like, eye, from_numpy, full,
+                       full_like, linspace, logspace, ones, ones_like, rand, rand_like, randint,
+                       randint_like, randn, randn_like, randperm, scalar_tensor, tensor, zeros,
+                       zeros_like)
+from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from ._tensor_str import get_printoptions, set_printoptions
 from .compile import compile
-from .determinism import (are_deterministic_algorithms_enabled,
-                          is_deterministic_algorithms_warn_only_enabled, use_deterministic_algorithms)
+from .determinism import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
+                          is_deterministic_algorithms_warn_only_enabled,
+                          set_deterministic_debug_mode, use_deterministic_algorithms)
 from .sizes import Size
 from .threads import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads
 from . import nn, optim
@@ -44,8 +49,11 @@ from . import cuda
 
 from . import amp, distributions, special, testing, utils
 from .amp import GradScaler, autocast
+from . import functional_aliases as _functional_aliases, settings as _settings
 
 globals().update(_ops.public_functions())
+for _module in (_settings, _functional_aliases):
+    globals().update({name: getattr(_module, name) for name in _module.__all__})
 
 __version__ = "0.1.0"
 

@@ -25,7 +25,7 @@ from .tensor import Tensor, wrap_array
 
 __all__ = ["tensor", "from_numpy", "zeros", "ones", "full", "empty", "randn", "rand", "randint", "randperm",
            "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like",
-           "randn_like", "rand_like", "randint_like"]
+           "randn_like", "rand_like", "randint_like", "as_tensor", "asarray", "scalar_tensor"]
 
 
 class AllocationError(MemoryError, RuntimeError):
@@ -61,7 +61,7 @@ def _draw(sampler, shape: tuple, numpy_dtype):
 def _floating_dtype(dtype, op: str):
     """The NumPy dtype random samples are drawn in (float32 by default); an integer or
     bool dtype is refused as PyTorch refuses it (NotImplementedError)."""
-    chosen = get_dtype(dtype) if dtype is not None else dtypes.float32
+    chosen = get_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
     if not chosen.is_floating_point:
         raise NotImplementedError(f"{op}: samples need a floating point dtype, got {chosen!r}; "
                                   "use randint for integers")
@@ -98,9 +98,69 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return wrap_array(array, cpu)
 
 
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """`data` as a tensor, sharing memory where it can: a Tensor is returned as it is (graph
+    kept) unless `dtype` or `device` asks for a conversion; a NumPy array on the CPU is
+    wrapped, keeping its dtype (as `from_numpy`); anything else is copied (as `tensor`).
+
+    >>> import numpy as np, genesis
+    >>> array = np.zeros(2)
+    >>> shared = genesis.as_tensor(array)
+    >>> array[0] = 5.0
+    >>> shared
+    tensor([5., 0.], dtype=genesis.float64)
+    """
+    if isinstance(data, Tensor):
+        return data.to(device=device, dtype=dtype)
+    return asarray(data, dtype=dtype, device=device)
+
+
+def asarray(obj, *, dtype=None, device=None, copy: bool | None = None,
+            requires_grad: bool | None = None) -> Tensor:
+    """`obj` as a tensor, as PyTorch's `asarray`: memory is shared with a Tensor or NumPy
+    array when dtype and device allow and `copy` is not True; `copy=False` refuses to copy.
+    A Tensor keeps its graph unless `requires_grad` is given (then the result is detached,
+    and a new leaf if True), as in PyTorch 2.13.
+
+    >>> import genesis
+    >>> genesis.asarray([1, 2], dtype=genesis.float32)
+    tensor([1., 2.])
+    """
+    chosen = get_dtype(dtype) if dtype is not None else None
+    target = as_device(device) if device is not None else None
+    if isinstance(obj, Tensor):
+        shared = obj if requires_grad is None else obj.detach()
+        result = shared.to(device=target, dtype=chosen, copy=bool(copy))
+    elif isinstance(obj, np.ndarray) and copy is not True and target in (None, cpu) and (
+            chosen is None or chosen.numpy_dtype == obj.dtype):
+        dtypes.from_numpy_dtype(obj.dtype)
+        result = wrap_array(obj, cpu)
+    else:
+        if copy is False:
+            raise ValueError(f"asarray: can't make a tensor of this {type(obj).__name__} "
+                             "without copying (copy=False); pass copy=None to allow it")
+        result = tensor(obj, dtype=chosen, device=target)
+    if copy is False and isinstance(obj, Tensor) and result._data is not obj._data:
+        raise ValueError("asarray: the dtype or device asked for needs a copy, but copy=False")
+    if requires_grad:
+        result.requires_grad_(True)
+    return result
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A 0-d tensor of the number `s`, in the default dtype (float32) unless `dtype` says.
+
+    >>> import genesis
+    >>> genesis.scalar_tensor(3)
+    tensor(3.)
+    """
+    chosen = get_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+    return tensor(s, dtype=chosen, device=device, requires_grad=requires_grad)
+
+
 def _filled(op: str, fill, size: tuple, dtype, device, requires_grad, default=None):
     shape = shape_of(size, op)
-    chosen = get_dtype(dtype) if dtype is not None else (default or dtypes.float32)
+    chosen = get_dtype(dtype) if dtype is not None else (default or dtypes.get_default_dtype())
     device = as_device(device)
     array = _allocated(op, lambda: device.xp.full(shape, fill, chosen.numpy_dtype), shape)
     return _finish(array, device, requires_grad)
@@ -128,7 +188,7 @@ def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor (contents are arbitrary)."""
     shape = shape_of(size, "empty")
-    numpy_dtype = get_dtype(dtype if dtype is not None else dtypes.float32).numpy_dtype
+    numpy_dtype = get_dtype(dtype if dtype is not None else dtypes.get_default_dtype()).numpy_dtype
     device = as_device(device)
     array = _allocated("empty", lambda: device.xp.empty(shape, numpy_dtype), shape)
     return _finish(array, device, requires_grad)
@@ -147,7 +207,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     """
     fill_value = _number(fill_value, "fill_value", "full")
     default = dtypes.bool if isinstance(fill_value, bool | np.bool_) else (
-        dtypes.int64 if isinstance(fill_value, numbers.Integral) else dtypes.float32)
+        dtypes.int64 if isinstance(fill_value, numbers.Integral) else dtypes.get_default_dtype())
     chosen = get_dtype(dtype) if dtype is not None else default
     check_fits(fill_value, chosen, "full")
     if chosen is dtypes.bool:  # any number is a bool, even one NumPy can't convert (2**70)
@@ -246,7 +306,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
         raise RuntimeError(f"arange: end ({end}) and start ({start}) are inconsistent with the "
                            f"step's sign ({step}); the range would be empty going the other way")
     integral = all(isinstance(v, numbers.Integral) for v in (start, end, step))
-    chosen = get_dtype(dtype) if dtype is not None else dtypes.int64 if integral else dtypes.float32
+    chosen = get_dtype(dtype) if dtype is not None else dtypes.int64 if integral else dtypes.get_default_dtype()
     if chosen is dtypes.bool:
         raise NotImplementedError("arange: a range of bools is not a thing; use an integer or "
                                   "floating point dtype")
@@ -273,7 +333,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: 
     steps = integer(steps, "steps must be an int, got", "linspace")
     if steps < 0:
         raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
-    chosen = get_dtype(dtype) if dtype is not None else dtypes.float32
+    chosen = get_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
     if chosen is dtypes.bool:
         raise NotImplementedError("linspace: evenly spaced bools are not a thing; use an integer "
                                   "or floating point dtype")
@@ -292,7 +352,7 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
     [1.0, 10.0, 100.0]
     """
     exponents = linspace(start, end, steps, dtype=dtypes.float64, device=device)
-    chosen = get_dtype(dtype) if dtype is not None else dtypes.float32
+    chosen = get_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
     array = (float(base) ** exponents._data).astype(chosen.numpy_dtype)
     return _finish(array, exponents._device, requires_grad)
 
@@ -304,7 +364,7 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad:
     if n < 0 or m < 0:
         raise RuntimeError(f"eye: n and m must be 0 or more, got n={n}, m={m}")
     device = as_device(device)
-    numpy_dtype = get_dtype(dtype if dtype is not None else dtypes.float32).numpy_dtype
+    numpy_dtype = get_dtype(dtype if dtype is not None else dtypes.get_default_dtype()).numpy_dtype
     array = _allocated("eye", lambda: device.xp.eye(n, m, dtype=numpy_dtype) if n and m else
                        device.xp.zeros((n, m), numpy_dtype), (n, m))  # eye(2**62, 0) is empty
     return _finish(array, device, requires_grad)

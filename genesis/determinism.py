@@ -8,7 +8,8 @@ from __future__ import annotations
 import warnings
 
 __all__ = ["use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
-           "is_deterministic_algorithms_warn_only_enabled", "refuse_nondeterministic"]
+           "is_deterministic_algorithms_warn_only_enabled", "refuse_nondeterministic",
+           "set_deterministic_debug_mode", "get_deterministic_debug_mode"]
 
 _mode = {"enabled": False, "warn_only": False}
 
@@ -33,6 +34,31 @@ def are_deterministic_algorithms_enabled() -> bool:
 def is_deterministic_algorithms_warn_only_enabled() -> bool:
     """Whether it only warns."""
     return _mode["enabled"] and _mode["warn_only"]
+
+
+_DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
+
+
+def set_deterministic_debug_mode(debug_mode) -> None:
+    """PyTorch's other spelling of the switch: 0 or "default" (off), 1 or "warn" (warn only),
+    2 or "error" (refuse).
+
+    >>> set_deterministic_debug_mode("warn"); get_deterministic_debug_mode()
+    1
+    >>> set_deterministic_debug_mode(0)
+    """
+    level = _DEBUG_MODES.get(debug_mode, debug_mode) if isinstance(debug_mode, str) else debug_mode
+    if level not in (0, 1, 2) or isinstance(level, bool):
+        raise RuntimeError(f"invalid value of debug_mode, expected one of 0, 1, 2 or "
+                           f"{list(_DEBUG_MODES)}, but got {debug_mode!r}")
+    use_deterministic_algorithms(level > 0, warn_only=level == 1)
+
+
+def get_deterministic_debug_mode() -> int:
+    """0 (off), 1 (warn only) or 2 (refuse), as `set_deterministic_debug_mode` takes them."""
+    if not _mode["enabled"]:
+        return 0
+    return 1 if _mode["warn_only"] else 2
 
 
 def refuse_nondeterministic(what: str) -> None:

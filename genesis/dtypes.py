@@ -16,7 +16,7 @@ import numpy as np
 __all__ = [
     "DType", "float16", "float32", "float64", "bfloat16", "int8", "int16", "int32",
     "int64", "uint8", "bool", "half", "float", "double", "long", "int", "short",
-    "get_dtype", "promote_types", "get_default_dtype", "DTypeOverflowError", "check_fits",
+    "get_dtype", "promote_types", "get_default_dtype", "set_default_dtype", "DTypeOverflowError", "check_fits",
     "check_array_fits", "finfo", "iinfo",
 ]
 
@@ -73,12 +73,46 @@ _BY_NUMPY = {d.numpy_dtype: d for d in _ALL if d.numpy_dtype is not None}
 FLOATING_DTYPES = tuple(d for d in _ALL if d.is_floating_point and d.numpy_dtype is not None)
 FLOATING_NUMPY_DTYPES = frozenset(d.numpy_dtype for d in _ALL
                                   if d.is_floating_point and d.numpy_dtype is not None)
-_PYTHON_TYPES = {builtins.float: float32, builtins.int: int64, builtins.bool: bool}
+_PYTHON_TYPES = {builtins.int: int64, builtins.bool: bool}
+
+
+class _DefaultFloat:
+    """The floating dtype new tensors get when none is asked for (PyTorch's default dtype):
+    Python floats, `zeros(2)`, `randn(3)`, float math on integers. `dtype` and `numpy` (its
+    NumPy dtype) are read on hot paths, so they are plain attributes."""
+
+    def __init__(self, dtype: DType):
+        self.dtype, self.numpy = dtype, np.dtype(dtype.numpy_dtype)
+
+
+default_float = _DefaultFloat(float32)
 
 
 def get_default_dtype() -> DType:
-    """The dtype given to Python floats: float32, as in PyTorch."""
-    return float32
+    """The dtype given to Python floats and new floating tensors: float32 unless changed by
+    `set_default_dtype`, as in PyTorch.
+
+    >>> get_default_dtype()
+    genesis.float32
+    """
+    return default_float.dtype
+
+
+def set_default_dtype(dtype) -> None:
+    """Make `dtype` (a floating dtype) the one Python floats and new floating tensors get,
+    as `torch.set_default_dtype`; tensors that exist keep theirs.
+
+    >>> import genesis
+    >>> genesis.set_default_dtype(genesis.float64)
+    >>> genesis.tensor([1.5]).dtype, genesis.zeros(2).dtype
+    (genesis.float64, genesis.float64)
+    >>> genesis.set_default_dtype(genesis.float32)
+    """
+    chosen = get_dtype(dtype)
+    if not chosen.is_floating_point:
+        raise TypeError(f"set_default_dtype: only floating point dtypes can be the default, got "
+                        f"{chosen!r}; pass genesis.float32 or genesis.float64")
+    default_float.__init__(chosen)
 
 
 def get_dtype(spec) -> DType:
@@ -96,6 +130,8 @@ def get_dtype(spec) -> DType:
         if name in _BY_NAME:
             return get_dtype(_BY_NAME[name])
         raise TypeError(f"unknown dtype {spec!r}; expected one of {sorted(_BY_NAME)}")
+    if spec is builtins.float:
+        return default_float.dtype
     if isinstance(spec, type) and spec in _PYTHON_TYPES:
         return _PYTHON_TYPES[spec]
     try:

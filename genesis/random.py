@@ -10,7 +10,7 @@ import numpy as np
 
 from .device import device as as_device
 
-__all__ = ["manual_seed", "seed", "get_rng_state", "set_rng_state", "generator_for",
+__all__ = ["manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "generator_for",
            "seed_device", "seed_device_type", "Generator", "DEFAULT_SEED"]
 
 # A new Generator's seed, as in PyTorch: a fixed number, so unseeded generators repeat too.
@@ -29,7 +29,7 @@ def generator_for(device, generator: "Generator | None" = None):
     key = str(device)
     generator = _generators.get(key)
     if generator is None:
-        seed_value = _device_seeds.get(key, _device_seeds.get(device.type, _initial_seed))
+        seed_value = _device_seeds.get(key, _device_seeds.get(device.type, initial_seed()))
         xp = device.xp
         if xp is np:
             generator = np.random.default_rng(seed_value)
@@ -83,6 +83,19 @@ def _seed_value(seed, op: str) -> int:
         raise ValueError(f"{op}: seed {value} is out of range; a seed is an int in "
                          "[-2**63, 2**64)")
     return value % 2 ** 64
+
+
+def initial_seed() -> int:
+    """The seed the global generators started from: the last `manual_seed`, or one drawn from
+    fresh entropy when the program never seeded (as in PyTorch).
+
+    >>> manual_seed(7); initial_seed()
+    7
+    """
+    global _initial_seed
+    if _initial_seed is None:
+        _initial_seed = int(np.random.SeedSequence().entropy % (2 ** 63))
+    return _initial_seed
 
 
 def seed() -> int:

@@ -23,6 +23,8 @@ class CutListener(Protocol):
 
 class Tensor:
     @property
+    def H(self) -> Tensor: ...  # genesis.ops.tensor_attributes
+    @property
     def T(self) -> Tensor: ...  # genesis.ops.shape
     def __abs__(self) -> Tensor: ...  # genesis.ops.unary
     def __add__(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
@@ -42,6 +44,7 @@ class Tensor:
     def __iadd__(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
     def __iand__(self, other) -> Tensor: ...  # genesis.ops.logical
     def __ifloordiv__(self, other) -> Tensor: ...  # genesis.ops.division
+    def __ilshift__(self, other) -> Tensor: ...  # genesis.ops.logical
     def __imod__(self, other) -> Tensor: ...  # genesis.ops.division
     def __imul__(self, other) -> Tensor: ...  # genesis.ops.elementwise
     def __index__(self) -> int: ...
@@ -50,12 +53,14 @@ class Tensor:
     def __invert__(self) -> Tensor: ...  # genesis.ops.logical
     def __ior__(self, other) -> Tensor: ...  # genesis.ops.logical
     def __ipow__(self, exponent) -> Tensor: ...  # genesis.ops.elementwise
+    def __irshift__(self, other) -> Tensor: ...  # genesis.ops.logical
     def __isub__(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
     def __iter__(self): ...
     def __itruediv__(self, other, *, rounding_mode=None) -> Tensor: ...  # genesis.ops.elementwise
     def __ixor__(self, other) -> Tensor: ...  # genesis.ops.logical
     def __le__(self, other) -> Tensor: ...  # genesis.ops.comparison
     def __len__(self) -> int: ...
+    def __lshift__(self, other) -> Tensor: ...  # genesis.ops.logical
     def __lt__(self, other) -> Tensor: ...  # genesis.ops.comparison
     def __matmul__(self, other: Tensor) -> Tensor: ...  # genesis.ops.linalg
     def __mod__(self, other) -> Tensor: ...  # genesis.ops.division
@@ -70,11 +75,14 @@ class Tensor:
     def __reduce__(self): ...
     def __repr__(self) -> str: ...
     def __rfloordiv__(self, other): ...  # genesis.ops._operands
+    def __rlshift__(self, other): ...  # genesis.ops._operands
     def __rmatmul__(self, other): ...  # genesis.ops.linalg
     def __rmod__(self, other): ...  # genesis.ops._operands
     def __rmul__(self, other): ...  # genesis.ops._operands
     def __ror__(self, other): ...  # genesis.ops._operands
     def __rpow__(self, other): ...  # genesis.ops._operands
+    def __rrshift__(self, other): ...  # genesis.ops._operands
+    def __rshift__(self, other) -> Tensor: ...  # genesis.ops.logical
     def __rsub__(self, other): ...  # genesis.ops._operands
     def __rtruediv__(self, other): ...  # genesis.ops._operands
     def __rxor__(self, other): ...  # genesis.ops._operands
@@ -83,6 +91,8 @@ class Tensor:
     def __truediv__(self, other, *, rounding_mode=None) -> Tensor: ...  # genesis.ops.elementwise
     def __xor__(self, other) -> Tensor: ...  # genesis.ops.logical
     _accumulator: Any
+    @property
+    def _base(self): ...
     _data: Any
     _device: Any
     _grad: Any
@@ -107,18 +117,25 @@ class Tensor:
     def add(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
     def add_(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
     def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor: ...  # genesis.ops.matrix_composites
+    def addbmm_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor: ...  # genesis.ops.ternary
     def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor: ...  # genesis.ops.ternary
     def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor: ...  # genesis.ops.ternary
     def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor: ...  # genesis.ops.ternary
     def addmm(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor: ...  # genesis.ops.matrix_composites
+    def addmm_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def addmv(self, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor: ...  # genesis.ops.matrix_composites
+    def addmv_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def addr(self, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor: ...  # genesis.ops.matrix_composites
+    def addr_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
+    def adjoint(self) -> Tensor: ...  # genesis.ops.tensor_attributes
     def all(self, dim=None, keepdim: bool = False) -> Tensor: ...  # genesis.ops.comparison
     def allclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool: ...  # genesis.ops.comparison
     def amax(self, dim=(), keepdim: bool = False) -> Tensor: ...  # genesis.ops.extrema
     def amin(self, dim=(), keepdim: bool = False) -> Tensor: ...  # genesis.ops.extrema
+    def aminmax(self, *, dim: int | None = None, keepdim: bool = False): ...  # genesis.ops.array_utilities
     def any(self, dim=None, keepdim: bool = False) -> Tensor: ...  # genesis.ops.comparison
+    def apply_(self, callable) -> Tensor: ...  # genesis.ops.tensor_attributes
     def arccos(self) -> Tensor: ...  # genesis.ops.unary
     def arccos_(self) -> Tensor: ...  # genesis.ops.unary
     def arccosh(self) -> Tensor: ...  # genesis.ops.unary
@@ -137,6 +154,7 @@ class Tensor:
     def argmin(self, dim=None, keepdim: bool = False) -> Tensor: ...  # genesis.ops.extrema
     def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor: ...  # genesis.ops.sorting
     def argwhere(self) -> Tensor: ...  # genesis.ops.masked
+    def as_strided(self, size, stride, storage_offset: int = 0) -> Tensor: ...  # genesis.ops.array_utilities
     def asin(self) -> Tensor: ...  # genesis.ops.unary
     def asin_(self) -> Tensor: ...  # genesis.ops.unary
     def asinh(self) -> Tensor: ...  # genesis.ops.unary
@@ -149,23 +167,33 @@ class Tensor:
     def atanh_(self) -> Tensor: ...  # genesis.ops.unary
     def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None: ...  # genesis.autograd.tensor_methods
     def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor: ...  # genesis.ops.matrix_composites
+    def baddbmm_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def bernoulli(self, p=None, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def bernoulli_(self, p=0.5, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def bfloat16(self, memory_format=None): ...  # genesis.ops.convert
     def bincount(self, weights: Tensor | None = None, minlength: int = 0) -> Tensor: ...  # genesis.ops.composites
     def bitwise_and(self, other) -> Tensor: ...  # genesis.ops.logical
     def bitwise_and_(self, other) -> Tensor: ...  # genesis.ops.logical
+    def bitwise_left_shift(self, other) -> Tensor: ...  # genesis.ops.logical
+    def bitwise_left_shift_(self, other) -> Tensor: ...  # genesis.ops.logical
     def bitwise_not(self) -> Tensor: ...  # genesis.ops.logical
+    def bitwise_not_(self) -> Tensor: ...  # genesis.ops.logical
     def bitwise_or(self, other) -> Tensor: ...  # genesis.ops.logical
     def bitwise_or_(self, other) -> Tensor: ...  # genesis.ops.logical
+    def bitwise_right_shift(self, other) -> Tensor: ...  # genesis.ops.logical
+    def bitwise_right_shift_(self, other) -> Tensor: ...  # genesis.ops.logical
     def bitwise_xor(self, other) -> Tensor: ...  # genesis.ops.logical
     def bitwise_xor_(self, other) -> Tensor: ...  # genesis.ops.logical
     def bmm(self, mat2: Tensor) -> Tensor: ...  # genesis.ops.linalg
     def bool(self, memory_format=None): ...  # genesis.ops.convert
     def broadcast_to(self, shape) -> Tensor: ...  # genesis.ops.broadcast
     def byte(self, memory_format=None): ...  # genesis.ops.convert
+    def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def ceil(self) -> Tensor: ...  # genesis.ops.rounding
     def ceil_(self) -> Tensor: ...  # genesis.ops.rounding
+    def char(self, memory_format=None) -> Tensor: ...  # genesis.ops.tensor_attributes
+    def cholesky_inverse(self, upper: bool = False) -> Tensor: ...  # genesis.ops.triangular_systems
+    def cholesky_solve(self, L: Tensor, upper: bool = False) -> Tensor: ...  # genesis.ops.triangular_systems
     def chunk(self, chunks: int, dim: int = 0) -> tuple: ...  # genesis.ops.join
     def clamp(self, min=None, max=None) -> Tensor: ...  # genesis.ops.clamp
     def clamp_(self, min=None, max=None) -> Tensor: ...  # genesis.ops.clamp
@@ -175,9 +203,14 @@ class Tensor:
     def clamp_min_(self, min) -> Tensor: ...  # genesis.ops.clamp
     def clip(self, min=None, max=None) -> Tensor: ...  # genesis.ops.clamp
     def clip_(self, min=None, max=None) -> Tensor: ...  # genesis.ops.clamp
-    def clone(self) -> Tensor: ...  # genesis.ops.convert
-    def contiguous(self) -> Tensor: ...  # genesis.ops.convert
+    def clone(self, *, memory_format=None) -> Tensor: ...  # genesis.ops.convert
+    def conj(self) -> Tensor: ...  # genesis.ops.tensor_attributes
+    def conj_physical(self) -> Tensor: ...  # genesis.ops.tensor_attributes
+    def conj_physical_(self) -> Tensor: ...  # genesis.ops.copy_variants
+    def contiguous(self, memory_format=None) -> Tensor: ...  # genesis.ops.convert
     def copy_(self, src: Tensor, non_blocking: bool = False) -> Tensor: ...  # genesis.ops.fill
+    def copysign(self, other) -> Tensor: ...  # genesis.ops.number_functions
+    def copysign_(self, other) -> Tensor: ...  # genesis.ops.number_functions
     def cos(self) -> Tensor: ...  # genesis.ops.unary
     def cos_(self) -> Tensor: ...  # genesis.ops.unary
     def cosh(self) -> Tensor: ...  # genesis.ops.unary
@@ -196,7 +229,9 @@ class Tensor:
     def data(self) -> Tensor: ...
     @data.setter
     def data(self, value: Tensor) -> None: ...
+    def data_ptr(self) -> int: ...  # genesis.ops.tensor_attributes
     def deg2rad(self) -> Tensor: ...  # genesis.ops.tensor_info
+    def deg2rad_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def det(self) -> Tensor: ...  # genesis.ops.linear_systems
     def detach(self) -> Tensor: ...
     def detach_(self) -> Tensor: ...
@@ -206,8 +241,12 @@ class Tensor:
     def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor: ...  # genesis.ops.matrix_composites
     def diagflat(self, offset: int = 0) -> Tensor: ...  # genesis.ops.matrix_composites
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor: ...  # genesis.ops.matrix
+    def diagonal_scatter(self, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor: ...  # genesis.ops.scatter_family
     def diff(self, n: int = 1, dim: int = -1, prepend: Tensor | None = None, append: Tensor | None = None) -> Tensor: ...  # genesis.ops.composites
+    def digamma(self) -> Tensor: ...  # genesis.ops.special_functions
+    def digamma_(self) -> Tensor: ...  # genesis.ops.special_functions
     def dim(self) -> int: ...
+    def dim_order(self) -> tuple: ...  # genesis.ops.tensor_attributes
     def dist(self, other: Tensor, p: float = 2) -> Tensor: ...  # genesis.ops.matrix_composites
     def div(self, other, *, rounding_mode=None) -> Tensor: ...  # genesis.ops.elementwise
     def div_(self, other, *, rounding_mode=None) -> Tensor: ...  # genesis.ops.elementwise
@@ -224,6 +263,10 @@ class Tensor:
     def equal(self, other: Tensor) -> bool: ...  # genesis.ops.comparison
     def erf(self) -> Tensor: ...  # genesis.ops.unary
     def erf_(self) -> Tensor: ...  # genesis.ops.unary
+    def erfc(self) -> Tensor: ...  # genesis.ops.special_functions
+    def erfc_(self) -> Tensor: ...  # genesis.ops.special_functions
+    def erfinv(self) -> Tensor: ...  # genesis.ops.special_functions
+    def erfinv_(self) -> Tensor: ...  # genesis.ops.special_functions
     def exp(self) -> Tensor: ...  # genesis.ops.unary
     def exp2(self) -> Tensor: ...  # genesis.ops.unary
     def exp2_(self) -> Tensor: ...  # genesis.ops.unary
@@ -234,6 +277,7 @@ class Tensor:
     def expm1_(self) -> Tensor: ...  # genesis.ops.unary
     def exponential_(self, lambd: float = 1.0, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def fill_(self, value) -> Tensor: ...  # genesis.ops.fill
+    def fill_diagonal_(self, fill_value, wrap: bool = False) -> Tensor: ...  # genesis.ops.scatter_family
     def fix(self) -> Tensor: ...  # genesis.ops.rounding
     def fix_(self) -> Tensor: ...  # genesis.ops.rounding
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor: ...  # genesis.ops.shape
@@ -241,6 +285,8 @@ class Tensor:
     def fliplr(self) -> Tensor: ...  # genesis.ops.arrangement
     def flipud(self) -> Tensor: ...  # genesis.ops.arrangement
     def float(self, memory_format=None): ...  # genesis.ops.convert
+    def float_power(self, exponent) -> Tensor: ...  # genesis.ops.number_functions
+    def float_power_(self, exponent) -> Tensor: ...  # genesis.ops.number_functions
     def floor(self) -> Tensor: ...  # genesis.ops.rounding
     def floor_(self) -> Tensor: ...  # genesis.ops.rounding
     def floor_divide(self, other) -> Tensor: ...  # genesis.ops.division
@@ -251,9 +297,13 @@ class Tensor:
     def fmod_(self, other) -> Tensor: ...  # genesis.ops.division
     def frac(self) -> Tensor: ...  # genesis.ops.rounding
     def frac_(self) -> Tensor: ...  # genesis.ops.rounding
+    def frexp(self) -> tuple: ...  # genesis.ops.number_functions
     def gather(self, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor: ...  # genesis.ops.gather
+    def gcd(self, other: Tensor) -> Tensor: ...  # genesis.ops.number_functions
+    def gcd_(self, other) -> Tensor: ...  # genesis.ops.number_functions
     def ge(self, other) -> Tensor: ...  # genesis.ops.comparison
     def ge_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
+    def geometric_(self, p: float, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def ger(self, vec2: Tensor) -> Tensor: ...  # genesis.ops.linalg
     def get_device(self) -> int: ...  # genesis.ops.convert
     @property
@@ -262,24 +312,44 @@ class Tensor:
     def grad(self, value) -> None: ...
     grad_fn: Any
     def greater(self, other) -> Tensor: ...  # genesis.ops.comparison
+    def greater_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def greater_equal(self, other) -> Tensor: ...  # genesis.ops.comparison
+    def greater_equal_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def gt(self, other) -> Tensor: ...  # genesis.ops.comparison
     def gt_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def half(self, memory_format=None): ...  # genesis.ops.convert
+    def heaviside(self, values: Tensor) -> Tensor: ...  # genesis.ops.number_functions
+    def heaviside_(self, other) -> Tensor: ...  # genesis.ops.number_functions
     def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Tensor: ...  # genesis.ops.statistics
+    def histogram(self, bins=100, *, range=None, weight: Tensor | None = None, density: bool = False): ...  # genesis.ops.array_utilities
     def hsplit(self, sections) -> tuple: ...  # genesis.ops.tensor_info
     def hypot(self, other) -> Tensor: ...  # genesis.ops.binary_math
     def hypot_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
+    def i0(self) -> Tensor: ...  # genesis.ops.special_functions
+    def i0_(self) -> Tensor: ...  # genesis.ops.special_functions
+    def igamma(self, other) -> Tensor: ...  # genesis.ops.special_functions
+    def igamma_(self, other) -> Tensor: ...  # genesis.ops.special_functions
+    def igammac(self, other) -> Tensor: ...  # genesis.ops.special_functions
+    def igammac_(self, other) -> Tensor: ...  # genesis.ops.special_functions
+    @property
+    def imag(self) -> Tensor: ...  # genesis.ops.tensor_attributes
     def index_add(self, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor: ...  # genesis.ops.gather
     def index_add_(self, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor: ...  # genesis.ops.gather
+    def index_copy(self, dim: int, index: Tensor, source: Tensor) -> Tensor: ...  # genesis.ops.scatter_family
+    def index_copy_(self, dim: int, index: Tensor, source: Tensor) -> Tensor: ...  # genesis.ops.scatter_family
     def index_fill(self, dim: int, index: Tensor, value) -> Tensor: ...  # genesis.ops.gather
     def index_fill_(self, dim: int, index: Tensor, value) -> Tensor: ...  # genesis.ops.gather
+    def index_put(self, indices, values: Tensor, accumulate: bool = False) -> Tensor: ...  # genesis.ops.scatter_family
+    def index_put_(self, indices, values: Tensor, accumulate: bool = False) -> Tensor: ...  # genesis.ops.scatter_family
+    def index_reduce(self, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self: bool = True) -> Tensor: ...  # genesis.ops.scatter_family
+    def index_reduce_(self, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self: bool = True) -> Tensor: ...  # genesis.ops.scatter_family
     def index_select(self, dim: int, index: Tensor) -> Tensor: ...  # genesis.ops.gather
     def inner(self, other: Tensor) -> Tensor: ...  # genesis.ops.matrix_composites
     def int(self, memory_format=None): ...  # genesis.ops.convert
     def inverse(self) -> Tensor: ...  # genesis.ops.linear_systems
     def is_complex(self) -> bool: ...  # genesis.ops.tensor_info
-    def is_contiguous(self) -> bool: ...
+    def is_conj(self) -> bool: ...  # genesis.ops.tensor_attributes
+    def is_contiguous(self, memory_format=None) -> bool: ...
     @property
     def is_cpu(self): ...  # genesis.ops.tensor_info
     @property
@@ -287,11 +357,40 @@ class Tensor:
     def is_floating_point(self) -> bool: ...
     def is_inference(self) -> bool: ...  # genesis.ops.tensor_info
     @property
+    def is_ipu(self): ...  # genesis.ops.tensor_attributes
+    @property
     def is_leaf(self) -> bool: ...
+    @property
+    def is_maia(self): ...  # genesis.ops.tensor_attributes
+    @property
+    def is_meta(self): ...  # genesis.ops.tensor_attributes
+    @property
+    def is_mkldnn(self): ...  # genesis.ops.tensor_attributes
+    @property
+    def is_mps(self): ...  # genesis.ops.tensor_attributes
+    @property
+    def is_mtia(self): ...  # genesis.ops.tensor_attributes
+    def is_neg(self) -> bool: ...  # genesis.ops.tensor_attributes
+    @property
+    def is_nested(self): ...  # genesis.ops.tensor_attributes
     def is_nonzero(self) -> bool: ...  # genesis.ops.tensor_info
     def is_pinned(self) -> bool: ...  # genesis.ops.convert
+    @property
+    def is_quantized(self): ...  # genesis.ops.tensor_attributes
     def is_same_size(self, other: Tensor) -> bool: ...  # genesis.ops.tensor_info
+    def is_set_to(self, other: Tensor) -> bool: ...  # genesis.ops.tensor_attributes
+    def is_shared(self) -> bool: ...  # genesis.ops.tensor_attributes
     def is_signed(self) -> bool: ...  # genesis.ops.tensor_info
+    @property
+    def is_sparse(self): ...  # genesis.ops.tensor_attributes
+    @property
+    def is_sparse_csr(self): ...  # genesis.ops.tensor_attributes
+    @property
+    def is_vulkan(self): ...  # genesis.ops.tensor_attributes
+    @property
+    def is_xla(self): ...  # genesis.ops.tensor_attributes
+    @property
+    def is_xpu(self): ...  # genesis.ops.tensor_attributes
     def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor: ...  # genesis.ops.comparison
     def isfinite(self) -> Tensor: ...  # genesis.ops.comparison
     def isinf(self) -> Tensor: ...  # genesis.ops.comparison
@@ -303,12 +402,22 @@ class Tensor:
     def itemsize(self): ...  # genesis.ops.tensor_info
     def kron(self, other: Tensor) -> Tensor: ...  # genesis.ops.arrangement
     def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> tuple: ...  # genesis.ops.sorting
+    @property
+    def layout(self): ...
+    def lcm(self, other: Tensor) -> Tensor: ...  # genesis.ops.number_functions
+    def lcm_(self, other) -> Tensor: ...  # genesis.ops.number_functions
+    def ldexp(self, other) -> Tensor: ...  # genesis.ops.number_functions
+    def ldexp_(self, other) -> Tensor: ...  # genesis.ops.number_functions
     def le(self, other) -> Tensor: ...  # genesis.ops.comparison
     def le_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def lerp(self, end: Tensor, weight) -> Tensor: ...  # genesis.ops.ternary
     def lerp_(self, end: Tensor, weight) -> Tensor: ...  # genesis.ops.ternary
     def less(self, other) -> Tensor: ...  # genesis.ops.comparison
+    def less_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def less_equal(self, other) -> Tensor: ...  # genesis.ops.comparison
+    def less_equal_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
+    def lgamma(self) -> Tensor: ...  # genesis.ops.special_functions
+    def lgamma_(self) -> Tensor: ...  # genesis.ops.special_functions
     def log(self) -> Tensor: ...  # genesis.ops.unary
     def log10(self) -> Tensor: ...  # genesis.ops.unary
     def log10_(self) -> Tensor: ...  # genesis.ops.unary
@@ -317,6 +426,7 @@ class Tensor:
     def log2(self) -> Tensor: ...  # genesis.ops.unary
     def log2_(self) -> Tensor: ...  # genesis.ops.unary
     def log_(self) -> Tensor: ...  # genesis.ops.unary
+    def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def log_softmax(self, dim: int | None = None, dtype=None) -> Tensor: ...  # genesis.ops.softmax
     def logaddexp(self, other) -> Tensor: ...  # genesis.ops.binary_math
     def logaddexp2(self, other) -> Tensor: ...  # genesis.ops.binary_math
@@ -336,12 +446,20 @@ class Tensor:
     def long(self, memory_format=None): ...  # genesis.ops.convert
     def lt(self, other) -> Tensor: ...  # genesis.ops.comparison
     def lt_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
+    def lu(self, pivot: bool = True, get_infos: bool = False): ...  # genesis.ops.triangular_systems
+    def lu_solve(self, LU_data: Tensor, LU_pivots: Tensor) -> Tensor: ...  # genesis.ops.triangular_systems
+    @property
+    def mH(self) -> Tensor: ...  # genesis.ops.tensor_attributes
     @property
     def mT(self) -> Tensor: ...  # genesis.ops.shape
+    def map_(self, other: Tensor, callable) -> Tensor: ...  # genesis.ops.tensor_attributes
     def masked_fill(self, mask: Tensor, value) -> Tensor: ...  # genesis.ops.masked
     def masked_fill_(self, mask: Tensor, value) -> Tensor: ...  # genesis.ops.masked
+    def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor: ...  # genesis.ops.scatter_family
+    def masked_scatter_(self, mask: Tensor, source: Tensor) -> Tensor: ...  # genesis.ops.scatter_family
     def masked_select(self, mask: Tensor) -> Tensor: ...  # genesis.ops.masked
     def matmul(self, other: Tensor) -> Tensor: ...  # genesis.ops.linalg
+    def matrix_exp(self) -> Tensor: ...  # genesis.ops.matrix_functions
     def matrix_power(self, n: int) -> Tensor: ...  # genesis.ops.matrix_composites
     def max(self, dim=None, keepdim: bool = False): ...  # genesis.ops.extrema
     def maximum(self, other) -> Tensor: ...  # genesis.ops.pairwise_extrema
@@ -360,6 +478,10 @@ class Tensor:
     def multiply(self, other) -> Tensor: ...  # genesis.ops.elementwise
     def multiply_(self, other) -> Tensor: ...  # genesis.ops.elementwise
     def mv(self, vec: Tensor) -> Tensor: ...  # genesis.ops.matrix_composites
+    def mvlgamma(self, p: int) -> Tensor: ...  # genesis.ops.special_functions
+    def mvlgamma_(self, p: int) -> Tensor: ...  # genesis.ops.special_functions
+    @property
+    def name(self): ...  # genesis.ops.tensor_attributes
     def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor: ...  # genesis.ops.composites
     def nan_to_num_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def nanmean(self, dim=None, keepdim: bool = False) -> Tensor: ...  # genesis.ops.statistics
@@ -379,35 +501,55 @@ class Tensor:
     def negative(self) -> Tensor: ...  # genesis.ops.elementwise
     def negative_(self) -> Tensor: ...  # genesis.ops.elementwise
     def nelement(self) -> int: ...  # genesis.ops.tensor_info
+    def new(self, *args, device=None) -> Tensor: ...  # genesis.ops.tensor_attributes
     def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor: ...  # genesis.creation
+    def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor: ...  # genesis.ops.tensor_attributes
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor: ...  # genesis.creation
     def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor: ...  # genesis.creation
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor: ...  # genesis.creation
     def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor: ...  # genesis.creation
+    def nextafter(self, other) -> Tensor: ...  # genesis.ops.number_functions
+    def nextafter_(self, other) -> Tensor: ...  # genesis.ops.number_functions
     def nonzero(self, *, as_tuple: bool = False): ...  # genesis.ops.masked
     def norm(self, p='fro', dim=None, keepdim: bool = False, dtype=None) -> Tensor: ...  # genesis.ops.norm
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def not_equal(self, other) -> Tensor: ...  # genesis.ops.comparison
+    def not_equal_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def numel(self) -> int: ...
     def numpy(self, *, force: bool = False) -> np.ndarray: ...
     def outer(self, vec2: Tensor) -> Tensor: ...  # genesis.ops.linalg
+    @property
+    def output_nr(self): ...  # genesis.ops.tensor_attributes
     def permute(self, *dims) -> Tensor: ...  # genesis.ops.shape
     def pin_memory(self) -> Tensor: ...  # genesis.ops.convert
+    def pinverse(self, rcond: float = 1e-15) -> Tensor: ...  # genesis.ops.matrix_functions
+    def polygamma(self, n: int) -> Tensor: ...  # genesis.ops.special_functions
+    def polygamma_(self, n: int) -> Tensor: ...  # genesis.ops.special_functions
     def positive(self) -> Tensor: ...  # genesis.ops.tensor_info
     def pow(self, exponent) -> Tensor: ...  # genesis.ops.elementwise
     def pow_(self, exponent) -> Tensor: ...  # genesis.ops.elementwise
     def prod(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor: ...  # genesis.ops.reduce
+    def put(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor: ...  # genesis.ops.scatter_family
+    def put_(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor: ...  # genesis.ops.scatter_family
+    def qr(self, some: bool = True): ...  # genesis.ops.decompositions
     def quantile(self, q, dim: int | None = None, keepdim: bool = False, *, interpolation: str = 'linear') -> Tensor: ...  # genesis.ops.statistics
     def rad2deg(self) -> Tensor: ...  # genesis.ops.tensor_info
+    def rad2deg_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def random_(self, from_: int = 0, to: int | None = None, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def ravel(self) -> Tensor: ...  # genesis.ops.tensor_info
+    @property
+    def real(self) -> Tensor: ...  # genesis.ops.tensor_attributes
     def reciprocal(self) -> Tensor: ...  # genesis.ops.unary
     def reciprocal_(self) -> Tensor: ...  # genesis.ops.unary
+    def record_stream(self, stream) -> None: ...  # genesis.ops.tensor_attributes
     def register_hook(self, hook) -> RemovableHandle: ...  # genesis.autograd.tensor_methods
+    def register_post_accumulate_grad_hook(self, hook) -> RemovableHandle: ...  # genesis.autograd.tensor_methods
     def relu(self, inplace: bool = False) -> Tensor: ...  # genesis.ops.activation
     def relu_(self) -> Tensor: ...  # genesis.ops.activation
     def remainder(self, other) -> Tensor: ...  # genesis.ops.division
     def remainder_(self, other) -> Tensor: ...  # genesis.ops.division
+    def renorm(self, p: float, dim: int, maxnorm: float) -> Tensor: ...  # genesis.ops.array_utilities
+    def renorm_(self, p: float, dim: int, maxnorm: float) -> Tensor: ...  # genesis.ops.array_utilities
     def repeat(self, *repeats) -> Tensor: ...  # genesis.ops.reorder
     def repeat_interleave(self, repeats=None, dim: int | None = None, *, output_size=None) -> Tensor: ...  # genesis.ops.composites
     @property
@@ -417,6 +559,8 @@ class Tensor:
     def requires_grad_(self, requires_grad: bool = True) -> Tensor: ...
     def reshape(self, *shape) -> Tensor: ...  # genesis.ops.shape
     def reshape_as(self, other: Tensor) -> Tensor: ...  # genesis.ops.tensor_info
+    def resolve_conj(self) -> Tensor: ...  # genesis.ops.tensor_attributes
+    def resolve_neg(self) -> Tensor: ...  # genesis.ops.tensor_attributes
     def retain_grad(self) -> None: ...
     @property
     def retains_grad(self) -> bool: ...
@@ -430,8 +574,12 @@ class Tensor:
     def scatter_(self, dim: int, index: Tensor, src=None, *, value=None) -> Tensor: ...  # genesis.ops.gather
     def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor: ...  # genesis.ops.gather
     def scatter_add_(self, dim: int, index: Tensor, src: Tensor) -> Tensor: ...  # genesis.ops.gather
+    def scatter_reduce(self, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True) -> Tensor: ...  # genesis.ops.scatter_family
+    def scatter_reduce_(self, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True) -> Tensor: ...  # genesis.ops.scatter_family
     def select(self, dim: int, index: int) -> Tensor: ...  # genesis.ops.shape
+    def select_scatter(self, src: Tensor, dim: int, index: int) -> Tensor: ...  # genesis.ops.scatter_family
     def sgn(self): ...  # genesis.ops.tensor_info
+    def sgn_(self) -> Tensor: ...  # genesis.ops.number_functions
     @property
     def shape(self) -> tuple: ...
     def short(self, memory_format=None): ...  # genesis.ops.convert
@@ -442,10 +590,13 @@ class Tensor:
     def signbit(self) -> Tensor: ...  # genesis.ops.tensor_info
     def sin(self) -> Tensor: ...  # genesis.ops.unary
     def sin_(self) -> Tensor: ...  # genesis.ops.unary
+    def sinc(self) -> Tensor: ...  # genesis.ops.special_functions
+    def sinc_(self) -> Tensor: ...  # genesis.ops.special_functions
     def sinh(self) -> Tensor: ...  # genesis.ops.unary
     def sinh_(self) -> Tensor: ...  # genesis.ops.unary
     @property
     def size(self) -> _Size: ...
+    def slice_scatter(self, src: Tensor, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1) -> Tensor: ...  # genesis.ops.scatter_family
     def slogdet(self) -> tuple: ...  # genesis.ops.linear_systems
     def softmax(self, dim: int | None = None, dtype=None) -> Tensor: ...  # genesis.ops.softmax
     def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> tuple: ...  # genesis.ops.sorting
@@ -456,7 +607,9 @@ class Tensor:
     def square(self) -> Tensor: ...  # genesis.ops.unary
     def square_(self) -> Tensor: ...  # genesis.ops.unary
     def squeeze(self, dim=None) -> Tensor: ...  # genesis.ops.shape
+    def squeeze_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_shapes
     def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, axis=None, keepdims=None) -> Tensor: ...  # genesis.ops.reduce
+    def storage_offset(self) -> int: ...  # genesis.ops.tensor_attributes
     def stride(self, dim: int | None = None): ...  # genesis.ops.tensor_info
     def sub(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
     def sub_(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
@@ -464,9 +617,13 @@ class Tensor:
     def subtract_(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
     def sum(self, dim=None, keepdim: bool = False, *, dtype=None, axis=None, keepdims=None) -> Tensor: ...  # genesis.ops.reduce
     def sum_to_size(self, *size) -> Tensor: ...  # genesis.ops.tensor_info
+    def svd(self, some: bool = True, compute_uv: bool = True): ...  # genesis.ops.decompositions
     def swapaxes(self, *dims) -> Tensor: ...  # genesis.ops.shape
+    def swapaxes_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_shapes
     def swapdims(self, *dims) -> Tensor: ...  # genesis.ops.shape
+    def swapdims_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_shapes
     def t(self) -> Tensor: ...  # genesis.ops.tensor_info
+    def t_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_shapes
     def take(self, index: Tensor) -> Tensor: ...  # genesis.ops.composites
     def take_along_dim(self, indices: Tensor, dim: int | None = None) -> Tensor: ...  # genesis.ops.gather
     def tan(self) -> Tensor: ...  # genesis.ops.unary
@@ -477,10 +634,13 @@ class Tensor:
     def tensordot(self, b: Tensor, dims=2) -> Tensor: ...  # genesis.ops.composites
     def tile(self, dims) -> Tensor: ...  # genesis.ops.reorder
     def to(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.convert
+    def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor: ...  # genesis.ops.tensor_attributes
     def tolist(self): ...
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple: ...  # genesis.ops.sorting
     def trace(self) -> Tensor: ...  # genesis.ops.matrix_composites
     def transpose(self, *dims) -> Tensor: ...  # genesis.ops.shape
+    def transpose_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_shapes
+    def triangular_solve(self, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False): ...  # genesis.ops.triangular_systems
     def tril(self, diagonal: int = 0) -> Tensor: ...  # genesis.ops.matrix
     def tril_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def triu(self, diagonal: int = 0) -> Tensor: ...  # genesis.ops.matrix
@@ -493,10 +653,14 @@ class Tensor:
     def type_as(self, other: Tensor) -> Tensor: ...  # genesis.ops.convert
     def unbind(self, dim: int = 0) -> tuple: ...  # genesis.ops.join
     def unflatten(self, dim: int, sizes) -> Tensor: ...  # genesis.ops.shape
+    def unfold(self, dimension: int, size: int, step: int) -> Tensor: ...  # genesis.ops.array_utilities
     def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def unique(self, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None): ...  # genesis.ops.composites
+    def unique_consecutive(self, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None): ...  # genesis.ops.array_utilities
     def unsqueeze(self, dim: int) -> Tensor: ...  # genesis.ops.shape
+    def unsqueeze_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_shapes
     def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, axis=None, keepdims=None) -> Tensor: ...  # genesis.ops.reduce
+    def vdot(self, other: Tensor) -> Tensor: ...  # genesis.ops.array_utilities
     def view(self, *shape) -> Tensor: ...  # genesis.ops.shape
     def view_as(self, other: Tensor) -> Tensor: ...  # genesis.ops.tensor_info
     def vsplit(self, sections) -> tuple: ...  # genesis.ops.tensor_info

@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS = (
     ("base", ("genesis.dtypes", "genesis.device", "genesis.cuda", "genesis.random",
               "genesis.sizes", "genesis.utils.atomic_file", "genesis.listeners", "genesis.threads",
+              "genesis.layouts", "genesis.inference_tensors",
               "genesis.determinism")),
     ("core", ("genesis.tensor", "genesis._tensor_str", "genesis.autograd.function",
               "genesis.autograd.engine", "genesis.autograd.grad_mode", "genesis.autograd.hooks",

@@ -7,13 +7,12 @@ import numbers
 import numpy as np
 
 from ..device import device_mismatch_message
-from ..dtypes import bool as bool_dtype, float32, from_numpy_dtype, int64, promote_types
+from ..dtypes import bool as bool_dtype, default_float, from_numpy_dtype, int64, promote_types
 from ..sizes import normalize_dim, normalize_dims  # noqa: F401 (the ops import them from here)
 from ..tensor import Tensor, wrap_array
 
-_FLOAT32 = np.dtype(np.float32)
 _INT64 = np.dtype(np.int64)
-_NUMBER_DTYPES = {bool: bool_dtype, int: int64, float: float32}
+_NUMBER_DTYPES = {bool: bool_dtype, int: int64}
 
 
 def operands(a, b, op: str = "op"):
@@ -49,7 +48,7 @@ def _with_scalar(array, scalar, op: str):
     scalar_type = scalar.__class__
     if scalar_type is float:
         if kind in "iub":
-            array = array.astype(_FLOAT32)
+            array = array.astype(default_float.numpy)
         return array, scalar
     if scalar_type is int:
         if kind == "b":
@@ -115,12 +114,14 @@ def _number_dtype(value):
     dtype = _NUMBER_DTYPES.get(value.__class__)
     if dtype is not None:
         return dtype
+    if value.__class__ is float:
+        return default_float.dtype
     if isinstance(value, np.generic | np.ndarray) and np.ndim(value) == 0:
         return _number_dtype(value.item())
     if isinstance(value, numbers.Integral):
         return int64
     if isinstance(value, numbers.Real):
-        return float32
+        return default_float.dtype
     raise TypeError(f"unsupported operand of type {type(value).__name__}; expected a Tensor or "
                     "a Python number")
 
@@ -144,8 +145,8 @@ def cast_to(value, numpy_dtype):
 
 
 def as_floating(array):
-    """`array`, with integers and bools promoted to float32 (PyTorch's float math on integers)."""
-    return array if array.dtype.kind == "f" else array.astype(_FLOAT32)
+    """`array`, with integers and bools promoted to the default float dtype (float32 unless set) (PyTorch's float math on integers)."""
+    return array if array.dtype.kind == "f" else array.astype(default_float.numpy)
 
 
 def ignore_float_errors(function):
@@ -157,13 +158,13 @@ def ignore_float_errors(function):
 
 
 def float_operands(a, b, op: str = "op"):
-    """Like `operands`, but integer and bool operands give float32 (true division)."""
+    """Like `operands`, but integer and bool operands give the default float dtype (true division)."""
     x, y = operands(a, b, op)
     if kind_of(x) in "iub" and kind_of(y) in "iub":
         if not isinstance(x, numbers.Number):
-            x = x.astype(_FLOAT32)
+            x = x.astype(default_float.numpy)
         if not isinstance(y, numbers.Number):
-            y = y.astype(_FLOAT32)
+            y = y.astype(default_float.numpy)
     return x, y
 
 

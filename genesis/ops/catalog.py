@@ -15,12 +15,15 @@ from __future__ import annotations
 from ..autograd import tensor_methods
 from ..tensor import Tensor
 from . import (activation, arrangement, binary_math, broadcast, clamp, comparison, composites,
-               convert, cumulative, division, einsum, elementwise, extrema, fill, gather, index,
-               inplace_variants, join, linalg, logical, masked, matrix, matrix_composites, norm,
-               pairwise_extrema, random_fills, reduce, reorder, rounding, scans, shape,
-               smooth_activation, softmax, sorting, statistics, tensor_info, ternary, unary, views,
-               where)
+               convert, copy_variants, cumulative, division, einsum, elementwise, extrema, fill,
+               gather, index, inplace_functions, inplace_shapes, inplace_variants, join, linalg,
+               logical, masked, matrix, matrix_composites, norm, pairwise_extrema, random_fills,
+               reduce, reorder, rounding, scans, shape, smooth_activation, softmax, sorting,
+               statistics, tensor_attributes, tensor_info, ternary, unary, views, where)
 from . import adaptive_pooling, conv_transpose, convolution, linear_systems, pad, pooling, window
+from . import number_functions, special_functions
+from . import decompositions, linalg_composites, matrix_functions, triangular_systems
+from . import array_utilities, scatter_family, signal_windows
 from .registry import register_family
 
 __all__ = ["FAMILIES", "public_functions"]
@@ -30,7 +33,10 @@ FAMILIES = (elementwise, division, ternary, unary, rounding, binary_math, where,
             broadcast, index, linalg, convert, fill, extrema, cumulative, norm, join, reorder,
             matrix, gather, masked, views, einsum, window, convolution, conv_transpose, pooling,
             adaptive_pooling, pad, linear_systems, sorting, random_fills, tensor_info, composites,
-            statistics, arrangement, matrix_composites, inplace_variants, scans)
+            statistics, arrangement, matrix_composites, inplace_variants, scans,
+            inplace_shapes, tensor_attributes, inplace_functions, copy_variants, scatter_family,
+            array_utilities, signal_windows, triangular_systems, decompositions, matrix_functions,
+            linalg_composites, special_functions, number_functions)
 
 
 def public_functions() -> dict:

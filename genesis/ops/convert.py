@@ -6,6 +6,7 @@ from ..device import (Device, device as as_device, is_pinned as pinned_memory,
                       pinned_copy, transfer)
 from ..dtypes import DType, get_dtype
 from ..tensor import Tensor, wrap_array
+from ..layouts import check_memory_format, memory_format
 from . import samples
 from .registry import OpInfo, Sample
 
@@ -49,6 +50,7 @@ def _parse_to(args, kwargs):
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
+    memory_format_given = kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     for arg in args:
@@ -65,6 +67,8 @@ def _parse_to(args, kwargs):
                 device = as_device(arg)
         elif arg is not None:
             dtype = get_dtype(arg)
+    if memory_format_given is not None and not isinstance(memory_format_given, memory_format):
+        check_memory_format(memory_format_given, (), "to")  # raises its TypeError
     return (get_dtype(dtype) if dtype is not None else None,
             as_device(device) if device is not None else None, copy)
 
@@ -100,13 +104,17 @@ class Clone(Op):
         return grad
 
 
-def clone(input: Tensor) -> Tensor:
-    """A copy that does not share storage; gradients flow through it."""
+def clone(input: Tensor, *, memory_format=None) -> Tensor:
+    """A copy that does not share storage; gradients flow through it. `memory_format` is
+    accepted (see genesis.layouts): the copy is row-major whatever it says."""
+    check_memory_format(memory_format, input._data.shape, "clone")
     return Clone.apply(input)
 
 
-def contiguous(input: Tensor) -> Tensor:
-    """`input` if already C-contiguous, else a contiguous copy."""
+def contiguous(input: Tensor, memory_format=None) -> Tensor:
+    """`input` if already C-contiguous, else a contiguous copy. `memory_format` is accepted
+    (see genesis.layouts): genesis keeps row-major order whatever it says."""
+    check_memory_format(memory_format, input._data.shape, "contiguous")
     if input._data.flags.c_contiguous:
         return input
     return Clone.apply(input)

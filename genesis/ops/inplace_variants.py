@@ -7,7 +7,8 @@ tensor's own dtype."""
 from __future__ import annotations
 
 from ..tensor import Tensor
-from . import composites, comparison, cumulative, logical, matrix, binary_math
+from . import (binary_math, comparison, composites, cumulative, logical, matrix, matrix_composites,
+               tensor_info)
 from .fill import copy_
 
 __all__: list = []
@@ -30,6 +31,12 @@ _SOURCES = {
     "lt_": comparison.lt, "le_": comparison.le, "gt_": comparison.gt, "ge_": comparison.ge,
     "logical_and_": logical.logical_and, "logical_or_": logical.logical_or,
     "logical_xor_": logical.logical_xor, "logical_not_": logical.logical_not,
+    "greater_": comparison.gt, "greater_equal_": comparison.ge, "less_": comparison.lt,
+    "less_equal_": comparison.le, "not_equal_": comparison.ne,
+    "addmm_": matrix_composites.addmm, "addbmm_": matrix_composites.addbmm,
+    "addmv_": matrix_composites.addmv, "addr_": matrix_composites.addr,
+    "baddbmm_": matrix_composites.baddbmm, "deg2rad_": tensor_info.deg2rad,
+    "rad2deg_": tensor_info.rad2deg,
 }
 
 METHODS = {name: _in_place(function, name) for name, function in _SOURCES.items()}

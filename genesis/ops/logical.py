@@ -1,5 +1,5 @@
 """Logical and bitwise ops: `logical_*` on any dtype (bool result), `bitwise_*` and the
-operators `&`, `|`, `^`, `~` on bool and integer tensors. No gradients.
+operators `&`, `|`, `^`, `~`, `<<`, `>>` on bool and integer tensors. No gradients.
 """
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from .inplace import apply_inplace
 from .registry import OpInfo, Sample
 
 __all__ = ["logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
-           "bitwise_or", "bitwise_xor", "bitwise_not"]
+           "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+           "bitwise_right_shift"]
 
 
 def _logical(name: str, ufunc: str, doc: str):
@@ -62,6 +63,39 @@ LogicalXor = _logical("logical_xor", "logical_xor", "Exactly one nonzero (bool r
 BitwiseAnd = _bitwise("bitwise_and", "bitwise_and", "Bitwise AND (logical AND for bools).")
 BitwiseOr = _bitwise("bitwise_or", "bitwise_or", "Bitwise OR (logical OR for bools).")
 BitwiseXor = _bitwise("bitwise_xor", "bitwise_xor", "Bitwise XOR (logical XOR for bools).")
+
+
+def _shifted(name: str, left: bool):
+    """A shift with PyTorch's answers where C leaves them undefined: shifting by a negative
+    amount or by the width of the type or more gives 0 (left) or the sign (right)."""
+    def shift(xp, x, y):
+        x, y = xp.asarray(x), xp.asarray(y)
+        if x.dtype == np.bool_:  # bools shift as the integers they hold
+            x = x.astype(np.int64)
+        width = x.dtype.itemsize * 8
+        out_of_range = (y < 0) | (y >= width)
+        amount = xp.where(out_of_range, 0, y).astype(x.dtype)
+        if left:
+            return xp.where(out_of_range, xp.zeros_like(x), xp.left_shift(x, amount))
+        return xp.where(out_of_range, xp.right_shift(x, width - 1), xp.right_shift(x, amount))
+
+    def forward(ctx, a, b):
+        x, y = _integer_operands(name, a, b)
+        return shift((a if isinstance(a, Tensor) else b)._device.xp, x, y)
+
+    def forward_inplace(target, other):
+        _, y = _integer_operands(name, target, other)
+        target._data[...] = shift(target._device.xp, target._data, y)
+
+    cls = type("".join(part.capitalize() for part in name.split("_")), (Op,),
+               {"forward": staticmethod(forward), "forward_inplace": staticmethod(forward_inplace),
+                "__module__": __name__,
+                "__doc__": f"Bitwise {'left' if left else 'right'} shift of integers."})
+    return cls
+
+
+BitwiseLeftShift = _shifted("bitwise_left_shift", left=True)
+BitwiseRightShift = _shifted("bitwise_right_shift", left=False)
 
 
 class LogicalNot(Op):
@@ -163,6 +197,26 @@ def bitwise_not(input: Tensor) -> Tensor:
     return BitwiseNot.apply(input)
 
 
+def bitwise_left_shift(input, other) -> Tensor:
+    """input << other for integer tensors (and bools, as integers).
+
+    >>> import genesis
+    >>> genesis.tensor([1, -3]) << 2, 1 << genesis.tensor([3])
+    (tensor([  4, -12]), tensor([8]))
+    """
+    return BitwiseLeftShift.apply(input, other)
+
+
+def bitwise_right_shift(input, other) -> Tensor:
+    """input >> other for integer tensors (arithmetic: negative values stay negative).
+
+    >>> import genesis
+    >>> genesis.tensor([8, -5]) >> 1
+    tensor([ 4, -3])
+    """
+    return BitwiseRightShift.apply(input, other)
+
+
 def _inplace(cls, name: str):
     def method(self: Tensor, other) -> Tensor:
         return apply_inplace(cls, self, other)
@@ -175,6 +229,14 @@ def _inplace(cls, name: str):
 bitwise_and_ = _inplace(BitwiseAnd, "bitwise_and")
 bitwise_or_ = _inplace(BitwiseOr, "bitwise_or")
 bitwise_xor_ = _inplace(BitwiseXor, "bitwise_xor")
+bitwise_left_shift_ = _inplace(BitwiseLeftShift, "bitwise_left_shift")
+bitwise_right_shift_ = _inplace(BitwiseRightShift, "bitwise_right_shift")
+
+
+def bitwise_not_(self: Tensor) -> Tensor:
+    """In place: self = ~self."""
+    return apply_inplace(BitwiseNot, self)
+
 
 METHODS = {
     "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor,
@@ -184,7 +246,12 @@ METHODS = {
     "__and__": bitwise_and, "__rand__": reflected(bitwise_and), "__iand__": bitwise_and_,
     "__or__": bitwise_or, "__ror__": reflected(bitwise_or), "__ior__": bitwise_or_,
     "__xor__": bitwise_xor, "__rxor__": reflected(bitwise_xor), "__ixor__": bitwise_xor_,
-    "__invert__": bitwise_not,
+    "__invert__": bitwise_not, "bitwise_not_": bitwise_not_,
+    "bitwise_left_shift": bitwise_left_shift, "bitwise_right_shift": bitwise_right_shift,
+    "bitwise_left_shift_": bitwise_left_shift_, "bitwise_right_shift_": bitwise_right_shift_,
+    "__lshift__": bitwise_left_shift, "__rlshift__": reflected(bitwise_left_shift),
+    "__ilshift__": bitwise_left_shift_, "__rshift__": bitwise_right_shift,
+    "__rrshift__": reflected(bitwise_right_shift), "__irshift__": bitwise_right_shift_,
 }
 
 
@@ -212,6 +279,19 @@ def _bit_samples(rng):
             Sample((masks(rng, (3, 4)), False), note="bool and False")]
 
 
+def _shift_samples(rng):
+    def values(r, shape):
+        return r.integers(-100, 100, size=shape)
+
+    def amounts(r, shape):
+        return r.integers(0, 10, size=shape)
+
+    return [Sample((values(rng, (3, 4)), amounts(rng, (4,))), note="int64, broadcast"),
+            Sample((values(rng, (4, 3)), 3), layout="transposed", note="int64 and 3"),
+            Sample((values(rng, (3,)), np.array([-1, 64, 70])), note="out-of-range amounts"),
+            Sample((rng.random((3, 4)) < 0.5, amounts(rng, (3, 4))), note="bool and int64")]
+
+
 def _unary_samples(rng):
     return [Sample((rng.integers(-8, 8, size=(3, 4)),), note="int64"),
             Sample((rng.random((3, 4)) < 0.5,), note="bool"),
@@ -229,4 +309,6 @@ OPS = [OpInfo(name, globals()[name], _truth_samples, differentiable=False,
         torch=lambda torch, a: torch.logical_not(a)),
     OpInfo("bitwise_not", bitwise_not, _unary_samples, differentiable=False,
            torch=lambda torch, a: torch.bitwise_not(a)),
-]
+] + [OpInfo(name, globals()[name], _shift_samples, differentiable=False,
+            torch=lambda torch, a, b, name=name: getattr(torch, name)(a, b))
+     for name in ("bitwise_left_shift", "bitwise_right_shift")]

@@ -17,7 +17,7 @@ from ..random import generator_for
 from ..tensor import Tensor, wrap_array
 from .fill import copy_
 
-__all__ = ["bernoulli", "multinomial", "normal"]
+__all__ = ["bernoulli", "multinomial", "normal", "poisson", "binomial"]
 
 
 def _floating(tensor: Tensor, op: str) -> None:
@@ -60,6 +60,62 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     draws = generator_for(self._device, generator)
     return _drawn_into(self, draws.exponential(1.0 / lambd, self.shape))
+
+
+def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with samples of the Cauchy distribution (location `median`, scale `sigma`), in
+    place."""
+    _floating(self, "cauchy_")
+    if sigma <= 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    draws = generator_for(self._device, generator)
+    uniform = draws.random(self.shape)  # the inverse CDF (CuPy's generators have no cauchy)
+    return _drawn_into(self, self._device.xp.tan(np.pi * (uniform - 0.5)) * sigma + median)
+
+
+def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
+    """Fill with exp of samples of N(mean, std²), in place."""
+    _floating(self, "log_normal_")
+    if std <= 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    draws = generator_for(self._device, generator)
+    return _drawn_into(self, self._device.xp.exp(draws.standard_normal(self.shape) * std + mean))
+
+
+def geometric_(self: Tensor, p: float, *, generator=None) -> Tensor:
+    """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...), in
+    place."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    draws = generator_for(self._device, generator)
+    return _drawn_into(self, draws.geometric(p, self.shape))
+
+
+def poisson(input: Tensor, generator=None) -> Tensor:
+    """Samples of Poisson distributions whose rates are `input`'s elements (same shape and
+    dtype; not differentiable).
+
+    >>> import genesis
+    >>> genesis.poisson(genesis.zeros(3))
+    tensor([0., 0., 0.])
+    """
+    _floating(input, "poisson")
+    rates = input._data
+    if bool((rates < 0).any()):
+        raise RuntimeError("poisson: the rates must be non-negative")
+    draws = generator_for(input._device, generator)
+    return wrap_array(draws.poisson(rates).astype(rates.dtype), input._device)
+
+
+def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
+    """Samples of Binomial(count, prob), elementwise (broadcast), as floats like `count`."""
+    _floating(count, "binomial")
+    _check_probabilities(prob._data if prob._device.xp is not np else np.asarray(prob._data),
+                         "binomial")
+    draws = generator_for(count._device, generator)
+    trials = count._device.xp.broadcast_arrays(count._data, prob._data)
+    return wrap_array(draws.binomial(trials[0].astype(np.int64), trials[1]).astype(
+        count._data.dtype), count._device)
 
 
 def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
@@ -169,5 +225,6 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None)
 
 METHODS = {"normal_": normal_, "uniform_": uniform_, "exponential_": exponential_,
            "bernoulli_": bernoulli_, "random_": random_, "bernoulli": bernoulli,
-           "multinomial": multinomial}
+           "multinomial": multinomial, "cauchy_": cauchy_, "log_normal_": log_normal_,
+           "geometric_": geometric_}
 OPS: list = []

@@ -77,3 +77,39 @@ def test_generator_state_round_trips_and_seed_repeats():
     assert seeded(5).initial_seed() == 5
     assert np.isclose(genesis.randn(3, generator=seeded(1)).numpy(),
                       genesis.randn(3, generator=seeded(1)).numpy()).all()
+
+
+@pytest.mark.parametrize("name, args, mean, spread", [
+    ("cauchy_", (1.0, 0.5), 1.0, 0.5),            # median and the half interquartile range
+    ("log_normal_", (0.0, 0.25), float(np.exp(0.25 ** 2 / 2)), None),
+    ("geometric_", (0.25,), 4.0, None)])
+def test_more_in_place_distributions_have_their_moments(name, args, mean, spread):
+    draws = getattr(genesis.zeros(200_000, dtype=genesis.float64), name)(
+        *args, generator=genesis.Generator().manual_seed(0)).numpy()
+    if spread is None:
+        assert abs(draws.mean() - mean) < 0.02 * mean
+    else:
+        low, median, high = np.percentile(draws, [25, 50, 75])
+        assert abs(median - mean) < 0.01 and abs((high - low) / 2 - spread) < 0.01
+    if name == "geometric_":
+        assert draws.min() == 1 and np.all(draws == np.round(draws))
+
+
+def test_poisson_and_binomial_sample_their_means():
+    generator = genesis.Generator().manual_seed(0)
+    rates = genesis.full((100_000,), 3.0)
+    assert abs(genesis.poisson(rates, generator).mean().item() - 3.0) < 0.03
+    counts = genesis.binomial(genesis.full((100_000,), 10.0), genesis.full((100_000,), 0.3),
+                              generator)
+    assert abs(counts.mean().item() - 3.0) < 0.03 and counts.max().item() <= 10
+    with pytest.raises(RuntimeError, match="non-negative"):
+        genesis.poisson(genesis.tensor([-1.0]))
+
+
+def test_new_distribution_arguments_are_checked_as_torch():
+    torch = torch_or_skip()
+    for library in (torch, genesis):
+        with pytest.raises(RuntimeError):
+            library.zeros(2).geometric_(1.5)
+        with pytest.raises(RuntimeError):
+            library.zeros(2).log_normal_(0.0, -1.0)
