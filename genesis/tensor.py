@@ -18,16 +18,21 @@ import numpy as np
 
 from typing import Protocol
 
-from . import dtypes
+from . import dtypes, layouts
 from ._tensor_str import tensor_repr
 from .device import Device, cpu, device as as_device, transfer
 from .dtypes import DType, from_numpy_dtype, get_dtype
+from .inference_tensors import (InferenceVersionCounter, inference_state, inference_users,
+                                new_version_counter)
 from .listeners import Listeners
 from .sizes import describe_value, normalize_dim
 
 __all__ = ["Tensor", "wrap_array", "cut_listeners", "CutListener"]
 
 _new_object = object.__new__
+
+
+
 
 class CutListener(Protocol):
     """Told each time a tensor is taken out of the graph: `how` is ".detach()", ".detach_()"
@@ -72,7 +77,7 @@ class Tensor:
         array: a list, scalar, NumPy array or Tensor (copied).
         device: "cpu", "cuda", "cuda:N" or a `genesis.device`.
         dtype: a genesis dtype or its name; inferred when None (Python float ->
-            float32, int -> int64, bool -> bool, NumPy float64 -> float32).
+            the default dtype (float32), int -> int64, bool -> bool, NumPy float64 -> the default dtype).
         requires_grad: record operations for `backward` (floating dtypes only).
     """
 
@@ -85,7 +90,8 @@ class Tensor:
     def __init__(self, array, device=None, dtype=None, requires_grad: bool = False, **kwargs):
         target = as_device(device) if device is not None else (
             array._device if isinstance(array, Tensor) else cpu)
-        self._set_storage(to_array(array, dtype, target), target, [0], requires_grad)
+        self._set_storage(to_array(array, dtype, target), target, new_version_counter(),
+                          requires_grad)
 
     def _set_storage(self, data, device: Device, version_counter: list, requires_grad: bool) -> None:
         """Fill every slot of a new leaf (wrap_array inlines the same for speed)."""
@@ -117,6 +123,11 @@ class Tensor:
         return self._device
 
     @property
+    def layout(self):
+        """genesis.strided: every genesis tensor is dense."""
+        return layouts.strided
+
+    @property
     def is_cuda(self) -> bool:
         return self._device.type == "cuda"
 
@@ -141,12 +152,31 @@ class Tensor:
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f" or self.dtype.is_floating_point
 
-    def is_contiguous(self) -> bool:
-        return bool(self._data.flags.c_contiguous)
+    def is_contiguous(self, memory_format=None) -> bool:
+        """Whether the elements lie in memory in row-major order, or, with
+        `memory_format=genesis.channels_last` (`channels_last_3d`), with the channels last.
+
+        >>> import genesis
+        >>> x = genesis.zeros(2, 3, 4, 4)
+        >>> x.is_contiguous(), x.permute(0, 2, 3, 1).is_contiguous()
+        (True, False)
+        """
+        if memory_format is None or memory_format is layouts.contiguous_format:
+            return bool(self._data.flags.c_contiguous)
+        layouts.check_memory_format(memory_format, self._data.shape, "is_contiguous")
+        if memory_format is layouts.preserve_format:
+            raise RuntimeError("is_contiguous: preserve_format is not a layout to check against; "
+                               "use genesis.contiguous_format or genesis.channels_last")
+        data = self._data
+        order = (0, 2, 3, 1) if data.ndim == 4 else (0, 2, 3, 4, 1)
+        return bool(data.transpose(order).flags.c_contiguous)
 
     @property
     def _version(self) -> int:
         """How many in-place changes this tensor's storage has seen."""
+        if self._version_counter.__class__ is InferenceVersionCounter:
+            raise RuntimeError("Inference tensors do not track version counter: this tensor was "
+                               "made inside inference_mode(); clone it to get a normal tensor")
         return self._version_counter[0]
 
     # -- autograd fields ------------------------------------------------------
@@ -164,6 +194,11 @@ class Tensor:
                     f"{type(self.grad_fn).__name__}. Use t.detach() to get a tensor that does not "
                     "require grad.")
             return
+        if value and self._version_counter.__class__ is InferenceVersionCounter and \
+                not inference_state.depth:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed: the tensor was made inside "
+                               "inference_mode(); clone it first (t.clone().requires_grad_())")
         if value and not self.dtype.is_floating_point:
             raise RuntimeError(
                 f"only tensors of floating point dtype can require gradients, got {self.dtype!r}; "
@@ -177,6 +212,11 @@ class Tensor:
                             f"{describe_value(requires_grad)}")
         self.requires_grad = requires_grad
         return self
+
+    @property
+    def _base(self):
+        """The tensor this one is a view of (the first of a chain of views), else None."""
+        return self._view[0] if self._view is not None else None
 
     @property
     def is_leaf(self) -> bool:
@@ -360,7 +400,7 @@ def wrap_array(array, device: Device = cpu, requires_grad: bool = False) -> Tens
     tensor._requires_grad = requires_grad
     tensor.grad_fn = None
     tensor._output_nr = 0
-    tensor._version_counter = [0]
+    tensor._version_counter = [0] if not inference_users[0] else new_version_counter()
     tensor._grad = None
     tensor._view = None
     tensor._hooks = None
@@ -467,7 +507,9 @@ def _from_objects(data, array: np.ndarray, dtype):
 def _inferred_dtype(array: np.ndarray) -> DType:
     kind = array.dtype.kind
     if kind == "f":
-        return dtypes.float16 if array.dtype == np.float16 else dtypes.float32
+        # float16 and float32 arrays keep their dtype; float64 ones (NumPy's default, what a
+        # list of Python floats becomes) get the default dtype, as the spec asks
+        return dtypes.get_default_dtype() if array.dtype == np.float64 else from_numpy_dtype(array.dtype)
     if kind in "iub":
         return from_numpy_dtype(array.dtype)
     raise TypeError(f"can't make a tensor of NumPy dtype {array.dtype}; genesis supports "

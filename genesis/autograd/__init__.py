@@ -12,6 +12,7 @@ from .anomaly import (AnomalyError, detect_anomaly, is_anomaly_check_nan_enabled
                       set_detect_anomaly)
 from .engine import backward, grad
 from .function import AccumulateGrad, Function, Node, SavedTensorModifiedError
+from .custom_function import FunctionCtx, InplaceFunction, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                         no_grad, set_grad_enabled)
 from .variable import Variable
@@ -23,4 +24,5 @@ __all__ = ["Function", "Node", "AccumulateGrad", "backward", "grad", "no_grad", 
            "set_grad_enabled", "is_grad_enabled", "gradcheck", "gradgradcheck", "check_gradients",
            "GradcheckError", "GradcheckWarning", "GradcheckResult", "format_report", "functional",
            "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
-           "AnomalyError"]
+           "AnomalyError", "FunctionCtx", "InplaceFunction", "once_differentiable",
+           "SavedTensorModifiedError"]

@@ -156,8 +156,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 gradient = wrap_array(tensor._device.xp.zeros_like(tensor._data), tensor._device)
             elif not allow_unused:
                 raise RuntimeError(
-                    f"input {index} (shape {tuple(tensor.shape)}) was not used to compute the "
-                    "outputs, so it has no gradient. Pass allow_unused=True to get None for it.")
+                    f"The differentiated Tensor at index {index} appears to not have been used in "
+                    f"the graph: input {index} (shape {tuple(tensor.shape)}) was not used to "
+                    "compute the outputs, so it has no gradient. Pass allow_unused=True to get "
+                    "None for it.")
         result.append(gradient)
     return tuple(result)
 
@@ -171,8 +173,8 @@ def _as_tuple(value) -> tuple:
 def _root_edge(tensor: Tensor, index: int) -> tuple:
     if not tensor._requires_grad:
         raise RuntimeError(
-            f"output {index} does not require grad and has no grad_fn: nothing it was computed "
-            "from requires grad. Create the inputs with requires_grad=True (and not under "
+            f"element {index} of tensors does not require grad and does not have a grad_fn: "
+            "nothing it was computed from requires grad. Create the inputs with requires_grad=True (and not under "
             "genesis.no_grad()) to differentiate it.")
     return gradient_edge(tensor)
 
@@ -181,8 +183,8 @@ def _input_edge(tensor: Tensor, index: int) -> tuple:
     if not isinstance(tensor, Tensor):
         raise TypeError(f"inputs[{index}] is a {type(tensor).__name__}, expected a Tensor")
     if not tensor._requires_grad:
-        raise RuntimeError(f"inputs[{index}] does not require grad; set requires_grad=True on it "
-                           "before computing the outputs")
+        raise RuntimeError(f"One of the differentiated Tensors does not require grad: inputs[{index}] "
+                           "does not; set requires_grad=True on it before computing the outputs")
     return gradient_edge(tensor)
 
 
@@ -200,15 +202,16 @@ def _root_grads(tensors: tuple, grad_tensors) -> list:
         if gradient is None:
             if tensor._data.size != 1:
                 raise RuntimeError(
-                    f"grad can be created implicitly only for one-element outputs, but output "
+                    f"grad can be implicitly created only for scalar outputs, but output "
                     f"{index} has shape {tuple(tensor.shape)}; pass gradient= (a tensor of that "
                     "shape, e.g. genesis.ones_like(out)) to backward(), or reduce it first (.sum()).")
             gradient = wrap_array(_ones_like(tensor._data, tensor._device.xp), tensor._device)
         elif not isinstance(gradient, Tensor):
             gradient = Tensor(gradient, device=tensor._device, dtype=tensor.dtype)
         elif gradient.shape != tensor.shape:
-            raise RuntimeError(f"gradient {index} has shape {tuple(gradient.shape)} but output "
-                               f"{index} has shape {tuple(tensor.shape)}; they must match")
+            raise RuntimeError(f"Mismatch in shape: grad_output[{index}] has a shape of "
+                               f"{tuple(gradient.shape)} and output[{index}] has a shape of "
+                               f"{tuple(tensor.shape)}; they must match")
         elif gradient._device is not tensor._device:
             raise RuntimeError(f"gradient {index} is on {gradient.device} but output {index} is "
                                f"on {tensor.device}; move it there with .to('{tensor.device}')")
@@ -475,7 +478,7 @@ def _run_tensor_hooks(node, grads: list) -> None:
 def _call_backward(node, grads: list) -> tuple:
     if len(grads) > 1 and node._materialize_grads:  # outputs that got no gradient get zeros
         for output_nr, gradient in enumerate(grads):
-            if gradient is None:
+            if gradient is None and node._output_meta[output_nr] is not None:  # None: not a tensor
                 shape, numpy_dtype, device = node._output_meta[output_nr]
                 grads[output_nr] = wrap_array(device.xp.zeros(shape, numpy_dtype), device)
     if node._prehooks:
@@ -569,6 +572,9 @@ def _accumulate_leaf(node, grads: list, create_graph: bool, capture, captured, o
         if node in capture:
             captured[(node, 0)] = gradient
         return
+    if node._prehooks:
+        owned = False
+        gradient = _run_accumulator_prehooks(node, gradient)
     existing = variable._grad
     if existing is None:
         variable._grad = gradient if create_graph else _as_leaf_grad(gradient, owned)
@@ -577,6 +583,24 @@ def _accumulate_leaf(node, grads: list, create_graph: bool, capture, captured, o
     else:
         existing._device.xp.add(existing._data, gradient._data, out=existing._data)
         existing._version_counter[0] += 1
+    if node._post_accumulate_hooks:
+        for hook in list(node._post_accumulate_hooks):
+            run_hook(hook, (variable,), lambda: "a post-accumulate-grad hook of a leaf tensor of "
+                     f"shape {tuple(variable.shape)}")
+    if node._hooks:
+        for hook in list(node._hooks):
+            run_hook(hook, ((), (gradient,)), lambda: "a hook of AccumulateGrad")
+
+
+def _run_accumulator_prehooks(node, gradient: Tensor) -> Tensor:
+    """An AccumulateGrad node's pre-hooks (`grad_fn.next_functions[i][0].register_prehook`),
+    run as PyTorch runs them: after the leaf's tensor hooks, before `.grad` changes."""
+    for hook in list(node._prehooks):
+        where = lambda: "a pre-hook of AccumulateGrad"
+        replacement = run_hook(hook, ((gradient,),), where)
+        if replacement is not None:
+            gradient = checked_gradients(hook, where, replacement, (gradient,), "grad_outputs")[0]
+    return gradient
 
 
 def _as_leaf_grad(gradient: Tensor, owned: bool) -> Tensor:

@@ -30,15 +30,19 @@ import re
 import weakref
 from typing import Protocol
 
+import numpy as np
+
 from ..device import cpu, device_mismatch_message, is_cpu_scalar
 from ..dtypes import FLOATING_DTYPES, FLOATING_NUMPY_DTYPES, float32
 from ..listeners import Listeners
+from ..inference_tensors import is_inference_tensor
 from ..tensor import Tensor, wrap_array
 from .grad_mode import grad_state
 from .hooks import RemovableHandle
 from .module_scope import running
 
-__all__ = ["Function", "Op", "OpObserver", "Node", "AccumulateGrad", "gradient_edge", "mark_view", "observers",
+__all__ = ["Function", "Op", "OpObserver", "Node", "AccumulateGrad", "gradient_edge", "mark_view",
+           "refuse_view_update", "observers",
            "SavedTensorModifiedError"]
 
 class OpObserver(Protocol):
@@ -83,6 +87,7 @@ class Node:
     _source = None            # where the forward was called, when recorded
     _materialize_grads = True
     _non_differentiable = ()
+    _post_accumulate_hooks = ()  # AccumulateGrad: from Tensor.register_post_accumulate_grad_hook
 
     # Slots are filled lazily (a ctx that never joins a graph only gets
     # `needs_input_grad`); an unset one reads as its default here.
@@ -163,7 +168,9 @@ class Node:
         self._materialize_grads = bool(value)
 
     def mark_dirty(self, *tensors) -> None:
-        """Accepted for PyTorch compatibility; in-place inputs are handled by `apply`."""
+        """Declare inputs the forward changed in place: `apply` returns each of them itself
+        (not a copy), now made by this Function, as PyTorch does."""
+        self.__dict__["_dirty"] = tensors
 
     # -- hooks ----------------------------------------------------------------
     def register_hook(self, hook) -> RemovableHandle:
@@ -268,6 +275,20 @@ class Function:
         raise NotImplementedError("subclasses of Function must implement forward(ctx, *args)")
 
     @staticmethod
+    def setup_context(ctx, inputs: tuple, output):
+        """PyTorch's other style: define `forward(*args)` without ctx, and this, which gets the
+        forward's inputs and output and saves what backward needs on `ctx`. Not overridden:
+        forward takes ctx itself."""
+        raise NotImplementedError("setup_context is not overridden: forward takes ctx")
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method: define forward and "
+            f"backward as @staticmethod and call {type(self).__name__}.apply(...), not "
+            f"{type(self).__name__}()(...)")
+
+    @staticmethod
     def backward(ctx, *grad_outputs):
         raise NotImplementedError("subclasses of Function must implement backward(ctx, *grads)")
 
@@ -310,21 +331,16 @@ class Function:
                 result = cls.forward(ctx, *args, **kwargs)
             except ValueError as error:  # NumPy's shape errors, reworded with the op and shapes
                 raise _op_error(cls, args, error) from None
+            if device is None:
+                device = _first_device(args)
+            if result.__class__ is tuple:
+                output = outputs = tuple(_as_output(value, device, args) for value in result)
+            else:
+                output = wrap_array(result, device) if not isinstance(result, Tensor) else \
+                    _as_output(result, device, args)
+                outputs = (output,)
         else:
-            previous, grad_state.enabled = grad_state.enabled, False
-            try:
-                result = cls.forward(ctx, *args, **kwargs)
-            finally:
-                grad_state.enabled = previous
-        if device is None:
-            device = _first_device(args)
-        if result.__class__ is tuple:
-            output = tuple(_as_output(value, device, args) for value in result)
-            outputs = output
-        else:
-            output = wrap_array(result, device) if not isinstance(result, Tensor) else \
-                _as_output(result, device, args)
-            outputs = (output,)
+            output, outputs = _run_user_forward(cls, ctx, args, kwargs, graph)
         if cls.is_view:
             mark_view(outputs[0], args, kwargs, cls)
         if graph:
@@ -333,6 +349,55 @@ class Function:
             for observer in observers:
                 observer(ctx, args, outputs)
         return output
+
+
+def _run_user_forward(cls, ctx: Node, args: tuple, kwargs: dict, graph: bool) -> tuple:
+    """A user's Function's forward, with grad disabled, in either of PyTorch's styles:
+    `forward(ctx, *args)`, or `forward(*args)` followed by `setup_context(ctx, inputs,
+    output)`. Returns (what apply returns, the outputs as the graph sees them: Tensors, with
+    None where forward returned something else, which is passed back as it is)."""
+    previous, grad_state.enabled = grad_state.enabled, False
+    try:
+        if cls.setup_context is Function.setup_context:
+            result = cls.forward(ctx, *args, **kwargs)
+        else:
+            result = cls.forward(*args, **kwargs)
+            cls.setup_context(ctx, args, result)
+    finally:
+        grad_state.enabled = previous
+    device = _first_device(args)
+    dirty = ctx.__dict__.get("_dirty", ())
+    if dirty:
+        _check_dirty(dirty, args, graph)
+    values = result if result.__class__ is tuple else (result,)
+    converted = tuple(_as_user_output(value, device, args, dirty) for value in values)
+    outputs = tuple(value if isinstance(value, Tensor) else None for value in converted)
+    return (converted if result.__class__ is tuple else converted[0]), outputs
+
+
+def _as_user_output(value, device, args, dirty):
+    """A user forward's output: a Tensor marked dirty is returned itself (it is the changed
+    input), another Tensor as `_as_output` makes it, an array as a tensor, anything else
+    (numbers, strings, None) as it is."""
+    if isinstance(value, Tensor):
+        if any(value is tensor for tensor in dirty):
+            return value
+        return _as_output(value, device, args)
+    if isinstance(value, np.ndarray | np.generic) or value.__class__.__module__.startswith("cupy"):
+        return wrap_array(value, device)
+    return value
+
+
+def _check_dirty(dirty: tuple, args: tuple, graph: bool) -> None:
+    for tensor in dirty:
+        if not any(tensor is arg for arg in args):
+            raise RuntimeError("mark_dirty: only the forward's input tensors can be marked dirty; "
+                               f"got a tensor of shape {tuple(tensor.shape)} that is not one")
+        if graph and tensor.grad_fn is None and tensor._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               f"operation: the Function changed its input of shape "
+                               f"{tuple(tensor.shape)} in place (mark_dirty), but it is a leaf "
+                               "that requires grad; pass a clone of it instead")
 
 
 class Op(Function):
@@ -485,16 +550,26 @@ def _pack_saved(ctx: Node, saved: tuple) -> tuple:
     for value in saved:
         if not isinstance(value, Tensor):
             packed.append((value, None, -1))
-        elif value.grad_fn is ctx:
+            continue
+        if value._version_counter.__class__ is not list and is_inference_tensor(value):
+            raise RuntimeError(
+                f"{type(ctx).__name__}: Inference tensors cannot be saved for backward: a tensor "
+                f"of shape {tuple(value.shape)} made inside inference_mode() is used in a "
+                "computation autograd records. To work around you can make a clone to get a "
+                "normal tensor and use it in autograd.")
+        if value.grad_fn is ctx:
             packed.append((_detached_alias(value), value._version_counter[0], value._output_nr))
         else:
             packed.append((value, value._version_counter[0], -1))
     return tuple(packed)
 
 
-def mark_view(output: Tensor, args: tuple, kwargs: dict, cls) -> None:
+def mark_view(output: Tensor, args: tuple, kwargs: dict, cls, creation=None) -> None:
     """An output sharing storage with input 0 shares its version counter and remembers how
-    it was derived from the base tensor (for in-place updates through the view)."""
+    it was derived from the base tensor (for in-place updates through the view), and how it
+    was made when PyTorch forbids changing it in place with a graph (`creation`, see
+    `refuse_view_update`): one of several views an op returned ("multi_output", its index),
+    or a view made with grad disabled ("no_grad"); a view of such a view inherits it."""
     source = args[0]
     out_array, in_array = output._data, source._data
     out_owner = out_array if out_array.base is None else out_array.base
@@ -503,11 +578,36 @@ def mark_view(output: Tensor, args: tuple, kwargs: dict, cls) -> None:
         return
     output._version_counter = source._version_counter
     step = (cls, args[1:], kwargs)
+    if creation is None and not grad_state.enabled:
+        creation = ("no_grad", None)
     if source._view is None:
-        output._view = (source, (step,))
+        output._view = (source, (step,), creation)
     else:
-        base, steps = source._view
-        output._view = (base, steps + (step,))
+        base, steps, inherited = source._view
+        output._view = (base, steps + (step,), inherited and (inherited[0], "inherited") or creation)
+
+
+def refuse_view_update(view: Tensor, op: str) -> None:
+    """PyTorch's errors for an in-place change, recorded in a graph, of a view it cannot
+    rebase: one of several views returned by one op (split, chunk, unbind), or a view made
+    under no_grad."""
+    kind, detail = view._view[2]
+    if kind == "multi_output" and detail != "inherited":
+        index, name = detail
+        raise RuntimeError(
+            f"{op}: Output {index} of {name} is a view and is being modified inplace. This view "
+            "is the output of a function that returns multiple views. Such functions do not "
+            "allow the output views to be modified inplace. You should replace the inplace "
+            "operation by an out-of-place one (or clone the piece first).")
+    what = "is a view of a view which was" if detail == "inherited" else "was"
+    origin = ("created in no_grad mode" if kind == "no_grad" else
+              "the output of a function that returns multiple views")
+    raise RuntimeError(
+        f"{op}: A view {what} {origin} and is being modified inplace with grad mode enabled. "
+        "Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+        "clarify your code by moving both the view and the inplace either both inside the "
+        "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
+        "want the inplace to be tracked), or by cloning the view first.")
 
 
 def _detached_alias(tensor: Tensor) -> Tensor:
@@ -531,15 +631,17 @@ def _where(node: Node) -> str:
 
 
 def _freed_message(node: Node) -> str:
-    return (f"Trying to backward through {type(node).__name__} a second time: its saved tensors "
+    return (f"Trying to backward through the graph a second time (or directly access saved "
+            f"tensors after they have already been freed): {type(node).__name__}'s saved tensors "
             "were freed after the first backward. Pass retain_graph=True to the first "
             "backward() (or autograd.grad()) if you need to backward through the graph again."
             + _where(node))
 
 
 def _modified_message(node: Node, index: int, tensor: Tensor, version: int) -> str:
-    return (f"one of the tensors saved by {type(node).__name__} for its backward (saved tensor "
-            f"{index}, shape {tuple(tensor.shape)}, {tensor.dtype.name}) was modified by an "
+    return (f"one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: one of the tensors saved by {type(node).__name__} for its "
+            f"backward (saved tensor {index}, shape {tuple(tensor.shape)}, {tensor.dtype.name}) was modified by an "
             f"in-place operation: it is now at version {tensor._version_counter[0]}, but was saved at "
             f"version {version}. Use the out-of-place form of that operation (e.g. `y = y * 2` "
             "instead of `y *= 2`) or .clone() the tensor before changing it." + _where(node))

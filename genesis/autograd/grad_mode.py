@@ -17,6 +17,7 @@ import threading
 import types
 
 from ..dtypes import float16
+from ..inference_tensors import enter_inference_mode, inference_state, leave_inference_mode
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
            "is_inference_mode_enabled"]
@@ -80,72 +81,104 @@ def is_grad_enabled() -> bool:
 
 
 class _GradModeContext:
-    """Base: subclasses set `_mode`; usable with `with` and as a decorator."""
+    """Base of the modes: `_switch()` applies the mode and returns what `_restore` needs to
+    undo it. Usable with `with` and as a decorator; on a generator function the mode holds
+    inside each resumption only (the caller's mode is back between `next` calls)."""
 
     _mode: bool
 
-    def __enter__(self):
-        self._previous = grad_state.enabled
+    def _switch(self):
+        previous = grad_state.enabled
         grad_state.enabled = self._mode
+        return previous
+
+    def _restore(self, previous) -> None:
+        grad_state.enabled = previous
+
+    def __enter__(self):
+        self._previous = self._switch()
         return self
 
     def __exit__(self, *exc_info):
-        grad_state.enabled = self._previous
+        self._restore(self._previous)
         return False
 
     def __call__(self, function):
-        mode = self._mode
         if inspect.isgeneratorfunction(function):
-            return _wrap_generator(function, mode)
+            return _wrap_generator(function, self)
 
         @functools.wraps(function)
         def wrapper(*args, **kwargs):
-            previous = grad_state.enabled
-            grad_state.enabled = mode
+            previous = self._switch()
             try:
                 return function(*args, **kwargs)
             finally:
-                grad_state.enabled = previous
+                self._restore(previous)
 
         return wrapper
 
 
-def _wrap_generator(function, mode):
+def _wrap_generator(function, mode: _GradModeContext):
     @functools.wraps(function)
     def wrapper(*args, **kwargs):
         generator = function(*args, **kwargs)
         to_send = None
         while True:
-            previous = grad_state.enabled
-            grad_state.enabled = mode
+            previous = mode._switch()
             try:
                 item = generator.send(to_send)
             except StopIteration as stop:
                 return stop.value
             finally:
-                grad_state.enabled = previous
+                mode._restore(previous)
             to_send = yield item
 
     return wrapper
 
 
-class no_grad(_GradModeContext):
-    """Disable graph recording: results have `requires_grad=False`."""
+class _BareDecorator(_GradModeContext):
+    """A mode also usable as a bare decorator (`@no_grad` as well as `@no_grad()`)."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        if not callable(orig_func):
+            raise TypeError(f"{cls.__name__}() takes no arguments (or a function, when used as a "
+                            f"bare decorator), got {type(orig_func).__name__}")
+        return cls()(orig_func)
+
+    def __init__(self, orig_func=None):
+        pass
+
+
+class no_grad(_BareDecorator):
+    """Disable graph recording: results have `requires_grad=False`. A context manager, a
+    decorator (`@no_grad()` or `@no_grad`), also of generator functions (the mode holds
+    inside each resumption only).
+
+    >>> import genesis
+    >>> @genesis.no_grad
+    ... def doubled(x):
+    ...     return x * 2
+    >>> doubled(genesis.ones(1, requires_grad=True)).requires_grad
+    False
+    """
 
     _mode = False
 
 
 class inference_mode(_GradModeContext):
-    """Inference mode: as `no_grad` (nothing is recorded), a context manager or a decorator
-    (`@inference_mode()`, `@inference_mode`); `inference_mode(False)` changes nothing.
-    PyTorch's inference tensors, which refuse later use in autograd, are not modelled: a
-    tensor made here is an ordinary tensor that does not require grad.
+    """Inference mode, as PyTorch's: nothing is recorded (as `no_grad`), and the tensors made
+    inside are inference tensors (`is_inference()`), which refuse to be saved for a backward
+    or changed in place once the mode is over (clone one to get a normal tensor). A context
+    manager or a decorator (`@inference_mode()`, `@inference_mode`); `inference_mode(False)`
+    changes nothing.
 
     >>> import genesis
     >>> with inference_mode():
     ...     y = genesis.ones(2, requires_grad=True) * 2
-    >>> y.requires_grad
-    False
+    >>> y.requires_grad, y.is_inference()
+    (False, True)
     """
 
     def __new__(cls, mode=True):
@@ -156,48 +189,28 @@ class inference_mode(_GradModeContext):
     def __init__(self, mode: bool = True):
         self.enabled = bool(mode)
 
-    @property
-    def _mode(self) -> bool:
-        return False if self.enabled else grad_state.enabled
-
-    def __enter__(self):
-        _inference.depth += self.enabled
-        return super().__enter__()
-
-    def __exit__(self, *exc_info):
-        _inference.depth -= self.enabled
-        return super().__exit__(*exc_info)
-
-    def __call__(self, function):
+    def _switch(self):
         if not self.enabled:
-            return function
-        wrapped = super().__call__(function)
+            return None
+        enter_inference_mode()
+        previous = grad_state.enabled
+        grad_state.enabled = False
+        return previous
 
-        @functools.wraps(function)
-        def counted(*args, **kwargs):
-            _inference.depth += 1
-            try:
-                return wrapped(*args, **kwargs)
-            finally:
-                _inference.depth -= 1
-
-        return wrapped if inspect.isgeneratorfunction(function) else counted
-
-
-class _InferenceDepth(threading.local):
-    depth = 0
-
-
-_inference = _InferenceDepth()
+    def _restore(self, previous) -> None:
+        if self.enabled:
+            grad_state.enabled = previous
+            leave_inference_mode()
 
 
 def is_inference_mode_enabled() -> bool:
     """Whether this thread is inside `inference_mode()`."""
-    return _inference.depth > 0
+    return inference_state.depth > 0
 
 
-class enable_grad(_GradModeContext):
-    """Re-enable graph recording, e.g. inside a `no_grad` block."""
+class enable_grad(_BareDecorator):
+    """Re-enable graph recording, e.g. inside a `no_grad` block; like `no_grad`, a context
+    manager or a decorator, bare or called."""
 
     _mode = True
 
@@ -219,7 +232,7 @@ class set_grad_enabled(_GradModeContext):
         grad_state.enabled = self._mode
 
     def __enter__(self):
-        return self
+        return self  # already switched when made; __exit__ restores what was before
 
     def __call__(self, function):
         grad_state.enabled = self._previous  # used as a decorator: undo the eager switch

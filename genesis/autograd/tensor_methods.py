@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..tensor import Tensor
 from .engine import backward as run_backward
 from .hooks import RemovableHandle, checked_hook
+from .function import gradient_edge
 
 __all__ = ["backward", "register_hook", "METHODS"]
 
@@ -51,4 +52,29 @@ def register_hook(self: Tensor, hook) -> RemovableHandle:
     return RemovableHandle(self._hooks, hook)
 
 
-METHODS = {"backward": backward, "register_hook": register_hook}
+def register_post_accumulate_grad_hook(self: Tensor, hook) -> RemovableHandle:
+    """Call `hook(tensor)` after a backward has added into this leaf's `.grad` (for example
+    to step an optimizer per parameter as soon as its gradient is ready). The hook returns
+    None. Returns a handle whose `.remove()` unregisters it.
+
+    >>> import genesis
+    >>> w = genesis.ones(2, requires_grad=True)
+    >>> handle = w.register_post_accumulate_grad_hook(lambda p: print(p.grad))
+    >>> (w * 3).sum().backward()
+    tensor([3., 3.])
+    """
+    checked_hook(hook, "register_post_accumulate_grad_hook")
+    if not self._requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors: "
+                           "this tensor was made by " f"{type(self.grad_fn).__name__}; use "
+                           "register_hook for the gradient of an intermediate result")
+    node = gradient_edge(self)[0]
+    if not isinstance(node._post_accumulate_hooks, list):
+        node._post_accumulate_hooks = []
+    return RemovableHandle(node._post_accumulate_hooks, hook)
+
+
+METHODS = {"backward": backward, "register_hook": register_hook,
+           "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook}

@@ -9,21 +9,28 @@ gradients right; a change through a view rewires the view's base (`views.py`).
 from __future__ import annotations
 
 from ..autograd import function
-from ..autograd.function import cpu_scalars_moved
+from ..autograd.function import cpu_scalars_moved, refuse_view_update
 from ..autograd.grad_mode import grad_state
+from ..inference_tensors import refuse_inference_tensor_update
 from ..tensor import Tensor, wrap_array
 from .views import rebase_view
 
-__all__ = ["apply_inplace"]
+__all__ = ["apply_inplace", "refuse_leaf_change"]
 
 
 def apply_inplace(cls, target: Tensor, *args, **kwargs) -> Tensor:
     """Run Function `cls` on (target, *args) and store the result in `target`."""
+    if target._version_counter.__class__ is not list:
+        refuse_inference_tensor_update(target, f"{cls.__name__.lower()}_")
     if not cls.mixes_devices and any(isinstance(arg, Tensor) and arg._device is not target._device
                                      for arg in args):
         args = cpu_scalars_moved(f"{cls.__name__.lower()}_", args, target._device)
     graph = grad_state.enabled and (target._requires_grad or any(
         isinstance(arg, Tensor) and arg._requires_grad for arg in args))
+    view = target._view
+    if view is not None and view[2] is not None and (graph or grad_state.enabled and
+                                                     view[0]._requires_grad):
+        refuse_view_update(target, f"{cls.__name__.lower()}_")
     if not graph:
         if function.observers and not grad_state.in_backward:
             _store(cls, target, cls.apply(target, *args, **kwargs)._data)  # observers see the op
@@ -96,12 +103,18 @@ def _inplace_error(cls, target: Tensor, error: Exception) -> RuntimeError:
 
 
 def _refuse_leaf(cls, target: Tensor) -> None:
+    refuse_leaf_change(f"{cls.__name__.lower()}_", target)
+
+
+def refuse_leaf_change(op: str, target: Tensor) -> None:
+    """Raise PyTorch's error if `target` is a leaf that requires grad, or a view of one."""
     base = target._view[0] if target._view is not None else target
     if base.grad_fn is None and base._requires_grad:
-        what = "a view of a leaf tensor" if base is not target else "a leaf tensor"
+        what = "a view of a leaf Variable" if base is not target else "a leaf Variable"
         raise RuntimeError(
-            f"{cls.__name__.lower()}_: {what} that requires grad (shape {tuple(base.shape)}) "
-            "can't be changed in place while gradients are recorded. Wrap the update in "
+            f"{op}: {what} that requires grad is being used in an in-place operation: "
+            f"{what.replace('Variable', 'tensor')} that requires grad (shape {tuple(base.shape)}) can't be changed in place "
+            "while gradients are recorded. Wrap the update in "
             "`with genesis.no_grad():` (as optimizers and initializers do), or use the "
             "out-of-place form (x = x + y).")
 

@@ -90,8 +90,9 @@ def _unbind_keys(dim: int, extent: int) -> list:
 def _as_views(pieces: tuple, input: Tensor, keys: list, step) -> tuple:
     """Record each piece as a view of `input` made by `step` (a GetItem with its key), so
     in-place changes through any piece are tracked like changes through a slice."""
-    for piece, key in zip(pieces, keys):
-        mark_view(piece, (input, key), {}, step)
+    name = "Unbind" if step is Select else "Split"
+    for index, (piece, key) in enumerate(zip(pieces, keys)):
+        mark_view(piece, (input, key), {}, step, creation=("multi_output", (index, name)))
     return pieces
 
 

@@ -8,6 +8,7 @@ import math
 from .. import dtypes
 from ..autograd.unbroadcast import sum_to_shape
 from ..creation import empty, tensor
+from ..inference_tensors import is_inference_tensor
 from ..tensor import Tensor, wrap_array
 from .shape import transpose, view
 
@@ -61,8 +62,8 @@ def is_signed(input: Tensor) -> bool:
 
 
 def is_inference(input: Tensor) -> bool:
-    """False: genesis makes no inference tensors (inference_mode works as no_grad)."""
-    return False
+    """Whether the tensor was made inside `inference_mode()` (an inference tensor)."""
+    return is_inference_tensor(input)
 
 
 def is_nonzero(input: Tensor) -> bool:

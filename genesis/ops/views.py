@@ -116,7 +116,7 @@ class ViewOf(Op):
 
 def rebase_view(view: Tensor, value: Tensor) -> None:
     """After `value` was written into `view`'s storage, rewire the graph of base and view."""
-    base, steps = view._view
+    base, steps, _ = view._view
     index_map = flat_index_map(base, steps)
     copied = CopySlices.apply(base, value, index_map)
     _adopt_grad_fn(base, copied)

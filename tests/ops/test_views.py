@@ -1,9 +1,12 @@
 """Ops that return views (as in PyTorch) share storage and the version counter with their
-input, and an in-place change through any of them reaches the input's gradient."""
+input, and an in-place change through any of them reaches the input's gradient, except
+where PyTorch forbids the change (the views of split, chunk and unbind, views made under
+no_grad)."""
 import numpy as np
 import pytest
 
 import genesis
+from tests.helpers import torch_or_skip
 
 VIEWS = {
     "transpose": lambda y: y.transpose(0, 1),
@@ -31,7 +34,10 @@ def test_view_shares_storage_and_version(name):
     assert y._version == 1 and y.sum().item() < 66.0  # the zeros landed in y
 
 
-@pytest.mark.parametrize("name", VIEWS)
+MULTIPLE_VIEWS = ("split", "chunk", "unbind")  # ops returning several views
+
+
+@pytest.mark.parametrize("name", [name for name in VIEWS if name not in MULTIPLE_VIEWS])
 def test_in_place_through_the_view_gives_the_right_gradient(name):
     data = np.random.default_rng(0).standard_normal((2, 3, 2))
     x = genesis.tensor(data, dtype=genesis.float64, requires_grad=True)
@@ -65,3 +71,41 @@ def test_fill_with_a_one_element_tensor_gives_its_gradient_that_shape():
     filled = genesis.zeros(2, 3).fill_(value)
     filled.sum().backward()
     assert value.grad.shape == (1,) and value.grad.item() == 6.0
+
+
+@pytest.mark.parametrize("name", MULTIPLE_VIEWS)
+def test_pieces_of_multiple_view_ops_refuse_a_recorded_in_place_change_as_torch(name):
+    torch = torch_or_skip()
+    for library in (torch, genesis):
+        y = library.ones(2, 3, 2, requires_grad=True) * 1
+        with pytest.raises(RuntimeError, match="returns multiple views"):
+            VIEWS[name](y).mul_(3)
+        with library.no_grad():
+            VIEWS[name](y).mul_(3)  # not recorded: allowed
+        VIEWS[name](y).clone().mul_(3)  # a copy: allowed
+
+
+@pytest.mark.parametrize("case", ["base requires grad", "other requires grad"])
+def test_a_view_made_under_no_grad_refuses_a_recorded_in_place_change_as_torch(case):
+    torch = torch_or_skip()
+    for library in (torch, genesis):
+        base = library.ones(3, requires_grad=case == "base requires grad") * 1
+        other = library.ones(2, requires_grad=case == "other requires grad")
+        with library.no_grad():
+            view = base[:2]
+        with pytest.raises(RuntimeError, match="created in no_grad mode"):
+            view.mul_(other)
+        with pytest.raises(RuntimeError, match="created in no_grad mode"):
+            view[:1].mul_(other[:1])
+        with library.no_grad():
+            view.mul_(other)  # both under no_grad: allowed
+
+
+def test_a_view_made_under_no_grad_of_a_tensor_without_grad_can_change():
+    torch = torch_or_skip()
+    for library in (torch, genesis):
+        base = library.ones(3)
+        with library.no_grad():
+            view = base[:2]
+        view.mul_(2)
+        assert base.tolist() == [2.0, 2.0, 1.0]

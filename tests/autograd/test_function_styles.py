@@ -1,0 +1,225 @@
+"""Custom Functions in each of PyTorch's styles and with each ctx feature, compared with
+torch: setup_context, mark_dirty, mark_non_differentiable, set_materialize_grads,
+non-tensor inputs and outputs, outputs that are views of inputs, once_differentiable, the
+legacy-call error."""
+import contextlib
+
+import pytest
+
+import genesis
+from tests.helpers import torch_or_skip
+
+
+_nothing = contextlib.nullcontext
+
+
+def _libraries():
+    return (torch_or_skip(), genesis)
+
+
+def _leaf(library, values):
+    return library.tensor(values, dtype=library.float64, requires_grad=True)
+
+
+def test_setup_context_style():
+    results = []
+    for library in _libraries():
+        class Product(library.autograd.Function):
+            @staticmethod
+            def forward(x, y, scale):
+                return x * y * scale
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                x, y, scale = inputs
+                ctx.save_for_backward(x, y)
+                ctx.scale = scale
+
+            @staticmethod
+            def backward(ctx, grad):
+                x, y = ctx.saved_tensors
+                return grad * y * ctx.scale, grad * x * ctx.scale, None
+
+        x, y = _leaf(library, [1.0, 2.0]), _leaf(library, [3.0, 4.0])
+        Product.apply(x, y, 2.0).sum().backward()
+        results.append((x.grad.tolist(), y.grad.tolist()))
+    assert results[0] == results[1] == ([6.0, 8.0], [2.0, 4.0])
+
+
+def test_mark_dirty_returns_the_changed_input_in_the_graph():
+    results = []
+    for library in _libraries():
+        class DoubleInPlace(library.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.mark_dirty(x)
+                return x.mul_(2)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2
+
+        leaf = _leaf(library, [1.0, 3.0])
+        y = leaf * 1
+        out = DoubleInPlace.apply(y)
+        assert out is y and out.grad_fn is not None
+        (out * out).sum().backward()
+        results.append((out.tolist(), leaf.grad.tolist()))
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            DoubleInPlace.apply(leaf)
+    assert results[0] == results[1]
+
+
+def test_non_differentiable_outputs_and_non_tensor_values():
+    for library in _libraries():
+        class ArgmaxAndValue(library.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, label):
+                index = x.argmax()
+                ctx.mark_non_differentiable(index)
+                ctx.save_for_backward(index)
+                ctx.size = x.shape[0]
+                return x.max(), index, label.upper(), 7
+
+            @staticmethod
+            def backward(ctx, grad, grad_index, grad_label, grad_number):
+                assert grad_label is None and grad_number is None
+                (index,) = ctx.saved_tensors
+                return library.zeros(ctx.size, dtype=library.float64).index_fill(0, index, 1) * grad, None
+
+        x = _leaf(library, [1.0, 5.0, 2.0])
+        value, index, label, number = ArgmaxAndValue.apply(x, "tag")
+        assert (label, number) == ("TAG", 7) and not index.requires_grad and value.requires_grad
+        value.backward()
+        assert x.grad.tolist() == [0.0, 1.0, 0.0]
+
+
+@pytest.mark.parametrize("materialize", [True, False])
+def test_set_materialize_grads(materialize):
+    for library in _libraries():
+        seen = []
+
+        class Pair(library.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.set_materialize_grads(materialize)
+                return x.clone(), x.clone()
+
+            @staticmethod
+            def backward(ctx, first, second):
+                seen.append(second is None)
+                return first if second is None else first + second
+
+        x = _leaf(library, [1.0, 2.0])
+        Pair.apply(x)[0].sum().backward()
+        assert seen == [not materialize] and x.grad.tolist() == [1.0, 1.0]
+
+
+def test_an_output_that_is_a_view_of_an_input_knows_its_base():
+    for library in _libraries():
+        class Flat(library.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.view(-1)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad.view(2, 2)
+
+        y = _leaf(library, [[1.0, 2.0], [3.0, 4.0]]) * 1
+        out = Flat.apply(y)
+        assert out._base is y and out.grad_fn is not None
+
+
+def test_returning_an_input_unchanged_gives_a_new_tensor_with_the_gradient():
+    for library in _libraries():
+        class Identity(library.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2
+
+        x = _leaf(library, [1.0])
+        out = Identity.apply(x)
+        assert out is not x
+        out.backward()
+        assert x.grad.tolist() == [2.0]
+
+
+def test_once_differentiable_runs_backward_without_a_graph():
+    results = []
+    for library in _libraries():
+        once_differentiable = (genesis.autograd.once_differentiable if library is genesis else
+                               library.autograd.function.once_differentiable)
+
+        class Square(library.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            @once_differentiable
+            def backward(ctx, grad):
+                assert not library.is_grad_enabled()
+                (x,) = ctx.saved_tensors
+                return 2 * x * grad
+
+        x = _leaf(library, [3.0])
+        (gradient,) = library.autograd.grad(Square.apply(x), x, create_graph=True)
+        results.append((gradient.tolist(), gradient.requires_grad))
+    assert results[0] == results[1] == ([6.0], False)
+
+
+def test_once_differentiable_refuses_a_second_derivative_through_it():
+    from genesis.autograd.function import Function
+    from genesis.autograd.custom_function import once_differentiable
+
+    class Square(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+
+    x = _leaf(genesis, [3.0])
+    out = Square.apply(x)
+    weight = genesis.ones(1, dtype=genesis.float64, requires_grad=True)
+    (gradient,) = genesis.autograd.grad(out, x, grad_outputs=weight, create_graph=True)
+    assert gradient.requires_grad
+    with pytest.raises(RuntimeError, match="differentiate twice a function that was marked "
+                                           "with @once_differentiable"):
+        gradient.sum().backward()
+
+
+def test_calling_a_function_instance_is_the_legacy_error():
+    for library in _libraries():
+        class Legacy(library.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        with pytest.raises(RuntimeError, match="Legacy autograd function with non-static "
+                                               "forward method is deprecated"):
+            with pytest.warns(DeprecationWarning) if library is not genesis else _nothing():
+                Legacy()(library.ones(1))
+
+
+def test_torch_autograd_function_names_are_served():
+    from genesis.compat import serve_torch
+    with serve_torch():
+        from torch.autograd.function import FunctionCtx, InplaceFunction, once_differentiable
+    assert once_differentiable is genesis.autograd.once_differentiable
+    assert issubclass(InplaceFunction, genesis.autograd.Function) and FunctionCtx is not None

@@ -1,0 +1,121 @@
+"""Grad modes as PyTorch has them: bare and called decorators, generator functions (the mode
+holds inside each resumption), thread-local state, and inference mode with its inference
+tensors; each case run on torch and genesis and compared."""
+import threading
+
+import pytest
+
+import genesis
+from tests.helpers import torch_or_skip
+
+
+def _libraries():
+    return (torch_or_skip(), genesis)
+
+
+@pytest.mark.parametrize("mode, expected", [("no_grad", False), ("enable_grad", True)])
+@pytest.mark.parametrize("form", ["bare", "called"])
+def test_no_grad_and_enable_grad_decorate_bare_or_called(mode, expected, form):
+    for library in _libraries():
+        decorator = getattr(library, mode) if form == "bare" else getattr(library, mode)()
+
+        @decorator
+        def doubled(x):
+            return x * 2
+
+        with library.set_grad_enabled(not expected):
+            assert doubled(library.ones(1, requires_grad=True)).requires_grad is expected
+            assert library.is_grad_enabled() is (not expected)  # restored after the call
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "enable_grad", "inference_mode"])
+def test_a_mode_on_a_generator_holds_only_inside_each_resumption(mode):
+    results = []
+    for library in _libraries():
+        @getattr(library, mode)()
+        def steps(x):
+            yield (x * 2).requires_grad, library.is_grad_enabled()
+            yield (x * 3).requires_grad, library.is_grad_enabled()
+
+        x = library.ones(1, requires_grad=True)
+        with library.set_grad_enabled(mode == "no_grad"):
+            generator = steps(x)
+            first = next(generator)
+            between = library.is_grad_enabled()
+            second = next(generator)
+        results.append((first, between, second))
+    assert results[0] == results[1]
+
+
+def test_set_grad_enabled_as_call_context_and_decorator():
+    for library in _libraries():
+        library.set_grad_enabled(False)
+        assert not library.is_grad_enabled()
+        library.set_grad_enabled(True)
+        with library.set_grad_enabled(False):
+            assert not library.is_grad_enabled()
+        assert library.is_grad_enabled()
+
+        @library.set_grad_enabled(False)
+        def inside():
+            return library.is_grad_enabled()
+
+        assert library.is_grad_enabled() and inside() is False
+
+
+def test_grad_mode_is_per_thread():
+    for library in _libraries():
+        seen = []
+        with library.no_grad():
+            worker = threading.Thread(target=lambda: seen.append(library.is_grad_enabled()))
+            worker.start()
+            worker.join()
+        assert seen == [True]
+
+
+def test_inference_mode_makes_inference_tensors_and_reports_itself():
+    for library in _libraries():
+        normal = library.ones(2)
+        with library.inference_mode():
+            assert library.is_inference_mode_enabled() and not library.is_grad_enabled()
+            made = library.ones(2) * 2
+            view = made[:1]
+        assert made.is_inference() and view.is_inference() and not normal.is_inference()
+        assert not library.is_inference_mode_enabled()
+        with library.inference_mode(False):
+            assert not library.is_inference_mode_enabled() and library.is_grad_enabled()
+
+
+def test_inference_tensors_refuse_a_backward_and_in_place_changes_outside():
+    for library in _libraries():
+        with library.inference_mode():
+            made = library.ones(2)
+        weight = library.ones(2, requires_grad=True)
+        with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
+            weight * made
+        with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside "
+                                               "InferenceMode"):
+            made.add_(1)
+        with pytest.raises(RuntimeError, match="Inference tensors do not track version counter"):
+            made._version
+        (weight + made).sum().backward()  # addition saves nothing: allowed, as in torch
+        copy = made.clone()
+        copy.add_(1)
+        assert not copy.is_inference() and (weight * copy).requires_grad
+        before = made.tolist()
+        with library.inference_mode():
+            made.add_(1)  # inside the mode: allowed
+        assert made.tolist() == [value + 1 for value in before]
+
+
+@pytest.mark.parametrize("form", ["bare", "called"])
+def test_inference_mode_as_decorator(form):
+    for library in _libraries():
+        decorator = library.inference_mode if form == "bare" else library.inference_mode()
+
+        @decorator
+        def predict(x):
+            return library.is_inference_mode_enabled(), (x * 2)
+
+        enabled, out = predict(library.ones(1, requires_grad=True))
+        assert enabled and not out.requires_grad and out.is_inference()

@@ -1,0 +1,106 @@
+"""Hooks on AccumulateGrad nodes and post-accumulate-grad hooks, in PyTorch's order, and the
+errors PyTorch raises with the phrases users search for; each compared with torch."""
+import pytest
+
+import genesis
+from tests.helpers import torch_or_skip
+
+
+def _libraries():
+    return (torch_or_skip(), genesis)
+
+
+def test_accumulate_grad_hooks_run_in_torch_order():
+    orders = []
+    for library in _libraries():
+        calls = []
+        x = library.ones(2, requires_grad=True)
+        y = x * 2
+        accumulator = y.grad_fn.next_functions[0][0]
+        assert type(accumulator).__name__ == "AccumulateGrad" and accumulator.variable is x
+        x.register_hook(lambda grad: calls.append("tensor hook"))
+        accumulator.register_prehook(lambda grads: calls.append("node pre-hook"))
+        accumulator.register_hook(lambda grad_inputs, grad_outputs: calls.append(
+            ("node hook", len(grad_inputs), grad_outputs[0].tolist())))
+        x.register_post_accumulate_grad_hook(lambda tensor: calls.append(
+            ("post accumulate", tensor.grad.tolist())))
+        y.sum().backward()
+        orders.append(calls)
+    assert orders[0] == orders[1]
+
+
+def test_an_accumulate_grad_pre_hook_can_replace_the_gradient():
+    for library in _libraries():
+        x = library.ones(2, requires_grad=True)
+        y = x * 3
+        y.grad_fn.next_functions[0][0].register_prehook(lambda grads: (grads[0] * 10,))
+        y.sum().backward()
+        assert x.grad.tolist() == [30.0, 30.0]
+
+
+def test_post_accumulate_grad_hooks_see_the_accumulated_grad_and_can_be_removed():
+    for library in _libraries():
+        weight = library.ones(2, requires_grad=True)
+        seen = []
+        handle = weight.register_post_accumulate_grad_hook(lambda p: seen.append(p.grad.tolist()))
+        (weight * 2).sum().backward()
+        (weight * 3).sum().backward()
+        handle.remove()
+        (weight * 4).sum().backward()
+        assert seen == [[2.0, 2.0], [5.0, 5.0]]
+        with pytest.raises(RuntimeError, match="post accumulate grad hooks cannot be registered "
+                                               "on non-leaf tensors"):
+            (weight * 2).register_post_accumulate_grad_hook(lambda p: None)
+
+
+def test_autograd_grad_does_not_run_accumulation_hooks():
+    for library in _libraries():
+        x = library.ones(2, requires_grad=True)
+        seen = []
+        x.register_post_accumulate_grad_hook(lambda p: seen.append(1))
+        library.autograd.grad((x * 2).sum(), x)
+        assert seen == [] and x.grad is None
+
+
+CASES = {
+    "backward of a constant": (
+        lambda lib: lib.ones(2).sum().backward(),
+        "does not require grad and does not have a grad_fn"),
+    "backward twice": (
+        lambda lib: [(y := (lib.ones(2, requires_grad=True) ** 2).sum()).backward(), y.backward()],
+        "backward through the graph a second time"),
+    "saved tensor modified": (
+        lambda lib: (lambda y: (y.mul_(2), y.sum().backward()))(lib.ones(2, requires_grad=True).exp()),
+        "modified by an inplace operation"),
+    "input not used": (
+        lambda lib: lib.autograd.grad((lib.ones(2, requires_grad=True) * 2).sum(),
+                                      lib.ones(1, requires_grad=True)),
+        "appears to not have been used in the graph"),
+    "implicit gradient of a vector": (
+        lambda lib: (lib.ones(2, requires_grad=True) * 2).backward(),
+        "grad can be implicitly created only for scalar outputs"),
+    "in-place on a leaf": (
+        lambda lib: lib.ones(2, requires_grad=True).mul_(2),
+        "a leaf Variable that requires grad is being used in an in-place operation"),
+    "in-place on a view of a leaf": (
+        lambda lib: lib.ones(2, requires_grad=True)[:1].mul_(2),
+        "a view of a leaf Variable that requires grad is being used in an in-place operation"),
+    "grad_output of the wrong shape": (
+        lambda lib: lib.autograd.grad((lib.ones(2, 2, requires_grad=True) * 2),
+                                      lib.ones(1, requires_grad=True), grad_outputs=lib.ones(2)),
+        "Mismatch in shape"),
+    "differentiated tensor without grad": (
+        lambda lib: lib.autograd.grad((lib.ones(2, requires_grad=True) * 2).sum(), lib.ones(2)),
+        "One of the differentiated Tensors does not require grad"),
+    "requires_grad on an integer tensor": (
+        lambda lib: lib.ones(2, dtype=lib.int64).requires_grad_(),
+        "only .* floating point"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_errors_have_torchs_type_and_phrase(case):
+    call, phrase = CASES[case]
+    for library in _libraries():
+        with pytest.raises(RuntimeError, match=phrase):
+            call(library)
