@@ -21,7 +21,8 @@ __all__ = ["dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout
            "threshold", "threshold_", "hardshrink", "selu_", "celu_", "constant_pad_nd",
            "convolution", "kl_div", "binary_cross_entropy_with_logits", "margin_ranking_loss",
            "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss",
-           "poisson_nll_loss"]
+           "poisson_nll_loss", "channel_shuffle", "pdist", "rrelu", "rrelu_", "dropout_",
+           "alpha_dropout_", "feature_dropout_", "feature_alpha_dropout_", "ctc_loss"]
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
 
@@ -40,11 +41,52 @@ def dropout(input: Tensor, p: float, train: bool) -> Tensor:
     return F.dropout(input, p, training=train)
 
 
-def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:
-    """Dropout of whole channels (dim 1), as `F.dropout2d` does for any rank."""
-    return F.dropout2d(input, p, training=train) if input.ndim == 4 else \
-        F.dropout3d(input, p, training=train) if input.ndim == 5 else \
-        F.dropout1d(input, p, training=train)
+def feature_dropout(input: Tensor, p: float, train: bool, inplace: bool = False) -> Tensor:
+    """Dropout of whole channels (dim 1), as `F.dropout1d/2d/3d` do for their ranks."""
+    by_rank = {4: F.dropout2d, 5: F.dropout3d}
+    return by_rank.get(input.ndim, F.dropout1d)(input, p, training=train, inplace=inplace)
+
+
+def dropout_(input: Tensor, p: float, train: bool) -> Tensor:
+    """`F.dropout(input, p, training=train, inplace=True)`."""
+    return F.dropout(input, p, training=train, inplace=True)
+
+
+def alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
+    """`F.alpha_dropout(..., inplace=True)`."""
+    return F.alpha_dropout(input, p, training=train, inplace=True)
+
+
+def feature_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
+    """`feature_dropout(..., inplace=True)`."""
+    return feature_dropout(input, p, train, inplace=True)
+
+
+def feature_alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
+    """`F.feature_alpha_dropout(..., inplace=True)`."""
+    return F.feature_alpha_dropout(input, p, training=train, inplace=True)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+          training: bool = False) -> Tensor:
+    """`F.rrelu`."""
+    return F.rrelu(input, lower, upper, training)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+           training: bool = False) -> Tensor:
+    """`F.rrelu(..., inplace=True)`."""
+    return F.rrelu_(input, lower, upper, training)
+
+
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
+             reduction=1, zero_infinity: bool = False) -> Tensor:
+    """`F.ctc_loss`, with a numeric reduction as at PyTorch's top level."""
+    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                      _reduction(reduction), zero_infinity)
+
+
+channel_shuffle, pdist = F.channel_shuffle, F.pdist
 
 
 def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:

@@ -134,6 +134,7 @@ class Tensor:
     def amax(self, dim=(), keepdim: bool = False) -> Tensor: ...  # genesis.ops.extrema
     def amin(self, dim=(), keepdim: bool = False) -> Tensor: ...  # genesis.ops.extrema
     def aminmax(self, *, dim: int | None = None, keepdim: bool = False): ...  # genesis.ops.array_utilities
+    def angle(self) -> Tensor: ...  # genesis.ops.tensor_info
     def any(self, dim=None, keepdim: bool = False) -> Tensor: ...  # genesis.ops.comparison
     def apply_(self, callable) -> Tensor: ...  # genesis.ops.tensor_attributes
     def arccos(self) -> Tensor: ...  # genesis.ops.unary
@@ -211,11 +212,13 @@ class Tensor:
     def copy_(self, src: Tensor, non_blocking: bool = False) -> Tensor: ...  # genesis.ops.fill
     def copysign(self, other) -> Tensor: ...  # genesis.ops.number_functions
     def copysign_(self, other) -> Tensor: ...  # genesis.ops.number_functions
+    def corrcoef(self) -> Tensor: ...  # genesis.ops.statistics
     def cos(self) -> Tensor: ...  # genesis.ops.unary
     def cos_(self) -> Tensor: ...  # genesis.ops.unary
     def cosh(self) -> Tensor: ...  # genesis.ops.unary
     def cosh_(self) -> Tensor: ...  # genesis.ops.unary
     def count_nonzero(self, dim=None) -> Tensor: ...  # genesis.ops.composites
+    def cov(self, *, correction: int = 1, fweights=None, aweights=None) -> Tensor: ...  # genesis.ops.statistics
     def cpu(self) -> Tensor: ...  # genesis.ops.convert
     def cross(self, other: Tensor, dim: int | None = None) -> Tensor: ...  # genesis.ops.arrangement
     def cuda(self, device=None, non_blocking: bool = False) -> Tensor: ...  # genesis.ops.convert
@@ -397,6 +400,7 @@ class Tensor:
     def isnan(self) -> Tensor: ...  # genesis.ops.comparison
     def isneginf(self) -> Tensor: ...  # genesis.ops.comparison
     def isposinf(self) -> Tensor: ...  # genesis.ops.comparison
+    def isreal(self) -> Tensor: ...  # genesis.ops.tensor_info
     def item(self): ...
     @property
     def itemsize(self): ...  # genesis.ops.tensor_info
@@ -489,6 +493,7 @@ class Tensor:
     def nanquantile(self, q, dim: int | None = None, keepdim: bool = False, *, interpolation: str = 'linear') -> Tensor: ...  # genesis.ops.statistics
     def nansum(self, dim=None, keepdim: bool = False) -> Tensor: ...  # genesis.ops.statistics
     def narrow(self, dim: int, start: int, length: int) -> Tensor: ...  # genesis.ops.shape
+    def narrow_copy(self, *args, **kwargs): ...  # genesis.ops.copy_variants
     @property
     def nbytes(self): ...  # genesis.ops.tensor_info
     @property
@@ -511,6 +516,7 @@ class Tensor:
     def nextafter(self, other) -> Tensor: ...  # genesis.ops.number_functions
     def nextafter_(self, other) -> Tensor: ...  # genesis.ops.number_functions
     def nonzero(self, *, as_tuple: bool = False): ...  # genesis.ops.masked
+    def nonzero_static(self, *, size: int, fill_value: int = -1) -> Tensor: ...  # genesis.ops.copy_variants
     def norm(self, p='fro', dim=None, keepdim: bool = False, dtype=None) -> Tensor: ...  # genesis.ops.norm
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def not_equal(self, other) -> Tensor: ...  # genesis.ops.comparison
@@ -657,6 +663,9 @@ class Tensor:
     def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def unique(self, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None): ...  # genesis.ops.composites
     def unique_consecutive(self, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None): ...  # genesis.ops.array_utilities
+    def unsafe_chunk(self, chunks: int, dim: int = 0) -> tuple: ...  # genesis.ops.copy_variants
+    def unsafe_split(self, split_size: int, dim: int = 0) -> tuple: ...  # genesis.ops.copy_variants
+    def unsafe_split_with_sizes(self, split_sizes, dim: int = 0) -> tuple: ...  # genesis.ops.copy_variants
     def unsqueeze(self, dim: int) -> Tensor: ...  # genesis.ops.shape
     def unsqueeze_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_shapes
     def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, axis=None, keepdims=None) -> Tensor: ...  # genesis.ops.reduce

@@ -177,3 +177,22 @@ def test_top_level_spellings_match_torch(name, call):
 def test_top_level_loss_reduction_numbers_are_checked():
     with pytest.raises(ValueError, match="0 \\(none\\)"):
         genesis.hinge_embedding_loss(genesis.ones(2), genesis.ones(2), 1.0, 3)
+
+
+def test_more_top_level_spellings_match_torch():
+    torch = torch_or_skip()
+    for library in (torch, genesis):
+        x = library.tensor([[-1.0, 2.0], [3.0, -4.0]])
+        assert library.dropout_(x.clone(), 0.5, False).tolist() == x.tolist()
+        assert library.feature_dropout(x.view(1, 2, 2), 0.5, False).tolist() == [x.tolist()]
+        assert library.rrelu(x, 0.25, 0.25).tolist() == [[-0.25, 2.0], [3.0, -1.0]]
+        assert library.channel_shuffle(library.arange(4.).view(1, 4, 1), 2).flatten().tolist() == \
+            [0.0, 2.0, 1.0, 3.0]
+        assert abs(library.pdist(x).item() - 7.211102550927978) < 1e-5
+        assert x.cov().shape == (2, 2) and x.corrcoef().shape == (2, 2)
+        assert library.t(x).tolist() == [[-1.0, 3.0], [2.0, -4.0]]
+        assert x.narrow_copy(0, 1, 1).tolist() == [[3.0, -4.0]]
+        log_probs = library.randn(5, 1, 3).log_softmax(2)
+        targets = library.tensor([[1, 2]])
+        loss = library.ctc_loss(log_probs, targets, [5], [2], 0, 1, False)
+        assert loss.ndim == 0

@@ -175,5 +175,7 @@ __all__ = sorted([*_COPIES, "alias_copy", "slice_copy", "narrow_copy", "unsafe_s
                   "nonzero_static", "empty_strided", "empty_permuted", "chain_matmul",
                   "frobenius_norm", "get_device", "is_inference", "conj_physical_"])
 globals().update(_COPIES)
-METHODS = {"conj_physical_": conj_physical_}
+METHODS = {"conj_physical_": conj_physical_, "narrow_copy": narrow_copy,
+           "nonzero_static": nonzero_static, "unsafe_chunk": unsafe_chunk,
+           "unsafe_split": unsafe_split, "unsafe_split_with_sizes": unsafe_split_with_sizes}
 OPS: list = []

@@ -188,7 +188,8 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
 
 
 METHODS = {"nanmean": nanmean, "nansum": nansum, "quantile": quantile, "nanquantile": nanquantile,
-           "histc": histc, "mode": mode, "nanmedian": nanmedian}
+           "histc": histc, "mode": mode, "nanmedian": nanmedian, "cov": cov,
+           "corrcoef": corrcoef}
 
 OPS = [
     OpInfo("nanmean", nanmean, lambda rng: [

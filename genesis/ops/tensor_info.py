@@ -11,10 +11,12 @@ from ..creation import empty, tensor
 from ..inference_tensors import is_inference_tensor
 from ..tensor import Tensor, wrap_array
 from .shape import transpose, view
+from .where import where
 
 __all__ = ["is_tensor", "numel", "is_floating_point", "is_complex", "is_nonzero", "is_same_size",
            "ravel", "positive", "deg2rad", "rad2deg", "signbit", "tensor_split", "hsplit", "vsplit",
-           "dsplit", "split_with_sizes", "FloatTensor", "DoubleTensor",
+           "dsplit", "split_with_sizes", "t", "is_signed", "isreal", "angle", "FloatTensor",
+           "DoubleTensor",
            "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
            "ByteTensor", "BoolTensor"]
 
@@ -93,6 +95,28 @@ def positive(input: Tensor) -> Tensor:
     if input._data.dtype.kind == "b":
         raise TypeError("The `+` operator, on a bool tensor is not supported.")
     return input
+
+
+def isreal(input: Tensor) -> Tensor:
+    """True everywhere: every genesis tensor is real (genesis has no complex dtypes)."""
+    return wrap_array(input._device.xp.ones(input._data.shape, bool), input._device)
+
+
+def angle(input: Tensor) -> Tensor:
+    """The argument of each element as a complex number: pi for negative values, 0 for
+    the others (nan stays nan), in the default float dtype for integers, as PyTorch. Its
+    gradient is zero.
+
+    >>> import genesis
+    >>> genesis.angle(genesis.tensor([-2.0, 0.0, 3.0]))
+    tensor([3.1416, 0.0000, 0.0000])
+    """
+    floating = input if input.is_floating_point() else input.to(dtypes.get_default_dtype())
+    data, xp = floating._data, floating._device.xp
+    values = xp.where(data < 0, math.pi, 0.0).astype(data.dtype)
+    values[xp.isnan(data)] = xp.nan
+    everywhere = wrap_array(xp.ones(data.shape, bool), floating._device)
+    return where(everywhere, wrap_array(values, floating._device), floating)  # zero gradient
 
 
 def deg2rad(input: Tensor) -> Tensor:
@@ -245,7 +269,7 @@ METHODS = {"nelement": numel, "stride": stride, "view_as": view_as, "t": t, "typ
            "is_complex": is_complex, "is_signed": is_signed, "is_inference": is_inference,
            "is_nonzero": is_nonzero, "is_same_size": is_same_size, "reshape_as": reshape_as,
            "ravel": ravel, "positive": positive, "deg2rad": deg2rad, "rad2deg": rad2deg,
-           "signbit": signbit, "tensor_split": tensor_split, "hsplit": hsplit, "vsplit": vsplit,
+           "signbit": signbit, "isreal": isreal, "angle": angle, "tensor_split": tensor_split, "hsplit": hsplit, "vsplit": vsplit,
            "dsplit": dsplit, "split_with_sizes": split_with_sizes, "sum_to_size": sum_to_size,
            "ndimension": lambda self: self.dim(),
            "is_cpu": property(lambda self: self._device.type == "cpu"),
