@@ -80,13 +80,15 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
                     strict, "back_trick")
 
 
-def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False):
+def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
+             strategy: str = "reverse-mode"):
     """The Jacobian of `func` at `inputs`: shape `output.shape + input.shape` per pair.
 
     A single tensor for one input and one output; a tuple over inputs (or
     outputs) when that side is a tuple; a tuple of tuples `[output][input]`
-    when both are. Rows are computed one backward each; `vectorize` is
-    accepted for PyTorch compatibility and changes nothing.
+    when both are. Rows are computed one backward each; `vectorize` and
+    `strategy="forward-mode"` are accepted with PyTorch's argument rules and give the
+    same values (genesis computes every Jacobian in reverse mode).
 
     >>> import genesis
     >>> a, b = genesis.tensor([1., 2.]), genesis.tensor([3., 4.])
@@ -95,6 +97,7 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vec
             [0., 4.]]), tensor([[1., 0.],
             [0., 2.]]))
     """
+    _check_strategy("jacobian", strategy, "strategy", strict, vectorize)
     with enable_grad():
         inputs_tuple, inputs = _as_tensors(inputs, "inputs", "jacobian")
         inputs = _prepare(inputs, create_graph, need_graph=True)
@@ -126,15 +129,19 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vec
     return _unpack_nested(blocks, outputs_tuple, inputs_tuple)
 
 
-def hessian(func, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False):
+def hessian(func, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
+            outer_jacobian_strategy: str = "reverse-mode"):
     """The Hessian of a function returning one element: shape `input.shape + input.shape`,
-    or a tuple of tuples `[i][j]` when `inputs` is a tuple.
+    or a tuple of tuples `[i][j]` when `inputs` is a tuple. `vectorize` and
+    `outer_jacobian_strategy` are accepted as in `jacobian`.
 
     >>> import genesis
     >>> x, y = genesis.tensor(1.), genesis.tensor(2.)
     >>> hessian(lambda x, y: x * x * y, (x, y))
     ((tensor(4.), tensor(2.)), (tensor(2.), tensor(0.)))
     """
+    _check_strategy("hessian", outer_jacobian_strategy, "outer_jacobian_strategy", strict,
+                    vectorize)
     inputs_tuple, inputs = _as_tensors(inputs, "inputs", "hessian")
 
     def single_output(*args):
@@ -213,6 +220,23 @@ def _hessian_setup(name, func, inputs, v, create_graph, strict) -> tuple:
 
 
 # -- helpers --------------------------------------------------------------------------
+
+def _check_strategy(fn_name: str, strategy: str, arg_name: str, strict: bool,
+                    vectorize: bool) -> None:
+    """PyTorch's checks of `strategy`, `strict` and `vectorize` together."""
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise ValueError(f"Expected {arg_name} to be either \"forward-mode\" or "
+                         f"\"reverse-mode\". Hint: If your function has more outputs than "
+                         f"inputs, \"forward-mode\" tends to be more performant. Otherwise, prefer "
+                         f"to use \"reverse-mode\". (got {strategy!r})")
+    if strict and vectorize:
+        raise RuntimeError(f"torch.autograd.functional.{fn_name}: `strict=True` and "
+                           "`vectorized=True` are not supported together. Please either set "
+                           "`strict=False` or `vectorize=False`.")
+    if strategy == "forward-mode" and not vectorize:
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse "
+                                  "Hessian is only implemented for `vectorize=True`.")
+
 
 def _as_tensors(value, arg_name: str, fn_name: str) -> tuple:
     """(whether `value` was a tuple, `value` as a tuple of Tensors)."""

@@ -4,6 +4,7 @@ import pytest
 
 import genesis
 from genesis.autograd.functional import hessian, hvp, jacobian, jvp, vhp, vjp
+from tests.helpers import torch_or_skip
 
 
 def double(values, requires_grad=False):
@@ -204,3 +205,21 @@ def test_matches_torch_autograd_functional(name):
         calls = [((scalar, ours_in, ours_v), (scalar, theirs_in, theirs_v))]
     for ours_args, theirs_args in calls:
         _assert_same(getattr(functional, name)(*ours_args), getattr(reference, name)(*theirs_args))
+
+
+def test_strategy_and_vectorize_arguments_follow_torchs_rules():
+    torch = torch_or_skip()
+    for library in (torch, genesis):
+        functional = library.autograd.functional
+        x = library.tensor([1.0, 2.0], dtype=library.float64)
+        forward = functional.jacobian(lambda a: a ** 2, x, vectorize=True, strategy="forward-mode")
+        assert forward.tolist() == [[2.0, 0.0], [0.0, 4.0]]
+        outer = functional.hessian(lambda a: (a ** 3).sum(), x, vectorize=True,
+                                   outer_jacobian_strategy="forward-mode")
+        assert outer.tolist() == [[6.0, 0.0], [0.0, 12.0]]
+        with pytest.raises(NotImplementedError, match="only implemented for `vectorize=True`"):
+            functional.jacobian(lambda a: a, x, strategy="forward-mode")
+        with pytest.raises(RuntimeError, match="`strict=True` and `vectorized=True`"):
+            functional.jacobian(lambda a: a, x, strict=True, vectorize=True)
+        with pytest.raises(ValueError, match="forward-mode"):
+            functional.jacobian(lambda a: a, x, strategy="sideways")
