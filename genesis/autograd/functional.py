@@ -221,11 +221,16 @@ def _hessian_setup(name, func, inputs, v, create_graph, strict) -> tuple:
 
 # -- helpers --------------------------------------------------------------------------
 
+class InvalidStrategyError(ValueError, AssertionError):
+    """A strategy that is neither "forward-mode" nor "reverse-mode" (an AssertionError in
+    PyTorch, so both are caught)."""
+
+
 def _check_strategy(fn_name: str, strategy: str, arg_name: str, strict: bool,
                     vectorize: bool) -> None:
     """PyTorch's checks of `strategy`, `strict` and `vectorize` together."""
     if strategy not in ("forward-mode", "reverse-mode"):
-        raise ValueError(f"Expected {arg_name} to be either \"forward-mode\" or "
+        raise InvalidStrategyError(f"Expected {arg_name} to be either \"forward-mode\" or "
                          f"\"reverse-mode\". Hint: If your function has more outputs than "
                          f"inputs, \"forward-mode\" tends to be more performant. Otherwise, prefer "
                          f"to use \"reverse-mode\". (got {strategy!r})")
