@@ -49,6 +49,8 @@ from . import cuda
 
 from . import amp, distributions, special, testing, utils
 from .amp import GradScaler, autocast
+from . import func
+from .func import vmap
 from . import functional_aliases as _functional_aliases, settings as _settings
 
 globals().update(_ops.public_functions())

@@ -14,6 +14,8 @@ tensor([2., 4., 6.])
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from typing import Protocol
@@ -225,6 +227,15 @@ class Tensor:
 
     @property
     def grad(self):
+        """The gradient a backward accumulated here: for leaves, and for other tensors after
+        `retain_grad()`. Reading it on another tensor warns, as in PyTorch: it stays None."""
+        if self.grad_fn is not None and not self._retains_grad and self._grad is None:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
+                ".grad attribute won't be populated during autograd.backward(). If you indeed "
+                "want the .grad field to be populated for a non-leaf Tensor, use .retain_grad() "
+                "on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
+                "you access the leaf Tensor instead.", UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter

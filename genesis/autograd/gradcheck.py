@@ -67,8 +67,8 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     Also checked: two backward runs agree within `nondet_tol`; gradients
     have their input's shape; (`check_undefined_grad`) backward treats missing
     output gradients as zeros; (`check_batched_grad`) backward is linear in
-    its grad_outputs (genesis has no vmap, so this property, which batching
-    relies on, is what is checked). `fast_mode` compares one random projection
+    its grad_outputs (genesis has no batching rules, so this property,
+    which batching relies on, is what is checked). `fast_mode` compares one random projection
     v^T J u per pair instead of the whole Jacobian and re-runs the exact check
     only when it fails. Returns True, or raises `GradcheckError` with a report
     (returns False if `raise_exception=False`).

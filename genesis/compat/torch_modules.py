@@ -49,6 +49,7 @@ MODULES = {
     "torch.autograd": "genesis.autograd",
     "torch.autograd.function": "genesis.autograd.custom_function",
     "torch.autograd.functional": "genesis.autograd.functional",
+    "torch.func": "genesis.func",
     "torch.utils": "genesis.utils",
     "torch.utils.checkpoint": "genesis.utils.checkpoint",
     "torch.utils.data": "genesis.utils.data",

@@ -2,7 +2,7 @@
 the script it was used.
 
 `UnsupportedTorchAPI` is an AttributeError and `UnsupportedTorchModule` a
-ModuleNotFoundError, so a script's own feature tests (`hasattr(torch, "vmap")`,
+ModuleNotFoundError, so a script's own feature tests (`hasattr(torch, "stft")`,
 `try: import torch.distributed except ImportError:`) see what they would see on a
 PyTorch without the feature; a script that uses the name anyway stops with one line that
 names it, where it was used, and that genesis does not support it yet.
@@ -53,11 +53,11 @@ def _message(name: str, where: str | None) -> str:
 
 
 class UnsupportedTorchAPI(AttributeError):
-    """A torch attribute genesis does not provide (`torch.vmap`, `torch.fft.rfft`).
+    """A torch attribute genesis does not provide (`torch.stft`, `torch.fft.rfft`).
 
-    >>> error = UnsupportedTorchAPI("torch.vmap", "train.py:3")
+    >>> error = UnsupportedTorchAPI("torch.stft", "train.py:3")
     >>> str(error).split(":")[0]
-    'torch.vmap is not supported by genesis yet (used at train.py'
+    'torch.stft is not supported by genesis yet (used at train.py'
     """
 
     def __init__(self, name: str, where: str | None = None):

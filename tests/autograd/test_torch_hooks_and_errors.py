@@ -104,3 +104,13 @@ def test_errors_have_torchs_type_and_phrase(case):
     for library in _libraries():
         with pytest.raises(RuntimeError, match=phrase):
             call(library)
+
+
+def test_reading_grad_of_a_non_leaf_warns_as_torch():
+    for library in _libraries():
+        y = library.ones(2, requires_grad=True) * 2
+        with pytest.warns(UserWarning, match="not a leaf Tensor is being accessed"):
+            assert y.grad is None
+        y.retain_grad()
+        y.sum().backward()
+        assert y.grad.tolist() == [1.0, 1.0]  # retained: no warning (pytest turns none on)

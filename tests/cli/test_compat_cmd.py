@@ -24,10 +24,10 @@ def test_a_script_genesis_serves_fully_exits_0_and_says_what_was_not_scanned():
 
 
 def test_missing_names_are_listed_with_where_and_exit_1():
-    result = run(SCRIPTS / "classifier.py", SCRIPTS / "vmapped.py", SCRIPTS / "distributed.py")
+    result = run(SCRIPTS / "classifier.py", SCRIPTS / "sparse_tensor.py", SCRIPTS / "distributed.py")
     assert result.exit_code == 1
     said = " ".join(result.output.split())
-    assert "torch.vmap lacks torch.vmap" in said and "vmapped.py:4" in said
+    assert "torch.sparse_coo_tensor lacks torch.sparse_coo_tensor" in said and "sparse_tensor.py:4" in said
     assert "3 of 14 torch names used in 3 scripts are missing" in said
     listing = json.loads(run("--json", SCRIPTS / "distributed.py").output)["names"]
     assert {"name": "torch.distributed.init_process_group", "missing": "torch.distributed",
@@ -35,12 +35,12 @@ def test_missing_names_are_listed_with_where_and_exit_1():
 
 
 def test_json_and_only_missing():
-    result = run("--json", "--missing", SCRIPTS / "classifier.py", SCRIPTS / "vmapped.py")
+    result = run("--json", "--missing", SCRIPTS / "classifier.py", SCRIPTS / "sparse_tensor.py")
     assert result.exit_code == 1
     listing = json.loads(result.output)
     assert listing["missing"] == 1 and listing["used"] == 12
-    assert listing["names"] == [{"name": "torch.vmap", "missing": "torch.vmap",
-                                 "used_at": str(SCRIPTS / "vmapped.py") + ":4", "uses": 1}]
+    assert listing["names"] == [{"name": "torch.sparse_coo_tensor", "missing": "torch.sparse_coo_tensor",
+                                 "used_at": str(SCRIPTS / "sparse_tensor.py") + ":4", "uses": 1}]
 
 
 def test_a_missing_or_broken_script_is_a_usage_error(tmp_path):

@@ -28,15 +28,15 @@ def test_a_pytorch_script_runs_on_genesis_and_is_traced(tmp_path):
 
 
 def test_an_unsupported_name_stops_the_script_with_one_line(tmp_path):
-    result, trace = traced(tmp_path, "vmapped.py", "--torch")
+    result, trace = traced(tmp_path, "sparse_tensor.py", "--torch")
     assert result.exit_code == 3
     assert "not reached" not in result.output
     said = " ".join(result.output.split())
-    assert ("UnsupportedTorchAPI: torch.vmap is not supported by genesis yet (used at "
-            in said) and "vmapped.py:4)" in said
+    assert ("UnsupportedTorchAPI: torch.sparse_coo_tensor is not supported by genesis yet (used at "
+            in said) and "sparse_tensor.py:4)" in said
     assert "Traceback" not in result.output
-    assert trace["meta"]["unsupported_torch"]["name"] == "torch.vmap"
-    assert ("the script stopped at" in said and "at torch.vmap, which genesis does not "
+    assert trace["meta"]["unsupported_torch"]["name"] == "torch.sparse_coo_tensor"
+    assert ("the script stopped at" in said and "at torch.sparse_coo_tensor, which genesis does not "
             "serve yet" in said)
 
 

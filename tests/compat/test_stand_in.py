@@ -47,19 +47,19 @@ def test_version_parses_and_says_genesis():
 
 def test_a_missing_name_is_one_clear_line_that_names_it_and_where(tmp_path):
     script = tmp_path / "train.py"
-    script.write_text("import torch\n\nmodel = torch.vmap(None)\n")
+    script.write_text("import torch\n\nmodel = torch.sparse_coo_tensor(None)\n")
     with serve_torch(), pytest.raises(UnsupportedTorchAPI) as info:
         exec(compile(script.read_text(), str(script), "exec"), {"__name__": "__main__"})
     message = str(info.value)
-    assert message.startswith("torch.vmap is not supported by genesis yet (used at ")
+    assert message.startswith("torch.sparse_coo_tensor is not supported by genesis yet (used at ")
     assert f"{script.name}:3)" in message and "\n" not in message
-    assert info.value.torch_name == "torch.vmap"
+    assert info.value.torch_name == "torch.sparse_coo_tensor"
 
 
 def test_feature_tests_see_a_torch_without_the_feature():
     with serve_torch():
         import torch
-        assert not hasattr(torch, "vmap")
+        assert not hasattr(torch, "sparse_coo_tensor")
         assert getattr(torch.backends, "mps", None) is not None
         assert not torch.backends.mps.is_available()
         with pytest.raises(ImportError):

@@ -1,0 +1,19 @@
+"""Function transforms, as `torch.func`: `vmap`, `grad`, `grad_and_value`, `vjp`, `jvp`,
+`jacrev`, `jacfwd`, `hessian`, `functional_call` and `stack_module_state`. They compose:
+`vmap(grad(f))` gives per-sample gradients, `jacrev(jacrev(f))` second derivatives.
+
+Genesis has no batching rules and no forward mode, so `vmap` loops over the samples and
+`jvp`/`jacfwd` are computed with reverse mode; the values and gradients are PyTorch's.
+
+>>> import genesis
+>>> from genesis.func import grad, vmap
+>>> vmap(grad(lambda x: (x ** 2).sum()))(genesis.tensor([[1., 2.], [3., 4.]]))
+tensor([[2., 4.],
+        [6., 8.]])
+"""
+from .module_calls import functional_call, stack_module_state
+from .transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
+from .vmap import vmap
+
+__all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
+           "functional_call", "stack_module_state"]
