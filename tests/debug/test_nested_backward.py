@@ -118,5 +118,5 @@ def test_a_nan_made_inside_a_recomputation_is_found_with_the_path_from_the_loss(
     assert "CheckpointBackward" in finding.message  # the chain runs from the outer root
     # the checkpoint passes the Inf on: part of this finding, not one of its own
     assert finding.details["knock_on"] == [
-        "CheckpointBackward returned Inf in its gradient for input 3: 1 of 3 values"]
+        "CheckpointBackward returned Inf in its gradient for input 0: 1 of 3 values"]
 
