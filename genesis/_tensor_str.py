@@ -15,6 +15,9 @@ _PROFILES = {"default": dict(precision=4, threshold=1000, edgeitems=3, linewidth
 # How tensors print (set_printoptions); sci_mode None: scientific notation when the values'
 # range calls for it, True/False: always/never.
 _options = types.SimpleNamespace(**_PROFILES["default"], sci_mode=None)
+# Parts a higher layer adds to a tensor's text (forward_ad's `tangent=...`): functions of the
+# tensor returning "name=value", or None where they have nothing to add.
+suffix_providers: list = []
 
 
 def set_printoptions(precision: int | None = None, threshold: float | None = None,
@@ -61,6 +64,10 @@ def tensor_repr(tensor) -> str:
         suffixes.append(f"grad_fn=<{type(tensor.grad_fn).__name__}>")
     elif tensor._requires_grad:
         suffixes.append("requires_grad=True")
+    for provider in suffix_providers:
+        text = provider(tensor)
+        if text is not None:
+            suffixes.append(text)
     body = format_array(array, indent=len(prefix))
     if suffixes:
         separator = ",\n" + " " * len(prefix) if "\n" in body and len(body.splitlines()[-1]) > 50 else ", "

@@ -7,7 +7,7 @@
 >>> y.grad_fn, y.grad_fn.next_functions
 (<AddBackward>, ((<MulBackward>, 0), (None, 0)))
 """
-from . import functional
+from . import functional, forward_ad, graph
 from .anomaly import (AnomalyError, detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                       set_detect_anomaly)
 from .engine import backward, grad
@@ -16,6 +16,7 @@ from .custom_function import FunctionCtx, InplaceFunction, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                         no_grad, set_grad_enabled)
 from .variable import Variable
+from .tracking_modes import SavedTensor, _force_original_view_tracking, _unsafe_preserve_version_counter
 from .gradcheck import GradcheckError, GradcheckWarning, check_gradients, gradcheck, gradgradcheck
 from .gradcheck_report import GradcheckResult, format_report
 
@@ -23,6 +24,7 @@ __all__ = ["Function", "Node", "AccumulateGrad", "backward", "grad", "no_grad", 
            "inference_mode", "is_inference_mode_enabled", "Variable",
            "set_grad_enabled", "is_grad_enabled", "gradcheck", "gradgradcheck", "check_gradients",
            "GradcheckError", "GradcheckWarning", "GradcheckResult", "format_report", "functional",
+           "forward_ad", "graph",
            "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
            "AnomalyError", "FunctionCtx", "InplaceFunction", "once_differentiable",
-           "SavedTensorModifiedError"]
+           "SavedTensorModifiedError", "SavedTensor"]

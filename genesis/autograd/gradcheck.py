@@ -31,11 +31,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..tensor import Tensor, wrap_array
+from . import forward_ad
 from .engine import grad, unwatched
 from .grad_mode import enable_grad
 from .gradcheck_checks import (blamed_on_inputs, deterministic_forward_check, fast_check,
                                linearity_check, non_finite_inputs, slow_check, undefined_grad_check)
-from .gradcheck_jacobians import WrongGradientLayout, flat_values, gradient_layout_checked
+from .gradcheck_jacobians import (WrongGradientLayout, flat_values, gradient_layout_checked,
+                                  numerical_jacobians)
 from .gradcheck_report import GradcheckResult, TensorSummary, Tolerances, format_report
 
 __all__ = ["gradcheck", "gradgradcheck", "check_gradients", "GradcheckError", "GradcheckWarning"]
@@ -58,7 +60,8 @@ class GradcheckWarning(UserWarning):
 def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True, nondet_tol: float = 0.0, fast_mode: bool = False,
               check_undefined_grad: bool = True, check_batched_grad: bool = False,
-              max_report: int = 10) -> bool:
+              check_forward_ad: bool = False, check_backward_ad: bool = True,
+              check_batched_forward_grad: bool = False, max_report: int = 10) -> bool:
     """Check the gradients of `func` at `inputs` against central finite differences.
 
     `inputs` is a tensor or a tuple (non-tensor items are passed through);
@@ -70,7 +73,10 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     its grad_outputs (genesis has no batching rules, so this property,
     which batching relies on, is what is checked). `fast_mode` compares one random projection
     v^T J u per pair instead of the whole Jacobian and re-runs the exact check
-    only when it fails. Returns True, or raises `GradcheckError` with a report
+    only when it fails. `check_forward_ad`: also compare the Jacobian forward-mode AD gives
+    (genesis.autograd.forward_ad) with finite differences; `check_backward_ad=False` skips the
+    backward checks; `check_batched_forward_grad` is accepted (genesis has no batching rules).
+    Returns True, or raises `GradcheckError` with a report
     (returns False if `raise_exception=False`).
 
     >>> import genesis
@@ -78,10 +84,60 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     >>> gradcheck(lambda x: x.tanh() * x, x, fast_mode=True)
     True
     """
-    result = check_gradients(func, inputs, eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol,
-                             fast_mode=fast_mode, check_undefined_grad=check_undefined_grad,
-                             check_batched_grad=check_batched_grad, max_report=max_report)
+    if not check_forward_ad and not check_backward_ad:
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to "
+                             "be True: there is nothing to check otherwise")
+    if check_backward_ad:
+        result = check_gradients(func, inputs, eps=eps, atol=atol, rtol=rtol,
+                                 nondet_tol=nondet_tol, fast_mode=fast_mode,
+                                 check_undefined_grad=check_undefined_grad,
+                                 check_batched_grad=check_batched_grad, max_report=max_report)
+        if not result.ok or not check_forward_ad:
+            return _verdict(result, raise_exception)
+    if not check_forward_ad:
+        return True
+    with unwatched:
+        problem = _Problem.build(func, inputs, "gradcheck")
+        result = forward_ad_check(problem, Tolerances(eps=eps, atol=atol, rtol=rtol,
+                                                      nondet_tol=nondet_tol))
     return _verdict(result, raise_exception)
+
+
+def forward_ad_check(problem: "_Problem", tol: Tolerances) -> GradcheckResult:
+    """The Jacobian forward-mode AD gives, one unit tangent per input element at a time,
+    against central differences; the first (output, input) pair out of tolerance fails."""
+    numerical = numerical_jacobians(problem.evaluate, problem.numeric_inputs, tol.eps,
+                                    [output._data.size for output in problem.outputs])
+    for j, index in enumerate(problem.input_indices):
+        tensor = problem.args[index]
+        columns = []
+        for flat in range(tensor._data.size):
+            tangent = tensor._device.xp.zeros(tensor._data.size, dtype=tensor._data.dtype)
+            tangent[flat] = 1
+            args = list(problem.args)
+            with forward_ad.dual_level():
+                args[index] = forward_ad.make_dual(
+                    tensor, wrap_array(tangent.reshape(tensor._data.shape), tensor._device))
+                outputs = _tensor_outputs(problem.func(*args), "gradcheck")
+                tangents = [forward_ad.unpack_dual(outputs[i]).tangent
+                            for i in problem.output_indices]
+            columns.append([flat_values(t) if t is not None else np.zeros(o._data.size)
+                            for t, o in zip(tangents, problem.outputs)])
+        for i, output in enumerate(problem.outputs):
+            analytical = (np.stack([column[i] for column in columns], axis=1) if columns
+                          else np.zeros((output._data.size, 0)))
+            expected = numerical[i][j]
+            error = np.abs(analytical - expected)
+            failing = ~(error <= tol.atol + tol.rtol * np.abs(expected))
+            if failing.any():
+                return GradcheckResult(
+                    ok=False, failed_check="forward_ad", **problem.summary(i, j),
+                    max_abs_error=float(error.max()), failing_entries=int(failing.sum()),
+                    total_entries=int(error.size), tolerances=tol,
+                    detail=(f"Jacobian computed with forward mode mismatch for output "
+                            f"{problem.output_indices[i]} with respect to input {index},\n"
+                            f"numerical:{expected}\nanalytical:{analytical}"))
+    return GradcheckResult(ok=True, tolerances=tol)
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,

@@ -27,6 +27,10 @@ CHECKS = {
         "Two forward runs on the same inputs gave different outputs (random numbers inside, "
         "such as dropout?), so finite differences measure noise, not the gradient. Fix the "
         "randomness (seed it inside the function, or check with it turned off)."),
+    "forward_ad": (
+        "Jacobian computed with forward mode mismatch",
+        "The tangents that forward-mode AD gives (one unit tangent per input element) disagree "
+        "with central finite differences: check the custom Function's jvp."),
     "values": (
         "analytical and numerical gradients differ",
         "The backward formula disagrees with central finite differences. Check the derivative "
@@ -40,7 +44,7 @@ CHECKS = {
         "Numerically the output changes with this input, but autograd found no path from the "
         "output back to it (a detach(), a no_grad block, or math done outside the graph?)."),
     "reentrant": (
-        "backward is not reentrant",
+        "Backward is not reentrant",
         "Two backward runs with the same grad_outputs gave different results. Backward must be "
         "deterministic; pass nondet_tol= if small run-to-run differences are expected."),
     "grad_shape": (

@@ -49,6 +49,8 @@ MODULES = {
     "torch.autograd": "genesis.autograd",
     "torch.autograd.function": "genesis.autograd.custom_function",
     "torch.autograd.functional": "genesis.autograd.functional",
+    "torch.autograd.graph": "genesis.autograd.graph",
+    "torch.autograd.forward_ad": "genesis.autograd.forward_ad",
     "torch.func": "genesis.func",
     "torch.utils": "genesis.utils",
     "torch.utils.checkpoint": "genesis.utils.checkpoint",

@@ -120,7 +120,7 @@ def test_raise_exception_false_returns_false(x):
 
 
 def test_non_reentrant_backward_is_named(x):
-    with pytest.raises(GradcheckError, match="backward is not reentrant") as caught:
+    with pytest.raises(GradcheckError, match="Backward is not reentrant") as caught:
         gradcheck(NoisyBackward.apply, x)
     assert caught.value.result.failed_check == "reentrant"
     assert "first run" in str(caught.value) and "second run" in str(caught.value)
