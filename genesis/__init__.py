@@ -29,7 +29,7 @@ from . import ops as _ops  # binds operators and methods onto Tensor
 from . import autograd
 from .autograd import (Function, enable_grad, inference_mode, is_grad_enabled,
                        is_inference_mode_enabled, no_grad, set_grad_enabled)
-from .autograd import grad_mode as _grad_mode
+from . import grad_state as _grad_state
 from .creation import (arange, as_tensor, asarray, empty, empty_like, eye, from_numpy, full,
                        full_like, linspace, logspace, ones, ones_like, rand, rand_like, randint,
                        randint_like, randn, randn_like, randperm, scalar_tensor, tensor, zeros,
@@ -67,4 +67,4 @@ dtype = DType  # the type of genesis.float32 and the others (torch.dtype)
 # The spec's global switch: `genesis.enable_autocast = True` runs eligible ops under autocast
 # (float16) everywhere; ops read it through the autocast state, which reads this module.
 enable_autocast = False
-_grad_mode.global_autocast.read_switch_from(_sys.modules[__name__])
+_grad_state.global_autocast.read_switch_from(_sys.modules[__name__])

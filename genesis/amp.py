@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 from typing import Protocol
 
-from .autograd.grad_mode import global_autocast, grad_state
+from .grad_state import global_autocast, grad_state
 from .device import Device, namespace_of
 from .dtypes import float16, get_dtype
 from .listeners import Listeners

@@ -30,14 +30,14 @@ inference_state = _InferenceState()
 inference_users = [0]  # every thread's nesting together: 0 lets tensor creation skip the check
 
 
-def enter_inference_mode() -> None:
-    inference_state.depth += 1
-    inference_users[0] += 1
+def enter_inference_mode(levels: int = 1) -> None:
+    inference_state.depth += levels
+    inference_users[0] += levels
 
 
-def leave_inference_mode() -> None:
-    inference_state.depth -= 1
-    inference_users[0] -= 1
+def leave_inference_mode(levels: int = 1) -> None:
+    inference_state.depth -= levels
+    inference_users[0] -= levels
 
 
 def new_version_counter() -> list:

@@ -24,6 +24,7 @@ from . import dtypes, layouts
 from ._tensor_str import tensor_repr
 from .device import Device, cpu, device as as_device, transfer
 from .dtypes import DType, from_numpy_dtype, get_dtype
+from .grad_state import grad_state
 from .inference_tensors import (InferenceVersionCounter, inference_state, inference_users,
                                 new_version_counter)
 from .listeners import Listeners
@@ -70,6 +71,9 @@ class _Size(int):
         if not shape:
             raise IndexError(f"size: dim {dim!r} was given, but a 0-d tensor has no dimensions")
         return shape[index]
+
+
+view_refreshers: list = []  # genesis.autograd.function's refresh_stale_view, registered there
 
 
 class Tensor:
@@ -184,6 +188,9 @@ class Tensor:
     # -- autograd fields ------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
+        view = self._view
+        if view is not None and view[3] != self._version_counter[0] and view_refreshers:
+            view_refreshers[0](self)  # its storage changed in place: it may now require grad
         return self._requires_grad
 
     @requires_grad.setter
@@ -215,6 +222,10 @@ class Tensor:
         self.requires_grad = requires_grad
         return self
 
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (shares its storage, see `_base`)."""
+        return self._view is not None
+
     @property
     def _base(self):
         """The tensor this one is a view of (the first of a chain of views), else None."""
@@ -242,10 +253,16 @@ class Tensor:
     def grad(self, value) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad must be a Tensor or None, got {type(value).__name__}")
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
             if value.shape != self.shape:
                 raise RuntimeError(f"assigned grad has shape {tuple(value.shape)}, but the tensor "
                                    f"has shape {tuple(self.shape)}")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(f"assigned grad has data of a different type: "
+                                   f"{value.dtype.name}, but the tensor is {self.dtype.name}")
             if value._device != self._device:
                 raise RuntimeError(f"assigned grad is on {value._device}, the tensor on {self._device}")
         self._grad = value
@@ -309,8 +326,8 @@ class Tensor:
         """The CPU array (shared storage). Refuses tensors that require grad unless `force`."""
         if force:
             return self._host_array().copy() if self._device.type != "cpu" else self._data
-        if self._requires_grad:
-            raise RuntimeError("Can't call numpy() on a tensor that requires grad. "
+        if self._requires_grad and grad_state.enabled:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
         if self._device.type != "cpu":
             raise TypeError(f"can't convert a {self._device} tensor to numpy; "

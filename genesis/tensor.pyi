@@ -14,6 +14,7 @@ from .listeners import Listeners
 __all__ = ['Tensor', 'wrap_array', 'cut_listeners', 'CutListener']
 cut_listeners: Listeners[CutListener]
 def to_array(data, dtype, target: Device): ...
+view_refreshers: list
 def wrap_array(array, device: Device = ..., requires_grad: bool = False) -> Tensor: ...
 
 
@@ -98,6 +99,7 @@ class Tensor:
     _grad: Any
     _hooks: Any
     def _host_array(self) -> np.ndarray: ...
+    def _is_view(self) -> bool: ...
     _output_nr: Any
     _requires_grad: Any
     _retains_grad: Any

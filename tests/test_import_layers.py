@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS = (
     ("base", ("genesis.dtypes", "genesis.device", "genesis.cuda", "genesis.random",
               "genesis.sizes", "genesis.utils.atomic_file", "genesis.listeners", "genesis.threads",
-              "genesis.layouts", "genesis.inference_tensors",
+              "genesis.layouts", "genesis.inference_tensors", "genesis.grad_state",
               "genesis.determinism")),
     ("core", ("genesis.tensor", "genesis._tensor_str", "genesis.autograd.function",
               "genesis.autograd.engine", "genesis.autograd.grad_mode", "genesis.autograd.hooks",
@@ -26,7 +26,8 @@ LAYERS = (
               "genesis.autograd.module_scope", "genesis.autograd.source",
               "genesis.autograd.tensor_map", "genesis.autograd.nonfinite",
               "genesis.autograd.nonfinite_counts", "genesis.autograd.nonfinite_report",
-              "genesis.autograd.unbroadcast", "genesis.autograd.tensor_methods")),
+              "genesis.autograd.unbroadcast", "genesis.autograd.tensor_methods",
+              "genesis.autograd.saved_hooks")),
     ("ops", ("genesis.ops", "genesis.creation", "genesis.linalg")),
     ("library", ("genesis.nn", "genesis.optim", "genesis.amp", "genesis.utils",
                  "genesis.serialization", "genesis.autograd")),

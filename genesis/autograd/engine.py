@@ -23,13 +23,14 @@ import numpy as np
 from ..device import writeable
 from ..listeners import Listeners
 from ..tensor import Tensor, wrap_array
-from .function import AccumulateGrad, gradient_edge
+from .function import AccumulateGrad, GradientEdge, gradient_edge
 from .grad_mode import grad_state
-from .hooks import checked_gradient, checked_gradients, run_hook
+from .hooks import checked_gradient, checked_gradients, describe_hook, run_hook
+from .saved_hooks import state as saved_hooks
 from .unbroadcast import sum_to_shape
 
 __all__ = ["backward", "grad", "node_checkers", "backward_listeners", "unwatched", "NodeChecker",
-           "BackwardListener"]
+           "BackwardListener", "current_graph_task_id", "will_engine_execute_node"]
 
 class NodeChecker(Protocol):
     """Called after each node's backward (anomaly mode, `genesis trace`, gradcheck's layout
@@ -108,13 +109,42 @@ class _Unwatched(threading.local):
 unwatched = _Unwatched()
 
 
+class _Running(threading.local):
+    """The backward passes running on this thread, innermost last: (task id, the nodes the
+    pass reaches, as keys of its dependency counts)."""
+
+    def __init__(self):
+        self.tasks = []
+
+
+_running = _Running()
+_task_ids = iter(range(1 << 62))  # next() on it is atomic under the GIL
+
+
+def current_graph_task_id() -> int:
+    """The id of the backward pass running on this thread (a hook called by it), -1 outside
+    backward; each pass gets a new one."""
+    tasks = _running.tasks
+    return tasks[-1][0] if tasks else -1
+
+
+def will_engine_execute_node(node) -> bool:
+    """Whether the backward pass running on this thread runs `node` (with `inputs`: only the
+    nodes that lead to them)."""
+    tasks = _running.tasks
+    if not tasks:
+        raise RuntimeError("will_engine_execute_node should only be called during the backward "
+                           "pass (from a hook)")
+    return node in tasks[-1][1]
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:
     """Accumulate into `.grad` of graph leaves the gradient of `tensors`.
 
     With `inputs`, only those tensors receive `.grad` (as in PyTorch).
     """
     tensors = _as_tuple(tensors)
-    grads = _root_grads(tensors, grad_tensors)
+    grads = _root_grads(tuple(_stand_in(tensor) for tensor in tensors), grad_tensors)
     if retain_graph is None:
         retain_graph = create_graph
     roots = [_root_edge(tensor, index) for index, tensor in enumerate(tensors)]
@@ -122,17 +152,27 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         run_graph(roots, grads, retain_graph, create_graph)
         return
     inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty: pass the tensors "
+                           "whose .grad should be filled, or leave inputs out for every leaf")
     captured = run_graph(roots, grads, retain_graph, create_graph,
                          targets=[_input_edge(tensor, index) for index, tensor in enumerate(inputs)])
     for tensor, gradient in zip(inputs, captured):
-        if gradient is not None:
+        if tensor.__class__ is GradientEdge:  # a leaf's AccumulateGrad: its tensor gets .grad
+            tensor = tensor.node.variable if tensor.node.__class__ is AccumulateGrad else None
+        if gradient is not None and tensor is not None:
             if not create_graph:
                 gradient = gradient.detach()
             tensor._grad = gradient if tensor._grad is None else tensor._grad + gradient
 
 
+class EmptyInputsError(ValueError, RuntimeError):
+    """`grad` asked for no inputs (a RuntimeError in PyTorch 2.13, a ValueError in later
+    versions: both are caught)."""
+
+
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=False, materialize_grads=False) -> tuple:
+         allow_unused=None, materialize_grads=False) -> tuple:
     """Return the gradients of `outputs` w.r.t. `inputs` without touching `.grad`.
 
     >>> import genesis
@@ -143,7 +183,23 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """
     outputs = _as_tuple(outputs)
     inputs_tuple = _as_tuple(inputs)
-    grads = _root_grads(outputs, grad_outputs)
+    if not inputs_tuple:
+        raise EmptyInputsError("grad requires non-empty inputs: `inputs` argument to `grad()` "
+                               "cannot be empty.")
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
+    allow_unused = materialize_grads if allow_unused is None else allow_unused
+    if materialize_grads:  # outputs outside the graph contribute zeros: leave them out
+        kept = [index for index, output in enumerate(outputs)
+                if output.__class__ is GradientEdge or output._requires_grad]
+        outputs = tuple(outputs[index] for index in kept)
+        if grad_outputs is not None and not isinstance(grad_outputs, Tensor):
+            grad_outputs = [list(grad_outputs)[index] for index in kept]
+        if not outputs:
+            return tuple(wrap_array(t._device.xp.zeros_like(t._data), t._device)
+                         for t in inputs_tuple)
+    grads = _root_grads(tuple(_stand_in(output) for output in outputs), grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
     roots = [_root_edge(tensor, index) for index, tensor in enumerate(outputs)]
@@ -152,25 +208,41 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     result = []
     for index, (tensor, gradient) in enumerate(zip(inputs_tuple, captured)):
         if gradient is None:
+            if tensor.__class__ is GradientEdge and (materialize_grads or not allow_unused):
+                raise RuntimeError(
+                    f"input {index} is a GradientEdge that no gradient reached: "
+                    + ("materialize_grads cannot be used when the given input is a GradientEdge"
+                       if materialize_grads else "pass allow_unused=True to get None for it"))
             if materialize_grads:
                 gradient = wrap_array(tensor._device.xp.zeros_like(tensor._data), tensor._device)
             elif not allow_unused:
                 raise RuntimeError(
                     f"The differentiated Tensor at index {index} appears to not have been used in "
                     f"the graph: input {index} (shape {tuple(tensor.shape)}) was not used to "
-                    "compute the outputs, so it has no gradient. Pass allow_unused=True to get "
-                    "None for it.")
+                    "compute the outputs, so it has no gradient. Set allow_unused=True if this "
+                    "is the desired behavior (the gradient is then None).")
         result.append(gradient)
     return tuple(result)
 
 
 def _as_tuple(value) -> tuple:
-    if isinstance(value, Tensor):
+    if isinstance(value, Tensor | GradientEdge):
         return (value,)
     return tuple(value)
 
 
+def _stand_in(value):
+    """An output as `_root_grads` reads it: a GradientEdge as an (uninitialised) tensor of
+    the shape, dtype and device of the node's output it names."""
+    if value.__class__ is not GradientEdge:
+        return value
+    shape, numpy_dtype, device = value.node._output_meta[value.output_nr]
+    return wrap_array(device.xp.empty(shape, numpy_dtype), device)
+
+
 def _root_edge(tensor: Tensor, index: int) -> tuple:
+    if tensor.__class__ is GradientEdge:
+        return tensor.node, tensor.output_nr
     if not tensor._requires_grad:
         raise RuntimeError(
             f"element {index} of tensors does not require grad and does not have a grad_fn: "
@@ -180,6 +252,8 @@ def _root_edge(tensor: Tensor, index: int) -> tuple:
 
 
 def _input_edge(tensor: Tensor, index: int) -> tuple:
+    if tensor.__class__ is GradientEdge:
+        return tensor.node, tensor.output_nr
     if not isinstance(tensor, Tensor):
         raise TypeError(f"inputs[{index}] is a {type(tensor).__name__}, expected a Tensor")
     if not tensor._requires_grad:
@@ -211,7 +285,7 @@ def _root_grads(tensors: tuple, grad_tensors) -> list:
         elif gradient.shape != tensor.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{index}] has a shape of "
                                f"{tuple(gradient.shape)} and output[{index}] has a shape of "
-                               f"{tuple(tensor.shape)}; they must match")
+                               f"{tuple(tensor.shape)}.")
         elif gradient._device is not tensor._device:
             raise RuntimeError(f"gradient {index} is on {gradient.device} but output {index} is "
                                f"on {tensor.device}; move it there with .to('{tensor.device}')")
@@ -277,6 +351,11 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
     watched = _Pass(flowed_from) if flowed_from is not None else None
     if watched is not None:
         passes.append(watched)
+    # backward sees the saved-tensor hooks in force when it started; hooks its own code
+    # enters or leaves end with it (as PyTorch's engine restores its thread-local state)
+    hooks_stack = saved_hooks.stack
+    saved_hooks.stack = list(hooks_stack)
+    _running.tasks.append((next(_task_ids), dependencies))
     try:
         while ready:
             node = ready.pop()
@@ -349,6 +428,8 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
         quiet.__exit__(None, None, None)
         grad_state.enabled = previous_mode
         grad_state.in_backward = previous_in_backward
+        saved_hooks.stack = hooks_stack
+        _running.tasks.pop()
         if watched is not None:
             passes.pop()
         for listener in listeners:
@@ -532,9 +613,10 @@ def _conform(node, index: int, gradient, meta) -> Tensor:
     if gradient._data.shape != shape:
         if not _sums_to(gradient._data.shape, shape):
             raise RuntimeError(
-                f"{name}: backward returned a gradient of shape {tuple(gradient.shape)} for input "
-                f"{index}, which has shape {tuple(shape)}; the gradient must have the input's "
-                "shape (or a shape it was broadcast to).")
+                f"Function {name} returned an invalid gradient at index {index} - got "
+                f"{list(gradient.shape)} but expected shape compatible with {list(shape)}: "
+                "backward must return, for each input, a gradient of the input's shape (or of a "
+                "shape it was broadcast to).")
         gradient = sum_to_shape(gradient, shape)
     if gradient._data.dtype != numpy_dtype:
         if gradient._data.dtype.kind != "f" or numpy_dtype.kind != "f":
@@ -585,8 +667,11 @@ def _accumulate_leaf(node, grads: list, create_graph: bool, capture, captured, o
         existing._version_counter[0] += 1
     if node._post_accumulate_hooks:
         for hook in list(node._post_accumulate_hooks):
-            run_hook(hook, (variable,), lambda: "a post-accumulate-grad hook of a leaf tensor of "
-                     f"shape {tuple(variable.shape)}")
+            returned = run_hook(hook, (variable,), lambda: "a post-accumulate-grad hook of a leaf "
+                                f"tensor of shape {tuple(variable.shape)}")
+            if returned is not None:
+                raise RuntimeError(f"post accumulate grad hooks should return None: "
+                                   f"{describe_hook(hook)} returned a {type(returned).__name__}")
     if node._hooks:
         for hook in list(node._hooks):
             run_hook(hook, ((), (gradient,)), lambda: "a hook of AccumulateGrad")

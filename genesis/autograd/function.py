@@ -26,22 +26,27 @@ tensor([12.])
 """
 from __future__ import annotations
 
+import inspect
 import re
+import warnings
 import weakref
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
 from ..device import cpu, device_mismatch_message, is_cpu_scalar
 from ..dtypes import FLOATING_DTYPES, FLOATING_NUMPY_DTYPES, float32
 from ..listeners import Listeners
-from ..inference_tensors import is_inference_tensor
+from ..inference_tensors import inference_state, is_inference_tensor
+from .. import tensor as tensor_module
 from ..tensor import Tensor, wrap_array
 from .grad_mode import grad_state
 from .hooks import RemovableHandle
 from .module_scope import running
+from .saved_hooks import PackedSaved, pack as pack_with_hooks, state as saved_hooks
 
-__all__ = ["Function", "Op", "OpObserver", "Node", "AccumulateGrad", "gradient_edge", "mark_view",
+__all__ = ["Function", "Op", "OpObserver", "Node", "AccumulateGrad", "gradient_edge", "GradientEdge",
+           "mark_view", "register_view_rebuilder", "refresh_stale_view", "move_retained_grad",
            "refuse_view_update", "observers",
            "SavedTensorModifiedError"]
 
@@ -148,6 +153,8 @@ class Node:
                                                    self, index)
                 if output_nr >= 0:
                     tensor = _reattach_output(tensor, self, output_nr)
+            elif tensor.__class__ is PackedSaved:  # saved under saved_tensors_hooks
+                tensor = tensor.unpack(self)
             unpacked.append(tensor)
         return tuple(unpacked)
 
@@ -158,6 +165,11 @@ class Node:
         if saved is None or saved is _FREED or not self.next_functions:
             return ()
         return tuple((t.shape, t.dtype) if version is not None else None for t, version, _ in saved)
+
+    def save_for_forward(self, *tensors) -> None:
+        """Keep tensors for a custom Function's `jvp` (forward-mode AD), which reads them as
+        `ctx.saved_tensors`."""
+        self.__dict__["_saved_for_forward"] = tensors
 
     def mark_non_differentiable(self, *tensors) -> None:
         """Declare outputs that get no gradient (e.g. indices)."""
@@ -171,6 +183,15 @@ class Node:
         """Declare inputs the forward changed in place: `apply` returns each of them itself
         (not a copy), now made by this Function, as PyTorch does."""
         self.__dict__["_dirty"] = tensors
+
+    def __call__(self, *grad_outputs):
+        """Run this node's backward on `grad_outputs` (one per output of its forward), as
+        calling a grad_fn does in PyTorch; returns the gradients for the forward's inputs."""
+        expected = len(self._output_meta)
+        if len(grad_outputs) != expected:
+            raise TypeError(f"{type(self).__name__}: expected {expected} arguments, got "
+                            f"{len(grad_outputs)} instead (one gradient per output of its forward)")
+        return self._forward_cls.backward(self, *grad_outputs)
 
     # -- hooks ----------------------------------------------------------------
     def register_hook(self, hook) -> RemovableHandle:
@@ -228,6 +249,14 @@ def gradient_edge(tensor: Tensor) -> tuple:
     return accumulator, 0
 
 
+class GradientEdge(NamedTuple):
+    """A place in the backward graph a gradient flows into: `node` and which of its outputs
+    (`output_nr`). `autograd.grad` and `backward` accept one wherever they take a tensor."""
+
+    node: Node
+    output_nr: int
+
+
 class Function:
     """Base class of differentiable operations; subclass it and call `apply`.
 
@@ -265,6 +294,11 @@ class Function:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        if "vjp" in vars(cls):  # PyTorch's other name for backward
+            if "backward" in vars(cls):
+                cls.backward = staticmethod(_both_backward_and_vjp)
+            else:
+                cls.backward = vars(cls)["vjp"]
         cls.node_name = cls.__dict__.get("node_name", cls.__name__)
         cls._backward_cls = type(f"{cls.node_name}Backward", (Node,),
                                  {"__slots__": (), "_forward_cls": cls,
@@ -272,7 +306,9 @@ class Function:
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
-        raise NotImplementedError("subclasses of Function must implement forward(ctx, *args)")
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function: subclasses of Function define "
+                                  "forward(ctx, *args) as a @staticmethod")
 
     @staticmethod
     def setup_context(ctx, inputs: tuple, output):
@@ -290,7 +326,18 @@ class Function:
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        raise NotImplementedError("subclasses of Function must implement backward(ctx, *grads)")
+        raise NotImplementedError("You must implement either the backward or vjp method for your "
+                                  "custom autograd.Function to use it with backward mode AD: "
+                                  "define backward(ctx, *grads) as a @staticmethod")
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        """Forward-mode AD's rule of a custom Function: one tangent per output, given one per
+        forward argument (genesis.autograd.forward_ad). genesis's own Ops derive theirs."""
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with "
+            "forward mode AD: define a staticmethod jvp(ctx, *tangents) returning one tangent "
+            "per output")
 
     @staticmethod
     def defined_gradients(args, kwargs) -> dict:
@@ -319,6 +366,8 @@ class Function:
                     device = arg._device
                 elif arg._device is not device and not cls.mixes_devices:
                     return cls.apply(*cpu_scalars_moved(_op_name(cls), args), **kwargs)
+                if enabled and arg._view is not None and arg._view[3] != arg._version_counter[0]:
+                    refresh_stale_view(arg)
                 if enabled and arg._requires_grad:
                     graph = True
         if graph:
@@ -345,10 +394,34 @@ class Function:
             mark_view(outputs[0], args, kwargs, cls)
         if graph:
             _link_outputs(ctx, outputs)
+            if not cls._builtin and "_dirty" in ctx.__dict__:
+                _rebase_dirty_views(ctx.__dict__["_dirty"])
         if observers and not grad_state.in_backward:
             for observer in observers:
                 observer(ctx, args, outputs)
+        if dual_mode.active:
+            dual_mode.propagate(cls, ctx, args, kwargs, outputs)
         return output
+
+
+class DualMode:
+    """Forward-mode AD's entry points into ops, set by genesis.autograd.forward_ad: while
+    `active` (a dual level is open and no tangent is being computed), `propagate(cls, ctx,
+    args, kwargs, outputs)` gives an op's outputs their tangents and `inplace(cls, target,
+    args, kwargs)` runs an in-place op on tensors that may carry tangents."""
+
+    active = False
+    propagate = None
+    inplace = None
+
+
+dual_mode = DualMode()
+
+
+def _both_backward_and_vjp(ctx, *grads):
+    raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is not "
+                       "allowed. You should only implement one of them (vjp is another name for "
+                       "backward).")
 
 
 def _run_user_forward(cls, ctx: Node, args: tuple, kwargs: dict, graph: bool) -> tuple:
@@ -357,22 +430,57 @@ def _run_user_forward(cls, ctx: Node, args: tuple, kwargs: dict, graph: bool) ->
     output)`. Returns (what apply returns, the outputs as the graph sees them: Tensors, with
     None where forward returned something else, which is passed back as it is)."""
     previous, grad_state.enabled = grad_state.enabled, False
+    dual, dual_mode.active = dual_mode.active, False  # forward sees primals only; jvp does tangents
     try:
         if cls.setup_context is Function.setup_context:
             result = cls.forward(ctx, *args, **kwargs)
         else:
             result = cls.forward(*args, **kwargs)
-            cls.setup_context(ctx, args, result)
+            cls.setup_context(ctx, _forward_inputs(cls, args, kwargs), result)
     finally:
         grad_state.enabled = previous
+        dual_mode.active = dual
     device = _first_device(args)
     dirty = ctx.__dict__.get("_dirty", ())
     if dirty:
-        _check_dirty(dirty, args, graph)
+        dirty = ctx.__dict__["_dirty"] = _check_dirty(dirty, args, graph)
     values = result if result.__class__ is tuple else (result,)
     converted = tuple(_as_user_output(value, device, args, dirty) for value in values)
+    if dirty and graph:
+        _check_dirty_outputs(dirty, converted)
+    for value in converted if previous else ():  # views it made of its inputs, with grad on:
+        if isinstance(value, Tensor) and value._view is not None and \
+                not any(value is tensor for tensor in dirty):
+            base, steps, creation, version = value._view
+            if creation is None or creation[0] == "no_grad":
+                value._view = (base, steps, ("custom_function", None), version)
     outputs = tuple(value if isinstance(value, Tensor) else None for value in converted)
     return (converted if result.__class__ is tuple else converted[0]), outputs
+
+
+def _forward_inputs(cls, args: tuple, kwargs: dict) -> tuple:
+    """The `inputs` setup_context receives: every argument of forward in order, defaults
+    included, as PyTorch binds them."""
+    try:
+        bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+    except TypeError:
+        return args
+    bound.apply_defaults()
+    return tuple(bound.arguments.values())
+
+
+def _check_dirty_outputs(dirty: tuple, outputs: tuple) -> None:
+    """PyTorch's rules for inputs changed in place: each is returned, and a view among them
+    only by a Function with one output (its base is rewired through that output)."""
+    if not all(any(output is tensor for output in outputs) for tensor in dirty):
+        raise RuntimeError("Some elements marked as dirty during the forward method were not "
+                           "returned as output. The inputs that are modified inplace must all "
+                           "be outputs of the Function.")
+    tensors = sum(isinstance(output, Tensor) for output in outputs)
+    if tensors > 1 and any(tensor._view is not None for tensor in dirty):
+        raise RuntimeError("your Function modifies inplace an input that is a view of another "
+                           "Tensor and returns more than one output: this is not supported. "
+                           "Clone the input before passing it, or return only that output.")
 
 
 def _as_user_output(value, device, args, dirty):
@@ -388,16 +496,31 @@ def _as_user_output(value, device, args, dirty):
     return value
 
 
-def _check_dirty(dirty: tuple, args: tuple, graph: bool) -> None:
+def _check_dirty(dirty: tuple, args: tuple, graph: bool) -> tuple:
+    """The dirty tensors that are inputs; PyTorch's error for a view that is not one, and its
+    warning (the tensor is then ignored) for another tensor that is not one."""
+    inputs = []
     for tensor in dirty:
         if not any(tensor is arg for arg in args):
-            raise RuntimeError("mark_dirty: only the forward's input tensors can be marked dirty; "
-                               f"got a tensor of shape {tuple(tensor.shape)} that is not one")
-        if graph and tensor.grad_fn is None and tensor._requires_grad:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+            if tensor._view is not None:
+                raise RuntimeError("mark_dirty received a tensor that was not an input. Only "
+                                   "the forward's input tensors can be marked dirty; got a view "
+                                   f"of shape {tuple(tensor.shape)} of another tensor")
+            warnings.warn("mark_dirty was given a tensor that is not an input of forward; it "
+                          "is ignored. Only inputs changed in place should be marked dirty.",
+                          UserWarning, stacklevel=4)
+            continue
+        inputs.append(tensor)
+        if graph and tensor._view is not None and tensor._view[2] is not None:
+            refuse_view_update(tensor, "mark_dirty")
+        base = tensor._view[0] if tensor._view is not None else tensor
+        if graph and base.grad_fn is None and base._requires_grad:
+            what = "a view of a leaf Variable" if base is not tensor else "a leaf Variable"
+            raise RuntimeError(f"{what} that requires grad is being used in an in-place "
                                f"operation: the Function changed its input of shape "
-                               f"{tuple(tensor.shape)} in place (mark_dirty), but it is a leaf "
+                               f"{tuple(tensor.shape)} in place (mark_dirty), but it is {what} "
                                "that requires grad; pass a clone of it instead")
+    return tuple(inputs)
 
 
 class Op(Function):
@@ -547,6 +670,7 @@ def _pack_saved(ctx: Node, saved: tuple) -> tuple:
     tensor -> node cycle) and re-linked to the node when unpacked.
     """
     packed = []
+    hooked = bool(saved_hooks.stack)
     for value in saved:
         if not isinstance(value, Tensor):
             packed.append((value, None, -1))
@@ -557,7 +681,11 @@ def _pack_saved(ctx: Node, saved: tuple) -> tuple:
                 f"of shape {tuple(value.shape)} made inside inference_mode() is used in a "
                 "computation autograd records. To work around you can make a clone to get a "
                 "normal tensor and use it in autograd.")
-        if value.grad_fn is ctx:
+        if hooked:  # graph.saved_tensors_hooks: the hook's result is kept instead
+            edge = (None, value._output_nr) if value.grad_fn is ctx else \
+                gradient_edge(value) if value._requires_grad else None
+            packed.append((pack_with_hooks(value, edge), None, -1))
+        elif value.grad_fn is ctx:
             packed.append((_detached_alias(value), value._version_counter[0], value._output_nr))
         else:
             packed.append((value, value._version_counter[0], -1))
@@ -569,7 +697,10 @@ def mark_view(output: Tensor, args: tuple, kwargs: dict, cls, creation=None) -> 
     it was derived from the base tensor (for in-place updates through the view), and how it
     was made when PyTorch forbids changing it in place with a graph (`creation`, see
     `refuse_view_update`): one of several views an op returned ("multi_output", its index),
-    or a view made with grad disabled ("no_grad"); a view of such a view inherits it."""
+    or a view made with grad disabled ("no_grad"); a view of such a view inherits it. The
+    last entry of `_view` is the storage's version when the view's grad_fn was made: once
+    the storage changes in place (through the base or another view), the view's grad_fn is
+    stale and is rebuilt from the base's before the view is used (`refresh_stale_view`)."""
     source = args[0]
     out_array, in_array = output._data, source._data
     out_owner = out_array if out_array.base is None else out_array.base
@@ -577,14 +708,69 @@ def mark_view(output: Tensor, args: tuple, kwargs: dict, cls, creation=None) -> 
     if out_owner is not in_owner:
         return
     output._version_counter = source._version_counter
+    if source._version_counter.__class__ is not list:  # a view of an inference tensor is one
+        return                                          # too, and not a view (as in PyTorch)
     step = (cls, args[1:], kwargs)
     if creation is None and not grad_state.enabled:
-        creation = ("no_grad", None)
+        if inference_state.depth:  # keeps its base's requires_grad, as PyTorch's views there
+            creation = ("inference_mode", None)
+            output._requires_grad = source._requires_grad
+        else:
+            creation = ("no_grad", None)
+    version = source._version_counter[0]
     if source._view is None:
-        output._view = (source, (step,), creation)
+        output._view = (source, (step,), creation, version)
     else:
-        base, steps, inherited = source._view
-        output._view = (base, steps + (step,), inherited and (inherited[0], "inherited") or creation)
+        base, steps, inherited, _ = source._view
+        output._view = (base, steps + (step,), inherited and (inherited[0], "inherited") or creation,
+                        version)
+
+
+_view_rebuilders = []  # genesis.ops.views registers how a view's grad_fn is rebuilt
+
+
+def register_view_rebuilder(rebuild, rebase) -> None:
+    """Called once by genesis.ops.views: `rebuild(view)` gives a view whose storage changed
+    in place a grad_fn reading its region of the base's current value; `rebase(view, value)`
+    rewires base and view after `value` was written into the view."""
+    _view_rebuilders[:] = [rebuild, rebase]
+
+
+def _rebase_dirty_views(dirty: tuple) -> None:
+    """A custom Function changed views in place (mark_dirty): their bases take the change."""
+    for tensor in dirty:
+        if tensor._view is not None and _view_rebuilders:
+            tensor._view = tensor._view[:3] + (tensor._version_counter[0],)  # its grad_fn is
+            _view_rebuilders[1](tensor, tensor)                            # this Function's
+
+
+def _register_refresher() -> None:
+    tensor_module.view_refreshers[:] = [refresh_stale_view]
+
+
+def refresh_stale_view(view: Tensor) -> None:
+    """Rebuild the grad_fn of a view whose storage changed in place since it was made (as
+    PyTorch regenerates it): its gradient then flows to the base's current graph."""
+    base, steps, creation, _ = view._view
+    if not grad_state.enabled:
+        return  # rebuilt when the view next takes part in a recorded graph
+    if base._requires_grad and _view_rebuilders:
+        old = view.grad_fn
+        _view_rebuilders[0](view)
+        move_retained_grad(view, old)
+    view._view = (base, steps, creation, view._version_counter[0])
+
+
+def move_retained_grad(tensor: Tensor, old_node) -> None:
+    """After an in-place change gave `tensor` a new grad_fn, its retain_grad() follows it."""
+    if not tensor._retains_grad or old_node is None or old_node is tensor.grad_fn:
+        return
+    if old_node._retained:
+        for output_nr, reference in list(old_node._retained.items()):
+            if reference() is tensor:
+                del old_node._retained[output_nr]
+    if tensor.grad_fn is not None:
+        tensor.grad_fn._retain_output(tensor._output_nr, tensor)
 
 
 def refuse_view_update(view: Tensor, op: str) -> None:
@@ -600,6 +786,17 @@ def refuse_view_update(view: Tensor, op: str) -> None:
             "allow the output views to be modified inplace. You should replace the inplace "
             "operation by an out-of-place one (or clone the piece first).")
     what = "is a view of a view which was" if detail == "inherited" else "was"
+    if kind == "custom_function":
+        raise RuntimeError(
+            f"{op}: This view was created inside a custom Function (or because an input was "
+            "returned as-is) and the autograd logic to handle view+inplace would override the "
+            "custom backward associated with the custom Function, leading to incorrect "
+            "gradients. This behavior is forbidden. You can fix this by cloning the output of "
+            "the custom Function.")
+    if kind == "inference_mode":
+        raise RuntimeError(
+            f"{op}: A view {what} created in inference mode and is being modified inplace in "
+            "normal mode: clone the view first, or make the change inside inference_mode().")
     origin = ("created in no_grad mode" if kind == "no_grad" else
               "the output of a function that returns multiple views")
     raise RuntimeError(
@@ -633,9 +830,9 @@ def _where(node: Node) -> str:
 def _freed_message(node: Node) -> str:
     return (f"Trying to backward through the graph a second time (or directly access saved "
             f"tensors after they have already been freed): {type(node).__name__}'s saved tensors "
-            "were freed after the first backward. Pass retain_graph=True to the first "
-            "backward() (or autograd.grad()) if you need to backward through the graph again."
-            + _where(node))
+            "were freed after the first backward. Specify retain_graph=True in the first "
+            "backward() (or autograd.grad()) if you need to backward through the graph a "
+            "second time." + _where(node))
 
 
 def _modified_message(node: Node, index: int, tensor: Tensor, version: int) -> str:
@@ -645,3 +842,6 @@ def _modified_message(node: Node, index: int, tensor: Tensor, version: int) -> s
             f"in-place operation: it is now at version {tensor._version_counter[0]}, but was saved at "
             f"version {version}. Use the out-of-place form of that operation (e.g. `y = y * 2` "
             "instead of `y *= 2`) or .clone() the tensor before changing it." + _where(node))
+
+
+_register_refresher()

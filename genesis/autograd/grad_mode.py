@@ -13,66 +13,15 @@ from __future__ import annotations
 
 import functools
 import inspect
-import threading
-import types
+import warnings
 
-from ..dtypes import float16
+from ..grad_state import grad_state
 from ..inference_tensors import enter_inference_mode, inference_state, leave_inference_mode
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
            "is_inference_mode_enabled"]
 
 
-class GlobalAutocast:
-    """The process-wide autocast switch, the spec's `genesis.enable_autocast = True`.
-
-    The switch is a plain attribute, `enable_autocast`, of the object it is read from: the
-    genesis package registers itself (`read_switch_from`), so what a user assigns there
-    is what ops see. `dtype` is what eligible ops run in while it is on.
-
-    >>> switch = GlobalAutocast()
-    >>> switch.set(True); switch.current()
-    genesis.float16
-    >>> switch.set(False); switch.current() is None
-    True
-    """
-
-    def __init__(self):
-        self._switches = types.SimpleNamespace(enable_autocast=False)
-        self.dtype = float16
-
-    def read_switch_from(self, switches) -> None:
-        """Read `switches.enable_autocast` from now on (carrying the current value over)."""
-        switches.enable_autocast = self._switches.enable_autocast
-        self._switches = switches
-
-    def set(self, enabled: bool, dtype=float16) -> None:
-        self._switches.enable_autocast = bool(enabled)
-        self.dtype = dtype
-
-    def current(self):
-        """The dtype eligible ops run in outside any `autocast(...)` context (None: off)."""
-        return self.dtype if self._switches.enable_autocast else None
-
-
-global_autocast = GlobalAutocast()
-FOLLOW_GLOBAL = object()  # a thread outside any `autocast(...)` context
-
-
-class _GradState(threading.local):
-    enabled = True
-    in_backward = False  # set by the engine while it runs backward formulas
-    # Inside `with autocast(...)` on this thread: its dtype, or None when it turns autocast off.
-    local_autocast = FOLLOW_GLOBAL
-
-    @property
-    def autocast_dtype(self):
-        """The dtype `genesis.autocast` runs eligible ops in on this thread (None: off)."""
-        local = self.local_autocast
-        return global_autocast.current() if local is FOLLOW_GLOBAL else local
-
-
-grad_state = _GradState()
 
 
 def is_grad_enabled() -> bool:
@@ -104,6 +53,11 @@ class _GradModeContext:
         return False
 
     def __call__(self, function):
+        if inspect.isclass(function):
+            warnings.warn("Decorating classes is deprecated and will be disabled in future "
+                          "versions. You should only decorate functions or methods. To preserve "
+                          "the current behavior of class decoration, you can directly decorate "
+                          "the `__init__` method and nothing else.", FutureWarning, stacklevel=2)
         if inspect.isgeneratorfunction(function):
             return _wrap_generator(function, self)
 
@@ -190,17 +144,22 @@ class inference_mode(_GradModeContext):
         self.enabled = bool(mode)
 
     def _switch(self):
-        if not self.enabled:
-            return None
-        enter_inference_mode()
-        previous = grad_state.enabled
-        grad_state.enabled = False
+        previous = grad_state.enabled, inference_state.depth
+        if self.enabled:
+            enter_inference_mode()
+            grad_state.enabled = False
+        else:  # inference_mode(False): out of inference mode, grad recorded, as PyTorch's
+            leave_inference_mode(levels=inference_state.depth)
+            grad_state.enabled = True
         return previous
 
     def _restore(self, previous) -> None:
+        enabled, depth = previous
+        grad_state.enabled = enabled
         if self.enabled:
-            grad_state.enabled = previous
             leave_inference_mode()
+        else:
+            enter_inference_mode(levels=depth)
 
 
 def is_inference_mode_enabled() -> bool:

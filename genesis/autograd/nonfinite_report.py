@@ -156,8 +156,10 @@ def backward_message(node, index: int, census: Census, flowed_from, saw: list = 
     name = type(node).__name__
     origin = "the gradient it received was finite, so this backward produced it" \
         if incoming_finite else "the gradient it received was already non-finite"
-    lines = [f"anomaly detected in backward: {name} returned {census.kinds()} in its "
-             f"gradient for input {index}: {census.counted()} ({origin})",
+    torch_phrase = f"Function '{name}' returned nan values in its {index}th output. " \
+        if "NaN" in census.kinds() else ""
+    lines = [f"{torch_phrase}anomaly detected in backward: {name} returned {census.kinds()} in "
+             f"its gradient for input {index}: {census.counted()} ({origin})",
              f"The forward call that created {name}:",
              _describe(node._source, wording)]
     if saw:

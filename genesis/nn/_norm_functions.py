@@ -235,8 +235,9 @@ def _normalize_forward(ctx, input, weight, bias, dims, eps, centered: bool = Tru
         out = normalized * w if w is not None else normalized
         if b is not None:
             out = out + b
-    if out is normalized:  # no affine part: the output is what backward needs
-        out = saved = wrap_array(out, device)
+    if out is normalized:  # no affine part: the output is returned, and may be changed in place
+        out = wrap_array(out, device)  # later (ReLU(inplace=True)): backward recomputes it
+        saved, ctx.mean = None, mean
     else:
         saved = wrap_array(normalized, device)
     ctx.save_for_backward(input, weight, saved, wrap_array(rstd, device))
@@ -258,6 +259,9 @@ def _normalize_backward(ctx, grad) -> tuple:
         grads = tuple(g if g is None or t is None or g.shape == t else g.reshape(t)
                       for g, t in zip(grads, (None,) + targets))  # parameters' own shapes
     else:  # the rule's accelerated form, on the arrays the forward saved
+        if normalized is None:  # the output, not kept: (x - mean) * rstd again
+            shifted = input._data - ctx.mean if ctx.centered else input._data
+            normalized = wrap_array(shifted * rstd._data, input._device)
         w = None if weight is None else _as_affine(weight._data, shapes[0])
         grads = _array_grads(grad, w, normalized, rstd, shapes, targets, ctx.dims, needs,
                              ctx.centered)

@@ -20,6 +20,7 @@ from .. import dtypes
 from ..creation import ones, zeros
 from ..tensor import Tensor, wrap_array
 from . import samples
+from ._no_derivative import without_derivative
 from ._operands import normalize_dim, result_type as _result_numpy_dtype
 from .composites import diff
 from .cumulative import cumsum, cumprod
@@ -126,7 +127,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
         starts[1:] = (rows[1:] != rows[:-1]).any(axis=1)
     kept = moved[starts]
     values = kept if dim is None else xp.moveaxis(kept, 0, axis)
-    result = [wrap_array(values, device)]
+    result = [without_derivative(input, values, "unique_consecutive")]
     if return_inverse:
         inverse = xp.cumsum(starts) - 1
         result.append(wrap_array(inverse.reshape(input.shape if dim is None else -1)

@@ -13,12 +13,15 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..autograd.function import Op
 from ..creation import tensor as make_tensor
 from ..dtypes import int64
 from ..tensor import Tensor, wrap_array
 from . import samples
+from ._no_derivative import without_derivative
 from ._operands import normalize_dim
 from .einsum import einsum
+from .gather import gather
 from .join import cat
 from .registry import OpInfo, Sample
 from .sorting import sort
@@ -248,23 +251,51 @@ def xlogy(input, other) -> Tensor:
     return where(y != y, y, product)
 
 
+class TiedValue(Op):
+    """`value`, an element of `input` picked by a full reduction (median, nanmedian), as a
+    0-d result whose gradient is shared evenly by every element equal to it (every NaN for
+    a NaN), as PyTorch shares it among ties."""
+
+    @staticmethod
+    def forward(ctx, input, value):
+        data, picked = input._data, value._data
+        xp = input._device.xp
+        ties = (data == picked) | (xp.isnan(data) & xp.isnan(picked))
+        ctx.share = wrap_array((ties / max(int(ties.sum()), 1)).astype(data.dtype), input._device)
+        return picked.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.share, None
+
+
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False):
     """The lower median: of all elements (a 0-d tensor), or along `dim` the named tuple
-    (values, indices). Its gradient goes to the median element.
+    (values, indices); NaN where there is a NaN (`nanmedian` skips them). The gradient of
+    the full median is shared by the elements equal to it; along `dim`, it goes to the
+    element at `indices`.
 
     >>> import genesis
     >>> median(genesis.tensor([3., 1., 4., 2.])).item()
     2.0
     """
-    if dim is None:
-        flat = input.reshape(-1)
-        values = sort(flat).values
-        return values[(flat.shape[0] - 1) // 2]
-    dim = normalize_dim(dim, max(input.ndim, 1), "median")
-    ordered = sort(input, dim)
-    middle = (input.shape[dim] - 1) // 2
-    values = ordered.values.narrow(dim, middle, 1)
-    indices = ordered.indices.narrow(dim, middle, 1)
+    flat = dim is None
+    source = input.reshape(-1) if flat else input
+    axis = 0 if flat else normalize_dim(dim, max(input.ndim, 1), "median")
+    if source.ndim == 0:
+        source = source.reshape(1)
+    ordered = sort(source, axis)  # NaN sorts last: a row with one has its first NaN picked
+    xp = input._device.xp
+    extent = source.shape[axis]
+    if source._data.dtype.kind == "f":
+        kept = (~xp.isnan(source._data)).sum(axis=axis, keepdims=True)
+    else:
+        kept = xp.full(source.shape[:axis] + (1,) + source.shape[axis + 1:], extent)
+    position = wrap_array(xp.where(kept < extent, kept, (extent - 1) // 2), input._device)
+    values = gather(ordered.values, axis, position)
+    if flat:
+        return TiedValue.apply(input, values.reshape(()).detach())
+    indices = gather(ordered.indices, axis, position)
     if not keepdim:
         values, indices = values.squeeze(dim), indices.squeeze(dim)
     return median_result(values, indices)
@@ -299,7 +330,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
         values, inverse, counts = xp.unique(input._data, return_inverse=True, return_counts=True,
                                             axis=normalize_dim(dim, input.ndim, "unique"))
         inverse = inverse.reshape(-1)
-    result = [wrap_array(values, input._device)]
+    result = [without_derivative(input, values, "unique")]
     if return_inverse:
         result.append(wrap_array(inverse.astype(np.int64), input._device))
     if return_counts:

@@ -61,19 +61,29 @@ def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     return clone(input.narrow(dim, start, length))
 
 
+def _changeable(pieces: tuple) -> tuple:
+    """The pieces of a split untracked as views, as PyTorch's unsafe forms return them: each
+    has its own version counter and may be changed in place with a graph, with no effect on
+    the input's graph (the caller takes care that this is what they mean)."""
+    for piece in pieces:
+        piece._view = None
+        piece._version_counter = [0]
+    return pieces
+
+
 def unsafe_split(tensor: Tensor, split_size: int, dim: int = 0) -> tuple:
-    """`split`: PyTorch's unsafe form only skips its own view bookkeeping."""
-    return tensor.split(split_size, dim)
+    """`split`, with pieces that may be changed in place (see `_changeable`)."""
+    return _changeable(tensor.split(split_size, dim))
 
 
 def unsafe_split_with_sizes(tensor: Tensor, split_sizes, dim: int = 0) -> tuple:
-    """`split_with_sizes`."""
-    return tensor.split_with_sizes(split_sizes, dim)
+    """`split_with_sizes`, with pieces that may be changed in place."""
+    return _changeable(tensor.split_with_sizes(split_sizes, dim))
 
 
 def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
-    """`chunk`."""
-    return input.chunk(chunks, dim)
+    """`chunk`, with pieces that may be changed in place."""
+    return _changeable(input.chunk(chunks, dim))
 
 
 def detach(input: Tensor) -> Tensor:

@@ -9,7 +9,7 @@ gradients right; a change through a view rewires the view's base (`views.py`).
 from __future__ import annotations
 
 from ..autograd import function
-from ..autograd.function import cpu_scalars_moved, refuse_view_update
+from ..autograd.function import cpu_scalars_moved, move_retained_grad, refuse_view_update
 from ..autograd.grad_mode import grad_state
 from ..inference_tensors import refuse_inference_tensor_update
 from ..tensor import Tensor, wrap_array
@@ -20,13 +20,16 @@ __all__ = ["apply_inplace", "refuse_leaf_change"]
 
 def apply_inplace(cls, target: Tensor, *args, **kwargs) -> Tensor:
     """Run Function `cls` on (target, *args) and store the result in `target`."""
+    if function.dual_mode.active:  # forward-mode AD: tangents are updated too
+        return function.dual_mode.inplace(cls, target, args, kwargs)
     if target._version_counter.__class__ is not list:
         refuse_inference_tensor_update(target, f"{cls.__name__.lower()}_")
     if not cls.mixes_devices and any(isinstance(arg, Tensor) and arg._device is not target._device
                                      for arg in args):
         args = cpu_scalars_moved(f"{cls.__name__.lower()}_", args, target._device)
     graph = grad_state.enabled and (target._requires_grad or any(
-        isinstance(arg, Tensor) and arg._requires_grad for arg in args))
+        isinstance(arg, Tensor) and arg._requires_grad for arg in args) or (
+        target._view is not None and target._view[0]._requires_grad))  # base requires grad now
     view = target._view
     if view is not None and view[2] is not None and (graph or grad_state.enabled and
                                                      view[0]._requires_grad):
@@ -49,9 +52,11 @@ def apply_inplace(cls, target: Tensor, *args, **kwargs) -> Tensor:
     if target._view is not None:
         rebase_view(target, result)
     else:
+        old = target.grad_fn
         target.grad_fn = node
         target._output_nr = 0
         target._requires_grad = True
+        move_retained_grad(target, old)
     return target
 
 

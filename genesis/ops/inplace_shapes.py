@@ -11,7 +11,9 @@ no_grad, as in PyTorch.
 """
 from __future__ import annotations
 
+from ..autograd.function import refuse_view_update
 from ..autograd.grad_mode import grad_state
+from ..inference_tensors import refuse_inference_tensor_update
 from ..tensor import Tensor
 from . import shape, tensor_info
 from .inplace import refuse_leaf_change
@@ -21,8 +23,11 @@ __all__: list = []
 
 def _reshaped_in_place(self: Tensor, name: str, view: Tensor) -> Tensor:
     """Make `self` the `view` of itself: its array and, when recording, its place in the graph."""
+    refuse_inference_tensor_update(self, name)
     if grad_state.enabled and self._requires_grad:
         refuse_leaf_change(name, self)
+        if self._view is not None and self._view[2] is not None:
+            refuse_view_update(self, name)
     self._data = view._data
     if view.grad_fn is not None:
         self.grad_fn, self._output_nr = view.grad_fn, view._output_nr

@@ -11,6 +11,7 @@ from . import samples
 from ._operands import normalize_dim
 from .gather import gather
 from .join import stack
+from .composites import TiedValue
 from .registry import OpInfo, Sample
 from .sorting import sort
 from .where import where
@@ -147,7 +148,7 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False):
     values = gather(ordered.values, axis, position)
     indices = gather(ordered.indices, axis, position)
     if flat:
-        return values.reshape(())
+        return TiedValue.apply(input, values.reshape(()).detach())
     if not keepdim:
         values, indices = values.squeeze(axis), indices.squeeze(axis)
     return median_result(values, indices)

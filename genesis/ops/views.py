@@ -11,7 +11,7 @@ Its registry entry, `mul_through_view`, writes a product through a view of a cop
 """
 from __future__ import annotations
 
-from ..autograd.function import Op
+from ..autograd.function import Op, move_retained_grad, register_view_rebuilder
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._scatter import add_at
@@ -116,18 +116,31 @@ class ViewOf(Op):
 
 def rebase_view(view: Tensor, value: Tensor) -> None:
     """After `value` was written into `view`'s storage, rewire the graph of base and view."""
-    base, steps, _ = view._view
+    base, steps, creation, _ = view._view
     index_map = flat_index_map(base, steps)
     copied = CopySlices.apply(base, value, index_map)
     _adopt_grad_fn(base, copied)
     rebuilt = ViewOf.apply(base, view._data, index_map)
     _adopt_grad_fn(view, rebuilt)
+    view._view = (base, steps, creation, view._version_counter[0])  # current again
+
+
+def rebuild_view_grad_fn(view: Tensor) -> None:
+    """A view whose storage changed through its base or another view: its grad_fn becomes
+    its region of the base's current value."""
+    base, steps, _, _ = view._view
+    _adopt_grad_fn(view, ViewOf.apply(base, view._data, flat_index_map(base, steps)))
 
 
 def _adopt_grad_fn(tensor: Tensor, source: Tensor) -> None:
+    old = tensor.grad_fn
     tensor.grad_fn = source.grad_fn
     tensor._output_nr = source._output_nr
     tensor._requires_grad = source._requires_grad
+    move_retained_grad(tensor, old)
+
+
+register_view_rebuilder(rebuild_view_grad_fn, rebase_view)
 
 
 METHODS = {}

@@ -223,3 +223,117 @@ def test_torch_autograd_function_names_are_served():
         from torch.autograd.function import FunctionCtx, InplaceFunction, once_differentiable
     assert once_differentiable is genesis.autograd.once_differentiable
     assert issubclass(InplaceFunction, genesis.autograd.Function) and FunctionCtx is not None
+
+
+def _in_place_add(library):
+    class AddOne(library.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    return AddOne
+
+
+def test_mark_dirty_rules_as_torch():
+    for library in _libraries():
+        add_one = _in_place_add(library)
+        leaf = library.tensor([1.0, 2.0], requires_grad=True)
+        with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+            add_one.apply(leaf.view_as(leaf))
+        with pytest.raises(RuntimeError, match="output of a function that returns multiple view"):
+            add_one.apply(leaf.split_with_sizes([1, 1])[0])
+        base = leaf.clone()
+        view = base[:1]
+        out = add_one.apply(view)  # a view changed in place: its base takes the change
+        assert out is view
+        (base * library.tensor([3.0, 4.0])).sum().backward()
+        assert leaf.grad.tolist() == [3.0, 4.0]
+
+        class Unreturned(library.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.add_(1)
+                ctx.mark_dirty(x)
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        with pytest.raises(RuntimeError, match="marked as dirty during the forward method were "
+                                               "not returned"):
+            Unreturned.apply(leaf.clone())
+
+
+def test_views_returned_by_a_custom_function_refuse_recorded_in_place_changes():
+    for library in _libraries():
+        class ViewOf(library.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.view_as(x)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        view = ViewOf.apply(library.rand(1, 2))
+        with pytest.raises(RuntimeError, match="This view was created inside a custom Function"):
+            view += library.rand(1, requires_grad=True)
+        with library.no_grad():
+            made_under_no_grad = ViewOf.apply(library.rand(1, 2))
+        with pytest.raises(RuntimeError, match="created in no_grad mode"):
+            made_under_no_grad += library.rand(1, requires_grad=True)
+
+
+def test_vjp_is_another_name_for_backward():
+    for library in _libraries():
+        class Double(library.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def vjp(ctx, grad):
+                return grad * 2
+
+        x = library.ones(2, requires_grad=True)
+        Double.apply(x).sum().backward()
+        assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_setup_context_receives_defaults_of_forward():
+    for library in _libraries():
+        seen = []
+
+        class Scale(library.autograd.Function):
+            @staticmethod
+            def forward(x, factor=3.0):
+                return x * factor
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                seen.append(len(inputs))
+                ctx.factor = inputs[1]
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * ctx.factor, None
+
+        x = library.ones(1, requires_grad=True)
+        Scale.apply(x).backward()
+        assert seen == [2] and x.grad.tolist() == [3.0]
+
+
+def test_calling_a_grad_fn_runs_its_backward_with_one_gradient_per_output():
+    for library in _libraries():
+        x = library.ones(1, requires_grad=True)
+        y = x ** 2
+        with pytest.raises(TypeError, match="expected .* arguments, got .* instead"):
+            y.grad_fn()
+        assert y.grad_fn(library.ones(1)) is not None

@@ -114,3 +114,51 @@ def test_reading_grad_of_a_non_leaf_warns_as_torch():
         y.retain_grad()
         y.sum().backward()
         assert y.grad.tolist() == [1.0, 1.0]  # retained: no warning (pytest turns none on)
+
+
+def test_more_argument_checks_as_torch():
+    for library in _libraries():
+        x = library.ones(2, requires_grad=True)
+        with pytest.raises(RuntimeError, match="cannot be empty"):
+            library.autograd.grad((x * 2).sum(), [])
+        with pytest.raises(RuntimeError, match="cannot be empty"):
+            library.autograd.backward((x * 2).sum(), inputs=[])
+        with pytest.raises(ValueError, match="Expected allow_unused to be True or not passed"):
+            library.autograd.grad((x * 2).sum(), x, allow_unused=False, materialize_grads=True)
+        scale = library.ones(2, requires_grad=True)
+        (first,) = library.autograd.grad((x * scale).sum(), x, create_graph=True)
+        (second,) = library.autograd.grad(first.sum(), x, allow_unused=True,
+                                          materialize_grads=True)
+        assert second.tolist() == [0.0, 0.0]
+
+
+def test_a_post_accumulate_grad_hook_must_return_none():
+    # PyTorch's newer releases raise this; 2.13 ignores the returned value
+    leaf = genesis.ones(1, requires_grad=True)
+    leaf.register_post_accumulate_grad_hook(lambda p: p)
+    with pytest.raises(RuntimeError, match="hooks should return None"):
+        (leaf * 2).sum().backward()
+
+
+def test_grad_assignment_and_numpy_rules_as_torch():
+    for library in _libraries():
+        x = library.ones(2, requires_grad=True)
+        with pytest.raises(TypeError, match="expected to be a Tensor or None"):
+            x.grad = 0
+        with pytest.raises(RuntimeError):
+            x.grad = x
+        with pytest.raises(RuntimeError):
+            x.grad = library.ones(2, dtype=library.float64)
+        with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on Tensor that requires "
+                                               r"grad"):
+            x.numpy()
+        with library.no_grad():
+            assert x.numpy().tolist() == [1.0, 1.0]
+
+
+def test_decorating_a_class_with_a_grad_mode_warns_as_torch():
+    for library in _libraries():
+        with pytest.warns(FutureWarning, match="Decorating classes is deprecated"):
+            @library.no_grad()
+            class Model:
+                pass

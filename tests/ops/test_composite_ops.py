@@ -94,3 +94,27 @@ def test_nanmedian_and_mode_values_carry_gradients():
     y = genesis.tensor([2.0, 7.0, 2.0], requires_grad=True)
     genesis.mode(y).values.backward()
     assert y.grad.tolist() == [0.0, 0.0, 1.0]
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian", "max", "min"])
+@pytest.mark.parametrize("values", [[1.0, 0.0, 1.0, 0.0, 1.0, 0.0], [float("nan")] * 3,
+                                    [float("nan"), 1.0, 2.0, 3.0], [3.0, 1.0, 2.0]])
+def test_full_reductions_share_the_gradient_among_ties_as_torch(name, values):
+    torch = torch_or_skip()
+    results = []
+    for library in (torch, genesis):
+        x = library.tensor(values, dtype=library.float64, requires_grad=True)
+        out = getattr(library, name)(x)
+        out.backward()
+        results.append((out.item(), x.grad.tolist()))
+    np.testing.assert_array_equal(np.array(results[1][1]), np.array(results[0][1]))
+    np.testing.assert_array_equal(results[1][0], results[0][0])
+
+
+def test_median_along_a_dim_picks_the_nan_of_a_row_as_torch():
+    torch = torch_or_skip()
+    data = [[1.0, float("nan"), 2.0], [4.0, 3.0, 5.0]]
+    expected = torch.median(torch.tensor(data), 1)
+    got = genesis.median(genesis.tensor(data), 1)
+    np.testing.assert_array_equal(got.values.numpy(), expected.values.numpy())
+    assert got.indices.tolist() == expected.indices.tolist()

@@ -109,3 +109,37 @@ def test_a_view_made_under_no_grad_of_a_tensor_without_grad_can_change():
             view = base[:2]
         view.mul_(2)
         assert base.tolist() == [2.0, 2.0, 1.0]
+
+
+@pytest.mark.parametrize("change", ["through another view", "through the base"])
+def test_a_view_sees_in_place_changes_made_elsewhere_in_its_storage_as_torch(change):
+    torch = torch_or_skip()
+    results = []
+    for library in (torch, genesis):
+        x = library.tensor([1.0, 2.0, 3.0], dtype=library.float64, requires_grad=True)
+        base = x.clone()
+        view, other = base[:2], base[1:]
+        if change == "through another view":
+            other.mul_(3)
+        else:
+            base.mul_(5)
+        (view * library.tensor([1.0, 10.0], dtype=library.float64)).sum().backward()
+        results.append(x.grad.tolist())
+    assert results[0] == results[1]
+
+
+def test_retain_grad_follows_a_tensor_changed_in_place_as_torch():
+    torch = torch_or_skip()
+    for library in (torch, genesis):
+        a = library.tensor([1.0], requires_grad=True).clone()
+        a.retain_grad()
+        a.mul_(2)
+        a.sum().backward()
+        assert a.grad.tolist() == [1.0]
+        base = library.tensor([1.0], requires_grad=True).clone()
+        view, view2 = base[:], base[:]
+        view.retain_grad()
+        view2.retain_grad()
+        view.mul_(2)
+        (view + view2).sum().backward()
+        assert view.grad.tolist() == view2.grad.tolist() == [1.0]

@@ -1,0 +1,67 @@
+"""Whether this thread records a graph, and the autocast state ops read: the state the grad
+modes (`genesis.autograd.grad_mode`) switch. It sits below the tensor so that a tensor can
+ask (`Tensor.numpy` allows a tensor that requires grad under no_grad, as PyTorch does).
+
+>>> grad_state.enabled
+True
+"""
+from __future__ import annotations
+
+import threading
+import types
+
+from .dtypes import float16
+
+__all__ = ["GlobalAutocast", "global_autocast", "FOLLOW_GLOBAL", "grad_state"]
+
+
+class GlobalAutocast:
+    """The process-wide autocast switch, the spec's `genesis.enable_autocast = True`.
+
+    The switch is a plain attribute, `enable_autocast`, of the object it is read from: the
+    genesis package registers itself (`read_switch_from`), so what a user assigns there
+    is what ops see. `dtype` is what eligible ops run in while it is on.
+
+    >>> switch = GlobalAutocast()
+    >>> switch.set(True); switch.current()
+    genesis.float16
+    >>> switch.set(False); switch.current() is None
+    True
+    """
+
+    def __init__(self):
+        self._switches = types.SimpleNamespace(enable_autocast=False)
+        self.dtype = float16
+
+    def read_switch_from(self, switches) -> None:
+        """Read `switches.enable_autocast` from now on (carrying the current value over)."""
+        switches.enable_autocast = self._switches.enable_autocast
+        self._switches = switches
+
+    def set(self, enabled: bool, dtype=float16) -> None:
+        self._switches.enable_autocast = bool(enabled)
+        self.dtype = dtype
+
+    def current(self):
+        """The dtype eligible ops run in outside any `autocast(...)` context (None: off)."""
+        return self.dtype if self._switches.enable_autocast else None
+
+
+global_autocast = GlobalAutocast()
+FOLLOW_GLOBAL = object()  # a thread outside any `autocast(...)` context
+
+
+class _GradState(threading.local):
+    enabled = True
+    in_backward = False  # set by the engine while it runs backward formulas
+    # Inside `with autocast(...)` on this thread: its dtype, or None when it turns autocast off.
+    local_autocast = FOLLOW_GLOBAL
+
+    @property
+    def autocast_dtype(self):
+        """The dtype `genesis.autocast` runs eligible ops in on this thread (None: off)."""
+        local = self.local_autocast
+        return global_autocast.current() if local is FOLLOW_GLOBAL else local
+
+
+grad_state = _GradState()
