@@ -50,6 +50,7 @@ MODULES = {
     "torch.autograd.function": "genesis.autograd.custom_function",
     "torch.autograd.functional": "genesis.autograd.functional",
     "torch.autograd.graph": "genesis.autograd.graph",
+    "torch._C": "genesis.compat.torch_C",
     "torch.autograd.forward_ad": "genesis.autograd.forward_ad",
     "torch.func": "genesis.func",
     "torch.utils": "genesis.utils",
