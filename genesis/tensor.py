@@ -283,6 +283,9 @@ class Tensor:
     def data(self, value: "Tensor") -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be set to a Tensor, got {type(value).__name__}")
+        if self._requires_grad and value._data.dtype.kind != "f":
+            raise RuntimeError(f"data set to a tensor that requires gradients must be floating "
+                               f"point or complex dtype, got {value.dtype.name}")
         self._data = value._data
         self._device = value._device
 
@@ -459,9 +462,22 @@ def to_array(data, dtype, target: Device):
     return array if xp is np else transfer(array, cpu, target)
 
 
+def _values_of_tensors(data):
+    """`data` with each tensor in it replaced by its values (a list of tensors that require
+    grad gives a new tensor outside the graph, as in PyTorch)."""
+    if isinstance(data, Tensor):
+        return data._host_array()
+    if isinstance(data, list | tuple) and any(isinstance(item, Tensor | list | tuple)
+                                               for item in data):
+        return [_values_of_tensors(item) for item in data]
+    return data
+
+
 def _from_python(data, dtype):
     """An array of Python data (numbers, bools, nested lists/tuples of them, tensors), with
     clear errors for ragged lists, non-numbers and numbers that don't fit `dtype`."""
+    if isinstance(data, list | tuple):
+        data = _values_of_tensors(data)
     try:
         array = np.array(data)
     except ValueError as error:

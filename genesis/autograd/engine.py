@@ -16,6 +16,7 @@ node to the bits (1 << output_nr) of its waiting gradients that the engine owns.
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import Protocol
 
 import numpy as np
@@ -143,6 +144,13 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
     With `inputs`, only those tensors receive `.grad` (as in PyTorch).
     """
+    if create_graph:
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between the "
+            "parameter and its gradient which can cause a memory leak. We recommend using "
+            "autograd.grad when creating the graph to avoid this. If you have to use this "
+            "function, make sure to reset the .grad fields of your parameters to None after use "
+            "to break the cycle and avoid the leak.", UserWarning, stacklevel=3)
     tensors = _as_tuple(tensors)
     grads = _root_grads(tuple(_stand_in(tensor) for tensor in tensors), grad_tensors)
     if retain_graph is None:

@@ -366,10 +366,12 @@ class Function:
                     device = arg._device
                 elif arg._device is not device and not cls.mixes_devices:
                     return cls.apply(*cpu_scalars_moved(_op_name(cls), args), **kwargs)
-                if enabled and arg._view is not None and arg._view[3] != arg._version_counter[0]:
-                    refresh_stale_view(arg)
-                if enabled and arg._requires_grad:
-                    graph = True
+                if enabled:
+                    view = arg._view
+                    if view is not None and view[3] != arg._version_counter[0]:
+                        refresh_stale_view(arg)
+                    if arg._requires_grad:
+                        graph = True
         if graph:
             _link_inputs(ctx, args)
             ctx._module_call = running.call

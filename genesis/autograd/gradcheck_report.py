@@ -41,7 +41,8 @@ CHECKS = {
         "non-zero gradient for it."),
     "missing_gradient": (
         "gradient missing",
-        "Numerically the output changes with this input, but autograd found no path from the "
+        "Numerical gradient for function expected to be zero (autograd gives none), but "
+        "numerically the output changes with this input: autograd found no path from the "
         "output back to it (a detach(), a no_grad block, or math done outside the graph?)."),
     "reentrant": (
         "Backward is not reentrant",

@@ -55,9 +55,10 @@ def _binary_op(name: str, doc: str, ufunc: str, derivatives, *, saves_output: bo
 
 
 # name, what it computes, ufunc, (d/da, d/db) of the gradient g, the inputs a, b and the output
+# atan2's gradient at the origin is 0, as PyTorch's (the denominator 0 is taken as inf there)
 Atan2 = _binary_op("Atan2", "The angle of the point (b, a): atan(a / b) in the right quadrant.",
-                   "arctan2", (lambda m, g, a, b, out: g * b / (a * a + b * b),
-                               lambda m, g, a, b, out: -g * a / (a * a + b * b)))
+                   "arctan2", (lambda m, g, a, b, out: g * b / m.nonzero_divisor(a * a + b * b),
+                               lambda m, g, a, b, out: -g * a / m.nonzero_divisor(a * a + b * b)))
 Hypot = _binary_op("Hypot", "sqrt(a^2 + b^2), without overflow for large inputs.", "hypot",
                    (lambda m, g, a, b, out: g / out * a, lambda m, g, a, b, out: g / out * b),
                    saves_output=True, integers="refuse")
