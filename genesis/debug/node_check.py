@@ -74,6 +74,8 @@ def check_invocation(invocation: Invocation, seed: int = 0) -> NodeCheck:
     function = invocation.function
     if function.nondeterministic:
         return NodeCheck("skipped", f"{function.node_name} declares itself nondeterministic")
+    if function.not_rerunnable:
+        return NodeCheck("skipped", f"{function.node_name}: {function.not_rerunnable}")
     if function.surrogate_gradient:
         return NodeCheck("skipped", f"{function.node_name} declares a surrogate gradient "
                                     "(surrogate_gradient = True): its backward is not meant to be "

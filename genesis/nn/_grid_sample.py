@@ -30,10 +30,16 @@ def _steps(xp, count: int, align_corners: bool, dtype):
     `align_corners`, else the image's edges shrunk by half a pixel); 0 for one pixel."""
     if count <= 1:
         return xp.zeros(count, dtype)
-    steps = np.linspace(-1.0, 1.0, count)
+    # PyTorch's linspace, in the grid's own dtype: from -1 up to the middle, from 1 down after
+    # it, so the points (and the rounding of the ones on pixel centres) are exactly its own
+    dtype = np.dtype(dtype)
+    step = dtype.type(2.0) / dtype.type(count - 1)
+    index = np.arange(count)
+    steps = np.where(index < count // 2, dtype.type(-1.0) + step * index.astype(dtype),
+                     dtype.type(1.0) - step * (count - 1 - index).astype(dtype)).astype(dtype)
     if not align_corners:
-        steps = steps * (count - 1) / count
-    return xp.asarray(steps.astype(dtype))
+        steps = steps * dtype.type(count - 1) / dtype.type(count)
+    return xp.asarray(steps)
 
 
 def _default_align_corners(align_corners, op: str) -> bool:
@@ -151,7 +157,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     [-1, 1] (x along W); 5-D inputs take (N, D_out, H_out, W_out, 3) grids. `mode`:
     'bilinear' (trilinear for 5-D), 'nearest' or 'bicubic' (4-D only); `padding_mode`: what
     points outside read ('zeros', the 'border' value or the 'reflection'). Differentiable
-    w.r.t. input and grid (for 'nearest' no gradient reaches the grid: PyTorch's is zeros).
+    w.r.t. input and grid (for 'nearest' the grid's gradient is zero, as PyTorch's).
 
     >>> import genesis
     >>> image = genesis.arange(4.).reshape(1, 1, 2, 2)
@@ -182,7 +188,11 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
         values = gather(flat, 2, wrap_array(xp.ascontiguousarray(index_data), device))
         term = values * weight.reshape(batch, 1, -1)
         out = term if out is None else out + term
-    return out.reshape((batch, channels) + points)
+    out = out.reshape((batch, channels) + points)
+    if mode == "nearest" and grid.requires_grad:  # the grid's gradient is zero, as PyTorch's:
+        everywhere = wrap_array(xp.ones(out.shape, bool), device)  # kept in the graph
+        out = where(everywhere, out, grid[..., 0].unsqueeze(1))
+    return out
 
 
 def _taps(xp, coordinates: list, spatial: tuple, mode: str, padding_mode: str,

@@ -136,9 +136,20 @@ class Solve(Op):
         return (-(grad_b @ out.mT) if ctx.needs_input_grad[0] else None), grad_b
 
 
+def off_diagonal_mask(n: int) -> np.ndarray:
+    """True off the diagonal of an n x n matrix: where a function of a symmetric matrix that
+    reads one triangle has a gradient defined by symmetry rather than by its output."""
+    return ~np.eye(n, dtype=bool)
+
+
 class Cholesky(Op):
     """The lower-triangular L with L L^T = A, for A symmetric positive definite (only its
     lower triangle is read)."""
+
+    @staticmethod
+    def defined_gradients(args, kwargs) -> dict:
+        """Off the diagonal the gradient is symmetric by definition (see off_diagonal_mask)."""
+        return {0: off_diagonal_mask(args[0].shape[-1])}
 
     @staticmethod
     def forward(ctx, a):

@@ -261,6 +261,9 @@ class Checkpoint(Op):
     """
 
     fresh_gradients = False  # its backward returns what the user's code (hooks, fn) made
+    not_rerunnable = ("a checkpoint's forward hands on outputs its function computed before the "
+                      "node was made, so it can't be re-run alone; the ops inside it are "
+                      "checked one by one where they ran")
 
     @staticmethod
     def forward(ctx, *args):
