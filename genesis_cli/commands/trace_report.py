@@ -63,7 +63,10 @@ def _parameters(console: Console, trace: Trace) -> None:
     for row in rows[:MAX_PARAMETER_ROWS]:
         norm = "-" if row.grad_norm is None else format_number(row.grad_norm)
         step = "-" if row.grad_norm is None or row.grad_norm_step is None else str(row.grad_norm_step)
-        status = Text.assemble(status_text(PARAMETER_STATUS.get(row.status, "INFO")), f" {row.status}")
+        said = row.status
+        if said == "ok" and row.grad_norm is None:  # gradients reached it, none was measured
+            said = "reached (norm not read: its .grad was taken or cleared before step end)"
+        status = Text.assemble(status_text(PARAMETER_STATUS.get(row.status, "INFO")), f" {said}")
         table.add_row(Text(printable(row.name)), "x".join(map(str, row.shape)) or "scalar", norm, step,
                       status)
     console.print(table)
