@@ -2,8 +2,10 @@
 `jacrev`, `jacfwd`, `hessian`, `functional_call` and `stack_module_state`. They compose:
 `vmap(grad(f))` gives per-sample gradients, `jacrev(jacrev(f))` second derivatives.
 
-Genesis has no batching rules and no forward mode, so `vmap` loops over the samples and
-`jvp`/`jacfwd` are computed with reverse mode; the values and gradients are PyTorch's.
+Genesis has no batching rules, so `vmap` loops over the samples, and `jvp`/`jacfwd` are
+computed with reverse mode (they compose with `grad` and `vmap` that way; genesis's
+forward-mode AD, genesis.autograd.forward_ad, is separate); the values and gradients are
+PyTorch's.
 
 >>> import genesis
 >>> from genesis.func import grad, vmap

@@ -41,11 +41,10 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
     @functools.wraps(func)
     def transformed(*args, **kwargs):
         where = f"grad_and_value({_name(func)})(*args)"
-        numbers = _argnums(argnums, len(args))
         outer = is_grad_enabled()
         with enable_grad():
-            args, leaves, specs, private = _track_args(args, numbers)
-            output, aux = _split_aux(func(*args, **kwargs), has_aux, where)
+            output, aux, leaves, specs, private = _call_tracked(func, args, kwargs, argnums,
+                                                                has_aux, where)
             if not isinstance(output, Tensor):
                 raise RuntimeError(f"{where}: Expected f(*args) to return a Tensor, got "
                                    f"{type(output)}")
@@ -131,7 +130,7 @@ def vjp(func, *primals, has_aux: bool = False):
 def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False):
     """`(func(*primals), J @ tangents)`: the Jacobian-vector (forward-mode) product.
 
-    Genesis has no forward mode: this uses the double-vjp trick (the vjp `u -> J^T u` is
+    Computed in reverse mode with the double-vjp trick (the vjp `u -> J^T u` is
     linear in `u`, so differentiating it w.r.t. `u` along `tangents` gives `J @ tangents`),
     which costs two backward passes. `strict` is accepted for PyTorch compatibility.
 
@@ -199,11 +198,10 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None):
     @functools.wraps(func)
     def transformed(*args, **kwargs):
         where = f"jacrev({_name(func)})(*args)"
-        numbers = _argnums(argnums, len(args))
         outer = is_grad_enabled()
         with enable_grad():
-            args, leaves, specs, private = _track_args(args, numbers)
-            result, aux = _split_aux(func(*args, **kwargs), has_aux, where)
+            result, aux, leaves, specs, private = _call_tracked(func, args, kwargs, argnums,
+                                                                has_aux, where)
             outputs, output_spec = flatten(result)
             for output in outputs:
                 if not isinstance(output, Tensor):
@@ -221,9 +219,10 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None):
 
 
 def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error"):
-    """The Jacobian of `func` w.r.t. `argnums`, as `torch.func.jacfwd`. Genesis has no forward
-    mode, so this computes it as `jacrev` does (the same values and layout, one backward per
-    output element); `randomness` is checked and otherwise changes nothing.
+    """The Jacobian of `func` w.r.t. `argnums`, as `torch.func.jacfwd`, computed as `jacrev`
+    does (reverse mode: the same values and layout, one backward per output element; genesis's
+    forward-mode AD, genesis.autograd.forward_ad, is not used here); `randomness` is checked
+    and otherwise changes nothing.
 
     >>> import genesis
     >>> jacfwd(lambda x: x.sin())(genesis.zeros(2))
@@ -249,6 +248,14 @@ def hessian(func, argnums=0):
 
 def _name(func) -> str:
     return getattr(func, "__name__", repr(func))
+
+
+def _call_tracked(func, args: tuple, kwargs: dict, argnums, has_aux: bool, where: str) -> tuple:
+    """`func` called on private copies of the `argnums` arguments (call it with grad enabled):
+    (result, aux, leaves, specs, private), as grad and jacrev differentiate them."""
+    args, leaves, specs, private = _track_args(args, _argnums(argnums, len(args)))
+    result, aux = _split_aux(func(*args, **kwargs), has_aux, where)
+    return result, aux, leaves, specs, private
 
 
 def _argnums(argnums, count: int) -> tuple:

@@ -25,11 +25,10 @@ from .masked import nonzero
 from .norm import vector_norm
 from .where import where
 
-# The copy form of each view method.
-_VIEWS = ("alias", "as_strided", "detach", "diagonal", "expand", "narrow", "permute", "select",
-          "slice", "split", "split_with_sizes", "squeeze", "t", "transpose", "unbind", "unfold",
-          "unsqueeze", "view", "indices", "values")
-_METHOD_OF = {"alias": None, "slice": None, "indices": None, "values": None}
+# The view methods whose copy forms are made by `_copy_of` (alias_copy and slice_copy are
+# written out below: there is no method of those names to call).
+_VIEWS = ("as_strided", "detach", "diagonal", "expand", "narrow", "permute", "select", "split",
+          "split_with_sizes", "squeeze", "t", "transpose", "unbind", "unfold", "unsqueeze", "view")
 
 
 def _copy_of(view_name: str):
@@ -42,7 +41,7 @@ def _copy_of(view_name: str):
     return function
 
 
-_COPIES = {f"{name}_copy": _copy_of(name) for name in _VIEWS if name not in _METHOD_OF}
+_COPIES = {f"{name}_copy": _copy_of(name) for name in _VIEWS}
 
 
 def alias_copy(input: Tensor) -> Tensor:

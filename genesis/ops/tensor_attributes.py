@@ -179,10 +179,9 @@ def apply_(input: Tensor, callable) -> Tensor:
     tensor([10., 20.])
     """
     _refuse_graph("apply_", input)
-    flat = input._data.reshape(-1) if input._data.flags.c_contiguous else None
     values = [callable(value) for value in input._data.reshape(-1).tolist()]
-    target = flat if flat is not None else input._data
-    target[...] = input._device.xp.asarray(values, dtype=input._data.dtype).reshape(target.shape)
+    input._data[...] = input._device.xp.asarray(values, dtype=input._data.dtype).reshape(
+        input._data.shape)
     input._version_counter[0] += 1
     return input
 
