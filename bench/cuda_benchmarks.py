@@ -21,7 +21,11 @@ its default (multi-tensor `foreach` kernels on CUDA, as genesis's Adam) and
 the same state is compared (loss and gradients), so the rows compute the same thing.
 Peak memory is each framework's own allocator figure (genesis.cuda / torch.cuda).
 
-Run: python bench/cuda_benchmarks.py [--quick] [--device cpu]
+With `--profile`, each genesis step and its PyTorch counterpart are then profiled: the
+kernels the GPU spent the step on, how busy it was, and the host's top Python functions
+(bench/kernel_profile.py).
+
+Run: python bench/cuda_benchmarks.py [--quick] [--profile] [--device cpu]
 (`--device cpu` runs the same comparison on the CPU, to try the script without a GPU.)
 Without a GPU (or without CuPy or CUDA PyTorch) it says so and exits 0.
 """
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 
@@ -37,6 +42,7 @@ import numpy as np
 import genesis
 import genesis.nn.functional as genesis_F
 from genesis.debug.session import TraceSession
+from kernel_profile import host_table, kernel_table
 from transformer_block import (BATCH, D_MODEL, HEADS, LENGTH,  # the CPU benchmark's block
                                initial_weights, layer_norm)
 
@@ -117,7 +123,7 @@ def cnn(nn):
 
 
 def training_rows(torch, device: str, number: int, repeat: int, synchronize, memory,
-                  label: str, build, features, labels) -> list:
+                  profiled: dict, label: str, build, features, labels) -> list:
     """One Adam training step of `build(nn)` on (features, labels), genesis and PyTorch
     from the same weights: checked to agree, then timed."""
     torch.manual_seed(0)
@@ -153,6 +159,7 @@ def training_rows(torch, device: str, number: int, repeat: int, synchronize, mem
     rows = []
     memory.start()
     ours_name = "genesis (CuPy)" if device != "cpu" else "genesis (NumPy)"
+    profiled[(label, ours_name)] = genesis_step
     rows.append((label, ours_name, ms_per_step(genesis_step, synchronize, number, repeat),
                  memory.genesis()))
     with TraceSession(steps=1, check=False):  # the first step recorded; the timed ones watched
@@ -161,6 +168,8 @@ def training_rows(torch, device: str, number: int, repeat: int, synchronize, mem
             genesis_step, synchronize, number, repeat), None))
     for name, foreach in (("PyTorch, Adam default", True), ("PyTorch, Adam foreach=False", False)):
         _, step = torch_model_and_step(foreach)
+        if foreach:
+            profiled[(label, name)] = step
         memory.start()
         rows.append((label, name, ms_per_step(step, synchronize, number, repeat),
                      memory.pytorch()))
@@ -179,13 +188,14 @@ def check_step_agrees(torch, label, ours, x, y, theirs, torch_x, torch_y) -> Non
     ours.zero_grad()
 
 
-def step_rows(torch, device: str, number: int, repeat: int, synchronize, memory) -> list:
+def step_rows(torch, device: str, number: int, repeat: int, synchronize, memory,
+              profiled: dict) -> list:
     rng = np.random.default_rng(0)
     mlp_data = (rng.standard_normal((MLP_BATCH, MLP_SIZES[0])).astype(np.float32),
                 rng.integers(0, MLP_SIZES[-1], MLP_BATCH))
     cnn_data = (rng.standard_normal((CNN_BATCH,) + CNN_IMAGE).astype(np.float32),
                 rng.integers(0, 10, CNN_BATCH))
-    timing = (torch, device, number, repeat, synchronize, memory)
+    timing = (torch, device, number, repeat, synchronize, memory, profiled)
     return (training_rows(*timing, "MLP step", mlp, *mlp_data)
             + training_rows(*timing, "CNN step", cnn, *cnn_data))
 
@@ -205,7 +215,8 @@ def transformer_block(lib, F, x, p):
     return h + F.linear(hidden, p["fc2_w"], p["fc2_b"])
 
 
-def block_rows(torch, device: str, number: int, repeat: int, synchronize, memory) -> list:
+def block_rows(torch, device: str, number: int, repeat: int, synchronize, memory,
+               profiled: dict) -> list:
     rng = np.random.default_rng(0)
     weights = initial_weights(rng)
     data = rng.standard_normal((BATCH, LENGTH, D_MODEL)).astype(np.float32)
@@ -235,8 +246,11 @@ def block_rows(torch, device: str, number: int, repeat: int, synchronize, memory
                      for ours, theirs in zip(genesis_leaves, torch_leaves))
     print(f"transformer block: gradient max |diff| {difference:.1e}")
     rows = []
+    ours_name = "genesis (CuPy)" if device != "cpu" else "genesis (NumPy)"
+    profiled[("block fwd+bwd", ours_name)] = genesis_step
+    profiled[("block fwd+bwd", "PyTorch")] = torch_step
     memory.start()
-    rows.append(("block fwd+bwd", "genesis (CuPy)" if device != "cpu" else "genesis (NumPy)",
+    rows.append(("block fwd+bwd", ours_name,
                  ms_per_step(genesis_step, synchronize, number, repeat), memory.genesis()))
     memory.start()
     rows.append(("block fwd+bwd", "PyTorch", ms_per_step(torch_step, synchronize, number, repeat),
@@ -262,6 +276,11 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats")
     parser.add_argument("--number", type=int, default=20, help="steps per timed run")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs (the best is kept)")
+    parser.add_argument("--profile", action="store_true",
+                        help="then show each step's top kernels and host functions")
+    parser.add_argument("--profile-dir", default=None,
+                        help="with --profile, also save each genesis step's host profile "
+                             "there (pstats files)")
     options = parser.parse_args()
     number, repeat = (3, 2) if options.quick else (options.number, options.repeat)
     try:
@@ -277,10 +296,28 @@ def main() -> int:
               f"(PyTorch {torch.__version__})")
     synchronize = synchronizer(torch, options.device)
     memory = PeakMemory(torch, options.device)
-    rows = step_rows(torch, options.device, number, repeat, synchronize, memory)
-    rows += block_rows(torch, options.device, number, repeat, synchronize, memory)
+    profiled: dict = {}
+    rows = step_rows(torch, options.device, number, repeat, synchronize, memory, profiled)
+    rows += block_rows(torch, options.device, number, repeat, synchronize, memory, profiled)
     print_table(rows)
+    if options.profile:
+        print_profiles(torch, profiled, synchronize, on_gpu=options.device != "cpu",
+                       save_dir=options.profile_dir)
     return 0
+
+
+def print_profiles(torch, profiled: dict, synchronize, on_gpu: bool, save_dir=None) -> None:
+    """Each profiled step's kernels (on a GPU) and, for genesis, its host-side hot spots
+    (each genesis profile saved as `<benchmark>.pstats` in `save_dir` when given)."""
+    for (benchmark, name), step in profiled.items():
+        print(f"\n== {benchmark}: {name} ==")
+        if on_gpu:
+            print(kernel_table(torch, step, synchronize))
+        if name.startswith("genesis"):
+            print("  host (cProfile, by own time):")
+            file = None if save_dir is None else os.path.join(
+                save_dir, benchmark.split()[0].lower() + ".pstats")
+            print(host_table(step, synchronize, steps=20, top=25, save_to=file))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 and registry entries (`OPS`)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..autograd.function import Op
@@ -32,7 +34,12 @@ class LinearFunction(Op):
     def forward(ctx, input, weight, bias):
         needs = ctx.needs_input_grad
         ctx.save_for_backward(input if needs[1] else None, weight if needs[0] else None)
-        out = input._data @ weight._data.T
+        x = input._data
+        if x.ndim > 2:  # every leading dim is a row: one matrix product, as PyTorch's addmm
+            out = (x.reshape(math.prod(x.shape[:-1]), x.shape[-1]) @ weight._data.T).reshape(
+                x.shape[:-1] + (weight.shape[0],))
+        else:
+            out = x @ weight._data.T
         if bias is not None:
             out += bias._data
         return out
@@ -45,9 +52,11 @@ class LinearFunction(Op):
 
 def _linear_rule(m, grad, input, weight, needs: tuple) -> tuple:
     """The gradients of input @ weight.T + bias: every leading dim of `grad` is a row."""
-    rows = grad.reshape(-1, grad.shape[-1])
-    grad_input = grad @ weight if needs[0] else None
-    grad_weight = rows.T @ input.reshape(-1, input.shape[-1]) if needs[1] else None
+    leading = tuple(grad.shape[:-1])
+    count = math.prod(leading)  # not -1: an extent may be 0
+    rows = grad.reshape(count, grad.shape[-1])
+    grad_input = (rows @ weight).reshape(leading + (weight.shape[-1],)) if needs[0] else None
+    grad_weight = rows.T @ input.reshape(count, input.shape[-1]) if needs[1] else None
     grad_bias = rows.sum(0) if needs[2] else None
     return grad_input, grad_weight, grad_bias
 

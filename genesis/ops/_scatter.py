@@ -15,7 +15,7 @@ from ..determinism import are_deterministic_algorithms_enabled, refuse_nondeterm
 
 __all__ = ["add_at"]
 
-_cupy_add_at = None
+_cupy_add_at: dict = {}  # CuPy namespace's id -> its add-at function
 
 
 def add_at(xp, target, index, values) -> None:
@@ -36,7 +36,7 @@ def add_at(xp, target, index, values) -> None:
         if are_deterministic_algorithms_enabled() and not _distinct_positions(target, _on_host(index)):
             refuse_nondeterministic("adding into repeated positions on a GPU (atomic additions: "
                                     "the backward of indexing, gather or embedding, index_add_)")
-        (_cupy_add_at or _resolve_cupy_add_at(xp))(target, index, values)
+        (_cupy_add_at.get(id(xp)) or _resolve_cupy_add_at(xp))(target, index, values)
 
 
 def _distinct_positions(target, index) -> bool:
@@ -65,11 +65,13 @@ def _on_host(index):
 
 
 def _resolve_cupy_add_at(cupy):
-    global _cupy_add_at
+    """`cupy.add.at`, or `cupyx.scatter_add` on CuPy versions without it; remembered per
+    namespace (tests stand other namespaces in for CuPy within one process)."""
     if hasattr(cupy.add, "at"):
-        _cupy_add_at = cupy.add.at
+        function = cupy.add.at
     else:
         import cupyx
 
-        _cupy_add_at = cupyx.scatter_add
-    return _cupy_add_at
+        function = cupyx.scatter_add
+    _cupy_add_at[id(cupy)] = function
+    return function

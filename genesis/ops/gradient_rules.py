@@ -68,9 +68,11 @@ def array_math(device) -> types.SimpleNamespace:
     array([0.5])
     """
     # Keyed by id: devices are interned for the life of the process (Device.__new__), and
-    # hashing one is a Python call, on the path of every +, -, * and / in a backward.
+    # hashing one is a Python call, on the path of every +, -, * and / in a backward. The
+    # namespace is rebuilt if the device was resolved again since (tests switch "cuda"
+    # between NumPy and CuPy in one process).
     math = _ARRAY_MATH.get(id(device))
-    if math is None:
+    if math is None or math.xp is not device._xp:
         math = _ARRAY_MATH[id(device)] = _array_math(device)
     return math
 
@@ -81,7 +83,7 @@ _ARRAY_MATH: dict = {}
 def _array_math(device) -> types.SimpleNamespace:
     xp = device.xp
     return types.SimpleNamespace(
-        exp=xp.exp, exp2=xp.exp2, sin=xp.sin, cos=xp.cos, sinh=xp.sinh, cosh=xp.cosh,
+        xp=xp, exp=xp.exp, exp2=xp.exp2, sin=xp.sin, cos=xp.cos, sinh=xp.sinh, cosh=xp.cosh,
         rsqrt=lambda x: 1 / xp.sqrt(x), sigmoid=lambda x: 1 / (1 + xp.exp(-x)),
         gate=lambda values, keep: masked(device, values, keep, True),
         gate_off=lambda values, drop: masked(device, values, drop, False),

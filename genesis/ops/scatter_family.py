@@ -58,7 +58,7 @@ class ScatterExtreme(Op):
         out = data.copy()
         if not include_self:
             out[touched] = _lowest(data.dtype) if largest else _highest(data.dtype)
-        (xp.maximum if largest else xp.minimum).at(out, key, values)
+        out = _applied_at(a._device, np.maximum if largest else np.minimum, out, key, values)
         # PyTorch counts the input's tie even when include_self=False leaves it out
         own = data == out
         picked = values == out[key]
@@ -112,12 +112,21 @@ class ScatterProduct(Op):
 
 
 def _multiplied(device, shape, key, values):
-    """Ones of `shape` with `values` multiplied in at `key`, repeats included. CuPy has no
-    `multiply.at`, so on a GPU this one step runs on the host."""
-    out = np.ones(shape, values.dtype)
-    np.multiply.at(out, tuple(transfer(item, device, cpu) if getattr(item, "ndim", 0) else item
-                              for item in key), transfer(values, device, cpu))
-    return transfer(out, cpu, device)
+    """Ones of `shape` with `values` multiplied in at `key`, repeats included."""
+    return _applied_at(device, np.multiply, device.xp.ones(shape, values.dtype), key, values)
+
+
+def _applied_at(device, ufunc, out, key, values):
+    """`ufunc.at(out, key, values)` (repeated places combined in turn), returning `out`.
+    On a GPU this one step runs on the host: CuPy has no `multiply.at`, and its
+    `maximum.at`/`minimum.at` round float64 values through float32."""
+    if device.xp is np:
+        ufunc.at(out, key, values)
+        return out
+    host = transfer(out, device, cpu)
+    ufunc.at(host, tuple(transfer(item, device, cpu) if getattr(item, "ndim", 0) else item
+                         for item in key), transfer(values, device, cpu))
+    return transfer(host, cpu, device)
 
 
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,

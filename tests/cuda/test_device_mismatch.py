@@ -137,7 +137,9 @@ def test_a_cpu_scalar_joins_a_gpu_op_and_gets_its_gradient_on_the_cpu(cuda, name
         if reference is None:
             assert ours is None
         else:
-            np.testing.assert_allclose(ours, reference, rtol=1e-12)
+            # float32 values: the GPU's exp and log may differ from the CPU's in the last bit
+            np.testing.assert_allclose(ours, reference,
+                                       rtol=1e-12 if reference.dtype == np.float64 else 1e-6)
 
 
 def test_in_place_ops_take_a_cpu_scalar_but_keep_their_own_device(cuda):

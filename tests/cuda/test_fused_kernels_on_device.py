@@ -42,7 +42,8 @@ def test_kernel_on_the_gpu_matches_its_reference_on_the_cpu(real_cuda, name, dty
                                         and SAMPLES[name] is not ACROSS_SAMPLES.get(name)))
 def test_row_kernel_on_the_gpu_takes_any_axis_and_layout(real_cuda, name):
     """Rows moved to the last axis (contiguous), and every array transposed (a view CuPy
-    gets not in C order, copied for the launch); raw arrays and numbers as they are."""
+    gets not in C order, copied for the launch); raw arrays on the device as they are,
+    numbers as they are."""
     kernel = REGISTRY[name]
     args, where = SAMPLES[name](np.random.default_rng(1), np.float64)
     axis = where["axis"]
@@ -53,7 +54,8 @@ def test_row_kernel_on_the_gpu_takes_any_axis_and_layout(real_cuda, name):
                (lambda lib, a: a.T, args[0].ndim - 1 - axis))
     for layout, moved_axis in layouts:
         def laid_out(lib, convert):
-            return [layout(lib, convert(a)) if kind in ("element", "row") else a
+            return [layout(lib, convert(a)) if kind in ("element", "row")
+                    else convert(a) if kind == "raw" else a
                     for a, kind in zip(args, kinds)]
         with np.errstate(all="ignore"):  # the sample's NaN and -inf rows
             got = kernel(device, *laid_out(xp, xp.asarray), axis=moved_axis)

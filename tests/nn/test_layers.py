@@ -51,6 +51,32 @@ def test_linear_matches_pytorch(rng, dtype):
     np.testing.assert_allclose(layer.bias.grad.numpy(), reference.bias.grad.numpy(), rtol=rtol, atol=rtol)
 
 
+@pytest.mark.filterwarnings("ignore:Initializing zero-element tensors")  # torch's, in_features=0
+@pytest.mark.parametrize("input_shape, in_features", [((2, 0, 3), 3), ((2, 5, 0), 0),
+                                                      ((4, 0), 0), ((3, 2, 3), 3)])
+def test_linear_with_empty_extents_or_a_non_contiguous_input_matches_pytorch(
+        rng, input_shape, in_features):
+    torch = torch_or_skip()
+    x = rng.standard_normal(input_shape)
+    layer = nn.Linear(in_features, 4, dtype=genesis.float64)
+    reference = torch.nn.Linear(in_features, 4, dtype=torch.float64)
+    with torch.no_grad():
+        reference.weight.copy_(torch.from_numpy(layer.weight.detach().numpy()))
+        reference.bias.copy_(torch.from_numpy(layer.bias.detach().numpy()))
+    ours_x = genesis.from_numpy(x).requires_grad_()
+    theirs_x = torch.from_numpy(x).requires_grad_()
+    # a transposed view when there are three dims (its rows are not contiguous)
+    ours = layer(ours_x.transpose(0, 1) if x.ndim == 3 else ours_x)
+    theirs = reference(theirs_x.transpose(0, 1) if x.ndim == 3 else theirs_x)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
+    (ours ** 2).sum().backward()
+    (theirs ** 2).sum().backward()
+    for got, expected in ((ours_x.grad, theirs_x.grad), (layer.weight.grad, reference.weight.grad),
+                          (layer.bias.grad, reference.bias.grad)):
+        assert got.shape == tuple(expected.shape)
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12, atol=1e-12)
+
+
 def test_linear_default_init_bounds_and_repr():
     layer = nn.Linear(400, 300)
     bound = 1 / 20
