@@ -6,7 +6,7 @@ import typer
 import genesis
 
 from .command import GenesisCommand
-from .commands import compat, gradcheck, render, trace
+from .commands import compare, compat, gradcheck, render, trace
 
 app = typer.Typer(
     name="genesis",
@@ -34,6 +34,7 @@ app.command("trace", cls=GenesisCommand, context_settings=trace.CONTEXT)(trace.t
 app.command("gradcheck", cls=GenesisCommand)(gradcheck.gradcheck_command)
 app.command("render", cls=GenesisCommand)(render.render_command)
 app.command("compat", cls=GenesisCommand)(compat.compat_command)
+app.command("compare", cls=GenesisCommand)(compare.compare_command)
 
 
 def main() -> None:
