@@ -6,7 +6,7 @@ import typer
 import genesis
 
 from .command import GenesisCommand
-from .commands import compare, compat, gradcheck, render, trace
+from .commands import compare, compat, diff, gradcheck, render, trace
 
 app = typer.Typer(
     name="genesis",
@@ -35,6 +35,7 @@ app.command("gradcheck", cls=GenesisCommand)(gradcheck.gradcheck_command)
 app.command("render", cls=GenesisCommand)(render.render_command)
 app.command("compat", cls=GenesisCommand)(compat.compat_command)
 app.command("compare", cls=GenesisCommand)(compare.compare_command)
+app.command("diff", cls=GenesisCommand)(diff.diff_command)
 
 
 def main() -> None:

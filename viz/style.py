@@ -57,12 +57,17 @@ FINDING_STYLES = {
                       "legend": "exploding or vanishing gradient"},
     "error":         {"fillcolor": "#E8C8FF", "color": "#6A1B9A", "penwidth": "2.5",
                       "legend": "raised in backward, or saved tensor modified in place"},
+    "diff_only":     {"fillcolor": "#CFE3FA", "color": "#1565C0", "penwidth": "3.5",
+                      "legend": "in this run only (genesis diff)"},
+    "diff_changed":  {"color": "#1565C0", "penwidth": "3.5",
+                      "legend": "changed shape between the runs (genesis diff)"},
 }
 
 # Tags checkers may set, mapped to the finding style that draws them.
 FINDING_TAGS = {"nan": "nan_inf", "inf": "nan_inf", "nan_inf": "nan_inf", "grad_mismatch": "grad_mismatch",
                 "mismatch": "grad_mismatch", "no_grad": "no_grad", "exploding": "grad_scale",
-                "vanishing": "grad_scale", "grad_scale": "grad_scale", "error": "error"}
+                "vanishing": "grad_scale", "grad_scale": "grad_scale", "error": "error",
+                "diff_only": "diff_only", "diff_changed": "diff_changed"}
 
 
 def _lines(lines) -> list:

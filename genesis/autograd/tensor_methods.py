@@ -5,12 +5,17 @@ Tensor class; genesis.ops.catalog binds `METHODS` onto Tensor with every op fami
 """
 from __future__ import annotations
 
+from ..listeners import Listeners
 from ..tensor import Tensor
 from .engine import backward as run_backward
 from .hooks import RemovableHandle, checked_hook
 from .function import gradient_edge
 
-__all__ = ["backward", "register_hook", "METHODS"]
+__all__ = ["backward", "register_hook", "METHODS", "backward_roots"]
+
+# Told `backward_root(tensor)` before each `tensor.backward()` runs (genesis trace keeps the
+# loss of every step this way); empty, it costs one truth test.
+backward_roots: Listeners = Listeners()
 
 
 def backward(self: Tensor, gradient=None, retain_graph=None, create_graph: bool = False,
@@ -26,6 +31,9 @@ def backward(self: Tensor, gradient=None, retain_graph=None, create_graph: bool 
     >>> (x * x).sum().backward(); x.grad
     tensor([2., 4.])
     """
+    if backward_roots:
+        for listener in list(backward_roots):
+            listener.backward_root(self)
     run_backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph,
                  inputs=inputs)
 

@@ -30,6 +30,7 @@ from .. import amp
 from ..optim import optimizer as optimizers
 from .findings import Finding
 from .journal import Journal
+from .loss_watch import LossWatch
 from .nan_watch import NaNWatch
 from .node_check import InvocationLog, check_invocation
 from .names import Names, user_namespace
@@ -71,6 +72,7 @@ class TraceSession:
         self.invocations = InvocationLog(include_builtin=check_all) if self.check else None
         self.params = ParamWatch(self.readings)
         self.nan_watch = NaNWatch(self.readings, name_of=self.parameter_name) if anomaly else None
+        self.losses = LossWatch(self.readings, step=lambda: self.params.steps)
         self.uses = ParameterUses()  # where parameters were used or cut off, while recording
         self._stepped = set()        # ids of the optimizers that stepped
         self._optimizers = []
@@ -95,6 +97,7 @@ class TraceSession:
             function.observers.add(self.invocations)
         if self.nan_watch is not None:
             self.nan_watch.start()
+        self.losses.start()
         engine.backward_listeners.add(self)
         return self
 
@@ -103,6 +106,7 @@ class TraceSession:
         self._stop_invocation_log()
         if self.nan_watch is not None:
             self.nan_watch.stop()
+        self.losses.stop()
         engine.backward_listeners.discard(self)
         optimizers.listeners.discard(self)
         amp.listeners.discard(self)
@@ -307,7 +311,8 @@ class TraceSession:
                             "calls_not_rechecked": self.invocations.not_copied
                             if self.invocations is not None else 0,
                             "scaler_skips": self.nan_watch.scaler_skips
-                            if self.nan_watch is not None else 0})
+                            if self.nan_watch is not None else 0,
+                            "losses": self.losses.to_dict()})
         if self.journal is not None:
             self.journal.end(trace)
         return trace

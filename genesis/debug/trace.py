@@ -167,6 +167,9 @@ def _meta_from_dict(meta: dict) -> dict:
     if "checks" in meta:
         meta["checks"] = [{**check, "max_abs_error": number(check.get("max_abs_error"))}
                           for check in meta["checks"]]
+    if isinstance(meta.get("losses"), dict):  # NaN/Inf losses are written as strings
+        meta["losses"] = {**meta["losses"],
+                          "values": [number(value) for value in meta["losses"].get("values", [])]}
     return meta
 
 

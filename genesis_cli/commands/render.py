@@ -34,7 +34,8 @@ from viz.render import FORMATS, render
 
 from ..ui import make_console, print_error, print_warning
 
-__all__ = ["render_command", "load_graphs", "mark_findings", "find_node", "UsageError"]
+__all__ = ["render_command", "load_graphs", "load_trace", "mark_findings", "find_node",
+           "UsageError"]
 
 
 class UsageError(ValueError):
@@ -99,14 +100,30 @@ def render_command(
 def load_graphs(path: Path) -> tuple:
     """(graphs, findings) of a trace.json (or of the trace.json in folder `path`), or
     ([graph], []) of a Graph JSON."""
-    path = Path(path)
+    loaded = _load(Path(path))
+    if isinstance(loaded, Graph):
+        return [loaded], []
+    return loaded.graphs, loaded.findings
+
+
+def load_trace(path: Path) -> Trace:
+    """The Trace of a trace.json, of the folder holding one, or of an unfinished run's
+    journal; a UsageError saying why not otherwise (a Graph JSON is a graph, not a run)."""
+    loaded = _load(Path(path))
+    if isinstance(loaded, Graph):
+        raise UsageError(f"{path} is a Graph JSON, not a run; give the trace.json (or the folder) "
+                         "that `genesis trace` wrote")
+    return loaded
+
+
+def _load(path: Path):
+    """A Trace, or a Graph for a bare Graph JSON."""
     journal = unfinished_run(path)
     if journal is not None:
         try:
-            trace = read_journal(journal)
+            return read_journal(journal)
         except (OSError, ValueError) as error:
             raise UsageError(f"{journal} holds an unfinished run that can't be read: {error}") from None
-        return trace.graphs, trace.findings
     if path.is_dir():
         if not (path / "trace.json").is_file():
             raise UsageError(f"{path} is a folder without a trace.json; give the trace file")
@@ -115,10 +132,9 @@ def load_graphs(path: Path) -> tuple:
     schema = data.get("schema") if isinstance(data, dict) else None
     try:
         if schema == "genesis.debug.Trace":
-            trace = Trace.from_dict(data)
-            return trace.graphs, trace.findings
+            return Trace.from_dict(data)
         if schema == "genesis.debug.Graph":
-            return [Graph.from_dict(data)], []
+            return Graph.from_dict(data)
     except ValueError as error:  # says where in the file and what is wrong there
         raise UsageError(f"{path}: {error}") from None
     raise UsageError(f"{path} is not a genesis trace.json or Graph JSON (its schema is {schema!r})")

@@ -1,0 +1,81 @@
+"""`genesis diff RUN_A RUN_B`: exit 0 and a plain sentence for runs that agree, 1 with the
+changes located for runs that differ, 2 with one line for a missing or foreign file; the
+HTML page draws both graphs with the changed nodes marked."""
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from genesis_cli.app import app
+from tests.debug.test_run_diff import traced_run
+from tests.helpers import usage_error
+
+
+def run(*args, cwd=None):
+    return CliRunner().invoke(app, ["diff", *args], env={"COLUMNS": "200"})
+
+
+@pytest.fixture
+def runs(tmp_path):
+    """Trace folders: `before`, `same` (a rerun of it) and `gelu` (an activation changed)."""
+    folders = {}
+    for name, options in (("before", {}), ("same", {}), ("gelu", {"activation": "gelu"})):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "trace.json").write_text(traced_run(**options).to_json())
+        folders[name] = str(folder)
+    return folders
+
+
+def test_runs_that_agree_say_so_and_exit_0(runs, tmp_path):
+    page = tmp_path / "page.html"
+    result = run(runs["before"], runs["same"], "--html", str(page))
+    assert result.exit_code == 0, result.output
+    assert "The runs do not differ" in result.output
+    assert "do not differ" in page.read_text()
+
+
+def test_runs_that_differ_are_located_and_exit_1(runs, tmp_path):
+    page = tmp_path / "page.html"
+    result = run(runs["before"], runs["gelu"], "--html", str(page))
+    assert result.exit_code == 1, result.output
+    lines = result.output.splitlines()
+    assert any(line.split()[:3] == ["1", "removed", "Relu"] for line in lines)
+    assert any(line.split()[:3] == ["1", "added", "Gelu"] for line in lines)
+    assert "(top module)" in result.output and "test_run_diff.py:" in result.output
+    assert "Loss: first differs at step 0" in result.output
+    text = page.read_text()
+    assert text.count("<svg") == 2 and "#1565c0" in text.lower()  # both graphs, changes marked
+    assert text.count("in this run only (genesis diff)") == 2  # the legend of each
+
+
+def test_json_summary(runs):
+    result = run(runs["before"] + "/trace.json", runs["gelu"] + "/trace.json", "--json", "--no-html")
+    assert result.exit_code == 1
+    summary = json.loads(result.output)
+    assert summary["differ"] is True
+    assert {change["what"] for change in summary["structure"]} == {"Relu", "Gelu"}
+    assert summary["loss"]["first_step"] == 0
+
+
+def test_no_html_writes_nothing(runs, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run(runs["before"], runs["same"], "--no-html").exit_code == 0
+    assert not (tmp_path / "diff.html").exists()
+
+
+def test_missing_and_foreign_files_are_one_line_usage_errors(runs, tmp_path):
+    assert "no such file" in usage_error(run(runs["before"], str(tmp_path / "nowhere")))
+    foreign = tmp_path / "foreign.json"
+    foreign.write_text(json.dumps({"schema": "something.else"}))
+    assert "is not a genesis trace.json" in usage_error(run(str(foreign), runs["before"]))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert "folder without a trace.json" in usage_error(run(str(empty), runs["before"]))
+
+
+def test_an_unwritable_html_page_is_a_warning_not_a_lost_report(runs, tmp_path):
+    result = run(runs["before"], runs["gelu"], "--html", str(tmp_path / "missing" / "page.html"))
+    assert result.exit_code == 1
+    assert "the HTML page was not written" in result.output
+    assert "Loss: first differs" in result.output
