@@ -38,8 +38,9 @@ from ..dtypes import float64, get_dtype
 from ..nn.module import Module
 from ..random import manual_seed
 from ..tensor import Tensor
+from .difference_shape import explain_difference
 
-__all__ = ["compare", "Comparison", "ComparedValue", "default_tolerances", "explain_difference"]
+__all__ = ["compare", "Comparison", "ComparedValue", "default_tolerances"]
 
 _WORST = 5  # entries shown per differing value
 
@@ -320,39 +321,3 @@ def _judged(name, left: np.ndarray, right: np.ndarray, atol, rtol) -> ComparedVa
                          differing=int(bad.sum()), total=int(left.size), worst=worst)
 
 
-
-def explain_difference(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> str:
-    """The simple shape of the difference between `a` and `b` when every entry fits it, in
-    words (A for `a`, B for `b`): one is zero, a constant factor (a sign flip included),
-    a transpose; "" when no such explanation holds for every entry. Never a guess.
-
-    >>> import numpy as np
-    >>> explain_difference(np.array([1., 2.]), np.array([2., 4.]), 1e-7, 1e-7)
-    'A = 0.5 x B at every entry (a constant factor: a missing factor 2?)'
-    >>> explain_difference(np.array([1., 2.]), np.array([1., 5.]), 1e-7, 1e-7)
-    ''
-    """
-    def close(x, y):
-        return bool(np.all(np.abs(x - y) <= atol + rtol * np.maximum(np.abs(x), np.abs(y))))
-
-    if not (np.isfinite(a).all() and np.isfinite(b).all()) or a.size == 0:
-        return ""
-    if close(a, 0 * a) and not close(b, 0 * b):
-        return "A is zero at every entry, B is not"
-    if close(b, 0 * b) and not close(a, 0 * a):
-        return "B is zero at every entry, A is not"
-    if a.ndim == 2 and a.shape[0] == a.shape[1] and close(a, b.T):
-        return "A is the transpose of B"
-    pivot = int(np.argmax(np.abs(b)))
-    factor = a.flat[pivot] / b.flat[pivot]
-    if close(a, factor * b):
-        if close(np.array(factor), np.array(-1.0)):
-            return "A = -B at every entry (the sign is wrong)"
-        words = f"A = {factor:.4g} x B at every entry"
-        rounded = round(1 / factor) if factor else 0
-        if rounded and abs(1 / factor - rounded) < 1e-6 * abs(rounded):
-            return words + f" (a constant factor: a missing factor {rounded}?)"
-        if abs(factor - round(factor)) < 1e-6 * max(1, abs(factor)):
-            return words + f" (a constant factor: an extra factor {round(factor)}?)"
-        return words + " (a constant factor)"
-    return ""

@@ -47,10 +47,32 @@ class NodeCheck:
     skipped_elements: int = 0   # input elements without a finite difference (see the reason)
     defined_elements: int = 0   # input elements whose gradient the Function defines
     tolerances: dict = field(default_factory=FLOAT64.as_dict)
+    # per input with a wrong gradient: input, name, explanation, line ("file:line"), code
+    blame: list = field(default_factory=list)
+    backward_site: str | None = None   # "file:line" of the backward's def (user code)
+
+    def wrong_inputs(self) -> str:
+        """The inputs with a wrong gradient, in words: "x (input 0)", "x and w (inputs 0, 1)"."""
+        if not self.blame:
+            return ""
+        positions = [str(row["input"]) for row in self.blame]
+        names = [row["name"] for row in self.blame]
+        plural = len(positions) > 1
+        label = f"input{'s' if plural else ''} {', '.join(positions)}"
+        return f"{' and '.join(names)} ({label})" if all(names) else label
 
     def report(self) -> str:
-        """A short text block: verdict, errors and the worst entries."""
+        """A short text block: verdict, which inputs' gradients are wrong and where they are
+        computed, errors and the worst entries."""
         lines = [f"{self.status}: {self.reason}" if self.reason else self.status]
+        for row in self.blame:
+            name = f"{row['name']} (input {row['input']})" if row["name"] else f"input {row['input']}"
+            lines.append(f"wrong gradient for {name}"
+                         + (f": {row['explanation']}" if row["explanation"] else ""))
+            if row["line"]:
+                lines.append(f"  computed at {row['line']}: {row['code']}")
+        if self.backward_site and self.blame:
+            lines.append(f"backward defined at {self.backward_site}")
         if self.worst:
             tol = self.tolerances
             lines.append(f"max abs error {self.max_abs_error:.3g}, max rel error "

@@ -11,6 +11,7 @@ from ..autograd.grad_mode import no_grad
 from ..autograd.gradcheck_jacobians import flat_values
 from ..device import cpu, transfer
 from ..tensor import Tensor, wrap_array
+from .blame import BackwardSite, explain_inputs, forward_input_names
 from .invocation_log import Invocation
 from .node_verdict import FLOAT32, FLOAT64, NodeCheck
 
@@ -47,6 +48,8 @@ class RebuiltCall:
         self.usable, self.nonfinite = [], []
         self.size = self.usable_count = self.unusable_count = self.defined_count = 0
         self.left_out = 0
+        # where the backward is written, and the return lines its calls end at (user code)
+        self.site = None if invocation.function._builtin else BackwardSite.of(invocation.function)
 
     @classmethod
     def build(cls, invocation: Invocation, on_host: bool, in_float64: bool, note: str) -> "RebuiltCall":
@@ -212,8 +215,13 @@ class RebuiltCall:
         connected = [(out, grad) for out, grad in zip(outputs, grad_outputs) if out.requires_grad]
         if not connected:
             return [np.zeros(leaf.shape) for leaf in self.leaves]
-        grads = engine.grad([out for out, _ in connected], leaves, [g for _, g in connected],
-                            allow_unused=True)
+        if self.site is None:
+            grads = engine.grad([out for out, _ in connected], leaves, [g for _, g in connected],
+                                allow_unused=True)
+        else:
+            with self.site.watching():
+                grads = engine.grad([out for out, _ in connected], leaves,
+                                    [g for _, g in connected], allow_unused=True)
         return [np.zeros(leaf.shape) if grad is None else np.asarray(grad._host_array(), np.float64)
                 for grad, leaf in zip(grads, self.leaves)]
 
@@ -269,6 +277,7 @@ class RebuiltCall:
         tol = self.tolerances
         mismatches, kinks, checked, undefined = [], 0, 0, 0
         moving = set()  # inputs with an element whose move changed an output
+        compared = {}   # input position -> (indices, analytical, numerical) of checked elements
         for number, (leaf, grad, usable) in enumerate(zip(self.leaves, analytical, self.usable)):
             for index in _sample_indices(usable, rng):
                 step = tol.eps * max(1.0, abs(float(leaf[index])))
@@ -286,6 +295,9 @@ class RebuiltCall:
                 central = changes[0] / (up - down)
                 value = float(grad[index])
                 error = abs(value - central)
+                for column, item in zip(compared.setdefault(self.leaf_positions[number],
+                                                            ([], [], [])), (index, value, central)):
+                    column.append(item)
                 if value == central or error <= (tol.atol + tol.rtol * abs(central)
                                                  + rounding / (up - down)):
                     continue
@@ -320,7 +332,10 @@ class RebuiltCall:
             return self.verdict("fail", reason, checked, skipped,
                                 max_abs_error=mismatches[0]["abs_error"],
                                 max_rel_error=max(m["rel_error"] for m in mismatches),
-                                worst=mismatches[:MAX_REPORT])
+                                worst=mismatches[:MAX_REPORT],
+                                blame=self.blame(mismatches, compared, analytical),
+                                backward_site=None if self.site is None or self.site.file is None
+                                else self.site.definition)
         if kinks:
             return self.verdict("skipped", f"not differentiable here: {kinks} of {checked} checked "
                                 "elements sit on a kink (e.g. relu/abs at 0, max with ties)"
@@ -329,6 +344,25 @@ class RebuiltCall:
             return self.verdict("skipped", f"finite differences undefined at every sampled "
                                 f"element ({note})", 0, skipped)
         return self.verdict("pass", note, checked, skipped)
+
+    def blame(self, mismatches: list, compared: dict, analytical: list) -> list:
+        """Per input with a wrong gradient: its name in forward's signature, the line its
+        gradient is computed on, and the shape of the error when every checked element of
+        it fits one (see `genesis.debug.blame`)."""
+        names = forward_input_names(self.invocation.function)
+        tol = self.tolerances
+        explained = explain_inputs(compared, dict(zip(self.leaf_positions, analytical)),
+                                   tol.atol, tol.rtol)
+        wrong = sorted({entry["input"] for entry in mismatches})
+        rows = []
+        for position in wrong:
+            line, code = (None, "") if self.site is None else self.site.slot_site(position)
+            rows.append({"input": position,
+                         "name": names[position] if position < len(names) else None,
+                         "explanation": explained.get(position, ""),
+                         "line": None if line is None else f"{self.site.file}:{line}",
+                         "code": code})
+        return rows
 
     def unusable_words(self) -> str:
         """What the input elements without a finite difference hold: ±inf, NaN or both."""

@@ -342,14 +342,17 @@ class TraceSession:
                     f"\nIf {name}'s backward is meant to differ from its forward's derivative (a "
                     "gradient reversal layer, a surrogate gradient), set surrogate_gradient = True "
                     f"on {name}: the checks then skip it.")
+                wrong = verdict.wrong_inputs()
                 findings.append(Finding(
-                    "gradient_mismatch", "error", f"wrong gradient in {name}.backward",
+                    "gradient_mismatch", "error",
+                    f"wrong gradient in {name}.backward" + (f" for {wrong}" if wrong else ""),
                     verdict.report() + advice, op=type(node).__name__, function=name,
                     module=self._module_of(graph, node_id), source=str(source) if source else None,
                     code=source.code if source is not None else None, graph=graph, node=node_id,
                     details={"max_abs_error": verdict.max_abs_error,
                              "max_rel_error": verdict.max_rel_error, "worst": verdict.worst,
-                             "tolerances": verdict.tolerances}))
+                             "tolerances": verdict.tolerances, "blame": verdict.blame,
+                             "backward_site": verdict.backward_site}))
         if progress is not None:
             progress(len(calls), len(calls))
         return findings

@@ -8,7 +8,8 @@ import pytest
 import genesis
 import genesis.nn.functional as F
 from genesis import nn
-from genesis.debug.compare import compare, default_tolerances, explain_difference
+from genesis.debug.compare import compare, default_tolerances
+from genesis.debug.difference_shape import explain_difference
 
 
 def naive_attention(q, k, v):

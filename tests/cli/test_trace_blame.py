@@ -1,0 +1,58 @@
+"""A wrong custom backward is pointed at the line to edit: the input whose gradient is wrong
+(by forward's name), the line that computes it, the backward's def, and the shape of the
+error when every checked element fits one (missing factor, swapped, transposed); none is
+claimed when the error has no simple shape."""
+from pathlib import Path
+
+import pytest
+
+from genesis.debug.trace import Trace
+from tests.cli.test_trace_cmd import BUGGY, trace
+from tests.helpers import line_of
+
+
+def the_finding(tmp_path, name):
+    script = BUGGY / name
+    result, out = trace(tmp_path, script)
+    assert result.exit_code == 1, result.output
+    (finding,) = Trace.load(out / "trace.json").findings
+    assert finding.kind == "gradient_mismatch"
+    return script, finding, result.output
+
+
+def test_a_missing_factor_is_named_with_the_line_that_computes_the_gradient(tmp_path):
+    script, finding, output = the_finding(tmp_path, "missing_factor.py")
+    assert finding.title == "wrong gradient in SquaredNorm.backward for weight (input 0)"
+    (blame,) = finding.details["blame"]
+    assert blame["line"] == f"{script}:{line_of(script, 'grad_weight = grad * weight')}"
+    assert blame["explanation"] == ("analytical = 0.5 x numerical at every checked element "
+                                    "(a constant factor: a missing factor 2?)")
+    assert finding.details["backward_site"] == f"{script}:{line_of(script, 'def backward')}"
+    assert "computed at" in output and "a missing factor 2?" in output
+
+
+def test_swapped_gradients_name_both_inputs(tmp_path):
+    script, finding, output = the_finding(tmp_path, "swapped_gradients.py")
+    assert finding.title == "wrong gradient in Gate.backward for value and gate (inputs 0, 1)"
+    value, gate = finding.details["blame"]
+    assert value["name"] == "value" and gate["name"] == "gate"
+    assert "the backward returns the two swapped" in value["explanation"]
+    assert "the backward returns the two swapped" in gate["explanation"]
+    # each slot is traced to the assignment of the name the return puts there
+    assert value["line"] == f"{script}:{line_of(script, 'grad_gate = grad * value')}"
+    assert gate["line"] == f"{script}:{line_of(script, 'grad_value = grad * gate')}"
+
+
+def test_a_transposed_weight_gradient_is_named(tmp_path):
+    script, finding, _ = the_finding(tmp_path, "transposed_gradient.py")
+    (blame,) = finding.details["blame"]
+    assert blame["name"] == "weight" and blame["input"] == 1
+    assert blame["explanation"] == "analytical is the transpose of numerical at every checked element"
+    assert blame["line"] == f"{script}:{line_of(script, 'grad_weight = x.T @ grad')}"
+
+
+def test_an_error_without_a_simple_shape_is_not_given_one(tmp_path):
+    script, finding, _ = the_finding(tmp_path, "wrong_backward.py")
+    (blame,) = finding.details["blame"]
+    assert blame["name"] == "x" and blame["explanation"] == ""  # (1 - |x|) for (1 + |x|): no guess
+    assert blame["line"] == f"{script}:{line_of(script, 'return grad / (1 - x.abs())')}"
