@@ -28,6 +28,7 @@ KINDS = {
     "exploding_gradient": ("exploding", "a gradient norm growing by orders of magnitude"),
     "vanishing_gradient": ("vanishing", "a gradient norm shrinking by orders of magnitude"),
     "inplace_modified": ("error", "a saved tensor modified in place before backward"),
+    "stale_backward": ("grad_mismatch", "a backward that reads state changed after its forward"),
     "script_error": ("error", "the script raised an exception"),
 }
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}

@@ -29,6 +29,7 @@ from ..autograd.source import SourceLocation
 from .. import amp
 from ..optim import optimizer as optimizers
 from .findings import Finding
+from .blame import forward_input_names
 from .journal import Journal
 from .loss_watch import LossWatch
 from .nan_watch import NaNWatch
@@ -37,6 +38,7 @@ from .names import Names, user_namespace
 from .param_watch import ParamWatch
 from .parameter_uses import ParameterUses, short_path
 from .readings import Readings
+from .stale_state import StaleStateWatch
 from .record import record
 from .trace import Trace
 
@@ -70,6 +72,7 @@ class TraceSession:
         self.readings = Readings()
         self.recorder = record(stats=stats, on_step=self._on_step, readings=self.readings)
         self.invocations = InvocationLog(include_builtin=check_all) if self.check else None
+        self.stale_watch = StaleStateWatch() if self.check else None
         self.params = ParamWatch(self.readings)
         self.nan_watch = NaNWatch(self.readings, name_of=self.parameter_name) if anomaly else None
         self.losses = LossWatch(self.readings, step=lambda: self.params.steps)
@@ -95,6 +98,7 @@ class TraceSession:
         amp.listeners.add(self)
         if self.invocations is not None:
             function.observers.add(self.invocations)
+            function.observers.add(self.stale_watch)
         if self.nan_watch is not None:
             self.nan_watch.start()
         self.losses.start()
@@ -125,6 +129,7 @@ class TraceSession:
     def _stop_invocation_log(self) -> None:
         if self.invocations is not None:
             function.observers.discard(self.invocations)
+            function.observers.discard(self.stale_watch)
 
     # -- per backward call ---------------------------------------------------------------
     def backward_started(self, run) -> None:
@@ -287,7 +292,7 @@ class TraceSession:
         during the per-node checks.
         """
         graphs = self.recorder.graphs
-        findings = self._gradient_findings(progress)
+        findings = self._gradient_findings(progress) + self._stale_findings()
         if self.nan_watch is not None:
             for finding, node in zip(self.nan_watch.findings, self.nan_watch.nodes):
                 finding.graph, finding.node = self.node_ids.get(node, (None, None))
@@ -355,6 +360,51 @@ class TraceSession:
                              "backward_site": verdict.backward_site}))
         if progress is not None:
             progress(len(calls), len(calls))
+        return findings
+
+    def _stale_findings(self) -> list:
+        """A backward whose answer changed between the end of its forward and its run."""
+        if self.stale_watch is None:
+            return []
+        findings = []
+        for stale in self.stale_watch.stale:
+            graph, node_id = self.node_ids.get(stale.node, (None, None))
+            name = stale.function.node_name
+            names = forward_input_names(stale.function)
+            inputs = ", ".join(f"{names[p]} (input {p})" if p < len(names) else f"input {p}"
+                               for p in stale.difference)
+            largest = max(stale.difference.values(), default=0.0)
+            lines = [f"Its backward, run on one output gradient right after forward and again just "
+                     f"before the engine ran it, gave different gradients for {inputs} (largest "
+                     f"difference {largest:.3g}): it read something that changed in between, "
+                     "which the forward did not leave it (saved tensors, ctx attributes as set)."]
+            for attribute, (before, after) in stale.changed.items():
+                lines.append(f"ctx.{attribute} was {before} at the end of forward and {after} "
+                             "when backward started.")
+            held = [attribute for attribute in stale.changed if "." in attribute]
+            if held:
+                owner, _, field_name = held[0].partition(".")
+                lines.append(f"Keep the value the forward used: set ctx.{field_name} = "
+                             f"{owner}.{field_name} in forward and read that in backward, rather "
+                             f"than reading ctx.{owner}.{field_name} when backward runs.")
+            elif stale.changed:
+                lines.append("Keep what the forward used: set ctx attributes in forward only, and "
+                             "save tensors with ctx.save_for_backward (a later in-place change "
+                             "is then an error, not a silent wrong gradient).")
+            else:
+                lines.append("No ctx attribute changed: the backward reads a closure or global "
+                             "variable (or a tensor changed in place through another reference). "
+                             "Save what it needs in forward: ctx.save_for_backward for tensors, "
+                             "a ctx attribute for numbers.")
+            source = stale.source
+            findings.append(Finding(
+                "stale_backward", "error",
+                f"{name}.backward depends on state that changed after forward",
+                "\n".join(lines), op=type(stale.node).__name__, function=name,
+                module=self._module_of(graph, node_id), source=str(source) if source else None,
+                code=source.code if source is not None else None, graph=graph, node=node_id,
+                details={"changed": {key: list(value) for key, value in stale.changed.items()},
+                         "difference": {str(key): value for key, value in stale.difference.items()}}))
         return findings
 
     def _module_of(self, graph, node_id):

@@ -56,3 +56,16 @@ def test_an_error_without_a_simple_shape_is_not_given_one(tmp_path):
     (blame,) = finding.details["blame"]
     assert blame["name"] == "x" and blame["explanation"] == ""  # (1 - |x|) for (1 + |x|): no guess
     assert blame["line"] == f"{script}:{line_of(script, 'return grad / (1 - x.abs())')}"
+
+
+def test_a_backward_reading_state_changed_after_forward_names_it(tmp_path):
+    script = BUGGY / "stale_backward.py"
+    result, out = trace(tmp_path, script)
+    assert result.exit_code == 1, result.output
+    (finding,) = Trace.load(out / "trace.json").findings
+    assert finding.kind == "stale_backward"
+    assert finding.title == "TemperedSigmoid.backward depends on state that changed after forward"
+    assert finding.source == f"{script}:{line_of(script, 'TemperedSigmoid.apply(x, self)')}"
+    assert "ctx.layer.temperature was 2.0 at the end of forward and 1.8 when backward started" \
+        in finding.message
+    assert "set ctx.temperature = layer.temperature in forward" in finding.message
