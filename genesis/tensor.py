@@ -39,7 +39,8 @@ _new_object = object.__new__
 
 class CutListener(Protocol):
     """Told each time a tensor is taken out of the graph: `how` is ".detach()", ".detach_()"
-    (`alias` is the tensor itself) or ".data". `genesis trace` listens while it records,
+    (`alias` is the tensor itself), ".data", or ".item()"/".tolist()" (`alias` is the Python
+    number or list made). `genesis trace` listens while it records,
     to say where a parameter was cut off from the loss; while nobody listens it costs one
     test."""
 
@@ -352,10 +353,16 @@ class Tensor:
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to a Python scalar; use .tolist() for all values")
-        return self._host_array().reshape(()).item()
+        value = self._host_array().reshape(()).item()
+        if cut_listeners:
+            _tell_cut(self, value, ".item()")
+        return value
 
     def tolist(self):
-        return self._host_array().tolist()
+        values = self._host_array().tolist()
+        if cut_listeners:
+            _tell_cut(self, values, ".tolist()")
+        return values
 
     def __float__(self) -> float:
         return float(self.item())

@@ -12,7 +12,11 @@ to three hooks of the core:
   joins a graph, the cut *fed the graph*: what came from the leaves was used in the
   forward, with its gradient path removed.
 - `genesis.tensor.cut_listeners`: `.detach()`, `.detach_()` and `.data` called in the
-  script's own code are cuts too (genesis's internals, such as `state_dict`, do not count).
+  script's own code are cuts too (genesis's internals, such as `state_dict`, do not count),
+  and so are `.item()` and `.tolist()`: the Python numbers they make are followed (as the
+  same objects) into the ops that take them. An op whose result carries no gradient (an
+  integer cast, argmax, a comparison) is a cut of what its inputs were computed from.
+  Each cut keeps, per leaf behind it, the ops between the leaf and the cut.
 - `genesis.autograd.module_scope.listeners`: the modules whose forward ran with gradients
   enabled (their parameters are expected to get one).
 
@@ -32,7 +36,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..autograd import engine, function, module_scope
 from ..autograd.function import AccumulateGrad
@@ -57,6 +61,7 @@ class Cut:
     source: SourceLocation | None
     fed: bool = False
     order: int = 0   # cuts are numbered in the order they happened
+    paths: dict = field(default_factory=dict)  # id of a leaf behind it -> ops from it to the cut
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,7 @@ class Explanation:
 
     how: str
     source: SourceLocation | None = None
+    path: tuple = ()   # the ops from the leaf to the cut, in forward order
 
     def summary(self, plural: bool = False) -> str:
         """The reason in a few words, for a title."""
@@ -85,7 +91,8 @@ class Explanation:
             return (f"used in the forward{where}, but nothing computed from "
                     f"{'them' if plural else 'it'} reached the loss")
         by = "genesis.no_grad() (gradients disabled)" if self.how == "no_grad" else self.how
-        return f"cut off from the loss{where} by {by}"
+        path = f", after {' -> '.join(self.path)}" if self.path else ""
+        return f"cut off from the loss{where} by {by}{path}"
 
 
 class ParameterUses:
@@ -99,6 +106,7 @@ class ParameterUses:
         self._uses = TensorMap()      # leaf -> SourceLocation of its first use
         self._cuts_of = TensorMap()   # leaf -> [Cut]
         self._carriers = TensorMap()  # value computed past a cut -> that Cut
+        self._numbers = {}        # id of a Python number made by .item()/.tolist() -> (it, Cut)
         self._walks = {}          # (how, source) -> graphs walked there
         self._observer = self._observe
         self._cut_listener = self._cut
@@ -120,6 +128,7 @@ class ParameterUses:
         cut_listeners.discard(self._cut_listener)
         module_scope.listeners.discard(self)
         self._carriers.clear()
+        self._numbers.clear()
         self._active = False
 
     def __enter__(self) -> "ParameterUses":
@@ -136,7 +145,7 @@ class ParameterUses:
         fed = [cut for cut in self._cuts_of.get(leaf, ()) if cut.fed]
         if fed:
             cut = min(fed, key=lambda cut: cut.order)
-            return Explanation(cut.how, cut.source)
+            return Explanation(cut.how, cut.source, tuple(cut.paths.get(id(leaf), ())))
         use = self._uses.get(leaf)
         if use is not None:
             return Explanation("used", use)
@@ -161,6 +170,7 @@ class ParameterUses:
         if engine.unwatched.depth:
             return
         inputs = _tensors(args)
+        numbers = self._carried_numbers(args) if self._numbers else []
         if node.next_functions:  # the op joined a graph
             for value in inputs:
                 carried = self._carriers.get(value)
@@ -168,22 +178,50 @@ class ParameterUses:
                     carried.fed = True
                 elif value.grad_fn is None and value._requires_grad:
                     self._note_use(value, node)
+            for carried in numbers:
+                carried.fed = True
+            if grad_state.enabled and not any(isinstance(output, Tensor) and output._requires_grad
+                                              for output in outputs):
+                # an op whose result carries no gradient (an integer cast, argmax, a
+                # comparison): what is computed from that result is cut off from the inputs
+                cut = self._new_cut(_without_gradient(node), SourceLocation.capture(max_frames=2),
+                                    [value for value in inputs if value._requires_grad])
+                for output in outputs:
+                    if isinstance(output, Tensor):
+                        self._carriers[output] = cut
             return
         if not grad_state.enabled and any(value._requires_grad for value in inputs):
             cut = self._new_cut("no_grad", SourceLocation.capture(max_frames=2),
                                 [value for value in inputs if value._requires_grad])
         else:
-            cut = next((c for c in map(self._carriers.get, inputs) if c is not None), None)
+            cut = next((c for c in map(self._carriers.get, inputs) if c is not None),
+                       numbers[0] if numbers else None)
         if cut is not None:
             for output in outputs:
                 if isinstance(output, Tensor) and not output._requires_grad:
                     self._carriers[output] = cut
 
-    def _cut(self, tensor: Tensor, alias: Tensor, how: str) -> None:
+    def _cut(self, tensor: Tensor, alias, how: str) -> None:
         if not tensor._requires_grad or engine.unwatched.depth or _called_from_genesis():
             return
         cut = self._new_cut(how, SourceLocation.capture(max_frames=2), [tensor])
-        self._carriers[alias] = cut
+        if isinstance(alias, Tensor):
+            self._carriers[alias] = cut
+            return
+        for number in _floats(alias):  # .item() / .tolist(): the Python numbers made
+            if len(self._numbers) < _NUMBERS_KEPT:
+                self._numbers[id(number)] = (number, cut)
+
+    def _carried_numbers(self, args) -> list:
+        """The cuts behind the Python numbers made by .item()/.tolist() among `args` (the
+        same objects, one level into lists and tuples)."""
+        found = []
+        for arg in args:
+            for item in (arg if arg.__class__ in (list, tuple) else (arg,)):
+                entry = self._numbers.get(id(item))
+                if entry is not None and entry[0] is item:
+                    found.append(entry[1])
+        return found
 
     # -- bookkeeping ---------------------------------------------------------------------
     def _note_use(self, leaf: Tensor, node) -> None:
@@ -204,7 +242,10 @@ class ParameterUses:
         walks = self._walks.get(key, 0)
         if computed and walks < WALKS_PER_SITE:
             self._walks[key] = walks + 1
-            leaves += _leaves_behind(computed)
+            behind = _leaves_behind(computed)
+            for leaf, path in behind:
+                cut.paths.setdefault(id(leaf), path)
+            leaves += [leaf for leaf, _ in behind]
         for leaf in leaves:
             cuts = self._cuts_of.setdefault(leaf, list)
             if cut not in cuts:
@@ -224,23 +265,67 @@ def _tensors(args) -> list:
 
 
 def _leaves_behind(values: list) -> list:
-    """The leaves that require grad which `values` (tensors made by ops) were computed from,
-    found by an iterative walk of their graphs."""
-    leaves = {}       # id -> leaf, in the order found
-    visited = set()   # autograd nodes
-    stack = [value.grad_fn for value in values]
-    while stack:
-        node = stack.pop()
-        if node in visited:
-            continue
-        visited.add(node)
+    """[(leaf, path)]: the leaves that require grad which `values` (tensors made by ops) were
+    computed from, each with the ops between it and `values` in forward order (at most
+    PATH_OPS named), found by an iterative breadth-first walk of their graphs."""
+    leaves = {}                                      # id -> (leaf, path), in the order found
+    parents = {value.grad_fn: None for value in values}  # node -> the node it was reached from
+    queue = [value.grad_fn for value in values]
+    for node in queue:  # grows as it goes: breadth first, so each path is a shortest one
         if node.__class__ is AccumulateGrad:
             leaf = node.variable
-            if leaf is not None:
-                leaves.setdefault(id(leaf), leaf)
+            if leaf is not None and id(leaf) not in leaves:
+                leaves[id(leaf)] = (leaf, _path_to(parents, parents[node]))
             continue
-        stack.extend(child for child, _ in node.next_functions if child is not None)
+        for child, _ in node.next_functions:
+            if child is not None and child not in parents:
+                parents[child] = node
+                queue.append(child)
     return list(leaves.values())
+
+
+PATH_OPS = 6  # ops named on the way from a leaf to a cut
+
+
+def _path_to(parents: dict, node) -> list:
+    """The names of the ops from `node` up to the walk's start (forward order)."""
+    names = []
+    while node is not None:
+        forward = getattr(type(node), "_forward_cls", None)
+        names.append(forward.node_name if forward is not None else type(node).__name__)
+        node = parents[node]
+    if len(names) > PATH_OPS:
+        names = names[:PATH_OPS // 2] + ["..."] + names[-(PATH_OPS // 2):]
+    return names
+
+
+_NUMBERS_KEPT = 4096  # Python numbers made by .item()/.tolist() followed, at most
+
+
+def _floats(value) -> list:
+    """The float objects in a number or (nested) list of numbers, at most _NUMBERS_KEPT."""
+    if isinstance(value, float):
+        return [value]
+    found, stack = [], [value]
+    while stack and len(found) < _NUMBERS_KEPT:
+        item = stack.pop()
+        if isinstance(item, float):
+            found.append(item)
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+_WITHOUT_GRADIENT = {"ToCopy": "an integer cast", "Argmax": "argmax", "Argmin": "argmin",
+                     "Gt": "a comparison (>)", "Ge": "a comparison (>=)", "Lt": "a comparison (<)",
+                     "Le": "a comparison (<=)", "Eq": "a comparison (==)", "Ne": "a comparison (!=)"}
+
+
+def _without_gradient(node) -> str:
+    """How an op whose result carries no gradient is named in a cut."""
+    forward = getattr(type(node), "_forward_cls", None)
+    name = forward.node_name if forward is not None else type(node).__name__
+    return f"{_WITHOUT_GRADIENT.get(name, name)} (its result carries no gradient)"
 
 
 def _called_from_genesis() -> bool:

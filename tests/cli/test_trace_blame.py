@@ -69,3 +69,14 @@ def test_a_backward_reading_state_changed_after_forward_names_it(tmp_path):
     assert "ctx.layer.temperature was 2.0 at the end of forward and 1.8 when backward started" \
         in finding.message
     assert "set ctx.temperature = layer.temperature in forward" in finding.message
+
+
+def test_a_number_round_trip_names_the_item_line_and_the_ops_before_it(tmp_path):
+    script = BUGGY / "number_round_trip.py"
+    result, out = trace(tmp_path, script)
+    assert result.exit_code == 1, result.output
+    (finding,) = Trace.load(out / "trace.json").findings
+    assert finding.kind == "no_gradient"
+    assert finding.title == "gate.weight and gate.bias received no gradient: cut off by .item()"
+    assert finding.source == f"{script}:{line_of(script, '.mean().item()')}"
+    assert "by .item(), after Linear -> Sigmoid -> Mean" in finding.message

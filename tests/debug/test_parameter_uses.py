@@ -226,3 +226,57 @@ def test_every_layer_run_under_one_no_grad_line_is_cut_there():
         head(x).sum()
     assert {uses.explain(layer.weight).how for layer in layers} == {"no_grad"}
     assert {uses.explain(layer.bias).source.line for layer in layers} == {line}
+
+
+def test_the_ops_between_the_parameter_and_the_cut_are_named():
+    layer, head = nn.Linear(3, 2), nn.Linear(2, 1)
+    with ParameterUses() as uses:
+        features = layer(genesis.randn(4, 3)).tanh().detach()
+        head(features).sum()
+    reason = uses.explain(layer.weight)
+    assert reason.path == ("Linear", "Tanh")
+    assert reason.describe().endswith("by .detach(), after Linear -> Tanh")
+
+
+def test_a_number_made_by_item_that_reaches_the_graph_is_the_cut():
+    gate, body = nn.Linear(3, 1), nn.Linear(3, 1)
+    x = genesis.randn(4, 3)
+    with ParameterUses() as uses:
+        strength = gate(x).mean().item(); line = here()
+        (body(x) * strength).sum()
+    reason = uses.explain(gate.weight)
+    assert reason.how == ".item()" and reason.source.line == line
+    assert reason.path == ("Linear", "Mean")
+
+
+def test_numbers_from_tolist_followed_into_an_op():
+    weight = nn.Parameter(genesis.randn(3))
+    other = genesis.randn(3, requires_grad=True)
+    with ParameterUses() as uses:
+        values = (weight * 2).tolist()
+        (other * values[1]).sum()
+    assert uses.explain(weight).how == ".tolist()"
+
+
+def test_a_logged_item_is_not_a_cut_that_fed_anything():
+    weight = nn.Parameter(genesis.randn(3))
+    with ParameterUses() as uses:
+        loss = (weight * 2).sum()
+        print(f"loss {loss.item():.3f}")  # logging only: the number goes nowhere
+    assert uses.explain(weight).how == "used"
+
+
+def test_an_integer_cast_and_a_comparison_are_cuts():
+    cast, compared, body = nn.Linear(3, 2), nn.Linear(3, 2), nn.Linear(3, 2)
+    x = genesis.randn(4, 3)
+    with ParameterUses() as uses:
+        index = cast(x).long(); cast_line = here()
+        keep = compared(x) > 0; compare_line = here()
+        (body(x) * keep * index).sum()
+    reason = uses.explain(cast.weight)
+    assert reason.how == "an integer cast (its result carries no gradient)"
+    assert reason.source.line == cast_line
+    reason = uses.explain(compared.weight)
+    assert reason.how == "a comparison (>) (its result carries no gradient)"
+    assert reason.source.line == compare_line
+    assert uses.explain(body.weight).how == "used"  # the parameter the loss does reach
