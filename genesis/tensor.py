@@ -215,6 +215,10 @@ class Tensor:
                 "convert first, e.g. t.float().requires_grad_()")
         self._requires_grad = value
 
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        raise RuntimeError("can't delete requires_grad; set it to False instead")
+
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         """Set `requires_grad` in place and return self."""
         if not isinstance(requires_grad, bool | np.bool_):
@@ -236,6 +240,57 @@ class Tensor:
     def is_leaf(self) -> bool:
         """True unless the tensor was produced by an op that recorded a graph."""
         return self.grad_fn is None
+
+    @property
+    def volatile(self) -> bool:
+        """Always False: PyTorch removed volatile tensors (reading it warns); use no_grad().
+
+        >>> import genesis, warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     genesis.ones(1).volatile
+        False
+        """
+        warnings.warn("volatile was removed and now has no effect: it is always False. Use "
+                      "`with genesis.no_grad():` instead.", UserWarning, stacklevel=2)
+        return False
+
+    @property
+    def _grad_fn(self):
+        """The same as `grad_fn` (PyTorch's internal spelling)."""
+        return self.grad_fn
+
+    @_grad_fn.deleter
+    def _grad_fn(self) -> None:
+        raise RuntimeError("can't delete _grad_fn: a tensor's place in the graph is fixed; use "
+                           "t.detach() for a tensor outside the graph")
+
+    @property
+    def _backward_hooks(self):
+        """The hooks of a leaf as PyTorch keeps them (a dict), or None when it has none. A dict
+        assigned here is the leaf's hook table: backward calls its values; hooks added with
+        `register_hook` read back as a new {index: hook} dict."""
+        if self.grad_fn is None:
+            hooks = self._hooks
+        else:
+            hooks = (self.grad_fn._tensor_hooks or {}).get(self._output_nr)
+        if isinstance(hooks, dict):
+            return hooks
+        return dict(enumerate(hooks)) if hooks else None
+
+    @_backward_hooks.setter
+    def _backward_hooks(self, hooks) -> None:
+        if hooks is not None and not isinstance(hooks, dict):
+            raise TypeError(f"_backward_hooks must be a dict or None, got {describe_value(hooks)}")
+        if self.grad_fn is not None:
+            raise RuntimeError("genesis keeps the hooks of a non-leaf tensor on its grad_fn: add "
+                               "them with t.register_hook(hook) instead of assigning _backward_hooks")
+        self._hooks = hooks
+
+    @_backward_hooks.deleter
+    def _backward_hooks(self) -> None:
+        raise RuntimeError("can't delete _backward_hooks; assign None to drop the hooks, or "
+                           "call .remove() on the handle register_hook returned")
 
     @property
     def grad(self):
@@ -261,12 +316,24 @@ class Tensor:
             if value.shape != self.shape:
                 raise RuntimeError(f"assigned grad has shape {tuple(value.shape)}, but the tensor "
                                    f"has shape {tuple(self.shape)}")
-            if value._data.dtype != self._data.dtype:
+            accumulator = self._accumulator
+            if accumulator is not None and accumulator._grad_dtype_set:  # Tensor.grad_dtype set
+                expected = accumulator._grad_dtype
+                if expected is not None and value._data.dtype != accumulator._grad_numpy_dtype:
+                    raise RuntimeError(
+                        f"attempting to assign a gradient with dtype {value.dtype.name} to a tensor "
+                        f"with grad_dtype {expected.name} ({_CPP_NAMES.get(expected.name, '')}): the "
+                        "gradient must have the tensor's grad_dtype; set grad_dtype to None to allow any")
+            elif value._data.dtype != self._data.dtype:
                 raise RuntimeError(f"assigned grad has data of a different type: "
                                    f"{value.dtype.name}, but the tensor is {self.dtype.name}")
             if value._device != self._device:
                 raise RuntimeError(f"assigned grad is on {value._device}, the tensor on {self._device}")
         self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
 
     @property
     def retains_grad(self) -> bool:
@@ -289,6 +356,11 @@ class Tensor:
                                f"point or complex dtype, got {value.dtype.name}")
         self._data = value._data
         self._device = value._device
+
+    @data.deleter
+    def data(self) -> None:
+        raise RuntimeError("can't delete .data: a tensor always has storage; assign another "
+                           "tensor to .data to replace it")
 
     def detach(self) -> "Tensor":
         """A tensor sharing storage (and version counter) that is outside the graph."""
@@ -416,6 +488,10 @@ class Tensor:
             copied._grad = wrap_array(self._grad._data.copy(), self._device)
         memo[id(self)] = copied
         return copied
+
+
+# PyTorch's C++ names of the floating dtypes, which its messages use
+_CPP_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}
 
 
 def _tell_cut(tensor: Tensor, alias: Tensor, how: str) -> None:

@@ -10,6 +10,8 @@ from .autograd.hooks import RemovableHandle
 from .device import Device
 from .dtypes import DType
 from .listeners import Listeners
+from .ops.storage import TypedStorage
+from .ops.storage import UntypedStorage
 
 __all__ = ['Tensor', 'wrap_array', 'cut_listeners', 'CutListener']
 cut_listeners: Listeners[CutListener]
@@ -27,8 +29,8 @@ class Tensor:
     def H(self) -> Tensor: ...  # genesis.ops.tensor_attributes
     @property
     def T(self) -> Tensor: ...  # genesis.ops.shape
-    def __abs__(self) -> Tensor: ...  # genesis.ops.unary
-    def __add__(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
+    def __abs__(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
+    def __add__(self, other, *, alpha=1, out=None) -> Tensor: ...  # genesis.ops.elementwise
     def __and__(self, other) -> Tensor: ...  # genesis.ops.logical
     def __array__(self, dtype=None, copy=None): ...
     __array_ufunc__: None
@@ -65,7 +67,7 @@ class Tensor:
     def __lt__(self, other) -> Tensor: ...  # genesis.ops.comparison
     def __matmul__(self, other: Tensor) -> Tensor: ...  # genesis.ops.linalg
     def __mod__(self, other) -> Tensor: ...  # genesis.ops.division
-    def __mul__(self, other) -> Tensor: ...  # genesis.ops.elementwise
+    def __mul__(self, other, *, out=None) -> Tensor: ...  # genesis.ops.elementwise
     def __ne__(self, other) -> Tensor: ...  # genesis.ops.comparison
     def __neg__(self) -> Tensor: ...  # genesis.ops.elementwise
     def __or__(self, other) -> Tensor: ...  # genesis.ops.logical
@@ -88,18 +90,30 @@ class Tensor:
     def __rtruediv__(self, other): ...  # genesis.ops._operands
     def __rxor__(self, other): ...  # genesis.ops._operands
     def __setitem__(self, key, value) -> None: ...  # genesis.ops.index
-    def __sub__(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
-    def __truediv__(self, other, *, rounding_mode=None) -> Tensor: ...  # genesis.ops.elementwise
+    def __sub__(self, other, *, alpha=1, out=None) -> Tensor: ...  # genesis.ops.elementwise
+    def __truediv__(self, other, *, rounding_mode=None, out=None) -> Tensor: ...  # genesis.ops.elementwise
     def __xor__(self, other) -> Tensor: ...  # genesis.ops.logical
     _accumulator: Any
+    @property
+    def _backward_hooks(self): ...
+    @_backward_hooks.setter
+    def _backward_hooks(self, hooks) -> None: ...
+    @_backward_hooks.deleter
+    def _backward_hooks(self) -> None: ...
     @property
     def _base(self): ...
     _data: Any
     _device: Any
     _grad: Any
+    @property
+    def _grad_fn(self): ...
+    @_grad_fn.deleter
+    def _grad_fn(self) -> None: ...
     _hooks: Any
     def _host_array(self) -> np.ndarray: ...
     def _is_view(self) -> bool: ...
+    @staticmethod
+    def _make_subclass(cls, data: Tensor, require_grad: bool = False) -> Tensor: ...  # genesis.ops.storage
     _output_nr: Any
     _requires_grad: Any
     _retains_grad: Any
@@ -108,15 +122,15 @@ class Tensor:
     def _version(self) -> int: ...
     _version_counter: Any
     _view: Any
-    def abs(self) -> Tensor: ...  # genesis.ops.unary
+    def abs(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def abs_(self) -> Tensor: ...  # genesis.ops.unary
-    def absolute(self) -> Tensor: ...  # genesis.ops.unary
+    def absolute(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def absolute_(self) -> Tensor: ...  # genesis.ops.unary
-    def acos(self) -> Tensor: ...  # genesis.ops.unary
+    def acos(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def acos_(self) -> Tensor: ...  # genesis.ops.unary
-    def acosh(self) -> Tensor: ...  # genesis.ops.unary
+    def acosh(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def acosh_(self) -> Tensor: ...  # genesis.ops.unary
-    def add(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
+    def add(self, other, *, alpha=1, out=None) -> Tensor: ...  # genesis.ops.elementwise
     def add_(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
     def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor: ...  # genesis.ops.matrix_composites
     def addbmm_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
@@ -139,34 +153,35 @@ class Tensor:
     def angle(self) -> Tensor: ...  # genesis.ops.tensor_info
     def any(self, dim=None, keepdim: bool = False) -> Tensor: ...  # genesis.ops.comparison
     def apply_(self, callable) -> Tensor: ...  # genesis.ops.tensor_attributes
-    def arccos(self) -> Tensor: ...  # genesis.ops.unary
+    def arccos(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def arccos_(self) -> Tensor: ...  # genesis.ops.unary
-    def arccosh(self) -> Tensor: ...  # genesis.ops.unary
+    def arccosh(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def arccosh_(self) -> Tensor: ...  # genesis.ops.unary
-    def arcsin(self) -> Tensor: ...  # genesis.ops.unary
+    def arcsin(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def arcsin_(self) -> Tensor: ...  # genesis.ops.unary
-    def arcsinh(self) -> Tensor: ...  # genesis.ops.unary
+    def arcsinh(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def arcsinh_(self) -> Tensor: ...  # genesis.ops.unary
-    def arctan(self) -> Tensor: ...  # genesis.ops.unary
+    def arctan(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def arctan2(self, other) -> Tensor: ...  # genesis.ops.binary_math
     def arctan2_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def arctan_(self) -> Tensor: ...  # genesis.ops.unary
-    def arctanh(self) -> Tensor: ...  # genesis.ops.unary
+    def arctanh(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def arctanh_(self) -> Tensor: ...  # genesis.ops.unary
     def argmax(self, dim=None, keepdim: bool = False) -> Tensor: ...  # genesis.ops.extrema
     def argmin(self, dim=None, keepdim: bool = False) -> Tensor: ...  # genesis.ops.extrema
     def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor: ...  # genesis.ops.sorting
     def argwhere(self) -> Tensor: ...  # genesis.ops.masked
     def as_strided(self, size, stride, storage_offset: int = 0) -> Tensor: ...  # genesis.ops.array_utilities
-    def asin(self) -> Tensor: ...  # genesis.ops.unary
+    def as_strided_(self, size, stride, storage_offset: int | None = None) -> Tensor: ...  # genesis.ops.storage
+    def asin(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def asin_(self) -> Tensor: ...  # genesis.ops.unary
-    def asinh(self) -> Tensor: ...  # genesis.ops.unary
+    def asinh(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def asinh_(self) -> Tensor: ...  # genesis.ops.unary
-    def atan(self) -> Tensor: ...  # genesis.ops.unary
+    def atan(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def atan2(self, other) -> Tensor: ...  # genesis.ops.binary_math
     def atan2_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def atan_(self) -> Tensor: ...  # genesis.ops.unary
-    def atanh(self) -> Tensor: ...  # genesis.ops.unary
+    def atanh(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def atanh_(self) -> Tensor: ...  # genesis.ops.unary
     def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None: ...  # genesis.autograd.tensor_methods
     def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor: ...  # genesis.ops.matrix_composites
@@ -215,9 +230,9 @@ class Tensor:
     def copysign(self, other) -> Tensor: ...  # genesis.ops.number_functions
     def copysign_(self, other) -> Tensor: ...  # genesis.ops.number_functions
     def corrcoef(self) -> Tensor: ...  # genesis.ops.statistics
-    def cos(self) -> Tensor: ...  # genesis.ops.unary
+    def cos(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def cos_(self) -> Tensor: ...  # genesis.ops.unary
-    def cosh(self) -> Tensor: ...  # genesis.ops.unary
+    def cosh(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def cosh_(self) -> Tensor: ...  # genesis.ops.unary
     def count_nonzero(self, dim=None) -> Tensor: ...  # genesis.ops.composites
     def cov(self, *, correction: int = 1, fweights=None, aweights=None) -> Tensor: ...  # genesis.ops.statistics
@@ -234,6 +249,8 @@ class Tensor:
     def data(self) -> Tensor: ...
     @data.setter
     def data(self, value: Tensor) -> None: ...
+    @data.deleter
+    def data(self) -> None: ...
     def data_ptr(self) -> int: ...  # genesis.ops.tensor_attributes
     def deg2rad(self) -> Tensor: ...  # genesis.ops.tensor_info
     def deg2rad_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
@@ -253,9 +270,9 @@ class Tensor:
     def dim(self) -> int: ...
     def dim_order(self) -> tuple: ...  # genesis.ops.tensor_attributes
     def dist(self, other: Tensor, p: float = 2) -> Tensor: ...  # genesis.ops.matrix_composites
-    def div(self, other, *, rounding_mode=None) -> Tensor: ...  # genesis.ops.elementwise
+    def div(self, other, *, rounding_mode=None, out=None) -> Tensor: ...  # genesis.ops.elementwise
     def div_(self, other, *, rounding_mode=None) -> Tensor: ...  # genesis.ops.elementwise
-    def divide(self, other, *, rounding_mode=None) -> Tensor: ...  # genesis.ops.elementwise
+    def divide(self, other, *, rounding_mode=None, out=None) -> Tensor: ...  # genesis.ops.elementwise
     def divide_(self, other, *, rounding_mode=None) -> Tensor: ...  # genesis.ops.elementwise
     def dot(self, other: Tensor) -> Tensor: ...  # genesis.ops.linalg
     def double(self, memory_format=None): ...  # genesis.ops.convert
@@ -266,19 +283,19 @@ class Tensor:
     def eq(self, other) -> Tensor: ...  # genesis.ops.comparison
     def eq_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def equal(self, other: Tensor) -> bool: ...  # genesis.ops.comparison
-    def erf(self) -> Tensor: ...  # genesis.ops.unary
+    def erf(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def erf_(self) -> Tensor: ...  # genesis.ops.unary
     def erfc(self) -> Tensor: ...  # genesis.ops.special_functions
     def erfc_(self) -> Tensor: ...  # genesis.ops.special_functions
     def erfinv(self) -> Tensor: ...  # genesis.ops.special_functions
     def erfinv_(self) -> Tensor: ...  # genesis.ops.special_functions
-    def exp(self) -> Tensor: ...  # genesis.ops.unary
-    def exp2(self) -> Tensor: ...  # genesis.ops.unary
+    def exp(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
+    def exp2(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def exp2_(self) -> Tensor: ...  # genesis.ops.unary
     def exp_(self) -> Tensor: ...  # genesis.ops.unary
     def expand(self, *sizes) -> Tensor: ...  # genesis.ops.broadcast
     def expand_as(self, other: Tensor) -> Tensor: ...  # genesis.ops.broadcast
-    def expm1(self) -> Tensor: ...  # genesis.ops.unary
+    def expm1(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def expm1_(self) -> Tensor: ...  # genesis.ops.unary
     def exponential_(self, lambd: float = 1.0, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
     def fill_(self, value) -> Tensor: ...  # genesis.ops.fill
@@ -315,6 +332,12 @@ class Tensor:
     def grad(self): ...
     @grad.setter
     def grad(self, value) -> None: ...
+    @grad.deleter
+    def grad(self) -> None: ...
+    @property
+    def grad_dtype(self): ...  # genesis.autograd.tensor_methods
+    @grad_dtype.setter
+    def grad_dtype(self, dtype) -> None: ...  # genesis.autograd.tensor_methods
     grad_fn: Any
     def greater(self, other) -> Tensor: ...  # genesis.ops.comparison
     def greater_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
@@ -424,12 +447,12 @@ class Tensor:
     def less_equal_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def lgamma(self) -> Tensor: ...  # genesis.ops.special_functions
     def lgamma_(self) -> Tensor: ...  # genesis.ops.special_functions
-    def log(self) -> Tensor: ...  # genesis.ops.unary
-    def log10(self) -> Tensor: ...  # genesis.ops.unary
+    def log(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
+    def log10(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def log10_(self) -> Tensor: ...  # genesis.ops.unary
-    def log1p(self) -> Tensor: ...  # genesis.ops.unary
+    def log1p(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def log1p_(self) -> Tensor: ...  # genesis.ops.unary
-    def log2(self) -> Tensor: ...  # genesis.ops.unary
+    def log2(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def log2_(self) -> Tensor: ...  # genesis.ops.unary
     def log_(self) -> Tensor: ...  # genesis.ops.unary
     def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
@@ -478,10 +501,10 @@ class Tensor:
     def moveaxis(self, source, destination) -> Tensor: ...  # genesis.ops.shape
     def movedim(self, source, destination) -> Tensor: ...  # genesis.ops.shape
     def msort(self) -> Tensor: ...  # genesis.ops.sorting
-    def mul(self, other) -> Tensor: ...  # genesis.ops.elementwise
+    def mul(self, other, *, out=None) -> Tensor: ...  # genesis.ops.elementwise
     def mul_(self, other) -> Tensor: ...  # genesis.ops.elementwise
     def multinomial(self, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor: ...  # genesis.ops.random_fills
-    def multiply(self, other) -> Tensor: ...  # genesis.ops.elementwise
+    def multiply(self, other, *, out=None) -> Tensor: ...  # genesis.ops.elementwise
     def multiply_(self, other) -> Tensor: ...  # genesis.ops.elementwise
     def mv(self, vec: Tensor) -> Tensor: ...  # genesis.ops.matrix_composites
     def mvlgamma(self, p: int) -> Tensor: ...  # genesis.ops.special_functions
@@ -547,7 +570,7 @@ class Tensor:
     def ravel(self) -> Tensor: ...  # genesis.ops.tensor_info
     @property
     def real(self) -> Tensor: ...  # genesis.ops.tensor_attributes
-    def reciprocal(self) -> Tensor: ...  # genesis.ops.unary
+    def reciprocal(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def reciprocal_(self) -> Tensor: ...  # genesis.ops.unary
     def record_stream(self, stream) -> None: ...  # genesis.ops.tensor_attributes
     def register_hook(self, hook) -> RemovableHandle: ...  # genesis.autograd.tensor_methods
@@ -564,9 +587,13 @@ class Tensor:
     def requires_grad(self) -> bool: ...
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None: ...
+    @requires_grad.deleter
+    def requires_grad(self) -> None: ...
     def requires_grad_(self, requires_grad: bool = True) -> Tensor: ...
     def reshape(self, *shape) -> Tensor: ...  # genesis.ops.shape
     def reshape_as(self, other: Tensor) -> Tensor: ...  # genesis.ops.tensor_info
+    def resize_(self, *sizes, memory_format=None) -> Tensor: ...  # genesis.ops.storage
+    def resize_as_(self, other: Tensor, memory_format=None) -> Tensor: ...  # genesis.ops.storage
     def resolve_conj(self) -> Tensor: ...  # genesis.ops.tensor_attributes
     def resolve_neg(self) -> Tensor: ...  # genesis.ops.tensor_attributes
     def retain_grad(self) -> None: ...
@@ -576,7 +603,7 @@ class Tensor:
     def rot90(self, k: int = 1, dims=(0, 1)) -> Tensor: ...  # genesis.ops.arrangement
     def round(self, decimals: int = 0) -> Tensor: ...  # genesis.ops.rounding
     def round_(self, decimals: int = 0) -> Tensor: ...  # genesis.ops.rounding
-    def rsqrt(self) -> Tensor: ...  # genesis.ops.unary
+    def rsqrt(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def rsqrt_(self) -> Tensor: ...  # genesis.ops.unary
     def scatter(self, dim: int, index: Tensor, src=None, *, value=None) -> Tensor: ...  # genesis.ops.gather
     def scatter_(self, dim: int, index: Tensor, src=None, *, value=None) -> Tensor: ...  # genesis.ops.gather
@@ -586,21 +613,22 @@ class Tensor:
     def scatter_reduce_(self, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True) -> Tensor: ...  # genesis.ops.scatter_family
     def select(self, dim: int, index: int) -> Tensor: ...  # genesis.ops.shape
     def select_scatter(self, src: Tensor, dim: int, index: int) -> Tensor: ...  # genesis.ops.scatter_family
+    def set_(self, source=None, storage_offset: int = 0, size=None, stride=None) -> Tensor: ...  # genesis.ops.storage
     def sgn(self): ...  # genesis.ops.tensor_info
     def sgn_(self) -> Tensor: ...  # genesis.ops.number_functions
     @property
     def shape(self) -> tuple: ...
     def short(self, memory_format=None): ...  # genesis.ops.convert
-    def sigmoid(self) -> Tensor: ...  # genesis.ops.unary
+    def sigmoid(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def sigmoid_(self) -> Tensor: ...  # genesis.ops.unary
-    def sign(self) -> Tensor: ...  # genesis.ops.unary
+    def sign(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def sign_(self) -> Tensor: ...  # genesis.ops.unary
     def signbit(self) -> Tensor: ...  # genesis.ops.tensor_info
-    def sin(self) -> Tensor: ...  # genesis.ops.unary
+    def sin(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def sin_(self) -> Tensor: ...  # genesis.ops.unary
     def sinc(self) -> Tensor: ...  # genesis.ops.special_functions
     def sinc_(self) -> Tensor: ...  # genesis.ops.special_functions
-    def sinh(self) -> Tensor: ...  # genesis.ops.unary
+    def sinh(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def sinh_(self) -> Tensor: ...  # genesis.ops.unary
     @property
     def size(self) -> _Size: ...
@@ -610,18 +638,19 @@ class Tensor:
     def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> tuple: ...  # genesis.ops.sorting
     def split(self, split_size_or_sections, dim: int = 0) -> tuple: ...  # genesis.ops.join
     def split_with_sizes(self, split_sizes, dim: int = 0) -> tuple: ...  # genesis.ops.tensor_info
-    def sqrt(self) -> Tensor: ...  # genesis.ops.unary
+    def sqrt(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def sqrt_(self) -> Tensor: ...  # genesis.ops.unary
-    def square(self) -> Tensor: ...  # genesis.ops.unary
+    def square(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def square_(self) -> Tensor: ...  # genesis.ops.unary
     def squeeze(self, dim=None) -> Tensor: ...  # genesis.ops.shape
     def squeeze_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_shapes
     def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, axis=None, keepdims=None) -> Tensor: ...  # genesis.ops.reduce
+    def storage(self) -> TypedStorage: ...  # genesis.ops.storage
     def storage_offset(self) -> int: ...  # genesis.ops.tensor_attributes
     def stride(self, dim: int | None = None): ...  # genesis.ops.tensor_info
-    def sub(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
+    def sub(self, other, *, alpha=1, out=None) -> Tensor: ...  # genesis.ops.elementwise
     def sub_(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
-    def subtract(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
+    def subtract(self, other, *, alpha=1, out=None) -> Tensor: ...  # genesis.ops.elementwise
     def subtract_(self, other, *, alpha=1) -> Tensor: ...  # genesis.ops.elementwise
     def sum(self, dim=None, keepdim: bool = False, *, dtype=None, axis=None, keepdims=None) -> Tensor: ...  # genesis.ops.reduce
     def sum_to_size(self, *size) -> Tensor: ...  # genesis.ops.tensor_info
@@ -634,9 +663,9 @@ class Tensor:
     def t_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_shapes
     def take(self, index: Tensor) -> Tensor: ...  # genesis.ops.composites
     def take_along_dim(self, indices: Tensor, dim: int | None = None) -> Tensor: ...  # genesis.ops.gather
-    def tan(self) -> Tensor: ...  # genesis.ops.unary
+    def tan(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def tan_(self) -> Tensor: ...  # genesis.ops.unary
-    def tanh(self) -> Tensor: ...  # genesis.ops.unary
+    def tanh(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def tanh_(self) -> Tensor: ...  # genesis.ops.unary
     def tensor_split(self, indices_or_sections, dim: int = 0) -> tuple: ...  # genesis.ops.tensor_info
     def tensordot(self, b: Tensor, dims=2) -> Tensor: ...  # genesis.ops.composites
@@ -653,7 +682,7 @@ class Tensor:
     def tril_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
     def triu(self, diagonal: int = 0) -> Tensor: ...  # genesis.ops.matrix
     def triu_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_variants
-    def true_divide(self, other, *, rounding_mode=None) -> Tensor: ...  # genesis.ops.elementwise
+    def true_divide(self, other, *, rounding_mode=None, out=None) -> Tensor: ...  # genesis.ops.elementwise
     def true_divide_(self, other, *, rounding_mode=None) -> Tensor: ...  # genesis.ops.elementwise
     def trunc(self) -> Tensor: ...  # genesis.ops.rounding
     def trunc_(self) -> Tensor: ...  # genesis.ops.rounding
@@ -670,10 +699,13 @@ class Tensor:
     def unsafe_split_with_sizes(self, split_sizes, dim: int = 0) -> tuple: ...  # genesis.ops.copy_variants
     def unsqueeze(self, dim: int) -> Tensor: ...  # genesis.ops.shape
     def unsqueeze_(self, *args, **kwargs) -> Tensor: ...  # genesis.ops.inplace_shapes
+    def untyped_storage(self) -> UntypedStorage: ...  # genesis.ops.storage
     def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, axis=None, keepdims=None) -> Tensor: ...  # genesis.ops.reduce
     def vdot(self, other: Tensor) -> Tensor: ...  # genesis.ops.array_utilities
     def view(self, *shape) -> Tensor: ...  # genesis.ops.shape
     def view_as(self, other: Tensor) -> Tensor: ...  # genesis.ops.tensor_info
+    @property
+    def volatile(self) -> bool: ...
     def vsplit(self, sections) -> tuple: ...  # genesis.ops.tensor_info
     def where(self, condition, other) -> Tensor: ...  # genesis.ops.where
     def xlogy(self, other) -> Tensor: ...  # genesis.ops.composites

@@ -41,7 +41,7 @@ def test_cpu_training_runs_unchanged(deterministic):
 
 
 def test_repeated_positions_on_a_gpu_are_refused_or_warned(deterministic, monkeypatch):
-    monkeypatch.setattr(_scatter, "_cupy_add_at", FakeDeviceArrays.add.at)
+    monkeypatch.setattr(_scatter, "_cupy_add_at", {id(FakeDeviceArrays): FakeDeviceArrays.add.at})
     target = np.zeros(4)
     with pytest.raises(RuntimeError, match="does not have a deterministic implementation"):
         _scatter.add_at(FakeDeviceArrays, target, Fetched(np.array([1, 1])), np.ones(2))

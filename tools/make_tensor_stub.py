@@ -48,6 +48,8 @@ IMPORTS = {
     "Device": "from .device import Device",
     "DType": "from .dtypes import DType",
     "Listeners": "from .listeners import Listeners",
+    "TypedStorage": "from .ops.storage import TypedStorage",
+    "UntypedStorage": "from .ops.storage import UntypedStorage",
 }
 
 # What every class has and a stub does not declare.

@@ -34,10 +34,13 @@ This is where the non-finite value was born:
 from __future__ import annotations
 
 import functools
+import sys
+import warnings
 from dataclasses import dataclass
 
 from ..listeners import Listeners
 from . import engine, function
+from .grad_mode import grad_state
 from .nonfinite import NonFiniteTracker
 from .nonfinite_report import Defect, Wording
 from .source import SourceLocation
@@ -85,6 +88,7 @@ def _apply(mode: _Mode) -> None:
     _mode = mode
     _set_registered(function.observers, _record_forward, mode.enabled)
     _set_registered(engine.node_checkers, _check_backward, mode.enabled and mode.check_nan)
+    _set_registered(engine.failure_listeners, _report_failure, mode.enabled)
 
 
 def _set_registered(hooks: Listeners, hook, wanted: bool) -> None:
@@ -133,6 +137,8 @@ class detect_anomaly(_ModeContext):
     """
 
     def __init__(self, check_nan: bool = True, check_forward: bool = True):
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
+                      "and should only be enabled for debugging.", UserWarning, stacklevel=2)
         self._target = _Mode(True, bool(check_nan), bool(check_forward))
 
 
@@ -172,8 +178,46 @@ _tracker = NonFiniteTracker(_raise, received_non_finite=True, nan_at_birth=True,
 
 def _record_forward(node, args, outputs) -> None:
     node._source = SourceLocation.capture()
-    if _mode.check_forward:
+    if grad_state.in_backward:  # a node of a gradient's graph: note whose backward made it
+        parent = engine.running_node()
+        if parent is not None:
+            node.__dict__["_anomaly_parent"] = parent
+    elif _mode.check_forward:
         _tracker.forward(node, args, outputs)
+
+
+_record_forward.sees_backward = True  # (function.OpObserver)
+
+
+def _report_failure(node, error: BaseException) -> None:
+    """As PyTorch does when a backward fails in anomaly mode: warn with the forward call that
+    made the failing node and, for a node made inside a backward, the calls behind that one
+    (printed to stderr when warnings are errors, so that the error itself comes through)."""
+    for text in _failure_texts(node):
+        try:
+            warnings.warn(text, UserWarning, stacklevel=2)
+        except Warning:
+            print(f"UserWarning: {text}", file=sys.stderr)
+
+
+def _failure_texts(node) -> list:
+    texts = [f"Error detected in {type(node).__name__}. " + _forward_call(node, "caused the error")]
+    seen = {node}
+    parent = node.__dict__.get("_anomaly_parent")
+    while parent is not None and parent not in seen:
+        seen.add(parent)
+        texts.append(f"Previous calculation was induced by {type(parent).__name__}. "
+                     + _forward_call(parent, "induced the previous calculation"))
+        parent = parent.__dict__.get("_anomaly_parent")
+    return texts
+
+
+def _forward_call(node, what: str) -> str:
+    source = node._source
+    if source is None:
+        return ("No forward pass information available. Enable detect anomaly during forward "
+                "pass for more information.")
+    return f"Traceback of forward call that {what}:\n{source.describe()}"
 
 
 def _check_backward(node, grad_outputs, grad_inputs, flowed_from) -> None:

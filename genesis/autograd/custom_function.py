@@ -25,9 +25,10 @@ from ..tensor import Tensor
 from .function import Function, Node
 from .grad_mode import grad_state
 
-__all__ = ["Function", "FunctionCtx", "InplaceFunction", "once_differentiable"]
+__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "InplaceFunction", "once_differentiable"]
 
 FunctionCtx = Node  # what a Function's forward and backward receive as `ctx`
+BackwardCFunction = Node  # PyTorch's base of a custom Function's node: genesis's is Node
 
 
 class _DifferentiatedTwice(Function):

@@ -26,12 +26,16 @@ from ..listeners import Listeners
 from ..tensor import Tensor, wrap_array
 from .function import AccumulateGrad, GradientEdge, gradient_edge
 from .grad_mode import grad_state
+from .graph_task import (NESTED_PER_THREAD, GraphTask, current, current_graph_task_id,
+                         on_fresh_thread, running as _running, will_engine_execute_node)
 from .hooks import checked_gradient, checked_gradients, describe_hook, run_hook
 from .saved_hooks import state as saved_hooks
 from .unbroadcast import sum_to_shape
 
-__all__ = ["backward", "grad", "node_checkers", "backward_listeners", "unwatched", "NodeChecker",
-           "BackwardListener", "current_graph_task_id", "will_engine_execute_node"]
+__all__ = ["backward", "grad", "node_checkers", "backward_listeners", "failure_listeners",
+           "unwatched", "NodeChecker", "BackwardListener", "FailureListener",
+           "current_graph_task_id", "will_engine_execute_node",
+           "current_graph_task_execution_order", "running_node"]
 
 class NodeChecker(Protocol):
     """Called after each node's backward (anomaly mode, `genesis trace`, gradcheck's layout
@@ -62,8 +66,17 @@ class BackwardListener(Protocol):
         ...
 
 
+class FailureListener(Protocol):
+    """Told when a node's backward (its hooks, or a node checker on it) raised, before the
+    error leaves the engine (anomaly mode prints the forward call that made the node)."""
+
+    def __call__(self, node, error: BaseException) -> None:
+        ...
+
+
 node_checkers: Listeners[NodeChecker] = Listeners()
 backward_listeners: Listeners[BackwardListener] = Listeners()
+failure_listeners: Listeners[FailureListener] = Listeners()
 
 
 class _Pass:
@@ -92,6 +105,18 @@ class _Watched(threading.local):
 _watched = _Watched()
 
 
+def running_node():
+    """The node whose backward runs now on this thread, in a watched pass (node checkers or
+    listeners registered: anomaly mode, tracing); None otherwise."""
+    passes = _watched.passes
+    return passes[-1].node if passes else None
+
+
+# The thread-local state a nested backward moved to a fresh thread starts with
+_carried = ((grad_state, ("enabled", "in_backward", "local_autocast")),
+            (saved_hooks, ("stack", "disabled")), (_watched, ("passes",)))
+
+
 class _Unwatched(threading.local):
     """`with unwatched:` marks the forward and backward calls made inside, on this thread, as
     genesis's own (gradcheck's evaluations of a function), not the script's: tools that
@@ -110,33 +135,22 @@ class _Unwatched(threading.local):
 unwatched = _Unwatched()
 
 
-class _Running(threading.local):
-    """The backward passes running on this thread, innermost last: (task id, the nodes the
-    pass reaches, as keys of its dependency counts)."""
-
-    def __init__(self):
-        self.tasks = []
-
-
-_running = _Running()
 _task_ids = iter(range(1 << 62))  # next() on it is atomic under the GIL
 
 
-def current_graph_task_id() -> int:
-    """The id of the backward pass running on this thread (a hook called by it), -1 outside
-    backward; each pass gets a new one."""
+def _is_checkpoint_valid(internal=()) -> bool:
+    """False inside a backward pass that computes only some gradients (`grad()`, `inputs=`);
+    the running passes at the positions in `internal` (genesis's own) are looked through."""
     tasks = _running.tasks
-    return tasks[-1][0] if tasks else -1
+    for position in range(len(tasks) - 1, -1, -1):
+        if position not in internal:
+            return not tasks[position].partial
+    return True
 
 
-def will_engine_execute_node(node) -> bool:
-    """Whether the backward pass running on this thread runs `node` (with `inputs`: only the
-    nodes that lead to them)."""
-    tasks = _running.tasks
-    if not tasks:
-        raise RuntimeError("will_engine_execute_node should only be called during the backward "
-                           "pass (from a hook)")
-    return node in tasks[-1][1]
+def _running_passes() -> int:
+    """How many backward passes are running on this thread."""
+    return len(_running.tasks)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:
@@ -163,15 +177,13 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if not inputs:
         raise RuntimeError("'inputs' argument to backward() cannot be empty: pass the tensors "
                            "whose .grad should be filled, or leave inputs out for every leaf")
-    captured = run_graph(roots, grads, retain_graph, create_graph,
-                         targets=[_input_edge(tensor, index) for index, tensor in enumerate(inputs)])
-    for tensor, gradient in zip(inputs, captured):
-        if tensor.__class__ is GradientEdge:  # a leaf's AccumulateGrad: its tensor gets .grad
-            tensor = tensor.node.variable if tensor.node.__class__ is AccumulateGrad else None
-        if gradient is not None and tensor is not None:
-            if not create_graph:
-                gradient = gradient.detach()
-            tensor._grad = gradient if tensor._grad is None else tensor._grad + gradient
+    # As in PyTorch, the inputs' nodes run (a leaf's AccumulateGrad fills its .grad, a
+    # non-leaf input retains its grad), and so do the nodes leading to them, no others.
+    targets = [_input_edge(tensor, index) for index, tensor in enumerate(inputs)]
+    for tensor in inputs:
+        if tensor.__class__ is not GradientEdge and tensor.grad_fn is not None:
+            tensor.retain_grad()
+    run_graph(roots, grads, retain_graph, create_graph, targets=targets)
 
 
 class EmptyInputsError(ValueError, RuntimeError):
@@ -180,8 +192,11 @@ class EmptyInputsError(ValueError, RuntimeError):
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=None, materialize_grads=False) -> tuple:
+         allow_unused=None, is_grads_batched=False, materialize_grads=False) -> tuple:
     """Return the gradients of `outputs` w.r.t. `inputs` without touching `.grad`.
+
+    With `is_grads_batched=True`, the first dimension of each of `grad_outputs` is a batch:
+    each row gives one vector-Jacobian product, and each result has that batch dimension.
 
     >>> import genesis
     >>> x = genesis.tensor(3.0, requires_grad=True)
@@ -198,6 +213,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
                          "but got: allow_unused=False.")
     allow_unused = materialize_grads if allow_unused is None else allow_unused
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs_tuple, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     if materialize_grads:  # outputs outside the graph contribute zeros: leave them out
         kept = [index for index, output in enumerate(outputs)
                 if output.__class__ is GradientEdge or output._requires_grad]
@@ -212,7 +230,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     roots = [_root_edge(tensor, index) for index, tensor in enumerate(outputs)]
     targets = [_input_edge(tensor, index) for index, tensor in enumerate(inputs_tuple)]
-    captured = run_graph(roots, grads, retain_graph, create_graph, targets=targets)
+    captured = run_graph(roots, grads, retain_graph, create_graph, targets=targets, for_grad=True)
     result = []
     for index, (tensor, gradient) in enumerate(zip(inputs_tuple, captured)):
         if gradient is None:
@@ -231,6 +249,55 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                     "is the desired behavior (the gradient is then None).")
         result.append(gradient)
     return tuple(result)
+
+
+def _batched_grad(outputs: tuple, inputs: tuple, grad_outputs, retain_graph, create_graph,
+                  allow_unused, materialize_grads) -> tuple:
+    """`grad` for each row of the batched `grad_outputs`, the results stacked (PyTorch
+    vectorizes this with vmap; the rows here run one after another)."""
+    if grad_outputs is None:
+        raise RuntimeError("is_grads_batched=True needs grad_outputs: give each output a "
+                           "gradient whose first dimension is the batch")
+    grad_outputs = (grad_outputs,) if isinstance(grad_outputs, Tensor) else tuple(grad_outputs)
+    batch = None
+    for index, (output, gradient) in enumerate(zip(outputs, grad_outputs)):
+        if gradient is None:
+            continue
+        if gradient.dim() == 0 or gradient.shape[1:] != output.shape:
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each "
+                "grad_output as the batch dimension. The sizes of the remaining dimensions are "
+                f"expected to match the shape of corresponding output, but grad_output[{index}] "
+                f"has a shape of {tuple(gradient.shape)} and output[{index}] has a shape of "
+                f"{tuple(output.shape)}.")
+        if batch is not None and gradient.shape[0] != batch:
+            raise RuntimeError(f"is_grads_batched=True: grad_output[{index}] has a batch of "
+                               f"{gradient.shape[0]} rows, the ones before it {batch}")
+        batch = gradient.shape[0]
+    if retain_graph is None:
+        retain_graph = create_graph
+    rows = [grad(outputs, inputs, [None if g is None else g[row] for g in grad_outputs],
+                 retain_graph=retain_graph or row < batch - 1, create_graph=create_graph,
+                 allow_unused=allow_unused, materialize_grads=materialize_grads)
+            for row in range(batch or 0)]
+    return tuple(_stacked([row[index] for row in rows], create_graph)
+                 for index in range(len(inputs)))
+
+
+def _stacked(gradients: list, create_graph: bool):
+    """The rows' gradients of one input along a new first dimension (None if none came)."""
+    if not gradients or any(gradient is None for gradient in gradients):
+        return None
+    device = gradients[0]._device
+    if not create_graph:
+        return wrap_array(device.xp.stack([gradient._data for gradient in gradients]), device)
+    stacked = None  # a sum of one-hot rows, recorded (so that it can be differentiated)
+    for row, gradient in enumerate(gradients):
+        one_hot = device.xp.zeros((len(gradients),) + (1,) * gradient.dim(), gradient._data.dtype)
+        one_hot[row] = 1
+        term = wrap_array(one_hot, device) * gradient
+        stacked = term if stacked is None else stacked + term
+    return stacked
 
 
 def _as_tuple(value) -> tuple:
@@ -310,19 +377,26 @@ def _ones_like(array, xp):
     return np.array(1, array.dtype) if xp is np and array.ndim == 0 else xp.ones(array.shape, array.dtype)
 
 
-def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
+def run_graph(roots, root_grads, retain_graph, create_graph, targets=None, for_grad=False):
     """Run backward from `roots` (edges) seeded with `root_grads`.
 
-    Without `targets`, gradients accumulate into leaves' `.grad`. With
-    `targets` (edges), only the nodes leading to them run, nothing is
-    accumulated, and the gradient reaching each target is returned.
+    Without `targets`, gradients accumulate into leaves' `.grad`. With `targets` (edges),
+    only the nodes leading to them run: with `for_grad` (`autograd.grad`) the targets' nodes
+    do not, nothing is accumulated, and the gradient reaching each target is returned;
+    without it (`backward(inputs=)`) the targets' nodes run too (and accumulate).
     """
+    if len(_running.tasks) >= NESTED_PER_THREAD:  # deep reentrant backward: a fresh stack
+        return on_fresh_thread(run_graph, _carried, roots, root_grads, retain_graph,
+                               create_graph, targets, for_grad)
     root_nodes = []
     for node, _ in roots:
         if node not in root_nodes:
             root_nodes.append(node)
     if targets is None:
         dependencies, runs = _count_dependencies(root_nodes), None
+        capture = None
+    elif not for_grad:  # backward(inputs=): the targets run too
+        dependencies, runs = _plan_for_targets(root_nodes, {node for node, _ in targets}, True)
         capture = None
     else:
         dependencies, runs = _plan_for_targets(root_nodes, {node for node, _ in targets})
@@ -363,16 +437,22 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
     # enters or leaves end with it (as PyTorch's engine restores its thread-local state)
     hooks_stack = saved_hooks.stack
     saved_hooks.stack = list(hooks_stack)
-    _running.tasks.append((next(_task_ids), dependencies))
+    task = GraphTask(next(_task_ids), dependencies, retain_graph, targets is not None, for_grad)
+    task.roots, task.targets = root_nodes, targets
+    _running.tasks.append(task)
+    node = None
     try:
         while ready:
             node = ready.pop()
             if watched is not None:
                 watched.node = node
             grads = buffers.pop(node, None)
-            if grads is None:  # no gradient reached this node: nothing flows on
-                _release_children(node, dependencies, runs, ready)
-                continue
+            if grads is None:  # no gradient reached this node: nothing flows on from an op;
+                # a user's Function is called all the same (with zeros, or Nones), as in PyTorch
+                if node._forward_cls is None or node._forward_cls._builtin:
+                    _release_children(node, dependencies, runs, ready)
+                    continue
+                grads = [None] * len(node._output_meta)
             held = owned.pop(node, 0) if owned else 0  # the bits of the ones the engine owns
             if node.__class__ is AccumulateGrad:
                 _accumulate_leaf(node, grads, create_graph, capture, captured, held & 1)
@@ -385,9 +465,9 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
                     held = 0  # handed to the caller
                     for output_nr in capture[node]:
                         captured[(node, output_nr)] = grads[output_nr]
-                if node not in runs:
-                    _release_children(node, dependencies, runs, ready)
-                    continue
+            if runs is not None and node not in runs:
+                _release_children(node, dependencies, runs, ready)
+                continue
             grad_inputs = _call_backward(node, grads)
             if not retain_graph and node._saved is not None:
                 node._release()
@@ -431,7 +511,15 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
                 if remaining == 0:
                     ready.append(child)
             grad_inputs = gradient = existing = None
+        node = None
+        if task.callbacks is not None:
+            task.run_callbacks()
         completed = True
+    except BaseException as error:
+        if failure_listeners and node is not None:
+            for listener in list(failure_listeners):
+                listener(node, error)
+        raise
     finally:
         quiet.__exit__(None, None, None)
         grad_state.enabled = previous_mode
@@ -445,6 +533,31 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None):
     if targets is None:
         return None
     return [captured.get(edge) for edge in targets]
+
+
+def current_graph_task_execution_order() -> list:
+    """The nodes the backward pass running on this thread takes up, in the order it takes
+    them up (those already done included; with `inputs`, the ones leading to them).
+
+    >>> current_graph_task_execution_order()
+    Traceback (most recent call last):
+    ...
+    RuntimeError: _current_graph_task_execution_order should only be called during the backward pass (from a hook or a Function's backward)
+    """
+    task = current("_current_graph_task_execution_order")
+    roots, targets = task.roots, task.targets
+    if targets is None:
+        dependencies, runs = _count_dependencies(roots), None
+    else:
+        dependencies, runs = _plan_for_targets(roots, {node for node, _ in targets},
+                                               not task.for_grad)
+    ready = [node for node in roots if dependencies[node] == 0]
+    order = []
+    while ready:  # the engine's loop, without the gradients
+        node = ready.pop()
+        order.append(node)
+        _release_children(node, dependencies, runs, ready)
+    return order
 
 
 def _count_dependencies(root_nodes) -> dict:
@@ -464,8 +577,9 @@ def _count_dependencies(root_nodes) -> dict:
     return dependencies
 
 
-def _plan_for_targets(root_nodes, target_nodes) -> tuple:
-    """Nodes that lead to a target; their edge counts; and which of them must run backward."""
+def _plan_for_targets(root_nodes, target_nodes, run_targets=False) -> tuple:
+    """Nodes that lead to a target; their edge counts; and which of them must run backward
+    (those that lead to another target, or all with `run_targets`)."""
     leads = {}
     for root in root_nodes:
         if root in leads:
@@ -484,8 +598,9 @@ def _plan_for_targets(root_nodes, target_nodes) -> tuple:
                 leads[node] = node in target_nodes or any(
                     leads.get(child) for child, _ in node.next_functions if child is not None)
     needed = {node for node, flag in leads.items() if flag}
-    runs = {node for node in needed
-            if any(child in needed for child, _ in node.next_functions if child is not None)}
+    runs = needed if run_targets else {
+        node for node in needed
+        if any(child in needed for child, _ in node.next_functions if child is not None)}
     dependencies = dict.fromkeys(root_nodes, 0)
     for node in runs:
         for child, _ in node.next_functions:
@@ -546,13 +661,12 @@ def _release_children(node, dependencies, runs, ready) -> None:
 
 def _run_tensor_hooks(node, grads: list) -> None:
     for output_nr, hooks in (node._tensor_hooks or {}).items():
-        for hook in list(hooks):
-            if grads[output_nr] is None:
-                break
+        for hook in list(hooks):  # called with None for an output that got no gradient
             where = lambda: f"a hook on output {output_nr} of {type(node).__name__}"
             replacement = run_hook(hook, (grads[output_nr],), where)
             if replacement is not None:
-                grads[output_nr] = checked_gradient(hook, where, replacement, grads[output_nr])
+                grads[output_nr] = replacement if grads[output_nr] is None else \
+                    checked_gradient(hook, where, replacement, grads[output_nr])
     for output_nr, reference in (node._retained or {}).items():
         tensor = reference()
         gradient = grads[output_nr]
@@ -565,17 +679,14 @@ def _run_tensor_hooks(node, grads: list) -> None:
 
 
 def _call_backward(node, grads: list) -> tuple:
-    if len(grads) > 1 and node._materialize_grads:  # outputs that got no gradient get zeros
-        for output_nr, gradient in enumerate(grads):
-            if gradient is None and node._output_meta[output_nr] is not None:  # None: not a tensor
-                shape, numpy_dtype, device = node._output_meta[output_nr]
-                grads[output_nr] = wrap_array(device.xp.zeros(shape, numpy_dtype), device)
-    if node._prehooks:
+    if node._prehooks:  # they see None for outputs that got no gradient, as in PyTorch
         for hook in list(node._prehooks):
             where = lambda: f"a pre-hook of {type(node).__name__}"
             replacement = run_hook(hook, (tuple(grads),), where)
             if replacement is not None:
                 grads = list(checked_gradients(hook, where, replacement, tuple(grads), "grad_outputs"))
+    if node._materialize_grads and (len(grads) > 1 or grads[0] is None):
+        _materialize(node, grads)  # outputs that got no gradient get zeros
     try:
         result = node._forward_cls.backward(node, *grads)
     except Exception as error:
@@ -602,6 +713,19 @@ def _call_backward(node, grads: list) -> tuple:
     return result
 
 
+def _materialize(node, grads: list) -> None:
+    """Zeros for the outputs that got no gradient; with `ctx._materialize_non_diff_grads`
+    False, not for the outputs that are not differentiable (they stay None)."""
+    all_outputs = node.__dict__.get("_materialize_non_diff_grads", True) is not False
+    marked = node.__dict__.get("_non_diff_outputs", ())
+    for output_nr, gradient in enumerate(grads):
+        meta = node._output_meta[output_nr]
+        if gradient is None and meta is not None:  # None: not a tensor
+            shape, numpy_dtype, device = meta
+            if all_outputs or (output_nr not in marked and numpy_dtype.kind == "f"):
+                grads[output_nr] = wrap_array(device.xp.zeros(shape, numpy_dtype), device)
+
+
 def _backward_note(node) -> str:
     source = node._source
     where = f"; its forward was called at {source}" if source is not None else ""
@@ -626,7 +750,13 @@ def _conform(node, index: int, gradient, meta) -> Tensor:
                 "backward must return, for each input, a gradient of the input's shape (or of a "
                 "shape it was broadcast to).")
         gradient = sum_to_shape(gradient, shape)
-    if gradient._data.dtype != numpy_dtype:
+    if numpy_dtype is None:  # a leaf whose grad_dtype is None keeps any floating dtype
+        if not gradient.dtype.is_floating_point:
+            raise RuntimeError(f"{name}: backward returned a {gradient.dtype.name} gradient for "
+                               f"input {index}; return a floating point gradient")
+        if gradient._data.base is None:  # the caller takes a base-less array as made here
+            gradient = wrap_array(gradient._data.copy(), gradient._device)
+    elif gradient._data.dtype != numpy_dtype:
         if gradient._data.dtype.kind != "f" or numpy_dtype.kind != "f":
             raise RuntimeError(f"{name}: backward returned a {gradient.dtype.name} gradient for "
                                f"input {index}, which is {numpy_dtype}; return a floating point "
@@ -653,7 +783,8 @@ def _accumulate_leaf(node, grads: list, create_graph: bool, capture, captured, o
         return
     if variable._hooks:
         owned = False  # the hooks have seen it
-        for hook in list(variable._hooks):
+        hooks = variable._hooks  # a list (register_hook) or a dict assigned to _backward_hooks
+        for hook in list(hooks.values() if hooks.__class__ is not list else hooks):
             where = lambda: f"a hook on a leaf tensor of shape {tuple(variable.shape)}"
             replacement = run_hook(hook, (gradient,), where)
             if replacement is not None:
@@ -668,6 +799,7 @@ def _accumulate_leaf(node, grads: list, create_graph: bool, capture, captured, o
     existing = variable._grad
     if existing is None:
         variable._grad = gradient if create_graph else _as_leaf_grad(gradient, owned)
+        gradient = variable._grad  # the node's hooks see .grad itself, as PyTorch's (it steals)
     elif create_graph or existing.grad_fn is not None or not writeable(existing._data):
         variable._grad = existing + gradient
     else:

@@ -26,6 +26,8 @@ from collections import namedtuple
 from .._tensor_str import suffix_providers
 from ..dtypes import FLOATING_NUMPY_DTYPES
 from ..ops.inplace import apply_inplace
+from ..ops.storage import storage_root
+from ..ops.tensor_attributes import data_ptr
 from ..ops.views import replay_view
 from ..tensor import Tensor, wrap_array
 from .engine import grad
@@ -231,9 +233,36 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         raise RuntimeError("Trying to set a forward gradient that has a forward gradient at the "
                            "same level; this is not supported: unpack_dual(tangent).primal "
                            "gives a plain tensor")
+    if not _same_layout(tensor._data, tangent._data):
+        tangent = _tangent_laid_out_as(tensor, tangent)
     dual = _alias(tensor)
     _set_tangent(dual, tangent)
     return dual
+
+
+def _same_layout(primal, tangent) -> bool:
+    """Whether the tangent sits in its storage as the primal in its own (same strides, offset
+    and storage size): PyTorch keeps such a tangent as it is and copies any other."""
+    primal_root, tangent_root = storage_root(primal), storage_root(tangent)
+    return (primal.strides == tangent.strides and primal_root.nbytes == tangent_root.nbytes
+            and _offset(primal, primal_root) == _offset(tangent, tangent_root))
+
+
+def _offset(array, root) -> int:
+    return data_ptr(wrap_array(array)) - data_ptr(wrap_array(root)) if array.size else 0
+
+
+def _tangent_laid_out_as(primal: Tensor, tangent: Tensor) -> Tensor:
+    """A copy of `tangent` in a new storage laid out as `primal`'s."""
+    data = primal._data
+    root = storage_root(data)
+    fresh = primal._device.xp.zeros(root.nbytes // data.itemsize, tangent._data.dtype)
+    start = _offset(data, root) // data.itemsize
+    view = primal._device.xp.lib.stride_tricks.as_strided(
+        fresh[start:], data.shape, tuple(step // data.itemsize * fresh.itemsize
+                                         for step in data.strides))
+    view[...] = tangent._data
+    return wrap_array(view, primal._device)
 
 
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
@@ -478,4 +507,5 @@ def _tangent_text(tensor: Tensor) -> str | None:
 
 dual_mode.propagate = _propagate
 dual_mode.inplace = _inplace
+dual_mode.tangent_of = _tangent_of
 suffix_providers.append(_tangent_text)

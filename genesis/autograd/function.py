@@ -48,11 +48,12 @@ from .saved_hooks import PackedSaved, pack as pack_with_hooks, state as saved_ho
 __all__ = ["Function", "Op", "OpObserver", "Node", "AccumulateGrad", "gradient_edge", "GradientEdge",
            "mark_view", "register_view_rebuilder", "refresh_stale_view", "move_retained_grad",
            "refuse_view_update", "observers",
-           "SavedTensorModifiedError"]
+           "SavedTensorModifiedError", "DelayedError"]
 
 class OpObserver(Protocol):
     """Called after every op call made outside the engine's backward pass (anomaly mode,
-    `genesis.debug.record`), with the op's node (its ctx), arguments and outputs."""
+    `genesis.debug.record`), with the op's node (its ctx), arguments and outputs; also after
+    those made inside it (a graph of the gradient) when it sets `sees_backward = True`."""
 
     def __call__(self, node: "Node", args: tuple, outputs: tuple) -> None:
         ...
@@ -61,6 +62,10 @@ class OpObserver(Protocol):
 observers: Listeners[OpObserver] = Listeners()
 
 _FREED = ("freed",)
+_CONSUMED = ("consumed",)  # read once by a Function with clear_saved_tensors_on_access
+# genesis.autograd.saved_variables registers how `grad_fn._saved_<name>` and
+# `grad_fn._raw_saved_<name>` are read: lookup(node, attribute name)
+saved_lookups = []
 
 
 class SavedTensorModifiedError(RuntimeError):
@@ -104,6 +109,8 @@ class Node:
         try:
             return Node._SLOT_DEFAULTS[name]
         except KeyError:
+            if name.startswith(("_saved_", "_raw_saved_")) and saved_lookups:
+                return saved_lookups[0](self, name)  # PyTorch's names for what a node saved
             raise AttributeError(f"{type(self).__name__} has no attribute {name!r}") from None
 
     # -- identity -----------------------------------------------------------
@@ -148,9 +155,9 @@ class Node:
         unpacked = []
         for index, (tensor, version, output_nr) in enumerate(saved):
             if version is not None:
-                if tensor._version_counter[0] != version:
-                    raise SavedTensorModifiedError(_modified_message(self, index, tensor, version),
-                                                   self, index)
+                if tensor._version_counter[0] != version or (output_nr == -2 and
+                                                             tensor.grad_fn is None):
+                    unpack_saved(self, index, saved[index])  # raises the error that applies
                 if output_nr >= 0:
                     tensor = _reattach_output(tensor, self, output_nr)
             elif tensor.__class__ is PackedSaved:  # saved under saved_tensors_hooks
@@ -159,10 +166,17 @@ class Node:
         return tuple(unpacked)
 
     @property
+    def saved_variables(self) -> tuple:
+        """The deprecated name of `saved_tensors` (warns DeprecationWarning)."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning,
+                      stacklevel=2)
+        return self.saved_tensors
+
+    @property
     def saved_tensor_info(self) -> tuple:
         """(shape, dtype) of each saved tensor without unpacking; () once freed."""
         saved = self._saved
-        if saved is None or saved is _FREED or not self.next_functions:
+        if saved is None or saved is _FREED or saved is _CONSUMED or not self.next_functions:
             return ()
         return tuple((t.shape, t.dtype) if version is not None else None for t, version, _ in saved)
 
@@ -225,6 +239,11 @@ class AccumulateGrad(Node):
     """The node for a leaf that requires grad: adds incoming gradients to `.grad`."""
 
     __slots__ = ("_variable",)
+
+    # Tensor.grad_dtype, once set on the leaf: the dtype gradients reaching it are cast to
+    # (a genesis dtype, with its NumPy dtype), or None: gradients are kept in their own dtype
+    _grad_dtype_set = False
+    _grad_dtype = _grad_numpy_dtype = None
 
     def __init__(self, variable: Tensor):
         self._variable = weakref.ref(variable)
@@ -294,6 +313,39 @@ class Function:
     # The op's name in graphs and reports (its node is "<node_name>Backward"); a class sets
     # it where its own name must differ (LayerNormFunction beside the LayerNorm module).
     node_name = "Function"
+    # True: the first read of ctx.saved_tensors frees them (a second read is an error), so
+    # backward can drop each one as soon as it is done with it
+    clear_saved_tensors_on_access = False
+    # PyTorch's names of the values forward saves, one per position, read as
+    # `grad_fn._saved_<name>` (genesis.autograd.saved_variables); None: named by the default rule
+    saved_names = None
+    # torch.func.vmap's hooks, with PyTorch's defaults: no rule is generated from forward
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """The batching rule of the Function under vmap; none by default (as in PyTorch)."""
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override the "
+                                  "vmap staticmethod or set generate_vmap_rule=True")
+
+    def __init__(self, *args, **kwargs):
+        warnings.warn(f"{type(self).__name__} should not be instantiated. Methods on autograd "
+                      "functions are all static, so you should invoke them on the class itself: "
+                      f"call {type(self).__name__}.apply(...)", DeprecationWarning, stacklevel=2)
+
+    def __getattr__(self, name):
+        if name == "metadata":
+            raise RuntimeError("You attempted to access the anomaly metadata of a custom autograd "
+                               "function but the underlying PyNode has already been deallocated: "
+                               f"this {type(self).__name__} is an instance of the Function, not "
+                               "the node of a call (read it from the output's grad_fn)")
+        if name in _NODE_ATTRIBUTES:
+            raise RuntimeError(f"Attribute '{name}' is invalid for this instance of "
+                               f"{type(self).__name__}: it belongs to the node of a call (the "
+                               "output's grad_fn, or ctx in forward and backward), not to an "
+                               "instance of the autograd.Function, which is a legacy access "
+                               "pattern that is no longer supported")
+        raise AttributeError(f"{type(self).__name__} object has no attribute {name!r}")
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -303,9 +355,10 @@ class Function:
             else:
                 cls.backward = vars(cls)["vjp"]
         cls.node_name = cls.__dict__.get("node_name", cls.__name__)
-        cls._backward_cls = type(f"{cls.node_name}Backward", (Node,),
-                                 {"__slots__": (), "_forward_cls": cls,
-                                  "__module__": cls.__module__})
+        body = {"__slots__": (), "_forward_cls": cls, "__module__": cls.__module__}
+        if cls.clear_saved_tensors_on_access:
+            body["saved_tensors"] = property(_saved_tensors_once, doc=_saved_tensors_once.__doc__)
+        cls._backward_cls = type(f"{cls.node_name}Backward", (Node,), body)
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -357,6 +410,8 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward and, when gradients are needed, link the result into the graph."""
+        if dispatch_modes.active and cls._builtin and dispatch_modes.local.modes:
+            return dispatch_modes.run(cls, args, kwargs)
         if cls.autocast_policy is not None and grad_state.autocast_dtype is not None:
             args = _autocast_arguments(cls.autocast_policy, args)
         ctx = _new_object(cls._backward_cls)
@@ -375,6 +430,8 @@ class Function:
                         refresh_stale_view(arg)
                     if arg._requires_grad:
                         graph = True
+        if graph and cls.is_view and args[0]._version_counter.__class__ is not list:
+            graph = False  # a view of an inference tensor is one too, outside the graph
         if graph:
             _link_inputs(ctx, args)
             ctx._module_call = running.call
@@ -401,26 +458,59 @@ class Function:
             _link_outputs(ctx, outputs)
             if not cls._builtin and "_dirty" in ctx.__dict__:
                 _rebase_dirty_views(ctx.__dict__["_dirty"])
-        if observers and not grad_state.in_backward:
+        if observers:
+            in_backward = grad_state.in_backward
             for observer in observers:
-                observer(ctx, args, outputs)
+                if not in_backward or getattr(observer, "sees_backward", False):
+                    observer(ctx, args, outputs)
         if dual_mode.active:
             dual_mode.propagate(cls, ctx, args, kwargs, outputs)
+        if not cls._builtin and "_dirty" in ctx.__dict__:  # needed only until here; kept, a
+            del ctx.__dict__["_dirty"]  # dirty view -> its base's graph -> ctx would be a cycle
         return output
+
+
+class DispatchModes:
+    """Dispatch modes' entry point into ops, set by genesis.utils._python_dispatch: while
+    `active` (a TorchDispatchMode is entered on some thread), an Op call on a thread whose
+    `local.modes` (a thread-local list) is not empty is handed to `run(cls, args, kwargs)`
+    instead of running."""
+
+    active = False
+    run = None
+    local = None
+
+
+dispatch_modes = DispatchModes()
 
 
 class DualMode:
     """Forward-mode AD's entry points into ops, set by genesis.autograd.forward_ad: while
     `active` (a dual level is open and no tangent is being computed), `propagate(cls, ctx,
-    args, kwargs, outputs)` gives an op's outputs their tangents and `inplace(cls, target,
-    args, kwargs)` runs an in-place op on tensors that may carry tangents."""
+    args, kwargs, outputs)` gives an op's outputs their tangents, `inplace(cls, target,
+    args, kwargs)` runs an in-place op on tensors that may carry tangents and
+    `tangent_of(tensor)` is a tensor's tangent or None."""
 
     active = False
     propagate = None
     inplace = None
+    tangent_of = None
 
 
 dual_mode = DualMode()
+
+
+def _saved_tensors_once(ctx) -> tuple:
+    """`saved_tensors` of a Function with `clear_saved_tensors_on_access`: the first read in
+    backward hands the tensors over and frees them, a second read is an error."""
+    if ctx._saved is _CONSUMED:
+        raise RuntimeError(f"{type(ctx).__name__}: saved tensors can only be accessed once when "
+                           "clear_saved_tensors_on_access is set: its Function frees them at the "
+                           "first read of ctx.saved_tensors")
+    unpacked = Node.saved_tensors.fget(ctx)
+    if ctx._saved is not None and ctx.next_functions:
+        ctx._saved = _CONSUMED
+    return unpacked
 
 
 def _both_backward_and_vjp(ctx, *grads):
@@ -546,7 +636,40 @@ class Op(Function):
     fresh_gradients = True
 
 
+class DelayedError(Function):
+    """`DelayedError.apply(message, t)`: a copy of `t` whose backward raises RuntimeError(message).
+    A backward that computes a correct gradient but not a differentiable one passes it through
+    this under create_graph, so a second derivative is refused instead of silently wrong.
+
+    >>> import genesis
+    >>> x = genesis.tensor([2.0], requires_grad=True)
+    >>> y = DelayedError.apply("no second derivative here", x * 3)
+    >>> y.grad_fn
+    <ErrorBackward>
+    >>> y.sum().backward()
+    Traceback (most recent call last):
+    ...
+    RuntimeError: no second derivative here
+    (raised by the backward of ErrorBackward)
+    """
+
+    node_name = "Error"
+
+    @staticmethod
+    def forward(ctx, message, tensor):
+        ctx.message = message
+        return tensor.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(ctx.message)
+
+
 _new_object = object.__new__
+# what a node has that an instance of its Function does not (Function.__getattr__)
+_NODE_ATTRIBUTES = frozenset(("_register_hook_dict", "register_hook", "register_prehook",
+                              "next_functions", "name", "_sequence_nr", "_set_sequence_nr",
+                              "_input_metadata", "saved_tensors", "needs_input_grad"))
 
 
 def _autocast_arguments(policy: str, args: tuple) -> tuple:
@@ -628,7 +751,12 @@ def _link_inputs(ctx: Node, args: tuple) -> None:
         if isinstance(arg, Tensor) and arg._requires_grad:
             node = arg.grad_fn
             if node is None:
-                edges.append(gradient_edge(arg))
+                edge = gradient_edge(arg)
+                edges.append(edge)
+                if edge[0]._grad_dtype_set:  # its gradients are cast to Tensor.grad_dtype
+                    meta.append((arg._data.shape, edge[0]._grad_numpy_dtype, arg._device))
+                    needs.append(True)
+                    continue
             else:
                 edges.append((node, arg._output_nr))
             data = arg._data
@@ -663,6 +791,10 @@ def _link_outputs(ctx: Node, outputs: tuple) -> None:
             output.grad_fn = ctx
             output._output_nr = output_nr
     ctx._output_meta = tuple(output_meta)
+    if non_differentiable:  # which outputs: backward may get None for them (engine._materialize)
+        ctx.__dict__["_non_diff_outputs"] = frozenset(
+            nr for nr, output in enumerate(outputs)
+            if output is not None and id(output._data) in non_differentiable)
     saved = ctx._saved
     if saved is not None:
         ctx._saved = _pack_saved(ctx, saved)
@@ -692,9 +824,31 @@ def _pack_saved(ctx: Node, saved: tuple) -> tuple:
             packed.append((pack_with_hooks(value, edge), None, -1))
         elif value.grad_fn is ctx:
             packed.append((_detached_alias(value), value._version_counter[0], value._output_nr))
-        else:
-            packed.append((value, value._version_counter[0], -1))
+        else:  # -2: made by a node, so unpacking refuses it once detached in place
+            packed.append((value, value._version_counter[0], -1 if value.grad_fn is None else -2))
     return tuple(packed)
+
+
+def unpack_saved(node: Node, index: int, entry: tuple):
+    """Saved value `index` of `node` (its packed `entry`) as backward reads it: checked for
+    in-place changes and for being detached in place, a saved output linked to `node` again,
+    a value saved under saved-tensor hooks unpacked by its unpack hook."""
+    tensor, version, output_nr = entry
+    if version is not None:
+        if tensor._version_counter[0] != version:
+            raise SavedTensorModifiedError(_modified_message(node, index, tensor, version),
+                                           node, index)
+        if output_nr >= 0:
+            return _reattach_output(tensor, node, output_nr)
+        if output_nr == -2 and tensor.grad_fn is None:
+            raise RuntimeError(f"Trying to use a saved tensor that has been detached: "
+                               f"{type(node).__name__} saved tensor {index} (shape "
+                               f"{tuple(tensor.shape)}) was detached in place (.detach_()) after "
+                               "it was saved for backward; detach a copy (.detach()) instead."
+                               + _where(node))
+    elif tensor.__class__ is PackedSaved:  # saved under saved_tensors_hooks
+        return tensor.unpack(node)
+    return tensor
 
 
 def mark_view(output: Tensor, args: tuple, kwargs: dict, cls, creation=None) -> None:
@@ -716,7 +870,8 @@ def mark_view(output: Tensor, args: tuple, kwargs: dict, cls, creation=None) -> 
     if source._version_counter.__class__ is not list:  # a view of an inference tensor is one
         return                                          # too, and not a view (as in PyTorch)
     step = (cls, args[1:], kwargs)
-    if creation is None and not grad_state.enabled:
+    # made with grad disabled: marked so even when it is one of several views (as in PyTorch)
+    if not grad_state.enabled and (creation is None or creation[0] == "multi_output"):
         if inference_state.depth:  # keeps its base's requires_grad, as PyTorch's views there
             creation = ("inference_mode", None)
             output._requires_grad = source._requires_grad
@@ -786,10 +941,10 @@ def refuse_view_update(view: Tensor, op: str) -> None:
     if kind == "multi_output" and detail != "inherited":
         index, name = detail
         raise RuntimeError(
-            f"{op}: Output {index} of {name} is a view and is being modified inplace. This view "
-            "is the output of a function that returns multiple views. Such functions do not "
-            "allow the output views to be modified inplace. You should replace the inplace "
-            "operation by an out-of-place one (or clone the piece first).")
+            f"{op}: Output {index} of {name}Backward0 is a view and is being modified inplace. "
+            "This view is the output of a function that returns multiple views. Such functions "
+            "do not allow the output views to be modified inplace. You should replace the "
+            "inplace operation by an out-of-place one (or clone the piece first).")
     what = "is a view of a view which was" if detail == "inherited" else "was"
     if kind == "custom_function":
         raise RuntimeError(
@@ -801,7 +956,8 @@ def refuse_view_update(view: Tensor, op: str) -> None:
     if kind == "inference_mode":
         raise RuntimeError(
             f"{op}: A view {what} created in inference mode and is being modified inplace in "
-            "normal mode: clone the view first, or make the change inside inference_mode().")
+            "normal mode: clone the view first, or make the change inside the inference_mode "
+            "block.")
     origin = ("created in no_grad mode" if kind == "no_grad" else
               "the output of a function that returns multiple views")
     raise RuntimeError(

@@ -73,21 +73,36 @@ class _GradModeContext:
 
 
 def _wrap_generator(function, mode: _GradModeContext):
+    """`function`'s generators with `mode` in force while they run: on `next`/`send`, and on
+    an exception thrown in (`throw`) or a `close()`, which reach the generator as they would
+    undecorated."""
     @functools.wraps(function)
     def wrapper(*args, **kwargs):
         generator = function(*args, **kwargs)
-        to_send = None
-        while True:
-            previous = mode._switch()
-            try:
-                item = generator.send(to_send)
-            except StopIteration as stop:
-                return stop.value
-            finally:
-                mode._restore(previous)
-            to_send = yield item
+        try:
+            item = _resumed(mode, generator.send, None)
+            while True:
+                try:
+                    to_send = yield item
+                except GeneratorExit:
+                    _resumed(mode, generator.close)
+                    raise
+                except BaseException as error:
+                    item = _resumed(mode, generator.throw, error)
+                else:
+                    item = _resumed(mode, generator.send, to_send)
+        except StopIteration as stop:
+            return stop.value
 
     return wrapper
+
+
+def _resumed(mode: _GradModeContext, step, *args):
+    previous = mode._switch()
+    try:
+        return step(*args)
+    finally:
+        mode._restore(previous)
 
 
 class _BareDecorator(_GradModeContext):

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -36,11 +36,14 @@ from .engine import grad, unwatched
 from .grad_mode import enable_grad
 from .gradcheck_checks import (blamed_on_inputs, deterministic_forward_check, fast_check,
                                linearity_check, non_finite_inputs, slow_check, undefined_grad_check)
+from .gradcheck_forward import batched_forward_check, undefined_tangent_check
 from .gradcheck_jacobians import (WrongGradientLayout, flat_values, gradient_layout_checked,
                                   numerical_jacobians)
+from .gradcheck_legacy import get_analytical_jacobian, get_numerical_jacobian
 from .gradcheck_report import GradcheckResult, TensorSummary, Tolerances, format_report
 
-__all__ = ["gradcheck", "gradgradcheck", "check_gradients", "GradcheckError", "GradcheckWarning"]
+__all__ = ["gradcheck", "gradgradcheck", "check_gradients", "GradcheckError", "GradcheckWarning",
+           "get_numerical_jacobian", "get_analytical_jacobian"]  # the last two: torch's deprecated ones
 
 _GENESIS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -74,8 +77,10 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     which batching relies on, is what is checked). `fast_mode` compares one random projection
     v^T J u per pair instead of the whole Jacobian and re-runs the exact check
     only when it fails. `check_forward_ad`: also compare the Jacobian forward-mode AD gives
-    (genesis.autograd.forward_ad) with finite differences; `check_backward_ad=False` skips the
-    backward checks; `check_batched_forward_grad` is accepted (genesis has no batching rules).
+    (genesis.autograd.forward_ad) with finite differences, and (with `check_undefined_grad`) that
+    a zero tangent and no tangent give the same output tangents; `check_batched_forward_grad`:
+    the jvp is linear in the tangent and draws no random numbers (what batching tangents needs;
+    genesis has no batching rules); `check_backward_ad=False` skips the backward checks.
     Returns True, or raises `GradcheckError` with a report
     (returns False if `raise_exception=False`).
 
@@ -98,8 +103,12 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
         return True
     with unwatched:
         problem = _Problem.build(func, inputs, "gradcheck")
-        result = forward_ad_check(problem, Tolerances(eps=eps, atol=atol, rtol=rtol,
-                                                      nondet_tol=nondet_tol))
+        tolerances = Tolerances(eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol)
+        result = forward_ad_check(problem, tolerances)
+        if result.ok and check_undefined_grad:
+            result = undefined_tangent_check(problem, tolerances)
+        if result.ok and check_batched_forward_grad:
+            result = batched_forward_check(problem, tolerances)
     return _verdict(result, raise_exception)
 
 
@@ -177,6 +186,10 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
                              check_undefined_grad=check_undefined_grad,
                              check_batched_grad=check_batched_grad, max_report=max_report,
                              check_name="gradgradcheck")
+    if result.failed_check == "nondeterministic":  # the function checked here is func's backward
+        result.failed_check = "reentrant"
+        result.detail = ("func's backward, run twice on the same inputs and grad_outputs, gave "
+                         f"different first derivatives: {result.detail}")
     if not result.ok:
         legend = (f"(here inputs 0 to {count - 1} are func's inputs and input {count} + m is the "
                   "grad_output for func's output m; output n is the gradient w.r.t. func's n-th input "
@@ -241,6 +254,7 @@ class _Problem:
     numeric_inputs: list
     output_indices: list      # positions in func's result of the floating outputs
     outputs: list
+    numeric_dtypes: dict = field(default_factory=dict)  # output index -> dtype on the numerical side
 
     @classmethod
     def build(cls, func, inputs, check_name: str) -> "_Problem":
@@ -276,8 +290,17 @@ class _Problem:
         values = []
         for index, reference in zip(self.output_indices, self.outputs):
             if index >= len(outputs) or outputs[index].shape != reference.shape:
-                raise RuntimeError(f"the function's output {index} changed shape when an input was "
-                                   "perturbed; gradcheck needs outputs of fixed shapes")
+                now = f"shape {tuple(outputs[index].shape)}" if index < len(outputs) else "no such output"
+                raise AssertionError(
+                    "Expected `func` to return outputs with the same shape when inputs are perturbed: "
+                    f"output {index} had shape {tuple(reference.shape)}, then {now}; gradcheck "
+                    "needs outputs whose shapes do not depend on the input values")
+            dtype = outputs[index].dtype
+            if self.numeric_dtypes.setdefault(index, dtype) is not dtype:
+                raise AssertionError(
+                    "Expected `func` to return outputs with the same dtype when inputs are perturbed: "
+                    f"output {index} was {self.numeric_dtypes[index].name}, then {dtype.name}; "
+                    "gradcheck needs outputs whose dtypes do not depend on the input values")
             values.append(flat_values(outputs[index]))
         return values
 

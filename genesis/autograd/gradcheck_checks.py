@@ -11,16 +11,20 @@ floating outputs with their graph, and `evaluate()` for the numerical side.
 - `slow_check`: whole Jacobians, entry by entry, after a reentrancy check.
 - `fast_check`: one projection v^T J u per (output, input) pair; the exact
   check decides (and gives the table) when it finds a problem.
-- `undefined_grad_check`: a zero/absent output gradient gives zero input gradients.
+- `undefined_grad_check`: undefined (None) or zero output gradients give None or zero
+  input gradients.
 - `linearity_check`: backward is linear in its grad_outputs (what batching needs).
 """
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
 from .gradcheck_jacobians import (WrongGradientLayout, analytical_rows, flat_values,
                                   numerical_jacobians, numerical_projections, vjp_arrays)
 from .gradcheck_report import GradcheckResult, Mismatch, Tolerances
+from .gradcheck_undefined import undefined_backward_failure
 
 __all__ = ["non_finite_inputs", "blamed_on_inputs", "deterministic_forward_check", "slow_check", "fast_check",
            "undefined_grad_check", "linearity_check"]
@@ -231,7 +235,23 @@ def _unit_vector(rng, size: int) -> np.ndarray:
 
 
 def undefined_grad_check(problem, passed: GradcheckResult) -> GradcheckResult:
-    """Backward with each output's gradient zero (its siblings' undefined) gives zero or None."""
+    """A backward with every output's gradient undefined (see `gradcheck_undefined`), then one
+    with each output's gradient zero (its siblings' undefined), gives None or zero gradients.
+    A failure also warns, with PyTorch's words, that this check is on by default."""
+    result = _undefined_grad_result(problem, passed)
+    if not result.ok:
+        warnings.warn("Backwards compatibility: New undefined gradient support checking feature is "
+                      "enabled by default, but it may break existing callers of this function; call "
+                      "it with check_undefined_grad=False to disable the feature", UserWarning,
+                      stacklevel=4)
+    return result
+
+
+def _undefined_grad_result(problem, passed: GradcheckResult) -> GradcheckResult:
+    failure = undefined_backward_failure(problem.differentiable_outputs())
+    if failure is not None:
+        return GradcheckResult(ok=False, failed_check="undefined_grad", tolerances=passed.tolerances,
+                               detail=failure)
     for i, output in enumerate(problem.outputs):
         if not output._requires_grad:
             continue
@@ -239,11 +259,17 @@ def undefined_grad_check(problem, passed: GradcheckResult) -> GradcheckResult:
             grads = vjp_arrays([output], problem.inputs, [np.zeros(output._data.size)])
         except WrongGradientLayout:
             raise
-        except Exception as error:  # the backward could not cope with a missing gradient
+        except RuntimeError as error:  # the backward could not cope with a missing gradient
             notes = "".join(f"\n{note}" for note in getattr(error, "__notes__", ()))
             return GradcheckResult(ok=False, failed_check="undefined_grad", tolerances=passed.tolerances,
-                                   detail=f"backward raised {type(error).__name__}: {error}{notes}",
+                                   detail="Expected backward function to handle undefined output "
+                                          f"grads: backward raised {type(error).__name__}: {error}{notes}",
                                    **problem.summary(i, None))
+        except Exception as error:  # a bug in the code run: raised as it is (as PyTorch does)
+            error.add_note("(raised in gradcheck's undefined-gradient check, which runs backward with "
+                           "one output's gradient zero and the others undefined (None); pass "
+                           "check_undefined_grad=False to skip it)")
+            raise
         for j, values in enumerate(grads):
             if values is not None and np.any(values != 0):
                 return GradcheckResult(

@@ -31,6 +31,15 @@ CHECKS = {
         "Jacobian computed with forward mode mismatch",
         "The tangents that forward-mode AD gives (one unit tangent per input element) disagree "
         "with central finite differences: check the custom Function's jvp."),
+    "undefined_tangent": (
+        "forward mode: an undefined tangent is not treated as zero",
+        "With one input's tangent zero, and with no tangent for it at all, the function's output "
+        "tangents must be the same: check the custom Function's jvp for inputs whose tangent is "
+        "None. Pass check_undefined_grad=False to skip this check."),
+    "batched_forward_grad": (
+        "forward mode: the jvp cannot be batched",
+        "Batching tangents (vmap over jvp) needs a jvp that is linear in the tangent and draws "
+        "no random numbers. Pass check_batched_forward_grad=False to skip this check."),
     "values": (
         "analytical and numerical gradients differ",
         "The backward formula disagrees with central finite differences. Check the derivative "
@@ -159,7 +168,15 @@ def format_report(result: GradcheckResult) -> str:
     return "\n".join(lines)
 
 
+# The checks that compare Jacobians: their report names the pair as PyTorch's does.
+_JACOBIAN_CHECKS = {"values", "expected_zero", "missing_gradient"}
+
+
 def _where(result: GradcheckResult) -> str:
+    if result.failed_check in _JACOBIAN_CHECKS and result.output_index is not None \
+            and result.input_index is not None:
+        return (f"Jacobian mismatch for output {result.output_index} with respect to input "
+                f"{result.input_index} (output: {result.output}; input: {result.input})")
     parts = []
     if result.output_index is not None:
         parts.append(f"output {result.output_index} ({result.output})")

@@ -26,9 +26,14 @@ from __future__ import annotations
 import abc
 import contextlib
 import threading
+import weakref
+from collections import defaultdict
 
 from ..device import cpu
 from ..inference_tensors import is_inference_tensor
+from ..ops.inplace import write_listeners
+from ..ops.storage import storage_address
+from ..ops.tensor_attributes import data_ptr
 from ..tensor import Tensor, wrap_array
 from . import function
 from .engine import current_graph_task_id, will_engine_execute_node
@@ -279,11 +284,108 @@ def _edge_node(tensor) -> function.Node:
     return gradient_edge(tensor)[0]
 
 
+class _Handle:
+    """What the pack hook of `allow_mutation_on_saved_tensors` keeps for one saved tensor: a key
+    that lives exactly as long as some node holds the saved tensor; `version` is the tensor's
+    version when saved."""
+
+    __slots__ = ("version", "__weakref__")
+
+    def __init__(self, version: int):
+        self.version = version
+
+
+def _tensor_id(tensor: Tensor) -> tuple:
+    """Which tensor, at which version: (its id, its first element's address, its version)."""
+    return id(tensor), data_ptr(tensor), tensor._version_counter[0]
+
+
+def _storage_id(tensor: Tensor) -> tuple:
+    """Which storage, at which version: a view and its base share it."""
+    return storage_address(tensor._data), tensor._version_counter[0]
+
+
 class _MutationContext:
-    """What `allow_mutation_on_saved_tensors` yields; `closed` once the context is left."""
+    """What `allow_mutation_on_saved_tensors` yields. `original` and `cloned` map the handle of
+    each saved tensor still held by a node to the tensor itself, or to its copy once the
+    tensor was about to change in place (weakly keyed: an entry goes with the node);
+    `tid_to_weakhandle` maps (id, address, version) of each saved tensor to its handle;
+    `sid_to_tid` maps (storage address, version) to the tensors saved from that storage.
+    `closed` once the context is left (everything is cleared then).
+
+    >>> import genesis
+    >>> with allow_mutation_on_saved_tensors() as ctx:
+    ...     a = genesis.ones(2, requires_grad=True).clone()
+    ...     out = (a ** 2).sum()
+    ...     saved = len(ctx.tid_to_weakhandle)
+    ...     _ = a.sin_()
+    ...     saved, len(ctx.cloned)
+    (1, 1)
+    """
 
     def __init__(self):
+        self.cloned = weakref.WeakKeyDictionary()
+        self.original = weakref.WeakKeyDictionary()
+        self.tid_to_weakhandle = weakref.WeakValueDictionary()
+        self.sid_to_tid = defaultdict(set)
         self.closed = False
+
+    def clear(self) -> None:
+        """Forget every saved tensor and copy."""
+        self.cloned.clear()
+        self.original.clear()
+        self.tid_to_weakhandle.clear()
+        self.sid_to_tid.clear()
+
+    def pack(self, tensor: Tensor) -> _Handle:
+        """Remember `tensor` (once per tensor and version) and return its handle."""
+        tid = _tensor_id(tensor)
+        self.sid_to_tid[_storage_id(tensor)].add(tid)
+        handle = self.tid_to_weakhandle.get(tid)
+        if handle is None:
+            handle = self.tid_to_weakhandle[tid] = _Handle(tid[2])
+            # an alias sharing storage and version, not the tensor: a saved output would
+            # otherwise hold its node, and the node its handle, for as long as the context
+            alias = wrap_array(tensor._data, tensor._device)
+            alias._version_counter = tensor._version_counter
+            self.original[handle] = alias
+        return handle
+
+    def unpack(self, handle: _Handle) -> Tensor:
+        """The saved tensor as it was when saved: its copy if it changed since."""
+        message = ("Trying to backward outside of the 'allow_mutation_on_saved_tensors' context "
+                   "in which the graph was originally recorded: run backward inside that same "
+                   "`with` block")
+        if _mutation_context[0] is not self:
+            raise AssertionError(message)
+        copy = self.cloned.get(handle)
+        if copy is not None:
+            return copy
+        original = self.original.get(handle)
+        if original is None:
+            raise AssertionError(message)
+        if original._version_counter[0] != handle.version:  # written behind the ops' back
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation that allow_mutation_on_saved_tensors did not see: a saved "
+                f"tensor of shape {tuple(original.shape)} went from version {handle.version} to "
+                f"{original._version_counter[0]} without passing through an op (code that writes "
+                "arrays directly, such as an optimizer step); run that code outside the context "
+                "or before the forward")
+        return original
+
+    def before_write(self, tensor: Tensor) -> None:
+        """Copy each saved tensor of `tensor`'s storage (at its current version) that a node
+        still holds, before the storage changes."""
+        tids = self.sid_to_tid.get(_storage_id(tensor))
+        if not tids:
+            return
+        for tid in tids:
+            handle = self.tid_to_weakhandle.get(tid)
+            if handle is None or handle in self.cloned:
+                continue  # backward has freed it, or it was copied already
+            original = self.original.pop(handle)
+            self.cloned[handle] = wrap_array(original._data.copy(), original._device)
 
 
 _mutation_context = [None]  # the open allow_mutation_on_saved_tensors context (one at a time)
@@ -295,12 +397,13 @@ def allow_mutation_on_saved_tensors():
     afterwards; backward still sees them as they were when saved. Backward must run inside
     the same context (AssertionError otherwise); contexts cannot be nested (RuntimeError).
 
-    genesis copies each tensor when it is saved (PyTorch copies lazily, at the first in-place
-    change, by intercepting in-place ops): correct, at the cost of one copy per saved tensor.
+    As in PyTorch, a saved tensor is copied only when something is about to write into its
+    storage (an in-place op on it, its base or a view, an `out=` argument, a `_foreach_*_`
+    list) while a node still holds it; the yielded `_MutationContext` shows what was copied.
 
     >>> import genesis
     >>> a = genesis.tensor([1., 2.], requires_grad=True)
-    >>> with allow_mutation_on_saved_tensors():
+    >>> with allow_mutation_on_saved_tensors() as ctx:
     ...     b = a.clone()
     ...     out = (b ** 2).sum()
     ...     _ = b.sin_()
@@ -312,22 +415,12 @@ def allow_mutation_on_saved_tensors():
         raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested: leave the "
                            "open one before entering another")
     context = _mutation_context[0] = _MutationContext()
-
-    def pack(tensor):
-        # a copy of the array, not a genesis op: nothing recorded (checkpoint watches ops)
-        return context, wrap_array(tensor._data.copy(), tensor._device)
-
-    def unpack(packed):
-        owner, copy = packed
-        if owner is not _mutation_context[0]:
-            raise AssertionError("Trying to backward outside of the 'allow_mutation_on_saved_tensors' "
-                                 "context in which the graph was originally recorded: run "
-                                 "backward inside that same `with` block")
-        return copy
-
+    write_listeners.add(context.before_write)
     try:
-        with saved_tensors_hooks(pack, unpack):
+        with saved_tensors_hooks(context.pack, context.unpack):
             yield context
     finally:
+        write_listeners.discard(context.before_write)
         context.closed = True
+        context.clear()
         _mutation_context[0] = None

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import threading
 
+from ..grad_state import grad_state
 from ..tensor import Tensor, wrap_array
 
-__all__ = ["state", "PackedSaved", "pack", "push_hooks", "pop_hooks", "disable_hooks"]
+__all__ = ["state", "PackedSaved", "pack", "pack_with", "push_hooks", "pop_hooks", "disable_hooks"]
 
 
 class _State(threading.local):
@@ -93,9 +94,19 @@ def pack(tensor: Tensor, edge: tuple | None) -> PackedSaved | None:
     stack = state.stack
     if not stack:
         return None
-    pack_hook, unpack_hook = stack[-1]
+    return pack_with(tensor, edge, *stack[-1])
+
+
+def pack_with(tensor: Tensor, edge: tuple | None, pack_hook, unpack_hook) -> PackedSaved:
+    """`tensor` packed with `pack_hook` (run with grad disabled, as in PyTorch), to be
+    unpacked with `unpack_hook`; PyTorch's error when the pack hook changes its input in
+    place. `edge`: see `PackedSaved`."""
     version = tensor._version_counter[0]
-    packed = pack_hook(tensor)
+    enabled, grad_state.enabled = grad_state.enabled, False
+    try:
+        packed = pack_hook(tensor)
+    finally:
+        grad_state.enabled = enabled
     if tensor._version_counter[0] != version:
         raise RuntimeError("A saved tensor pack hook is modifying its input in place. Tensors "
                            "provided as input to pack hook can not be modified by in-place "

@@ -6,6 +6,7 @@ Tensor class; genesis.ops.catalog binds `METHODS` onto Tensor with every op fami
 from __future__ import annotations
 
 from ..listeners import Listeners
+from ..dtypes import get_dtype
 from ..tensor import Tensor
 from .engine import backward as run_backward
 from .hooks import RemovableHandle, checked_hook
@@ -55,8 +56,8 @@ def register_hook(self: Tensor, hook) -> RemovableHandle:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if self.grad_fn is not None:
         return self.grad_fn._add_tensor_hook(self._output_nr, hook)
-    if self._hooks is None:
-        self._hooks = []
+    if self._hooks.__class__ is not list:  # None, or a dict assigned to _backward_hooks
+        self._hooks = list(self._hooks.values()) if self._hooks else []
     return RemovableHandle(self._hooks, hook)
 
 
@@ -84,5 +85,42 @@ def register_post_accumulate_grad_hook(self: Tensor, hook) -> RemovableHandle:
     return RemovableHandle(node._post_accumulate_hooks, hook)
 
 
+def _grad_dtype(self: Tensor):
+    """The dtype gradients reaching this leaf are cast to: its own dtype unless set; None
+    keeps each gradient in the dtype backward gave it.
+
+    >>> import genesis
+    >>> w = genesis.ones(2, requires_grad=True)
+    >>> w.grad_dtype
+    genesis.float32
+    >>> w.grad_dtype = genesis.float64
+    >>> (w * 2).sum().backward(); w.grad.dtype
+    genesis.float64
+    """
+    if self.grad_fn is not None:
+        raise RuntimeError("grad_dtype can only be accessed on leaf tensors: this tensor was made by "
+                           f"{type(self.grad_fn).__name__}")
+    node = self._accumulator
+    return node._grad_dtype if node is not None and node._grad_dtype_set else self.dtype
+
+
+def _set_grad_dtype(self: Tensor, dtype) -> None:
+    if self.grad_fn is not None:
+        raise RuntimeError("grad_dtype can only be set on leaf tensors: this tensor was made by "
+                           f"{type(self.grad_fn).__name__}")
+    if dtype is not None:
+        dtype = get_dtype(dtype)
+        if not dtype.is_floating_point:
+            raise RuntimeError(f"grad_dtype must be a floating point dtype or None, got {dtype.name}")
+        if self._grad is not None and self._grad.dtype is not dtype:
+            raise RuntimeError(f"Cannot set grad_dtype to {dtype.name} because there is already a "
+                               f"gradient with dtype {self._grad.dtype.name}; set .grad = None first")
+    node = gradient_edge(self)[0]
+    node._grad_dtype_set = True
+    node._grad_dtype = dtype
+    node._grad_numpy_dtype = None if dtype is None else dtype.numpy_dtype
+
+
 METHODS = {"backward": backward, "register_hook": register_hook,
-           "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook}
+           "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
+           "grad_dtype": property(_grad_dtype, _set_grad_dtype)}

@@ -1,6 +1,6 @@
 """How autograd tracks views and versions: PyTorch's private switches that code and tests call
-(`torch.autograd._force_original_view_tracking`, `_unsafe_preserve_version_counter`), and the
-`SavedTensor` type.
+(`torch.autograd._force_original_view_tracking`, `_unsafe_preserve_version_counter`,
+`_unsafe_set_version_counter`).
 
 >>> import genesis
 >>> x = genesis.ones(2)
@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import functools
 
+from ..ops.views import view_replay as _view_replay
 from ..tensor import Tensor
 
-__all__ = ["_force_original_view_tracking", "_unsafe_preserve_version_counter", "SavedTensor",
-           "is_view_replay_enabled"]
-
-_view_replay = [False]
+__all__ = ["_force_original_view_tracking", "_unsafe_preserve_version_counter",
+           "_unsafe_set_version_counter", "is_view_replay_enabled"]
 
 
 def is_view_replay_enabled() -> bool:
@@ -31,9 +30,10 @@ def is_view_replay_enabled() -> bool:
 
 
 class _force_original_view_tracking:
-    """Ask autograd to rebuild views of views by replaying the original view ops (`mode`
-    True) rather than with `as_strided`. genesis always replays a view's recorded steps, so
-    the flag changes nothing but is kept and read back (`is_view_replay_enabled`). Like
+    """Ask autograd to rebuild the grad_fn of a view whose storage changed in place by
+    replaying the original view ops on its base (`mode` True: the grad_fn is the last view
+    op's node) rather than as one `as_strided` (AsStridedBackward); the gradients are the
+    same. The flag is read back by `is_view_replay_enabled`. Like
     PyTorch's, it takes effect when made (a plain call sets it) and, used as a context
     manager or decorator, is restored on exit.
 
@@ -85,17 +85,22 @@ class _unsafe_preserve_version_counter:
             tensor._version_counter[0] = version
 
 
-class SavedTensor:
-    """The type PyTorch gives a node's handle on one saved tensor (`grad_fn._raw_saved_<name>`).
-    genesis's nodes expose no such handles; as in PyTorch, one cannot be made from Python.
+def _unsafe_set_version_counter(tensors: tuple, versions: tuple) -> None:
+    """Set the version counter of each of `tensors` to the matching entry of `versions`
+    (`torch._C._autograd._unsafe_set_version_counter`). Unsafe: autograd's checks of saved
+    tensors compare against these numbers.
 
-    >>> SavedTensor()
-    Traceback (most recent call last):
-    ...
-    RuntimeError: Trying to create a SavedTensor object from Python is forbidden: saved tensors are made by autograd when a Function calls ctx.save_for_backward
+    >>> import genesis
+    >>> x = genesis.ones(2)
+    >>> _ = x.add_(1)
+    >>> _unsafe_set_version_counter((x,), (0,))
+    >>> x._version
+    0
     """
-
-    def __init__(self):
-        raise RuntimeError("Trying to create a SavedTensor object from Python is forbidden: saved "
-                           "tensors are made by autograd when a Function calls "
-                           "ctx.save_for_backward")
+    if len(tensors) != len(versions):
+        raise RuntimeError(f"_unsafe_set_version_counter: got {len(tensors)} tensors but "
+                           f"{len(versions)} versions; give one version per tensor")
+    for tensor, version in zip(tensors, versions):
+        if version < 0:
+            raise RuntimeError(f"Cannot set a version_counter to a value below 0: {version}")
+        tensor._version_counter[0] = int(version)

@@ -1,9 +1,10 @@
 """`Variable`, PyTorch's old name for a tensor that takes part in autograd: kept so old
-programs run. `Variable(t)` is `t` itself (`requires_grad=True` sets it), and every tensor
-is an instance of it."""
+programs run. `Variable(t)` is `t` detached (sharing its data; `requires_grad=True` makes
+it a new leaf), and every tensor is an instance of it."""
 from __future__ import annotations
 
 from ..tensor import Tensor
+from .graph_task import execution_engine
 
 __all__ = ["Variable"]
 
@@ -14,17 +15,23 @@ class _VariableType(type):
 
 
 class Variable(metaclass=_VariableType):
-    """`Variable(tensor, requires_grad=False)`: the tensor itself, as in PyTorch since 0.4.
+    """`Variable(tensor, requires_grad=False)`: the tensor detached, as in PyTorch (a new
+    tensor over the same data). `Variable._execution_engine.queue_callback(fn)` runs `fn`
+    once the running backward pass ends.
 
     >>> import genesis
     >>> x = genesis.zeros(2)
-    >>> Variable(x) is x, isinstance(x, Variable), Variable(x, requires_grad=True).requires_grad
-    (True, True, True)
+    >>> v = Variable(x, requires_grad=True)
+    >>> v is x, isinstance(x, Variable), v.requires_grad, x.requires_grad
+    (False, True, True, False)
     """
+
+    _execution_engine = execution_engine
 
     def __new__(cls, data: Tensor, requires_grad: bool = False, volatile: bool = False):
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable: data must be a Tensor, got {type(data).__name__}")
+        variable = data.detach()
         if requires_grad:
-            data.requires_grad_(True)
-        return data
+            variable.requires_grad_(True)
+        return variable

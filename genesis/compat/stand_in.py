@@ -50,6 +50,11 @@ class TorchModule(types.ModuleType):
         self.__dict__[attribute] = value
         return value
 
+    def __setattr__(self, attribute: str, value) -> None:
+        if isinstance(value, TorchModule) and _bound_to_other(self, attribute):
+            return  # `import torch.autograd.gradcheck` leaves torch.autograd.gradcheck the function
+        super().__setattr__(attribute, value)
+
     def __dir__(self) -> list:
         target = self.__dict__["_genesis_target"]
         names = set() if target is None else {name for name in dir(target) if not name.startswith("_")}
@@ -61,13 +66,29 @@ class TorchModule(types.ModuleType):
 _MISSING = object()
 
 
+def _bound_to_other(module: TorchModule, attribute: str) -> bool:
+    """Whether the genesis module behind `module` binds `attribute` to something that is not a
+    module: as in torch, where `torch.autograd.gradcheck` is the function although a module of
+    that name exists, that binding is the attribute."""
+    target = module.__dict__.get("_genesis_target")
+    value = getattr(target, attribute, None) if target is not None else None
+    return value is not None and not isinstance(value, types.ModuleType)
+
+
 def resolve(torch_name: str, target: types.ModuleType | None, attribute: str):
     """What the torch name `torch_name` (`attribute` of its module, served by `target`) is
     under genesis: a served submodule, a renamed genesis object, or `target`'s attribute of
-    that name; `_MISSING` when genesis has none."""
+    that name; `_MISSING` when genesis has none. A submodule's name that `target` binds to
+    something else (`torch.autograd.gradcheck`, the function) gives that binding."""
     if torch_name in MODULES:
+        value = getattr(target, attribute, None) if target is not None else None
+        if value is not None and not isinstance(value, types.ModuleType):
+            return value
         return importlib.import_module(torch_name)
     renamed = RENAMED.get(torch_name)
+    if renamed in MODULES:  # a torch module: its stand-in while torch is served, else genesis's
+        module = sys.modules.get(renamed)
+        return module if is_served(module) else importlib.import_module(MODULES[renamed])
     if renamed is not None:
         module, _, name = renamed.rpartition(".")
         return getattr(importlib.import_module(module), name)

@@ -4,7 +4,8 @@
 or to None for a torch module that imports fine but offers nothing yet (a script that only
 imports it, or uses it behind a flag, runs; one that uses a name from it stops with the
 unsupported-name line). A torch module missing here does not import (`genesis compat`
-lists it). `RENAMED` holds the torch names genesis spells differently.
+lists it). `RENAMED` holds the torch names genesis spells differently (a name of MODULES:
+that served module).
 """
 from __future__ import annotations
 
@@ -50,11 +51,18 @@ MODULES = {
     "torch.autograd.function": "genesis.autograd.custom_function",
     "torch.autograd.functional": "genesis.autograd.functional",
     "torch.autograd.graph": "genesis.autograd.graph",
+    "torch.autograd.gradcheck": "genesis.autograd.gradcheck",
+    "torch.autograd._functions": "genesis.compat.torch_autograd_functions",  # the attribute stays the function
     "torch._C": "genesis.compat.torch_C",
+    "torch._C._nn": "genesis.compat.torch_C_nn",
+    "torch._VF": "genesis.compat.torch_VF",
     "torch.autograd.forward_ad": "genesis.autograd.forward_ad",
     "torch.func": "genesis.func",
+    "torch._vmap_internals": "genesis.func.vmap_internals",
     "torch.utils": "genesis.utils",
     "torch.utils.checkpoint": "genesis.utils.checkpoint",
+    "torch.utils._python_dispatch": "genesis.utils._python_dispatch",
+    "torch.ops": "genesis.compat.torch_ops",
     "torch.utils.data": "genesis.utils.data",
     "torch.amp": "genesis.amp",
     "torch.cuda": "genesis.cuda",
@@ -78,4 +86,7 @@ MODULES = {
 # torch name -> the genesis name of the same thing, where they differ
 RENAMED = {
     "torch.__version__": "genesis.compat.torch_backends.TORCH_VERSION",
+    "torch._unique": "genesis.compat.torch_VF._unique",
+    "torch._unique2": "genesis.compat.torch_VF._unique2",
+    "torch.autograd.torch": "torch",  # torch/autograd imports torch; old scripts reach it there
 }

@@ -96,12 +96,15 @@ class BackwardHook:
         return tuple(grad_output[i] for i in self.output_positions)
 
     def _on_input_grads(self, grads: tuple) -> tuple:
+        if self.grad_outputs is None:  # gradient reaching the inputs without passing through
+            return grads               # the outputs (a double backward): no hook, as in PyTorch
         grad_input = self._spread(grads, self.input_positions, self.arg_count)
         for hook in self.hooks:
             where = f"a full backward hook of {type(self.module).__name__}"
             replacement = run_hook(hook, (self.module, grad_input, self.grad_outputs), where)
             if replacement is not None:
                 grad_input = checked_gradients(hook, where, replacement, grad_input, "grad_input")
+        self.grad_outputs = None
         return tuple(grad_input[i] for i in self.input_positions)
 
     def _run_hooks_without_inputs(self) -> None:

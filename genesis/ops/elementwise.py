@@ -20,6 +20,7 @@ from ._operands import (both_integral, device_of, float_operands, ignore_float_e
 from .division import RoundedDiv, modulo_samples, rounding_mode_checked
 from .gradient_rules import run_partials
 from .inplace import apply_inplace
+from .out_variants import write_out
 from .registry import OpInfo, Sample
 from .unary import log
 from .where import where
@@ -110,6 +111,7 @@ class Pow(Op):
     """a ** b for tensor/tensor, tensor/number and number/tensor."""
 
     inplace_ufunc = "power"
+    saved_names = ("self", "exponent", "result")  # grad_fn._saved_exponent, as in PyTorch
 
     @staticmethod
     @ignore_float_errors
@@ -126,8 +128,8 @@ class Pow(Op):
             else:
                 return _integer_power(device_of(a, b).xp, x, y)
         out = wrap_array(x ** y, device_of(a, b))
-        ctx.save_for_backward(a, b, out)
-        return out
+        ctx.save_for_backward(a, b, out if ctx.needs_input_grad[1] else None)  # as PyTorch: out
+        return out                                                   # only for d/d(exponent)
 
     @staticmethod
     @ignore_float_errors  # 0 * inf and log(0) arise by design where the masks below apply
@@ -183,25 +185,29 @@ class Neg(Op):
         return -grad
 
 
-def add(input, other, *, alpha=1) -> Tensor:
-    """input + alpha * other, broadcasting.
+def add(input, other, *, alpha=1, out=None) -> Tensor:
+    """input + alpha * other, broadcasting (written into `out` if given: not differentiable).
 
     >>> import genesis
     >>> genesis.add(genesis.tensor([1., 2.]), 1, alpha=3)
     tensor([4., 5.])
     """
+    if out is not None:
+        return write_out("add", lambda a, b: add(a, b, alpha=alpha), out, (input, other))
     if alpha != 1:
         other = _scaled(other, alpha)
     return Add.apply(input, other)
 
 
-def sub(input, other, *, alpha=1) -> Tensor:
-    """input - alpha * other, broadcasting.
+def sub(input, other, *, alpha=1, out=None) -> Tensor:
+    """input - alpha * other, broadcasting (written into `out` if given: not differentiable).
 
     >>> import genesis
     >>> genesis.tensor([5., 6.]) - 1
     tensor([4., 5.])
     """
+    if out is not None:
+        return write_out("sub", lambda a, b: sub(a, b, alpha=alpha), out, (input, other))
     if alpha != 1:
         other = _scaled(other, alpha)
     return Sub.apply(input, other)
@@ -211,18 +217,20 @@ def _scaled(other, alpha):
     return mul(other, alpha) if isinstance(other, Tensor) else other * alpha
 
 
-def mul(input, other) -> Tensor:
-    """Elementwise product, broadcasting.
+def mul(input, other, *, out=None) -> Tensor:
+    """Elementwise product, broadcasting (written into `out` if given: not differentiable).
 
     >>> import genesis
     >>> genesis.tensor([1., 2.]) * genesis.tensor([[3.], [4.]])
     tensor([[3., 6.],
             [4., 8.]])
     """
+    if out is not None:
+        return write_out("mul", mul, out, (input, other))
     return Mul.apply(input, other)
 
 
-def div(input, other, *, rounding_mode=None) -> Tensor:
+def div(input, other, *, rounding_mode=None, out=None) -> Tensor:
     """input / other. Without `rounding_mode` it is true division (integers give float32);
     "trunc" rounds toward zero and "floor" rounds down, keeping integer dtypes (zero gradient).
 
@@ -231,6 +239,9 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
     >>> x / 2, genesis.div(x, 2, rounding_mode="trunc"), genesis.div(x, 2, rounding_mode="floor")
     (tensor([-3.5000,  3.5000]), tensor([-3,  3]), tensor([-4,  3]))
     """
+    if out is not None:
+        return write_out("div", lambda a, b: div(a, b, rounding_mode=rounding_mode), out,
+                         (input, other))
     if rounding_mode is None:
         return Div.apply(input, other)
     return RoundedDiv.apply(input, other, rounding_mode_checked(rounding_mode))

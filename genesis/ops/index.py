@@ -95,15 +95,17 @@ class GetItem(Op):
     """t[key]: a view for basic keys, a copy for advanced ones."""
 
     is_view = True
+    saved_names = ("indices",)
 
     @staticmethod
     def forward(ctx, a, key):
-        ctx.shape, ctx.key = a.shape, key
+        ctx.shape = a.shape
+        _keep_key(ctx, key)
         return _index(a._data, key, a.shape)
 
     @staticmethod
     def backward(ctx, grad):
-        return IndexScatter.apply(grad, ctx.shape, ctx.key), None
+        return IndexScatter.apply(grad, ctx.shape, _kept_key(ctx)), None
 
 
 class IndexScatter(Op):
@@ -128,9 +130,11 @@ class IndexScatter(Op):
 class IndexPut(Op):
     """t with t[key] replaced by value (used in place for `t[key] = value`)."""
 
+    saved_names = ("indices",)
+
     @staticmethod
     def forward(ctx, a, value, key):
-        ctx.key = key
+        _keep_key(ctx, key)
         out = a._data.copy()
         _put(out, key, _value_array(a, value), a.shape)
         return out
@@ -142,9 +146,23 @@ class IndexPut(Op):
     @staticmethod
     def backward(ctx, grad):
         needs = ctx.needs_input_grad
-        grad_a = IndexZero.apply(grad, ctx.key) if needs[0] else None
-        grad_value = GetItem.apply(grad, ctx.key) if needs[1] else None
+        key = _kept_key(ctx)
+        grad_a = IndexZero.apply(grad, key) if needs[0] else None
+        grad_value = GetItem.apply(grad, key) if needs[1] else None
         return grad_a, grad_value, None
+
+
+def _keep_key(ctx, key: tuple) -> None:
+    """A key with index arrays is saved for backward, as PyTorch saves index tensors (so a
+    second backward through a freed graph is refused); a basic key is kept on ctx."""
+    if _is_advanced(key):
+        ctx.save_for_backward(key)
+    else:
+        ctx.key = key
+
+
+def _kept_key(ctx) -> tuple:
+    return ctx.key if "key" in ctx.__dict__ else ctx.saved_tensors[0]
 
 
 class IndexZero(Op):

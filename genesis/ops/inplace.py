@@ -8,18 +8,44 @@ gradients right; a change through a view rewires the view's base (`views.py`).
 """
 from __future__ import annotations
 
+from typing import Protocol
+
 from ..autograd import function
-from ..autograd.function import cpu_scalars_moved, move_retained_grad, refuse_view_update
+from ..autograd.function import (cpu_scalars_moved, move_retained_grad, refresh_stale_view,
+                                 refuse_view_update)
 from ..autograd.grad_mode import grad_state
+from ..autograd.saved_hooks import state as saved_hooks
 from ..inference_tensors import refuse_inference_tensor_update
+from ..listeners import Listeners
 from ..tensor import Tensor, wrap_array
 from .views import rebase_view
 
-__all__ = ["apply_inplace", "refuse_leaf_change"]
+__all__ = ["apply_inplace", "refuse_leaf_change", "write_listeners", "WriteListener",
+           "tell_before_write"]
+
+
+class WriteListener(Protocol):
+    """Told just before an op writes into `tensor`'s storage in place (an in-place op, an
+    `out=` argument, a `_foreach_*_` list): `allow_mutation_on_saved_tensors` listens, to
+    copy a saved tensor before it changes. While nobody listens it costs one test."""
+
+    def __call__(self, tensor: Tensor) -> None:
+        ...
+
+
+write_listeners: Listeners[WriteListener] = Listeners()
+
+
+def tell_before_write(tensor: Tensor) -> None:
+    """Tell every write listener that `tensor`'s storage is about to change."""
+    for listener in write_listeners:
+        listener(tensor)
 
 
 def apply_inplace(cls, target: Tensor, *args, **kwargs) -> Tensor:
     """Run Function `cls` on (target, *args) and store the result in `target`."""
+    if write_listeners:
+        tell_before_write(target)
     if function.dual_mode.active:  # forward-mode AD: tangents are updated too
         return function.dual_mode.inplace(cls, target, args, kwargs)
     if target._version_counter.__class__ is not list:
@@ -41,7 +67,8 @@ def apply_inplace(cls, target: Tensor, *args, **kwargs) -> Tensor:
             _write_without_graph(cls, target, args, kwargs)
         return target
     _refuse_leaf(cls, target)
-    result = cls.apply(target, *args, **kwargs)
+    source = _snapshot_for_hooks(target) if saved_hooks.stack else target
+    result = cls.apply(source, *args, **kwargs)
     node = result.grad_fn
     if node is not None:
         _snapshot_saved_target(node, target)
@@ -122,6 +149,19 @@ def refuse_leaf_change(op: str, target: Tensor) -> None:
             "while gradients are recorded. Wrap the update in "
             "`with genesis.no_grad():` (as optimizers and initializers do), or use the "
             "out-of-place form (x = x + y).")
+
+
+def _snapshot_for_hooks(target: Tensor) -> Tensor:
+    """What the op reads instead of `target` while saved-tensor hooks are in force: a copy of
+    its value before the change, in its place in the graph, so that a pack hook never gets a
+    tensor that is about to change (PyTorch saves such an original `self` as a clone too)."""
+    view = target._view
+    if view is not None and view[3] != target._version_counter[0]:
+        refresh_stale_view(target)  # its grad_fn must be current before it is copied
+    snapshot = wrap_array(target._data.copy(), target._device)
+    snapshot.grad_fn, snapshot._output_nr = target.grad_fn, target._output_nr
+    snapshot._requires_grad = target._requires_grad
+    return snapshot
 
 
 def _snapshot_saved_target(node, target: Tensor) -> None:

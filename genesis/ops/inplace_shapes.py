@@ -24,15 +24,20 @@ __all__: list = []
 def _reshaped_in_place(self: Tensor, name: str, view: Tensor) -> Tensor:
     """Make `self` the `view` of itself: its array and, when recording, its place in the graph."""
     refuse_inference_tensor_update(self, name)
-    if grad_state.enabled and self._requires_grad:
-        refuse_leaf_change(name, self)
-        if self._view is not None and self._view[2] is not None:
+    own = self._view
+    if grad_state.enabled:
+        if self._requires_grad:
+            refuse_leaf_change(name, self)
+        if own is not None and own[2] is not None and (self._requires_grad or
+                                                       own[0]._requires_grad):
             refuse_view_update(self, name)
     self._data = view._data
     if view.grad_fn is not None:
         self.grad_fn, self._output_nr = view.grad_fn, view._output_nr
-    if self._view is not None and view._view is not None:
-        self._view = view._view  # still a view of the same base, through one more step
+    if own is not None and view._view is not None:
+        # still a view of the same base, through one more step; how the view was made stays
+        # (an in-place view op under no_grad does not make it a no_grad view, as in PyTorch)
+        self._view = view._view[:2] + (own[2],) + view._view[3:]
     return self
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Op
+from ..autograd.function import DelayedError, Op
 from ..autograd.grad_mode import grad_state
 from ..device import cpu, transfer
 from ..tensor import Tensor, wrap_array
@@ -108,7 +108,17 @@ class ScatterProduct(Op):
         whole = GetItem.apply(ScatterProduct.apply(src, key, ctx.shape), key) / safe
         without_zero = GetItem.apply(ScatterProduct.apply(safe, key, ctx.shape), key)
         others = where(lone_zero, without_zero, where(wrap_array(zero, src._device), 0.0, whole))
-        return GetItem.apply(grad, key) * others, None, None
+        gradient = GetItem.apply(grad, key) * others
+        if grad_state.enabled and bool((zeros_here > 1).any()):
+            # exact, but constant where zeros meet: its own derivative would be wrong there
+            gradient = DelayedError.apply(_MEETING_ZEROS, gradient)
+        return gradient, None, None
+
+
+_MEETING_ZEROS = ("scatter_reduce/index_reduce: Double backward is unsupported for src when >1 zeros "
+                  "in src are scattered to the same position in self (reduce='prod'): the first "
+                  "derivative there is exact, but genesis does not compute its derivative; move the "
+                  "zeros apart or differentiate once")
 
 
 def _multiplied(device, shape, key, values):

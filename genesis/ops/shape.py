@@ -62,10 +62,14 @@ def reshape(input: Tensor, *shape) -> Tensor:
     return Reshape.apply(input, _resolve_shape(_sizes(shape, "reshape"), input._data.size, "reshape"))
 
 
+class View(Reshape):
+    """Same elements, new shape, same storage (`Tensor.view`: ViewBackward, as in PyTorch)."""
+
+
 def view(input: Tensor, *shape) -> Tensor:
     """Like reshape, but must share storage; raises if that needs a copy."""
     shape = _resolve_shape(_sizes(shape, "view"), input._data.size, "view")
-    result = Reshape.apply(input, shape)
+    result = View.apply(input, shape)
     if result._version_counter is not input._version_counter:
         raise RuntimeError(
             f"view: a tensor of shape {tuple(input.shape)} with strides "
@@ -309,6 +313,10 @@ OPS = [
         _shape_sample(rng, (3, 4), (4, -1), layout="transposed"),
         _shape_sample(rng, (), (1, 1))],
         torch=lambda torch, a, shape: torch.reshape(a, shape)),
+    OpInfo("view", view, lambda rng: [
+        _shape_sample(rng, (3, 4), (2, 6)), _shape_sample(rng, (3, 4), (-1,)),
+        _shape_sample(rng, (), (1, 1))],
+        torch=lambda torch, a, shape: a.view(shape)),
     OpInfo("transpose", transpose, lambda rng: [
         _shape_sample(rng, (2, 3, 4), 0, 2), _shape_sample(rng, (3, 4), -1, 0),
         _shape_sample(rng, (3, 4), 0, 1, layout="strided")],

@@ -220,6 +220,8 @@ def type_of(input: Tensor, dtype=None, non_blocking: bool = False):
     if dtype is None:
         where = "cuda." if input._device.type == "cuda" else ""
         return f"genesis.{where}{_TYPE_NAMES[input.dtype.name]}"
+    if isinstance(dtype, _TypedTensorType):  # a legacy type: genesis.DoubleTensor
+        dtype = dtype.dtype
     if isinstance(dtype, str) and dtype.endswith("Tensor"):
         name = dtype.rsplit(".", 1)[-1]
         if name not in _TYPES_BY_NAME:
@@ -236,6 +238,11 @@ class _TypedTensorType(type):
     def __instancecheck__(cls, value) -> bool:
         return isinstance(value, Tensor) and value._device.type == "cpu" and \
             value.dtype.name == cls.dtype_name
+
+    @property
+    def dtype(cls):
+        """The dtype of the type's tensors: `genesis.DoubleTensor.dtype` is genesis.float64."""
+        return dtypes.get_dtype(cls.dtype_name)
 
 
 class _TypedTensor(metaclass=_TypedTensorType):

@@ -19,6 +19,7 @@ from ._kernels import Elementwise, fusing_pays
 from ._operands import as_floating, ignore_float_errors, zeros_of
 from .gradient_rules import TENSOR_MATH, array_math
 from .inplace import apply_inplace
+from .out_variants import write_out
 from .registry import OpInfo
 
 __all__ = ["exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "square",
@@ -207,7 +208,9 @@ class Sign(Op):
 
 def _public(cls, name: str, call: str, result: str):
     """The function `genesis.<name>`, applying `cls`, with a doctest example."""
-    def function(input: Tensor) -> Tensor:
+    def function(input: Tensor, *, out=None) -> Tensor:
+        if out is not None:
+            return write_out(name, cls.apply, out, (input,))
         return cls.apply(input)
 
     function.__name__ = function.__qualname__ = name

@@ -2,10 +2,13 @@
 
 When `v = base[...]` is changed in place, the change lands in `base`'s
 storage, so `base` gets a new grad_fn (`CopySlices`: its old value outside the
-view, the new value inside) and `v` becomes a view of the new `base`
-(`ViewOf`). The view region is described by a flat index map: for each element
-of the view, its position in `base`, found by replaying the view ops on an
-`arange`. Every gradient here is linear, so higher-order gradients work.
+view, the new value inside) and `v` becomes a view of the new `base`: its grad_fn
+is an `AsStrided` (its region of the base, as PyTorch names it), or, while
+`torch.autograd._force_original_view_tracking(True)` is in force (`view_replay`),
+the node of its last view op, the recorded view ops being replayed on the base.
+The view region is described by a flat index map: for each element of the view,
+its position in `base`, found by replaying the view ops on an `arange`. Every
+gradient here is linear, so higher-order gradients work.
 
 Its registry entry, `mul_through_view`, writes a product through a view of a copy.
 """
@@ -18,6 +21,8 @@ from ._scatter import add_at
 from .registry import OpInfo, Sample
 
 __all__ = []  # the graph of in-place updates through views; no public function of its own
+
+view_replay = [False]  # set by genesis.autograd.tracking_modes._force_original_view_tracking
 
 
 def replay_view(array, device, steps):
@@ -101,7 +106,7 @@ class CopySlices(Op):
         return grad_base, grad_value, None
 
 
-class ViewOf(Op):
+class AsStrided(Op):
     """New grad_fn of a view after an in-place update: the view region of its base."""
 
     @staticmethod
@@ -120,8 +125,7 @@ def rebase_view(view: Tensor, value: Tensor) -> None:
     index_map = flat_index_map(base, steps)
     copied = CopySlices.apply(base, value, index_map)
     _adopt_grad_fn(base, copied)
-    rebuilt = ViewOf.apply(base, view._data, index_map)
-    _adopt_grad_fn(view, rebuilt)
+    _adopt_grad_fn(view, _region_of(base, view, steps, index_map))
     view._view = (base, steps, creation, view._version_counter[0])  # current again
 
 
@@ -129,7 +133,18 @@ def rebuild_view_grad_fn(view: Tensor) -> None:
     """A view whose storage changed through its base or another view: its grad_fn becomes
     its region of the base's current value."""
     base, steps, _, _ = view._view
-    _adopt_grad_fn(view, ViewOf.apply(base, view._data, flat_index_map(base, steps)))
+    _adopt_grad_fn(view, _region_of(base, view, steps, flat_index_map(base, steps)))
+
+
+def _region_of(base: Tensor, view: Tensor, steps, index_map) -> Tensor:
+    """The view's region of the base's current value, as a tensor whose grad_fn the view
+    takes: the view ops replayed on the base when view replay is on, else one AsStrided."""
+    if view_replay[0]:
+        region = base
+        for cls, args, kwargs in steps:
+            region = cls.apply(region, *args, **kwargs)
+        return region
+    return AsStrided.apply(base, view._data, index_map)
 
 
 def _adopt_grad_fn(tensor: Tensor, source: Tensor) -> None:

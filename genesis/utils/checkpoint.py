@@ -32,9 +32,13 @@ whole recomputed graph (PyTorch keeps the forward's graph and recomputes only th
 it saved). So the recomputation always runs all of `fn` (`early_stop` and
 `set_checkpoint_early_stop` are accepted and change nothing), a recomputation calling
 more ops than the forward is an error even with early stop, one output of a checkpoint
-is not differentiable with respect to another, a hook on the checkpoint's node sees all
-its outputs, and a hook on a tensor `fn` uses without taking it as an input runs twice
-(once when the recomputation's gradient reaches it, once in the outer backward).
+is not differentiable with respect to another, and the checkpoint's node (the `grad_fn` of
+its only output; with several outputs, each has a `CheckpointOutputBackward` leading to it)
+recomputes once per backward that reaches it. A tensor `fn` uses without taking it as an
+input has its hooks run once, when the outer backward reaches it. Dispatch modes
+(`genesis.utils._python_dispatch`) see the ops inside a checkpoint, not the checkpoint
+itself; reentrant checkpoints refuse a backward that computes only some gradients
+(`autograd.grad`, `backward(inputs=...)`), as in PyTorch.
 Non-reentrant forward builds `fn`'s graph while it runs (as PyTorch does, so `fn` may
 call `autograd.grad`) and lets it go when it returns.
 
@@ -49,6 +53,7 @@ call `autograd.grad`) and lets it go when it returns.
 from __future__ import annotations
 
 import contextlib
+import threading
 import warnings
 
 from .. import random
@@ -60,8 +65,10 @@ from ..nn.module import Module
 from ..ops import samples
 from ..ops.registry import OpInfo, Sample
 from ..tensor import Tensor
-from .selective_checkpoint import (CheckpointPolicy, SelectiveCheckpointContext,
-                                   create_selective_checkpoint_contexts)
+from ._python_dispatch import not_dispatched
+from .selective_checkpoint import (CheckpointPolicy, SelectiveCheckpointContext,  # noqa: F401
+                                   _CachedTorchDispatchMode, _CachingTorchDispatchMode,
+                                   create_selective_checkpoint_contexts)  # (torch.utils.checkpoint's names)
 
 __all__ = ["checkpoint", "checkpoint_sequential", "recomputed_inputs", "CheckpointError",
            "set_checkpoint_early_stop", "set_checkpoint_debug_enabled", "noop_context_fn",
@@ -249,6 +256,7 @@ def _unflatten(spec, tensors):
     return kind(_unflatten(item, tensors) for item in content)
 
 
+@not_dispatched  # no ATen operator: dispatch modes see the ops inside it
 class Checkpoint(Op):
     """A checkpointed function as one node: its forward hands on the outputs the function
     made, keeping only the inputs; its backward recomputes the function and differentiates
@@ -284,12 +292,32 @@ class Checkpoint(Op):
         return _gradients(ctx, ctx.extras, grad_outputs, create_graph=is_grad_enabled())
 
 
+@not_dispatched
+class CheckpointOutput(Op):
+    """One output of a checkpoint that has several, as a node of its own (the checkpoint's
+    node is its next function): a hook on it, or a backward from another output, concerns
+    this output alone, as in PyTorch, where each output has the node of the op that made it."""
+
+    @staticmethod
+    def forward(ctx, output):
+        return output._data  # the checkpoint's own output, held by nothing else
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
 def _reentrant_gradients(ctx, grad_outputs) -> tuple:
     """Recompute on detached copies of the inputs and run a backward through it: tensors the
     function used that are not inputs accumulate their `.grad` there; the inputs' gradients
     are read back from the copies."""
-    detached = [arg.detach().requires_grad_(arg.requires_grad) if isinstance(arg, Tensor)
-                else arg for arg in ctx.saved_tensors]
+    if not engine._is_checkpoint_valid(_own_passes.positions):
+        raise RuntimeError(
+            "torch.utils.checkpoint is incompatible with .grad() or passing an `inputs` parameter "
+            "to .backward(): a reentrant checkpoint computes its gradients with a backward of its "
+            "own, which accumulates into .grad. To resolve this error, you can either set "
+            "use_reentrant=False, or call .backward() without passing the `inputs` argument.")
+    detached = _detached_inputs(ctx.saved_tensors)
     outputs = _recompute(ctx.segment, detached)
     ctx.recomputed_inputs = {arg._accumulator: position for position, arg in enumerate(detached)
                              if isinstance(arg, Tensor) and arg._accumulator is not None}
@@ -314,8 +342,7 @@ def _gradients(ctx, extras: tuple, grad_outputs, create_graph: bool) -> tuple:
         inputs = [arg[...] if isinstance(arg, Tensor) and arg.requires_grad else arg
                   for arg in ctx.saved_tensors]
     else:
-        inputs = [arg.detach().requires_grad_(arg.requires_grad) if isinstance(arg, Tensor)
-                  else arg for arg in ctx.saved_tensors]
+        inputs = _detached_inputs(ctx.saved_tensors)
     arguments = (*inputs, *extras)
     targets = [arg for arg in arguments if isinstance(arg, Tensor) and arg.requires_grad]
     pairs = _differentiable_outputs(_recompute(ctx.segment, inputs), grad_outputs)
@@ -324,10 +351,57 @@ def _gradients(ctx, extras: tuple, grad_outputs, create_graph: bool) -> tuple:
                                  if isinstance(arg, Tensor) and arg._accumulator is not None}
     if not pairs or not targets:
         return (None,) * (len(arguments) + 1)
-    grads = iter(engine.grad([output for output, _ in pairs], targets, [grad for _, grad in pairs],
-                             create_graph=create_graph, allow_unused=True))
+    # the hooks of the extras run once, when the outer backward reaches them; this pass is
+    # the checkpoint's own (a reentrant checkpoint inside looks through it to the caller's)
+    _own_passes.positions.append(engine._running_passes())
+    try:
+        with _hooks_set_aside(extras):
+            grads = iter(engine.grad([output for output, _ in pairs], targets,
+                                     [grad for _, grad in pairs], create_graph=create_graph,
+                                     allow_unused=True))
+    finally:
+        _own_passes.positions.pop()
     return (*(next(grads) if isinstance(arg, Tensor) and arg.requires_grad else None
               for arg in arguments), None)
+
+
+class _OwnPasses(threading.local):
+    """The positions, among the backward passes running on this thread, of those a
+    non-reentrant checkpoint's backward runs to differentiate its recomputation."""
+
+    def __init__(self):
+        self.positions: list = []
+
+
+_own_passes = _OwnPasses()
+
+
+def _detached_inputs(saved: tuple) -> list:
+    """The recomputation's inputs: a new leaf for each input that requires grad; the others
+    are passed as they are (a Function saving one gets that very tensor back, as in PyTorch)."""
+    return [arg.detach().requires_grad_() if isinstance(arg, Tensor) and arg.requires_grad else arg
+            for arg in saved]
+
+
+@contextlib.contextmanager
+def _hooks_set_aside(extras: tuple):
+    """While the recomputation is differentiated with respect to the tensors the function used
+    without taking them as inputs, their hooks and retain_grad wait: the outer backward runs
+    them when the checkpoint's gradient for them reaches them."""
+    leaves = [(tensor, tensor._hooks) for tensor in extras if tensor.grad_fn is None]
+    nodes = {id(tensor.grad_fn): tensor.grad_fn for tensor in extras if tensor.grad_fn is not None}
+    kept = [(node, node._tensor_hooks, node._retained) for node in nodes.values()]
+    for tensor, _ in leaves:
+        tensor._hooks = None
+    for node, _, _ in kept:
+        node._tensor_hooks = node._retained = None
+    try:
+        yield
+    finally:
+        for tensor, hooks in leaves:
+            tensor._hooks = hooks
+        for node, tensor_hooks, retained in kept:
+            node._tensor_hooks, node._retained = tensor_hooks, retained
 
 
 def _recompute(segment: _Segment, inputs) -> list:
@@ -466,7 +540,11 @@ def _attach(segment: _Segment, result, inputs: tuple, extras: tuple):
     if not tensors:
         return result
     segment.outputs = tuple(tensors)
-    return _unflatten(segment.structure, Checkpoint.apply(*inputs, *extras, segment))
+    outputs = Checkpoint.apply(*inputs, *extras, segment)
+    if len(outputs) > 1:
+        outputs = tuple(CheckpointOutput.apply(output) if output._requires_grad else output
+                        for output in outputs)
+    return _unflatten(segment.structure, outputs)
 
 
 def _parameters_of(function) -> list:
@@ -519,6 +597,7 @@ def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool |
                            preserve_rng_state=preserve_rng_state)
     return run(functions[last:])(input)
 
+
 def _two_layers(input, weight):
     """A small function to checkpoint: Tensor methods only, so PyTorch runs it too."""
     return (input @ weight).tanh() @ weight
@@ -526,6 +605,16 @@ def _two_layers(input, weight):
 
 def _checkpointed_two_layers(input: Tensor, weight: Tensor) -> Tensor:
     return checkpoint(_two_layers, input, weight, use_reentrant=False)
+
+
+def _two_outputs(input, weight):
+    """A checkpointed function with two outputs (each gets a node of its own)."""
+    hidden = (input @ weight).tanh()
+    return hidden, hidden @ weight
+
+
+def _checkpointed_two_outputs(input: Tensor, weight: Tensor) -> tuple:
+    return checkpoint(_two_outputs, input, weight, use_reentrant=False)
 
 
 def _checkpoint_samples(rng) -> list:
@@ -543,4 +632,7 @@ OPS = [
     OpInfo("checkpoint", _checkpointed_two_layers, _checkpoint_samples,
            torch=lambda torch, input, weight: torch.utils.checkpoint.checkpoint(
                _two_layers, input, weight, use_reentrant=False)),
+    OpInfo("checkpoint_two_outputs", _checkpointed_two_outputs, _checkpoint_samples,
+           torch=lambda torch, input, weight: torch.utils.checkpoint.checkpoint(
+               _two_outputs, input, weight, use_reentrant=False)),
 ]

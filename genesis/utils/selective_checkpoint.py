@@ -1,23 +1,24 @@
 """Selective activation checkpointing: a per-op policy saying which op outputs a
 checkpoint keeps from its forward instead of taking them from the recomputation.
 
-PyTorch decides this at its dispatcher, per ATen overload (`torch.ops.aten.mm.default`).
-Genesis has no dispatcher: the policy is asked once per genesis op call (an `Op` or a
-user's `Function`), and the op is named as `genesis.autograd` names it in messages, in
-snake case: "matmul" for `a @ b`, `genesis.mm` and `genesis.matmul`; "sin", "mul",
-"clone", a user's `Function` MyFunc as "my_func". A list policy names ops by those
-strings (or by their `Function` classes).
+As in PyTorch, the policy is asked through dispatch modes (`genesis.utils._python_dispatch`):
+`_CachingTorchDispatchMode` runs around the checkpoint's forward, `_CachedTorchDispatchMode`
+around its recomputation; each asks the policy about every op call, with the op as an
+`OpOverload` (`aten.mm.default` for `a @ b` on matrices, `aten.sin.default`: `torch.ops.aten`
+when torch is served by genesis).
 
-What "save" means here: a genesis op's backward needs the state its forward sets up on
-its node, so the recomputation still runs a saved op (its node is part of the recomputed
-graph); its output then takes the value the forward computed, kept since then. That makes
-the recomputation reproduce a saved op exactly (a random or otherwise non-deterministic
-op gives the forward's value again), and it keeps that output alive between forward and
-backward; it does not skip the op's compute. "Recompute" keeps nothing.
+What "save" means here: genesis recomputes the checkpointed function whole (see
+`genesis.utils.checkpoint`), so the recomputation still runs a saved op (its node is part of
+the recomputed graph); its output then takes the value the forward computed, kept since then.
+A saved op's output is the forward's value, and it stays alive between forward and backward;
+the op's compute is not skipped, and its gradient is that of the recomputed node (so for a
+random op, such as dropout, the gradient follows the recomputation's draw: keep
+`preserve_rng_state=True`, the default, which makes both draws the same). "Recompute" keeps nothing. A kept
+value serves one recomputation: a second backward through the checkpoint is an error.
 
 >>> import functools, genesis
 >>> from genesis.utils.checkpoint import checkpoint
->>> contexts = functools.partial(create_selective_checkpoint_contexts, ["matmul"])
+>>> contexts = functools.partial(create_selective_checkpoint_contexts, [aten.mm.default])
 >>> w = genesis.randn(3, 3, requires_grad=True)
 >>> y = checkpoint(lambda x: (x @ w).sin(), genesis.randn(2, 3), use_reentrant=False,
 ...                context_fn=contexts)
@@ -30,12 +31,10 @@ import enum
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ..autograd import function
-from ..autograd.function import Function, Node
 from ..tensor import Tensor
+from ._python_dispatch import OpOverload, OpOverloadPacket, TorchDispatchMode, aten
 
-__all__ = ["CheckpointPolicy", "SelectiveCheckpointContext", "create_selective_checkpoint_contexts",
-           "op_name"]
+__all__ = ["CheckpointPolicy", "SelectiveCheckpointContext", "create_selective_checkpoint_contexts"]
 
 
 class CheckpointPolicy(enum.Enum):
@@ -70,109 +69,116 @@ class SelectiveCheckpointContext:
     is_recompute: bool
 
 
-def op_name(node: Node) -> str:
-    """The name a policy sees for the op whose node (ctx) is `node`.
-
-    >>> import genesis
-    >>> op_name((genesis.randn(2, requires_grad=True) * 2).grad_fn)
-    'mul'
-    """
-    return function._op_name(node._forward_cls)
-
-
 def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation: bool = False):
     """The `context_fn` result for `checkpoint(..., use_reentrant=False, context_fn=...)`: two
-    context managers (forward, recomputation) applying a policy to each op call.
+    dispatch modes (forward, recomputation) applying a policy to each op call.
 
-    `policy_fn_or_list`: a function `policy(ctx, op_name, *args)` returning a
-    `CheckpointPolicy` (or a bool: True saves), or a list of op names (or `Function`
-    classes) to save, every other op being recomputed. `allow_cache_entry_mutation`: when
-    False, a saved output changed in place between forward and backward is an error.
+    `policy_fn_or_list`: a function `policy(ctx, op, *args, **kwargs)` returning a
+    `CheckpointPolicy` (or a bool: True saves), or a list of ops (`OpOverload`s such as
+    `aten.mm.default`) to save, every other op being recomputed. `allow_cache_entry_mutation`:
+    when False, a saved output changed in place between forward and backward is an error.
 
-    >>> forward, recompute = create_selective_checkpoint_contexts(["matmul"])
+    >>> forward, recompute = create_selective_checkpoint_contexts([aten.mm.default])
     >>> type(forward).__name__, type(recompute).__name__
-    ('_SelectiveForward', '_SelectiveRecompute')
+    ('_CachingTorchDispatchMode', '_CachedTorchDispatchMode')
     """
     if isinstance(policy_fn_or_list, list):
         for op in policy_fn_or_list:
-            if not isinstance(op, str) and not (isinstance(op, type) and issubclass(op, Function)):
+            if isinstance(op, OpOverloadPacket):
+                raise ValueError(
+                    f"create_selective_checkpoint_contexts: {op} is an OpOverloadPacket (an operator "
+                    "with all its overloads); please update the OpOverloadPacket to a specific "
+                    f"OpOverload, for example {op}.default")
+            if not isinstance(op, OpOverload):
                 raise ValueError(
                     "create_selective_checkpoint_contexts: Expected op in `op_list` to be an "
-                    "OpOverload (in genesis: an op name such as 'matmul', or a Function class), "
-                    f"but got {op!r} of type {type(op).__name__}")
-        names = {op if isinstance(op, str) else function._op_name(op) for op in policy_fn_or_list}
+                    f"OpOverload (such as torch.ops.aten.mm.default), but got {op!r} of type "
+                    f"{type(op).__name__}")
+        saved = set(policy_fn_or_list)
 
-        def policy(ctx, name, *args):
-            return CheckpointPolicy.MUST_SAVE if name in names else CheckpointPolicy.PREFER_RECOMPUTE
+        def policy(ctx, op, *args, **kwargs):
+            return CheckpointPolicy.MUST_SAVE if op in saved else CheckpointPolicy.PREFER_RECOMPUTE
     elif callable(policy_fn_or_list):
         policy = policy_fn_or_list
     else:
         raise TypeError("create_selective_checkpoint_contexts: policy_fn_or_list must be either a "
                         f"function or a list of ops., got {type(policy_fn_or_list).__name__}")
-    cache = _Cache(allow_cache_entry_mutation)
-    return _SelectiveForward(policy, cache), _SelectiveRecompute(policy, cache)
+    storage: dict = defaultdict(list)
+    return (_CachingTorchDispatchMode(policy, storage),
+            _CachedTorchDispatchMode(policy, storage, allow_cache_entry_mutation))
 
 
-class _Cache:
-    """Outputs of saved op calls, per op name in call order, and their versions."""
+class _VersionWrapper:
+    """A saved output, detached (the cache holds no graph), and its version when saved."""
 
-    def __init__(self, allow_mutation: bool):
-        self.allow_mutation = allow_mutation
-        self.entries: dict[str, list] = defaultdict(list)
+    __slots__ = ("val", "version")
+
+    def __init__(self, output):
+        self.val = output.detach() if isinstance(output, Tensor) else output
+        self.version = output._version_counter[0] if isinstance(output, Tensor) else None
 
 
-def _decide(policy, recompute: bool, node: Node, args: tuple) -> bool:
-    decision = policy(SelectiveCheckpointContext(is_recompute=recompute), op_name(node), *args)
+def _saving(policy, recompute: bool, func, args: tuple, kwargs: dict) -> bool:
+    decision = policy(SelectiveCheckpointContext(is_recompute=recompute), func, *args, **kwargs)
     if isinstance(decision, bool):
         return decision
     if not isinstance(decision, CheckpointPolicy):
         raise TypeError("selective checkpoint: the policy function must return a CheckpointPolicy "
-                        f"or a bool, got {decision!r} for op {op_name(node)!r}")
+                        f"or a bool, got {decision!r} for op {func}")
     return decision in _SAVING
 
 
-class _SelectiveForward:
-    def __init__(self, policy, cache: _Cache):
-        self.policy, self.cache = policy, cache
+class _CachingTorchDispatchMode(TorchDispatchMode):
+    """Around the checkpoint's forward: keeps the outputs of the ops the policy saves, in
+    `storage[op]`, in call order."""
 
-    def __enter__(self):
-        function.observers.add(self)
-        return self
+    def __init__(self, policy_fn, storage: dict):
+        self.policy_fn, self.storage = policy_fn, storage
 
-    def __exit__(self, *exc):
-        function.observers.discard(self)
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if _saving(self.policy_fn, False, func, args, kwargs):
+            self.storage[func].append(
+                [_VersionWrapper(output) for output in out] if out.__class__ in (tuple, list)
+                else _VersionWrapper(out))
+        return out
 
-    def __call__(self, node: Node, args: tuple, outputs: tuple) -> None:
-        if _decide(self.policy, False, node, args):
-            kept = [(output.detach(), output._version_counter[0]) if isinstance(output, Tensor)
-                    else None for output in outputs]
-            self.cache.entries[op_name(node)].append((kept, outputs))
 
+class _CachedTorchDispatchMode(TorchDispatchMode):
+    """Around the recomputation: gives the outputs of the ops the policy saves the values the
+    forward kept (each kept value is used once, then let go)."""
 
-class _SelectiveRecompute(_SelectiveForward):
-    def __enter__(self):
-        self.taken: dict[str, int] = defaultdict(int)
-        return super().__enter__()
+    def __init__(self, policy_fn, storage: dict, allow_cache_entry_mutation: bool):
+        self.policy_fn, self.storage = policy_fn, storage
+        self.allow_cache_entry_mutation = allow_cache_entry_mutation
 
-    def __call__(self, node: Node, args: tuple, outputs: tuple) -> None:
-        if not _decide(self.policy, True, node, args) or node._forward_cls.is_view:
-            return  # (a view's output is its input's memory: never written over)
-        name = op_name(node)
-        index = self.taken[name]
-        entries = self.cache.entries[name]
-        if index >= len(entries):
-            raise RuntimeError(f"selective checkpoint: the recomputation calls {name!r} more times "
-                               "than the forward did; the checkpointed function must be "
-                               "deterministic in the ops it calls")
-        self.taken[name] += 1
-        kept, originals = entries[index]
-        for output, entry, original in zip(outputs, kept, originals):
-            if entry is None or not isinstance(output, Tensor):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if not _saving(self.policy_fn, True, func, args, kwargs):
+            return out
+        entries = self.storage.get(func)
+        if not entries:
+            raise RuntimeError(
+                f"Trying to backward an extra time: the output of {func} kept by selective "
+                "activation checkpointing was used by an earlier backward (or the recomputation "
+                "calls it more times than the forward did). You are only allowed to backward once "
+                "on any region computed under selective activation checkpoint.")
+        kept_values = entries.pop(0)
+        single = out.__class__ not in (tuple, list)
+        outputs, kept_values = ((out,), (kept_values,)) if single else (out, kept_values)
+        for output, kept in zip(outputs, kept_values):
+            if not isinstance(output, Tensor):
                 continue
-            value, version = entry
-            if not self.cache.allow_mutation and original._version_counter[0] != version:
+            if not self.allow_cache_entry_mutation and kept.val._version_counter[0] != kept.version:
                 raise RuntimeError(
-                    f"selective checkpoint: the output of {name!r} saved in forward was changed in "
-                    "place before backward; pass allow_cache_entry_mutation=True to "
-                    "create_selective_checkpoint_contexts to allow it")
-            output._data[...] = value._data
+                    f"Tensor cached during selective activation checkpoint has been mutated: the "
+                    f"output of {func} saved in forward was changed in place before backward; pass "
+                    "allow_cache_entry_mutation=True to create_selective_checkpoint_contexts to "
+                    "allow it")
+            shares_input = any(isinstance(arg, Tensor) and arg._version_counter is output._version_counter
+                               for arg in args)
+            if not shares_input:  # a view's output is its input's memory: never written over
+                output._data[...] = kept.val._data
+        return out

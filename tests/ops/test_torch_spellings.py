@@ -70,7 +70,8 @@ def test_legacy_constructors_and_variable():
     assert not isinstance(genesis.zeros(1), genesis.LongTensor)
     x = genesis.zeros(2)
     variable = genesis.autograd.Variable(x, requires_grad=True)
-    assert variable is x and x.requires_grad and isinstance(x, genesis.autograd.Variable)
+    assert variable is not x and variable.requires_grad and not x.requires_grad
+    assert isinstance(x, genesis.autograd.Variable)
 
 
 def test_size_limits_and_constants_match_pytorch():

@@ -2,6 +2,7 @@
 checkpointing, compared with torch.utils.checkpoint where PyTorch is installed."""
 import functools
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import genesis
 from genesis.utils.checkpoint import (CheckpointError, CheckpointPolicy, checkpoint,
                                       checkpoint_sequential, create_selective_checkpoint_contexts,
                                       set_checkpoint_debug_enabled, set_checkpoint_early_stop)
+from genesis.utils._python_dispatch import aten
 from tests.helpers import torch_or_skip
 
 
@@ -257,58 +259,54 @@ def test_policy_names_match_pytorch():
 
 
 def test_bad_policies_raise_the_types_pytorch_raises():
-    with pytest.raises(ValueError, match="Expected op in `op_list`"):
+    with pytest.raises(ValueError, match="Expected op in `op_list` to be an OpOverload"):
         create_selective_checkpoint_contexts([2])
+    with pytest.raises(ValueError, match="update the OpOverloadPacket to a specific OpOverload"):
+        create_selective_checkpoint_contexts([aten.sin])
     with pytest.raises(TypeError, match="either a function or a list of ops"):
         create_selective_checkpoint_contexts(2)
+    torch = torch_or_skip()
+    with pytest.raises(ValueError, match="update the OpOverloadPacket"):
+        torch.utils.checkpoint.create_selective_checkpoint_contexts([torch.ops.aten.sin])
 
 
 def test_the_policy_is_asked_per_op_in_forward_and_recomputation():
     asked = []
 
-    def policy(ctx, op, *args):
-        asked.append((ctx.is_recompute, op))
-        return CheckpointPolicy.MUST_SAVE if op == "matmul" else CheckpointPolicy.PREFER_RECOMPUTE
+    def policy(ctx, op, *args, **kwargs):
+        asked.append((ctx.is_recompute, str(op)))
+        return CheckpointPolicy.MUST_SAVE if op is aten.mm.default else CheckpointPolicy.PREFER_RECOMPUTE
 
     w = genesis.randn(3, 3, dtype=genesis.float64, requires_grad=True)
     x = genesis.randn(2, 3, dtype=genesis.float64, requires_grad=True)
     out = checkpoint(lambda a: (a @ w).sin(), x, use_reentrant=False,
                      context_fn=functools.partial(create_selective_checkpoint_contexts, policy))
-    assert asked == [(False, "matmul"), (False, "sin")]
+    assert asked == [(False, "aten.mm.default"), (False, "aten.sin.default")]
     out.sum().backward()
-    assert asked[2:] == [(True, "matmul"), (True, "sin")]
+    assert asked[2:] == [(True, "aten.mm.default"), (True, "aten.sin.default")]
     plain_w, plain_x = genesis.autograd.grad((x @ w).sin().sum(), (w, x))
     np.testing.assert_allclose(w.grad.numpy(), plain_w.numpy(), rtol=1e-12)
     np.testing.assert_allclose(x.grad.numpy(), plain_x.numpy(), rtol=1e-12)
 
 
-class _Drifting(genesis.autograd.Function):
-    """x + (the number of calls so far): another value each time it runs."""
-
-    calls = 0
-
-    @staticmethod
-    def forward(ctx, x):
-        _Drifting.calls += 1
-        return x + float(_Drifting.calls)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad
-
-
 @pytest.mark.parametrize("saved", [True, False])
 def test_a_saved_op_gives_its_forward_value_to_the_recomputation(saved):
-    _Drifting.calls = 0
-    x = genesis.tensor([1.0, 2.0], dtype=genesis.float64, requires_grad=True)
-    policy = [_Drifting] if saved else []
-    # d/dx (x * drift(x)) = drift(x) + x: drift's value in the backward is the one used
-    out = checkpoint(lambda a: a * _Drifting.apply(a), x, use_reentrant=False,
+    # without the random state restored, dropout draws another mask in the recomputation;
+    # a saved dropout's output takes the forward's value again
+    x = genesis.ones(400, dtype=genesis.float64, requires_grad=True)
+    policy = [aten.native_dropout.default] if saved else []
+    masks = []
+
+    def fn(a):
+        out = genesis.nn.functional.dropout(a, 0.5)
+        masks.append((out != 0).numpy())
+        return out * a
+
+    out = checkpoint(fn, x, use_reentrant=False, preserve_rng_state=False,
                      determinism_check="none",
                      context_fn=functools.partial(create_selective_checkpoint_contexts, policy))
     out.sum().backward()
-    drift = 1.0 if saved else 2.0
-    np.testing.assert_allclose(x.grad.numpy(), 2 * x.detach().numpy() + drift)
+    assert (masks[0] == masks[1]).all() == saved
 
 
 def test_a_saved_output_changed_in_place_is_an_error_unless_allowed():
@@ -321,7 +319,7 @@ def test_a_saved_output_changed_in_place_is_an_error_unless_allowed():
             kept.append(y)
             return y.sin()
 
-        contexts = functools.partial(create_selective_checkpoint_contexts, ["exp"],
+        contexts = functools.partial(create_selective_checkpoint_contexts, [aten.exp.default],
                                      allow_cache_entry_mutation=allow)
         out = checkpoint(fn, x, use_reentrant=False, context_fn=contexts)
         with genesis.no_grad():
@@ -329,5 +327,139 @@ def test_a_saved_output_changed_in_place_is_an_error_unless_allowed():
         if allow:
             out.sum().backward()
         else:
-            with pytest.raises(RuntimeError, match="allow_cache_entry_mutation"):
+            with pytest.raises(RuntimeError, match="has been mutated"):
                 out.sum().backward()
+
+
+def test_a_kept_value_serves_one_backward():
+    x = genesis.randn(3, requires_grad=True)
+    contexts = functools.partial(create_selective_checkpoint_contexts, [aten.sin.default])
+    out = checkpoint(lambda a: a.sin().cos().exp(), x, use_reentrant=False, context_fn=contexts)
+    out.sum().backward(retain_graph=True)
+    with pytest.raises(RuntimeError, match="Trying to backward an extra time"):
+        out.sum().backward()
+
+
+def test_kept_values_are_detached_and_let_go_with_the_graph():
+    x = genesis.randn(3, requires_grad=True)
+    modes = create_selective_checkpoint_contexts(lambda ctx, op, *args, **kwargs: True)
+    out = checkpoint(lambda a: a.cos().exp().sin(), x, use_reentrant=False, context_fn=lambda: modes)
+    storage = modes[0].storage
+    kept = storage[aten.exp.default][0].val
+    assert not kept.requires_grad
+    reference = weakref.ref(kept)
+    del kept, modes
+    out.sum().backward(retain_graph=True)
+    assert reference() is None and all(not entries for entries in storage.values())
+
+
+def test_a_view_of_an_integer_tensor_can_be_saved():
+    torch = torch_or_skip()
+    for lib in (genesis, torch):
+        contexts = functools.partial(lib.utils.checkpoint.create_selective_checkpoint_contexts,
+                                     [lib.ops.aten.view.default] if lib is torch
+                                     else [aten.view.default])
+        y = lib.tensor([0.5, 1.0, 2.0], requires_grad=True)
+        out = lib.utils.checkpoint.checkpoint(lambda a, b: (a.view(-1), b.sin().cos()),
+                                              lib.tensor([1, 2, 3]), y, use_reentrant=False,
+                                              context_fn=contexts)
+        out[1].sum().backward()
+        if lib is torch:
+            np.testing.assert_allclose(y.grad.numpy(), genesis_grad, rtol=1e-6)
+        else:
+            genesis_grad = y.grad.numpy()
+
+
+# -- edge cases PyTorch's own tests check --------------------------------------------------------
+
+def test_reentrant_checkpoint_refuses_autograd_grad_and_recovers():
+    torch = torch_or_skip()
+    for lib in (genesis, torch):
+        a = lib.randn(2, 2, requires_grad=True)
+        with pytest.raises(RuntimeError, match="torch.utils.checkpoint is incompatible"):
+            lib.autograd.grad(lib.utils.checkpoint.checkpoint(lib.exp, a, use_reentrant=True).sum(), (a,))
+        lib.utils.checkpoint.checkpoint(lib.exp, a, use_reentrant=True).sum().backward()
+        np.testing.assert_allclose(a.grad.numpy(), np.exp(a.detach().numpy()), rtol=1e-6)
+
+
+class _SavesSecond(genesis.autograd.Function):
+    seen = None
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(y)
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, grad):
+        (_SavesSecond.seen,) = ctx.saved_tensors
+        return grad, None
+
+
+def test_an_input_needing_no_grad_reaches_the_recomputation_itself():
+    a, b = genesis.tensor(1.0, requires_grad=True), genesis.tensor(2.0)
+    checkpoint(_SavesSecond.apply, a, b, use_reentrant=False).backward()
+    assert _SavesSecond.seen is b
+
+
+def test_a_tensor_used_inside_and_outside_runs_its_hook_once():
+    torch = torch_or_skip()
+    for lib in (genesis, torch):
+        w = lib.randn(4, 4, requires_grad=True)
+        calls = []
+        w.register_hook(lambda grad: calls.append(grad.shape))
+        h = w * lib.rand(4, 4, requires_grad=True)
+        out = lib.utils.checkpoint.checkpoint(lambda x: w * x, h, use_reentrant=False)
+        out.sum().backward()
+        assert len(calls) == 1, lib.__name__
+
+
+def test_each_output_of_a_checkpoint_has_a_node_of_its_own():
+    torch = torch_or_skip()
+    for lib in (genesis, torch):
+        def fn(a):
+            x = a.sin().cos()
+            return x, x.sin()
+
+        a = lib.tensor(1.0, requires_grad=True)
+        x, out = lib.utils.checkpoint.checkpoint(fn, a, use_reentrant=False)
+        assert x.grad_fn is not out.grad_fn
+        calls = []
+
+        def hook(*_):  # a backward from the other output does not reach this node again
+            calls.append(1)
+            x.backward(retain_graph=True)
+
+        out.grad_fn.register_hook(hook)
+        out.backward(retain_graph=True)
+        assert len(calls) == 1
+        inner = -np.sin(np.sin(1.0)) * np.cos(1.0)  # d cos(sin a) / da
+        expected = inner * (1 + np.cos(np.cos(np.sin(1.0))))  # from x, then from out
+        assert a.grad.item() == pytest.approx(expected), lib.__name__
+
+
+def test_a_non_leaf_used_inside_runs_its_hooks_and_retains_its_grad_once():
+    w0 = genesis.randn(3, requires_grad=True)
+    w = w0 * 2
+    calls = []
+    w.register_hook(lambda grad: calls.append(1))
+    w.retain_grad()
+    out = checkpoint(lambda x: (w * x).sum(), genesis.ones(3, requires_grad=True), use_reentrant=False)
+    out.backward()
+    assert len(calls) == 1
+    np.testing.assert_allclose(w.grad.numpy(), np.ones(3))
+
+
+def test_a_reentrant_checkpoint_inside_a_non_reentrant_one():
+    torch = torch_or_skip()
+    for lib in (genesis, torch):
+        def nested(a):
+            return lib.utils.checkpoint.checkpoint(lambda b: b.sin().exp(), a, use_reentrant=True)
+
+        x = lib.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        lib.utils.checkpoint.checkpoint(nested, x, use_reentrant=False).sum().backward()
+        expected = np.exp(np.sin(x.detach().numpy())) * np.cos(x.detach().numpy())
+        np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-6)
+        out = lib.utils.checkpoint.checkpoint(nested, x, use_reentrant=False).sum()
+        with pytest.raises(RuntimeError, match="torch.utils.checkpoint is incompatible"):
+            lib.autograd.grad(out, x)
