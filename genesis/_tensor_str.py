@@ -50,6 +50,14 @@ def get_printoptions() -> dict:
     return dict(vars(_options))
 
 
+def _invalid_view(tensor) -> bool:
+    """A view made with grad disabled of a base that requires grad, since changed in place
+    (with grad disabled too): it has no valid grad_fn, and PyTorch prints it `<Invalid>`."""
+    view = tensor._view
+    return view is not None and view[2] is not None and view[2][0] == "no_grad" and \
+        view[0]._requires_grad and view[3] != tensor._version_counter[0]
+
+
 def tensor_repr(tensor) -> str:
     array = tensor._host_array()
     prefix = "tensor("
@@ -61,7 +69,9 @@ def tensor_repr(tensor) -> str:
     if tensor._device.type != "cpu":
         suffixes.append(f"device='{tensor._device}'")
     if tensor.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{type(tensor.grad_fn).__name__}>")
+        suffixes.append(f"grad_fn=<{tensor.grad_fn.name()}>")
+    elif _invalid_view(tensor):
+        suffixes.append("grad_fn=<Invalid>")
     elif tensor._requires_grad:
         suffixes.append("requires_grad=True")
     for provider in suffix_providers:

@@ -53,15 +53,17 @@ uint8 = DType("uint8", np.uint8, _INT)
 bool = DType("bool", np.bool_, _BOOL)
 
 
-def _bfloat16_numpy_type():
+def _ml_dtypes():
+    """The ml_dtypes package (NumPy's bfloat16), or None where it is not installed."""
     try:
         import ml_dtypes
     except ImportError:
         return None
-    return ml_dtypes.bfloat16
+    return ml_dtypes
 
 
-bfloat16 = DType("bfloat16", _bfloat16_numpy_type(), _FLOAT)
+_ML_DTYPES = _ml_dtypes()
+bfloat16 = DType("bfloat16", _ML_DTYPES.bfloat16 if _ML_DTYPES is not None else None, _FLOAT)
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
@@ -258,7 +260,8 @@ class finfo:
         dtype = get_default_dtype() if dtype is None else get_dtype(dtype)
         if not dtype.is_floating_point:
             raise TypeError(f"finfo: {dtype!r} is not a floating point dtype; use iinfo for integers")
-        info = np.finfo(dtype.numpy_dtype)
+        # NumPy's finfo does not know ml_dtypes' bfloat16; ml_dtypes has its own
+        info = (_ML_DTYPES.finfo if dtype.name == "bfloat16" else np.finfo)(dtype.numpy_dtype)
         self.dtype = dtype.name
         self.bits, self.eps = info.bits, builtins.float(info.eps)
         self.max, self.min = builtins.float(info.max), builtins.float(info.min)

@@ -118,3 +118,34 @@ def test_autocast_takes_pytorchs_device_type_first_form():
         assert genesis.amp.get_autocast_dtype() == genesis.float16
     with pytest.raises(TypeError, match="two dtypes"):
         genesis.autocast(genesis.float16, genesis.float16)
+
+
+def test_bfloat16_matrix_products_stay_bfloat16_as_in_pytorch():
+    if genesis.bfloat16.numpy_dtype is None:
+        pytest.skip("ml_dtypes is not installed, so there is no bfloat16")
+    x = genesis.randn(3, 4).to(genesis.bfloat16)
+    w = genesis.randn(5, 4).to(genesis.bfloat16)
+    assert (x @ w.T).dtype is genesis.bfloat16
+    assert genesis.nn.functional.linear(x, w).dtype is genesis.bfloat16
+    with genesis.autocast("cpu", dtype=genesis.bfloat16):
+        assert genesis.mm(genesis.randn(2, 2), genesis.randn(2, 2)).dtype is genesis.bfloat16
+
+
+def test_a_checkpoint_recomputes_under_the_autocast_its_forward_ran_in():
+    if genesis.bfloat16.numpy_dtype is None:
+        pytest.skip("ml_dtypes is not installed, so there is no bfloat16")
+    from genesis.utils.checkpoint import checkpoint
+
+    seen = []
+
+    def block(x, y):
+        out = genesis.mm(x, y)
+        seen.append(out.dtype)
+        return out
+
+    x, y = genesis.randn(3, 3, requires_grad=True), genesis.randn(3, 3, requires_grad=True)
+    with genesis.autocast("cpu", dtype=genesis.bfloat16):
+        loss = checkpoint(block, x, y, use_reentrant=False).float().sum()
+    loss.backward()  # outside autocast: the recomputation still runs in bfloat16
+    assert seen == [genesis.bfloat16, genesis.bfloat16]
+    assert x.grad.dtype is genesis.float32

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import genesis
+from tests.helpers import torch_or_skip
 
 
 @pytest.mark.parametrize("data, dtype", [
@@ -185,7 +186,7 @@ def test_conversion_errors_are_clear():
     (lambda: genesis.tensor([float("nan"), float("inf"), 1.0]), "tensor([nan, inf, 1.])"),
     (lambda: genesis.tensor([[1.0, 2.0], [3.0, 4.0]]), "tensor([[1., 2.],\n        [3., 4.]])"),
     (lambda: genesis.zeros(0, 3), "tensor([], size=(0, 3))"),
-    (lambda: genesis.tensor([1.0, 2.0], requires_grad=True) * 2, "tensor([2., 4.], grad_fn=<MulBackward>)"),
+    (lambda: genesis.tensor([1.0, 2.0], requires_grad=True) * 2, "tensor([2., 4.], grad_fn=<MulBackward0>)"),
 ])
 def test_repr_like_pytorch(make, text):
     assert repr(make()) == text
@@ -244,3 +245,15 @@ def test_printing_matches_pytorch_with_its_print_options(options):
         torch.set_printoptions(profile="default")
         genesis.set_printoptions(profile="default")
     assert genesis.get_printoptions()["precision"] == 4
+
+
+def test_a_view_made_and_changed_without_grad_prints_an_invalid_grad_fn():
+    torch = torch_or_skip()
+    for lib in (genesis, torch):
+        base = lib.ones(1, requires_grad=True)
+        with lib.no_grad():
+            view = base[:]
+            unchanged = repr(view)
+            view *= 2
+        assert unchanged == "tensor([1.])"
+        assert repr(view) == "tensor([2.], grad_fn=<Invalid>)"

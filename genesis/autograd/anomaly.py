@@ -201,7 +201,7 @@ def _report_failure(node, error: BaseException) -> None:
 
 
 def _failure_texts(node) -> list:
-    texts = [f"Error detected in {type(node).__name__}. " + _forward_call(node, "caused the error")]
+    texts = [f"Error detected in {node.name()}. " + _forward_call(node, "caused the error")]
     seen = {node}
     parent = node.__dict__.get("_anomaly_parent")
     while parent is not None and parent not in seen:

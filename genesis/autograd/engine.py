@@ -202,7 +202,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     >>> x = genesis.tensor(3.0, requires_grad=True)
     >>> (dx,) = genesis.autograd.grad(x ** 3, x, create_graph=True)
     >>> dx, genesis.autograd.grad(dx, x)[0]
-    (tensor(27., grad_fn=<MulBackward>), tensor(18.))
+    (tensor(27., grad_fn=<MulBackward0>), tensor(18.))
     """
     outputs = _as_tuple(outputs)
     inputs_tuple = _as_tuple(inputs)

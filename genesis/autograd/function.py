@@ -116,7 +116,10 @@ class Node:
     # -- identity -----------------------------------------------------------
     @classmethod
     def name(cls) -> str:
-        return cls.__name__
+        """PyTorch's name of the node: a built-in op's node carries the index of its
+        overload (`MulBackward0`), a custom Function's its class's name (`MyFnBackward`)."""
+        forward = cls._forward_cls
+        return cls.__name__ + "0" if forward is not None and forward._builtin else cls.__name__
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
@@ -244,6 +247,10 @@ class AccumulateGrad(Node):
     # (a genesis dtype, with its NumPy dtype), or None: gradients are kept in their own dtype
     _grad_dtype_set = False
     _grad_dtype = _grad_numpy_dtype = None
+
+    @classmethod
+    def name(cls) -> str:
+        return "torch::autograd::AccumulateGrad"  # PyTorch's name (its C++ class)
 
     def __init__(self, variable: Tensor):
         self._variable = weakref.ref(variable)

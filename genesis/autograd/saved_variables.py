@@ -17,7 +17,7 @@ when the node has several outputs), and the values at positions 0 and 1 are `sel
 (True, True)
 >>> z = a.exp()
 >>> z.grad_fn._saved_result
-tensor([2.7183, 7.3891], grad_fn=<ExpBackward>)
+tensor([2.7183, 7.3891], grad_fn=<ExpBackward0>)
 """
 from __future__ import annotations
 

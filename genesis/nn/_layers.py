@@ -40,6 +40,8 @@ class LinearFunction(Op):
                 x.shape[:-1] + (weight.shape[0],))
         else:
             out = x @ weight._data.T
+        if out.dtype != x.dtype:  # bfloat16 (ml_dtypes) multiplies into float32 in NumPy
+            out = out.astype(x.dtype)
         if bias is not None:
             out += bias._data
         return out

@@ -17,7 +17,7 @@ the tree of submodules.
 >>> [name for name, _ in model.named_parameters()], list(model.state_dict())
 (['scale'], ['scale', 'shift'])
 >>> model(genesis.tensor([1., 2.]))
-tensor([1., 2.], grad_fn=<AddBackward>)
+tensor([1., 2.], grad_fn=<AddBackward0>)
 """
 from __future__ import annotations
 

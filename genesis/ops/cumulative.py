@@ -109,7 +109,7 @@ def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     >>> import genesis
     >>> x = genesis.tensor([2., 0., 3.], requires_grad=True)
     >>> x.cumprod(dim=0)
-    tensor([2., 0., 0.], grad_fn=<CumprodBackward>)
+    tensor([2., 0., 0.], grad_fn=<CumprodBackward0>)
     >>> x.cumprod(dim=0).sum().backward(); x.grad
     tensor([1., 8., 0.])
     """

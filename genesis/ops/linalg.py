@@ -22,7 +22,9 @@ class MatMul(Op):
         ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)
         ctx.ndims = (a.ndim, b.ndim)
         x, y = operands(a, b, "matmul")
-        return x @ y
+        out = x @ y
+        # NumPy multiplies bfloat16 (ml_dtypes) into float32: round back, as PyTorch's result
+        return out if out.dtype == x.dtype else out.astype(x.dtype)
 
     @staticmethod
     def backward(ctx, grad):

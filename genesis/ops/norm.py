@@ -138,7 +138,7 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
     >>> import genesis
     >>> x = genesis.tensor([[3., 4.], [0., 0.]], requires_grad=True)
     >>> x.norm(dim=1)
-    tensor([5., 0.], grad_fn=<VectorNormBackward>)
+    tensor([5., 0.], grad_fn=<VectorNormBackward0>)
     >>> x.norm(dim=1).sum().backward(); x.grad
     tensor([[0.6000, 0.8000],
             [0.0000, 0.0000]])

@@ -241,7 +241,7 @@ def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
     >>> import genesis
     >>> x = genesis.tensor([[1., 2.], [0., 4.]], requires_grad=True)
     >>> x.prod(dim=1)
-    tensor([2., 0.], grad_fn=<ProdBackward>)
+    tensor([2., 0.], grad_fn=<ProdBackward0>)
     >>> x.prod().backward(); x.grad  # exact with zeros: the product of the others
     tensor([[0., 0.],
             [8., 0.]])

@@ -29,7 +29,7 @@ one check of a plain flag.
 >>> with Log() as log:
 ...     y = (genesis.ones(2, 2, requires_grad=True) * 2).exp()
 >>> log.calls, y.grad_fn.name()
-(['aten.mul.Tensor', 'aten.exp.default'], 'ExpBackward')
+(['aten.mul.Tensor', 'aten.exp.default'], 'ExpBackward0')
 """
 from __future__ import annotations
 

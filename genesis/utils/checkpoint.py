@@ -153,6 +153,8 @@ class _Segment:
         self.structure = None
         self.devices: list = []
         self.rng_states = None
+        # the autocast dtype the forward ran under (None: off), for the recomputation
+        self.autocast = grad_state.autocast_dtype
 
     def call(self, inputs: tuple):
         args = inputs[:self.arg_count]
@@ -416,6 +418,8 @@ def _recompute(segment: _Segment, inputs) -> list:
     caller, module_scope.running.call = module_scope.running.call, segment.module_call
     # the recomputation is a forward pass of the script's code: observers see its ops
     in_backward, grad_state.in_backward = grad_state.in_backward, False
+    # under the forward's autocast (or none), whatever is in force where backward runs
+    autocast, grad_state.local_autocast = grad_state.local_autocast, segment.autocast
     expected = segment.forward_ops if segment.determinism else None
     watcher = _Watcher(tuple(inputs), expected, segment.debug)
     try:
@@ -425,6 +429,7 @@ def _recompute(segment: _Segment, inputs) -> list:
     finally:
         module_scope.running.call = caller
         grad_state.in_backward = in_backward
+        grad_state.local_autocast = autocast
         if restore:
             for device, state in zip(segment.devices, current):
                 random.set_rng_state(state, device)
