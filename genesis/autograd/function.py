@@ -741,8 +741,8 @@ def _as_output(value, device, args) -> Tensor:
         for arg in args:
             if value is arg:  # forward returned its input: hand back an alias, not the input itself
                 return wrap_array(value._data, value._device)
-        if value.grad_fn is not None or value._requires_grad:
-            value = wrap_array(value._data, value._device)
+        if value.grad_fn is not None or value._requires_grad and value._view is None:
+            value = wrap_array(value._data, value._device)  # (a view forward made is kept)
         return value
     if value is None:
         return None
@@ -879,11 +879,10 @@ def mark_view(output: Tensor, args: tuple, kwargs: dict, cls, creation=None) -> 
     step = (cls, args[1:], kwargs)
     # made with grad disabled: marked so even when it is one of several views (as in PyTorch)
     if not grad_state.enabled and (creation is None or creation[0] == "multi_output"):
-        if inference_state.depth:  # keeps its base's requires_grad, as PyTorch's views there
-            creation = ("inference_mode", None)
-            output._requires_grad = source._requires_grad
-        else:
-            creation = ("no_grad", None)
+        creation = ("inference_mode", None) if inference_state.depth else ("no_grad", None)
+        # keeps its base's requires_grad, as PyTorch's views made with grad disabled: a leaf
+        # without grad_fn, which refuses in-place changes once grad is enabled
+        output._requires_grad = source._requires_grad
     version = source._version_counter[0]
     if source._view is None:
         output._view = (source, (step,), creation, version)

@@ -119,3 +119,15 @@ def test_inference_mode_as_decorator(form):
 
         enabled, out = predict(library.ones(1, requires_grad=True))
         assert enabled and not out.requires_grad and out.is_inference()
+
+
+def test_a_view_made_with_grad_disabled_is_a_leaf_that_requires_grad_as_in_pytorch():
+    torch = torch_or_skip()
+    for lib in (genesis, torch):
+        base = lib.ones(3, requires_grad=True)
+        with lib.no_grad():
+            view, copy = base[1:], base * 1
+        assert view.requires_grad and view.is_leaf and view.grad_fn is None
+        assert not copy.requires_grad  # an op's result made without grad: no gradient
+        with pytest.raises(RuntimeError, match="no_grad"):
+            view.mul_(2)  # changed in place with grad enabled: refused, as in PyTorch
