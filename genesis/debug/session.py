@@ -39,6 +39,7 @@ from .param_watch import ParamWatch
 from .parameter_uses import ParameterUses, short_path
 from .readings import Readings
 from .stale_state import StaleStateWatch
+from .write_log import WriteLog
 from .record import record
 from .trace import Trace
 
@@ -76,6 +77,7 @@ class TraceSession:
         self.params = ParamWatch(self.readings)
         self.nan_watch = NaNWatch(self.readings, name_of=self.parameter_name) if anomaly else None
         self.losses = LossWatch(self.readings, step=lambda: self.params.steps)
+        self.writes = WriteLog()  # where tensors were changed in place, to blame those lines
         self.uses = ParameterUses()  # where parameters were used or cut off, while recording
         self._stepped = set()        # ids of the optimizers that stepped
         self._optimizers = []
@@ -102,6 +104,7 @@ class TraceSession:
         if self.nan_watch is not None:
             self.nan_watch.start()
         self.losses.start()
+        self.writes.start()
         engine.backward_listeners.add(self)
         return self
 
@@ -111,6 +114,7 @@ class TraceSession:
         if self.nan_watch is not None:
             self.nan_watch.stop()
         self.losses.stop()
+        self.writes.stop()
         engine.backward_listeners.discard(self)
         optimizers.listeners.discard(self)
         amp.listeners.discard(self)
@@ -270,6 +274,7 @@ class TraceSession:
     def stepped(self, optimizer) -> None:
         """Optimizer listener: an optimizer that steps wants gradients for its parameters;
         what each step writes into them is watched for NaN/Inf."""
+        self.writes.optimizer_stepped(optimizer)
         with self.recorder.lock:
             if id(optimizer) not in self._stepped:
                 self._stepped.add(id(optimizer))
@@ -407,6 +412,17 @@ class TraceSession:
                          "difference": {str(key): value for key, value in stale.difference.items()}}))
         return findings
 
+    def _writer(self, error) -> tuple | None:
+        """(source, what) of the write that changed the saved tensor `error` is about."""
+        saved = getattr(error.node, "_saved", None)
+        if not isinstance(saved, tuple) or error.index is None or error.index >= len(saved):
+            return None
+        entry = saved[error.index]
+        if not (isinstance(entry, tuple) and len(entry) == 3 and entry[1] is not None):
+            return None
+        found = self.writes.writer_of(entry[0], entry[1])
+        return None if found is None or found[0] is None else found
+
     def _module_of(self, graph, node_id):
         """The dotted module path of a node; the top module shows as its class name."""
         if graph is None or node_id is None:
@@ -437,10 +453,15 @@ class TraceSession:
 
     def _error_findings(self, error: BaseException) -> list:
         node = getattr(error, "backward_node", None)
+        writer = None
         if isinstance(error, SavedTensorModifiedError):
             node = error.node
+            writer = self._writer(error)
             kind, title = "inplace_modified", f"a tensor saved by {type(node).__name__} was " \
                 "modified in place before backward"
+            if writer is not None and writer[1] != "an in-place op":
+                title = f"a tensor saved by {type(node).__name__} was modified by {writer[1]} " \
+                    "before backward"
         elif node is not None:
             kind, title = "backward_error", f"{type(node).__name__} raised {type(error).__name__} " \
                 "in backward"
@@ -449,9 +470,30 @@ class TraceSession:
         graph, node_id = self.node_ids.get(node, (None, None))
         source = node._source
         forward_class = type(node)._forward_cls
-        return [Finding(kind, "error", title, str(error), op=type(node).__name__,
+        message = str(error)
+        if writer is not None:  # the finding points at the line that modified it
+            message = _writer_words(writer, node, source) + "\n" + message
+            source = writer[0]
+        return [Finding(kind, "error", title, message, op=type(node).__name__,
                         function=forward_class.node_name if forward_class is not None else None,
                         module=self._module_of(graph, node_id),
                         source=str(source) if source is not None else None,
                         code=source.code if source is not None else None, graph=graph,
                         node=node_id)]
+
+
+def _writer_words(writer: tuple, node, saved_at) -> str:
+    """Which line changed a saved tensor, which op saved it, and (for an optimizer step) the
+    classic cause."""
+    source, what = writer
+    where = f"{short_path(source.file)}:{source.line}" + (f" (`{source.code}`)" if source.code else "")
+    saver = type(node).__name__
+    forward = f" (its forward at {short_path(saved_at.file)}:{saved_at.line})" if saved_at else ""
+    words = (f"Modified by {what} at {where}, after {saver}{forward} saved it for its backward, "
+             f"which needed it unchanged.")
+    if what.endswith(".step()"):
+        words += (" An optimizer step between two backward calls through the same graph (the "
+                  "first with retain_graph=True): call backward for every loss before "
+                  "optimizer.step(), or run the forward again after the step (retain_graph "
+                  "keeps the graph, not the values it saved).")
+    return words

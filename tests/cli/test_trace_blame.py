@@ -80,3 +80,17 @@ def test_a_number_round_trip_names_the_item_line_and_the_ops_before_it(tmp_path)
     assert finding.title == "gate.weight and gate.bias received no gradient: cut off by .item()"
     assert finding.source == f"{script}:{line_of(script, '.mean().item()')}"
     assert "by .item(), after Linear -> Sigmoid -> Mean" in finding.message
+
+
+def test_an_optimizer_step_between_two_backward_calls_is_named_as_such(tmp_path):
+    script = BUGGY / "step_between_backwards.py"
+    result, out = trace(tmp_path, script)
+    assert result.exit_code == 3, result.output  # the script itself raised
+    (finding,) = Trace.load(out / "trace.json").findings
+    assert finding.kind == "inplace_modified"
+    assert finding.title == "a tensor saved by LinearBackward was modified by SGD.step() before backward"
+    step_line = line_of(script, "optimizer.step()  # bug")
+    assert finding.source == f"{script}:{step_line}"
+    assert "An optimizer step between two backward calls through the same graph" in finding.message
+    assert f"step_between_backwards.py:{line_of(script, 'return self.head(')}) saved it" \
+        in finding.message

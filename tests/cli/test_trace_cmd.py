@@ -89,7 +89,9 @@ def test_in_place_modification_exits_3_and_still_writes_everything(tmp_path):
     assert "Traceback" in result.output and "SavedTensorModifiedError" in result.output
     (finding,) = findings(out)
     assert finding.kind == "inplace_modified" and finding.op == "SigmoidBackward"
-    assert finding.source == f"{script}:{line_of(script, 'w.sigmoid()')}"
+    # the finding points at the line that changed it; the message names the op that saved it
+    assert finding.source == f"{script}:{line_of(script, 'gate.mul_(2)')}"
+    assert f"inplace_saved.py:{line_of(script, 'w.sigmoid()')}) saved it" in finding.message
     assert (out / "graph.svg").exists()
     assert Trace.load(out / "trace.json").script_error
 
