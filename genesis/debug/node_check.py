@@ -13,6 +13,11 @@ then re-runs that call in float64 on those inputs:
    element where the one-sided differences disagree is a kink (relu or abs at
    0, max with ties), where any value between them is a valid sub-gradient:
    those are reported as "not differentiable here", never as mismatches.
+4. A failure is blamed (`genesis.debug.blame`): the inputs whose gradient is wrong, by
+   forward's parameter names; the line of the backward that computes each (its `return`,
+   seen while the re-run's backward ran, or the one assignment of the name returned
+   there); and the shape of the error when every checked element fits one (a constant
+   factor, a wrong sign, a transpose, two inputs' gradients swapped, zeros).
 
 The parts: `invocation_log` records the calls, `rebuilt_call` is the finite-difference
 check of one call, `node_verdict` holds `NodeCheck` and the `Tolerances`; this module
