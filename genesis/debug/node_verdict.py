@@ -6,6 +6,7 @@ skipped: no floating-point input required grad
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 __all__ = ["NodeCheck", "Tolerances", "FLOAT64", "FLOAT32"]
@@ -70,9 +71,9 @@ class NodeCheck:
             lines.append(f"wrong gradient for {name}"
                          + (f": {row['explanation']}" if row["explanation"] else ""))
             if row["line"]:
-                lines.append(f"  computed at {row['line']}: {row['code']}")
+                lines.append(f"  computed at {_short(row['line'])}: {row['code']}")
         if self.backward_site and self.blame:
-            lines.append(f"backward defined at {self.backward_site}")
+            lines.append(f"backward defined at {_short(self.backward_site)}")
         if self.worst:
             tol = self.tolerances
             lines.append(f"max abs error {self.max_abs_error:.3g}, max rel error "
@@ -85,3 +86,13 @@ class NodeCheck:
                              f"{entry['analytical']:>12.6g} {entry['numerical']:>12.6g} "
                              f"{entry['abs_error']:>10.3g}")
         return "\n".join(lines)
+
+
+def _short(place: str) -> str:
+    """"file:line" with the file relative to the working directory when below it."""
+    file, _, line = place.rpartition(":")
+    try:
+        relative = os.path.relpath(file)
+    except (ValueError, OSError):  # another drive, or the working directory is gone
+        return place
+    return place if relative.startswith(os.pardir) else f"{relative}:{line}"
