@@ -6,8 +6,9 @@ skipped: no floating-point input required grad
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
+
+from .parameter_uses import short_path
 
 __all__ = ["NodeCheck", "Tolerances", "FLOAT64", "FLOAT32"]
 
@@ -88,11 +89,8 @@ class NodeCheck:
         return "\n".join(lines)
 
 
+
 def _short(place: str) -> str:
     """"file:line" with the file relative to the working directory when below it."""
     file, _, line = place.rpartition(":")
-    try:
-        relative = os.path.relpath(file)
-    except (ValueError, OSError):  # another drive, or the working directory is gone
-        return place
-    return place if relative.startswith(os.pardir) else f"{relative}:{line}"
+    return f"{short_path(file)}:{line}"
