@@ -1,7 +1,8 @@
 """Pointing a wrong gradient at the line to edit: which input of a Function has the wrong
 gradient (by the name `forward` gives it), where its backward is defined, the `return`
 that produced that input's slot and, when the evidence is exact, what shape the error
-has (a constant factor, a wrong sign, a transpose, two inputs' gradients swapped, zeros).
+has (a constant factor, a wrong sign, a transpose, two inputs' gradients swapped, a sum
+over the wrong axis, zeros).
 
 >>> import genesis
 >>> class Scale(genesis.autograd.Function):
@@ -142,11 +143,15 @@ def _binds(target, name: str) -> bool:
     return False
 
 
-def explain_inputs(checked: dict, analytical: dict, atol: float, rtol: float) -> dict:
+def explain_inputs(checked: dict, analytical: dict, atol: float, rtol: float,
+                   output_gradients: list = ()) -> dict:
     """{input position: words} for the inputs whose checked elements all fit one simple
     explanation. `checked[position]` is (indices, analytical, numerical) of every element
     checked one by one; `analytical[position]` the backward's whole gradient for that input,
-    which lets a transpose or two swapped gradients be told from the checked elements alone."""
+    which lets a transpose or two swapped gradients be told from the checked elements alone;
+    `output_gradients` the gradient each output was given, which tells a sum over the wrong
+    axis (the analytical gradient is the output gradient summed over one axis, the true one
+    the same summed over another)."""
     words = {}
     positions = [position for position, (indices, _, _) in checked.items() if len(indices)]
     for first in positions:
@@ -167,12 +172,38 @@ def explain_inputs(checked: dict, analytical: dict, atol: float, rtol: float) ->
                 not _fits(full, checked[position], atol, rtol):
             words[position] = "analytical is the transpose of numerical at every checked element"
             continue
+        axes = _wrong_axis(full, checked[position], output_gradients, atol, rtol)
+        if axes is not None:
+            words[position] = (f"reduced over the wrong axis: the backward sums the output's "
+                               f"gradient over axis {axes[0]}, the true gradient sums it over "
+                               f"axis {axes[1]}")
+            continue
         _, values, numerical = checked[position]
         text = explain_difference(np.asarray(values), np.asarray(numerical), atol, rtol,
                                   names=("analytical", "numerical"), entries="checked element")
         if text:
             words[position] = text
     return words
+
+
+def _wrong_axis(gradient: np.ndarray, checked: tuple, output_gradients, atol: float,
+                rtol: float) -> tuple | None:
+    """(axis the backward summed over, axis the true gradient sums over) when the backward's
+    whole gradient is an output's gradient summed over one axis and every checked numerical
+    value is the same summed over another; else None."""
+    for given in output_gradients:
+        sums = {}
+        for axis in range(given.ndim):
+            for kept in (False, True):
+                total = given.sum(axis=axis, keepdims=kept)
+                if total.shape == gradient.shape:
+                    sums[axis] = total
+        used = [axis for axis, total in sums.items()
+                if np.allclose(gradient, total, atol=atol, rtol=rtol)]
+        right = [axis for axis, total in sums.items() if _fits(total, checked, atol, rtol)]
+        if len(used) == 1 and len(right) == 1 and used[0] != right[0]:
+            return used[0], right[0]
+    return None
 
 
 def _fits(gradient: np.ndarray, checked: tuple, atol: float, rtol: float) -> bool:

@@ -17,7 +17,8 @@ then re-runs that call in float64 on those inputs:
    forward's parameter names; the line of the backward that computes each (its `return`,
    seen while the re-run's backward ran, or the one assignment of the name returned
    there); and the shape of the error when every checked element fits one (a constant
-   factor, a wrong sign, a transpose, two inputs' gradients swapped, zeros).
+   factor, a wrong sign, a transpose, two inputs' gradients swapped, a sum over the wrong
+   axis, zeros).
 
 The parts: `invocation_log` records the calls, `rebuilt_call` is the finite-difference
 check of one call, `node_verdict` holds `NodeCheck` and the `Tolerances`; this module

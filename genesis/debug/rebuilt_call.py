@@ -200,6 +200,7 @@ class RebuiltCall:
         """Gradient of the projection w.r.t. each leaf, by the Function's backward."""
         leaves = []
         args = list(self.args)
+        self.output_weights = []  # each output's gradient in the projection, for the blame
         for position in self.leaf_positions:
             leaf = wrap_array(args[position]._data, args[position]._device).requires_grad_()
             args[position] = leaf
@@ -211,6 +212,7 @@ class RebuiltCall:
             size = out._data.size
             weights = self.weights[offset:offset + size].reshape(out.shape).astype(out._data.dtype)
             grad_outputs.append(wrap_array(transfer(weights, cpu, out._device), out._device))
+            self.output_weights.append(np.asarray(weights, dtype=np.float64))
             offset += size
         connected = [(out, grad) for out, grad in zip(outputs, grad_outputs) if out.requires_grad]
         if not connected:
@@ -352,7 +354,7 @@ class RebuiltCall:
         names = forward_input_names(self.invocation.function)
         tol = self.tolerances
         explained = explain_inputs(compared, dict(zip(self.leaf_positions, analytical)),
-                                   tol.atol, tol.rtol)
+                                   tol.atol, tol.rtol, self.output_weights)
         wrong = sorted({entry["input"] for entry in mismatches})
         rows = []
         for position in wrong:

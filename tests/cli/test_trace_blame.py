@@ -94,3 +94,12 @@ def test_an_optimizer_step_between_two_backward_calls_is_named_as_such(tmp_path)
     assert "An optimizer step between two backward calls through the same graph" in finding.message
     assert f"step_between_backwards.py:{line_of(script, 'return self.head(')}) saved it" \
         in finding.message
+
+
+def test_a_sum_over_the_wrong_axis_is_named(tmp_path):
+    script, finding, _ = the_finding(tmp_path, "wrong_axis.py")
+    (blame,) = finding.details["blame"]
+    assert blame["name"] == "bias" and blame["input"] == 1
+    assert blame["explanation"] == ("reduced over the wrong axis: the backward sums the output's "
+                                    "gradient over axis 1, the true gradient sums it over axis 0")
+    assert blame["line"] == f"{script}:{line_of(script, 'return grad, grad.sum(1)')}"

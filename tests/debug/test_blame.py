@@ -76,3 +76,17 @@ def test_explanations_hold_at_every_checked_element_or_are_not_given():
                             1: _checked(swapped[1], true[1], indices)}, swapped, 1e-5, 1e-3)
     assert "returns the two swapped" in found[0] and "input 1" in found[0]
     assert "input 0" in found[1]
+
+
+def test_a_sum_over_the_wrong_axis_is_told_only_from_the_output_gradient():
+    rng = np.random.default_rng(1)
+    given = rng.standard_normal((4, 4))  # the gradient the output was given
+    indices = [(0,), (2,), (3,)]
+    right, wrong = given.sum(0), given.sum(1)
+    found = explain_inputs({0: _checked(wrong, right, indices)}, {0: wrong}, 1e-5, 1e-3, [given])
+    assert found[0] == ("reduced over the wrong axis: the backward sums the output's gradient "
+                        "over axis 1, the true gradient sums it over axis 0")
+    # a gradient that is no sum of the output's gradient: no such claim
+    other = wrong + 1.0
+    found = explain_inputs({0: _checked(other, right, indices)}, {0: other}, 1e-5, 1e-3, [given])
+    assert "axis" not in found.get(0, "")
