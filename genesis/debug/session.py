@@ -78,6 +78,7 @@ class TraceSession:
         self.nan_watch = NaNWatch(self.readings, name_of=self.parameter_name) if anomaly else None
         self.losses = LossWatch(self.readings, step=lambda: self.params.steps)
         self.writes = WriteLog()  # where tensors were changed in place, to blame those lines
+        self.writes.backward_ran = lambda node: node in self.node_ids
         self.uses = ParameterUses()  # where parameters were used or cut off, while recording
         self._stepped = set()        # ids of the optimizers that stepped
         self._optimizers = []
@@ -105,6 +106,7 @@ class TraceSession:
             self.nan_watch.start()
         self.losses.start()
         self.writes.start()
+        self.writes.start_recording()
         engine.backward_listeners.add(self)
         return self
 
@@ -128,6 +130,7 @@ class TraceSession:
             self._track_module_parameters()
             self.recorder.__exit__(None, None, None)
             self.uses.stop()
+            self.writes.stop_recording()
             self._recording = False
 
     def _stop_invocation_log(self) -> None:
@@ -297,7 +300,8 @@ class TraceSession:
         during the per-node checks.
         """
         graphs = self.recorder.graphs
-        findings = self._gradient_findings(progress) + self._stale_findings()
+        findings = self._gradient_findings(progress) + self._stale_findings() + \
+            self._data_write_findings()
         if self.nan_watch is not None:
             for finding, node in zip(self.nan_watch.findings, self.nan_watch.nodes):
                 finding.graph, finding.node = self.node_ids.get(node, (None, None))
@@ -410,6 +414,45 @@ class TraceSession:
                 code=source.code if source is not None else None, graph=graph, node=node_id,
                 details={"changed": {key: list(value) for key, value in stale.changed.items()},
                          "difference": {str(key): value for key, value in stale.difference.items()}}))
+        return findings
+
+    def _data_write_findings(self) -> list:
+        """Tensors saved for a backward that ran, changed through `.data` before it ran: one
+        finding per line that changed them, naming every op whose backward used them."""
+        by_line: dict = {}
+        for node_ref, index, source in self.writes.data_writes:
+            node = node_ref()
+            if node is None or node not in self.node_ids:
+                continue  # gone, or never backwarded in a recorded step: no gradient used it
+            nodes = by_line.setdefault(str(source), (source, []))[1]
+            if node not in nodes:
+                nodes.append(node)
+        findings = []
+        for source, nodes in by_line.values():
+            savers = [type(node).__name__ for node in nodes]
+            forwards = [f"{type(node).__name__} at {short_path(node._source.file)}:"
+                        f"{node._source.line}" for node in nodes if node._source is not None]
+            where = f"{short_path(source.file)}:{source.line}" if source is not None else "?"
+            message = (f"Changed through .data at {where}"
+                       + (f" (`{source.code}`)" if source is not None and source.code else "")
+                       + f", after {' and '.join(savers)} saved it for the backward"
+                       + (f" (forward: {'; '.join(forwards)})" if forwards else "")
+                       + ", which then ran on the changed values without any error: a write "
+                       "through .data is invisible to autograd's version counters (in PyTorch "
+                       "too). Change a copy (x = x.clone(); x.mul_(...)), or make the change "
+                       "before the forward that saves the tensor.")
+            node = nodes[0]
+            graph, node_id = self.node_ids[node]
+            forward_class = type(node)._forward_cls
+            findings.append(Finding(
+                "inplace_modified", "error",
+                f"a tensor saved by {' and '.join(savers)} was changed through .data before "
+                "backward", message, op=savers[0],
+                function=forward_class.node_name if forward_class else None,
+                module=self._module_of(graph, node_id),
+                source=str(source) if source is not None else None,
+                code=source.code if source is not None else None, graph=graph, node=node_id,
+                details={"ops": savers}))
         return findings
 
     def _writer(self, error) -> tuple | None:

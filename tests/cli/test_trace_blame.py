@@ -103,3 +103,15 @@ def test_a_sum_over_the_wrong_axis_is_named(tmp_path):
     assert blame["explanation"] == ("reduced over the wrong axis: the backward sums the output's "
                                     "gradient over axis 1, the true gradient sums it over axis 0")
     assert blame["line"] == f"{script}:{line_of(script, 'return grad, grad.sum(1)')}"
+
+
+def test_a_saved_tensor_changed_through_data_is_found_at_that_line(tmp_path):
+    script = BUGGY / "data_write.py"
+    result, out = trace(tmp_path, script)
+    assert result.exit_code == 1, result.output
+    (finding,) = Trace.load(out / "trace.json").findings
+    assert finding.kind == "inplace_modified"
+    assert finding.title == ("a tensor saved by TanhBackward and LinearBackward was changed "
+                             "through .data before backward")
+    assert finding.source == f"{script}:{line_of(script, 'features.data.clamp_')}"
+    assert "invisible to autograd's version counters" in finding.message
