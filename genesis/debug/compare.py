@@ -34,7 +34,7 @@ from ..autograd import function as autograd_function
 from ..autograd.engine import grad as autograd_grad
 from ..autograd.grad_mode import enable_grad
 from ..creation import tensor as make_tensor
-from ..dtypes import float64, get_dtype
+from ..dtypes import float32, float64, get_dtype
 from ..nn.module import Module
 from ..random import manual_seed
 from ..tensor import Tensor
@@ -105,9 +105,22 @@ def compare(a, b, *inputs, dtype=float64, atol: float | None = None, rtol: float
     `dtype` as leaves that require grad, one copy per implementation; other inputs (index
     tensors, numbers) are passed as they are. Raises ValueError when B's parameters can't
     take A's (a name or shape without a match); an implementation that raises is a
-    difference, reported in its row.
+    difference, reported in its row. When one raises in float64 (a kernel written for
+    float32, say) both are compared again in float32, and `notes` says so.
     """
     dtype = get_dtype(dtype)
+    result = _compare_in(a, b, inputs, dtype, atol, rtol, seed, names)
+    raised = [row.note for row in result.rows if " raised " in row.note]
+    if raised and dtype is float64:
+        retried = _compare_in(a, b, inputs, float32, atol, rtol, seed, names)
+        if not any(" raised " in row.note for row in retried.rows):
+            retried.notes.append(f"compared in float32: in float64 {raised[0]}")
+            return retried
+    return result
+
+
+def _compare_in(a, b, inputs, dtype, atol, rtol, seed, names) -> Comparison:
+    """`compare` in one dtype."""
     default_atol, default_rtol = default_tolerances(dtype)
     atol = default_atol if atol is None else atol
     rtol = default_rtol if rtol is None else rtol

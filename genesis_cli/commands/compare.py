@@ -99,6 +99,8 @@ def _for_inputs(target: Target) -> Target:
 def _print_report(console, name_a: str, name_b: str, inputs: str, result) -> None:
     console.print(f"A = {name_a}\nB = {name_b}\ninputs: {inputs}; compared in {result.dtype.name}, "
                   f"atol={result.atol:g}, rtol={result.rtol:g}", markup=False)
+    for note in result.notes:
+        console.print(f"note: {note}", markup=False)
     table = new_table("value", ("shape", "right"), ("max abs error", "right"),
                       ("max rel error", "right"), ("result", "center"), "note")
     for row in result.rows:
@@ -138,7 +140,7 @@ def _number(value) -> str:
 def _summary(name_a: str, name_b: str, inputs: str, result) -> dict:
     return {"agree": result.agree, "a": name_a, "b": name_b, "inputs": inputs,
             "dtype": result.dtype.name, "atol": result.atol, "rtol": result.rtol,
-            "seed": result.seed,
+            "seed": result.seed, "notes": result.notes,
             "values": [{"name": row.name, "agree": row.agree,
                         "shape": None if row.shape is None else list(row.shape),
                         "max_abs_error": _finite(row.max_abs_error),

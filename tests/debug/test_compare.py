@@ -180,3 +180,16 @@ def test_tolerances_default_by_dtype_as_torch_testing():
 ])
 def test_a_difference_is_explained_only_when_every_entry_fits(a, b, words):
     assert explain_difference(np.array(a), np.array(b), 1e-7, 1e-7) == words
+
+
+def test_an_implementation_that_only_runs_in_float32_is_compared_in_float32():
+    def float32_only(x):
+        if x.dtype is not genesis.float32:
+            raise TypeError("this kernel takes float32 only")
+        return x.tanh()
+
+    result = compare(lambda x: x.tanh(), float32_only, genesis.randn(5))
+    assert result.agree and result.dtype is genesis.float32
+    assert result.notes == ["compared in float32: in float64 B raised TypeError: this kernel "
+                            "takes float32 only"]
+    assert (result.atol, result.rtol) == (1e-5, 1.3e-6)
