@@ -1,22 +1,21 @@
-"""A wrong custom backward is pointed at the line to edit: the input whose gradient is wrong
-(by forward's name), the line that computes it, the backward's def, and the shape of the
-error when every checked element fits one (missing factor, swapped, transposed); none is
-claimed when the error has no simple shape."""
-from pathlib import Path
-
-import pytest
-
+"""Each finding points at the line to edit. A wrong custom backward: the input whose
+gradient is wrong (by forward's name), the line that computes it, the backward's def, and
+the shape of the error when every checked element fits one (missing factor, swapped,
+transposed, wrong axis), none when the error has no simple shape. A backward reading state
+changed after forward, a parameter cut off through a number, a saved tensor changed by an
+optimizer step or through .data: each at its line."""
 from genesis.debug.trace import Trace
 from tests.cli.test_trace_cmd import BUGGY, trace
 from tests.helpers import line_of
 
 
-def the_finding(tmp_path, name):
+def the_finding(tmp_path, name, kind="gradient_mismatch", exit_code=1):
+    """(script, its one finding, the console output) of `genesis trace` on a buggy example."""
     script = BUGGY / name
     result, out = trace(tmp_path, script)
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == exit_code, result.output
     (finding,) = Trace.load(out / "trace.json").findings
-    assert finding.kind == "gradient_mismatch"
+    assert finding.kind == kind
     return script, finding, result.output
 
 
@@ -59,11 +58,7 @@ def test_an_error_without_a_simple_shape_is_not_given_one(tmp_path):
 
 
 def test_a_backward_reading_state_changed_after_forward_names_it(tmp_path):
-    script = BUGGY / "stale_backward.py"
-    result, out = trace(tmp_path, script)
-    assert result.exit_code == 1, result.output
-    (finding,) = Trace.load(out / "trace.json").findings
-    assert finding.kind == "stale_backward"
+    script, finding, _ = the_finding(tmp_path, "stale_backward.py", "stale_backward")
     assert finding.title == "TemperedSigmoid.backward depends on state that changed after forward"
     assert finding.source == f"{script}:{line_of(script, 'TemperedSigmoid.apply(x, self)')}"
     assert "ctx.layer.temperature was 2.0 at the end of forward and 1.8 when backward started" \
@@ -72,22 +67,14 @@ def test_a_backward_reading_state_changed_after_forward_names_it(tmp_path):
 
 
 def test_a_number_round_trip_names_the_item_line_and_the_ops_before_it(tmp_path):
-    script = BUGGY / "number_round_trip.py"
-    result, out = trace(tmp_path, script)
-    assert result.exit_code == 1, result.output
-    (finding,) = Trace.load(out / "trace.json").findings
-    assert finding.kind == "no_gradient"
+    script, finding, _ = the_finding(tmp_path, "number_round_trip.py", "no_gradient")
     assert finding.title == "gate.weight and gate.bias received no gradient: cut off by .item()"
     assert finding.source == f"{script}:{line_of(script, '.mean().item()')}"
     assert "by .item(), after Linear -> Sigmoid -> Mean" in finding.message
 
 
 def test_an_optimizer_step_between_two_backward_calls_is_named_as_such(tmp_path):
-    script = BUGGY / "step_between_backwards.py"
-    result, out = trace(tmp_path, script)
-    assert result.exit_code == 3, result.output  # the script itself raised
-    (finding,) = Trace.load(out / "trace.json").findings
-    assert finding.kind == "inplace_modified"
+    script, finding, _ = the_finding(tmp_path, "step_between_backwards.py", "inplace_modified", exit_code=3)
     assert finding.title == "a tensor saved by LinearBackward was modified by SGD.step() before backward"
     step_line = line_of(script, "optimizer.step()  # bug")
     assert finding.source == f"{script}:{step_line}"
@@ -106,11 +93,7 @@ def test_a_sum_over_the_wrong_axis_is_named(tmp_path):
 
 
 def test_a_saved_tensor_changed_through_data_is_found_at_that_line(tmp_path):
-    script = BUGGY / "data_write.py"
-    result, out = trace(tmp_path, script)
-    assert result.exit_code == 1, result.output
-    (finding,) = Trace.load(out / "trace.json").findings
-    assert finding.kind == "inplace_modified"
+    script, finding, _ = the_finding(tmp_path, "data_write.py", "inplace_modified")
     assert finding.title == ("a tensor saved by TanhBackward and LinearBackward was changed "
                              "through .data before backward")
     assert finding.source == f"{script}:{line_of(script, 'features.data.clamp_')}"
