@@ -443,7 +443,7 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None, for_g
     node = None
     try:
         while ready:
-            node = ready.pop()
+            node = task.node = ready.pop()
             if watched is not None:
                 watched.node = node
             grads = buffers.pop(node, None)
@@ -687,6 +687,7 @@ def _call_backward(node, grads: list) -> tuple:
                 grads = list(checked_gradients(hook, where, replacement, tuple(grads), "grad_outputs"))
     if node._materialize_grads and (len(grads) > 1 or grads[0] is None):
         _materialize(node, grads)  # outputs that got no gradient get zeros
+    hooks_before = len(node._hooks)
     try:
         result = node._forward_cls.backward(node, *grads)
     except Exception as error:
@@ -705,9 +706,12 @@ def _call_backward(node, grads: list) -> tuple:
                 f"argument(s); return one gradient (or None) per forward argument, in order.")
         result = result[:expected]
     if node._hooks:
-        for hook in list(node._hooks):
+        for index, hook in enumerate(list(node._hooks)):
             where = lambda: f"a hook of {type(node).__name__}"
-            replacement = run_hook(hook, (result, tuple(grads)), where)
+            # a hook registered while this backward ran (from an unpack hook, say) gets no
+            # grad_outputs, as in PyTorch: they were consumed before it existed
+            given = tuple(grads) if index < hooks_before else ()
+            replacement = run_hook(hook, (result, given), where)
             if replacement is not None:
                 result = checked_gradients(hook, where, replacement, result, "grad_inputs")
     return result

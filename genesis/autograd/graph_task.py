@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import threading
 
-__all__ = ["GraphTask", "running", "current", "current_graph_task_id", "will_engine_execute_node",
+__all__ = ["GraphTask", "running", "current", "current_node", "current_graph_task_id",
+           "will_engine_execute_node",
            "queue_callback", "current_graph_task_keep_graph", "execution_engine",
            "set_multithreading_enabled", "is_multithreading_enabled", "NESTED_PER_THREAD",
            "on_fresh_thread"]
@@ -45,13 +46,14 @@ class GraphTask:
     and the callbacks queued while it runs (None until one is)."""
 
     __slots__ = ("id", "nodes", "keep_graph", "partial", "for_grad", "callbacks", "roots",
-                 "targets")
+                 "targets", "node")
 
     def __init__(self, task_id: int, nodes: dict, keep_graph: bool, partial: bool, for_grad: bool):
         self.id, self.nodes, self.keep_graph = task_id, nodes, keep_graph
         self.partial, self.for_grad = partial, for_grad
         self.callbacks = None
         self.roots = self.targets = None  # the root nodes and target edges (run_graph's)
+        self.node = None  # the node whose backward (or hooks) runs now
 
     def run_callbacks(self) -> None:
         """Run the queued callbacks in order, including those queued by callbacks."""
@@ -81,6 +83,17 @@ def current(what: str) -> GraphTask:
         raise RuntimeError(f"{what} should only be called during the backward pass (from a "
                            "hook or a Function's backward)")
     return tasks[-1]
+
+
+def current_node():
+    """The node whose backward (or hooks) runs now on this thread, None outside backward
+    (PyTorch's `torch._C._current_autograd_node`).
+
+    >>> current_node() is None
+    True
+    """
+    tasks = running.tasks
+    return tasks[-1].node if tasks else None
 
 
 def current_graph_task_id() -> int:

@@ -19,6 +19,7 @@ from ..autograd.tracking_modes import _unsafe_set_version_counter
 from ..tensor import Tensor
 
 __all__ = ["is_grad_enabled", "has_lapack", "_will_engine_execute_node", "_current_graph_task_id",
+           "_current_autograd_node",
            "_current_graph_task_execution_order", "_set_fwd_grad_enabled", "_WeakTensorRef",
            "_functions", "_autograd", "_set_cached_tensors_enabled", "_add_cached_tensor",
            "_remove_cached_tensor", "_is_cached_tensor"]
@@ -26,6 +27,7 @@ __all__ = ["is_grad_enabled", "has_lapack", "_will_engine_execute_node", "_curre
 has_lapack = True  # NumPy's linear algebra
 _will_engine_execute_node = engine.will_engine_execute_node
 _current_graph_task_id = engine.current_graph_task_id
+_current_autograd_node = graph_task.current_node
 _current_graph_task_execution_order = engine.current_graph_task_execution_order
 _set_fwd_grad_enabled = forward_ad._set_fwd_grad_enabled
 

@@ -9,6 +9,7 @@ import pytest
 
 import genesis
 from genesis.autograd import custom_function
+from genesis.autograd.graph_task import current_node
 from genesis.compat import torch_C, torch_C_nn
 from tests.helpers import torch_or_skip
 
@@ -396,3 +397,32 @@ def test_warnings_from_backward_reach_the_caller(lib):
     warn_in_autograd = (torch_C_nn if lib is genesis else lib._C._nn)._test_warn_in_autograd
     with pytest.warns(UserWarning, match="Warn from backward"):
         warn_in_autograd(x).backward()
+
+
+def test_the_current_node_and_a_hook_registered_during_its_backward_as_in_pytorch():
+    torch = torch_or_skip()
+    for lib, current in ((genesis, current_node), (torch, torch._C._current_autograd_node)):
+        seen, given = [], []
+
+        def pack(tensor):
+            return tensor
+
+        def unpack(tensor):
+            node = current()
+            seen.append(node.name())
+
+            def hook(grad_inputs, grad_outputs):
+                given.append(grad_outputs)
+                return tuple(None if g is None else g / 2 for g in grad_inputs)
+
+            node.register_hook(hook)  # registered while the node's backward runs
+            return tensor
+
+        a = lib.tensor([0.5, 1.0], requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+            out = a.exp()
+        out.sum().backward()
+        assert current() is None  # outside backward
+        assert seen == ["ExpBackward0"]
+        assert given == [()]  # its grad_outputs were consumed before it existed
+        assert a.grad.tolist() == pytest.approx((a.detach().exp() / 2).tolist())
