@@ -121,6 +121,31 @@ Std = _reduction_op("Std", "Standard deviation over `dims`; its gradient is zero
                     "zero (as in PyTorch).", _std, _std_gradient, ("a", "out"))
 
 
+class VarMean(Op):
+    """(variance, mean) over `dims` in one node with two outputs, as PyTorch's var_mean: a
+    hook on the node sees both gradients, and its backward adds the two rules'."""
+
+    autocast_policy = "float32"
+
+    @staticmethod
+    def forward(ctx, a, dims, keepdim, correction):
+        ctx.shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
+        variance = _variance(ctx, a, dims, correction, keepdim, "var_mean")
+        ctx.count = reduced_count(a.shape, dims)
+        if ctx.needs_input_grad[0]:
+            ctx.save_for_backward(a)
+        return variance, a._data.mean(axis=dims, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad_var, grad_mean):
+        (a,) = ctx.saved_tensors
+        kept = ctx.dims is None or ctx.keepdim
+        var_rule = _var_gradient if kept else functools.partial(_on_kept_dims, _var_gradient, False)
+        mean_rule = _mean_gradient if kept else functools.partial(_on_kept_dims, _mean_gradient, False)
+        return (run_rule(var_rule, grad_var, a, ctx) + run_rule(mean_rule, grad_mean, ctx),
+                None, None, None)
+
+
 class Prod(Op):
     """Product over one dim (None: all elements).
 
@@ -310,8 +335,9 @@ def var_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, c
     >>> genesis.var_mean(genesis.tensor([1., 2., 3., 4.]))
     (tensor(1.6667), tensor(2.5000))
     """
-    return (var(input, dim, unbiased, keepdim, correction=correction),
-            _mean_over(input, dim, unbiased, keepdim))
+    dims, correction, keepdim = _variance_arguments("var_mean", input, dim, unbiased, keepdim,
+                                                    correction, None, None)
+    return VarMean.apply(input, dims, keepdim, correction)
 
 
 def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> tuple:
@@ -371,6 +397,7 @@ OPS = [
            torch=lambda torch, a, *args, **kw: torch.prod(a, *args, **kw)),
     OpInfo("var", var, _variance_samples, torch=_torch_variance("var")),
     OpInfo("std", std, _variance_samples, torch=_torch_variance("std")),
+    OpInfo("var_mean", var_mean, _variance_samples, torch=_torch_variance("var_mean")),
     OpInfo("sum", sum, _reduction_samples,
            torch=lambda torch, a, **kw: torch.sum(a, **kw) if kw else torch.sum(a)),
     OpInfo("mean", mean, lambda rng: [s for s in _reduction_samples(rng) if s.note != "zero-size"],

@@ -108,3 +108,17 @@ def test_inference_mode_as_context_and_decorators():
     with genesis.inference_mode(False):
         assert (x * 2).requires_grad and not genesis.is_inference_mode_enabled()
     assert (x * 2).requires_grad
+
+
+def test_var_mean_is_one_node_with_two_outputs_as_in_pytorch():
+    torch = torch_or_skip()
+    for lib in (genesis, torch):
+        x = lib.tensor([[1.0, 2.0, 4.0], [0.5, -1.0, 3.0]], dtype=lib.float64, requires_grad=True)
+        var, mean = lib.var_mean(x, dim=1)
+        assert var.grad_fn is mean.grad_fn and var.grad_fn.name() == "VarMeanBackward0"
+        seen = []
+        var.grad_fn.register_prehook(lambda grads: seen.append(len(grads)))
+        (var.sum() + 2 * mean.sum()).backward()
+        assert seen == [2]
+        expected = 2 * (x.detach() - x.detach().mean(1, keepdim=True)) / 2 + 2 / 3
+        assert np.allclose(x.grad.numpy(), expected.numpy())
