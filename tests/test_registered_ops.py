@@ -29,6 +29,13 @@ NOT_REACHED_BY_AN_OP = {
                 "a time; its gradient is tested in tests/cuda/test_transfers.py",
     "PinMemory": "page-locked host memory needs a CUDA device (PyTorch's rule); tested in "
                  "tests/cuda/test_transfers.py",
+    "Checkpoint": "the reentrant checkpoint's node (use_reentrant=True, which has no double "
+                  "backward, as in PyTorch); the registry's checkpoint ops are the non-reentrant "
+                  "one, whose graph is the forward's own ops; tested in tests/utils",
+    "CheckpointOutput": "the reentrant checkpoint's per-output node; tested in tests/utils",
+    "_SaveInputs": "keeps a non-reentrant checkpoint's arguments as saved values; nothing uses "
+                   "its output, so no graph reaches it; tested in "
+                   "tests/autograd/test_checkpoint_recompute.py",
 }
 
 

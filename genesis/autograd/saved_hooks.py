@@ -76,9 +76,11 @@ class PackedSaved:
             raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
                             f"result of type {type(result).__name__}; the unpack hook must "
                             "return the saved tensor (or an equal one)")
+        edge = self.edge
+        if edge is None and not result._requires_grad:  # nothing to link: the hook's tensor
+            return result                                 # itself, as PyTorch returns it
         tensor = wrap_array(result._data, result._device)
         tensor._version_counter = result._version_counter
-        edge = self.edge
         if edge is not None:
             tensor._requires_grad = True
             if self.leaf:

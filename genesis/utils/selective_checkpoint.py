@@ -3,18 +3,17 @@ checkpoint keeps from its forward instead of taking them from the recomputation.
 
 As in PyTorch, the policy is asked through dispatch modes (`genesis.utils._python_dispatch`):
 `_CachingTorchDispatchMode` runs around the checkpoint's forward, `_CachedTorchDispatchMode`
-around its recomputation; each asks the policy about every op call, with the op as an
+around its recomputation; each asks the policy about every op call it sees (a recomputation
+that stops early, see `genesis.utils.checkpoint_frame`, sees fewer ops), with the op as an
 `OpOverload` (`aten.mm.default` for `a @ b` on matrices, `aten.sin.default`: `torch.ops.aten`
-when torch is served by genesis).
+when torch is served by genesis); the `aten.detach.default` a recomputation makes of each
+tensor it saves is not asked about.
 
-What "save" means here: genesis recomputes the checkpointed function whole (see
-`genesis.utils.checkpoint`), so the recomputation still runs a saved op (its node is part of
-the recomputed graph); its output then takes the value the forward computed, kept since then.
-A saved op's output is the forward's value, and it stays alive between forward and backward;
-the op's compute is not skipped, and its gradient is that of the recomputed node (so for a
-random op, such as dropout, the gradient follows the recomputation's draw: keep
-`preserve_rng_state=True`, the default, which makes both draws the same). "Recompute" keeps nothing. A kept
-value serves one recomputation: a second backward through the checkpoint is an error.
+What "save" means here: the recomputation still runs a saved op, and its output then takes
+the value the forward computed, kept since then; what that op saves for backward comes from
+it. A saved op's output is the forward's value, and it stays alive between forward and
+backward; the op's compute is not skipped. "Recompute" keeps nothing. A kept value serves
+one recomputation: a second backward through the checkpoint is an error.
 
 >>> import functools, genesis
 >>> from genesis.utils.checkpoint import checkpoint
@@ -128,6 +127,10 @@ def _saving(policy, recompute: bool, func, args: tuple, kwargs: dict) -> bool:
     return decision in _SAVING
 
 
+# ops the policy is not asked about (the detach a recomputation makes of what it saves)
+_IGNORED = frozenset({aten.detach.default})
+
+
 class _CachingTorchDispatchMode(TorchDispatchMode):
     """Around the checkpoint's forward: keeps the outputs of the ops the policy saves, in
     `storage[op]`, in call order."""
@@ -138,7 +141,7 @@ class _CachingTorchDispatchMode(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        if _saving(self.policy_fn, False, func, args, kwargs):
+        if func not in _IGNORED and _saving(self.policy_fn, False, func, args, kwargs):
             self.storage[func].append(
                 [_VersionWrapper(output) for output in out] if out.__class__ in (tuple, list)
                 else _VersionWrapper(out))
@@ -156,7 +159,7 @@ class _CachedTorchDispatchMode(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        if not _saving(self.policy_fn, True, func, args, kwargs):
+        if func in _IGNORED or not _saving(self.policy_fn, True, func, args, kwargs):
             return out
         entries = self.storage.get(func)
         if not entries:
