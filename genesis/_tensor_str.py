@@ -51,11 +51,12 @@ def get_printoptions() -> dict:
 
 
 def _invalid_view(tensor) -> bool:
-    """A view made with grad disabled of a base that requires grad, since changed in place
-    (with grad disabled too): it has no valid grad_fn, and PyTorch prints it `<Invalid>`."""
+    """A view whose grad_fn can't be rebuilt (made with grad disabled, one of several views
+    of one op, made by a custom Function) of a base that requires grad, since changed in
+    place: it has no valid grad_fn, and PyTorch prints it `<Invalid>`."""
     view = tensor._view
-    return view is not None and view[2] is not None and view[2][0] == "no_grad" and \
-        view[0]._requires_grad and view[3] != tensor._version_counter[0]
+    return view is not None and view[2] is not None and view[0]._requires_grad and \
+        view[3] != tensor._version_counter[0]
 
 
 def tensor_repr(tensor) -> str:
@@ -68,10 +69,10 @@ def tensor_repr(tensor) -> str:
         suffixes.append(f"dtype={tensor.dtype!r}")
     if tensor._device.type != "cpu":
         suffixes.append(f"device='{tensor._device}'")
-    if tensor.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{tensor.grad_fn.name()}>")
-    elif _invalid_view(tensor):
+    if _invalid_view(tensor):
         suffixes.append("grad_fn=<Invalid>")
+    elif tensor.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{tensor.grad_fn.name()}>")
     elif tensor._requires_grad:
         suffixes.append("requires_grad=True")
     for provider in suffix_providers:

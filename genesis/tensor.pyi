@@ -122,6 +122,8 @@ class Tensor:
     def _version(self) -> int: ...
     _version_counter: Any
     _view: Any
+    def _view_func(self, new_base: Tensor, symint_visitor_fn=None, tensor_visitor_fn=None) -> Tensor: ...  # genesis.ops.view_func
+    def _view_func_unsafe(self, new_base: Tensor, symint_visitor_fn=None, tensor_visitor_fn=None) -> Tensor: ...  # genesis.ops.view_func
     def abs(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def abs_(self) -> Tensor: ...  # genesis.ops.unary
     def absolute(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
@@ -171,7 +173,7 @@ class Tensor:
     def argmin(self, dim=None, keepdim: bool = False) -> Tensor: ...  # genesis.ops.extrema
     def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor: ...  # genesis.ops.sorting
     def argwhere(self) -> Tensor: ...  # genesis.ops.masked
-    def as_strided(self, size, stride, storage_offset: int = 0) -> Tensor: ...  # genesis.ops.array_utilities
+    def as_strided(self, size, stride, storage_offset: int | None = None) -> Tensor: ...  # genesis.ops.array_utilities
     def as_strided_(self, size, stride, storage_offset: int | None = None) -> Tensor: ...  # genesis.ops.storage
     def asin(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def asin_(self) -> Tensor: ...  # genesis.ops.unary

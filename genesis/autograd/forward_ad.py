@@ -28,8 +28,7 @@ from ..dtypes import FLOATING_NUMPY_DTYPES
 from ..ops.inplace import apply_inplace
 from ..ops.storage import storage_root
 from ..ops.tensor_attributes import data_ptr
-from ..ops.views import replay_view
-from ..tensor import Tensor, wrap_array
+from ..tensor import Tensor, cut_listeners, wrap_array
 from .engine import grad
 from .function import Op, dual_mode
 from .grad_mode import grad_state, inference_mode
@@ -81,6 +80,7 @@ def enter_dual_level() -> int:
         raise RuntimeError("Nested forward mode AD is not supported at the moment: a dual level "
                            "is already open; exit it (exit_dual_level()) before entering another")
     _current_level = 0
+    cut_listeners.add(_drop_tangent_on_detach)
     _refresh()
     return _current_level
 
@@ -95,8 +95,16 @@ def exit_dual_level(*, level: int | None = None) -> None:
                            f"created (level {level}; the open one is {_current_level}). This is "
                            "not supported.")
     _tangents.clear()
+    cut_listeners.discard(_drop_tangent_on_detach)
     _current_level = -1
     _refresh()
+
+
+def _drop_tangent_on_detach(tensor: Tensor, alias, how: str) -> None:
+    """`t.detach_()` inside a dual level drops t's tangent too, as PyTorch's does (`detach()`
+    gives a new tensor, which has none)."""
+    if how == ".detach_()":
+        _tangents.pop(id(tensor), None)
 
 
 class dual_level:
@@ -490,14 +498,26 @@ def _store_inplace(target: Tensor, new: Tensor) -> None:
         if base_tangent is None:
             base_tangent = wrap_array(base._device.xp.zeros_like(base._data), base._device)
             _set_tangent(base, base_tangent)
-        existing = wrap_array(replay_view(base_tangent._data, base._device, steps), base._device)
-        existing._version_counter = base_tangent._version_counter
+        existing = _view_of_tangent(target, base, base_tangent, steps)
         _set_tangent(target, existing)
     if existing is None:
         _set_tangent(target, new)
         return
     existing._device.xp.copyto(existing._data, new._data, casting="same_kind")
     existing._version_counter[0] += 1
+
+
+def _view_of_tangent(view: Tensor, base: Tensor, base_tangent: Tensor, steps) -> Tensor:
+    """The tangent of `view` made from its base's: the base's tangent itself where the view
+    has the base's layout (PyTorch shares the tensor then), else the view's ops replayed on it
+    (a view of the base's tangent)."""
+    data, base_data = view._data, base._data
+    if data.shape == base_data.shape and data.strides == base_data.strides and \
+            data_ptr(view) == data_ptr(base):
+        return base_tangent
+    for cls, args, kwargs in steps:
+        base_tangent = cls.apply(base_tangent, *args, **kwargs)
+    return base_tangent
 
 
 def _tangent_text(tensor: Tensor) -> str | None:

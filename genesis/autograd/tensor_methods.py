@@ -52,7 +52,7 @@ def register_hook(self: Tensor, hook) -> RemovableHandle:
     tensor([20., 40.])
     """
     checked_hook(hook, "register_hook")
-    if not self._requires_grad:
+    if not self.requires_grad:  # (the property: a view changed in place gets its new grad_fn)
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if self.grad_fn is not None:
         return self.grad_fn._add_tensor_hook(self._output_nr, hook)

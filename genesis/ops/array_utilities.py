@@ -4,9 +4,9 @@ are those ops'): `Tensor.unfold`, `as_strided`, `combinations`, `aminmax`, `trap
 `unique_consecutive`, `isin`, `unravel_index`, `histogram`; the dtype rules `result_type`,
 `promote_types`, `can_cast` (the window functions are in genesis.ops.signal_windows).
 
-`unfold` and `as_strided` are views in PyTorch; here they are copies made by one gather, so
-writing into the result does not change the input (their gradients add back every place an
-element was read, as PyTorch's do).
+`unfold` is a view in PyTorch; here it is a copy made by one gather, so writing into the
+result does not change the input (its gradient adds back every place an element was read,
+as PyTorch's does). `as_strided` is a view of the input's storage, as in PyTorch.
 """
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ from .join import cat
 from .norm import vector_norm
 from .registry import OpInfo, Sample
 from .scatter_family import _write_back
+from .tensor_attributes import _storage_root, storage_offset as storage_offset_of
+from .view_func import strided_view
 from .where import where
 
 __all__ = ["as_strided", "unique_consecutive", "combinations", "isin", "aminmax",
@@ -70,39 +72,35 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     return picked.reshape(shape).movedim(dim + 1, -1)
 
 
-def as_strided(input: Tensor, size, stride, storage_offset: int = 0) -> Tensor:
-    """The elements at `storage_offset + sum(i_k * stride_k)` of the input's elements in
-    row-major order, in an array of shape `size` (a copy; PyTorch returns a view of the
-    storage, which is the same thing for a contiguous input; for a non-contiguous one genesis
-    still reads row-major order). Overlapping reads add their gradients.
+def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
+    """A view of the input's storage: the elements at `storage_offset + sum(i_k * stride_k)`
+    (in elements; the offset defaults to the input's own) in an array of shape `size`.
+    Overlapping reads add their gradients.
 
     >>> import genesis
     >>> genesis.arange(6.).as_strided((2, 2), (1, 2))
     tensor([[0., 2.],
             [1., 3.]])
     """
-    size, stride = tuple(size), tuple(stride)
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
         raise RuntimeError(f"as_strided: mismatch in length of strides and shape: size {size}, "
                            f"stride {stride}")
     if any(s < 0 for s in stride):
         raise RuntimeError(f"as_strided: negative strides are not supported, got {stride}")
+    if storage_offset is None:
+        storage_offset = storage_offset_of(input)
     if any(s < 0 for s in size) or storage_offset < 0:
         raise RuntimeError(f"as_strided: sizes {size} and storage offset {storage_offset} must "
                            "not be negative")
     needed = storage_offset + 1 + sum((n - 1) * s for n, s in zip(size, stride)) \
         if all(size) else 0
-    if needed > input.numel():
+    held = _storage_root(input._data).size
+    if needed > held:
         raise RuntimeError(f"as_strided: sizes {list(size)}, strides {list(stride)} and storage "
-                           f"offset {storage_offset} need {needed} elements, but the input has "
-                           f"{input.numel()}")
-    xp = input._device.xp
-    index = xp.full(size, storage_offset, np.int64)
-    for axis, (extent, step) in enumerate(zip(size, stride)):
-        shape = [1] * len(size)
-        shape[axis] = extent
-        index = index + xp.arange(extent).reshape(shape) * step
-    return Gather.apply(input.reshape(-1), (index, Ellipsis))
+                           f"offset {storage_offset} need a storage of {needed} elements: out "
+                           f"of bounds for storage of size {held} (elements)")
+    return strided_view(input, size, stride, int(storage_offset))
 
 
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,

@@ -33,8 +33,13 @@ def _address(array) -> int:
 
 
 def _storage_root(array):
-    while array.base is not None and hasattr(array.base, "dtype"):
-        array = array.base
+    while array.base is not None:
+        base = array.base
+        if not hasattr(base, "dtype"):  # NumPy's as_strided: a holder of the array it views
+            base = getattr(base, "base", None)
+            if base is None or not hasattr(base, "dtype"):
+                return array
+        array = base
     return array
 
 

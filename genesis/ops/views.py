@@ -1,6 +1,8 @@
 """Autograd for in-place updates made through a view.
 
-When `v = base[...]` is changed in place, the change lands in `base`'s
+When `v = base[...]` is changed in place, the op reads `v`'s region of `base`'s
+current value (`region_of_base`: so `v`'s old grad_fn, and the hooks on it, are left
+out, as PyTorch's CopySlices leaves them out), the change lands in `base`'s
 storage, so `base` gets a new grad_fn (`CopySlices`: its old value outside the
 view, the new value inside) and `v` becomes a view of the new `base`: its grad_fn
 is an `AsStrided` (its region of the base, as PyTorch names it), or, while
@@ -119,10 +121,24 @@ class AsStrided(Op):
         return PutFlat.apply(grad, ctx.shape, ctx.index_map), None, None
 
 
-def rebase_view(view: Tensor, value: Tensor) -> None:
-    """After `value` was written into `view`'s storage, rewire the graph of base and view."""
-    base, steps, creation, _ = view._view
+def region_of_base(view: Tensor) -> tuple:
+    """What an in-place op on `view` reads instead of the view: its region of the base's
+    current value (sharing the view's storage and version counter), so that the view's own
+    grad_fn, and the hooks registered on it, are left out of the new graph, as PyTorch's
+    CopySlices leaves them out. Returns (region, the view's flat index map)."""
+    base, steps, _, _ = view._view
     index_map = flat_index_map(base, steps)
+    region = _region_of(base, view, steps, index_map)
+    region._version_counter = view._version_counter
+    return region, index_map
+
+
+def rebase_view(view: Tensor, value: Tensor, index_map=None) -> None:
+    """After `value` was written into `view`'s storage, rewire the graph of base and view
+    (`index_map`: the view's flat index map, when the caller has it)."""
+    base, steps, creation, _ = view._view
+    if index_map is None:
+        index_map = flat_index_map(base, steps)
     copied = CopySlices.apply(base, value, index_map)
     _adopt_grad_fn(base, copied)
     _adopt_grad_fn(view, _region_of(base, view, steps, index_map))
