@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 
 from ..tensor import Tensor
-from .function import Function, Node
+from .function import DelayedError, Function, Node
 from .grad_mode import grad_state
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "InplaceFunction", "once_differentiable"]
@@ -31,28 +31,12 @@ FunctionCtx = Node  # what a Function's forward and backward receive as `ctx`
 BackwardCFunction = Node  # PyTorch's base of a custom Function's node: genesis's is Node
 
 
-class _DifferentiatedTwice(Function):
-    """Stands for a once-differentiable backward's result in a graph built by
-    `create_graph=True`: differentiating through it raises, as in PyTorch."""
-
-    @staticmethod
-    def forward(ctx, gradient, *grad_outputs):
-        return gradient.clone()
-
-    @staticmethod
-    def backward(ctx, *unused):
-        raise RuntimeError("trying to differentiate twice a function that was marked with "
-                           "@once_differentiable: the backward of "
-                           f"{ctx.__dict__.get('backward_name', 'a Function')} runs without "
-                           "recording a graph; write it with differentiable ops and drop the "
-                           "decorator to get second derivatives")
-
-
 def once_differentiable(backward):
     """Decorate a Function's `backward` that computes outside autograd (NumPy, in-place
     tricks): it runs with grad disabled, and when a caller asks for a graph of the gradient
-    (`create_graph=True`), the gradients it returns refuse to be differentiated again, with
-    a clear error, instead of silently having no second derivative."""
+    (`create_graph=True`), the gradients it returns come out of one `Error` node (PyTorch's
+    `DelayedError`) whose backward refuses, with a clear error, to differentiate them again,
+    instead of their silently having no second derivative."""
 
     @functools.wraps(backward)
     def wrapper(ctx, *grad_outputs):
@@ -61,23 +45,31 @@ def once_differentiable(backward):
             result = backward(ctx, *grad_outputs)
         finally:
             grad_state.enabled = previous
-        recorded = [g for g in grad_outputs if isinstance(g, Tensor) and g._requires_grad]
-        if not grad_state.enabled or not recorded:
+        if not grad_state.enabled or not any(isinstance(g, Tensor) and g._requires_grad
+                                             for g in grad_outputs):
             return result
-        name = type(ctx).__name__
         results = result if isinstance(result, tuple) else (result,)
-        guarded = tuple(_guarded(gradient, recorded, name) for gradient in results)
-        return guarded if isinstance(result, tuple) else guarded[0]
+        message = ("trying to differentiate twice a function that was marked with "
+                   f"@once_differentiable: the backward of {type(ctx).__name__} runs without "
+                   "recording a graph; write it with differentiable ops and drop the decorator "
+                   "to get second derivatives")
+        guarded = DelayedError.apply(*(_stand_in(gradient) for gradient in results),
+                                     message=message)
+        if not isinstance(result, tuple):
+            return guarded
+        return guarded if len(results) != 1 else (guarded,)
 
     return wrapper
 
 
-def _guarded(gradient, recorded: list, name: str):
+def _stand_in(gradient):
+    """The gradient cut from the graph it was computed in (none was recorded), as a leaf that
+    requires grad, so that the `Error` node joins the graph through it, as in PyTorch."""
     if not isinstance(gradient, Tensor):
         return gradient
-    output = _DifferentiatedTwice.apply(gradient, *recorded)
-    output.grad_fn.backward_name = name
-    return output
+    leaf = gradient.detach()
+    leaf.requires_grad_(True)
+    return leaf
 
 
 class InplaceFunction(Function):

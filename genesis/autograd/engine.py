@@ -545,6 +545,11 @@ def current_graph_task_execution_order() -> list:
     RuntimeError: _current_graph_task_execution_order should only be called during the backward pass (from a hook or a Function's backward)
     """
     task = current("_current_graph_task_execution_order")
+    if task.multithreaded:
+        raise RuntimeError("_current_graph_task_execution_order expects the current backward to "
+                           "be executed with multithreading disabled: the order is promised only "
+                           "for a pass started inside `with genesis.autograd."
+                           "set_multithreading_enabled(False):`")
     roots, targets = task.roots, task.targets
     if targets is None:
         dependencies, runs = _count_dependencies(roots), None
@@ -802,7 +807,9 @@ def _accumulate_leaf(node, grads: list, create_graph: bool, capture, captured, o
         gradient = _run_accumulator_prehooks(node, gradient)
     existing = variable._grad
     if existing is None:
-        variable._grad = gradient if create_graph else _as_leaf_grad(gradient, owned)
+        # with create_graph, a copy made by a recorded copy_ (PyTorch's CopyBackwards node)
+        variable._grad = gradient.new_empty(gradient.shape).copy_(gradient) if create_graph \
+            else _as_leaf_grad(gradient, owned)
         gradient = variable._grad  # the node's hooks see .grad itself, as PyTorch's (it steals)
     elif create_graph or existing.grad_fn is not None or not writeable(existing._data):
         variable._grad = existing + gradient

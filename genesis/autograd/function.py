@@ -119,6 +119,8 @@ class Node:
         """PyTorch's name of the node: a built-in op's node carries the index of its
         overload (`MulBackward0`), a custom Function's its class's name (`MyFnBackward`)."""
         forward = cls._forward_cls
+        if forward is not None and forward.__dict__.get("node_class_name"):
+            return "torch::autograd::" + cls.__name__  # one of PyTorch's nodes written in C++
         return cls.__name__ + "0" if forward is not None and forward._builtin else cls.__name__
 
     def __repr__(self) -> str:
@@ -314,12 +316,18 @@ class Function:
     # or else `forward_inplace(target, *args)`, a function writing into target._data.
     inplace_ufunc = None
     forward_inplace = None
+    # The in-place form writes one value into every element (fill_, zero_), so it may write
+    # into a broadcast tensor whose elements share memory, as PyTorch allows (genesis.ops.overlap)
+    writes_one_value = False
     autocast_policy = None   # under genesis.autocast: "lower" (run in the autocast dtype)
                              # or "float32" (run in float32); None: inputs untouched
     mixes_devices = False    # True: tensor arguments may sit on different devices (copy_)
     # The op's name in graphs and reports (its node is "<node_name>Backward"); a class sets
     # it where its own name must differ (LayerNormFunction beside the LayerNorm module).
     node_name = "Function"
+    # The node's class name where PyTorch's is not "<node_name>Backward" (its nodes written in
+    # C++: "CopyBackwards", "Error"); their `name()` is then "torch::autograd::<that name>"
+    node_class_name = None
     # True: the first read of ctx.saved_tensors frees them (a second read is an error), so
     # backward can drop each one as soon as it is done with it
     clear_saved_tensors_on_access = False
@@ -365,7 +373,8 @@ class Function:
         body = {"__slots__": (), "_forward_cls": cls, "__module__": cls.__module__}
         if cls.clear_saved_tensors_on_access:
             body["saved_tensors"] = property(_saved_tensors_once, doc=_saved_tensors_once.__doc__)
-        cls._backward_cls = type(f"{cls.node_name}Backward", (Node,), body)
+        cls._backward_cls = type(cls.__dict__.get("node_class_name") or f"{cls.node_name}Backward",
+                                 (Node,), body)
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -550,14 +559,31 @@ def _run_user_forward(cls, ctx: Node, args: tuple, kwargs: dict, graph: bool) ->
     converted = tuple(_as_user_output(value, device, args, dirty) for value in values)
     if dirty and graph:
         _check_dirty_outputs(dirty, converted)
-    for value in converted if previous else ():  # views it made of its inputs, with grad on:
-        if isinstance(value, Tensor) and value._view is not None and \
-                not any(value is tensor for tensor in dirty):
+    several = sum(isinstance(value, Tensor) for value in converted) > 1
+    for index, value in enumerate(converted if previous else ()):  # views it made of its
+        if not isinstance(value, Tensor) or any(value is tensor for tensor in dirty):
+            continue  # inputs, or inputs returned as they are, with grad on
+        if value._view is None:
+            _alias_as_view(value, args)
+        if value._view is not None:
             base, steps, creation, version = value._view
             if creation is None or creation[0] == "no_grad":
-                value._view = (base, steps, ("custom_function", None), version)
+                detail = (index, type(ctx).__name__, several)
+                value._view = (base, steps, ("custom_function", detail), version)
     outputs = tuple(value if isinstance(value, Tensor) else None for value in converted)
     return (converted if result.__class__ is tuple else converted[0]), outputs
+
+
+def _alias_as_view(value: Tensor, args: tuple) -> None:
+    """An input a user's forward returned as it is (handed back as an alias of it) becomes a
+    view of that input, with its version counter, as in PyTorch."""
+    for arg in args:
+        if isinstance(arg, Tensor) and arg._data is value._data and \
+                arg._version_counter.__class__ is list:
+            value._version_counter = arg._version_counter
+            base, steps = arg._view[:2] if arg._view is not None else (arg, ())
+            value._view = (base, steps, None, arg._version_counter[0])
+            return
 
 
 def _forward_inputs(cls, args: tuple, kwargs: dict) -> tuple:
@@ -644,31 +670,35 @@ class Op(Function):
 
 
 class DelayedError(Function):
-    """`DelayedError.apply(message, t)`: a copy of `t` whose backward raises RuntimeError(message).
-    A backward that computes a correct gradient but not a differentiable one passes it through
-    this under create_graph, so a second derivative is refused instead of silently wrong.
+    """`DelayedError.apply(*tensors, message=...)`: a copy of each tensor (None stays None), through
+    one node (PyTorch's `Error`) whose backward raises RuntimeError(message). A backward that
+    computes a correct gradient but not a differentiable one passes it through this under
+    create_graph, so a second derivative is refused instead of silently wrong.
 
     >>> import genesis
     >>> x = genesis.tensor([2.0], requires_grad=True)
-    >>> y = DelayedError.apply("no second derivative here", x * 3)
-    >>> y.grad_fn
-    <ErrorBackward>
+    >>> y = DelayedError.apply(x * 3, message="no second derivative here")
+    >>> y.grad_fn, y.grad_fn.name()
+    (<Error>, 'torch::autograd::Error')
     >>> y.sum().backward()
     Traceback (most recent call last):
     ...
     RuntimeError: no second derivative here
-    (raised by the backward of ErrorBackward)
+    (raised by the backward of Error)
     """
 
     node_name = "Error"
+    node_class_name = "Error"
 
     @staticmethod
-    def forward(ctx, message, tensor):
-        ctx.message = message
-        return tensor.clone()
+    def forward(ctx, *tensors, message: str):
+        ctx.message = message  # a keyword: the node has one input per tensor, as PyTorch's
+        copies = tuple(tensor.clone() if isinstance(tensor, Tensor) else tensor
+                       for tensor in tensors)
+        return copies if len(copies) != 1 else copies[0]
 
     @staticmethod
-    def backward(ctx, grad):
+    def backward(ctx, *grads):
         raise RuntimeError(ctx.message)
 
 
@@ -911,16 +941,30 @@ def _rebase_dirty_views(dirty: tuple) -> None:
 
 
 def _register_refresher() -> None:
-    tensor_module.view_refreshers[:] = [refresh_stale_view]
+    tensor_module.view_refreshers[:] = [_refresh_requires_grad]
+
+
+def _refresh_requires_grad(view: Tensor) -> None:
+    """`view.requires_grad` of a view whose storage changed in place: that of its rebuilt
+    grad_fn; a view that can't be rebuilt (see `refuse_view_update`) requires grad if its
+    base does, as PyTorch's, and stays stale until it is used."""
+    if view._view[2] is None:
+        refresh_stale_view(view)
+    elif view._view[0]._requires_grad:
+        view._requires_grad = True
 
 
 def refresh_stale_view(view: Tensor) -> None:
     """Rebuild the grad_fn of a view whose storage changed in place since it was made (as
-    PyTorch regenerates it): its gradient then flows to the base's current graph."""
+    PyTorch regenerates it): its gradient then flows to the base's current graph. PyTorch's
+    error for a view it can't rebuild (one of several views of one op, a view made with grad
+    disabled or by a custom Function) whose base requires grad."""
     base, steps, creation, _ = view._view
     if not grad_state.enabled:
         return  # rebuilt when the view next takes part in a recorded graph
     if base._requires_grad and _view_rebuilders:
+        if creation is not None:
+            refuse_view_update(view, None)
         old = view.grad_fn
         _view_rebuilders[0](view)
         move_retained_grad(view, old)
@@ -939,39 +983,53 @@ def move_retained_grad(tensor: Tensor, old_node) -> None:
         tensor.grad_fn._retain_output(tensor._output_nr, tensor)
 
 
-def refuse_view_update(view: Tensor, op: str) -> None:
+def refuse_view_update(view: Tensor, op: str | None) -> None:
     """PyTorch's errors for an in-place change, recorded in a graph, of a view it cannot
-    rebase: one of several views returned by one op (split, chunk, unbind), or a view made
-    under no_grad."""
+    rebase: one of several views returned by one op (split, chunk, unbind), a view a custom
+    Function returned, or a view made under no_grad or inference_mode. `op` None: the change
+    was made through the view's base (or another view of it), and the view is used since."""
     kind, detail = view._view[2]
+    prefix = f"{op}: " if op is not None else ""
+    change = ("is being modified inplace" if op is not None else
+              "its base or another view of its base has been modified inplace")
     if kind == "multi_output" and detail != "inherited":
         index, name = detail
         raise RuntimeError(
-            f"{op}: Output {index} of {name}Backward0 is a view and is being modified inplace. "
-            "This view is the output of a function that returns multiple views. Such functions "
-            "do not allow the output views to be modified inplace. You should replace the "
-            "inplace operation by an out-of-place one (or clone the piece first).")
+            f"{prefix}Output {index} of {name}Backward0 is a view and {change}. This view is "
+            "the output of a function that returns multiple views. Such functions do not allow "
+            "the output views to be modified inplace. You should replace the inplace operation "
+            "by an out-of-place one (or clone the piece first).")
     what = "is a view of a view which was" if detail == "inherited" else "was"
     if kind == "custom_function":
+        output = ""
+        if detail != "inherited":
+            index, node, several = detail
+            output = f"Output {index} of {node} is a view and {change}. "
+            if several:
+                raise RuntimeError(
+                    f"{prefix}{output}This view is the output of a function that returns "
+                    "multiple views (a custom Function with several outputs). Such functions do "
+                    "not allow the output views to be modified inplace. You should replace the "
+                    "inplace operation by an out-of-place one (or clone the output first).")
         raise RuntimeError(
-            f"{op}: This view was created inside a custom Function (or because an input was "
-            "returned as-is) and the autograd logic to handle view+inplace would override the "
-            "custom backward associated with the custom Function, leading to incorrect "
-            "gradients. This behavior is forbidden. You can fix this by cloning the output of "
-            "the custom Function.")
+            f"{prefix}{output}This view was created inside a custom Function (or because an "
+            "input was returned as-is) and the autograd logic to handle view+inplace would "
+            "override the custom backward associated with the custom Function, leading to "
+            "incorrect gradients. This behavior is forbidden. You can fix this by cloning the "
+            "output of the custom Function.")
     if kind == "inference_mode":
         raise RuntimeError(
-            f"{op}: A view {what} created in inference mode and is being modified inplace in "
-            "normal mode: clone the view first, or make the change inside the inference_mode "
-            "block.")
+            f"{prefix}A view {what} created in inference mode and {change} in normal mode: "
+            "clone the view first, or make both the view and the change inside the "
+            "inference_mode block (or both outside).")
     origin = ("created in no_grad mode" if kind == "no_grad" else
               "the output of a function that returns multiple views")
     raise RuntimeError(
-        f"{op}: A view {what} {origin} and is being modified inplace with grad mode enabled. "
-        "Given that this use case is ambiguous and error-prone, it is forbidden. You can "
-        "clarify your code by moving both the view and the inplace either both inside the "
-        "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
-        "want the inplace to be tracked), or by cloning the view first.")
+        f"{prefix}A view {what} {origin} and {change} with grad mode enabled. Given that this "
+        "use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+        "moving both the view and the inplace either both inside the no_grad block (if you "
+        "don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+        "tracked), or by cloning the view first.")
 
 
 def _detached_alias(tensor: Tensor) -> Tensor:

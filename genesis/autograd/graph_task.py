@@ -43,10 +43,11 @@ class GraphTask:
     """One backward pass: its id, the nodes it reaches (keys of its dependency counts),
     whether it keeps the graph (`retain_graph`), whether it computes only some gradients
     (`partial`: `inputs=` given) and is `autograd.grad` (`for_grad`: nothing accumulates),
-    and the callbacks queued while it runs (None until one is)."""
+    and the callbacks queued while it runs (None until one is). `multithreaded`: whether
+    backward's threads were allowed when it started (`set_multithreading_enabled`)."""
 
     __slots__ = ("id", "nodes", "keep_graph", "partial", "for_grad", "callbacks", "roots",
-                 "targets", "node")
+                 "targets", "node", "multithreaded")
 
     def __init__(self, task_id: int, nodes: dict, keep_graph: bool, partial: bool, for_grad: bool):
         self.id, self.nodes, self.keep_graph = task_id, nodes, keep_graph
@@ -54,6 +55,7 @@ class GraphTask:
         self.callbacks = None
         self.roots = self.targets = None  # the root nodes and target edges (run_graph's)
         self.node = None  # the node whose backward (or hooks) runs now
+        self.multithreaded = _threading.enabled
 
     def run_callbacks(self) -> None:
         """Run the queued callbacks in order, including those queued by callbacks."""

@@ -42,20 +42,6 @@ class _WeakTensorRef:
         return self._reference() is None
 
 
-class _DelayedErrorFunction(function.Function):
-    """Passes its inputs through; differentiating through it raises `message`."""
-
-    @staticmethod
-    def forward(ctx, message, *tensors):
-        ctx.message = message
-        outputs = tuple(tensor.clone() for tensor in tensors)
-        return outputs if len(outputs) > 1 else outputs[0]
-
-    @staticmethod
-    def backward(ctx, *grads):
-        raise RuntimeError(ctx.message)
-
-
 class DelayedError:
     """`DelayedError(message, num_inputs)(*tensors)`: the tensors, passed through, with a
     backward that raises `message` (PyTorch's node for gradients that must not be taken)."""
@@ -67,7 +53,7 @@ class DelayedError:
         if len(tensors) != self.num_inputs:
             raise TypeError(f"DelayedError: expected {self.num_inputs} arguments, got "
                             f"{len(tensors)} instead")
-        return _DelayedErrorFunction.apply(self.message, *tensors)
+        return function.DelayedError.apply(*tensors, message=self.message)
 
 
 graph.Node.register(DelayedError)

@@ -20,6 +20,8 @@ __all__ = []
 class Fill(Op):
     """A tensor like `a` filled with `value` (a number or a one-element tensor)."""
 
+    writes_one_value = True
+
     @staticmethod
     def forward(ctx, a, value):
         xp = a._device.xp
@@ -40,6 +42,7 @@ class Copy(Op):
     """`src` broadcast to `a`'s shape, cast to its dtype and moved to its device."""
 
     mixes_devices = True
+    node_class_name = "CopyBackwards"  # PyTorch's
 
     @staticmethod
     def forward(ctx, a, src):

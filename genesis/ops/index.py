@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 from ..autograd.function import Op
-from ..device import cpu, transfer
+from ..device import cpu, transfer, writeable
 from .. import dtypes
 from ..dtypes import check_fits
 from ..sizes import describe_value
@@ -20,6 +20,7 @@ from ..tensor import Tensor, to_array
 from . import samples
 from ._scatter import add_at
 from .inplace import apply_inplace
+from .overlap import assign_through
 from .registry import OpInfo, Sample
 
 __all__ = []
@@ -186,8 +187,16 @@ def _put(array, key, value, shape) -> None:
     except IndexError as error:
         raise index_error("setitem", key, shape, error) from None
     except ValueError as error:
-        raise RuntimeError(f"setitem: can't assign a value of shape {tuple(np.shape(value))} "
-                           f"to the indexed region: {error}") from None
+        failure = error
+    else:
+        return
+    try:  # a read-only array: a part of a broadcast view may still be written (as in PyTorch)
+        if not writeable(array) and assign_through(array, key, value, _is_advanced(key)):
+            return
+    except ValueError as error:
+        failure = error
+    raise RuntimeError(f"setitem: can't assign a value of shape {tuple(np.shape(value))} "
+                       f"to the indexed region: {failure}") from None
 
 
 def _value_array(target: Tensor, value):

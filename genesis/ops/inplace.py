@@ -11,14 +11,14 @@ from __future__ import annotations
 from typing import Protocol
 
 from ..autograd import function
-from ..autograd.function import (cpu_scalars_moved, move_retained_grad, refresh_stale_view,
-                                 refuse_view_update)
+from ..autograd.function import cpu_scalars_moved, move_retained_grad, refuse_view_update
 from ..autograd.grad_mode import grad_state
 from ..autograd.saved_hooks import state as saved_hooks
 from ..inference_tensors import refuse_inference_tensor_update
 from ..listeners import Listeners
 from ..tensor import Tensor, wrap_array
-from .views import rebase_view
+from .overlap import writable_alias
+from .views import rebase_view, region_of_base
 
 __all__ = ["apply_inplace", "refuse_leaf_change", "write_listeners", "WriteListener",
            "tell_before_write"]
@@ -67,17 +67,19 @@ def apply_inplace(cls, target: Tensor, *args, **kwargs) -> Tensor:
             _write_without_graph(cls, target, args, kwargs)
         return target
     _refuse_leaf(cls, target)
-    source = _snapshot_for_hooks(target) if saved_hooks.stack else target
+    source, index_map = region_of_base(target) if view is not None else (target, None)
+    if saved_hooks.stack:
+        source = _snapshot_for_hooks(source)
     result = cls.apply(source, *args, **kwargs)
     node = result.grad_fn
     if node is not None:
-        _snapshot_saved_target(node, target)
+        _snapshot_saved_target(node, source)
     _store(cls, target, result._data)
     if node is None:
         return target
     _retarget_saved_output(node, target)
-    if target._view is not None:
-        rebase_view(target, result)
+    if view is not None:
+        rebase_view(target, result, index_map)
     else:
         old = target.grad_fn
         target.grad_fn = node
@@ -100,6 +102,8 @@ def _write_without_graph(cls, target: Tensor, args, kwargs) -> None:
             result = cls.forward(ctx, target, *args, **kwargs)
             _copy_into(cls, target, result._data if isinstance(result, Tensor) else result)
     except (TypeError, ValueError) as error:
+        if _made_writable(cls, target):  # a part of a broadcast view: now written through
+            return _write_without_graph(cls, target, args, kwargs)
         raise _inplace_error(cls, target, error) from None
     target._version_counter[0] += 1
 
@@ -116,8 +120,21 @@ def _store(cls, target: Tensor, array) -> None:
     try:
         _copy_into(cls, target, array)
     except (TypeError, ValueError) as error:
+        if _made_writable(cls, target):  # a part of a broadcast view: now written through
+            return _store(cls, target, array)
         raise _inplace_error(cls, target, error) from None
     target._version_counter[0] += 1
+
+
+def _made_writable(cls, target: Tensor) -> bool:
+    """Whether `target`'s array was read-only and now is a writeable alias of the same memory
+    (genesis.ops.overlap: a part of a broadcast view whose elements are distinct). A tensor
+    whose elements overlap is refused there with PyTorch's error."""
+    alias = writable_alias(target._data, f"{cls.__name__.lower()}_", cls.writes_one_value)
+    if alias is None:
+        return False
+    target._data = alias
+    return True
 
 
 def _copy_into(cls, target: Tensor, array) -> None:
@@ -155,9 +172,6 @@ def _snapshot_for_hooks(target: Tensor) -> Tensor:
     """What the op reads instead of `target` while saved-tensor hooks are in force: a copy of
     its value before the change, in its place in the graph, so that a pack hook never gets a
     tensor that is about to change (PyTorch saves such an original `self` as a clone too)."""
-    view = target._view
-    if view is not None and view[3] != target._version_counter[0]:
-        refresh_stale_view(target)  # its grad_fn must be current before it is copied
     snapshot = wrap_array(target._data.copy(), target._device)
     snapshot.grad_fn, snapshot._output_nr = target.grad_fn, target._output_nr
     snapshot._requires_grad = target._requires_grad

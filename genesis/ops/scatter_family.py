@@ -111,7 +111,7 @@ class ScatterProduct(Op):
         gradient = GetItem.apply(grad, key) * others
         if grad_state.enabled and bool((zeros_here > 1).any()):
             # exact, but constant where zeros meet: its own derivative would be wrong there
-            gradient = DelayedError.apply(_MEETING_ZEROS, gradient)
+            gradient = DelayedError.apply(gradient, message=_MEETING_ZEROS)
         return gradient, None, None
 
 

@@ -38,9 +38,10 @@ import threading
 from ..autograd import function
 from ..ops.catalog import public_functions
 from ..tensor import Tensor
+from .aten_functions import ATEN_FUNCTIONS
 
 __all__ = ["TorchDispatchMode", "OpOverload", "OpOverloadPacket", "aten", "ATEN_NAMES",
-           "aten_name", "not_dispatched"]
+           "aten_name", "not_dispatched", "dispatch_call", "pre_dispatch_hooks"]
 
 
 def _by_rank(names: dict):
@@ -89,6 +90,7 @@ ATEN_NAMES = {
     "sum": _reduction("sum", "dim_IntList"),
     "mean": _reduction("mean", "dim"),
     "var": ("var", "correction"),
+    "var_mean": ("var_mean", "correction"),
     "std": ("std", "correction"),
     "reshape": ("view", "default"),
     "view_of": ("alias", "default"),
@@ -140,6 +142,7 @@ class _State(threading.local):
     def __init__(self):
         self.modes: list = []
         self.running: list = []
+        self.suspended: list = []  # the modes taken off while their handlers run, in order
 
 
 _state = _State()
@@ -161,9 +164,16 @@ def not_dispatched(cls):
     return cls
 
 
+# `hook(cls, args)` run before an op call is handed to the modes (a non-reentrant
+# checkpoint's recomputation may end there, as PyTorch's does before dispatching)
+pre_dispatch_hooks: list = []
+
+
 def _run(cls, args: tuple, kwargs: dict):
     """What an op call does while modes are active: hand it to the innermost mode, with that
     mode off while it runs."""
+    for hook in pre_dispatch_hooks:
+        hook(cls, args)
     if cls in _not_dispatched:
         with _Suspended():
             return cls.apply(*args, **kwargs)
@@ -178,15 +188,61 @@ def _run(cls, args: tuple, kwargs: dict):
             _state.running.pop()
 
 
+class _PlainCall:
+    """A call that is no genesis Op, as `_state.running` holds it: `apply` hands it on to the
+    modes entered before the one handling it."""
+
+    def __init__(self, func, run):
+        self.func, self.run = func, run
+
+    def apply(self, *args, **kwargs):
+        return _show(self.func, self.run, args, kwargs)
+
+
+def dispatch_call(func, run, args: tuple, kwargs: dict | None = None):
+    """`run(*args, **kwargs)`, shown to the active modes as a call of `func` (for a call that
+    is no genesis Op, such as the `aten.detach.default` a checkpoint's recomputation makes);
+    without modes, a plain call. Made inside a mode's handler (by the autograd part of an op,
+    which PyTorch runs above its modes), it is shown to the modes whose handlers run too.
+
+    >>> import genesis
+    >>> dispatch_call(aten.detach.default, genesis.Tensor.detach, (genesis.ones(1),)).tolist()
+    [1.0]
+    """
+    kwargs = kwargs or {}
+    if not _state.modes and not _state.suspended:
+        return run(*args, **kwargs)
+    modes, suspended = _state.modes, _state.suspended
+    _state.modes, _state.suspended = modes + suspended[::-1], []
+    try:
+        return _show(func, run, args, kwargs)
+    finally:
+        _state.modes, _state.suspended = modes, suspended
+
+
+def _show(func, run, args: tuple, kwargs: dict):
+    if not _state.modes:
+        return run(*args, **kwargs)
+    types = tuple({type(arg) for arg in args if isinstance(arg, Tensor)})
+    with _Suspended() as mode:
+        _state.running.append((func, _PlainCall(func, run)))
+        try:
+            return mode.__torch_dispatch__(func, types, args, kwargs)
+        finally:
+            _state.running.pop()
+
+
 class _Suspended:
     """The innermost mode taken off the stack for the duration (PyTorch runs a mode's handler
     with that mode off)."""
 
     def __enter__(self):
         self.mode = _state.modes.pop()
+        _state.suspended.append(self.mode)
         return self.mode
 
     def __exit__(self, *exc):
+        _state.suspended.pop()
         _state.modes.append(self.mode)
 
 
@@ -306,7 +362,7 @@ class OpOverloadPacket:
         return list(self._overloads)
 
     def _function(self, *args, **kwargs):
-        function_ = public_functions().get(self.__name__)
+        function_ = public_functions().get(self.__name__) or ATEN_FUNCTIONS.get(self.__name__)
         if function_ is None:
             raise NotImplementedError(f"aten.{self.__name__}: genesis has no function of that name "
                                       "to run outside a dispatch mode's handler")
