@@ -482,8 +482,8 @@ def on_counted_gpu(tensor):
     return moved
 
 
-def count(step, label: str) -> tuple:
-    for _ in range(2):  # the first steps create optimizer state
+def count(step, label: str, before: int = 2) -> tuple:
+    for _ in range(before):  # the first steps create optimizer state
         step()
     COUNTER.launches.clear(), COUNTER.syncs.clear(), COUNTER.sites.clear()
     COUNTER.active = True
@@ -494,13 +494,16 @@ def count(step, label: str) -> tuple:
     return label, sum(COUNTER.launches.values()), sum(COUNTER.syncs.values()), dict(COUNTER.sites)
 
 
-def count_traced(step, label: str, recorded: bool) -> tuple:
+def count_traced(step, label: str, how: str) -> tuple:
     """`count` of a step run under `genesis trace`'s session: a step it records fully (graph,
-    statistics, NaN watch, gradient norms), or one it only watches (NaN watch and norms)."""
+    statistics, NaN watch, gradient norms, and the sampled figures: the third step is one),
+    one it samples (update ratios, activation statistics, value distributions: step 3), or
+    one it only watches (NaN watch, norms, the loss: step 5)."""
     from genesis.debug.session import TraceSession
 
-    with TraceSession(steps=3 if recorded else 1):  # count() runs the third step
-        return count(step, label)
+    before = {"recorded": 2, "sampled": 3, "watched": 5}[how]
+    with TraceSession(steps=3 if how == "recorded" else 1):
+        return count(step, label, before=before)
 
 
 # -- genesis on the counting fake GPU ---------------------------------------------------------
@@ -521,8 +524,8 @@ def genesis_counts(rng) -> list:
             genesis.tensor(rng.standard_normal(shape).astype(np.float32))).requires_grad_())))
     label, build, data = _training_cases(rng)[0]
     traced_steps = [(f"{label}, {how}", _adam_step(genesis, _on_counted_gpu(build(genesis.nn)), *(
-        on_counted_gpu(genesis.tensor(array)) for array in data)), how == "recorded")
-        for how in ("recorded", "watched")]
+        on_counted_gpu(genesis.tensor(array)) for array in data)), how)
+        for how in ("recorded", "sampled", "watched")]
     cuda._xp = CountingNumPy()
     _install_fake_cupyx()
 
@@ -534,7 +537,7 @@ def genesis_counts(rng) -> list:
     try:
         return [count(step, label) for label, step in steps] + \
             [count(block_step, "block fwd+bwd")] + [count(step, label) for label, step in norm_steps] + \
-            [count_traced(step, label, recorded) for label, step, recorded in traced_steps]
+            [count_traced(step, label, how) for label, step, how in traced_steps]
     finally:
         cuda._xp = None
 

@@ -57,6 +57,10 @@ FINDING_STYLES = {
                       "legend": "exploding or vanishing gradient"},
     "error":         {"fillcolor": "#E8C8FF", "color": "#6A1B9A", "penwidth": "2.5",
                       "legend": "raised in backward, or saved tensor modified in place"},
+    "training":      {"color": "#00838F", "penwidth": "2.5",
+                      "legend": "training-loop problem (optimizer, zero_grad, scheduler)"},
+    "activation":    {"fillcolor": "#E0E0E0", "color": "#455A64", "penwidth": "2.5",
+                      "legend": "dead or saturated activations"},
     "diff_only":     {"fillcolor": "#CFE3FA", "color": "#1565C0", "penwidth": "3.5",
                       "legend": "in this run only (genesis diff)"},
     "diff_changed":  {"color": "#1565C0", "penwidth": "3.5",
@@ -67,6 +71,7 @@ FINDING_STYLES = {
 FINDING_TAGS = {"nan": "nan_inf", "inf": "nan_inf", "nan_inf": "nan_inf", "grad_mismatch": "grad_mismatch",
                 "mismatch": "grad_mismatch", "no_grad": "no_grad", "exploding": "grad_scale",
                 "vanishing": "grad_scale", "grad_scale": "grad_scale", "error": "error",
+                "training": "training", "activation": "activation",
                 "diff_only": "diff_only", "diff_changed": "diff_changed"}
 
 

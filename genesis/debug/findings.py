@@ -30,6 +30,14 @@ KINDS = {
     "inplace_modified": ("error", "a saved tensor modified in place before backward"),
     "stale_backward": ("grad_mismatch", "a backward that reads state changed after its forward"),
     "script_error": ("error", "the script raised an exception"),
+    "not_optimized": ("training", "a parameter that gets gradients but no optimizer updates"),
+    "not_updated": ("training", "a parameter an optimizer holds that its steps never change"),
+    "gradient_accumulation": ("training", "gradients carried across optimizer steps: no zero_grad"),
+    "step_without_backward": ("training", "an optimizer step with no backward since the last one"),
+    "scheduler_order": ("training", "a learning-rate scheduler stepped before its optimizer"),
+    "update_ratio": ("training", "a parameter whose updates are orders of magnitude off the others'"),
+    "dead_activation": ("activation", "a layer whose ReLU-like outputs are zero for every input"),
+    "saturated_activation": ("activation", "a layer whose tanh/sigmoid outputs are saturated"),
 }
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
@@ -38,8 +46,9 @@ SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 class Finding:
     """One problem, located: which op (backward node name and Function class), module path,
     source `file:line` and code line of the forward call, and where it sits in the trace
-    (`graph` index, `node` id). `details` holds kind-specific data (e.g. the worst entries
-    of a gradient mismatch, a norm history)."""
+    (`graph` index, `node` id), and the training `step` (backward call, from 0) it was first
+    seen in, when it belongs to one. `details` holds kind-specific data (e.g. the worst
+    entries of a gradient mismatch, a norm history)."""
 
     kind: str
     severity: str
@@ -53,6 +62,7 @@ class Finding:
     graph: int | None = None
     node: int | None = None
     details: dict = field(default_factory=dict)
+    step: int | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:

@@ -3,7 +3,8 @@
 Told by `Tensor.backward` which tensor a backward call starts from, it keeps that value
 when the tensor is a one-element floating tensor (a loss), keyed by the step it starts
 (the number of backward calls finished before it). A GPU value waits in the session's
-`Readings` and crosses with the step's other figures. The first `limit` steps are kept.
+`Readings` and crosses with the step's other figures. The first `limit` steps are kept
+(for `genesis diff`); a `series` (a bounded `StepSeries`, for the pictures) is told them all.
 
 >>> import genesis
 >>> from genesis.debug.readings import Readings
@@ -32,9 +33,11 @@ LIMIT = 20_000  # steps whose loss is kept (about 400 KB of trace.json)
 class LossWatch:
     """Keeps {step: loss}; `step()` says which step a backward call starting now is."""
 
-    def __init__(self, readings: Readings, step, limit: int = LIMIT):
+    def __init__(self, readings: Readings, step, limit: int = LIMIT, series=None):
         self.readings, self.step, self.limit = readings, step, limit
         self.losses: dict = {}
+        self.series = series   # a StepSeries told every step's loss, however many (the pictures)
+        self._last_step = -1
 
     def start(self) -> None:
         backward_roots.add(self)
@@ -48,11 +51,21 @@ class LossWatch:
                 or not tensor.dtype.is_floating_point:
             return  # inside another backward (a checkpoint's), gradcheck's, or not a loss
         step = self.step()
-        if step >= self.limit or step in self.losses:
+        if step <= self._last_step:
             return
-        self.losses[step] = None  # known once read (a GPU value at the next fetch)
+        self._last_step = step
+        if step < self.limit:
+            self.losses[step] = None  # known once read (a GPU value at the next fetch)
+        elif self.series is None:
+            return
         self.readings.read(tensor._device.xp, [tensor._data.reshape(1)],
-                           lambda values, step=step: self.losses.__setitem__(step, values[0]))
+                           lambda values, step=step: self._read(step, values[0]))
+
+    def _read(self, step: int, value: float) -> None:
+        if step < self.limit:
+            self.losses[step] = value
+        if self.series is not None:
+            self.series.add(step, value)
 
     def to_dict(self) -> dict:
         """{"steps": [...], "values": [...]} in step order (what trace.json's meta holds)."""

@@ -66,6 +66,8 @@ class NaNWatch:
         self.scaler_skips = 0     # steps a GradScaler skipped on gradients its scale overflowed
         self._scaled = weakref.WeakKeyDictionary()   # root node -> (scaler, scale)
         self._pending = []        # (scaler, finding, node, path): waiting on the scaler's decision
+        self.on_new_finding = None  # called with (finding, node) as each new finding is filed
+        self.leaf_seen = None     # called with each op's arguments (the NaN replay's leaves)
 
     def start(self) -> None:
         function.observers.add(self._forward)
@@ -101,6 +103,8 @@ class NaNWatch:
         checked = _floating(outputs)
         if not checked or engine.unwatched.depth:  # gradcheck's own evaluations: not the script's
             return
+        if self.leaf_seen is not None:
+            self.leaf_seen(args)
         device = checked[0][1]._device
         if device.xp is not np:
             self._forward_on_device(node, args, checked, len(outputs), device)
@@ -244,6 +248,8 @@ class NaNWatch:
             self._by_path.setdefault(path, finding)
         self.findings.append(finding)
         self.nodes.append(node)
+        if self.on_new_finding is not None:
+            self.on_new_finding(finding, node)
         return finding
 
     @staticmethod

@@ -187,6 +187,12 @@ class NormHistory:
         found.reverse()
         return found
 
+    def at(self, step: int) -> float | None:
+        """The gradient norm at a recent step, or None (no gradient then, or not recent)."""
+        if not max(self.start, self.next_step - self.recent) <= step < self.next_step:
+            return None
+        return self._read(self._grads, step)
+
     def ratio_at(self, step: int) -> float | None:
         """grad norm / weight norm at a recent step (inf for an all-zero weight), or None."""
         if not max(self.start, self.next_step - self.recent) <= step < self.next_step:

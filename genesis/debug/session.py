@@ -27,17 +27,24 @@ from ..autograd import engine, function
 from ..autograd.function import AccumulateGrad, SavedTensorModifiedError
 from ..autograd.source import SourceLocation
 from .. import amp
+from ..grad_state import grad_state
+from ..listeners import Listeners
 from ..optim import optimizer as optimizers
+from .activation_watch import ActivationWatch
 from .findings import Finding
 from .blame import forward_input_names
 from .journal import Journal
 from .loss_watch import LossWatch
 from .nan_watch import NaNWatch
+from .nan_replay import NaNReplay
+from .optimizer_watch import OptimizerWatch
 from .node_check import InvocationLog, check_invocation
 from .names import Names, user_namespace
 from .param_watch import ParamWatch
+from .module_paths import module_paths
 from .parameter_uses import ParameterUses, short_path
 from .readings import Readings
+from .run_history import RunHistory, distribution_step
 from .stale_state import StaleStateWatch
 from .write_log import WriteLog
 from .record import record
@@ -57,13 +64,21 @@ class TraceSession:
         stats: value statistics of every op output in the recorded steps.
         journal: where to write down what is captured as it is captured (a run that dies
             still leaves it; see `genesis.debug.journal`).
+        replay_dir: the folder the leaves of the step where the first NaN/Inf was born are
+            saved into (`genesis.debug.nan_replay`); None keeps them in memory only.
+
+    `step_listeners` (objects with `step_finished(record: dict)`) are told each finished
+    step's figures: step, loss, grad_norm and update_ratio per parameter, lr per parameter
+    group, activations (on sampled steps), findings so far, elapsed_s. The record of a step
+    is sent as the next backward call starts, or when the session ends.
 
     Backward calls may run on several threads at once: each is captured, and the
     bookkeeping after each call is done one call at a time.
     """
 
     def __init__(self, steps: int = 1, check: bool = True, check_all: bool = False,
-                 anomaly: bool = True, stats: bool = True, journal: Journal | None = None):
+                 anomaly: bool = True, stats: bool = True, journal: Journal | None = None,
+                 replay_dir=None):
         if steps < 1:
             raise ValueError(f"steps must be at least 1, got {steps}")
         self.steps = steps
@@ -76,7 +91,18 @@ class TraceSession:
         self.stale_watch = StaleStateWatch() if self.check else None
         self.params = ParamWatch(self.readings)
         self.nan_watch = NaNWatch(self.readings, name_of=self.parameter_name) if anomaly else None
-        self.losses = LossWatch(self.readings, step=lambda: self.params.steps)
+        self.history = RunHistory()
+        self.activations = ActivationWatch(self.readings, root_prefix=self.recorder.scope.roots.prefix)
+        self.losses = LossWatch(self.readings, step=lambda: self.params.steps,
+                                series=self.history.loss)
+        self.optimizer_watch = OptimizerWatch(steps=lambda: self.params.steps,
+                                              name_of=self.parameter_name, readings=self.readings)
+        self.replay = NaNReplay(replay_dir, name_of=self.parameter_name)
+        if self.nan_watch is not None:
+            self.nan_watch.on_new_finding = self._nan_found
+            self.nan_watch.leaf_seen = self.replay.see
+        self.step_listeners = Listeners()
+        self._record = None          # the figures of the step in progress, sent when it is done
         self.writes = WriteLog()  # where tensors were changed in place, to blame those lines
         self.writes.backward_ran = lambda node: node in self.node_ids
         self.uses = ParameterUses()  # where parameters were used or cut off, while recording
@@ -105,6 +131,8 @@ class TraceSession:
         if self.nan_watch is not None:
             self.nan_watch.start()
         self.losses.start()
+        self.activations.start()
+        self.optimizer_watch.start()
         self.writes.start()
         self.writes.start_recording()
         engine.backward_listeners.add(self)
@@ -116,11 +144,14 @@ class TraceSession:
         if self.nan_watch is not None:
             self.nan_watch.stop()
         self.losses.stop()
+        self.activations.stop()
+        self.optimizer_watch.stop()
         self.writes.stop()
         engine.backward_listeners.discard(self)
         optimizers.listeners.discard(self)
         amp.listeners.discard(self)
         self.readings.fetch()
+        self._send_record()
         self.duration = time.perf_counter() - self._started
         if self.journal is not None:
             self._write_journal(force=True)
@@ -140,7 +171,11 @@ class TraceSession:
 
     # -- per backward call ---------------------------------------------------------------
     def backward_started(self, run) -> None:
-        pass
+        if engine.unwatched.depth or grad_state.in_backward:
+            return  # gradcheck's calls, and a backward inside a backward (a checkpoint's)
+        with self.recorder.lock:
+            self._send_record()
+            self.optimizer_watch.backward_started()
 
     def backward_finished(self, run, completed: bool = True) -> None:
         # record() has closed this call's graph already (it listens first): _on_step ran.
@@ -151,15 +186,67 @@ class TraceSession:
             self._track_module_parameters()
             if completed:  # a backward that raised says nothing about which parameters get gradients
                 self.params.measure(reached=run, scale=self._loss_scale(run))
+            self.activations.step_finished(self.params.steps)
             self.readings.fetch()  # what this step's hooks took on a GPU: one transfer
             if self.nan_watch is not None:
                 self.nan_watch.step = self.params.steps
+                self.replay.step_done()
+            step = self.params.steps - 1
+            if completed and distribution_step(step):
+                self.history.sample_distributions(step, {
+                    entry.name: (entry.tensor._grad._data if entry.tensor._grad is not None
+                                 else None, entry.tensor._data, entry.tensor._device.xp)
+                    for entry in self.params.tracked.values() if entry.tensor is not None})
+            if self.step_listeners:
+                self._record = {"step": step, "started": time.perf_counter()}
             self._stop_invocation_log()  # the first step's calls are all that is checked
             if self.params.steps >= self.steps:
                 self._stop_recording()
             if self.journal is not None:
                 steps = self.params.steps
                 self._write_journal(force=recorded or steps & (steps - 1) == 0)
+
+    def _send_record(self) -> None:
+        """Tell the step listeners the figures of the step that just finished."""
+        record, self._record = self._record, None
+        if record is None or not self.step_listeners:
+            return
+        step = record["step"]
+        self.readings.fetch()
+        record = {"step": step, "loss": self.history.loss.at(step),
+                  "grad_norm": {entry.name: entry.history.at(step)
+                                for entry in self.params.tracked.values()},
+                  "update_ratio": {name: series.at(step)
+                                   for name, series in self.optimizer_watch.update_ratios.items()
+                                   if series.last_step == step},
+                  "lr": self.optimizer_watch.learning_rates(),
+                  "activations": self._activations_at(step),
+                  "findings": self._findings_so_far(),
+                  "elapsed_s": record["started"] - self._started}
+        for listener in self.step_listeners:
+            listener.step_finished(record)
+
+    def _activations_at(self, step: int) -> dict:
+        watch = getattr(self, "activations", None)
+        return watch.latest(step) if watch is not None else {}
+
+    def _findings_so_far(self) -> int:
+        """Findings known while the run goes on (most are made after it, by `result`)."""
+        found = len(self.nan_watch.findings) if self.nan_watch is not None else 0
+        return found + self.optimizer_watch.live_findings
+
+    def _nan_found(self, finding, node) -> None:
+        """NaN watch: a new NaN/Inf finding: its step and module (found now: a step that is
+        not recorded has no graph to read them from); the first one's leaves are saved."""
+        finding.step = finding.details.get("first_step")
+        call = getattr(node, "_module_call", None) if node is not None else None
+        if call is not None and finding.module is None:
+            paths, classes = module_paths([call], self.recorder.scope.roots.prefix)
+            path = paths.get(call[2])
+            finding.module = path or classes.get(path) or type(call[0]).__name__
+        self.replay.save(finding, self.params.steps, [
+            (entry.name, entry.tensor) for entry in self.params.tracked.values()
+            if entry.tensor is not None and entry.is_parameter])
 
     def _loss_scale(self, run) -> float:
         """The scale of the GradScaler whose scaled loss this backward call started from (its
@@ -183,6 +270,7 @@ class TraceSession:
 
     def step_skipped(self, scaler, optimizer) -> None:
         """GradScaler listener: it skipped `optimizer`'s step on NaN/Inf gradients."""
+        self.optimizer_watch.step_skipped(optimizer)
         if self.nan_watch is not None:
             with self.recorder.lock:
                 self.nan_watch.step_skipped(scaler)
@@ -274,6 +362,11 @@ class TraceSession:
                 if entry is not None:
                     entry.optimizer = made
 
+    def stepping(self, optimizer) -> None:
+        """Optimizer listener: a step is about to update (the NaN replay keeps the leaves as
+        they were before it)."""
+        self.replay.stepping()
+
     def stepped(self, optimizer) -> None:
         """Optimizer listener: an optimizer that steps wants gradients for its parameters;
         what each step writes into them is watched for NaN/Inf."""
@@ -307,6 +400,8 @@ class TraceSession:
                 finding.graph, finding.node = self.node_ids.get(node, (None, None))
                 findings.append(finding)
         findings.extend(self.params.findings(self._locate_parameter, self.uses.explain))
+        findings.extend(self.optimizer_watch.findings(self.params))
+        findings.extend(self.activations.findings(lambda node: self.node_ids.get(node, (None, None))))
         if error is not None:
             findings.extend(self._error_findings(error))
         findings.sort(key=Finding.sort_key)
@@ -326,10 +421,28 @@ class TraceSession:
                             if self.invocations is not None else 0,
                             "scaler_skips": self.nan_watch.scaler_skips
                             if self.nan_watch is not None else 0,
-                            "losses": self.losses.to_dict()})
+                            "losses": self.losses.to_dict(),
+                            "history": self._history()})
+        if self.replay.saved is not None:
+            trace.meta["nan_replay"] = self.replay.saved
         if self.journal is not None:
             self.journal.end(trace)
         return trace
+
+    def _history(self) -> dict:
+        """trace.json's meta["history"] (the pictures of report.html)."""
+        ratios = self.optimizer_watch.update_ratios
+        parameters = {}
+        for entry in self.params.tracked.values():
+            history = entry.history
+            parameters[entry.name] = {
+                "grad_norm": {"steps": history.steps(), "values": history.grad_norms(),
+                              "summary": [summary.to_dict() for summary in history.bins()]},
+                "update_ratio": ratios[entry.name].to_dict() if entry.name in ratios else None}
+        watch = getattr(self, "activations", None)
+        return self.history.to_dict(parameters, self.optimizer_watch.to_dict(),
+                                    watch.to_dict() if watch is not None else {},
+                                    steps_seen=self.params.steps)
 
     def _gradient_findings(self, progress) -> list:
         """Run the per-node checks; keep a summary row per call in `check_results`. Only a

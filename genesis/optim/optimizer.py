@@ -31,6 +31,9 @@ class OptimizerListener(Protocol):
     def params_added(self, optimizer: "Optimizer", params: list) -> None:
         """A parameter group was added (at construction or by `add_param_group`)."""
 
+    def stepping(self, optimizer: "Optimizer") -> None:
+        """`optimizer.step()` is about to update the parameters (its closure, if any, ran)."""
+
     def stepped(self, optimizer: "Optimizer") -> None:
         """`optimizer.step()` ran."""
 
@@ -125,6 +128,8 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        for listener in listeners:
+            listener.stepping(self)
         for group in self.param_groups:
             self._update_group(group)
         for listener in listeners:

@@ -117,6 +117,10 @@ def _findings(console: Console, trace: Trace) -> None:
         if finding.source:
             console.print(Text(printable(f"   at {short(finding.source)}"
                                          + (f":  {finding.code}" if finding.code else ""))))
+        if finding.step is not None:
+            in_module = f", in module {finding.module}" if finding.module else ""
+            console.print(Text(printable(f"   first at step {finding.step} of {trace.steps_seen} "
+                                         f"(backward call {finding.step + 1}){in_module}")))
         for line in finding.message.splitlines():
             console.print(Text(printable(f"   {line}")), soft_wrap=True)
         console.print()
@@ -191,6 +195,12 @@ def _files(console: Console, files: dict) -> None:
         console.print(Text(printable(f"  {short(path)}")), soft_wrap=True)
     if "html" in files:
         console.print(Text(printable(f"  {short(files['html'])}  (open it in a browser)")),
+                      soft_wrap=True)
+    if "metrics" in files:
+        console.print(Text(printable(f"  {short(files['metrics'])}  (one JSON line per step)")),
+                      soft_wrap=True)
+    if "tensorboard" in files:
+        console.print(Text(printable(f"  {short(files['tensorboard'])}  (TensorBoard event files)")),
                       soft_wrap=True)
 
 

@@ -3,6 +3,7 @@
 estimators, kinks and ties. Every one gets zero findings, its per-node checks say what
 they skipped and why, and trace.json is strict JSON."""
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,7 @@ def test_clean_code_has_no_findings(tmp_path, script):
     assert result.exit_code == 0, result.output
     assert trace["findings"] == [], [finding["title"] for finding in trace["findings"]]
     said = " ".join(result.output.split())  # the console wraps long lines
-    assert "No findings in 3 backward calls" in said
+    assert re.search(r"No findings in \d+ backward calls", said)  # 3, or a training run
     assert "no NaN or Inf that reached the loss, a gradient or a parameter" in said
     checks = trace["meta"]["checks"]
     assert checks and not [check for check in checks if check["status"] in ("fail", "error")]

@@ -144,8 +144,10 @@ def test_a_traced_run_on_the_gpu_path_finds_what_the_cpu_run_finds(counted_gpu):
     # the run itself reads nothing on the host: each recorded step fetches its graph's
     # figures and then the gradient norms, the watched step its figures, once (each
     # optimizer step's counts travel with the next backward's), and the end of the run
-    # fetches what the last optimizer step wrote
-    assert sum(counter.syncs.values()) == session.readings.transfers == 2 + 2 + 1 + 1
+    # fetches what the last optimizer step wrote; the first steps are ones whose weight and
+    # gradient distributions are sampled, each one more transfer of those samples together
+    assert session.readings.transfers == 2 + 2 + 1 + 1
+    assert counter.syncs["get"] == 3 and sum(counter.syncs.values()) == 6 + 3
 
 
 def _without_callers(message: str) -> str:

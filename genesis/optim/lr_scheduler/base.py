@@ -14,9 +14,31 @@
 """
 from __future__ import annotations
 
+from typing import Protocol
+
+from ...listeners import Listeners
 from ..optimizer import Optimizer
 
-__all__ = ["LRScheduler"]
+__all__ = ["LRScheduler", "listeners", "SchedulerListener", "tell_stepped"]
+
+
+class SchedulerListener(Protocol):
+    """Told when a learning-rate scheduler steps (genesis trace: one stepped before its
+    optimizer skips its first learning rate)."""
+
+    def scheduler_stepped(self, scheduler) -> None:
+        """`scheduler.step()` was called by the user (not the step a scheduler makes as it
+        is built)."""
+
+
+listeners: Listeners[SchedulerListener] = Listeners()
+
+
+def tell_stepped(scheduler) -> None:
+    """Tell the listeners that `scheduler` is stepped (from every scheduler's `step`)."""
+    if listeners and not getattr(scheduler, "_is_initial", False):
+        for listener in listeners:
+            listener.scheduler_stepped(scheduler)
 
 
 class LRScheduler:
@@ -55,6 +77,7 @@ class LRScheduler:
 
     def step(self) -> None:
         """Advance one step (call after `optimizer.step()`) and set the new lrs."""
+        tell_stepped(self)
         self._step_count += 1
         self._jump_to(None)
 

@@ -17,7 +17,7 @@ import math
 import types
 
 from ..optimizer import Optimizer
-from .base import LRScheduler, per_group
+from .base import LRScheduler, per_group, tell_stepped
 
 __all__ = ["OneCycleLR", "CyclicLR", "CosineAnnealingWarmRestarts"]
 
@@ -144,6 +144,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 
     def step(self, epoch=None) -> None:
         """Advance one step, or go to `epoch` (where in the restarts it falls is worked out)."""
+        tell_stepped(self)
         self._step_count += 1
         if epoch is None and self.last_epoch < 0:
             epoch = 0

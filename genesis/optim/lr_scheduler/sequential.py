@@ -5,6 +5,7 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from ..optimizer import Optimizer
+from .base import tell_stepped
 from .plateau import ReduceLROnPlateau
 
 __all__ = ["SequentialLR", "ChainedScheduler"]
@@ -48,6 +49,7 @@ class SequentialLR:
 
     def step(self) -> None:
         """Advance one step; at a milestone the next scheduler starts at its epoch 0."""
+        tell_stepped(self)
         self.last_epoch += 1
         index = bisect_right(self._milestones, self.last_epoch)
         scheduler = self._schedulers[index]
@@ -89,6 +91,7 @@ class ChainedScheduler(SequentialLR):
 
     def step(self) -> None:
         """Step each scheduler in turn."""
+        tell_stepped(self)
         for scheduler in self._schedulers:
             scheduler.step()
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]

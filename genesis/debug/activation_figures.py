@@ -1,0 +1,197 @@
+"""What an op's output is (ReLU-like, tanh, sigmoid or other) and the few device reductions
+`genesis.debug.activation_watch` reads from it at a sampled step.
+
+The kind comes from the op that produced the output (its node's forward `Function`): relu,
+and hardtanh clipped at 0 (relu6) are ReLU-like, their outputs exactly zero below the kink;
+leaky_relu, gelu, elu and the like are not (never exactly zero), nor a hardtanh clipped below
+0. A unit is one feature of the last dimension of a Linear-style output (N, ..., F), one
+channel of a conv-style output (N, C, ...): outputs of 4 or more dimensions, or of 3 made
+by a convolution, a channel norm or a pooling, count channels. A unit is dead when it is zero for every example of the batch;
+with fewer than `MIN_EXAMPLES` values per unit (a batch of one) that says nothing and is not
+measured.
+
+>>> import numpy as np
+>>> import genesis
+>>> y = (genesis.tensor([[1.0, -2.0, 0.5], [3.0, -1.0, -4.0]] * 4, requires_grad=True)).relu()
+>>> kind_of(y.grad_fn)
+('relu', 'relu')
+>>> figures = Figures.measure(np, y._data, "relu", units_axis=1)
+>>> numbers = figures.read([float(value) for array in figures.readable()
+...                         for value in np.ravel(array)])
+>>> [round(numbers[name], 4) for name in ("mean", "std", "zeros", "dead")]
+[0.75, 1.0704, 0.5, 0.3333]
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ops.activation import Hardtanh, Relu
+from ..ops.unary import Sigmoid, Tanh
+
+__all__ = ["kind_of", "units_axis", "Figures", "MIN_EXAMPLES", "SATURATION", "SAMPLE_VALUES"]
+
+MIN_EXAMPLES = 8      # values per unit below which "zero for every example" is not measured
+SATURATION = 0.99     # |tanh| above it, sigmoid below 1 - it or above it: saturated
+SAMPLE_VALUES = 512   # values read to the host for the distribution of a sampled output
+
+_KINDS = {Relu: ("relu", "relu"), Tanh: ("tanh", "tanh"), Sigmoid: ("sigmoid", "sigmoid")}
+_CHANNEL_OPS = ("Convolution", "BatchNorm", "InstanceNorm", "GroupNorm", "Pool")  # (N, C, L)
+_INDICES = {}  # (shape, id(namespace)) -> the index arrays of the values sampled
+
+
+def kind_of(node) -> tuple:
+    """(kind, op name) of the output `node` (a grad_fn) produced: kind "relu", "tanh",
+    "sigmoid" or "other"; the op name as a user writes it ("relu6", "matmul").
+
+    >>> import genesis
+    >>> x = genesis.ones(2, requires_grad=True)
+    >>> kind_of(genesis.nn.functional.relu6(x).grad_fn), kind_of((x * 2).grad_fn)
+    (('relu', 'relu6'), ('other', 'mul'))
+    """
+    forward = type(node)._forward_cls
+    found = _KINDS.get(forward)
+    if found is not None:
+        return found
+    if forward is Hardtanh:
+        low, high = node.bounds
+        if low == 0:
+            return "relu", "relu6" if high == 6 else "hardtanh"
+        return "other", "hardtanh"
+    name = type(node).__name__
+    return "other", (name[:-len("Backward")] if name.endswith("Backward") else name).lower()
+
+
+def units_axis(output, node) -> int | None:
+    """The axis of an output's units: the channels (axis 1) of a conv-style output (4 or more
+    dimensions, or 3 made from a convolution, a channel norm or a pooling: (N, C, L)), else
+    the last; None for a 0-d output.
+
+    >>> import genesis
+    >>> y = genesis.nn.Conv1d(2, 4, 3)(genesis.randn(5, 2, 10)).relu()
+    >>> units_axis(y, y.grad_fn), units_axis(y.sum(dim=2), y.sum(dim=2).grad_fn)
+    (1, 1)
+    """
+    if output.ndim == 0:
+        return None
+    if output.ndim >= 4:
+        return 1
+    if output.ndim == 3:
+        for child, _ in node.next_functions:
+            if child is not None and any(part in type(child).__name__ for part in _CHANNEL_OPS):
+                return 1
+    return output.ndim - 1
+
+
+class Figures:
+    """The figures of one output (or of several calls' outputs of one module in a step,
+    `merged`), kept on its device as 0-d arrays: the values' `count`, `mean` and sum of squared
+    deviations (`m2`), the counts of non-zero, finite and (tanh, sigmoid) saturated values,
+    which units were non-zero for some example (`alive`, kind "relu", when measurable) and a
+    `sample` of at most SAMPLE_VALUES values for the distribution (at the steps that take
+    one). `readable()` gives the arrays to read, `read()` the numbers from their values."""
+
+    __slots__ = ("xp", "kind", "count", "mean", "m2", "nonzero", "finite", "saturated",
+                 "alive", "sample")
+
+    def __init__(self, xp, kind: str, count: int, mean, m2, nonzero, finite, saturated, alive,
+                 sample):
+        self.xp, self.kind, self.count, self.mean, self.m2 = xp, kind, count, mean, m2
+        self.nonzero, self.finite, self.saturated, self.alive = nonzero, finite, saturated, alive
+        self.sample = sample
+
+    @classmethod
+    def measure(cls, xp, data, kind: str, units_axis: int | None, distribution: bool = True):
+        """Figures of the array `data` (of namespace `xp`: NumPy or CuPy) of an output of
+        `kind`; `units_axis` as `units_axis()` gives it. With `distribution`, a sample of the
+        values and the count of NaN/Inf among them too."""
+        size = data.size
+        if data.dtype.kind not in "fc":
+            data = data.astype(xp.float64)
+        alive = saturated = None
+        if kind == "relu" and units_axis is not None and \
+                size >= MIN_EXAMPLES * data.shape[units_axis]:
+            others = tuple(axis for axis in range(data.ndim) if axis != units_axis % data.ndim)
+            alive = (data != 0).any(axis=others) if others else data != 0
+        if kind == "tanh":
+            saturated = xp.count_nonzero(xp.abs(data) > SATURATION)
+        elif kind == "sigmoid":
+            saturated = xp.count_nonzero((data < 1 - SATURATION) | (data > SATURATION))
+        finite = xp.count_nonzero(xp.isfinite(data)) if distribution else None
+        return cls(xp, kind, size, data.mean(dtype=xp.float64),
+                   data.var(dtype=xp.float64) * size, xp.count_nonzero(data), finite, saturated,
+                   alive, _sample(xp, data) if distribution else None)
+
+    @property
+    def units(self) -> int | None:
+        """How many units the dead ones are counted among (None: not measured)."""
+        return None if self.alive is None else self.alive.size
+
+    def merged(self, other: "Figures") -> "Figures":
+        """The figures of this output and `other` together (another call of the same module
+        in the step, of the same kind); the sample stays this one's. Units are counted only
+        where both outputs have the same units."""
+        count = self.count + other.count
+        delta = other.mean - self.mean
+        mean = self.mean + delta * (other.count / count)
+        m2 = self.m2 + other.m2 + delta * delta * (self.count * other.count / count)
+        saturated = self.saturated + other.saturated if self.saturated is not None and \
+            other.saturated is not None else None
+        alive = None
+        if self.alive is not None and other.alive is not None and \
+                self.alive.shape == other.alive.shape:
+            alive = self.alive | other.alive
+        finite = self.finite + other.finite if self.finite is not None and \
+            other.finite is not None else None
+        return Figures(self.xp, self.kind, count, mean, m2, self.nonzero + other.nonzero,
+                       finite, saturated, alive, self.sample)
+
+    def readable(self) -> list:
+        """The arrays to read, in the order `read` takes their values."""
+        xp, count = self.xp, self.count
+        arrays = [self.mean, xp.sqrt(self.m2 / count), 1.0 - self.nonzero / count]
+        if self.alive is not None:
+            arrays.append(1.0 - xp.count_nonzero(self.alive) / self.alive.size)
+        if self.saturated is not None:
+            arrays.append(self.saturated / count)
+        if self.sample is not None:
+            arrays += [count - self.finite, self.sample]
+        return arrays
+
+    @property
+    def width(self) -> int:
+        """How many floats the `readable()` arrays read as."""
+        return 3 + (self.alive is not None) + (self.saturated is not None) + \
+            (1 + self.sample.size if self.sample is not None else 0)
+
+    def read(self, values: list) -> dict:
+        """The figures as numbers from the floats `values` read for `readable()`: {"mean",
+        "std" (of the population), "zeros", "dead", "saturated" (fractions; None where not
+        measured), "non_finite", "sample" (None without a distribution)}."""
+        mean, std, zeros = values[:3]
+        position = 3
+        dead = saturated = non_finite = sample = None
+        if self.alive is not None:
+            dead, position = values[position], position + 1
+        if self.saturated is not None:
+            saturated, position = values[position], position + 1
+        if self.sample is not None:
+            non_finite, sample = int(values[position]), values[position + 1:]
+        return {"mean": mean, "std": std, "zeros": zeros, "dead": dead, "saturated": saturated,
+                "non_finite": non_finite, "sample": sample}
+
+
+def _sample(xp, data):
+    """At most SAMPLE_VALUES values of `data`, spread over it (the same positions at every
+    step for one shape); no copy of the whole array."""
+    if data.size <= SAMPLE_VALUES:
+        return data.reshape(-1)
+    key = (data.shape, id(xp))
+    indices = _INDICES.get(key)
+    if indices is None:
+        if len(_INDICES) >= 256:  # shapes that change every step (sequences): keep a few
+            _INDICES.clear()
+        flat = np.random.default_rng(0).choice(data.size, SAMPLE_VALUES, replace=False)
+        flat.sort()
+        indices = _INDICES[key] = tuple(xp.asarray(axis)
+                                        for axis in np.unravel_index(flat, data.shape))
+    return data[indices]

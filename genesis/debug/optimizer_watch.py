@@ -1,0 +1,457 @@
+"""`OptimizerWatch`: what the optimizers and schedulers of a run do, and the training-loop
+bugs that shows.
+
+It records each optimizer's parameter groups (and the line that built it), every
+`step()` and every scheduler step, and at the steps `sampled` picks, how far each
+parameter moved (|Δw|/|w|, from a copy of the parameters taken just before the update).
+A "step" below is a backward call, numbered from 0, as everywhere in a trace.
+
+The findings, each with its rule:
+
+- gradient_accumulation: a parameter entered `optimizer.step()` with a gradient that
+  had been accumulating since before that optimizer's previous step: the very gradient
+  tensor it stepped with then, never set to None, replaced or zeroed in between (no
+  `zero_grad()`). Accumulating over several
+  backward calls and then stepping and clearing (gradient accumulation on purpose) never
+  carries a gradient across a step, and is not a finding.
+- step_without_backward: `optimizer.step()` with no backward call since that optimizer's
+  previous step, while its parameters hold the same gradient tensors as then (the update
+  is applied again with old gradients).
+- scheduler_order: a learning-rate scheduler stepped before its optimizer's first step
+  (the schedule's first value is skipped), unless a GradScaler skipped that optimizer's
+  steps (its first steps often are, and that is harmless).
+- not_updated: a parameter that had a gradient at 3 or more measured steps, a gradient at
+  least 1/1000 of its weights' norm (a smaller one may vanish in rounding: a softmax bias
+  gets ~1e-9), and that no step of its optimizer ever changed (lr 0, say).
+- not_optimized: a module's parameter that received gradients in 2 or more backward
+  calls, that no optimizer holds while some optimizer stepped twice or more, and whose
+  values never changed (so nothing updates it by hand either).
+- update_ratio: among the parameters of 2 or more dimensions of one parameter group
+  (3 or more of them), one whose median update ratio |Δw|/|w| over the measured steps
+  is `RATIO_GAP` times above or below the median of the others (too high: unstable; too
+  low: not learning). Groups with different learning rates on purpose are not compared.
+
+>>> import genesis
+>>> w = genesis.nn.Parameter(genesis.ones(3))
+>>> optimizer = genesis.optim.SGD([w], lr=0.1)
+>>> watch = OptimizerWatch(steps=lambda: calls[0], name_of=lambda tensor: "w")
+>>> calls = [0]
+>>> watch.start()
+>>> for _ in range(3):
+...     watch.backward_started()
+...     (w * w).sum().backward(); calls[0] += 1
+...     optimizer.step()
+>>> watch.stop()
+>>> [finding.kind for finding in watch.findings(params=None)]
+['gradient_accumulation']
+"""
+from __future__ import annotations
+
+import math
+import weakref
+from collections import deque
+from statistics import median
+from typing import Callable
+
+from ..autograd.source import SourceLocation
+from ..optim import optimizer as optimizers
+from ..optim.lr_scheduler import base as schedulers
+from .findings import Finding
+from .parameter_uses import short_path
+from .readings import Readings
+from .sampling import sampled
+from .step_series import StepSeries
+
+__all__ = ["OptimizerWatch", "RATIO_GAP"]
+
+RATIO_GAP = 1e3        # how far one parameter's update ratio is from the others' median
+MEASURED_AT_LEAST = 3  # measured steps before a parameter's updates are judged
+NOTICEABLE = 1e-3      # a gradient norm this far below the weight norm may vanish in rounding
+EVENTS_KEPT = 200      # first and last events kept for the pictures
+
+
+class _Watched:
+    """One optimizer: where it was built, its steps, and what its steps found."""
+
+    def __init__(self, optimizer, made_at: SourceLocation | None):
+        self.optimizer = optimizer          # kept alive, so its id stays its own
+        self.name = type(optimizer).__name__
+        self.made_at = made_at
+        self.steps = 0
+        self.last_step_call = None          # backward calls finished at its previous step
+        self.last_grads = {}                # id(param) -> weakref of the grad it stepped with
+        self.skipped = 0                    # steps a GradScaler skipped
+        self.lr = []                        # per group: StepSeries of its lr
+        self.stale = []                     # (step, source, [param names])
+        self.repeated = []                  # (step, source): steps with no backward since the last
+        self.before = None                  # {id(param): (param, copy of its array)} of a sampled step
+        self.measuring_step = None
+
+    def made_words(self) -> str:
+        if self.made_at is None:
+            return self.name
+        return f"{self.name} (made at {short_path(self.made_at.file)}:{self.made_at.line})"
+
+    def params(self):
+        for group in self.optimizer.param_groups:
+            yield from group["params"]
+
+
+class OptimizerWatch:
+    """Install with `start()` (it joins the optimizer and scheduler hook points), call
+    `backward_started()` as each backward call of the script starts. `steps()` says how
+    many backward calls have finished; `name_of(tensor)` names a parameter. Figures of GPU
+    tensors wait in `readings` (the session's: they cross with its other figures)."""
+
+    def __init__(self, steps: Callable[[], int], name_of: Callable, readings: Readings | None = None):
+        self.steps, self.name_of = steps, name_of
+        self.readings = readings if readings is not None else Readings()
+        self.watched = {}           # id(optimizer) -> _Watched
+        self.accumulating_since = {}  # id(param) -> backward call its current .grad began at
+        self.update_ratios = {}     # parameter name -> StepSeries of |Δw|/|w|
+        self.moved = {}             # parameter name -> [measured steps with a gradient, changed]
+        self.scheduler_early = []   # (scheduler name, optimizer name, source, step)
+        self.events_first, self.events_last = [], deque(maxlen=EVENTS_KEPT)
+        self.live_findings = 0      # findings known so far (for a live display)
+
+    def start(self) -> None:
+        optimizers.listeners.add(self)
+        schedulers.listeners.add(self)
+
+    def stop(self) -> None:
+        optimizers.listeners.discard(self)
+        schedulers.listeners.discard(self)
+
+    # -- what the optimizers do --------------------------------------------------------------
+    def _watched(self, optimizer) -> _Watched:
+        entry = self.watched.get(id(optimizer))
+        if entry is None:
+            entry = self.watched[id(optimizer)] = _Watched(optimizer, None)
+        return entry
+
+    def params_added(self, optimizer, params: list) -> None:
+        """Optimizer listener: a parameter group was added; the first names the building line."""
+        if id(optimizer) not in self.watched:
+            self.watched[id(optimizer)] = _Watched(optimizer, SourceLocation.capture(max_frames=2))
+
+    def stepping(self, optimizer) -> None:
+        """Optimizer listener, before the update: judge the gradients it is about to use; on
+        a sampled step, copy the parameters to measure the update."""
+        entry = self._watched(optimizer)
+        calls = self.steps()
+        step = calls - 1
+        source = SourceLocation.capture(max_frames=2)
+        if entry.last_step_call is not None:
+            self._judge_gradients(entry, calls, step, source)
+        entry.before = None
+        if step >= 0 and sampled(step) and entry.measuring_step != step:
+            entry.measuring_step = step
+            entry.before = {id(param): (param, param._device.xp.array(param._data, copy=True))
+                            for param in entry.params()
+                            if param._grad is not None and param._data.dtype.kind == "f"}
+
+    def _judge_gradients(self, entry: _Watched, calls: int, step: int, source) -> None:
+        with_grads = [param for param in entry.params() if param._grad is not None]
+        if calls == entry.last_step_call:
+            same = all(entry.last_grads.get(id(param)) is not None
+                       and entry.last_grads[id(param)]() is param._grad for param in with_grads)
+            if with_grads and same:
+                if not entry.repeated:
+                    self.live_findings += 1
+                entry.repeated.append((step, source))
+            return
+        stale = [param for param in with_grads  # the very tensor it stepped with, not cleared
+                 if self.accumulating_since.get(id(param), calls) < entry.last_step_call
+                 and entry.last_grads.get(id(param)) is not None
+                 and entry.last_grads[id(param)]() is param._grad]
+        if stale:
+            if not entry.stale:
+                self.live_findings += 1
+            entry.stale.append((step, source, [self._name(param) for param in stale]))
+
+    def stepped(self, optimizer) -> None:
+        """Optimizer listener, after the update: measure it on a sampled step."""
+        entry = self._watched(optimizer)
+        calls = self.steps()
+        step = calls - 1
+        entry.steps += 1
+        entry.last_step_call = calls
+        entry.last_grads = {id(param): weakref.ref(param._grad) for param in entry.params()
+                            if param._grad is not None}
+        self._event(step, "step", entry.name)
+        groups = optimizer.param_groups
+        while len(entry.lr) < len(groups):
+            entry.lr.append(StepSeries())
+        for series, group in zip(entry.lr, groups):
+            lr = group.get("lr")
+            if isinstance(lr, int | float) and step >= 0:
+                series.add(step, float(lr))
+        if entry.before is not None:
+            self._measure(entry.before, step)
+            entry.before = None
+
+    def _measure(self, before: dict, step: int) -> None:
+        for param, old in before.values():
+            xp = param._device.xp
+            grad = param._grad
+            figures = [xp.linalg.norm((param._data - old).reshape(-1)),
+                       xp.linalg.norm(old.reshape(-1))]
+            if grad is not None:
+                figures.append(xp.linalg.norm(grad._data.reshape(-1)))
+            self.readings.read(xp, figures, lambda values, name=self._name(param), step=step:
+                               self._measured(name, step, *values))
+
+    def _measured(self, name: str, step: int, change: float, size: float,
+                  pull: float = 0.0) -> None:
+        """The norms of one parameter's update, of its weights before it and of its gradient."""
+        if pull > size * NOTICEABLE or (size == 0.0 and pull > 0.0):
+            counts = self.moved.setdefault(name, [0, 0])  # a gradient a step should show
+            counts[0] += 1
+            counts[1] += change != 0.0
+        if size > 0 and math.isfinite(size):
+            self.update_ratios.setdefault(name, StepSeries()).add(step, change / size)
+
+    def step_skipped(self, optimizer) -> None:
+        """A GradScaler skipped `optimizer`'s step (its gradients overflowed)."""
+        self._watched(optimizer).skipped += 1
+
+    def scheduler_stepped(self, scheduler) -> None:
+        """Scheduler listener: a scheduler stepped; before its optimizer ever did?"""
+        optimizer = getattr(scheduler, "optimizer", None)
+        step = self.steps() - 1
+        self._event(step, "scheduler_step", type(scheduler).__name__)
+        if optimizer is None:
+            return
+        entry = self.watched.get(id(optimizer))
+        if entry is not None and (entry.steps or entry.skipped):
+            return
+        if not self.scheduler_early:
+            self.live_findings += 1
+        self.scheduler_early.append((type(scheduler).__name__, type(optimizer).__name__,
+                                     SourceLocation.capture(max_frames=2), step))
+
+    def _event(self, step: int, kind: str, who: str) -> None:
+        event = {"step": step, "kind": kind, "who": who}
+        if len(self.events_first) < EVENTS_KEPT:
+            self.events_first.append(event)
+        else:
+            self.events_last.append(event)
+
+    # -- as each backward call starts ------------------------------------------------------
+    def backward_started(self) -> None:
+        """Note where each optimized parameter's gradient starts accumulating: at this call
+        when it is None or all zeros, else it goes on from an earlier call."""
+        calls = self.steps()
+        since = self.accumulating_since
+        for entry in self.watched.values():
+            last_step = entry.last_step_call
+            for param in entry.params():
+                grad = param._grad
+                key = id(param)
+                if grad is None:
+                    since[key] = calls
+                elif last_step is not None and since.get(key, calls) < last_step:
+                    since.setdefault(key, calls)  # zeroed since? (checked only where it matters)
+                    self.readings.read(grad._device.xp, [grad._data.any()],
+                                       lambda values, key=key, calls=calls:
+                                       values[0] or since.__setitem__(key, calls))
+                else:
+                    since.setdefault(key, calls)
+
+    def learning_rates(self) -> dict:
+        """{"Adam[0]": lr, ...}: each optimizer's parameter groups' current learning rates."""
+        rates = {}
+        for entry in self.watched.values():
+            for index, group in enumerate(entry.optimizer.param_groups):
+                lr = group.get("lr")
+                if isinstance(lr, int | float):
+                    rates[f"{entry.name}[{index}]"] = float(lr)
+        return rates
+
+    def _name(self, param) -> str:
+        return self.name_of(param) or f"a parameter of shape {tuple(param.shape)}"
+
+    # -- the result ------------------------------------------------------------------------
+    def findings(self, params) -> list:
+        """The findings (see the module docstring); `params` is the session's `ParamWatch`
+        (for not_optimized), or None."""
+        found = []
+        for entry in self.watched.values():
+            found.extend(self._accumulation_finding(entry))
+            found.extend(self._repeated_finding(entry))
+        found.extend(self._scheduler_finding())
+        found.extend(self._not_updated_findings())
+        found.extend(self._ratio_findings())
+        if params is not None:
+            found.extend(self._not_optimized_findings(params))
+        return found
+
+    def _accumulation_finding(self, entry: _Watched) -> list:
+        if not entry.stale:
+            return []
+        step, source, names = entry.stale[0]
+        return [Finding(
+            "gradient_accumulation", "error",
+            f"gradients accumulate across {entry.name}.step() calls: nothing clears them",
+            f"At step {step}, {_listing(names)} entered {entry.name}.step() with gradients summed "
+            f"over backward calls from before its previous step: nothing set .grad to None or "
+            f"to zeros between the two steps (no optimizer.zero_grad() or model.zero_grad()). "
+            f"It happened at {len(entry.stale)} of {entry.steps} steps. Every step then applies "
+            "the sum of all the gradients so far, not this batch's. Call optimizer.zero_grad() "
+            "before loss.backward() in each iteration; to accumulate over k batches on purpose, "
+            "call step() and zero_grad() together once every k backward calls.",
+            function=f"{entry.name}.step", source=_where(source),
+            code=source.code if source is not None else None, step=step,
+            details={"steps_affected": len(entry.stale), "steps": entry.steps,
+                     "parameters": names})]
+
+    def _repeated_finding(self, entry: _Watched) -> list:
+        if not entry.repeated:
+            return []
+        step, source = entry.repeated[0]
+        return [Finding(
+            "step_without_backward", "error",
+            f"{entry.name}.step() with no backward call since its previous step",
+            f"At step {step}, {entry.name}.step() ran again with no backward call since its "
+            f"previous step ({len(entry.repeated)} time(s) in the run): the parameters are "
+            "updated again with the same, old gradients. Call loss.backward() before each "
+            "optimizer.step(), once per step() (is step() in the wrong loop, or called twice?).",
+            function=f"{entry.name}.step", source=_where(source),
+            code=source.code if source is not None else None, step=step,
+            details={"times": len(entry.repeated)})]
+
+    def _scheduler_finding(self) -> list:
+        if not self.scheduler_early:
+            return []
+        scheduler, optimizer, source, step = self.scheduler_early[0]
+        return [Finding(
+            "scheduler_order", "warning",
+            f"{scheduler}.step() called before {optimizer}.step()",
+            f"{scheduler}.step() ran before {optimizer} had taken any step, so the first value "
+            "of the learning-rate schedule is skipped (since PyTorch 1.1 the order is "
+            "optimizer.step() then scheduler.step()). Call scheduler.step() after "
+            "optimizer.step() (at the end of the iteration, or of the epoch).",
+            function=f"{scheduler}.step", source=_where(source),
+            code=source.code if source is not None else None, step=max(step, 0),
+            details={"scheduler": scheduler, "optimizer": optimizer})]
+
+    def _not_updated_findings(self) -> list:
+        found = []
+        for entry in self.watched.values():
+            for index, group in enumerate(entry.optimizer.param_groups):
+                names = [self._name(param) for param in group["params"]]
+                frozen = [name for name in names if name in self.moved
+                          and self.moved[name][0] >= MEASURED_AT_LEAST and self.moved[name][1] == 0]
+                if not frozen:
+                    continue
+                lr = group.get("lr")
+                why = "its group's learning rate is 0" if lr == 0 else \
+                    f"its group's learning rate is {lr!r}"
+                found.append(Finding(
+                    "not_updated", "error",
+                    f"{entry.name} never changes {_listing(frozen)}",
+                    f"{_listing(frozen)} had gradients at {self.moved[frozen[0]][0]} measured steps "
+                    "(each at least 1/1000 of the weights' norm), "
+                    f"and no step of {entry.made_words()} changed {'them' if len(frozen) > 1 else 'it'}"
+                    f" ({why}; param_groups[{index}]). Give the group a learning rate above 0, or "
+                    "leave these parameters out of the optimizer (and set requires_grad=False) if "
+                    "they are meant to stay fixed.",
+                    function=entry.name, source=_where(entry.made_at),
+                    code=entry.made_at.code if entry.made_at is not None else None,
+                    details={"parameters": frozen, "lr": lr, "group": index}))
+        return found
+
+    def _ratio_findings(self) -> list:
+        found = []
+        for entry in self.watched.values():
+            for group in entry.optimizer.param_groups:
+                medians = {}
+                for param in group["params"]:
+                    name = self._name(param)
+                    series = self.update_ratios.get(name)
+                    if param.dim() < 2 or series is None:
+                        continue
+                    values = [value for _, value in series.values()
+                              if value is not None and math.isfinite(value) and value > 0]
+                    if len(values) >= MEASURED_AT_LEAST:
+                        medians[name] = median(values)
+                if len(medians) < 3:
+                    continue
+                for name, value in medians.items():
+                    others = median([other for key, other in medians.items() if key != name])
+                    if others <= 0:
+                        continue
+                    if value >= others * RATIO_GAP or value <= others / RATIO_GAP:
+                        found.append(self._ratio_finding(entry, name, value, others))
+        return found
+
+    def _ratio_finding(self, entry: _Watched, name: str, value: float, others: float) -> Finding:
+        high = value > others
+        return Finding(
+            "update_ratio", "warning",
+            f"{name} is updated {'far more' if high else 'far less'} than the other parameters",
+            f"Its median update ratio |Δw|/|w| per {entry.name} step is {value:.3g}, against "
+            f"{others:.3g} for the other weight matrices of its parameter group (x{RATIO_GAP:g} or "
+            "more apart, over the measured steps). "
+            + ("Updates this large relative to the weights make training unstable: lower its "
+               "learning rate, or check its initialisation (weights near 0?)." if high else
+               "Updates this small relative to the weights mean it is not learning: check its "
+               "initialisation (weights far too large?) or whether its gradient is scaled down."),
+            function=entry.name, source=_where(entry.made_at),
+            code=entry.made_at.code if entry.made_at is not None else None,
+            details={"parameter": name, "ratio": value, "others": others})
+
+    def _not_optimized_findings(self, params) -> list:
+        if not any(entry.steps >= 2 for entry in self.watched.values()):
+            return []
+        held = {id(param) for entry in self.watched.values() for param in entry.params()}
+        missing = []
+        for key, tracked in params.tracked.items():
+            if key in held or tracked.rank < 2:
+                continue
+            readings = tracked.history.readings()
+            weights = {weight for _, grad, weight in readings if grad}
+            if len([1 for _, grad, _ in readings if grad]) >= 2 and len(weights) == 1:
+                missing.append(tracked.name)
+        if not missing:
+            return []
+        made = "; ".join(entry.made_words() for entry in self.watched.values())
+        first = next(iter(self.watched.values()))
+        return [Finding(
+            "not_optimized", "error",
+            f"{_listing(missing)} get{'s' if len(missing) == 1 else ''} gradients but no "
+            "optimizer updates them",
+            f"{_listing(missing)} received gradients, but no optimizer holds "
+            f"{'it' if len(missing) == 1 else 'them'} ({made}) and "
+            f"{'its' if len(missing) == 1 else 'their'} values never changed: "
+            f"{'it stays' if len(missing) == 1 else 'they stay'} as initialised. Pass all the "
+            "model's parameters to the optimizer (model.parameters(), or add a parameter group "
+            "for the module that was left out); if they are meant to stay fixed, set "
+            "requires_grad=False.",
+            function=first.name, source=_where(first.made_at),
+            code=first.made_at.code if first.made_at is not None else None,
+            details={"parameters": missing})]
+
+    # -- the pictures ----------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """The "optimizers" and "events" sections of trace.json's meta["history"]."""
+        optimizers_seen = []
+        for entry in self.watched.values():
+            groups = []
+            for index, group in enumerate(entry.optimizer.param_groups):
+                lr = entry.lr[index].to_dict() if index < len(entry.lr) else None
+                groups.append({"params": [self._name(param) for param in group["params"]],
+                               "lr": lr})
+            optimizers_seen.append({"name": entry.name, "made_at": _where(entry.made_at),
+                                    "steps": entry.steps, "groups": groups})
+        return {"optimizers": optimizers_seen,
+                "events": self.events_first + list(self.events_last)}
+
+
+def _where(source) -> str | None:
+    return str(source) if source is not None else None
+
+
+def _listing(names: list) -> str:
+    shown = ", ".join(names[:4])
+    return shown + (f" and {len(names) - 4} more" if len(names) > 4 else "")

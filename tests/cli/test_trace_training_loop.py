@@ -1,0 +1,68 @@
+"""Bugs that live in the training loop, each found at its line by `genesis trace`: a module
+left out of the optimizer, a missing zero_grad (with SGD, and with Adam where nothing
+explodes), a scheduler stepped before its optimizer, a NaN first born late in a long run
+(its step, op, module and line, and a replay file of that step's leaves). The clean
+look-alikes (gradient accumulation, frozen layers, warm-up, a GAN, in-place zeroing) are
+in tests/cli/data/clean and give no findings (test_trace_clean_code.py)."""
+import genesis
+from genesis.debug.trace import Trace
+from tests.cli.test_trace_cmd import BUGGY, trace
+from tests.helpers import line_of
+
+
+def the_finding(tmp_path, name: str, kind: str):
+    script = BUGGY / name
+    result, out = trace(tmp_path, script)
+    assert result.exit_code == 1, result.output
+    (finding,) = Trace.load(out / "trace.json").findings
+    assert finding.kind == kind, finding.title
+    return script, finding, result.output, out
+
+
+def test_a_module_left_out_of_the_optimizer_is_named_with_the_line_that_built_it(tmp_path):
+    script, finding, output, _ = the_finding(tmp_path, "param_not_in_optimizer.py", "not_optimized")
+    assert finding.details["parameters"] == ["head.weight", "head.bias"]
+    assert finding.source == f"{script}:{line_of(script, 'optimizer = genesis.optim.Adam(')}"
+    assert "no optimizer holds them" in output and "never changed" in output
+
+
+def test_a_missing_zero_grad_with_sgd_points_at_the_step(tmp_path):
+    script, finding, output, _ = the_finding(tmp_path, "missing_zero_grad_sgd.py",
+                                             "gradient_accumulation")
+    assert finding.source == f"{script}:{line_of(script, 'optimizer.step()')}"
+    assert finding.step == 1 and finding.details["steps_affected"] == finding.details["steps"] - 1
+    assert "zero_grad()" in output
+
+
+def test_a_missing_zero_grad_with_adam_is_found_though_nothing_explodes(tmp_path):
+    script, finding, output, _ = the_finding(tmp_path, "missing_zero_grad_adam.py",
+                                             "gradient_accumulation")
+    assert finding.title == "gradients accumulate across Adam.step() calls: nothing clears them"
+    assert finding.source == f"{script}:{line_of(script, 'optimizer.step()')}"
+    assert set(finding.details["parameters"]) == {"hidden.weight", "hidden.bias", "out.weight",
+                                                  "out.bias"}
+
+
+def test_a_scheduler_stepped_before_its_optimizer(tmp_path):
+    script, finding, output, _ = the_finding(tmp_path, "scheduler_before_optimizer.py",
+                                             "scheduler_order")
+    assert finding.title == "StepLR.step() called before SGD.step()"
+    assert finding.source == f"{script}:{line_of(script, 'scheduler.step()  # bug')}"
+    assert finding.severity == "warning"
+
+
+def test_a_nan_born_late_is_found_at_its_step_with_a_replay_of_it(tmp_path):
+    script, finding, output, out = the_finding(tmp_path, "late_nan.py", "nan_forward")
+    assert finding.op == "LogBackward" and finding.module == "NoisyRegression"
+    assert finding.source == f"{script}:{line_of(script, 'genesis.log(self.noise)')}"
+    assert finding.step > 500  # long after the steps recorded in full
+    assert f"first at step {finding.step} of 1000" in output
+    replay = finding.details["replay"]
+    assert replay["step"] == finding.step and replay["file"] == str(out / "nan_replay.pt")
+    assert replay["parameters_are"] == "before the step's optimizer update"
+    leaves = genesis.load(replay["file"])
+    assert sorted(leaves["parameters"]) == ["mean.bias", "mean.weight", "noise"]
+    assert leaves["step"] == finding.step and leaves["inputs"]
+    # the step replays: the saved noise is where the log turns NaN
+    assert float(leaves["parameters"]["noise"]) <= 0
+    assert "leaves = genesis.load(" in output

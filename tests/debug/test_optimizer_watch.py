@@ -1,0 +1,144 @@
+"""`OptimizerWatch` rules on small loops, written as training loops are: each finding on the
+bug, none on its look-alike."""
+import genesis
+import genesis.nn as nn
+from genesis.debug.session import TraceSession
+from genesis.optim.lr_scheduler import StepLR
+
+
+def kinds(session) -> list:
+    return [finding.kind for finding in session.result(script="t.py").findings]
+
+
+def regression():
+    genesis.manual_seed(0)
+    x = genesis.randn(64, 6)
+    return x, x.sum(dim=1, keepdim=True)
+
+
+def test_a_step_with_no_backward_since_the_last_one():
+    x, y = regression()
+    model = nn.Linear(6, 1)
+    optimizer = genesis.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    with TraceSession(check=False) as session:
+        for _ in range(3):
+            optimizer.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            optimizer.step()
+            optimizer.step()  # bug: twice
+    found = session.result(script="t.py").findings
+    assert [finding.kind for finding in found] == ["step_without_backward"]
+    assert found[0].step == 0 and found[0].details["times"] == 3
+
+
+def test_new_gradients_assigned_by_hand_before_a_step_are_not_a_repeat():
+    model = nn.Linear(6, 1)
+    optimizer = genesis.optim.SGD(model.parameters(), lr=0.01)
+    x, y = regression()
+    with TraceSession(check=False) as session:
+        ((model(x) - y) ** 2).mean().backward()
+        optimizer.step()
+        for _ in range(3):  # gradients from elsewhere (an estimate, another worker)
+            for param in model.parameters():
+                param.grad = genesis.randn(*param.shape)
+            optimizer.step()
+    assert kinds(session) == []
+
+
+def test_a_group_with_learning_rate_zero_never_changes_its_parameters():
+    x, y = regression()
+    model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 1))
+    optimizer = genesis.optim.Adam([{"params": model[0].parameters(), "lr": 0.0},
+                                    {"params": model[2].parameters()}], lr=1e-2)
+    with TraceSession(check=False) as session:
+        for _ in range(5):
+            optimizer.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            optimizer.step()
+    found = session.result(script="t.py").findings
+    assert [finding.kind for finding in found] == ["not_updated"]
+    assert found[0].details["parameters"] == ["0.weight", "0.bias"] and found[0].details["lr"] == 0.0
+
+
+def test_a_weight_updated_orders_of_magnitude_less_than_the_others():
+    genesis.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(),
+                          nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 1))
+    with genesis.no_grad():
+        model[2].weight.mul_(1e4)  # bug: a huge initialisation; Adam moves it by ~lr a step
+    optimizer = genesis.optim.Adam(model.parameters(), lr=1e-3)
+    x, y = regression()
+    with TraceSession(check=False) as session:
+        for _ in range(6):
+            optimizer.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            optimizer.step()
+    found = [finding for finding in session.result(script="t.py").findings
+             if finding.kind == "update_ratio"]
+    assert [finding.details["parameter"] for finding in found] == ["2.weight"]
+    assert "far less" in found[0].title and "not learning" in found[0].message
+
+
+def test_an_ordinary_run_has_update_ratios_and_no_outlier():
+    genesis.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU(),
+                          nn.Linear(16, 1))
+    optimizer = genesis.optim.Adam(model.parameters(), lr=1e-3)
+    scheduler = StepLR(optimizer, step_size=2)
+    x, y = regression()
+    with TraceSession(check=False) as session:
+        for _ in range(12):
+            optimizer.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            optimizer.step()
+            scheduler.step()
+    trace = session.result(script="t.py")
+    assert trace.findings == []
+    history = trace.meta["history"]
+    ratios = history["parameters"]["0.weight"]["update_ratio"]
+    assert ratios["steps"] == [0, 1, 2, 3, 10] and all(0 < value < 1 for value in ratios["values"])
+    (adam,) = history["optimizers"]
+    assert adam["name"] == "Adam" and adam["steps"] == 12
+    assert adam["groups"][0]["lr"]["values"][:4] == [1e-3, 1e-3, 1e-4, 1e-4] or \
+        adam["groups"][0]["lr"]["values"][0] == 1e-3
+
+
+def test_lbfgs_with_a_closure_is_no_finding():
+    x, y = regression()
+    model = nn.Linear(6, 1)
+    optimizer = genesis.optim.LBFGS(model.parameters(), lr=0.5, max_iter=4)
+
+    def closure():
+        optimizer.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        return loss
+
+    with TraceSession(check=False) as session:
+        for _ in range(3):
+            optimizer.step(closure)
+    assert kinds(session) == []
+
+
+def test_each_step_record_reaches_the_step_listeners():
+    x, y = regression()
+    model = nn.Linear(6, 1)
+    optimizer = genesis.optim.SGD(model.parameters(), lr=0.01)
+    records = []
+
+    class Listener:
+        def step_finished(self, record):
+            records.append(record)
+
+    with TraceSession(check=False) as session:
+        session.step_listeners.add(Listener())
+        for _ in range(3):
+            optimizer.zero_grad()
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+    assert [record["step"] for record in records] == [0, 1, 2]
+    assert records[0]["loss"] > records[2]["loss"] > 0
+    assert set(records[0]["grad_norm"]) == {"weight", "bias"}
+    assert set(records[1]["update_ratio"]) == {"weight", "bias"} and records[1]["lr"] == {"SGD[0]": 0.01}
+    assert records[2]["findings"] == 0
