@@ -42,7 +42,8 @@ __all__ = ["to_html", "notebook_html", "HTML_MAX_NODES"]
 
 # Concatenated in this order inside one function scope (see viewer.js for the entry point).
 SCRIPT_FILES = ("dom.js", "pan_zoom.js", "labels.js", "graph_data.js", "drawing.js", "details.js",
-                "sidebar.js", "search.js", "viewer.js")
+                "sidebar.js", "search.js", "training_data.js", "training_chart.js", "training.js",
+                "viewer.js")
 # The first drawing shown is the finest one with at most this many items whose labels stay
 # readable when it is fitted to a screen (a third of their size on a ~1000 x 800 px canvas).
 DEFAULT_VIEW_ITEMS = 1500

@@ -24,6 +24,7 @@ class Viewer {
     this.panZoom = new PanZoom(this.canvas, (target) => this.tap(target));
     this.details = new Details(this, this.$("details"), this.$("details-body"), this.$("details-close"));
     this.search = new Search(this, this.$("search-input"), this.$("search-results"));
+    this.training = new TrainingView(this);
   }
 
   start() {
@@ -34,6 +35,7 @@ class Viewer {
     renderParameters(this, this.$("parameters-table"), this.$("parameters-count"));
     this.wireControls();
     this.details.help();
+    this.training.start();
     if (this.graphs.length) {
       this.showGraph(0);
     } else {
@@ -74,10 +76,11 @@ class Viewer {
     if (event.key === "Escape") {
       this.search.clear();
       this.clearSelection();
+      if (this.training.active) this.training.clearFocus();
       if (typing) event.target.blur();
       return;
     }
-    if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (typing || event.ctrlKey || event.metaKey || event.altKey || this.training.active) return;
     const pan = 80;
     const actions = {
       "+": () => this.panZoom.zoomBy(1.25), "=": () => this.panZoom.zoomBy(1.25),
@@ -188,6 +191,7 @@ class Viewer {
   }
 
   jumpToNode(graphIndex, id, activeFinding = null) {
+    this.training.show(false);
     if (graphIndex !== this.graphIndex) this.showGraph(graphIndex);
     const drawing = this.drawingFor(graphIndex, id);
     if (drawing !== this.current) this.showView(drawing.index);
@@ -219,6 +223,10 @@ class Viewer {
   }
 
   jumpToLeaf(name) {
+    if (this.training.active) {
+      this.training.focusParameter(name);
+      return;
+    }
     for (const graphIndex of [this.graphIndex, ...this.graphs.keys()]) {
       const node = this.graphData(graphIndex).nodes.find((candidate) => candidate.name === name
         && (candidate.kind === "param" || candidate.kind === "input"));
@@ -230,6 +238,11 @@ class Viewer {
   }
 
   openFinding(index) {
+    if (this.training.active && this.training.owns(index)) {
+      this.training.focusFinding(index);
+      return;
+    }
+    this.training.show(false);
     const finding = this.data.findings[index];
     for (const item of this.$("findings-list").children) {
       item.classList.toggle("active", item.dataset.finding === String(index));
