@@ -59,17 +59,18 @@ class TracedRun:
 
 
 def run_traced(script: str, args: list, options: dict, journal: str | None,
-               script_stdout=None, outputs: dict | None = None, shown: dict | None = None) -> TracedRun:
-    """Run `script` traced in a child process; `script_stdout` is where its standard output
-    goes (default: this process's stdout). `outputs` (an `OutputSettings` as a dict) asks
-    the child to write the files itself; `shown` ({"shown_script", "shown_options"}) is
-    how the trace names the script and its options."""
+               script_stdout=None, outputs: dict | None = None, shown: dict | None = None,
+               script_stderr=None) -> TracedRun:
+    """Run `script` traced in a child process; `script_stdout` and `script_stderr` are where
+    its standard output and error go (default: this process's). `outputs` (an
+    `OutputSettings` as a dict) asks the child to write the files itself; `shown`
+    ({"shown_script", "shown_options"}) is how the trace names the script and its options."""
     read_end, write_end = os.pipe()
     config = {"script": os.path.abspath(script), "args": list(args), "options": options,
               "journal": journal, "result_fd": write_end, "outputs": outputs, **(shown or {})}
     command = [sys.executable, "-c", _BOOTSTRAP.format(root=_PACKAGE_ROOT), json.dumps(config)]
     out_stream = script_stdout if script_stdout is not None else sys.stdout
-    streams = [out_stream, sys.stderr]
+    streams = [out_stream, script_stderr if script_stderr is not None else sys.stderr]
     for stream in streams:
         stream.flush()  # what this process printed comes before the script's output
     targets = [stream.fileno() if _has_descriptor(stream) else subprocess.PIPE

@@ -32,6 +32,7 @@ from genesis.debug.journal import Journal
 from genesis.debug.session import TraceSession
 
 from .commands.trace_outputs import OutputSettings, write_outputs
+from .metrics_sinks import MetricsSinks
 from .runner import run_script
 from .ui import make_console, progress
 
@@ -51,15 +52,19 @@ def main(argv: list | None = None) -> None:
                                               "options": options})
     session = TraceSession(steps=options["steps"], check=options["check"],
                            check_all=options["check_all"], anomaly=options["anomaly"],
-                           journal=journal)
+                           journal=journal, replay_dir=(config.get("outputs") or {}).get("folder"))
     served = serve_torch() if options.get("torch") else contextlib.nullcontext()
-    with session, _journal_before_exit(session), served:
+    sinks = MetricsSinks(options.get("metrics"), options.get("tensorboard"))
+    torch_before_script = "torch" in sys.modules  # tensorboardX imports it when installed
+    with sinks, session, _journal_before_exit(session, sinks), served:  # sinks close last
+        sinks.attach(session)
         outcome = run_script(config["script"], config["args"])
         if os.getpid() != started_in:  # a forked copy of this process finished the script
             os._exit(outcome.exit_code)
         _wait_for_threads()  # python waits for them before exiting: the run is not over yet
     trace = _checked_result(session, config, outcome)
-    if trace.steps_seen == 0 and not options.get("torch") and _imported_real_torch():
+    if trace.steps_seen == 0 and not options.get("torch") and not torch_before_script \
+            and _imported_real_torch():
         trace.meta["real_torch"] = True  # the report suggests --torch
     if isinstance(outcome.error, UnsupportedTorchAPI | UnsupportedTorchModule):
         trace.meta["unsupported_torch"] = {"name": outcome.error.torch_name,
@@ -80,10 +85,12 @@ def main(argv: list | None = None) -> None:
 class _journal_before_exit:
     """While the script runs, `os._exit` brings the session's journal up to date first (the
     last backward calls' parameter norms and findings, which it writes only every so often),
-    then ends the process as asked: a script that leaves that way loses nothing."""
+    then ends the process as asked: a script that leaves that way loses nothing. The metrics
+    sinks are closed too (TensorBoard's queued events reach the disk)."""
 
-    def __init__(self, session: TraceSession):
+    def __init__(self, session: TraceSession, sinks: MetricsSinks):
         self.session = session
+        self.sinks = sinks
         self.real_exit = os._exit
 
     def __enter__(self):
@@ -96,6 +103,7 @@ class _journal_before_exit:
     def _exit(self, status: int):
         try:
             self.session.flush_journal()
+            self.sinks.close()
         finally:
             self.real_exit(status)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+from contextlib import nullcontext
 from dataclasses import asdict
 from pathlib import Path
 
@@ -28,6 +29,8 @@ from genesis.debug.json_values import dumps
 from genesis.debug.node_check import PER_SITE
 from genesis.debug.trace import Trace
 
+from ..live_line import LiveLine, wanted as live_line_wanted
+from ..metrics_sinks import METRICS_FILE, MISSING_TENSORBOARD, tensorboard_installed
 from ..supervise import describe_end, run_traced
 from ..ui import make_console, print_error, print_warning
 from .trace_outputs import PICTURE_NODES, OutputSettings, print_problems, write_outputs
@@ -76,6 +79,16 @@ def trace_command(
                                                        "\"exit_code\" the script's."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only a one-line summary."),
     no_color: bool = typer.Option(False, "--no-color", help="No colours in the console report."),
+    metrics: bool = typer.Option(True, "--metrics/--no-metrics",
+                                 help=f"Write each step's figures to OUT/{METRICS_FILE} as the run "
+                                      "goes, one JSON object per line: loss, gradient norm per "
+                                      "parameter, update ratios and activation statistics at "
+                                      "sampled steps, learning rates, findings so far."),
+    tensorboard_dir: Path = typer.Option(None, "--tensorboard", metavar="DIR",
+                                         help="Also write them to DIR as TensorBoard scalars, with "
+                                              "histograms of the parameters and their gradients at "
+                                              "sampled steps (needs the tensorboard extra: pip "
+                                              "install 'genesis-autograd[tensorboard]')."),
     torch: bool = typer.Option(False, "--torch",
                                help="Run an unmodified PyTorch script on genesis: `import torch` "
                                     "and its modules are served by genesis for this run; a torch "
@@ -105,6 +118,8 @@ def trace_command(
     if not script_path.is_file():
         print_error(errors, f"script not found: {script_path} (give the path of a .py file)")
         raise typer.Exit(EXIT_USAGE)
+    if tensorboard_dir is not None:
+        tensorboard_dir = _tensorboard_folder(tensorboard_dir, errors)
     args = list(script_args or [])
     if args[:1] == ["--"]:
         args = args[1:]
@@ -112,13 +127,20 @@ def trace_command(
     folder = folder.absolute()  # where the outputs land, whatever the script does to its cwd
     journal = _journal_folder(folder, errors)
 
+    live = live_line_wanted(quiet=quiet, as_json=as_json) and journal is not None
+    records = _records_file(folder, journal, metrics, live)
     options = {"steps": steps, "check": check, "check_all": check_all, "anomaly": anomaly,
-               "torch": torch}
-    shown = {"shown_script": str(script_path), "shown_options": {**options, "format": format}}
+               "torch": torch, "metrics": records,
+               "tensorboard": str(tensorboard_dir) if tensorboard_dir is not None else None}
+    shown = {"shown_script": str(script_path),
+             "shown_options": {**options, "format": format, "metrics": metrics}}
     settings = OutputSettings(str(folder), format, html, collapse_depth, max_nodes)
-    run = run_traced(str(script_path), args, options, journal,
-                     script_stdout=sys.stderr if as_json else None,
-                     outputs=asdict(settings) if journal is not None else None, shown=shown)
+    with LiveLine(records, no_color=no_color) if live else nullcontext() as line:
+        script_stream = line.script_stream if live else None
+        run = run_traced(str(script_path), args, options, journal,
+                         script_stdout=sys.stderr if as_json else script_stream,
+                         script_stderr=script_stream,
+                         outputs=asdict(settings) if journal is not None else None, shown=shown)
     trace = run.trace if run.trace is not None else Trace(script=str(script_path), args=args)
     trace.script = shown["shown_script"]
     trace.meta["options"] = shown["shown_options"]
@@ -137,6 +159,10 @@ def trace_command(
         files, problems = write_outputs(trace, settings) if journal is not None else \
             ({"graphs": []}, [])
     print_problems(errors, problems)
+    if metrics and records is not None and Path(records).is_file():
+        files["metrics"] = records
+    if tensorboard_dir is not None:
+        files["tensorboard"] = str(tensorboard_dir)
     if files.get("json") and journal is not None:
         shutil.rmtree(journal, ignore_errors=True)  # trace.json holds everything now
 
@@ -170,6 +196,37 @@ def _journal_folder(folder: Path, errors) -> str | None:
                               "will be saved; pass --out with a writable folder.")
         return None
     return str(journal)
+
+
+def _tensorboard_folder(folder: Path, errors) -> Path:
+    """The --tensorboard folder, made now, before the script runs; exit status 2 when
+    tensorboardX is missing or the folder can't be made."""
+    if not tensorboard_installed():
+        print_error(errors, MISSING_TENSORBOARD)
+        raise typer.Exit(EXIT_USAGE)
+    folder = Path(folder).absolute()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        why = "it is a file, not a folder" if folder.is_file() else error.strerror or error
+        print_error(errors, f"--tensorboard: can't make the folder {folder}: {why}")
+        raise typer.Exit(EXIT_USAGE) from None
+    return folder
+
+
+def _records_file(folder: Path, journal: str | None, metrics: bool, live: bool) -> str | None:
+    """Where the script's process writes the step records: OUT/metrics.jsonl, or with
+    --no-metrics a file of the journal (removed with it) for the live line alone; None when
+    nothing needs them. An earlier run's metrics.jsonl is removed: the folder holds one run's."""
+    if journal is None:
+        return None
+    try:
+        (folder / METRICS_FILE).unlink(missing_ok=True)
+    except OSError:
+        pass  # a read-only folder: the report names the files that could not be written
+    if metrics:
+        return str(folder / METRICS_FILE)
+    return str(Path(journal) / METRICS_FILE) if live else None
 
 
 def one_line(trace: Trace, folder: Path) -> str:

@@ -368,7 +368,8 @@ def test_each_output_folder_holds_only_its_runs_files(tmp_path):
     assert (out / "graph-2.svg").is_file()
     one_graph = write_script(tmp_path, "train_step()\n", name="one.py")
     assert trace(one_graph, out).exit_code == 0
-    assert sorted(path.name for path in out.iterdir()) == ["graph.svg", "trace.json"]
+    assert sorted(path.name for path in out.iterdir()) == ["graph.svg", "metrics.jsonl",
+                                                            "trace.json"]
 
 
 # -- scripts that die early, or never call backward -----------------------------------------

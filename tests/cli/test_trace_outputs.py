@@ -67,7 +67,7 @@ def test_a_rerun_clears_renders_focus_pictures_but_not_the_users_files(tmp_path)
         (out / name).write_text("the user's")
     assert trace(script, out).exit_code == 0
     assert sorted(path.name for path in out.iterdir()) == sorted(
-        ["trace.json", "graph.svg", "report.html", *users])
+        ["trace.json", "graph.svg", "report.html", "metrics.jsonl", *users])
 
 
 def test_a_read_only_picture_of_an_earlier_run_is_kept_with_a_warning(tmp_path):
