@@ -100,16 +100,28 @@ class NaNWatch:
             self._file(finding, node, path)
 
     def _forward(self, node, args, outputs) -> None:
-        checked = _floating(outputs)
-        if not checked or engine.unwatched.depth:  # gradcheck's own evaluations: not the script's
+        if len(outputs) == 1:  # the usual op: its one output, without building a list
+            output = outputs[0]
+            if not isinstance(output, Tensor) or output._data.dtype.kind != "f":
+                return
+            checked = [(0, output)]
+        else:
+            checked = _floating(outputs)
+            if not checked:
+                return
+        if engine.unwatched.depth:  # gradcheck's own evaluations: not the script's
             return
-        if self.leaf_seen is not None:
+        first = checked[0][1]
+        if self.leaf_seen is not None and first._requires_grad:  # an op of a graph
             self.leaf_seen(args)
-        device = checked[0][1]._device
+        device = first._device
         if device.xp is not np:
             self._forward_on_device(node, args, checked, len(outputs), device)
             return
-        self.tracker.forward(node, args, outputs)
+        for _, output in checked:
+            if not all_finite(output):  # the rare case: the tracker follows it
+                self.tracker.forward(node, args, outputs)
+                return
 
     def _backward(self, node, grad_outputs, grad_inputs, flowed_from) -> None:
         if engine.unwatched.depth:

@@ -48,7 +48,13 @@ class Readings:
         namespace `xp`), in order: now for NumPy, at the next `fetch()` for a
         device."""
         if xp is np:
-            then([float(value) for figure in figures for value in np.ravel(figure)])
+            values = []
+            for figure in figures:
+                if np.ndim(figure) == 0:  # the usual figure: one number
+                    values.append(float(figure))
+                else:
+                    values.extend(np.asarray(figure, dtype=np.float64).reshape(-1).tolist())
+            then(values)
             return
         self._waiting.append((xp, figures, then))
         if len(self._waiting) >= self.limit:
