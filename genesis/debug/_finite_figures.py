@@ -22,7 +22,8 @@ import numpy as np
 from ..ops._kernels import Reduction
 
 __all__ = ["FINITE_MIN", "FINITE_MAX", "FINITE_SUM", "FINITE_ABS_SUM", "FINITE_SQUARE_SUM",
-           "FINITE_MAX_ABS", "SQUARE_SUM", "FINITE_COUNT", "NAN_COUNT", "NONZERO_COUNT", "NONE_FINITE"]
+           "FINITE_MAX_ABS", "SQUARE_SUM", "FINITE_COUNT", "NAN_COUNT", "NONZERO_COUNT", "NONE_FINITE",
+           "dot_with_itself"]
 
 # What FINITE_MIN and FINITE_MAX give when no entry is finite (and FINITE_MAX_ABS: -1).
 NONE_FINITE = 1.7976931348623157e308
@@ -50,7 +51,7 @@ def _figure(name: str, map_expr: str, reduce_expr: str, identity: str, mapped, r
     return figure
 
 
-def _dot_with_itself(xp, x):
+def dot_with_itself(xp, x):
     """The sum of squares of `x`'s entries in float64. A NumPy float32 array is summed by
     float32 dot products of chunks of `_CHUNK` entries added in float64 (BLAS keeps several
     partial sums: within 1e-6 relative for these sizes, without a widened copy: 8x faster);
@@ -91,7 +92,7 @@ FINITE_SQUARE_SUM = _figure(
 FINITE_MAX_ABS = _figure("finite_max_abs", "isfinite(x) ? fabs((double) x) : -1.0", "fmax(a, b)",
                          "-1", lambda xp, x: _finite_or(xp, x, xp.abs(x), -1))
 SQUARE_SUM = _figure("square_sum", "(double) x * (double) x", "a + b", "0",  # NaN/Inf stay
-                     None, reference=lambda device, x, **options: _dot_with_itself(device.xp, x))
+                     None, reference=lambda device, x, **options: dot_with_itself(device.xp, x))
 FINITE_COUNT = _figure("finite_count", "isfinite(x) ? 1.0 : 0.0", "a + b", "0",
                        lambda xp, x: xp.isfinite(x))
 NAN_COUNT = _figure("nan_count", "isnan(x) ? 1.0 : 0.0", "a + b", "0", lambda xp, x: xp.isnan(x))
