@@ -20,7 +20,8 @@ The findings, each with its rule:
 - scheduler_order: a learning-rate scheduler stepped before its optimizer's first step
   (the schedule's first value is skipped), unless a GradScaler skipped that optimizer's
   steps (its first steps often are, and that is harmless).
-- not_updated: a parameter that had a gradient at 3 or more measured steps, a gradient at
+- not_updated: an optimizer that stepped while every parameter it holds was frozen
+  (requires_grad=False); or a parameter that had a gradient at 3 or more measured steps, a gradient at
   least 1/1000 of its weights' norm (a smaller one may vanish in rounding: a softmax bias
   gets ~1e-9), and that no step of its optimizer ever changed (lr 0, say).
 - not_optimized: a module's parameter that received gradients in 2 or more backward
@@ -338,6 +339,19 @@ class OptimizerWatch:
     def _not_updated_findings(self) -> list:
         found = []
         for entry in self.watched.values():
+            params = list(entry.params())
+            if entry.steps and params and not any(param.requires_grad for param in params):
+                found.append(Finding(
+                    "not_updated", "error", f"{entry.name} holds only frozen parameters",
+                    f"Every parameter {entry.made_words()} holds has requires_grad=False, so none "
+                    f"gets a gradient and its {entry.steps} steps changed nothing. Were they "
+                    "frozen by mistake (requires_grad_(False) on the whole model, or the optimizer "
+                    "built after freezing the wrong part)?",
+                    function=entry.name, source=_where(entry.made_at),
+                    code=entry.made_at.code if entry.made_at is not None else None,
+                    details={"parameters": [self._name(param) for param in params][:20],
+                             "frozen": True}))
+                continue
             for index, group in enumerate(entry.optimizer.param_groups):
                 names = [self._name(param) for param in group["params"]]
                 frozen = [name for name in names if name in self.moved

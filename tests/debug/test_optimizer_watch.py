@@ -142,3 +142,22 @@ def test_each_step_record_reaches_the_step_listeners():
     assert set(records[0]["grad_norm"]) == {"weight", "bias"}
     assert set(records[1]["update_ratio"]) == {"weight", "bias"} and records[1]["lr"] == {"SGD[0]": 0.01}
     assert records[2]["findings"] == 0
+
+
+def test_an_optimizer_over_frozen_parameters_only_is_found_but_a_frozen_part_is_not():
+    x, y = regression()
+    frozen = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 1))
+    frozen.requires_grad_(False)
+    optimizer = genesis.optim.SGD(frozen.parameters(), lr=0.1)
+    trained = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 1))
+    trained[0].requires_grad_(False)  # frozen on purpose: the rest trains
+    other = genesis.optim.SGD(trained.parameters(), lr=0.1)
+    with TraceSession(check=False) as session:
+        for _ in range(3):
+            optimizer.zero_grad(), other.zero_grad()
+            ((frozen(x) - y) ** 2).mean()
+            ((trained(x) - y) ** 2).mean().backward()
+            optimizer.step(), other.step()
+    found = session.result(script="t.py").findings
+    assert [(finding.kind, finding.title) for finding in found] == [
+        ("not_updated", "SGD holds only frozen parameters")]
