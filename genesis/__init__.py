@@ -48,6 +48,7 @@ from . import debug, linalg
 from . import cuda
 
 from . import amp, distributions, special, testing, utils
+from . import library
 from .amp import GradScaler, autocast
 from . import func
 from .func import vmap

@@ -31,7 +31,7 @@ LAYERS = (
               "genesis.autograd.saved_hooks")),
     ("ops", ("genesis.ops", "genesis.creation", "genesis.linalg")),
     ("library", ("genesis.nn", "genesis.optim", "genesis.amp", "genesis.utils",
-                 "genesis.serialization", "genesis.autograd")),
+                 "genesis.serialization", "genesis.autograd", "genesis.library")),
     ("debug", ("genesis.debug",)),
     ("genesis", ("genesis",)),
     ("compat", ("genesis.compat",)),

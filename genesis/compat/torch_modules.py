@@ -63,6 +63,7 @@ MODULES = {
     "torch.utils.checkpoint": "genesis.utils.checkpoint",
     "torch.utils._python_dispatch": "genesis.utils._python_dispatch",
     "torch.ops": "genesis.compat.torch_ops",
+    "torch.library": "genesis.library",
     "torch.utils.data": "genesis.utils.data",
     "torch.amp": "genesis.amp",
     "torch.cuda": "genesis.cuda",

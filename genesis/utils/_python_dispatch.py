@@ -14,7 +14,9 @@ an op where the op is called (a genesis `Op`'s `apply`, autograd included, so `f
 returns a tensor with its `grad_fn`); `args` are genesis's arguments of that op (Tensors and
 the op's own parameters); a user's `autograd.Function` is not an op (the ops its forward calls
 are seen); a plain backward computes on arrays, so a mode sees no op there (a `create_graph`
-backward's ops are seen); factory functions (`genesis.rand`) are not ops. While a mode's
+backward's ops are seen); factory functions (`genesis.rand`) are not ops. A custom op
+(`genesis.library`) is one call, `<namespace>.<name>.default`: no mode sees the ops inside its
+kernel. While a mode's
 `__torch_dispatch__` runs, the mode is off (`func(...)` goes to the modes entered before it, then
 to the op), as in PyTorch. The modes are per thread; while none is entered, an op call pays
 one check of a plain flag.
@@ -41,7 +43,8 @@ from ..tensor import Tensor
 from .aten_functions import ATEN_FUNCTIONS
 
 __all__ = ["TorchDispatchMode", "OpOverload", "OpOverloadPacket", "aten", "ATEN_NAMES",
-           "aten_name", "not_dispatched", "dispatch_call", "pre_dispatch_hooks"]
+           "aten_name", "not_dispatched", "dispatch_call", "pre_dispatch_hooks", "call_opaque",
+           "ops_namespace", "namespaces"]
 
 
 def _by_rank(names: dict):
@@ -220,6 +223,20 @@ def dispatch_call(func, run, args: tuple, kwargs: dict | None = None):
         _state.modes, _state.suspended = modes, suspended
 
 
+def call_opaque(func, run, args: tuple, kwargs: dict):
+    """`run(*args, **kwargs)` shown to this thread's active modes as ONE call of `func` (a custom
+    op of `genesis.library`): the handler's `func(...)` goes on to the modes entered before it,
+    then runs `run` with every mode off, so the ops inside it are seen by none (as in PyTorch).
+
+    >>> import genesis
+    >>> call_opaque(aten.exp.default, genesis.exp, (genesis.zeros(1),), {}).tolist()
+    [1.0]
+    """
+    if not _state.modes:
+        return run(*args, **kwargs)
+    return _show(func, run, args, kwargs)
+
+
 def _show(func, run, args: tuple, kwargs: dict):
     if not _state.modes:
         return run(*args, **kwargs)
@@ -310,28 +327,37 @@ class OpOverload:
     [1.0]
     """
 
-    def __init__(self, packet: "OpOverloadPacket", overload: str):
+    # A custom op's (genesis.library): `run_with_outputs(outputs, args, kwargs)` makes the call's
+    # autograd with `outputs` as its results, its kernel not run again (a selective checkpoint's
+    # recomputation of an op whose outputs it kept); None for an aten op, which computes again.
+    run_with_outputs = None
+
+    def __init__(self, packet: "OpOverloadPacket", overload: str, kernel=None):
         self.overloadpacket = packet
         self._overloadname = overload
         self.__name__ = f"{packet.__name__}.{overload}"
-        self.namespace = "aten"
+        self.namespace = packet.namespace
+        self._kernel = kernel  # a custom op's call; None: genesis's function of the packet's name
 
     def name(self) -> str:
         """The operator's schema name: "aten::mul.Tensor" ("aten::exp" for a default)."""
         suffix = "" if self._overloadname == "default" else f".{self._overloadname}"
-        return f"aten::{self.overloadpacket.__name__}{suffix}"
+        return f"{self.namespace}::{self.overloadpacket.__name__}{suffix}"
 
     def __call__(self, *args, **kwargs):
         for func, cls in reversed(_state.running):
             if func is self:
                 return cls.apply(*args, **kwargs)
+        if self._kernel is not None:
+            return self._kernel(*args, **kwargs)
         return self.overloadpacket._function(*args, **kwargs)
 
     def __repr__(self) -> str:
-        return f"<OpOverload(op='aten.{self.overloadpacket.__name__}', overload='{self._overloadname}')>"
+        return (f"<OpOverload(op='{self.namespace}.{self.overloadpacket.__name__}', "
+                f"overload='{self._overloadname}')>")
 
     def __str__(self) -> str:
-        return f"aten.{self.__name__}"
+        return f"{self.namespace}.{self.__name__}"
 
     def __hash__(self) -> int:
         return id(self)
@@ -345,14 +371,17 @@ class OpOverloadPacket:
     ('aten.mul', True)
     """
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, namespace: str = "aten"):
         self.__name__ = name
+        self.namespace = namespace
         self._overloads: dict = {}
 
     def __getattr__(self, overload: str) -> OpOverload:
         if overload.startswith("__"):
             raise AttributeError(overload)
         found = self._overloads.get(overload)
+        if found is None and self.namespace != "aten":  # a custom op: its defined overloads only
+            raise AttributeError(f"The underlying op of '{self}' has no overload name '{overload}'")
         if found is None:
             found = self._overloads[overload] = OpOverload(self, overload)
         return found
@@ -362,6 +391,8 @@ class OpOverloadPacket:
         return list(self._overloads)
 
     def _function(self, *args, **kwargs):
+        if self.namespace != "aten":
+            return getattr(self, "default")(*args, **kwargs)
         function_ = public_functions().get(self.__name__) or ATEN_FUNCTIONS.get(self.__name__)
         if function_ is None:
             raise NotImplementedError(f"aten.{self.__name__}: genesis has no function of that name "
@@ -372,25 +403,59 @@ class OpOverloadPacket:
         return self._function(*args, **kwargs)
 
     def __repr__(self) -> str:
-        return f"<OpOverloadPacket(op='aten.{self.__name__}')>"
+        return f"<OpOverloadPacket(op='{self.namespace}.{self.__name__}')>"
 
     def __str__(self) -> str:
-        return f"aten.{self.__name__}"
+        return f"{self.namespace}.{self.__name__}"
 
 
 class _Namespace:
-    """`torch.ops.aten`: an attribute per operator (`aten.sin`), made once."""
+    """`torch.ops.aten`: an attribute per operator (`aten.sin`), made once. Another namespace
+    (`torch.ops.mylib`) holds the custom ops `genesis.library` defines in it, and no others."""
 
-    def __init__(self):
+    def __init__(self, name: str = "aten"):
+        self._namespace_name = name  # (not `name`: an op may be called that)
         self._packets: dict = {}
 
     def __getattr__(self, name: str) -> OpOverloadPacket:
         if name.startswith("__"):
             raise AttributeError(name)
         found = self._packets.get(name)
+        if found is None and self._namespace_name != "aten":
+            raise AttributeError(f"'_OpNamespace' '{self._namespace_name}' object has no attribute "
+                                 f"'{name}'")
         if found is None:
             found = self._packets[name] = OpOverloadPacket(name)
         return found
 
+    def _add(self, name: str, overload: str, kernel) -> OpOverload:
+        """A custom op's overload, made and kept (genesis.library.Library.define)."""
+        packet = self._packets.get(name)
+        if packet is None:
+            packet = self._packets[name] = OpOverloadPacket(name, self._namespace_name)
+        found = packet._overloads[overload] = OpOverload(packet, overload, kernel)
+        return found
+
+    def _remove(self, name: str, overload: str) -> None:
+        """Forget a custom op's overload (its library was destroyed), and its packet with its last."""
+        packet = self._packets.get(name)
+        if packet is not None:
+            packet._overloads.pop(overload, None)
+            if not packet._overloads:
+                del self._packets[name]
+
 
 aten = _Namespace()
+namespaces = {"aten": aten}  # `torch.ops.<name>`: the namespaces made so far
+
+
+def ops_namespace(name: str) -> _Namespace:
+    """`torch.ops.<name>`: the namespace of that name, made at the first ask (PyTorch's are too).
+
+    >>> ops_namespace("aten") is aten, ops_namespace("mylib") is ops_namespace("mylib")
+    (True, True)
+    """
+    found = namespaces.get(name)
+    if found is None:
+        found = namespaces[name] = _Namespace(name)
+    return found

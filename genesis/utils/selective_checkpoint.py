@@ -158,9 +158,37 @@ class _CachedTorchDispatchMode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if func.run_with_outputs is not None:  # a custom op: its kept outputs, its kernel not rerun
+            return self._custom_op(func, args, kwargs)
         out = func(*args, **kwargs)
         if func in _IGNORED or not _saving(self.policy_fn, True, func, args, kwargs):
             return out
+        kept_values = self._kept(func)
+        single = out.__class__ not in (tuple, list)
+        outputs, kept_values = ((out,), (kept_values,)) if single else (out, kept_values)
+        for output, kept in zip(outputs, kept_values):
+            if not isinstance(output, Tensor):
+                continue
+            self._check_unchanged(func, kept)
+            shares_input = any(isinstance(arg, Tensor) and arg._version_counter is output._version_counter
+                               for arg in args)
+            if not shares_input:  # a view's output is its input's memory: never written over
+                output._data[...] = kept.val._data
+        return out
+
+    def _custom_op(self, func, args: tuple, kwargs: dict):
+        if not _saving(self.policy_fn, True, func, args, kwargs):
+            return func(*args, **kwargs)
+        kept_values = self._kept(func)
+        if kept_values.__class__ is not list:
+            self._check_unchanged(func, kept_values)
+            return func.run_with_outputs(kept_values.val, args, kwargs)
+        for kept in kept_values:
+            self._check_unchanged(func, kept)
+        return func.run_with_outputs(tuple(kept.val for kept in kept_values), args, kwargs)
+
+    def _kept(self, func):
+        """The outputs the forward kept for this call of `func` (each used once)."""
         entries = self.storage.get(func)
         if not entries:
             raise RuntimeError(
@@ -168,20 +196,13 @@ class _CachedTorchDispatchMode(TorchDispatchMode):
                 "activation checkpointing was used by an earlier backward (or the recomputation "
                 "calls it more times than the forward did). You are only allowed to backward once "
                 "on any region computed under selective activation checkpoint.")
-        kept_values = entries.pop(0)
-        single = out.__class__ not in (tuple, list)
-        outputs, kept_values = ((out,), (kept_values,)) if single else (out, kept_values)
-        for output, kept in zip(outputs, kept_values):
-            if not isinstance(output, Tensor):
-                continue
-            if not self.allow_cache_entry_mutation and kept.val._version_counter[0] != kept.version:
-                raise RuntimeError(
-                    f"Tensor cached during selective activation checkpoint has been mutated: the "
-                    f"output of {func} saved in forward was changed in place before backward; pass "
-                    "allow_cache_entry_mutation=True to create_selective_checkpoint_contexts to "
-                    "allow it")
-            shares_input = any(isinstance(arg, Tensor) and arg._version_counter is output._version_counter
-                               for arg in args)
-            if not shares_input:  # a view's output is its input's memory: never written over
-                output._data[...] = kept.val._data
-        return out
+        return entries.pop(0)
+
+    def _check_unchanged(self, func, kept: _VersionWrapper) -> None:
+        if not self.allow_cache_entry_mutation and kept.version is not None and \
+                kept.val._version_counter[0] != kept.version:
+            raise RuntimeError(
+                f"Tensor cached during selective activation checkpoint has been mutated: the "
+                f"output of {func} saved in forward was changed in place before backward; pass "
+                "allow_cache_entry_mutation=True to create_selective_checkpoint_contexts to "
+                "allow it")
