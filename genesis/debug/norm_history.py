@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from array import array
 
-__all__ = ["NormHistory", "Bin", "RECENT", "ratio"]
+__all__ = ["NormHistory", "Bin", "SummaryBins", "RECENT", "ratio"]
 
 RECENT = 512
 _NONE = -1.0  # a step without gradient (norms are never negative; NaN is a real reading)
@@ -83,12 +83,50 @@ class Bin:
                 "max": self.max, "mean": self.mean, "last": self.last}
 
 
+class SummaryBins:
+    """Older readings folded into `Bin`s of at least `narrowest` readings, whose widths
+    double with age (three bins of one width: the two older merge), at most two of each
+    width: a run of any length in a few dozen bins."""
+
+    __slots__ = ("narrowest", "closed", "filling")
+
+    def __init__(self, narrowest: int):
+        self.narrowest = max(1, narrowest)
+        self.closed = []       # oldest first
+        self.filling = None    # the newest bin, still taking readings
+
+    def fold(self, step: int, value: float | None) -> None:
+        """Add the next older reading."""
+        filling = self.filling
+        if filling is None:
+            filling = self.filling = Bin(step, value)
+        else:
+            filling.add(step, value)
+        if filling.width < self.narrowest:
+            return
+        bins = self.closed
+        bins.append(filling)
+        self.filling = None
+        index = len(bins) - 1
+        while index >= 2:
+            older = bins[index - 2]
+            if not older.width == bins[index - 1].width == bins[index].width:
+                break
+            older.absorb(bins[index - 1])
+            del bins[index - 1]
+            index -= 2
+
+    def all(self) -> list:
+        """Every bin, oldest first."""
+        return self.closed + ([self.filling] if self.filling is not None else [])
+
+
 class NormHistory:
     """Readings from step `start` on: the last `recent` in two ring buffers (gradient norm,
     weight norm), older ones summarised in `bins()` (oldest first). Steps must be added in
     order, one per backward call."""
 
-    __slots__ = ("start", "recent", "next_step", "_grads", "_weights", "_bins", "_filling",
+    __slots__ = ("start", "recent", "next_step", "_grads", "_weights", "_bins",
                  "early", "reached", "largest", "non_finite", "overflowed")
 
     EARLY = 3  # first non-zero finite readings kept for good: the baseline of the growth rules
@@ -98,8 +136,7 @@ class NormHistory:
         self.recent = recent
         self._grads = array("d", [_NONE]) * recent
         self._weights = array("d", [_NONE]) * recent
-        self._bins = []         # closed bins, oldest first; widths double with age
-        self._filling = None    # the newest bin, still taking the steps that leave the window
+        self._bins = SummaryBins(recent // 8)  # the steps that left the window (64 and up)
         self.early = []         # [(step, grad norm, weight norm)] first non-zero finite readings
         self.reached = 0        # steps in which a backward reached it (with or without .grad)
         self.largest = None     # the largest finite norm read
@@ -113,7 +150,7 @@ class NormHistory:
         slot = step % self.recent
         if step - self.recent >= self.start:  # the reading leaving the window joins the bins
             old = self._grads[slot]
-            self._fold(step - self.recent, None if old == _NONE else old)
+            self._bins.fold(step - self.recent, None if old == _NONE else old)
         self._grads[slot] = _NONE
         self._weights[slot] = _NONE
         self.next_step = step + 1
@@ -140,31 +177,10 @@ class NormHistory:
         if len(self.early) < self.EARLY and grad > 0:
             self.early.append((step, grad, weight))
 
-    def _fold(self, step: int, norm: float | None) -> None:
-        filling = self._filling
-        if filling is None:
-            filling = self._filling = Bin(step, norm)
-        else:
-            filling.add(step, norm)
-        if filling.width < max(1, self.recent // 8):  # the narrowest closed bin: 64 steps
-            return
-        bins = self._bins
-        bins.append(filling)
-        self._filling = None
-        index = len(bins) - 1
-        # Three bins of one width: the two older merge into one of twice the width (and so on).
-        while index >= 2:
-            older = bins[index - 2]
-            if not older.width == bins[index - 1].width == bins[index].width:
-                break
-            older.absorb(bins[index - 1])
-            del bins[index - 1]
-            index -= 2
-
     # -- reading it back -------------------------------------------------------------
     def bins(self) -> list:
         """Summary bins of the steps before the recent window, oldest first."""
-        return self._bins + ([self._filling] if self._filling is not None else [])
+        return self._bins.all()
 
     def steps(self) -> list:
         """The steps of the recent window, oldest first."""

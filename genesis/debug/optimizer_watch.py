@@ -347,8 +347,7 @@ class OptimizerWatch:
                     f"gets a gradient and its {entry.steps} steps changed nothing. Were they "
                     "frozen by mistake (requires_grad_(False) on the whole model, or the optimizer "
                     "built after freezing the wrong part)?",
-                    function=entry.name, source=_where(entry.made_at),
-                    code=entry.made_at.code if entry.made_at is not None else None,
+                    **_built_at(entry),
                     details={"parameters": [self._name(param) for param in params][:20],
                              "frozen": True}))
                 continue
@@ -370,8 +369,7 @@ class OptimizerWatch:
                     f" ({why}; param_groups[{index}]). Give the group a learning rate above 0, or "
                     "leave these parameters out of the optimizer (and set requires_grad=False) if "
                     "they are meant to stay fixed.",
-                    function=entry.name, source=_where(entry.made_at),
-                    code=entry.made_at.code if entry.made_at is not None else None,
+                    **_built_at(entry),
                     details={"parameters": frozen, "lr": lr, "group": index}))
         return found
 
@@ -411,8 +409,7 @@ class OptimizerWatch:
                "learning rate, or check its initialisation (weights near 0?)." if high else
                "Updates this small relative to the weights mean it is not learning: check its "
                "initialisation (weights far too large?) or whether its gradient is scaled down."),
-            function=entry.name, source=_where(entry.made_at),
-            code=entry.made_at.code if entry.made_at is not None else None,
+            **_built_at(entry),
             details={"parameter": name, "ratio": value, "others": others})
 
     def _not_optimized_findings(self, params) -> list:
@@ -442,8 +439,7 @@ class OptimizerWatch:
             "model's parameters to the optimizer (model.parameters(), or add a parameter group "
             "for the module that was left out); if they are meant to stay fixed, set "
             "requires_grad=False.",
-            function=first.name, source=_where(first.made_at),
-            code=first.made_at.code if first.made_at is not None else None,
+            **_built_at(first),
             details={"parameters": missing})]
 
     # -- the pictures ----------------------------------------------------------------------
@@ -460,6 +456,13 @@ class OptimizerWatch:
                                     "steps": entry.steps, "groups": groups})
         return {"optimizers": optimizers_seen,
                 "events": self.events_first + list(self.events_last)}
+
+
+def _built_at(entry: _Watched) -> dict:
+    """A finding's op, line and code: the optimizer, where it was built."""
+    made = entry.made_at
+    return {"function": entry.name, "source": _where(made),
+            "code": made.code if made is not None else None}
 
 
 def _where(source) -> str | None:

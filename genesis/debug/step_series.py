@@ -25,7 +25,7 @@ from collections import deque
 
 import numpy as np
 
-from .norm_history import Bin
+from .norm_history import SummaryBins
 
 __all__ = ["StepSeries", "DistributionSeries", "BANDS", "RECENT_READINGS", "SAMPLES"]
 
@@ -40,13 +40,12 @@ class StepSeries:
     one). `to_dict()` is what trace.json keeps: {"steps", "values" (recent, in full),
     "summary" (older, in bins; oldest first)}."""
 
-    __slots__ = ("recent", "_recent", "_bins", "_filling", "last_step")
+    __slots__ = ("recent", "_recent", "_bins", "last_step")
 
     def __init__(self, recent: int = RECENT_READINGS):
         self.recent = recent
         self._recent = deque()
-        self._bins = []
-        self._filling = None
+        self._bins = SummaryBins(recent // 8)
         self.last_step = None
 
     def __len__(self) -> int:
@@ -62,7 +61,7 @@ class StepSeries:
         self.last_step = step
         self._recent.append((step, value))
         if len(self._recent) > self.recent:
-            self._fold(*self._recent.popleft())
+            self._bins.fold(*self._recent.popleft())
 
     def values(self) -> list:
         """[(step, value)] of the recent readings, oldest first."""
@@ -77,32 +76,12 @@ class StepSeries:
 
     def bins(self) -> list:
         """Summary `Bin`s of the readings before the recent ones, oldest first."""
-        return self._bins + ([self._filling] if self._filling is not None else [])
+        return self._bins.all()
 
     def to_dict(self) -> dict:
         return {"steps": [step for step, _ in self._recent],
                 "values": [value for _, value in self._recent],
                 "summary": [summary.to_dict() for summary in self.bins()]}
-
-    def _fold(self, step: int, value: float | None) -> None:
-        filling = self._filling
-        if filling is None:
-            filling = self._filling = Bin(step, value)
-        else:
-            filling.add(step, value)
-        if filling.width < max(1, self.recent // 8):
-            return
-        bins = self._bins
-        bins.append(filling)
-        self._filling = None
-        index = len(bins) - 1
-        while index >= 2:  # three bins of one width: the two older merge
-            older = bins[index - 2]
-            if not older.width == bins[index - 1].width == bins[index].width:
-                break
-            older.absorb(bins[index - 1])
-            del bins[index - 1]
-            index -= 2
 
 
 class DistributionSeries:
