@@ -165,6 +165,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             "autograd.grad when creating the graph to avoid this. If you have to use this "
             "function, make sure to reset the .grad fields of your parameters to None after use "
             "to break the cycle and avoid the leak.", UserWarning, stacklevel=3)
+    if tensors.__class__ is Tensor and grad_tensors is None and inputs is None \
+            and tensors._requires_grad and tensors._data.size == 1:  # loss.backward()
+        run_graph([gradient_edge(tensors)], _root_grads((tensors,), None),
+                  create_graph if retain_graph is None else retain_graph, create_graph)
+        return
     tensors = _as_tuple(tensors)
     grads = _root_grads(tuple(_stand_in(tensor) for tensor in tensors), grad_tensors)
     if retain_graph is None:

@@ -816,22 +816,31 @@ _NO_EDGE = (None, 0)
 def _link_outputs(ctx: Node, outputs: tuple) -> None:
     """Make `ctx` the grad_fn of each differentiable output; pack what forward saved."""
     non_differentiable = ctx._non_differentiable
-    output_meta = []
-    for output_nr, output in enumerate(outputs):
-        if output is None:
-            output_meta.append(None)
-            continue
+    if len(outputs) == 1 and outputs[0] is not None and not non_differentiable:
+        output = outputs[0]  # the usual case: one output, linked without the loop below
         data = output._data
-        output_meta.append((data.shape, data.dtype, output._device))
-        if data.dtype in FLOATING_NUMPY_DTYPES and id(data) not in non_differentiable:
+        ctx._output_meta = ((data.shape, data.dtype, output._device),)
+        if data.dtype in FLOATING_NUMPY_DTYPES:
             output._requires_grad = True
             output.grad_fn = ctx
-            output._output_nr = output_nr
-    ctx._output_meta = tuple(output_meta)
-    if non_differentiable:  # which outputs: backward may get None for them (engine._materialize)
-        ctx.__dict__["_non_diff_outputs"] = frozenset(
-            nr for nr, output in enumerate(outputs)
-            if output is not None and id(output._data) in non_differentiable)
+            output._output_nr = 0
+    else:
+        output_meta = []
+        for output_nr, output in enumerate(outputs):
+            if output is None:
+                output_meta.append(None)
+                continue
+            data = output._data
+            output_meta.append((data.shape, data.dtype, output._device))
+            if data.dtype in FLOATING_NUMPY_DTYPES and id(data) not in non_differentiable:
+                output._requires_grad = True
+                output.grad_fn = ctx
+                output._output_nr = output_nr
+        ctx._output_meta = tuple(output_meta)
+        if non_differentiable:  # which outputs: backward may get None for them (engine._materialize)
+            ctx.__dict__["_non_diff_outputs"] = frozenset(
+                nr for nr, output in enumerate(outputs)
+                if output is not None and id(output._data) in non_differentiable)
     saved = ctx._saved
     if saved is not None:
         ctx._saved = _pack_saved(ctx, saved)
