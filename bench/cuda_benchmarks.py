@@ -19,7 +19,9 @@ figure is the best of `--repeat` runs of `--number` steps. PyTorch's Adam runs t
 its default (multi-tensor `foreach` kernels on CUDA, as genesis's Adam) and
 `foreach=False` (one parameter at a time). Before timing, one step of each framework from
 the same state is compared (loss and gradients), so the rows compute the same thing.
-Peak memory is each framework's own allocator figure (genesis.cuda / torch.cuda).
+Peak memory is each framework's own allocator figure (genesis.cuda / torch.cuda), taken
+after all the timing (genesis's peak tracking is a Python call per allocation: see
+`PeakMemory`).
 
 With `--profile`, each genesis step and its PyTorch counterpart are then profiled: the
 kernels the GPU spent the step on, how busy it was, and the host's top Python functions
@@ -32,6 +34,7 @@ Without a GPU (or without CuPy or CUDA PyTorch) it says so and exits 0.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import sys
@@ -86,21 +89,50 @@ def ms_per_step(step, synchronize, number: int, repeat: int, warmup: int = 3) ->
 
 
 class PeakMemory:
-    """Each framework's peak allocated bytes over a region, in MiB (None on the CPU)."""
+    """Each framework's peak allocated MiB over a few steps, measured after all the timing.
 
-    def __init__(self, torch, device: str):
-        self.torch, self.on_gpu = torch, device != "cpu"
+    PyTorch's allocator keeps its peak for free; CuPy's pool keeps none, so genesis's
+    `reset_peak_memory_stats` installs a memory hook, a Python call on every allocation,
+    that would slow every step timed after it. So the timed runs come first and the
+    peaks are taken afterwards (`measure_all`), by running each step again a few times
+    from a reset. On the CPU there is no allocator figure: None."""
 
-    def start(self) -> None:
-        if self.on_gpu:
-            genesis.cuda.reset_peak_memory_stats()
-            self.torch.cuda.reset_peak_memory_stats()
+    STEPS = 3
 
-    def genesis(self):
-        return genesis.cuda.max_memory_allocated() / 2 ** 20 if self.on_gpu else None
+    def __init__(self, torch, device: str, synchronize):
+        self.torch, self.on_gpu, self.synchronize = torch, device != "cpu", synchronize
+        self.pending = []  # (Probe, step, framework)
 
-    def pytorch(self):
-        return self.torch.cuda.max_memory_allocated() / 2 ** 20 if self.on_gpu else None
+    def probe(self, step, framework: str) -> "Probe":
+        """A peak to measure later: `framework` is "genesis" or "pytorch"."""
+        probe = Probe()
+        self.pending.append((probe, step, framework))
+        return probe
+
+    def measure_all(self) -> None:
+        if not self.on_gpu:
+            return
+        for probe, step, framework in self.pending:
+            library = genesis if framework == "genesis" else self.torch
+            self.synchronize()
+            library.cuda.reset_peak_memory_stats()
+            for _ in range(self.STEPS):
+                step()
+            self.synchronize()
+            probe.mib = library.cuda.max_memory_allocated() / 2 ** 20
+
+
+class Probe:
+    """A peak in MiB, filled in by `PeakMemory.measure_all` (None until then, or on the CPU)."""
+
+    mib = None
+
+
+class Row:
+    """One line of the table: a benchmark, an implementation, its ms per step and peak."""
+
+    def __init__(self, benchmark: str, name: str, milliseconds: float, peak: Probe | None = None):
+        self.benchmark, self.name, self.milliseconds, self.peak = benchmark, name, milliseconds, peak
 
 
 # -- training steps: MLP, CNN ---------------------------------------------------------------
@@ -157,22 +189,21 @@ def training_rows(torch, device: str, number: int, repeat: int, synchronize, mem
 
     check_step_agrees(torch, label, ours, x, y, torch_model_and_step(True)[0], torch_x, torch_y)
     rows = []
-    memory.start()
     ours_name = "genesis (CuPy)" if device != "cpu" else "genesis (NumPy)"
     profiled[(label, ours_name)] = genesis_step
-    rows.append((label, ours_name, ms_per_step(genesis_step, synchronize, number, repeat),
-                 memory.genesis()))
+    rows.append(Row(label, ours_name, ms_per_step(genesis_step, synchronize, number, repeat),
+                    memory.probe(genesis_step, "genesis")))
     with TraceSession(steps=1, check=False):  # the first step recorded; the timed ones watched
         genesis_step()
-        rows.append((label, f"{ours_name} under trace", ms_per_step(
-            genesis_step, synchronize, number, repeat), None))
+        rows.append(Row(label, f"{ours_name} under trace", ms_per_step(
+            genesis_step, synchronize, number, repeat)))
+    profiled[(label, f"{ours_name} under trace")] = genesis_step
     for name, foreach in (("PyTorch, Adam default", True), ("PyTorch, Adam foreach=False", False)):
         _, step = torch_model_and_step(foreach)
         if foreach:
             profiled[(label, name)] = step
-        memory.start()
-        rows.append((label, name, ms_per_step(step, synchronize, number, repeat),
-                     memory.pytorch()))
+        rows.append(Row(label, name, ms_per_step(step, synchronize, number, repeat),
+                        memory.probe(step, "pytorch")))
     return rows
 
 
@@ -245,28 +276,25 @@ def block_rows(torch, device: str, number: int, repeat: int, synchronize, memory
     difference = max(float(np.abs(ours.grad.cpu().numpy() - theirs.grad.cpu().numpy()).max())
                      for ours, theirs in zip(genesis_leaves, torch_leaves))
     print(f"transformer block: gradient max |diff| {difference:.1e}")
-    rows = []
     ours_name = "genesis (CuPy)" if device != "cpu" else "genesis (NumPy)"
     profiled[("block fwd+bwd", ours_name)] = genesis_step
     profiled[("block fwd+bwd", "PyTorch")] = torch_step
-    memory.start()
-    rows.append(("block fwd+bwd", ours_name,
-                 ms_per_step(genesis_step, synchronize, number, repeat), memory.genesis()))
-    memory.start()
-    rows.append(("block fwd+bwd", "PyTorch", ms_per_step(torch_step, synchronize, number, repeat),
-                 memory.pytorch()))
-    return rows
+    return [Row("block fwd+bwd", ours_name, ms_per_step(genesis_step, synchronize, number, repeat),
+                memory.probe(genesis_step, "genesis")),
+            Row("block fwd+bwd", "PyTorch", ms_per_step(torch_step, synchronize, number, repeat),
+                memory.probe(torch_step, "pytorch"))]
 
 
 def print_table(rows: list) -> None:
     print(f"\n{'benchmark':<15} {'implementation':<28} {'ms/step':>9} {'genesis/this':>13} "
           f"{'peak MiB':>9}")
     reference = {}
-    for benchmark, name, milliseconds, peak in rows:
-        reference.setdefault(benchmark, milliseconds)
+    for row in rows:
+        reference.setdefault(row.benchmark, row.milliseconds)
+        peak = row.peak.mib if row.peak is not None else None
         memory = f"{peak:9.1f}" if peak is not None else f"{'-':>9}"
-        print(f"{benchmark:<15} {name:<28} {milliseconds:9.3f} "
-              f"{reference[benchmark] / milliseconds:12.2f}x {memory}")
+        print(f"{row.benchmark:<15} {row.name:<28} {row.milliseconds:9.3f} "
+              f"{reference[row.benchmark] / row.milliseconds:12.2f}x {memory}")
 
 
 def main() -> int:
@@ -295,10 +323,11 @@ def main() -> int:
         print(f"GPU: {genesis.cuda.get_device_name()} (genesis) / {torch.cuda.get_device_name()} "
               f"(PyTorch {torch.__version__})")
     synchronize = synchronizer(torch, options.device)
-    memory = PeakMemory(torch, options.device)
+    memory = PeakMemory(torch, options.device, synchronize)
     profiled: dict = {}
     rows = step_rows(torch, options.device, number, repeat, synchronize, memory, profiled)
     rows += block_rows(torch, options.device, number, repeat, synchronize, memory, profiled)
+    memory.measure_all()  # after every timed run: genesis's peak tracking costs a call per allocation
     print_table(rows)
     if options.profile:
         print_profiles(torch, profiled, synchronize, on_gpu=options.device != "cpu",
@@ -311,13 +340,17 @@ def print_profiles(torch, profiled: dict, synchronize, on_gpu: bool, save_dir=No
     (each genesis profile saved as `<benchmark>.pstats` in `save_dir` when given)."""
     for (benchmark, name), step in profiled.items():
         print(f"\n== {benchmark}: {name} ==")
-        if on_gpu:
+        traced = name.endswith("under trace")
+        if on_gpu and not traced:
             print(kernel_table(torch, step, synchronize))
         if name.startswith("genesis"):
             print("  host (cProfile, by own time):")
             file = None if save_dir is None else os.path.join(
-                save_dir, benchmark.split()[0].lower() + ".pstats")
-            print(host_table(step, synchronize, steps=20, top=25, save_to=file))
+                save_dir, benchmark.split()[0].lower() + ("_traced" if traced else "") + ".pstats")
+            with TraceSession(steps=1, check=False) if traced else contextlib.nullcontext():
+                if traced:
+                    step()  # the recorded step; the profiled ones are watched
+                print(host_table(step, synchronize, steps=20, top=25, save_to=file))
 
 
 if __name__ == "__main__":
