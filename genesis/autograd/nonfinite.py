@@ -113,6 +113,11 @@ class NonFiniteTracker:
         """The holder of what `tensor` carries, if a watched op made it."""
         return self._held.get(tensor)
 
+    @property
+    def holding(self) -> bool:
+        """Whether some live tensor carries what a watched op followed (or, on a GPU, may)."""
+        return len(self._held) > 0
+
     def hold(self, tensor: Tensor, origin: Origin | None = None) -> _Holder:
         """A new holder for what `tensor` (an op's output) carries."""
         holder = self._held[tensor] = _Holder(origin)

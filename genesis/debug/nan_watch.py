@@ -105,6 +105,8 @@ class NaNWatch:
             output = outputs[0]
             if not isinstance(output, Tensor) or output._data.dtype.kind != "f":
                 return
+            if output._view is not None and not output._requires_grad and not self.tracker.holding:
+                return  # a view of data (a DataLoader's sample): see the note above _backward
             checked = [(0, output)]
         else:
             checked = _floating(outputs)
@@ -128,6 +130,13 @@ class NaNWatch:
             if not all_finite(output):  # the rare case: the tracker follows it
                 self.tracker.forward(node, args, outputs)
                 return
+
+    # A view shares its values with the tensor it views: it can make no NaN/Inf, only show
+    # what that tensor holds. A view of a tensor that requires no gradient (data: a
+    # DataLoader indexes its dataset once per sample) is not looked at while nothing
+    # non-finite is being followed: a NaN in the data is found at the first op that
+    # computes with the view, as having come in there. Views of parameters are looked
+    # at, so a NaN that comes in through one is named after the parameter.
 
     def _backward(self, node, grad_outputs, grad_inputs, flowed_from) -> None:
         if engine.unwatched.depth:

@@ -10,6 +10,7 @@ import pytest
 import genesis
 import genesis.nn as nn
 import genesis.nn.functional as F
+from genesis.utils.data import DataLoader, TensorDataset
 from genesis.debug.nan_watch import NaNWatch
 from genesis.debug.readings import Readings
 from genesis.debug.session import TraceSession
@@ -263,3 +264,42 @@ def test_a_minus_inf_constant_reaching_the_loss_is_found_where_it_came_in():
     (finding,) = watched(run)
     assert finding.title == "Inf reaches the loss: it came into MaskedFill through a number argument (-inf)"
     assert finding.message.splitlines()[0].endswith("3 of 9 values of its output")
+
+
+def test_nan_in_a_datasets_sample_is_found_where_the_batch_is_computed_with():
+    """A DataLoader's views of its dataset (one per sample) are not looked at: the NaN is
+    found at the first op that computes with the data, as having come in there."""
+    genesis.manual_seed(0)
+    images = genesis.randn(8, 3)
+    images[5, 1] = float("nan")
+    loader = DataLoader(TensorDataset(images, genesis.zeros(8, dtype=genesis.int64)), batch_size=4)
+    layer = nn.Linear(3, 2)
+
+    def run():
+        for batch, target in loader:
+            F.cross_entropy(layer(batch), target).backward()
+    (finding,) = watched(run)
+    assert finding.title.startswith("NaN reaches the loss: it came into Stack through input")
+
+
+def test_a_view_of_a_parameter_is_looked_at():
+    """(Under genesis trace, the finding then names the parameter: test_nan_watch_harm.)"""
+    genesis.manual_seed(0)
+    layer = nn.Linear(3, 2)
+    with genesis.no_grad():
+        layer.weight[0, 1] = float("nan")
+    x = genesis.randn(4, 3)
+    (finding,) = watched(lambda: (x @ layer.weight.t()).sum().backward())
+    assert finding.title == "NaN reaches the loss: it came into Transpose through input 0"
+
+
+def test_nan_carried_into_a_view_of_data_is_followed_through_it():
+    data = genesis.tensor([1.0, 0.0, 2.0])
+    w = genesis.tensor([1.0, 1.0], requires_grad=True)
+
+    def run():
+        logs = data.log()            # -inf born here (data requires no grad)
+        picked = logs[:2]            # a view of it: followed, since -inf is being carried
+        (picked * w).sum().backward()
+    (finding,) = watched(run)
+    assert "Log" in finding.title and "born" in finding.message
