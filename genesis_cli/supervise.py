@@ -1,8 +1,10 @@
 """Run a script under tracing in a child process and collect what it captured.
 
-`genesis trace` stays a small supervisor: it starts `genesis_cli.traced_run` (the
-script runs there, as `python SCRIPT ARGS` would, with this process's standard input,
-output and error), waits for it, and takes the finished `Trace` from a pipe. When the
+`genesis trace` stays a small supervisor: it has `genesis_cli.traced_run` run the script
+in a child process (`genesis_cli.warm_child`, usually started before this process
+imported genesis; the script runs there as `python SCRIPT ARGS` would, with this
+process's standard input, output and error), waits for it, and takes the finished
+`Trace` from a pipe. When the
 child ends without sending one (`os._exit`, a signal such as SIGKILL from the
 out-of-memory killer, a crash in native code) the journal it kept is read instead, so
 what was captured is still reported.
@@ -14,28 +16,20 @@ them, a notebook) is the child's output piped and copied into them.
 from __future__ import annotations
 
 import codecs
-import json
 import os
 import pickle
 import signal
-import subprocess
 import sys
 import threading
 from dataclasses import dataclass, field
 
-import genesis_cli
 from genesis.debug.journal import read_journal
 from genesis.debug.trace import Trace
 
 from .traced_run import RESULT_HEADER
+from .warm_child import WarmChild, take
 
 __all__ = ["TracedRun", "run_traced", "describe_end"]
-
-_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(genesis_cli.__file__)))
-# The child imports genesis_cli from where this process did, then forgets that path so
-# the script sees sys.path as `python SCRIPT` would give it.
-_BOOTSTRAP = ("import sys; sys.path.insert(0, {root!r}); import genesis_cli.traced_run as run; "
-              "sys.path.remove({root!r}); run.main()")
 
 
 @dataclass
@@ -65,23 +59,28 @@ def run_traced(script: str, args: list, options: dict, journal: str | None,
     its standard output and error go (default: this process's). `outputs` (an
     `OutputSettings` as a dict) asks the child to write the files itself; `shown`
     ({"shown_script", "shown_options"}) is how the trace names the script and its options."""
-    read_end, write_end = os.pipe()
     config = {"script": os.path.abspath(script), "args": list(args), "options": options,
-              "journal": journal, "result_fd": write_end, "outputs": outputs, **(shown or {})}
-    command = [sys.executable, "-c", _BOOTSTRAP.format(root=_PACKAGE_ROOT), json.dumps(config)]
+              "journal": journal, "outputs": outputs, **(shown or {})}
     out_stream = script_stdout if script_stdout is not None else sys.stdout
     streams = [out_stream, script_stderr if script_stderr is not None else sys.stderr]
     for stream in streams:
         stream.flush()  # what this process printed comes before the script's output
-    targets = [stream.fileno() if _has_descriptor(stream) else subprocess.PIPE
-               for stream in streams]
+    warm = take() or WarmChild.started()
+    read_end, write_end = os.pipe()
+    targets, relays, ours = [], [], [write_end]
+    for stream in streams:
+        if _has_descriptor(stream):
+            targets.append(stream.fileno())
+        else:  # a stream without a descriptor (a test runner's): copied from a pipe
+            pipe_read, pipe_write = os.pipe()
+            targets.append(pipe_write)
+            ours.append(pipe_write)
+            relays.append(_Relay(os.fdopen(pipe_read, "rb"), stream))
     try:
-        child = subprocess.Popen(command, stdout=targets[0], stderr=targets[1],
-                                 pass_fds=(write_end,))
+        child = warm.run(config, *targets, write_end)
     finally:
-        os.close(write_end)
-    relays = [_Relay(pipe, stream) for pipe, stream in zip((child.stdout, child.stderr), streams)
-              if pipe is not None]
+        for fd in ours:  # the child has its copies
+            os.close(fd)
     received = _Receiver(read_end)
     with _signals_passed_to(child):
         returncode = child.wait()
@@ -165,6 +164,7 @@ class _Relay:
                 self._stream.flush()
             if not chunk:
                 break
+        self._pipe.close()
 
     def join(self) -> None:
         self._thread.join(1.0)  # a process the script forked may keep the pipe open

@@ -1,8 +1,8 @@
 """The process `genesis trace` runs a script in.
 
-`genesis trace` starts `python -m genesis_cli.traced_run CONFIG`, where CONFIG (JSON)
-names the script, its arguments, the session's options, the journal folder and the
-file descriptor of a pipe back to `genesis trace`. This process runs the script as
+`genesis trace` has `main` called with CONFIG (JSON) in a child process
+(`genesis_cli.warm_child`): CONFIG names the script, its arguments, the session's options,
+the journal folder and the file descriptor of a pipe back to `genesis trace`. This process runs the script as
 `python SCRIPT ARGS` would, under a `TraceSession` that journals what it captures;
 when the script is done (and the threads it left running have ended) it runs the
 gradient checks, writes the outputs (trace.json, pictures, report.html: the graphs are

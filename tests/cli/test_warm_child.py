@@ -1,0 +1,74 @@
+"""The child process a traced script runs in is started before it is needed
+(genesis_cli.warm_child): it must behave exactly like one started when the run begins."""
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+
+from genesis_cli.warm_child import WarmChild
+
+
+def run_genesis(*arguments, **options):
+    return subprocess.run([sys.executable, "-m", "genesis_cli", *arguments],
+                          capture_output=True, text=True, check=False, **options)
+
+
+def test_a_child_given_no_orders_leaves_quietly(capfd):
+    child = WarmChild.started()
+    child.discard()
+    assert child.process.returncode == 0
+    captured = capfd.readouterr()
+    assert captured.out == "" and captured.err == ""
+
+
+def test_trace_help_prints_only_the_help():
+    completed = run_genesis("trace", "--help")
+    assert completed.returncode == 0
+    assert "Run SCRIPT and report" in completed.stdout and completed.stderr == ""
+
+
+def test_the_script_reads_the_commands_standard_input(tmp_path):
+    script = tmp_path / "echo.py"
+    script.write_text("import sys\nprint('got', sys.stdin.read().strip().upper())\n")
+    completed = run_genesis("trace", "--no-html", "--out", str(tmp_path / "out"), str(script),
+                            input="hello\n")
+    assert "got HELLO" in completed.stdout
+    assert completed.returncode == 4  # no backward call: nothing was checked
+
+
+def test_long_orders_arrive_whole(tmp_path):
+    script = tmp_path / "count.py"
+    script.write_text("import sys\nprint('arguments', len(sys.argv) - 1, sys.argv[-1])\n")
+    arguments = [f"argument-{index:06d}" for index in range(20000)]  # ~300 KB of orders
+    completed = run_genesis("trace", "--no-html", "--out", str(tmp_path / "out"), str(script),
+                            *arguments)
+    assert "arguments 20000 argument-019999" in completed.stdout
+
+
+def test_script_output_to_a_terminal_is_line_buffered(tmp_path):
+    """Python buffers stdout by lines when it is a terminal: so must the warm child, whose
+    stdout became the terminal only when its orders came."""
+    script = tmp_path / "slow.py"
+    script.write_text("import time\nprint('first', flush=False)\ntime.sleep(3)\nprint('second')\n")
+    master, slave = pty.openpty()
+    child = subprocess.Popen([sys.executable, "-m", "genesis_cli", "trace", "--quiet", "--no-html",
+                              "--out", str(tmp_path / "out"), str(script)],
+                             stdin=slave, stdout=slave, stderr=slave,
+                             env={key: value for key, value in os.environ.items()
+                                  if key != "PYTHONUNBUFFERED"})  # Python's own choice
+    os.close(slave)
+    seen, deadline = b"", time.monotonic() + 2.5
+    try:
+        while b"first" not in seen and time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    seen += os.read(master, 4096)
+                except OSError:
+                    break
+        assert b"first" in seen  # before the script's sleep ends
+    finally:
+        child.wait(timeout=60)
+        os.close(master)
