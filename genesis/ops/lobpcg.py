@@ -240,8 +240,9 @@ def _torch_lobpcg_fixed(torch, a, k=1, largest=True):
 
 
 def _generalized(a, b, k=1, largest=True):
-    return lobpcg(a, k, b @ b.mT + 6 * eye(b.shape[-1], dtype=b.dtype, device=b.device),
-                  largest=largest)
+    values, vectors = lobpcg(a, k, b @ b.mT + 6 * eye(b.shape[-1], dtype=b.dtype, device=b.device),
+                             largest=largest)
+    return values, _signed_columns(vectors)[0]  # LAPACK and cuSOLVER may pick other signs
 
 
 def _v(rng, shape):
