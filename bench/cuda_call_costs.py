@@ -20,14 +20,13 @@ Run: python bench/cuda_call_costs.py [--device cpu] [--quick]
 from __future__ import annotations
 
 import argparse
-import math
 import sys
-import time
 
 import numpy as np
 
 import genesis
 import genesis.nn.functional as genesis_F
+from cuda_benchmarks import ms_per_step
 
 # (name, shapes of the operands): the shapes of the transformer block's calls
 CASES = [
@@ -40,16 +39,7 @@ CASES = [
 
 
 def microseconds(call, synchronize, number: int, repeat: int) -> float:
-    call()
-    synchronize()
-    best = math.inf
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            call()
-        synchronize()
-        best = min(best, (time.perf_counter() - start) / number)
-    return best * 1e6
+    return ms_per_step(call, synchronize, number, repeat, warmup=1) * 1e3
 
 
 def by_hand(xp, name: str, arrays):
