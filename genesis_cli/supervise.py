@@ -4,10 +4,9 @@
 in a child process (`genesis_cli.warm_child`, usually started before this process
 imported genesis; the script runs there as `python SCRIPT ARGS` would, with this
 process's standard input, output and error), waits for it, and takes the finished
-`Trace` from a pipe. When the
-child ends without sending one (`os._exit`, a signal such as SIGKILL from the
-out-of-memory killer, a crash in native code) the journal it kept is read instead, so
-what was captured is still reported.
+`Trace` from a pipe. When the child ends without sending one (`os._exit`, a signal such
+as SIGKILL from the out-of-memory killer, a crash in native code) the journal it kept is
+read instead, so what was captured is still reported.
 
 The script's output goes straight to this process's terminal or file. Only when this
 process's own `sys.stdout`/`sys.stderr` are not real files (a test runner capturing
@@ -65,7 +64,6 @@ def run_traced(script: str, args: list, options: dict, journal: str | None,
     streams = [out_stream, script_stderr if script_stderr is not None else sys.stderr]
     for stream in streams:
         stream.flush()  # what this process printed comes before the script's output
-    warm = take() or WarmChild.started()
     read_end, write_end = os.pipe()
     targets, relays, ours = [], [], [write_end]
     for stream in streams:
@@ -77,7 +75,7 @@ def run_traced(script: str, args: list, options: dict, journal: str | None,
             ours.append(pipe_write)
             relays.append(_Relay(os.fdopen(pipe_read, "rb"), stream))
     try:
-        child = warm.run(config, *targets, write_end)
+        child = _child_running(config, targets, write_end)
     finally:
         for fd in ours:  # the child has its copies
             os.close(fd)
@@ -97,6 +95,18 @@ def run_traced(script: str, args: list, options: dict, journal: str | None,
         except (OSError, ValueError):
             trace = None
     return TracedRun(returncode, trace, False)
+
+
+def _child_running(config: dict, targets: list, result_fd: int):
+    """The child process, given its orders: the one prestarted for this run, or a new one
+    when there is none or it died before the orders came."""
+    prestarted = take()
+    if prestarted is not None:
+        try:
+            return prestarted.run(config, *targets, result_fd)
+        except OSError:  # gone (killed while it imported): start another
+            prestarted.discard()
+    return WarmChild.started().run(config, *targets, result_fd)
 
 
 def describe_end(run: TracedRun) -> str:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+from genesis_cli import supervise, warm_child
 from genesis_cli.warm_child import WarmChild
 
 
@@ -72,3 +73,20 @@ def test_script_output_to_a_terminal_is_line_buffered(tmp_path):
     finally:
         child.wait(timeout=60)
         os.close(master)
+
+
+def test_a_prestarted_child_that_died_is_replaced(tmp_path, monkeypatch):
+    script = tmp_path / "hello.py"
+    script.write_text("print('hello from the script')\n")
+    dead = WarmChild.started()
+    dead.process.kill()
+    dead.process.wait()
+    monkeypatch.setattr(warm_child, "_prestarted", [dead])
+    out = tmp_path / "out.txt"
+    with open(out, "w") as stream:
+        run = supervise.run_traced(str(script), [], {"steps": 1, "check": False, "check_all": False,
+                                                     "anomaly": True, "torch": False,
+                                                     "metrics": None, "tensorboard": None},
+                                   None, script_stdout=stream, script_stderr=stream)
+    assert run.returncode == 0 and run.finished
+    assert "hello from the script" in out.read_text()
