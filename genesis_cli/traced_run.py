@@ -72,6 +72,7 @@ def main(argv: list | None = None) -> None:
     trace.script = config.get("shown_script", trace.script)
     trace.meta["options"] = config.get("shown_options", options)
     files, problems = _written_outputs(trace, config.get("outputs"))
+    session.release()  # the graphs go with `trace` as this returns, not in a collection at exit
     try:
         send_result(result_fd, {"trace": trace if files is None else trace.without_graphs(),
                                 "files": files, "problems": problems,

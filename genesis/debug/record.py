@@ -82,8 +82,11 @@ class record:
         self._observer = self._observe
         self._checker = self._check
         self._forward_paused = set()  # threads whose recorded forward paused the collector
+        self._recording = False
+        self._annotated = []  # the node.metadata dicts that _observe wrote an OpRecord into
 
     def __enter__(self) -> "record":
+        self._recording = True
         function.observers.add(self._observer)
         module_scope.listeners.add(self.scope)
         engine.node_checkers.add(self._checker)
@@ -106,11 +109,30 @@ class record:
             backward_pause.resume()
         self._forward_paused.clear()
         self.readings.fetch()
+        self._recording = False
+        self._drop_records()
+
+    def _drop_records(self) -> None:
+        """Once recording has stopped and every run is filed, take the OpRecords off the
+        autograd nodes: the Graphs hold what they said. Left there, they would live as long
+        as the program's graphs do (a script's last `loss` keeps its whole graph), several
+        objects per op for the collector to walk again and again, and at exit."""
+        if self._recording or self._open_runs:
+            return
+        for metadata in self._annotated:
+            metadata.pop(RECORD_KEY, None)
+        self._annotated = []
 
     @property
     def graphs(self) -> list:
         """The distinct Graphs of the backward calls seen so far."""
         return list(self._graphs)
+
+    def release(self) -> None:
+        """Forget the graphs seen so far (their holders keep them): a later backward's graph
+        is filed as a new one."""
+        self._graphs = []
+        self._by_structure = {}
 
     # -- backward passes: the engine says when each starts and ends ----------
     def backward_started(self, run) -> None:
@@ -144,6 +166,7 @@ class record:
                 index = self._add_graph(graph)
                 if self.on_step is not None:
                     self.on_step(index, node_ids)
+            self._drop_records()  # a run another thread filed after recording stopped
 
     # -- forward: one call per Function.apply -------------------------------
     def _observe(self, node, args, outputs) -> None:
@@ -162,7 +185,9 @@ class record:
             readings = self.readings
             values = [value_stats_later(o._data, readings, o._device) if o is not None else None
                       for o in outputs]
-        node.metadata[RECORD_KEY] = OpRecord(values, node.saved_tensor_info)
+        metadata = node.metadata
+        metadata[RECORD_KEY] = OpRecord(values, node.saved_tensor_info)
+        self._annotated.append(metadata)
 
     # -- backward: one call per node run --------------------------------------
     def _check(self, node, grads, grad_inputs, flowed_from) -> None:

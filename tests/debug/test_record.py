@@ -4,6 +4,7 @@ import pytest
 import genesis
 from genesis.autograd import engine, function, module_scope
 from genesis.debug import record
+from genesis.debug.session import TraceSession
 
 from .modules import MLP, Model, Unrolled
 
@@ -208,3 +209,28 @@ def test_models_without_variables_are_named_by_class():
         models[1](models[0](genesis.randn(3, 2))).sum().backward()
     params = {node.name for node in recording.graphs[0].of_kind("param")}
     assert params == {"Linear.weight", "Linear.bias", "Linear#2.weight", "Linear#2.bias"}
+
+
+def test_the_records_leave_the_autograd_nodes_once_recording_stops():
+    """The graph keeps the statistics; the program's own graph (alive as long as its `loss`)
+    carries nothing of the recorder's afterwards."""
+    x = genesis.randn(4, requires_grad=True)
+    with record() as recorder:
+        loss = (x * 2).tanh().sum()
+        loss.backward()
+        assert "genesis.debug.record" in loss.grad_fn.metadata  # while recording
+    assert "genesis.debug.record" not in loss.grad_fn.metadata
+    assert loss.grad_fn.next_functions[0][0].metadata == {}
+    (graph,) = recorder.graphs
+    ops = [node for node in graph.nodes if node.kind == "op"]
+    assert ops and all(node.outputs[0].stats is not None for node in ops)
+
+
+def test_a_session_lets_go_of_its_graphs_once_its_trace_has_them():
+    x = genesis.randn(3, requires_grad=True)
+    session = TraceSession(steps=1, check=False)
+    with session:
+        (x * x).sum().backward()
+    trace = session.result()
+    session.release()
+    assert session.recorder.graphs == [] and len(trace.graphs) == 1
