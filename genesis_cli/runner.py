@@ -7,11 +7,16 @@ captured up to that point can still be written.
 """
 from __future__ import annotations
 
+import atexit
+import importlib.util
+import io
 import itertools
 import os
+import pkgutil
 import runpy
 import sys
 import traceback
+import types
 from dataclasses import dataclass
 
 import genesis
@@ -43,8 +48,13 @@ class ScriptNotFound(FileNotFoundError):
     """The script path does not exist or is not a file."""
 
 
-def run_script(path: str, args: list | tuple = ()) -> ScriptOutcome:
+def run_script(path: str, args: list | tuple = (), clear_at_exit: bool = False) -> ScriptOutcome:
     """Run `path` as `__main__` with `args`; never raises for the script's own errors.
+
+    With `clear_at_exit`, the script's globals are cleared when the interpreter exits, after
+    the exit handlers the script registered, as Python clears `__main__`'s: what the script
+    left (its model, its last graph) is then freed at once, as under `python SCRIPT`, not
+    found only by the collector's last walk over every object (seconds for a big graph).
 
     >>> import tempfile, os
     >>> with tempfile.TemporaryDirectory() as folder:
@@ -65,7 +75,7 @@ def run_script(path: str, args: list | tuple = ()) -> ScriptOutcome:
         sys.path.append(folder)
     outcome = ScriptOutcome()
     try:
-        runpy.run_path(path, run_name="__main__")
+        _run_as_main(path, clear_at_exit)
     except SystemExit as exit_request:
         outcome.exited = True
         outcome.exit_code = _exit_code(exit_request.code)
@@ -78,6 +88,44 @@ def run_script(path: str, args: list | tuple = ()) -> ScriptOutcome:
         if saved_path0 is not None:
             sys.path[0] = saved_path0
     return outcome
+
+
+def _run_as_main(path: str, clear_at_exit: bool) -> None:
+    """`runpy.run_path(path, run_name="__main__")`, done here for a source file so that the
+    module the script runs in is at hand (runpy keeps it to itself); a compiled file, a
+    folder or a zip archive is left to runpy."""
+    with io.open_code(path) as file:
+        source = file.read()
+    if pkgutil.get_importer(path) is not None or source[:4] == importlib.util.MAGIC_NUMBER:
+        runpy.run_path(path, run_name="__main__")
+        return
+    module = types.ModuleType("__main__")
+    namespace = module.__dict__
+    # what runpy gives a script run from a file
+    namespace.update(__file__=path, __cached__=None, __loader__=None, __package__="", __spec__=None)
+    if clear_at_exit:
+        atexit.register(_clear_module_globals, namespace)  # runs after the script's own
+    code = compile(source, path, "exec", dont_inherit=True)  # not this file's __future__ flags
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = module
+    try:
+        exec(code, namespace)
+    finally:
+        if saved is None:
+            sys.modules.pop("__main__", None)
+        else:
+            sys.modules["__main__"] = saved
+
+
+def _clear_module_globals(namespace: dict) -> None:
+    """Clear a module's globals as Python does at exit: the names with one leading
+    underscore first, then the others, each set to None (a `__del__` that reads a global
+    finds None, not a NameError); `__builtins__` stays."""
+    for single_underscore_first in (True, False):
+        for name in list(namespace):
+            single = name.startswith("_") and not name.startswith("__")
+            if name != "__builtins__" and (single or not single_underscore_first):
+                namespace[name] = None
 
 
 def _exit_code(code) -> int:

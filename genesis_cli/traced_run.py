@@ -58,7 +58,7 @@ def main(argv: list | None = None) -> None:
     torch_before_script = "torch" in sys.modules  # tensorboardX imports it when installed
     with sinks, session, _journal_before_exit(session, sinks), served:  # sinks close last
         sinks.attach(session)
-        outcome = run_script(config["script"], config["args"])
+        outcome = run_script(config["script"], config["args"], clear_at_exit=True)
         if os.getpid() != started_in:  # a forked copy of this process finished the script
             os._exit(outcome.exit_code)
         _wait_for_threads()  # python waits for them before exiting: the run is not over yet

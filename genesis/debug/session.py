@@ -430,11 +430,13 @@ class TraceSession:
         return trace
 
     def release(self) -> None:
-        """Let go of the graphs recorded so far (call after `result()`: its Trace keeps
-        them). A session is referenced by the hooks it registered, so it lives until a cyclic
-        collection finds it; what it lets go of here is freed at once instead of being walked
-        by every collection until then (a 100,000-op graph is a million objects)."""
+        """Let go of the graphs recorded so far and of the autograd nodes they were made of
+        (call after `result()`: its Trace keeps the graphs). A session is referenced by the
+        hooks it registered, so it lives until a cyclic collection finds it; what it lets go
+        of here is freed at once, or with the program's own graph, instead of being walked by
+        every collection until then (a 100,000-op graph is a million objects)."""
         self.recorder.release()
+        self.node_ids = {}
 
     def _history(self) -> dict:
         """trace.json's meta["history"] (the pictures of report.html)."""
