@@ -63,11 +63,16 @@ def run_traced(script: str, args: list, options: dict, journal: str | None,
     out_stream = script_stdout if script_stdout is not None else sys.stdout
     streams = [out_stream, script_stderr if script_stderr is not None else sys.stderr]
     for stream in streams:
-        stream.flush()  # what this process printed comes before the script's output
+        if stream is not None:
+            stream.flush()  # what this process printed comes before the script's output
     read_end, write_end = os.pipe()
     targets, relays, ours = [], [], [write_end]
     for stream in streams:
-        if _has_descriptor(stream):
+        if stream is None:  # this process has no such stream (closed when it started)
+            discard = os.open(os.devnull, os.O_WRONLY)
+            targets.append(discard)
+            ours.append(discard)
+        elif _has_descriptor(stream):
             targets.append(stream.fileno())
         else:  # a stream without a descriptor (a test runner's): copied from a pipe
             pipe_read, pipe_write = os.pipe()

@@ -90,3 +90,16 @@ def test_a_prestarted_child_that_died_is_replaced(tmp_path, monkeypatch):
                                    None, script_stdout=stream, script_stderr=stream)
     assert run.returncode == 0 and run.finished
     assert "hello from the script" in out.read_text()
+
+
+def test_genesis_trace_started_without_a_standard_output_still_runs_and_writes(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("import genesis\nx = genesis.ones(2, requires_grad=True)\n"
+                      "(x * 3).sum().backward()\nprint('not shown anywhere')\n")
+    out = tmp_path / "out"
+    completed = subprocess.run(
+        ["sh", "-c", 'exec "$0" -m genesis_cli trace --no-html --out "$1" "$2" >&-',
+         sys.executable, str(out), str(script)], capture_output=True, text=True, check=False)
+    assert completed.returncode == 0, completed.stderr
+    assert "Traceback" not in completed.stderr
+    assert (out / "trace.json").is_file()
