@@ -49,9 +49,14 @@ class WarmChild:
         try:
             command = [sys.executable, "-c", _BOOTSTRAP.format(root=_ROOT, fd=theirs.fileno())]
             # stdout only once the orders say where (a pipe it held would keep a reader of
-            # this command's output waiting); stderr for a failure before then
-            process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
-                                       pass_fds=(theirs.fileno(),))
+            # this command's output waiting); stderr for a failure before then. A stream
+            # this process started without (closed) stays closed to the script: /dev/null,
+            # not whatever descriptor took its number since (this socket, say).
+            process = subprocess.Popen(
+                command, stdout=subprocess.DEVNULL,
+                stdin=None if sys.stdin is not None else subprocess.DEVNULL,
+                stderr=None if sys.stderr is not None else subprocess.DEVNULL,
+                pass_fds=(theirs.fileno(),))
         finally:
             theirs.close()
         return cls(process, ours)
@@ -59,7 +64,8 @@ class WarmChild:
     def run(self, config: dict, stdout: int, stderr: int, result: int) -> subprocess.Popen:
         """Hand the child its configuration and the descriptors of the script's standard
         output and error and of the result pipe; returns the child's process."""
-        payload = json.dumps(config).encode()
+        # a script started without standard input gets none, as `python SCRIPT <&-` would
+        payload = json.dumps({**config, "stdin_closed": sys.stdin is None}).encode()
         try:
             socket.send_fds(self._channel, [_HEADER.pack(len(payload))], [stdout, stderr, result])
             self._channel.sendall(payload)
@@ -121,5 +127,8 @@ def serve(fd: int, run) -> None:
     if sys.stderr is not None:
         sys.stderr.reconfigure(line_buffering=True)
     config = json.loads(payload)
+    if config.pop("stdin_closed", False):
+        os.close(0)
+        sys.stdin = None
     config["result_fd"] = result
     run(["", json.dumps(config)])

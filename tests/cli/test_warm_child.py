@@ -103,3 +103,13 @@ def test_genesis_trace_started_without_a_standard_output_still_runs_and_writes(t
     assert completed.returncode == 0, completed.stderr
     assert "Traceback" not in completed.stderr
     assert (out / "trace.json").is_file()
+
+
+def test_a_script_started_without_standard_input_has_none_as_under_python(tmp_path):
+    script = tmp_path / "read.py"
+    script.write_text("import sys\nprint('stdin', sys.stdin)\n")
+    completed = subprocess.run(
+        ["sh", "-c", 'exec "$0" -m genesis_cli trace --no-html --out "$1" "$2" <&-',
+         sys.executable, str(tmp_path / "out"), str(script)],
+        capture_output=True, text=True, check=False)
+    assert "stdin None" in completed.stdout
