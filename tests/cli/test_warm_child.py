@@ -16,6 +16,13 @@ def run_genesis(*arguments, **options):
                           capture_output=True, text=True, check=False, **options)
 
 
+def trace_with_a_stream_closed(redirection, out, script):
+    """`genesis trace` started by a shell with one of its standard streams closed."""
+    return subprocess.run(
+        ["sh", "-c", f'exec "$0" -m genesis_cli trace --no-html --out "$1" "$2" {redirection}',
+         sys.executable, str(out), str(script)], capture_output=True, text=True, check=False)
+
+
 def test_a_child_given_no_orders_leaves_quietly(capfd):
     child = WarmChild.started()
     child.discard()
@@ -97,9 +104,7 @@ def test_genesis_trace_started_without_a_standard_output_still_runs_and_writes(t
     script.write_text("import genesis\nx = genesis.ones(2, requires_grad=True)\n"
                       "(x * 3).sum().backward()\nprint('not shown anywhere')\n")
     out = tmp_path / "out"
-    completed = subprocess.run(
-        ["sh", "-c", 'exec "$0" -m genesis_cli trace --no-html --out "$1" "$2" >&-',
-         sys.executable, str(out), str(script)], capture_output=True, text=True, check=False)
+    completed = trace_with_a_stream_closed(">&-", out, script)
     assert completed.returncode == 0, completed.stderr
     assert "Traceback" not in completed.stderr
     assert (out / "trace.json").is_file()
@@ -108,8 +113,5 @@ def test_genesis_trace_started_without_a_standard_output_still_runs_and_writes(t
 def test_a_script_started_without_standard_input_has_none_as_under_python(tmp_path):
     script = tmp_path / "read.py"
     script.write_text("import sys\nprint('stdin', sys.stdin)\n")
-    completed = subprocess.run(
-        ["sh", "-c", 'exec "$0" -m genesis_cli trace --no-html --out "$1" "$2" <&-',
-         sys.executable, str(tmp_path / "out"), str(script)],
-        capture_output=True, text=True, check=False)
+    completed = trace_with_a_stream_closed("<&-", tmp_path / "out", script)
     assert "stdin None" in completed.stdout
