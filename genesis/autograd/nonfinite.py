@@ -101,6 +101,7 @@ class NonFiniteTracker:
         self._wording = wording
         self._name_of = name_of
         self._held = TensorMap()                   # tensor -> _Holder of what it carries
+        self.held_ids = self._held.ids  # empty while nothing is held: `holding`, without a call
         self._seen = weakref.WeakKeyDictionary()   # node -> (origins that came in, {output_nr: origin})
         # node (an AccumulateGrad for a leaf) -> the report of the defect that made the
         # gradient it received non-finite

@@ -26,10 +26,13 @@ __all__ = ["TensorMap"]
 class TensorMap:
     """Maps tensors (by identity, held weakly) to values."""
 
-    __slots__ = ("_entries",)
+    __slots__ = ("_entries", "ids")
 
     def __init__(self):
         self._entries = {}  # id(tensor) -> (weak reference, value)
+        # the same dict, to be read (never written) where a call costs too much: it is
+        # empty exactly when the map is (`not notes.ids` on a hot path, not `len(notes)`)
+        self.ids = self._entries
 
     def get(self, tensor, default=None):
         entry = self._entries.get(id(tensor))

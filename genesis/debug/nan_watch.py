@@ -68,6 +68,7 @@ class NaNWatch:
         self._scaled = weakref.WeakKeyDictionary()   # root node -> (scaler, scale)
         self._pending = []        # (scaler, finding, node, path): waiting on the scaler's decision
         self.on_new_finding = None  # called with (finding, node) as each new finding is filed
+        self._held_ids = self.tracker.held_ids  # empty while the tracker follows nothing
         self.leaf_seen = None     # called with each op's arguments (the NaN replay's leaves)
 
     def start(self) -> None:
@@ -103,10 +104,12 @@ class NaNWatch:
     def _forward(self, node, args, outputs) -> None:
         if len(outputs) == 1:  # the usual op: its one output, without building a list
             output = outputs[0]
-            if not isinstance(output, Tensor) or output._data.dtype.kind != "f":
+            if not isinstance(output, Tensor):
                 return
-            if output._view is not None and not output._requires_grad and not self.tracker.holding:
+            if output._view is not None and not output._requires_grad and not self._held_ids:
                 return  # a view of data (a DataLoader's sample): see the note above _backward
+            if output._data.dtype.kind != "f":
+                return
             checked = [(0, output)]
         else:
             checked = _floating(outputs)
@@ -201,17 +204,21 @@ class NaNWatch:
             return
         self._file_pending()  # a step taken: non-finite gradients were not a scaler's to skip
         step = f"{type(optimizer).__name__}.step"
-        source = SourceLocation.capture()
         by_device = {}
         for group in optimizer.param_groups:
             for param in group["params"]:
                 if param._data.dtype.kind == "f":
                     by_device.setdefault(param._device, []).append(param)
+        source = None
         for device, params in by_device.items():
             if device.xp is np:
-                self.tracker.judge_step(step, source, [self._stepped(param, _finite_census(param))
-                                                       for param in params])
+                stepped = [self._stepped(param, _finite_census(param)) for param in params]
+                if source is None and not all(census.finite for _, _, census, _, _ in stepped):
+                    source = SourceLocation.capture()  # the step's line: needed only now
+                self.tracker.judge_step(step, source, stepped)
                 continue
+            if source is None:  # judged once fetched, when the step's line is gone
+                source = SourceLocation.capture()
             checked = list(enumerate(params))
             grads = [(index, param._grad) for index, param in checked if param._grad is not None]
             layout = _layout(checked, grads)

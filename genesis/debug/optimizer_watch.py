@@ -141,9 +141,8 @@ class OptimizerWatch:
         entry = self._watched(optimizer)
         calls = self.steps()
         step = calls - 1
-        source = SourceLocation.capture(max_frames=2)
         if entry.last_step_call is not None:
-            self._judge_gradients(entry, calls, step, source)
+            self._judge_gradients(entry, calls, step)
         entry.before = None
         if step >= 0 and sampled(step) and entry.measuring_step != step:
             entry.measuring_step = step
@@ -151,7 +150,10 @@ class OptimizerWatch:
                             for param in entry.params()
                             if param._grad is not None and param._data.dtype.kind == "f"}
 
-    def _judge_gradients(self, entry: _Watched, calls: int, step: int, source) -> None:
+    def _judge_gradients(self, entry: _Watched, calls: int, step: int) -> None:
+        """A step with the gradients of the step before (no backward since), or with gradients
+        that kept accumulating since that step (nothing cleared them): noted, with the line
+        of the `step()` call (looked up only then)."""
         with_grads = [param for param in entry.params() if param._grad is not None]
         if calls == entry.last_step_call:
             same = all(entry.last_grads.get(id(param)) is not None
@@ -159,7 +161,7 @@ class OptimizerWatch:
             if with_grads and same:
                 if not entry.repeated:
                     self.live_findings += 1
-                entry.repeated.append((step, source))
+                entry.repeated.append((step, SourceLocation.capture(max_frames=2)))
             return
         stale = [param for param in with_grads  # the very tensor it stepped with, not cleared
                  if self.accumulating_since.get(id(param), calls) < entry.last_step_call
@@ -168,7 +170,8 @@ class OptimizerWatch:
         if stale:
             if not entry.stale:
                 self.live_findings += 1
-            entry.stale.append((step, source, [self._name(param) for param in stale]))
+            entry.stale.append((step, SourceLocation.capture(max_frames=2),
+                                [self._name(param) for param in stale]))
 
     def stepped(self, optimizer) -> None:
         """Optimizer listener, after the update: measure it on a sampled step."""
