@@ -36,7 +36,6 @@ import time
 from rich.console import Console
 from rich.text import Text
 
-from genesis.debug.json_values import number, to_json_value
 
 try:  # POSIX only: without pseudo-terminals there is no live line
     import fcntl
@@ -67,6 +66,9 @@ def wanted(*, quiet: bool, as_json: bool) -> bool:
 
 def line_text(record: dict | None, elapsed_s: float) -> Text:
     """The live line for the newest step record (None: no step finished yet)."""
+    # (genesis is imported by now: the first line is drawn after the script started)
+    from genesis.debug.json_values import number, to_json_value
+
     text = Text()
     text.append("genesis trace", style="bold")
     if record is None:

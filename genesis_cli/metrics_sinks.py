@@ -19,7 +19,7 @@ A record is {"step", "loss", "grad_norm": {param: norm}, "update_ratio": {param:
   is sampled evenly; non-finite values are left out of a histogram.
 
 >>> import json, os, tempfile
->>> path = os.path.join(tempfile.mkdtemp(), METRICS_FILE)
+>>> path = os.path.join(tempfile.mkdtemp(), "metrics.jsonl")
 >>> sink = JsonLinesSink(path)
 >>> sink.step_finished({"step": 0, "loss": float("nan"), "grad_norm": {"w": 1.5}})
 >>> sink.close()
@@ -33,7 +33,6 @@ from __future__ import annotations
 import math
 import os
 import re
-from importlib.util import find_spec
 
 import numpy as np
 
@@ -41,22 +40,12 @@ from genesis.autograd import engine
 from genesis.debug.json_values import dumps
 from genesis.debug.sampling import sampled
 
-__all__ = ["JsonLinesSink", "TensorBoardSink", "MetricsSinks", "scalars", "tensorboard_installed",
-           "METRICS_FILE", "MISSING_TENSORBOARD", "HISTOGRAM_VALUES"]
+__all__ = ["JsonLinesSink", "TensorBoardSink", "MetricsSinks", "scalars", "HISTOGRAM_VALUES"]
 
-METRICS_FILE = "metrics.jsonl"
 HISTOGRAM_VALUES = 1 << 20   # values per histogram at most: larger tensors are sampled evenly
 FLUSH_S = 5                  # TensorBoard events reach the disk at least this often
-MISSING_TENSORBOARD = ("--tensorboard writes TensorBoard event files with the tensorboardX "
-                       "package, which is not installed: pip install "
-                       "'genesis-autograd[tensorboard]' (or pip install tensorboardX)")
 ACTIVATION_STATS = ("mean", "std", "zeros", "dead", "saturated")
 _GROUP_INDEX = re.compile(r"\[(\d+)\]")  # "Adam[0]": TensorBoard tags hold no brackets
-
-
-def tensorboard_installed() -> bool:
-    """Whether tensorboardX (the `tensorboard` extra) is installed; it is not imported here."""
-    return find_spec("tensorboardX") is not None
 
 
 class JsonLinesSink:

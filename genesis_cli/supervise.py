@@ -21,12 +21,12 @@ import signal
 import sys
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
 
-from genesis.debug.journal import read_journal
-from genesis.debug.trace import Trace
+from .warm_child import RESULT_HEADER, WarmChild, take
 
-from .traced_run import RESULT_HEADER
-from .warm_child import WarmChild, take
+if TYPE_CHECKING:  # imported only once the script runs (see genesis_cli.trace_settings)
+    from genesis.debug.trace import Trace
 
 __all__ = ["TracedRun", "run_traced", "describe_end"]
 
@@ -53,11 +53,13 @@ class TracedRun:
 
 def run_traced(script: str, args: list, options: dict, journal: str | None,
                script_stdout=None, outputs: dict | None = None, shown: dict | None = None,
-               script_stderr=None) -> TracedRun:
+               script_stderr=None, while_running: Callable[[], None] | None = None) -> TracedRun:
     """Run `script` traced in a child process; `script_stdout` and `script_stderr` are where
     its standard output and error go (default: this process's). `outputs` (an
     `OutputSettings` as a dict) asks the child to write the files itself; `shown`
-    ({"shown_script", "shown_options"}) is how the trace names the script and its options."""
+    ({"shown_script", "shown_options"}) is how the trace names the script and its options.
+    `while_running()` is called once the script has started, before waiting for it: work
+    of the caller's that need not hold the script up."""
     config = {"script": os.path.abspath(script), "args": list(args), "options": options,
               "journal": journal, "outputs": outputs, **(shown or {})}
     out_stream = script_stdout if script_stdout is not None else sys.stdout
@@ -86,6 +88,8 @@ def run_traced(script: str, args: list, options: dict, journal: str | None,
             os.close(fd)
     received = _Receiver(read_end)
     with _signals_passed_to(child):
+        if while_running is not None:
+            while_running()
         returncode = child.wait()
     for relay in relays:
         relay.join()
@@ -95,6 +99,7 @@ def run_traced(script: str, args: list, options: dict, journal: str | None,
                          result.get("files"), result.get("problems", []))
     trace = None
     if journal is not None:
+        from genesis.debug.journal import read_journal
         try:
             trace = read_journal(journal)
         except (OSError, ValueError):

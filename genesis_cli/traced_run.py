@@ -23,7 +23,6 @@ import json
 import os
 import pickle
 import shutil
-import struct
 import sys
 import threading
 
@@ -31,14 +30,14 @@ from genesis.compat import UnsupportedTorchAPI, UnsupportedTorchModule, is_serve
 from genesis.debug.journal import Journal
 from genesis.debug.session import TraceSession
 
-from .commands.trace_outputs import OutputSettings, write_outputs
+from .commands.trace_outputs import write_outputs
 from .metrics_sinks import MetricsSinks
 from .runner import run_script
+from .trace_settings import CHECKS_PER_SITE, OutputSettings
 from .ui import make_console, progress
+from .warm_child import RESULT_HEADER
 
-__all__ = ["main", "send_result", "RESULT_HEADER"]
-
-RESULT_HEADER = struct.Struct("<Q")  # the byte length of the pickled result that follows
+__all__ = ["main", "send_result"]
 
 
 def main(argv: list | None = None) -> None:
@@ -52,7 +51,8 @@ def main(argv: list | None = None) -> None:
                                               "options": options})
     session = TraceSession(steps=options["steps"], check=options["check"],
                            check_all=options["check_all"], anomaly=options["anomaly"],
-                           journal=journal, replay_dir=(config.get("outputs") or {}).get("folder"))
+                           journal=journal, replay_dir=(config.get("outputs") or {}).get("folder"),
+                           checks_per_site=CHECKS_PER_SITE)
     served = serve_torch() if options.get("torch") else contextlib.nullcontext()
     sinks = MetricsSinks(options.get("metrics"), options.get("tensorboard"))
     torch_before_script = "torch" in sys.modules  # tensorboardX imports it when installed

@@ -25,9 +25,10 @@ import struct
 import subprocess
 import sys
 
-__all__ = ["WarmChild", "prestart", "take", "serve"]
+__all__ = ["WarmChild", "prestart", "take", "serve", "RESULT_HEADER"]
 
 _HEADER = struct.Struct("<Q")  # the byte length of the JSON configuration that follows
+RESULT_HEADER = struct.Struct("<Q")  # on the result pipe: the byte length of the pickled result
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The child imports genesis_cli from where this process did, then forgets that path so the
 # script sees sys.path as `python SCRIPT` would give it.

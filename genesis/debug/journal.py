@@ -42,11 +42,10 @@ from .graph import Graph
 from .json_values import dumps
 from .trace import TRACE_SCHEMA_VERSION, Trace
 
-__all__ = ["Journal", "read_journal", "JOURNAL_FILE", "PROGRESS_FILE", "PARTIAL_FOLDER"]
+__all__ = ["Journal", "read_journal", "JOURNAL_FILE", "PROGRESS_FILE"]
 
 JOURNAL_FILE = "journal.jsonl"
 PROGRESS_FILE = "progress.json"
-PARTIAL_FOLDER = "trace.partial"
 PROGRESS_EVERY_S = 1.0
 
 

@@ -38,7 +38,7 @@ from .loss_watch import LossWatch
 from .nan_watch import NaNWatch
 from .nan_replay import NaNReplay
 from .optimizer_watch import OptimizerWatch
-from .node_check import InvocationLog, check_invocation
+from .node_check import PER_SITE, InvocationLog, check_invocation
 from .names import Names, user_namespace
 from .param_watch import ParamWatch
 from .module_paths import module_paths
@@ -66,6 +66,8 @@ class TraceSession:
             still leaves it; see `genesis.debug.journal`).
         replay_dir: the folder the leaves of the step where the first NaN/Inf was born are
             saved into (`genesis.debug.nan_replay`); None keeps them in memory only.
+        checks_per_site: with `check`, the Function calls re-checked per Function and
+            source line, at most (the others are counted).
 
     `step_listeners` (objects with `step_finished(record: dict)`) are told each finished
     step's figures: step, loss, grad_norm and update_ratio per parameter, lr per parameter
@@ -78,7 +80,7 @@ class TraceSession:
 
     def __init__(self, steps: int = 1, check: bool = True, check_all: bool = False,
                  anomaly: bool = True, stats: bool = True, journal: Journal | None = None,
-                 replay_dir=None):
+                 replay_dir=None, checks_per_site: int = PER_SITE):
         if steps < 1:
             raise ValueError(f"steps must be at least 1, got {steps}")
         self.steps = steps
@@ -87,8 +89,9 @@ class TraceSession:
         # figures of GPU tensors wait here and cross to the host together, once per backward
         self.readings = Readings()
         self.recorder = record(stats=stats, on_step=self._on_step, readings=self.readings)
-        self.invocations = InvocationLog(include_builtin=check_all) if self.check else None
-        self.stale_watch = StaleStateWatch() if self.check else None
+        self.invocations = InvocationLog(include_builtin=check_all, per_site=checks_per_site) \
+            if self.check else None
+        self.stale_watch = StaleStateWatch(per_site=checks_per_site) if self.check else None
         self.params = ParamWatch(self.readings)
         self.nan_watch = NaNWatch(self.readings, name_of=self.parameter_name) if anomaly else None
         self.history = RunHistory()
@@ -183,7 +186,8 @@ class TraceSession:
             return
         with self.recorder.lock:
             recorded = self._recording
-            self._track_module_parameters()
+            if recorded:  # once recording stops, the modules' parameters are all known
+                self._track_module_parameters()
             if completed:  # a backward that raised says nothing about which parameters get gradients
                 self.params.measure(reached=run, scale=self._loss_scale(run))
             self.activations.step_finished(self.params.steps)

@@ -25,13 +25,14 @@ from pathlib import Path
 import typer
 
 from genesis.debug.graph import Graph
-from genesis.debug.journal import JOURNAL_FILE, PARTIAL_FOLDER, read_journal
+from genesis.debug.journal import JOURNAL_FILE, read_journal
 from genesis.debug.printable import printable
 from genesis.debug.trace import Trace
 from viz import RenderError
 from viz.collapse import neighbourhood
 from viz.render import FORMATS, render
 
+from ..trace_settings import PARTIAL_FOLDER
 from ..ui import make_console, print_error, print_warning
 
 __all__ = ["render_command", "load_graphs", "load_trace", "mark_findings", "find_node",

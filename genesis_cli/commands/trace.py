@@ -22,19 +22,18 @@ from contextlib import nullcontext
 from dataclasses import asdict
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import typer
 
-from genesis.debug.journal import PARTIAL_FOLDER
-from genesis.debug.json_values import dumps
-from genesis.debug.node_check import PER_SITE
-from genesis.debug.trace import Trace
-
 from ..live_line import LiveLine, wanted as live_line_wanted
-from ..metrics_sinks import METRICS_FILE, MISSING_TENSORBOARD, tensorboard_installed
 from ..supervise import describe_end, run_traced
+from ..trace_settings import (CHECKS_PER_SITE, METRICS_FILE, MISSING_TENSORBOARD, PARTIAL_FOLDER,
+                              PICTURE_NODES, OutputSettings, tensorboard_installed)
 from ..ui import make_console, print_error, print_warning
-from .trace_outputs import PICTURE_NODES, OutputSettings, print_problems, write_outputs
-from .trace_report import print_report, summary
+
+if TYPE_CHECKING:
+    from genesis.debug.trace import Trace
 
 EXIT_FINDINGS, EXIT_USAGE, EXIT_SCRIPT_RAISED, EXIT_NOTHING_CHECKED = 1, 2, 3, 4
 FORMATS = ("svg", "png", "pdf", "dot")
@@ -58,11 +57,11 @@ def trace_command(
     check: bool = typer.Option(True, "--check/--no-check",
                                help="Re-check the backward of user-defined Functions against "
                                     "finite differences, re-run in float64: the calls made before "
-                                    f"the first backward, at most {PER_SITE} per Function and "
+                                    f"the first backward, at most {CHECKS_PER_SITE} per Function and "
                                     "source line (the report counts the others)."),
     check_all: bool = typer.Option(False, "--check-all",
                                    help="Also re-check the built-in ops, the same way: the calls "
-                                        f"made before the first backward, at most {PER_SITE} per "
+                                        f"made before the first backward, at most {CHECKS_PER_SITE} per "
                                         "op and source line."),
     anomaly: bool = typer.Option(True, "--anomaly/--no-anomaly",
                                  help="Find where NaN/Inf values are born (forward and backward)."),
@@ -140,7 +139,14 @@ def trace_command(
         run = run_traced(str(script_path), args, options, journal,
                          script_stdout=sys.stderr if as_json else script_stream,
                          script_stderr=script_stream,
-                         outputs=asdict(settings) if journal is not None else None, shown=shown)
+                         outputs=asdict(settings) if journal is not None else None, shown=shown,
+                         while_running=_import_reporting)
+    from genesis.debug.json_values import dumps
+    from genesis.debug.trace import Trace
+
+    from .trace_outputs import print_problems, write_outputs
+    from .trace_report import print_report, summary
+
     trace = run.trace if run.trace is not None else Trace(script=str(script_path), args=args)
     trace.script = shown["shown_script"]
     trace.meta["options"] = shown["shown_options"]
@@ -178,6 +184,14 @@ def trace_command(
 
         webbrowser.open(Path(files["html"]).resolve().as_uri())
     raise typer.Exit(status)
+
+
+def _import_reporting() -> None:
+    """Import what reports on the run (genesis among it) while the script runs: nothing of
+    genesis is imported before, so the script starts sooner (see genesis_cli.trace_settings)."""
+    from genesis.debug import json_values, trace  # noqa: F401
+
+    from . import trace_outputs, trace_report  # noqa: F401
 
 
 def _journal_folder(folder: Path, errors) -> str | None:
@@ -233,9 +247,12 @@ def one_line(trace: Trace, folder: Path) -> str:
     """What `--quiet` prints: the findings (a run whose backward raised has some though no
     backward call completed), how the script ended when not with status 0, the folder.
 
+    >>> from genesis.debug.trace import Trace
     >>> one_line(Trace(script="x.py", exit_code=2), Path("out"))
     'x.py: no backward call completed, nothing checked; script exit status 2; written to out'
     """
+    from .trace_report import summary
+
     counts = summary(trace, {}, 0)["counts"]
     parts = [f"{trace.script}: "]
     if trace.findings:

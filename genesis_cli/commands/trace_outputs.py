@@ -13,15 +13,15 @@ holds one run's files; any other file in it is left alone, and so is a read-only
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from genesis.utils.atomic_file import (describe_write_error, is_read_only, write_atomic,
                                        write_atomic_with)
 
+from ..trace_settings import OutputSettings
 from ..ui import print_error, print_warning
 
-__all__ = ["write_outputs", "print_problems", "OutputSettings", "OUTPUT_NAME", "PICTURE_NODES"]
+__all__ = ["write_outputs", "print_problems", "OUTPUT_NAME"]
 
 # Every name genesis writes into an output folder: this command's trace.json, report.html and
 # graph.FORMAT, graph-2.FORMAT, ...; and `genesis render`'s graph.FORMAT (graph-2.FORMAT, ...)
@@ -29,21 +29,6 @@ __all__ = ["write_outputs", "print_problems", "OutputSettings", "OUTPUT_NAME", "
 # file-safe by render's `_file_safe` (ASCII letters, digits, '_', '.', '#', '-').
 OUTPUT_NAME = re.compile(r"^(trace\.json|report\.html|"
                          r"graph(-\d+)?(\.focus-[\w.#-]+)?\.(svg|png|pdf|dot))$", re.ASCII)
-
-
-PICTURE_NODES = 500  # the default node budget of a picture: larger graphs are folded to fit
-
-
-@dataclass
-class OutputSettings:
-    """Where and how `genesis trace` writes its files (plain data: it is handed to the
-    process that runs the script, which writes them when the script is done)."""
-
-    folder: str
-    format: str = "svg"
-    html: bool = True
-    collapse_depth: int | None = None
-    max_nodes: int | None = PICTURE_NODES
 
 
 def write_outputs(trace, settings: OutputSettings) -> tuple:

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from genesis.debug.journal import PARTIAL_FOLDER, read_journal
+from genesis.debug.journal import read_journal
+from genesis_cli.trace_settings import PARTIAL_FOLDER
 from genesis.debug.trace import Trace
 from genesis_cli.app import app
 

@@ -1,0 +1,50 @@
+"""`genesis trace` starts the script as soon as its command line is parsed: parsing it
+imports nothing of genesis (the script's process has imported genesis already; this one
+imports it while the script runs), and the command behaves as the full application's."""
+import subprocess
+import sys
+
+import pytest
+
+from typer.testing import CliRunner
+
+from genesis_cli.app import app
+from genesis_cli.root import trace_app
+
+GENESIS_LOADED = ("sorted(name for name in sys.modules if name == 'genesis' or "
+                  "name.startswith(('genesis.', 'numpy', 'viz')))")
+
+
+def test_parsing_a_trace_command_line_imports_nothing_of_genesis(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("print('hello')\n")
+    # Stop in the command at the point where the script's process gets its orders.
+    probe = (
+        "import sys\n"
+        "import genesis_cli.supervise as supervise\n"
+        "def stop(*args, **kwargs):\n"
+        f"    print({GENESIS_LOADED})\n"
+        "    raise SystemExit(0)\n"
+        "supervise._child_running = stop\n"
+        "from genesis_cli.root import trace_app\n"
+        f"sys.argv = ['genesis', 'trace', '--no-html', '--out', {str(tmp_path / 'out')!r}, "
+        f"{str(script)!r}]\n"
+        "trace_app()()\n")
+    completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                               check=False)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("arguments", [["trace", "--help"], ["trace"], ["trace", "--stpes", "2", "x.py"],
+                                       ["trace", "--format", "gif", "x.py"]])
+def test_the_trace_application_answers_as_the_full_one(arguments):
+    runner = CliRunner()
+    alone, full = runner.invoke(trace_app(), arguments), runner.invoke(app, arguments)
+    assert (alone.exit_code, alone.output) == (full.exit_code, full.output)
+
+
+def test_genesis_version_still_answers():
+    completed = subprocess.run([sys.executable, "-m", "genesis_cli", "--version"],
+                               capture_output=True, text=True, check=False)
+    assert completed.returncode == 0 and completed.stdout.startswith("genesis ")
