@@ -88,9 +88,11 @@ def run_traced(script: str, args: list, options: dict, journal: str | None,
             os.close(fd)
     received = _Receiver(read_end)
     with _signals_passed_to(child):
-        if while_running is not None:
-            while_running()
-        returncode = child.wait()
+        try:
+            if while_running is not None:
+                while_running()
+        finally:  # the child is waited for even if that failed
+            returncode = child.wait()
     for relay in relays:
         relay.join()
     result = received.result(wait=10.0 if returncode == 0 or returncode > 0 else 0.5)

@@ -21,7 +21,6 @@ import sys
 from contextlib import nullcontext
 from dataclasses import asdict
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 import typer

@@ -5,7 +5,6 @@ import subprocess
 import sys
 
 import pytest
-
 from typer.testing import CliRunner
 
 from genesis_cli.app import app
@@ -36,7 +35,8 @@ def test_parsing_a_trace_command_line_imports_nothing_of_genesis(tmp_path):
     assert completed.stdout.strip() == "[]"
 
 
-@pytest.mark.parametrize("arguments", [["trace", "--help"], ["trace"], ["trace", "--stpes", "2", "x.py"],
+@pytest.mark.parametrize("arguments", [["trace", "--help"], ["trace"],
+                                       ["trace", "--stpes", "2", "x.py"],
                                        ["trace", "--format", "gif", "x.py"]])
 def test_the_trace_application_answers_as_the_full_one(arguments):
     runner = CliRunner()
