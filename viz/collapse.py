@@ -74,7 +74,7 @@ def build_view(graph, *, collapse_depth: int | None = None, focus=None, radius: 
         notes.append(f"neighbourhood of {centre.name} (node {centre.id}), radius {radius}: "
                      f"{len(visible):,} of {len(graph.nodes):,} nodes")
     with paused_gc():
-        layout = _Layout(graph, visible)
+        layout = _Layout(graph, visible) if focus is not None else _layout_of(graph, visible, show_saved)
         asked = _Policy(collapse_depth, fold_repeats)
         candidates = [asked] if max_nodes is None else [asked] + _escalation(asked, layout)
         for policy in candidates:
@@ -153,8 +153,22 @@ def _budget_note(policy: _Policy, max_nodes: int, layout) -> str:
         (", ".join(done) if done else "nothing to fold")
 
 
+def _layout_of(graph, visible: list, show_saved: bool) -> "_Layout":
+    """The layout of `graph`'s `visible` nodes (all of them, or all but saved tensors), made
+    once per graph: it is kept in `graph.drawing_cache` while the graph's nodes and edges are
+    the lists it was made from (findings tagged on nodes change no layout)."""
+    cached = graph.drawing_cache.get(("layout", show_saved))
+    if cached is not None and cached[0] is graph.nodes and cached[1] is graph.edges:
+        return cached[2]
+    layout = _Layout(graph, visible)
+    graph.drawing_cache[("layout", show_saved)] = (graph.nodes, graph.edges, layout)
+    return layout
+
+
 class _Layout:
-    """The visible nodes with their module paths split once, reused by every policy tried."""
+    """The visible nodes with their module paths split once, reused by every policy tried
+    and, through `_layout_of`, by every drawing of the graph: each policy's view is worked
+    out once, and each caller gets a copy of it to change."""
 
     def __init__(self, graph, visible: list):
         self.graph = graph
@@ -165,6 +179,16 @@ class _Layout:
                       for node in visible}
         self.max_depth = max((len(parts) for parts in self.parts.values()), default=0)
         self._repeat_groups = {}
+        self._views = {}  # (depth, repeats, chains) -> View
+
+    def view(self, policy: _Policy) -> View:
+        """The items and edges `policy` draws (a new View each call: callers add notes,
+        or keep only some items)."""
+        key = (policy.depth, policy.repeats, policy.chains)
+        made = self._views.get(key)
+        if made is None:
+            made = self._views[key] = self._made_view(policy)
+        return View(dict(made.items), dict(made.edges), list(made.notes))
 
     def has_repeats(self, depth) -> bool:
         return depth is not None and bool(self._repeats_at(depth))
@@ -188,7 +212,7 @@ class _Layout:
                 plain += 1
         return plain + len(folded)
 
-    def view(self, policy: _Policy) -> View:
+    def _made_view(self, policy: _Policy) -> View:
         graph = self.graph
         items = {}
         key_of = {}

@@ -119,6 +119,10 @@ class Graph:
     meta: dict = field(default_factory=dict)
     # the JSON text of its nodes and edges, JSON_CHUNK at a time, once made (see `_json_parts`)
     _json: "_JSONChunks | None" = field(default=None, init=False, repr=False, compare=False)
+    # what a drawing worked out from the nodes and edges, kept so that one graph drawn
+    # several times (genesis trace's picture and each view of its report) is folded once:
+    # viz.collapse keeps its layouts here, each with the lists it was made from
+    drawing_cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def node(self, node_id: int) -> GraphNode:
         return self.nodes[node_id]

@@ -268,3 +268,23 @@ def test_inf_in_values_alone_is_not_drawn_as_a_problem():
     graph = capture_graph(masked.softmax(dim=0))
     add_line = next(line for line in viz.to_dot(graph).source.splitlines() if 'label="AddBackward' in line)
     assert 'fillcolor="#FF9E9E"' not in add_line
+
+
+def test_a_graph_drawn_again_is_folded_once_and_drawn_the_same(monkeypatch):
+    from viz import collapse
+
+    graph = chain_graph(2_000)
+    fresh = [build_view(chain_graph(2_000), max_nodes=budget) for budget in (50, 500)]
+    made = []
+    real = collapse._Layout._made_view
+    monkeypatch.setattr(collapse._Layout, "_made_view",
+                        lambda layout, policy: made.append(policy) or real(layout, policy))
+    first, second = (build_view(graph, max_nodes=budget) for budget in (50, 500))
+    again = build_view(graph, max_nodes=50)
+    assert made.count(collapse._Policy(None, False, True)) == 1  # the long chain, folded once
+    for view, expected in ((first, fresh[0]), (second, fresh[1]), (again, fresh[0])):
+        assert view.items == expected.items and view.edges == expected.edges
+        assert view.notes == expected.notes  # each drawing's own notes, not piled up
+    graph.edges = list(graph.edges)  # other lists: made again
+    build_view(graph, max_nodes=50)
+    assert made.count(collapse._Policy(None, False, True)) == 2
