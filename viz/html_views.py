@@ -18,10 +18,9 @@ hit) to where it is drawn.
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from .backends import EMBEDDED, EMBEDDED_MAX_NODES, choose_backend, run_graphviz
+from .backends import EMBEDDED, EMBEDDED_MAX_NODES, choose_backend, run_graphviz_all
 from .collapse import build_view
 from .dot import view_to_dot
 from .svg_clean import clean_svg
@@ -73,12 +72,7 @@ def draw_views(graph, *, max_nodes: int = HTML_MAX_NODES) -> list:
                 continue
             seen.add(signature)
             views.append((_describe(view, collapse_depth, saved), view))
-    sources = [view_to_dot(graph, view).source for _, view in views]
-    if backend == EMBEDDED:  # one WebAssembly instance at a time
-        svgs = [run_graphviz(source, "svg", backend) for source in sources]
-    else:
-        with ThreadPoolExecutor() as pool:
-            svgs = list(pool.map(lambda source: run_graphviz(source, "svg", backend), sources))
+    svgs = run_graphviz_all([view_to_dot(graph, view).source for _, view in views], "svg", backend)
     for (drawn, _), svg in zip(views, svgs):
         drawn.svg = clean_svg(svg)
         size = _SIZE.match(drawn.svg)

@@ -97,3 +97,28 @@ def test_embedded_backend_failure_is_a_render_error(without_dot):
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(f"viz.{name}"), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 0
+
+
+# named, as genesis names its drawings (dot numbers anonymous graphs across one run)
+SMALL_GRAPHS = ['digraph g { a -> b; subgraph cluster_x { label="x"; c } }', 'digraph h { "<?xml" -> y }',
+                'digraph k { p [label="&lt;svg"] }']
+
+
+@needs_dot
+def test_drawings_laid_out_together_are_those_laid_out_alone(monkeypatch):
+    monkeypatch.setattr(backends, "BATCHED_SOURCE_CHARS", 1000)
+    big = "digraph big {" + " ".join(f"n{i} -> n{i + 1};" for i in range(100)) + "}"
+    sources = [*SMALL_GRAPHS, big]
+    alone = [backends.run_graphviz(source, "svg", SYSTEM) for source in sources]
+    runs = []
+    real_run = backends.subprocess.run
+    monkeypatch.setattr(backends.subprocess, "run",
+                        lambda *args, **kwargs: runs.append(args) or real_run(*args, **kwargs))
+    assert backends.run_graphviz_all(sources, "svg", SYSTEM) == alone
+    assert len(runs) == 2  # the small ones in one run of dot, the big one in its own
+
+
+@needs_dot
+def test_a_drawing_dot_cannot_lay_out_is_named_as_alone():
+    with pytest.raises(RenderError, match="dot -Tsvg failed: .*syntax error"):
+        backends.run_graphviz_all([*SMALL_GRAPHS, "digraph bad { a -> }"], "svg", SYSTEM)
