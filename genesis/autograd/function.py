@@ -53,7 +53,12 @@ __all__ = ["Function", "Op", "OpObserver", "Node", "AccumulateGrad", "gradient_e
 class OpObserver(Protocol):
     """Called after every op call made outside the engine's backward pass (anomaly mode,
     `genesis.debug.record`), with the op's node (its ctx), arguments and outputs; also after
-    those made inside it (a graph of the gradient) when it sets `sees_backward = True`."""
+    those made inside it (a graph of the gradient) when it sets `sees_backward = True`.
+
+    An observer with a `sees_data_views` attribute that is false when an op is called (it
+    is read each time for its truth: it may be a container that fills and empties) is not
+    called for a view op outside the graph, a view of data such as a DataLoader's sample
+    indexed out of its dataset: a view shows values, it computes none."""
 
     def __call__(self, node: "Node", args: tuple, outputs: tuple) -> None:
         ...
@@ -476,8 +481,10 @@ class Function:
                 _rebase_dirty_views(ctx.__dict__["_dirty"])
         if observers:
             in_backward = grad_state.in_backward
+            data_view = not graph and cls.is_view
             for observer in observers:
-                if not in_backward or getattr(observer, "sees_backward", False):
+                if (not in_backward or getattr(observer, "sees_backward", False)) and not (
+                        data_view and not getattr(observer, "sees_data_views", True)):
                     observer(ctx, args, outputs)
         if dual_mode.active:
             dual_mode.propagate(cls, ctx, args, kwargs, outputs)

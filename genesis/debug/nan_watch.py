@@ -68,15 +68,17 @@ class NaNWatch:
         self._scaled = weakref.WeakKeyDictionary()   # root node -> (scaler, scale)
         self._pending = []        # (scaler, finding, node, path): waiting on the scaler's decision
         self.on_new_finding = None  # called with (finding, node) as each new finding is filed
-        self._held_ids = self.tracker.held_ids  # empty while the tracker follows nothing
+        # as an op observer, views of data are not shown to it while this is empty: while the
+        # tracker follows nothing non-finite (see the note above `__call__`)
+        self.sees_data_views = self.tracker.held_ids
         self.leaf_seen = None     # called with each op's arguments (the NaN replay's leaves)
 
     def start(self) -> None:
-        function.observers.add(self._forward)
+        function.observers.add(self)
         engine.node_checkers.add(self._backward)
 
     def stop(self) -> None:
-        function.observers.discard(self._forward)
+        function.observers.discard(self)
         engine.node_checkers.discard(self._backward)
         self.readings.fetch()
         self._file_pending()
@@ -101,14 +103,18 @@ class NaNWatch:
         for _, finding, node, path in pending:
             self._file(finding, node, path)
 
-    def _forward(self, node, args, outputs) -> None:
+    # A view shares its values with the tensor it views: it can make no NaN/Inf, only show
+    # what that tensor holds. A view of a tensor that requires no gradient (data: a
+    # DataLoader indexes its dataset once per sample) is not looked at while nothing
+    # non-finite is being followed (`sees_data_views`, read by `Function.apply`): a NaN in
+    # the data is found at the first op that computes with the view, as having come in
+    # there. Views of parameters are looked at, so a NaN that comes in through one is named
+    # after the parameter.
+    def __call__(self, node, args, outputs) -> None:
+        """After an op call (this is the watch's `function.OpObserver`): its NaN/Inf outputs."""
         if len(outputs) == 1:  # the usual op: its one output, without building a list
             output = outputs[0]
-            if not isinstance(output, Tensor):
-                return
-            if output._view is not None and not output._requires_grad and not self._held_ids:
-                return  # a view of data (a DataLoader's sample): see the note above _backward
-            if output._data.dtype.kind != "f":
+            if not isinstance(output, Tensor) or output._data.dtype.kind != "f":
                 return
             checked = [(0, output)]
         else:
@@ -133,13 +139,6 @@ class NaNWatch:
             if not all_finite(output):  # the rare case: the tracker follows it
                 self.tracker.forward(node, args, outputs)
                 return
-
-    # A view shares its values with the tensor it views: it can make no NaN/Inf, only show
-    # what that tensor holds. A view of a tensor that requires no gradient (data: a
-    # DataLoader indexes its dataset once per sample) is not looked at while nothing
-    # non-finite is being followed: a NaN in the data is found at the first op that
-    # computes with the view, as having come in there. Views of parameters are looked
-    # at, so a NaN that comes in through one is named after the parameter.
 
     def _backward(self, node, grad_outputs, grad_inputs, flowed_from) -> None:
         if engine.unwatched.depth:
