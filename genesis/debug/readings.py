@@ -28,6 +28,7 @@ import numpy as np
 __all__ = ["Readings"]
 
 _SCRATCH = 4096  # float64 slots per zeroed scratch buffer
+_NUMPY_VALUES = (np.ndarray, np.generic)
 
 
 class Readings:
@@ -50,7 +51,9 @@ class Readings:
         if xp is np:
             values = []
             for figure in figures:
-                if np.ndim(figure) == 0:  # the usual figure: one number
+                # (np.ndim's test without its two Python calls, for NumPy's own values)
+                ndim = figure.ndim if isinstance(figure, _NUMPY_VALUES) else np.ndim(figure)
+                if ndim == 0:  # the usual figure: one number
                     values.append(float(figure))
                 else:
                     values.extend(np.asarray(figure, dtype=np.float64).reshape(-1).tolist())
