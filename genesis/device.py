@@ -71,8 +71,9 @@ class Device:
             other = device(other)
         return isinstance(other, Device) and self.type == other.type and self.index == other.index
 
-    def __hash__(self) -> int:
-        return hash((self.type, self.index))
+    # Each device is made once (`_cache`): equal devices are one object, so their identity
+    # hashes them, without a Python call (every op's metadata is hashed: `function.shared`)
+    __hash__ = object.__hash__
 
     def __reduce__(self):
         return (device, (str(self),))

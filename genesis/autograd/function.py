@@ -265,7 +265,7 @@ class AccumulateGrad(Node):
         self._saved = None
         self._input_meta = ()
         self.needs_input_grad = ()
-        self._output_meta = ((variable._data.shape, variable._data.dtype, variable._device),)
+        self._output_meta = shared(((variable._data.shape, variable._data.dtype, variable._device),))
 
     @property
     def variable(self) -> Tensor:
@@ -811,13 +811,33 @@ def _link_inputs(ctx: Node, args: tuple) -> None:
             meta.append(None)
             needs.append(False)
     ctx.next_functions = tuple(edges)
-    ctx._input_meta = tuple(meta)
-    ctx.needs_input_grad = tuple(needs)
+    ctx._input_meta = shared(tuple(meta))
+    ctx.needs_input_grad = shared(tuple(needs))
     ctx._saved = None
     ctx._output_meta = ()
 
 
 _NO_EDGE = (None, 0)
+# Metadata tuples in use (an op's input and output shapes, dtypes and devices; which inputs
+# need a gradient), one object per distinct value: the nodes of a deep graph mostly repeat a
+# few. Sharing them saves memory and, above all, the time Python's cyclic collector spends
+# visiting each node's tuples as the graph grows (a chain of 100,000 ops: 20% of its forward).
+_SHARED: dict = {}
+_MAX_SHARED = 4096  # distinct values kept (then the table starts again)
+
+
+def shared(value: tuple) -> tuple:
+    """`value`, or the equal tuple already in use (read-only metadata only).
+
+    >>> shared(((2, 3), "float32")) is shared(((2, 3), "float32"))
+    True
+    """
+    found = _SHARED.get(value)
+    if found is None:
+        if len(_SHARED) >= _MAX_SHARED:
+            _SHARED.clear()
+        found = _SHARED[value] = value
+    return found
 
 
 def _link_outputs(ctx: Node, outputs: tuple) -> None:
@@ -826,7 +846,7 @@ def _link_outputs(ctx: Node, outputs: tuple) -> None:
     if len(outputs) == 1 and outputs[0] is not None and not non_differentiable:
         output = outputs[0]  # the usual case: one output, linked without the loop below
         data = output._data
-        ctx._output_meta = ((data.shape, data.dtype, output._device),)
+        ctx._output_meta = shared(((data.shape, data.dtype, output._device),))
         if data.dtype in FLOATING_NUMPY_DTYPES:
             output._requires_grad = True
             output.grad_fn = ctx
@@ -843,7 +863,7 @@ def _link_outputs(ctx: Node, outputs: tuple) -> None:
                 output._requires_grad = True
                 output.grad_fn = ctx
                 output._output_nr = output_nr
-        ctx._output_meta = tuple(output_meta)
+        ctx._output_meta = shared(tuple(output_meta))
         if non_differentiable:  # which outputs: backward may get None for them (engine._materialize)
             ctx.__dict__["_non_diff_outputs"] = frozenset(
                 nr for nr, output in enumerate(outputs)
