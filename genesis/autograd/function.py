@@ -811,8 +811,9 @@ def _link_inputs(ctx: Node, args: tuple) -> None:
             meta.append(None)
             needs.append(False)
     ctx.next_functions = tuple(edges)
-    ctx._input_meta = shared(tuple(meta))
-    ctx.needs_input_grad = shared(tuple(needs))
+    meta, needs = tuple(meta), tuple(needs)
+    ctx._input_meta = _SHARED.get(meta) or shared(meta)  # (`shared`, without a call when known)
+    ctx.needs_input_grad = _SHARED.get(needs) or shared(needs)
     ctx._saved = None
     ctx._output_meta = ()
 
@@ -846,7 +847,8 @@ def _link_outputs(ctx: Node, outputs: tuple) -> None:
     if len(outputs) == 1 and outputs[0] is not None and not non_differentiable:
         output = outputs[0]  # the usual case: one output, linked without the loop below
         data = output._data
-        ctx._output_meta = shared(((data.shape, data.dtype, output._device),))
+        meta = ((data.shape, data.dtype, output._device),)
+        ctx._output_meta = _SHARED.get(meta) or shared(meta)
         if data.dtype in FLOATING_NUMPY_DTYPES:
             output._requires_grad = True
             output.grad_fn = ctx
