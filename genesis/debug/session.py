@@ -53,6 +53,10 @@ from .trace import Trace
 __all__ = ["TraceSession"]
 
 
+RECORDS_EVERY_S = 0.25  # the step records reach the step listeners at least this often
+RECORDS_AT_ONCE = 64    # or once this many wait (fewer than the recent steps histories keep)
+
+
 class TraceSession:
     """Context manager: record, watch, and afterwards `result()` gives the `Trace`.
 
@@ -71,8 +75,11 @@ class TraceSession:
 
     `step_listeners` (objects with `step_finished(record: dict)`) are told each finished
     step's figures: step, loss, grad_norm and update_ratio per parameter, lr per parameter
-    group, activations (on sampled steps), findings so far, elapsed_s. The record of a step
-    is sent as the next backward call starts, or when the session ends.
+    group, activations (on sampled steps), findings so far, elapsed_s. A step's record is
+    complete as the next backward call starts; the records are sent in order, together,
+    every RECORDS_EVERY_S or RECORDS_AT_ONCE steps, and when the session ends (one record
+    at a time would cost a step more than its figures: a hook run once a step finds none
+    of its code and data in the processor's caches).
 
     Backward calls may run on several threads at once: each is captured, and the
     bookkeeping after each call is done one call at a time.
@@ -106,6 +113,8 @@ class TraceSession:
             self.nan_watch.leaf_seen = self.replay.see
         self.step_listeners = Listeners()
         self._record = None          # the figures of the step in progress, sent when it is done
+        self._unsent = []            # records of finished steps, not yet built and sent
+        self._records_sent_at = 0.0
         self.writes = WriteLog()  # where tensors were changed in place, to blame those lines
         self.writes.backward_ran = lambda node: node in self.node_ids
         self.uses = ParameterUses()  # where parameters were used or cut off, while recording
@@ -154,7 +163,7 @@ class TraceSession:
         optimizers.listeners.discard(self)
         amp.listeners.discard(self)
         self.readings.fetch()
-        self._send_record()
+        self._step_done(send=True)
         self.duration = time.perf_counter() - self._started
         if self.journal is not None:
             self._write_journal(force=True)
@@ -177,7 +186,7 @@ class TraceSession:
         if engine.unwatched.depth or grad_state.in_backward:
             return  # gradcheck's calls, and a backward inside a backward (a checkpoint's)
         with self.recorder.lock:
-            self._send_record()
+            self._step_done()
             self.optimizer_watch.backward_started()
 
     def backward_finished(self, run, completed: bool = True) -> None:
@@ -210,25 +219,40 @@ class TraceSession:
                 steps = self.params.steps
                 self._write_journal(force=recorded or steps & (steps - 1) == 0)
 
-    def _send_record(self) -> None:
-        """Tell the step listeners the figures of the step that just finished."""
+    def _step_done(self, send: bool = False) -> None:
+        """The step that just finished is complete (its optimizer step has run): note what
+        its record needs that the histories do not keep (the learning rates in force, the
+        findings so far, its activations), and send the waiting records when due, or now
+        with `send`."""
         record, self._record = self._record, None
-        if record is None or not self.step_listeners:
+        if record is not None and self.step_listeners:
+            self._unsent.append((record["step"], record["started"],
+                                 self.optimizer_watch.learning_rates(), self._findings_so_far(),
+                                 self._activations_at(record["step"])))
+        if not self._unsent:
             return
-        step = record["step"]
+        now = time.perf_counter()
+        if send or len(self._unsent) >= RECORDS_AT_ONCE or now - self._records_sent_at >= RECORDS_EVERY_S:
+            self._records_sent_at = now
+            self._send_records()
+
+    def _send_records(self) -> None:
+        """Tell the step listeners the records of the steps not sent yet, in order (their
+        figures are all still among the recent steps the histories keep in full)."""
+        unsent, self._unsent = self._unsent, []
         self.readings.fetch()
-        record = {"step": step, "loss": self.history.loss.at(step),
-                  "grad_norm": {entry.name: entry.history.at(step)
-                                for entry in self.params.tracked.values()},
-                  "update_ratio": {name: series.at(step)
-                                   for name, series in self.optimizer_watch.update_ratios.items()
-                                   if series.last_step == step},
-                  "lr": self.optimizer_watch.learning_rates(),
-                  "activations": self._activations_at(step),
-                  "findings": self._findings_so_far(),
-                  "elapsed_s": record["started"] - self._started}
-        for listener in self.step_listeners:
-            listener.step_finished(record)
+        tracked = list(self.params.tracked.values())
+        ratios = list(self.optimizer_watch.update_ratios.items())
+        loss = self.history.loss
+        for step, started, rates, findings, activations in unsent:
+            record = {"step": step, "loss": loss.at(step),
+                      "grad_norm": {entry.name: entry.history.at(step) for entry in tracked},
+                      "update_ratio": {name: series.at(step) for name, series in ratios
+                                       if series.has(step)},
+                      "lr": rates, "activations": activations, "findings": findings,
+                      "elapsed_s": started - self._started}
+            for listener in self.step_listeners:
+                listener.step_finished(record)
 
     def _activations_at(self, step: int) -> dict:
         watch = getattr(self, "activations", None)
@@ -291,14 +315,19 @@ class TraceSession:
             self.journal.graph(graph_index, graph)
 
     def flush_journal(self, wait_s: float = 1.0) -> None:
-        """Bring the journal up to date now: the process is about to end abruptly
-        (`os._exit`). Waits at most `wait_s` for a backward call's bookkeeping on another
-        thread to finish; the journal then stays as it was."""
-        if self.journal is None or not self.recorder.lock.acquire(timeout=wait_s):
+        """Bring the journal up to date now, and send the step listeners the records of the
+        completed steps: the process is about to end abruptly (`os._exit`). Waits at most
+        `wait_s` for a backward call's bookkeeping on another thread to finish; the journal
+        then stays as it was."""
+        if (self.journal is None and not self._unsent) or \
+                not self.recorder.lock.acquire(timeout=wait_s):
             return
         try:
             self.readings.fetch()
-            self._write_journal(force=True)
+            if self._unsent:
+                self._send_records()
+            if self.journal is not None:
+                self._write_journal(force=True)
         finally:
             self.recorder.lock.release()
 

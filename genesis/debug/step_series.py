@@ -74,6 +74,13 @@ class StepSeries:
                 return value if seen == step else None
         return None
 
+    def has(self, step: int) -> bool:
+        """Whether a reading at `step` is among the recent ones (its value may be None)."""
+        for seen, _ in reversed(self._recent):
+            if seen <= step:
+                return seen == step
+        return False
+
     def bins(self) -> list:
         """Summary `Bin`s of the readings before the recent ones, oldest first."""
         return self._bins.all()
