@@ -62,6 +62,7 @@ class Journal:
         self.skipped = []  # records that could not be encoded, and why
         self._pid = os.getpid()
         self._last_progress = 0.0
+        self.progress_due_at = 0.0  # time.monotonic() from which `progress` writes again unforced
         self._handle = None
         try:
             os.makedirs(self.folder, exist_ok=True)
@@ -89,6 +90,7 @@ class Journal:
         if not self.writable or (not force and now - self._last_progress < PROGRESS_EVERY_S):
             return
         self._last_progress = now
+        self.progress_due_at = now + PROGRESS_EVERY_S
         try:
             text = _dumps(state() if callable(state) else state)
         except (TypeError, ValueError) as error:

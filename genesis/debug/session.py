@@ -217,7 +217,11 @@ class TraceSession:
                 self._stop_recording()
             if self.journal is not None:
                 steps = self.params.steps
-                self._write_journal(force=recorded or steps & (steps - 1) == 0)
+                force = recorded or steps & (steps - 1) == 0
+                if force or time.monotonic() >= self.journal.progress_due_at or (
+                        self.nan_watch is not None
+                        and len(self.nan_watch.findings) > self._journaled_findings):
+                    self._write_journal(force=force)  # (nothing to write otherwise: not called)
 
     def _step_done(self, send: bool = False) -> None:
         """The step that just finished is complete (its optimizer step has run): note what
