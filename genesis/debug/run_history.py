@@ -27,7 +27,8 @@ from .step_series import DistributionSeries, StepSeries
 __all__ = ["RunHistory", "distribution_step", "MAX_VALUES", "VERSION"]
 
 VERSION = 1
-MAX_VALUES = 65_536  # values a distribution is estimated from, at most
+MAX_VALUES = 16_384  # values a distribution is estimated from, at most (its percentiles to
+# within about 1% of rank; a sample of a big tensor costs about 0.4 ms, not 1.4 ms at 65,536)
 
 
 def distribution_step(step: int) -> bool:
