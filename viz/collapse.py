@@ -16,6 +16,7 @@ their place in a linear run, so distinct tensors stay distinct.
 from __future__ import annotations
 
 import re
+import weakref
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -171,7 +172,7 @@ class _Layout:
     out once, and each caller gets a copy of it to change."""
 
     def __init__(self, graph, visible: list):
-        self.graph = graph
+        self._graph = weakref.ref(graph)  # (kept in the graph: a strong reference would be a cycle)
         self.visible = visible
         self.node_count = len(visible)
         placed = _placed_modules(graph, visible)
@@ -180,6 +181,10 @@ class _Layout:
         self.max_depth = max((len(parts) for parts in self.parts.values()), default=0)
         self._repeat_groups = {}
         self._views = {}  # (depth, repeats, chains) -> View
+
+    @property
+    def graph(self):
+        return self._graph()
 
     def view(self, policy: _Policy) -> View:
         """The items and edges `policy` draws (a new View each call: callers add notes,

@@ -288,3 +288,18 @@ def test_a_graph_drawn_again_is_folded_once_and_drawn_the_same(monkeypatch):
     graph.edges = list(graph.edges)  # other lists: made again
     build_view(graph, max_nodes=50)
     assert made.count(collapse._Policy(None, False, True)) == 2
+
+
+def test_a_folded_graph_is_freed_as_soon_as_it_is_dropped():
+    import gc
+    import weakref
+
+    graph = chain_graph(300)
+    build_view(graph, max_nodes=50)  # its layout is kept in the graph: no cycle through it
+    dropped = weakref.ref(graph)
+    gc.disable()
+    try:
+        del graph
+        assert dropped() is None
+    finally:
+        gc.enable()
