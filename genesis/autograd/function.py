@@ -790,7 +790,6 @@ def _link_inputs(ctx: Node, args: tuple) -> None:
     """Record one edge per argument: where its gradient goes, and its shape/dtype/device."""
     edges = []
     meta = []
-    needs = []
     for arg in args:
         if isinstance(arg, Tensor) and arg._requires_grad:
             node = arg.grad_fn
@@ -799,23 +798,28 @@ def _link_inputs(ctx: Node, args: tuple) -> None:
                 edges.append(edge)
                 if edge[0]._grad_dtype_set:  # its gradients are cast to Tensor.grad_dtype
                     meta.append((arg._data.shape, edge[0]._grad_numpy_dtype, arg._device))
-                    needs.append(True)
                     continue
             else:
                 edges.append((node, arg._output_nr))
             data = arg._data
             meta.append((data.shape, data.dtype, arg._device))
-            needs.append(True)
         else:
             edges.append(_NO_EDGE)
             meta.append(None)
-            needs.append(False)
     ctx.next_functions = tuple(edges)
-    meta, needs = tuple(meta), tuple(needs)
-    ctx._input_meta = _SHARED.get(meta) or shared(meta)  # (`shared`, without a call when known)
-    ctx.needs_input_grad = _SHARED.get(needs) or shared(needs)
+    meta = tuple(meta)
+    # the shared metadata and which inputs need a gradient (those with metadata), one lookup
+    ctx._input_meta, ctx.needs_input_grad = _INPUTS.get(meta) or _shared_inputs(meta)
     ctx._saved = None
     ctx._output_meta = ()
+
+
+def _shared_inputs(meta: tuple) -> tuple:
+    """(the shared `meta`, the shared tuple of which inputs need a gradient), kept in _INPUTS."""
+    if len(_INPUTS) >= _MAX_SHARED:
+        _INPUTS.clear()
+    entry = _INPUTS[meta] = (shared(meta), shared(tuple(info is not None for info in meta)))
+    return entry
 
 
 _NO_EDGE = (None, 0)
@@ -824,6 +828,7 @@ _NO_EDGE = (None, 0)
 # few. Sharing them saves memory and, above all, the time Python's cyclic collector spends
 # visiting each node's tuples as the graph grows (a chain of 100,000 ops: 20% of its forward).
 _SHARED: dict = {}
+_INPUTS: dict = {}  # an op's input metadata -> (it shared, which inputs need a gradient)
 _MAX_SHARED = 4096  # distinct values kept (then the table starts again)
 
 
