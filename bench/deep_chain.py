@@ -36,7 +36,7 @@ def timed_run(module, iterations: int) -> tuple:
     forward = time.perf_counter() - started
     y.sum().backward()
     total = time.perf_counter() - started
-    return forward, total, np.asarray(x.grad.detach().numpy() if hasattr(x.grad, "detach") else x.grad)
+    return forward, total, x.grad.detach().numpy()
 
 
 class CollectorClock:
