@@ -65,10 +65,9 @@ def wanted(*, quiet: bool, as_json: bool) -> bool:
 
 
 def line_text(record: dict | None, elapsed_s: float) -> Text:
-    """The live line for the newest step record (None: no step finished yet)."""
-    # (genesis is imported by now: the first line is drawn after the script started)
-    from genesis.debug.json_values import number, to_json_value
-
+    """The live line for the newest step record (None: no step finished yet). Nothing of
+    genesis is imported here: this runs on the live line's thread while the main thread may
+    be importing genesis, and two threads importing the same modules can deadlock."""
     text = Text()
     text.append("genesis trace", style="bold")
     if record is None:
@@ -76,13 +75,16 @@ def line_text(record: dict | None, elapsed_s: float) -> Text:
     else:
         text.append("  step ")
         text.append(f"{record.get('step', 0):,}", style="bold")
-        loss = number(record.get("loss"))
+        loss = record.get("loss")  # strict JSON: a non-finite one is "NaN", "Infinity" or "-Infinity"
+        if isinstance(loss, float) and not math.isfinite(loss):
+            loss = json.dumps(loss)  # the same names
         text.append("  loss ")
         if loss is None:
             text.append("-", style="dim")
+        elif isinstance(loss, str):
+            text.append(loss, style="bold red")
         else:
-            text.append(f"{loss:.4g}" if math.isfinite(loss) else to_json_value(loss),
-                        style="bold" if math.isfinite(loss) else "bold red")
+            text.append(f"{loss:.4g}", style="bold")
     text.append(f"  {_duration(elapsed_s)}")
     if record is not None:
         found = record.get("findings") or 0

@@ -142,11 +142,14 @@ def describe_end(run: TracedRun) -> str:
 
 class _Receiver:
     """Reads the child's result from the pipe on a thread (the child blocks writing until it
-    is read), so a result larger than the pipe's buffer never deadlocks the wait."""
+    is read), so a result larger than the pipe's buffer never deadlocks the wait. The bytes
+    are unpickled by `result()`, on the caller's thread: unpickling imports genesis's
+    modules, which the main thread may be importing at the same time (two threads importing
+    the same modules can deadlock)."""
 
     def __init__(self, read_end: int):
         self._pipe = os.fdopen(read_end, "rb")
-        self._result = None
+        self._payload = None
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
 
@@ -157,15 +160,21 @@ class _Receiver:
                 (length,) = RESULT_HEADER.unpack(header)
                 payload = self._pipe.read(length)
                 if len(payload) == length:
-                    self._result = pickle.loads(payload)
-        except (OSError, EOFError, pickle.UnpicklingError):
-            self._result = None
+                    self._payload = payload
+        except OSError:
+            self._payload = None
 
     def result(self, wait: float):
         """The result, waiting up to `wait` seconds for the rest of it (a process the script
         forked may hold the pipe open, so the end of the pipe is not waited for)."""
         self._thread.join(wait)
-        return self._result
+        payload = self._payload
+        if payload is None:
+            return None
+        try:
+            return pickle.loads(payload)
+        except (EOFError, pickle.UnpicklingError):
+            return None
 
 
 class _Relay:

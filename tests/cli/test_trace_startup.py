@@ -48,3 +48,17 @@ def test_genesis_version_still_answers():
     completed = subprocess.run([sys.executable, "-m", "genesis_cli", "--version"],
                                capture_output=True, text=True, check=False)
     assert completed.returncode == 0 and completed.stdout.startswith("genesis ")
+
+
+def test_the_live_line_draws_without_importing_genesis():
+    # It draws on a thread of its own while the main thread imports genesis: an import
+    # there could deadlock with the main thread's (it did, under load, in CI).
+    probe = ("import sys\n"
+             "from genesis_cli.live_line import line_text\n"
+             "for loss in (0.5, 'NaN', float('inf'), None):\n"
+             "    line_text({'step': 3, 'loss': loss, 'findings': 0}, 2.0)\n"
+             f"print({GENESIS_LOADED})\n")
+    completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                               check=False)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "[]"
