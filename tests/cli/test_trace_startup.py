@@ -62,3 +62,33 @@ def test_the_live_line_draws_without_importing_genesis():
                                check=False)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("ending, status", [("", 0), ("raise ValueError('bad')", 3),
+                                            ("import sys; sys.exit(5)", 5)])
+def test_genesis_trace_ends_without_teardown_and_loses_no_output(tmp_path, ending, status):
+    # The command ends with os._exit once the run is reported (genesis.entry.leave): its
+    # report, written to a pipe (block-buffered), comes out whole, and the status is kept.
+    script = tmp_path / "train.py"
+    script.write_text("import genesis\n"
+                      "weights = genesis.randn(3, requires_grad=True)\n"
+                      "(weights * 2).sum().backward()\n"
+                      "print('script done')\n" + ending + "\n")
+    completed = subprocess.run([sys.executable, "-m", "genesis_cli", "trace", "--no-html",
+                                "--no-check", "--out", str(tmp_path / "out"), str(script)],
+                               capture_output=True, text=True, check=False)
+    assert completed.returncode == status, completed.stderr
+    assert "script done" in completed.stdout
+    assert completed.stdout.rstrip().endswith("metrics.jsonl  (one JSON line per step)")
+
+
+def test_leave_ends_as_sys_exit_would():
+    probe = ("import sys\n"
+             "from genesis_cli.entry import leave\n"
+             "sys.stdout.write('kept in the buffer')\n"
+             "leave(sys.argv[1] if sys.argv[1] != 'none' else None)\n")
+    for code, status, stderr in (("none", 0, ""), ("a message", 1, "a message\n")):
+        completed = subprocess.run([sys.executable, "-c", probe, code], capture_output=True,
+                                   text=True, check=False)
+        assert (completed.returncode, completed.stdout, completed.stderr) == \
+            (status, "kept in the buffer", stderr)
