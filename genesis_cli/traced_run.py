@@ -19,6 +19,7 @@ this one's state; it never journals, and never sends a result.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import pickle
@@ -34,7 +35,6 @@ from .commands.trace_outputs import write_outputs
 from .metrics_sinks import MetricsSinks
 from .runner import run_script
 from .trace_settings import CHECKS_PER_SITE, OutputSettings
-from .ui import make_console, progress
 from .warm_child import RESULT_HEADER
 
 __all__ = ["main", "send_result"]
@@ -123,13 +123,16 @@ def _written_outputs(trace, outputs: dict | None) -> tuple:
 
 def _checked_result(session: TraceSession, config: dict, outcome):
     """The session's Trace, with a bar on the terminal while the per-node checks run."""
-    console = make_console(stderr=True)
     calls = len(session.invocations.calls) if session.invocations is not None else 0
-    with progress(console, "checking gradients", max(calls, 1)) as advance:
-        return session.result(
-            script=config["script"], args=config["args"], error=outcome.error,
-            exit_code=outcome.exit_code, script_error=outcome.traceback_text or None,
-            progress=lambda done, total: advance() if 0 < done <= total else None)
+    result = functools.partial(session.result, script=config["script"], args=config["args"],
+                               error=outcome.error, exit_code=outcome.exit_code,
+                               script_error=outcome.traceback_text or None)
+    if not calls:  # nothing to check: no bar, and no Rich to import while the run waits
+        return result()
+    from .ui import make_console, progress
+
+    with progress(make_console(stderr=True), "checking gradients", calls) as advance:
+        return result(progress=lambda done, total: advance() if 0 < done <= total else None)
 
 
 def _imported_real_torch() -> bool:

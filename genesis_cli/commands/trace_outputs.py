@@ -19,7 +19,6 @@ from genesis.utils.atomic_file import (describe_write_error, is_read_only, write
                                        write_atomic_with)
 
 from ..trace_settings import OutputSettings
-from ..ui import print_error, print_warning
 
 __all__ = ["write_outputs", "print_problems", "OUTPUT_NAME"]
 
@@ -73,6 +72,8 @@ def write_outputs(trace, settings: OutputSettings) -> tuple:
 
 def print_problems(errors, problems: list) -> None:
     """Print what `write_outputs` could not do on the error console."""
+    from ..ui import print_error, print_warning  # Rich: not for the script's process, which
+    # writes the outputs and hands its problems over to be printed
     for severity, message in problems:
         (print_error if severity == "error" else print_warning)(errors, message)
 

@@ -92,3 +92,14 @@ def test_leave_ends_as_sys_exit_would():
                                    text=True, check=False)
         assert (completed.returncode, completed.stdout, completed.stderr) == \
             (status, "kept in the buffer", stderr)
+
+
+def test_the_scripts_process_imports_no_rich():
+    # It writes the outputs and hands its problems over to be printed; a bar while gradients
+    # are checked imports Rich then, after the script.
+    completed = subprocess.run([sys.executable, "-c", "import sys, genesis_cli.traced_run; "
+                                "print(sorted(name for name in sys.modules if name == 'rich' "
+                                "or name.startswith('rich.')))"],
+                               capture_output=True, text=True, check=False)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "[]"
