@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["RenderError", "choose_backend", "run_graphviz", "run_graphviz_all", "EMBEDDED_MAX_NODES",
@@ -29,6 +30,14 @@ _SVG_START = b"<?xml "  # how each SVG document dot writes begins (in a label it
 # dot's layout time grows fast with dense graphs (a 2,100-node traced CTC model took over
 # 11 minutes): past this many seconds it is stopped and the drawing reported as failed
 DOT_TIMEOUT_S = 120
+
+
+# The last few small layouts made, by (source, format, backend): a run draws the same
+# drawing more than once (the picture of a small graph is also one of report.html's views,
+# and two views can fold to the same drawing), and Graphviz gives the same bytes each time.
+_RECENT_LAYOUTS: OrderedDict = OrderedDict()
+RECENT_LAYOUTS_KEPT = 16
+_UNNAMED = re.compile(r"\s*(strict\s+)?(di)?graph\s*\{", re.IGNORECASE)
 
 
 class RenderError(RuntimeError):
@@ -49,6 +58,30 @@ def choose_backend(format: str) -> str:
 
 def run_graphviz(source: str, format: str, backend: str) -> bytes:
     """Lay out DOT `source` and return the `format` bytes."""
+    recent = _recent(source, format, backend)
+    if recent is not None:
+        return recent
+    laid_out = _laid_out(source, format, backend)
+    _remember(source, format, backend, laid_out)
+    return laid_out
+
+
+def _recent(source: str, format: str, backend: str) -> bytes | None:
+    laid_out = _RECENT_LAYOUTS.get((source, format, backend))
+    if laid_out is not None:
+        _RECENT_LAYOUTS.move_to_end((source, format, backend))
+    return laid_out
+
+
+def _remember(source: str, format: str, backend: str, laid_out: bytes) -> None:
+    # (a graph without a name is titled by its place in a run: not the same bytes alone)
+    if len(source) <= BATCHED_SOURCE_CHARS and not _UNNAMED.match(source):
+        _RECENT_LAYOUTS[(source, format, backend)] = laid_out
+        while len(_RECENT_LAYOUTS) > RECENT_LAYOUTS_KEPT:
+            _RECENT_LAYOUTS.popitem(last=False)
+
+
+def _laid_out(source: str, format: str, backend: str) -> bytes:
     if backend == SYSTEM:
         try:
             completed = subprocess.run([shutil.which("dot") or "dot", f"-T{format}"],
@@ -77,29 +110,33 @@ def run_graphviz(source: str, format: str, backend: str) -> bytes:
 
 
 def run_graphviz_all(sources: list, format: str, backend: str) -> list:
-    """`run_graphviz` of each DOT source, in order. With the system `dot` and SVG, the small
-    sources are laid out by one `dot` run (it writes one SVG document per graph) and the
-    others by runs of their own, in parallel; the embedded Graphviz takes one at a time.
-    Each SVG is what a run of its own makes (a graph left without a name, `digraph { }`,
-    is titled with dot's count of such graphs in the run).
+    """`run_graphviz` of each DOT source, in order; a source given twice, or laid out
+    lately, is laid out once. With the system `dot` and SVG, the small sources are laid out
+    by one `dot` run (it writes one SVG document per graph) and the others by runs of their
+    own, in parallel; the embedded Graphviz takes one at a time. Each SVG is what a run of
+    its own makes (a graph left without a name, `digraph { }`, is titled with dot's count of
+    such graphs in the run).
 
     >>> svgs = run_graphviz_all(["digraph { a -> b }", "digraph { c }"], "svg", choose_backend("svg"))
     >>> [svg.count(b"<svg") for svg in svgs]
     [1, 1]
     """
+    made = {source: _recent(source, format, backend) for source in sources}
+    pending = [source for source, laid_out in made.items() if laid_out is None]  # distinct
+    if backend == SYSTEM and format == "svg":
+        small = [source for source in pending if len(source) <= BATCHED_SOURCE_CHARS]
+        if len(small) > 1:
+            made.update(zip(small, _one_run("".join(small), len(small))))
+            pending = [source for source in pending if made[source] is None]
     if backend != SYSTEM:
-        return [run_graphviz(source, format, backend) for source in sources]
-    small = [index for index, source in enumerate(sources) if len(source) <= BATCHED_SOURCE_CHARS]
-    results = [None] * len(sources)
-    if format == "svg" and len(small) > 1:
-        for index, svg in zip(small, _one_run("".join(sources[index] for index in small), len(small))):
-            results[index] = svg
-    pending = [index for index, result in enumerate(results) if result is None]
-    with ThreadPoolExecutor() as pool:
-        for index, made in zip(pending, pool.map(lambda index: run_graphviz(sources[index], format, backend),
-                                                 pending)):
-            results[index] = made
-    return results
+        made.update((source, _laid_out(source, format, backend)) for source in pending)
+    else:
+        with ThreadPoolExecutor() as pool:
+            made.update(zip(pending, pool.map(lambda source: _laid_out(source, format, backend),
+                                              pending)))
+    for source, laid_out in made.items():
+        _remember(source, format, backend, laid_out)
+    return [made[source] for source in sources]
 
 
 def _one_run(joined: str, count: int) -> list:

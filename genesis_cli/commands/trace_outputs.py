@@ -55,6 +55,11 @@ def write_outputs(trace, settings: OutputSettings) -> tuple:
     path = folder / "trace.json"
     if written(path, lambda: write_atomic(path, trace.to_json())):
         files["json"] = str(path)
+    if settings.html:  # first: its views are laid out together, and a small graph's
+        # picture is one of them (viz.backends keeps the last few layouts)
+        target = folder / "report.html"
+        if written(target, lambda: write_atomic_with(target, lambda temporary: to_html(trace, temporary))):
+            files["html"] = str(target)
     for index, graph in enumerate(trace.graphs):
         target = folder / f"{'graph' if index == 0 else f'graph-{index + 1}'}.{settings.format}"
         if written(target, lambda: write_atomic_with(
@@ -62,10 +67,6 @@ def write_outputs(trace, settings: OutputSettings) -> tuple:
                                                  collapse_depth=settings.collapse_depth,
                                                  max_nodes=settings.max_nodes))):
             files["graphs"].append(str(target))
-    if settings.html:
-        target = folder / "report.html"
-        if written(target, lambda: write_atomic_with(target, lambda temporary: to_html(trace, temporary))):
-            files["html"] = str(target)
     problems.extend(_remove_stale(folder, files, attempted))
     return files, problems
 

@@ -2,13 +2,24 @@
 reported on one line and left as it was, and the files genesis wrote there before (its own
 and `genesis render`'s) are cleared, never the user's other files."""
 import os
+import shutil
 import stat
+import subprocess
 import textwrap
+from collections import OrderedDict
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
+import genesis
+import genesis.nn as nn
+import viz
+from genesis.debug.session import TraceSession
 from genesis_cli.app import app
+from genesis_cli.commands.trace_outputs import write_outputs
+from genesis_cli.trace_settings import OutputSettings
+from viz import backends
 
 TRAINING = """\
 import genesis
@@ -80,3 +91,26 @@ def test_a_read_only_picture_of_an_earlier_run_is_kept_with_a_warning(tmp_path):
     assert result.exit_code == 0, result.output
     assert f"warning: kept {protected} from an earlier run: it is read-only" in result.output
     assert protected.read_text() == "<svg/>"
+
+
+def test_a_small_graphs_picture_and_report_are_laid_out_by_one_run_of_dot(tmp_path, monkeypatch):
+    # The picture of a small graph is one of report.html's views: laid out once, and the
+    # file is what drawing it alone gives.
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz dot is not installed")
+    session = TraceSession(steps=1, check=False)
+    with session:
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+        model(genesis.randn(3, 4)).sum().backward()
+    trace = session.result(script="train.py")
+    monkeypatch.setattr(backends, "_RECENT_LAYOUTS", OrderedDict())
+    runs, real_run = [], subprocess.run
+    monkeypatch.setattr(backends.subprocess, "run",
+                        lambda *args, **kwargs: runs.append(args) or real_run(*args, **kwargs))
+    files, problems = write_outputs(trace, OutputSettings(str(tmp_path), "svg", True, None, 200))
+    assert problems == [] and files["html"] and len(files["graphs"]) == 1
+    assert len(runs) == 1
+    backends._RECENT_LAYOUTS.clear()
+    alone = viz.render(trace.graphs[0], tmp_path / "alone.svg", max_nodes=200)
+    assert Path(files["graphs"][0]).read_bytes() == alone.read_bytes()
+    assert len(runs) == 2

@@ -2,6 +2,7 @@ import doctest
 import importlib
 import shutil
 import xml.etree.ElementTree as ElementTree
+from collections import OrderedDict
 
 import pytest
 
@@ -110,12 +111,43 @@ def test_drawings_laid_out_together_are_those_laid_out_alone(monkeypatch):
     big = "digraph big {" + " ".join(f"n{i} -> n{i + 1};" for i in range(100)) + "}"
     sources = [*SMALL_GRAPHS, big]
     alone = [backends.run_graphviz(source, "svg", SYSTEM) for source in sources]
+    runs = counted_dot_runs(monkeypatch)  # (and the layouts just made forgotten)
+    assert backends.run_graphviz_all(sources, "svg", SYSTEM) == alone
+    assert len(runs) == 2  # the small ones in one run of dot, the big one in its own
+
+
+def counted_dot_runs(monkeypatch) -> list:
+    """The runs of dot from now on (appended to the list returned), none remembered yet."""
+    monkeypatch.setattr(backends, "_RECENT_LAYOUTS", OrderedDict())
     runs = []
     real_run = backends.subprocess.run
     monkeypatch.setattr(backends.subprocess, "run",
                         lambda *args, **kwargs: runs.append(args) or real_run(*args, **kwargs))
-    assert backends.run_graphviz_all(sources, "svg", SYSTEM) == alone
-    assert len(runs) == 2  # the small ones in one run of dot, the big one in its own
+    return runs
+
+
+@needs_dot
+def test_a_drawing_asked_for_again_is_laid_out_once(monkeypatch):
+    runs = counted_dot_runs(monkeypatch)
+    first, second, again = backends.run_graphviz_all(
+        [SMALL_GRAPHS[0], SMALL_GRAPHS[1], SMALL_GRAPHS[0]], "svg", SYSTEM)
+    assert again == first and len(runs) == 1
+    assert backends.run_graphviz(SMALL_GRAPHS[1], "svg", SYSTEM) == second and len(runs) == 1
+    assert backends.run_graphviz(SMALL_GRAPHS[2], "svg", SYSTEM).count(b"<svg") == 1
+    assert len(runs) == 2
+
+
+@needs_dot
+def test_only_the_last_few_layouts_are_kept(monkeypatch):
+    runs = counted_dot_runs(monkeypatch)
+    sources = [f"digraph g{index} {{ a -> b{index} }}" for index in
+               range(backends.RECENT_LAYOUTS_KEPT + 1)]
+    for source in sources:
+        backends.run_graphviz(source, "svg", SYSTEM)
+    backends.run_graphviz(sources[-1], "svg", SYSTEM)  # kept
+    backends.run_graphviz(sources[0], "svg", SYSTEM)  # the oldest, forgotten: laid out again
+    assert len(runs) == len(sources) + 1
+    assert len(backends._RECENT_LAYOUTS) == backends.RECENT_LAYOUTS_KEPT
 
 
 @needs_dot
