@@ -198,8 +198,9 @@ class OptimizerWatch:
         for param, old in before.values():
             xp = param._device.xp
             grad = param._grad
-            figures = [xp.linalg.norm((param._data - old).reshape(-1)),
-                       xp.linalg.norm(old.reshape(-1))]
+            size = xp.linalg.norm(old.reshape(-1))  # (before old becomes the change: on a GPU
+            xp.subtract(param._data, old, out=old)  # the kernels run in this order)
+            figures = [xp.linalg.norm(old.reshape(-1)), size]  # the copy is ours: no new array
             if grad is not None:
                 figures.append(xp.linalg.norm(grad._data.reshape(-1)))
             self.readings.read(xp, figures, lambda values, name=self._name(param), step=step:
