@@ -1,9 +1,9 @@
 """The backward engine: runs a graph's nodes in dependency order, without recursion.
 
-Discovery walks `next_functions` with an explicit stack and counts, for each
-node, the edges that reach it; a node runs once all of them have delivered
-their gradient, so every node's gradients are summed before it runs, in one
-pass. Gradients go to the next nodes by position; the engine sums a gradient
+Discovery walks the nodes' edges (`_next_nodes`, the nodes of `next_functions`) with an
+explicit stack and counts, for each node, the edges that reach it; a node runs once all
+of them have delivered their gradient, so every node's gradients are summed before it
+runs, in one pass. Gradients go to the next nodes by position; the engine sums a gradient
 back to its input's shape when the backward left it broadcast.
 
 Ownership: the engine owns a waiting gradient when nothing outside it has seen its array
@@ -479,10 +479,11 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None, for_g
             for checker in checkers:
                 checker(node, grads, grad_inputs, flowed_from)
             # Route each input's gradient to the node it came from, by position.
-            input_meta = node._input_meta
-            for index, (child, output_nr) in enumerate(node.next_functions):
+            input_meta, output_nrs = node._input_meta, node._next_nrs
+            for index, child in enumerate(node._next_nodes):
                 if child is None or (runs is not None and child not in dependencies):
                     continue
+                output_nr = output_nrs[index]
                 remaining = dependencies[child] - 1  # edges still to deliver to child
                 dependencies[child] = remaining
                 gradient = grad_inputs[index]
@@ -575,7 +576,7 @@ def _count_dependencies(root_nodes) -> dict:
     stack = list(root_nodes)
     while stack:
         node = stack.pop()
-        for child, _ in node.next_functions:
+        for child in node._next_nodes:
             if child is None:
                 continue
             count = dependencies.get(child)
@@ -595,25 +596,25 @@ def _plan_for_targets(root_nodes, target_nodes, run_targets=False) -> tuple:
         if root in leads:
             continue
         leads[root] = None  # in progress
-        stack = [(root, iter(root.next_functions))]
+        stack = [(root, iter(root._next_nodes))]
         while stack:
             node, children = stack[-1]
-            for child, _ in children:
+            for child in children:
                 if child is not None and child not in leads:
                     leads[child] = None
-                    stack.append((child, iter(child.next_functions)))
+                    stack.append((child, iter(child._next_nodes)))
                     break
             else:
                 stack.pop()
                 leads[node] = node in target_nodes or any(
-                    leads.get(child) for child, _ in node.next_functions if child is not None)
+                    leads.get(child) for child in node._next_nodes if child is not None)
     needed = {node for node, flag in leads.items() if flag}
     runs = needed if run_targets else {
         node for node in needed
-        if any(child in needed for child, _ in node.next_functions if child is not None)}
+        if any(child in needed for child in node._next_nodes if child is not None)}
     dependencies = dict.fromkeys(root_nodes, 0)
     for node in runs:
-        for child, _ in node.next_functions:
+        for child in node._next_nodes:
             if child in needed:
                 dependencies[child] = dependencies.get(child, 0) + 1
     for node in needed:
@@ -660,7 +661,7 @@ def _is_fresh(gradient: Tensor, grad_inputs: tuple, grads: list, held: int) -> b
 
 
 def _release_children(node, dependencies, runs, ready) -> None:
-    for child, _ in node.next_functions:
+    for child in node._next_nodes:
         if child is None or (runs is not None and child not in dependencies):
             continue
         remaining = dependencies[child] - 1
@@ -708,7 +709,7 @@ def _call_backward(node, grads: list) -> tuple:
         raise
     if result.__class__ is not tuple:
         result = tuple(result) if result.__class__ is list else (result,)
-    expected = len(node.next_functions)
+    expected = len(node._next_nodes)
     if len(result) != expected:
         if len(result) < expected or any(extra is not None for extra in result[expected:]):
             raise RuntimeError(

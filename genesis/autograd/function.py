@@ -89,9 +89,13 @@ class Node:
     (`(None, 0)` where no gradient flows). Hooks: `register_hook(fn)` runs
     `fn(grad_inputs, grad_outputs)` after backward, `register_prehook(fn)` runs
     `fn(grad_outputs)` before; either may return replacements.
+
+    The pairs are kept as two tuples, `_next_nodes` and `_next_nrs` (the engine reads
+    those): one object per node for Python's cyclic collector to visit instead of one per
+    edge and one more, and the output numbers, mostly zeros, are shared between nodes.
     """
 
-    __slots__ = ("next_functions", "_saved", "_input_meta", "_output_meta",
+    __slots__ = ("_next_nodes", "_next_nrs", "_saved", "_input_meta", "_output_meta",
                  "needs_input_grad", "_module_call", "__dict__", "__weakref__")
 
     _forward_cls = None
@@ -107,7 +111,7 @@ class Node:
     # Slots are filled lazily (a ctx that never joins a graph only gets
     # `needs_input_grad`); an unset one reads as its default here.
     # `_module_call`: the module call the forward ran in (`module_scope`), None outside modules.
-    _SLOT_DEFAULTS = {"next_functions": (), "_saved": None, "_input_meta": (),
+    _SLOT_DEFAULTS = {"_next_nodes": (), "_next_nrs": (), "_saved": None, "_input_meta": (),
                       "_output_meta": (), "needs_input_grad": (), "_module_call": None}
 
     def __getattr__(self, name):
@@ -130,6 +134,18 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
+
+    @property
+    def next_functions(self) -> tuple:
+        """One `(node, output_nr)` pair per forward argument (`(None, 0)` where no gradient
+        flows), a new tuple at each read, as in PyTorch."""
+        return tuple(zip(self._next_nodes, self._next_nrs))
+
+    @next_functions.setter
+    def next_functions(self, edges) -> None:
+        edges = tuple(edges)
+        self._next_nodes = tuple(node for node, _ in edges)
+        self._next_nrs = shared_output_nrs(tuple(output_nr for _, output_nr in edges))
 
     @property
     def metadata(self) -> dict:
@@ -160,7 +176,7 @@ class Node:
             return ()
         if saved is _FREED:
             raise RuntimeError(_freed_message(self))
-        if not self.next_functions:  # read inside forward, before packing
+        if not self._next_nodes:  # read inside forward, before packing
             return saved
         unpacked = []
         for index, (tensor, version, output_nr) in enumerate(saved):
@@ -186,7 +202,7 @@ class Node:
     def saved_tensor_info(self) -> tuple:
         """(shape, dtype) of each saved tensor without unpacking; () once freed."""
         saved = self._saved
-        if saved is None or saved is _FREED or saved is _CONSUMED or not self.next_functions:
+        if saved is None or saved is _FREED or saved is _CONSUMED or not self._next_nodes:
             return ()
         return tuple((t.shape, t.dtype) if version is not None else None for t, version, _ in saved)
 
@@ -261,7 +277,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable: Tensor):
         self._variable = weakref.ref(variable)
-        self.next_functions = ()
+        self._next_nodes = self._next_nrs = ()
         self._saved = None
         self._input_meta = ()
         self.needs_input_grad = ()
@@ -531,7 +547,7 @@ def _saved_tensors_once(ctx) -> tuple:
                            "clear_saved_tensors_on_access is set: its Function frees them at the "
                            "first read of ctx.saved_tensors")
     unpacked = Node.saved_tensors.fget(ctx)
-    if ctx._saved is not None and ctx.next_functions:
+    if ctx._saved is not None and ctx._next_nodes:
         ctx._saved = _CONSUMED
     return unpacked
 
@@ -788,25 +804,30 @@ def _as_output(value, device, args) -> Tensor:
 
 def _link_inputs(ctx: Node, args: tuple) -> None:
     """Record one edge per argument: where its gradient goes, and its shape/dtype/device."""
-    edges = []
+    nodes = []
+    output_nrs = []
     meta = []
     for arg in args:
         if isinstance(arg, Tensor) and arg._requires_grad:
             node = arg.grad_fn
             if node is None:
-                edge = gradient_edge(arg)
-                edges.append(edge)
-                if edge[0]._grad_dtype_set:  # its gradients are cast to Tensor.grad_dtype
-                    meta.append((arg._data.shape, edge[0]._grad_numpy_dtype, arg._device))
+                node, output_nr = gradient_edge(arg)
+                nodes.append(node)
+                output_nrs.append(output_nr)
+                if node._grad_dtype_set:  # its gradients are cast to Tensor.grad_dtype
+                    meta.append((arg._data.shape, node._grad_numpy_dtype, arg._device))
                     continue
             else:
-                edges.append((node, arg._output_nr))
+                nodes.append(node)
+                output_nrs.append(arg._output_nr)
             data = arg._data
             meta.append((data.shape, data.dtype, arg._device))
         else:
-            edges.append(_NO_EDGE)
+            nodes.append(None)
+            output_nrs.append(0)
             meta.append(None)
-    ctx.next_functions = tuple(edges)
+    ctx._next_nodes = tuple(nodes)
+    ctx._next_nrs = shared_output_nrs(tuple(output_nrs))
     meta = tuple(meta)
     # the shared metadata and which inputs need a gradient (those with metadata), one lookup
     ctx._input_meta, ctx.needs_input_grad = _INPUTS.get(meta) or _shared_inputs(meta)
@@ -822,7 +843,6 @@ def _shared_inputs(meta: tuple) -> tuple:
     return entry
 
 
-_NO_EDGE = (None, 0)
 # Metadata tuples in use (an op's input and output shapes, dtypes and devices; which inputs
 # need a gradient), one object per distinct value: the nodes of a deep graph mostly repeat a
 # few. Sharing them saves memory and, above all, the time Python's cyclic collector spends
@@ -844,6 +864,24 @@ def shared(value: tuple) -> tuple:
             _SHARED.clear()
         found = _SHARED[value] = value
     return found
+
+
+def shared_output_nrs(output_nrs: tuple) -> tuple:
+    """`output_nrs`, or the equal tuple of output numbers already in use. A table of their
+    own: in `_SHARED`, (0, 1) would be found equal to a (False, True) kept there.
+
+    >>> shared_output_nrs((0, 0)) is shared_output_nrs((0, 0))
+    True
+    """
+    found = _OUTPUT_NRS.get(output_nrs)
+    if found is None:
+        if len(_OUTPUT_NRS) >= _MAX_SHARED:
+            _OUTPUT_NRS.clear()
+        found = _OUTPUT_NRS[output_nrs] = output_nrs
+    return found
+
+
+_OUTPUT_NRS: dict = {}
 
 
 def _link_outputs(ctx: Node, outputs: tuple) -> None:

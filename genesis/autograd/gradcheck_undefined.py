@@ -73,7 +73,7 @@ def _run_undefined(node, pending: list) -> str | None:
         run_hook(hook, ((None,) * count,), _WHERE)
     function = node._forward_cls
     if function._builtin:  # genesis's ops give undefined gradients for undefined ones
-        pending.extend(child for child, _ in node.next_functions if child is not None)
+        pending.extend(child for child in node._next_nodes if child is not None)
         return None
     grads = [None] * count
     if node._materialize_grads:
@@ -81,7 +81,7 @@ def _run_undefined(node, pending: list) -> str | None:
                  for meta in node._output_meta]
     result = function.backward(node, *grads)
     result = result if isinstance(result, tuple | list) else (result,)
-    for index, ((child, _), gradient) in enumerate(zip(node.next_functions, result)):
+    for index, (child, gradient) in enumerate(zip(node._next_nodes, result)):
         if child is None:
             continue
         if gradient is None:

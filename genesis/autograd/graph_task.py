@@ -123,7 +123,7 @@ def will_engine_execute_node(node) -> bool:
         raise RuntimeError(f"_will_engine_execute_node expects an grad_fn (a node of the graph, "
                            f"such as tensor.grad_fn), got a {type(node).__name__}")
     task = current("_will_engine_execute_node")
-    if task.for_grad and not node.next_functions and hasattr(node, "variable"):
+    if task.for_grad and not node._next_nodes and hasattr(node, "variable"):
         raise RuntimeError("_will_engine_execute_node cannot answer for a leaf's AccumulateGrad "
                            "while you are currently running autograd.grad() (which captures "
                            "gradients instead of accumulating them): ask about the grad_fn of a "

@@ -311,10 +311,10 @@ class NonFiniteTracker:
         """Note `told` as what made the gradients `node` sends on non-finite."""
         if told is None:
             return
-        children = node.next_functions
+        children = node._next_nodes
         for index, census in returned:
-            if not census.finite and index < len(children) and children[index][0] is not None:
-                self._poisoned[children[index][0]] = told
+            if not census.finite and index < len(children) and children[index] is not None:
+                self._poisoned[children[index]] = told
 
     def _nan_born(self, node, census: Census, nr: int, count: int, shapes: str,
                   came_in: list) -> Origin:
@@ -386,4 +386,4 @@ def _callers(node, flowed_from) -> list:
     does not take it as an input)."""
     steps = path_to(node, flowed_from)
     return [parent for parent, child in zip(steps, steps[1:])
-            if all(next_node is not child for next_node, _ in parent.next_functions)]
+            if all(next_node is not child for next_node in parent._next_nodes)]

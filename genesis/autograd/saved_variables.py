@@ -124,7 +124,7 @@ def saved_names(node: Node) -> tuple:
     if declared is not None:
         return tuple(declared)
     if saved is None or saved is _FREED or saved is _CONSUMED or not node._forward_cls._builtin \
-            or not node.next_functions:
+            or not node._next_nodes:
         return ()
     several = len(node._output_meta) > 1
     names = []
@@ -142,7 +142,7 @@ def _lookup(node: Node, attribute: str):
     """`node._saved_<name>` (the value, unpacked) or `node._raw_saved_<name>` (its handle);
     `node._raw_saved_tensors`: a handle on every saved value."""
     cls = node._forward_cls
-    if cls is None or not node.next_functions:  # a leaf's node, or a ctx still in forward
+    if cls is None or not node._next_nodes:  # a leaf's node, or a ctx still in forward
         raise AttributeError(f"{type(node).__name__} has no attribute {attribute!r}: saved "
                              "values are read once the node is in the graph")
     raw = attribute.startswith("_raw_saved_")

@@ -76,7 +76,7 @@ def units_axis(output, node) -> int | None:
     if output.ndim >= 4:
         return 1
     if output.ndim == 3:
-        for child, _ in node.next_functions:
+        for child in node._next_nodes:
             if child is not None and any(part in type(child).__name__ for part in _CHANNEL_OPS):
                 return 1
     return output.ndim - 1

@@ -205,7 +205,7 @@ class ActivationWatch:
         source = node._source or SourceLocation.capture(max_frames=1)
         measured = self._measure(node, output, kind, op, source)
         call = running.call
-        child = node.next_functions[0][0] if node.next_functions else None
+        child = node._next_nodes[0] if node._next_nodes else None
         fed_by = child._module_call if child is not None else None
         with self._lock:
             if fed_by is not None:

@@ -129,7 +129,7 @@ class GraphBuilder:
         self._stand_ins.update(stand_ins)
         extra = self._extra_inputs.get(caller, 0)
         self._extra_inputs[caller] = extra + 1
-        self._link(node, output_nr, self.ids[caller], len(caller.next_functions) + extra,
+        self._link(node, output_nr, self.ids[caller], len(caller._next_nodes) + extra,
                    tuple(node._output_meta[output_nr][0]))
         self.expand()
 
@@ -140,9 +140,10 @@ class GraphBuilder:
         while pending:
             node = pending.popleft()
             node_id = self.ids[node]
-            input_meta = node._input_meta
-            for index, (child, output_nr) in enumerate(node.next_functions):
+            input_meta, output_nrs = node._input_meta, node._next_nrs
+            for index, child in enumerate(node._next_nodes):
                 if child is not None:
+                    output_nr = output_nrs[index]
                     self._link(child, output_nr, node_id, index, tuple(input_meta[index][0]))
             if self.include_saved and node.__class__ is not AccumulateGrad:
                 self._add_saved(node, node_id)

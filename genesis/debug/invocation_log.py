@@ -55,7 +55,7 @@ class InvocationLog:
         self._per_site = {}
 
     def __call__(self, node, args, outputs) -> None:
-        if not node.next_functions or engine.unwatched.depth:  # no graph, or gradcheck's own call
+        if not node._next_nodes or engine.unwatched.depth:  # no graph, or gradcheck's own call
             return
         function = type(node)._forward_cls
         if function is None or (function._builtin and not self.include_builtin):

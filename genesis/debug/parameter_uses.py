@@ -171,7 +171,7 @@ class ParameterUses:
             return
         inputs = _tensors(args)
         numbers = self._carried_numbers(args) if self._numbers else []
-        if node.next_functions:  # the op joined a graph
+        if node._next_nodes:  # the op joined a graph
             for value in inputs:
                 carried = self._carriers.get(value)
                 if carried is not None:
@@ -277,7 +277,7 @@ def _leaves_behind(values: list) -> list:
             if leaf is not None and id(leaf) not in leaves:
                 leaves[id(leaf)] = (leaf, _path_to(parents, parents[node]))
             continue
-        for child, _ in node.next_functions:
+        for child in node._next_nodes:
             if child is not None and child not in parents:
                 parents[child] = node
                 queue.append(child)

@@ -170,7 +170,7 @@ class record:
 
     # -- forward: one call per Function.apply -------------------------------
     def _observe(self, node, args, outputs) -> None:
-        if not node.next_functions or engine.unwatched.depth:  # no graph, or gradcheck's own call
+        if not node._next_nodes or engine.unwatched.depth:  # no graph, or gradcheck's own call
             return
         # The forward builds the graph this recorder keeps (a dozen objects an op): no cyclic
         # collection from its first op to the end of the backward call that follows, which
@@ -213,7 +213,7 @@ class record:
         readings = self.readings
         run.grads[node] = [grad_stats_later(g._data, readings, g._device) if g is not None else None
                            for g in grads]
-        for index, (child, _) in enumerate(node.next_functions):
+        for index, child in enumerate(node._next_nodes):
             # (a leaf not in the graph is a copy of a checkpoint's input, drawn as that input)
             if child.__class__ is AccumulateGrad and isinstance(grad_inputs[index], Tensor) \
                     and child in ids:

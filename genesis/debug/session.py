@@ -286,7 +286,7 @@ class TraceSession:
         if self._scaled is None:
             return 1.0
         node, scale = self._scaled[0](), self._scaled[1]
-        if node is not None and any(run.get(child) is node for child, _ in node.next_functions
+        if node is not None and any(run.get(child) is node for child in node._next_nodes
                                     if child is not None):
             return scale
         return 1.0

@@ -73,7 +73,7 @@ class StaleStateWatch:
         self._per_site: dict = {}
 
     def __call__(self, node, args, outputs) -> None:
-        if not node.next_functions or engine.unwatched.depth:
+        if not node._next_nodes or engine.unwatched.depth:
             return
         function = type(node)._forward_cls
         if function is None or function._builtin or function.nondeterministic \

@@ -338,7 +338,7 @@ def _reaches_outside(tensors: list, private: set) -> bool:
             if node.variable is not None and id(node.variable) not in private:
                 return True
             continue
-        nodes.extend(edge[0] for edge in node.next_functions if edge[0] is not None)
+        nodes.extend(child for child in node._next_nodes if child is not None)
     return False
 
 
