@@ -805,34 +805,43 @@ def _as_output(value, device, args) -> Tensor:
 def _link_inputs(ctx: Node, args: tuple) -> None:
     """Record one edge per argument: where its gradient goes, and its shape/dtype/device."""
     nodes = []
-    output_nrs = []
     meta = []
+    numbered = False  # an input that is a later output of its node (output_nr > 0)
     for arg in args:
         if isinstance(arg, Tensor) and arg._requires_grad:
             node = arg.grad_fn
             if node is None:
-                node, output_nr = gradient_edge(arg)
+                node = gradient_edge(arg)[0]  # (a leaf's accumulator: output 0)
                 nodes.append(node)
-                output_nrs.append(output_nr)
                 if node._grad_dtype_set:  # its gradients are cast to Tensor.grad_dtype
                     meta.append((arg._data.shape, node._grad_numpy_dtype, arg._device))
                     continue
             else:
                 nodes.append(node)
-                output_nrs.append(arg._output_nr)
+                numbered = numbered or arg._output_nr != 0
             data = arg._data
             meta.append((data.shape, data.dtype, arg._device))
         else:
             nodes.append(None)
-            output_nrs.append(0)
             meta.append(None)
     ctx._next_nodes = tuple(nodes)
-    ctx._next_nrs = shared_output_nrs(tuple(output_nrs))
+    ctx._next_nrs = _numbers_of(args) if numbered else \
+        _ZEROS[len(args)] if len(args) < len(_ZEROS) else (0,) * len(args)
     meta = tuple(meta)
     # the shared metadata and which inputs need a gradient (those with metadata), one lookup
     ctx._input_meta, ctx.needs_input_grad = _INPUTS.get(meta) or _shared_inputs(meta)
     ctx._saved = None
     ctx._output_meta = ()
+
+
+def _numbers_of(args: tuple) -> tuple:
+    """The output number of each argument in its node (0 for a leaf or a non-tensor), shared."""
+    return shared_output_nrs(tuple(
+        arg._output_nr if isinstance(arg, Tensor) and arg._requires_grad and arg.grad_fn is not None
+        else 0 for arg in args))
+
+
+_ZEROS = tuple((0,) * count for count in range(16))  # the output numbers of most ops
 
 
 def _shared_inputs(meta: tuple) -> tuple:
