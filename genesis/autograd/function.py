@@ -859,6 +859,7 @@ def _shared_inputs(meta: tuple) -> tuple:
 _SHARED: dict = {}
 _INPUTS: dict = {}  # an op's input metadata -> (it shared, which inputs need a gradient)
 _MAX_SHARED = 4096  # distinct values kept (then the table starts again)
+_OUTPUT_NRS: dict = {}  # output numbers: a table of their own (see shared_output_nrs)
 
 
 def shared(value: tuple) -> tuple:
@@ -867,12 +868,7 @@ def shared(value: tuple) -> tuple:
     >>> shared(((2, 3), "float32")) is shared(((2, 3), "float32"))
     True
     """
-    found = _SHARED.get(value)
-    if found is None:
-        if len(_SHARED) >= _MAX_SHARED:
-            _SHARED.clear()
-        found = _SHARED[value] = value
-    return found
+    return _in_use(_SHARED, value)
 
 
 def shared_output_nrs(output_nrs: tuple) -> tuple:
@@ -882,15 +878,16 @@ def shared_output_nrs(output_nrs: tuple) -> tuple:
     >>> shared_output_nrs((0, 0)) is shared_output_nrs((0, 0))
     True
     """
-    found = _OUTPUT_NRS.get(output_nrs)
+    return _in_use(_OUTPUT_NRS, output_nrs)
+
+
+def _in_use(table: dict, value: tuple) -> tuple:
+    found = table.get(value)
     if found is None:
-        if len(_OUTPUT_NRS) >= _MAX_SHARED:
-            _OUTPUT_NRS.clear()
-        found = _OUTPUT_NRS[output_nrs] = output_nrs
+        if len(table) >= _MAX_SHARED:
+            table.clear()
+        found = table[value] = value
     return found
-
-
-_OUTPUT_NRS: dict = {}
 
 
 def _link_outputs(ctx: Node, outputs: tuple) -> None:
