@@ -814,14 +814,14 @@ def _link_inputs(ctx: Node, args: tuple) -> None:
                 node = gradient_edge(arg)[0]  # (a leaf's accumulator: output 0)
                 nodes.append(node)
                 if node._grad_dtype_set:  # its gradients are cast to Tensor.grad_dtype
-                    meta.append((arg._data.shape, node._grad_numpy_dtype, arg._device))
+                    meta += (arg._data.shape, node._grad_numpy_dtype, arg._device)
                     continue
             else:
                 nodes.append(node)
                 numbered = numbered or arg._output_nr != 0
             data = arg._data
-            meta.append((data.shape, data.dtype, arg._device))
-        else:
+            meta += (data.shape, data.dtype, arg._device)  # flat: no tuple an input, made to
+        else:  # be thrown away once the shared one is found
             nodes.append(None)
             meta.append(None)
     ctx._next_nodes = tuple(nodes)
@@ -844,11 +844,22 @@ def _numbers_of(args: tuple) -> tuple:
 _ZEROS = tuple((0,) * count for count in range(16))  # the output numbers of most ops
 
 
-def _shared_inputs(meta: tuple) -> tuple:
-    """(the shared `meta`, the shared tuple of which inputs need a gradient), kept in _INPUTS."""
+def _shared_inputs(flat: tuple) -> tuple:
+    """(the shared input metadata, the shared tuple of which inputs need a gradient) for
+    `flat`, `_link_inputs`' key: shape, dtype and device of each input that needs a gradient,
+    None for the others. Kept in _INPUTS."""
+    meta, index = [], 0
+    while index < len(flat):
+        if flat[index] is None:
+            meta.append(None)
+            index += 1
+        else:
+            meta.append(flat[index:index + 3])
+            index += 3
+    meta = tuple(meta)
     if len(_INPUTS) >= _MAX_SHARED:
         _INPUTS.clear()
-    entry = _INPUTS[meta] = (shared(meta), shared(tuple(info is not None for info in meta)))
+    entry = _INPUTS[flat] = (shared(meta), shared(tuple(info is not None for info in meta)))
     return entry
 
 
@@ -896,8 +907,8 @@ def _link_outputs(ctx: Node, outputs: tuple) -> None:
     if len(outputs) == 1 and outputs[0] is not None and not non_differentiable:
         output = outputs[0]  # the usual case: one output, linked without the loop below
         data = output._data
-        meta = ((data.shape, data.dtype, output._device),)
-        ctx._output_meta = _SHARED.get(meta) or shared(meta)
+        meta = (data.shape, data.dtype, output._device)
+        ctx._output_meta = _ONE_OUTPUT.get(meta) or _shared_output(meta)
         if data.dtype in FLOATING_NUMPY_DTYPES:
             output._requires_grad = True
             output.grad_fn = ctx
@@ -922,6 +933,17 @@ def _link_outputs(ctx: Node, outputs: tuple) -> None:
     saved = ctx._saved
     if saved is not None:
         ctx._saved = _pack_saved(ctx, saved)
+
+
+def _shared_output(meta: tuple) -> tuple:
+    """The shared metadata of one output, `(meta,)`, kept in _ONE_OUTPUT by `meta`."""
+    if len(_ONE_OUTPUT) >= _MAX_SHARED:
+        _ONE_OUTPUT.clear()
+    found = _ONE_OUTPUT[meta] = shared((meta,))
+    return found
+
+
+_ONE_OUTPUT: dict = {}  # an output's (shape, dtype, device) -> its node's shared metadata
 
 
 def _pack_saved(ctx: Node, saved: tuple) -> tuple:
