@@ -820,8 +820,9 @@ def _link_inputs(ctx: Node, args: tuple) -> None:
                 nodes.append(node)
                 numbered = numbered or arg._output_nr != 0
             data = arg._data
-            meta += (data.shape, data.dtype, arg._device)  # flat: no tuple an input, made to
-        else:  # be thrown away once the shared one is found
+            # flat: no tuple an input, made to be thrown away once the shared one is found
+            meta += (data.shape, data.dtype, arg._device)
+        else:
             nodes.append(None)
             meta.append(None)
     ctx._next_nodes = tuple(nodes)
