@@ -1,6 +1,8 @@
 """`genesis trace` starts the script as soon as its command line is parsed: parsing it
 imports nothing of genesis (the script's process has imported genesis already; this one
-imports it while the script runs), and the command behaves as the full application's."""
+imports it while the script runs), and the command behaves as the full application's. The
+script's process imports no Rich, and the command ends without tearing down its
+interpreter, losing no output."""
 import subprocess
 import sys
 
@@ -67,7 +69,7 @@ def test_the_live_line_draws_without_importing_genesis():
 @pytest.mark.parametrize("ending, status", [("", 0), ("raise ValueError('bad')", 3),
                                             ("import sys; sys.exit(5)", 5)])
 def test_genesis_trace_ends_without_teardown_and_loses_no_output(tmp_path, ending, status):
-    # The command ends with os._exit once the run is reported (genesis.entry.leave): its
+    # The command ends with os._exit once the run is reported (genesis_cli.entry.leave): its
     # report, written to a pipe (block-buffered), comes out whole, and the status is kept.
     script = tmp_path / "train.py"
     script.write_text("import genesis\n"
