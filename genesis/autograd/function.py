@@ -956,8 +956,8 @@ def _pack_saved(ctx: Node, saved: tuple) -> tuple:
     packed = []
     hooked = bool(saved_hooks.stack)
     for value in saved:
-        if not isinstance(value, Tensor):
-            packed.append((value, None, -1))
+        if not isinstance(value, Tensor):  # (None, what an op saves for an input without
+            packed.append(_SAVED_NONE if value is None else (value, None, -1))  # a gradient)
             continue
         if value._version_counter.__class__ is not list and is_inference_tensor(value):
             raise RuntimeError(
@@ -974,6 +974,9 @@ def _pack_saved(ctx: Node, saved: tuple) -> tuple:
         else:  # -2: made by a node, so unpacking refuses it once detached in place
             packed.append((value, value._version_counter[0], -1 if value.grad_fn is None else -2))
     return tuple(packed)
+
+
+_SAVED_NONE = (None, None, -1)  # one packed None for every node
 
 
 def unpack_saved(node: Node, index: int, entry: tuple):
