@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 import numpy as np
 
-BATCH, LENGTH, WIDTH, HEADS = 8, 128, 256, 4  # bench/cuda_benchmarks.py's block
+from cuda_benchmarks import ms_per_step
+from transformer_block import BATCH, D_MODEL as WIDTH, HEADS, LENGTH  # the block's shapes
+
 HEAD = WIDTH // HEADS
 ROWS = BATCH * LENGTH
 
@@ -112,17 +113,7 @@ def direct_calls(cupy, a: dict) -> dict:
 
 def microseconds(call, synchronize, number: int, repeat: int) -> float:
     """Best of `repeat` runs of `number` calls, per call, after a warm-up."""
-    for _ in range(3):
-        call()
-    synchronize()
-    best = float("inf")
-    for _ in range(repeat):
-        started = time.perf_counter()
-        for _ in range(number):
-            call()
-        synchronize()
-        best = min(best, (time.perf_counter() - started) / number)
-    return best * 1e6
+    return ms_per_step(call, synchronize, number, repeat) * 1e3
 
 
 def main() -> int:
