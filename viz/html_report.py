@@ -59,10 +59,33 @@ def to_html(graph_or_trace, path=None, *, max_nodes: int = HTML_MAX_NODES, title
     Tensor (captured first); written to `path` too when given. Each graph is laid out at its
     collapse depths (`viz.html_views.draw_views`), with at most `max_nodes` drawn items per
     drawing."""
-    data, graphs = _page_data(graph_or_trace, sys._getframe(1).f_locals)
+    pieces = list(_page_pieces(graph_or_trace, sys._getframe(1).f_locals, max_nodes, title))
+    if path is not None:
+        _write_pieces(path, pieces)
+    return "".join(pieces)
+
+
+def write_html(graph_or_trace, path, *, max_nodes: int = HTML_MAX_NODES, title: str | None = None) -> None:
+    """Write `to_html`'s page to `path` a piece at a time, without ever holding the whole page:
+    a big graph's JSON goes from the text the graph keeps to the file (what `genesis trace`
+    writes its report.html with).
+
+    >>> import genesis, os, tempfile
+    >>> x = genesis.tensor([1., 2.], requires_grad=True)
+    >>> path = os.path.join(tempfile.mkdtemp(), "graph.html")
+    >>> write_html(genesis.debug.capture_graph((x * x).sum()), path)
+    >>> open(path, encoding="utf-8").read() == to_html(genesis.debug.capture_graph((x * x).sum()))
+    True
+    """
+    _write_pieces(path, _page_pieces(graph_or_trace, sys._getframe(1).f_locals, max_nodes, title))
+
+
+def _page_pieces(graph_or_trace, namespace: dict, max_nodes: int, title: str | None):
+    """The page's text, in pieces, in order (the big blocks made as they are reached)."""
+    data, graphs = _page_data(graph_or_trace, namespace)
     if title is not None:
         data["title"] = title
-    blocks = []  # (id, JSON text safe in a <script>) of the blocks read on demand
+    blocks = []  # (id, pieces of JSON text safe in a <script>) of the blocks read on demand
     for index, graph in enumerate(graphs):
         graph = _tagged(graph, index, data["findings"])
         views = draw_views(graph, max_nodes=max_nodes)
@@ -71,15 +94,18 @@ def to_html(graph_or_trace, path=None, *, max_nodes: int = HTML_MAX_NODES, title
             "outputs": [node.id for node in graph.nodes if node.kind == "output"],
             "modules": graph.modules, "steps": graph.steps, "grad_norms": graph.grad_norms,
             "views": [view.to_dict() for view in views], "default_view": _default_view(views)})
-        blocks.append((f"graph-{index}", _escaped(graph.to_json())))
-        blocks.extend((f"svg-{index}-{number}", _escaped(_compact(view.svg)))
+        # (escaped a piece at a time: escaping never spans two characters)
+        blocks.append((f"graph-{index}", map(_escaped, graph.json_pieces())))
+        blocks.extend((f"svg-{index}-{number}", [_escaped(_compact(view.svg))])
                       for number, view in enumerate(views))
-    page = _page(data, blocks)
-    if path is not None:
-        with open(path, "w", encoding="utf-8") as handle:
-            for start in range(0, len(page), WRITE_CHUNK):  # never all of a big page encoded at once
-                handle.write(page[start:start + WRITE_CHUNK])
-    return page
+    return _page(data, blocks)
+
+
+def _write_pieces(path, pieces) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        for piece in pieces:
+            for start in range(0, len(piece), WRITE_CHUNK):  # never a big piece encoded at once
+                handle.write(piece[start:start + WRITE_CHUNK])
 
 
 def notebook_html(graph_or_trace, *, height: int = 640, max_nodes: int = NOTEBOOK_MAX_NODES,
@@ -158,7 +184,9 @@ def _default_view(views: list) -> int:
     return max(fitting, key=lambda index: views[index].items) if fitting else plain[0]
 
 
-def _page(data: dict, blocks: list) -> str:
+def _page(data: dict, blocks: list):
+    """The pieces of the page: its shell, with `data` and each of `blocks` (id, pieces of
+    escaped JSON text) in `<script type="application/json">` elements."""
     data = {**data, "title": printable(data["title"])}  # a script path may hold control characters
     asset = resources.files("viz") / "html"
     script = "(function () {\n\"use strict\";\n" + "\n".join(
@@ -169,15 +197,22 @@ def _page(data: dict, blocks: list) -> str:
     policy = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
               "img-src data:; base-uri 'none'; form-action 'none'")
     elements = []
-    for name, text in [("genesis-data", _escaped(_compact(data))), *blocks]:
-        elements.extend((f'<script type="application/json" id="{name}">', text, "</script>\n"))
+    for name, pieces in [("genesis-data", [_escaped(_compact(data))]), *blocks]:
+        elements.append((f'<script type="application/json" id="{name}">', pieces, "</script>\n"))
     parts = {"policy": [html.escape(policy)], "title": [html.escape(data["title"])],
-             "style": [(asset / "viewer.css").read_text(encoding="utf-8")], "data": elements,
-             "script": [script]}
+             "style": [(asset / "viewer.css").read_text(encoding="utf-8")], "script": [script]}
     template = (asset / "template.html").read_text(encoding="utf-8")
     pieces = re.split(r"\{\{(\w+)\}\}", template)  # text, name, text, name, ..., text
-    return "".join(piece for index, text in enumerate(pieces)
-                   for piece in (parts[text] if index % 2 else [text]))  # one copy of a big page
+    for index, text in enumerate(pieces):
+        if not index % 2:
+            yield text
+        elif text == "data":
+            for opening, block, closing in elements:
+                yield opening
+                yield from block
+                yield closing
+        else:
+            yield from parts[text]
 
 
 def _compact(value) -> str:

@@ -112,13 +112,29 @@ class Trace:
         strings "NaN", "Infinity" and "-Infinity" and read back as floats by `from_json`;
         names that are not valid Unicode have U+FFFD in place of the bad code points
         (`genesis.debug.json_values`). Without `indent` the text is compact, each graph's
-        written by `Graph.to_json` (a big graph's `to_dict()` is never held whole)."""
+        written by `Graph.json_pieces` (a big graph's `to_dict()` is never held whole)."""
         if indent is not None:
             return dumps(self.to_dict(), indent=indent)
+        return "".join(self.json_pieces())
+
+    def json_pieces(self) -> list:
+        """The compact text of `to_json()` in pieces to write one after another (a big graph's
+        text is never one string).
+
+        >>> trace = Trace(script="train.py", graphs=[Graph()])
+        >>> "".join(trace.json_pieces()) == trace.to_json()
+        True
+        """
         text = dumps(replace(self, graphs=[]).to_dict(), separators=(",", ":"))
         # the first '"graphs":[]' is the field: inside a string value its quotes are escaped
-        graphs = ",".join(graph.to_json() for graph in self.graphs)
-        return text.replace('"graphs":[]', f'"graphs":[{graphs}]', 1)
+        head, _, tail = text.partition('"graphs":[]')
+        pieces = [head, '"graphs":[']
+        for index, graph in enumerate(self.graphs):
+            if index:
+                pieces.append(",")
+            pieces.extend(graph.json_pieces())
+        pieces.extend(("]", tail))
+        return pieces
 
     @classmethod
     def from_dict(cls, data: dict) -> "Trace":

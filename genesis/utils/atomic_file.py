@@ -60,11 +60,14 @@ def atomic_writer(path, mode: str = "wb", encoding: str | None = None, durable: 
         raise
 
 
-def write_atomic(path, data: bytes | str, encoding: str = "utf-8", durable: bool = True) -> None:
-    """Replace `path` with `data` (text is encoded with `encoding`) atomically."""
-    payload = data.encode(encoding, errors="surrogateescape") if isinstance(data, str) else data
+def write_atomic(path, data, encoding: str = "utf-8", durable: bool = True) -> None:
+    """Replace `path` with `data` atomically: bytes, text (encoded with `encoding`), or a list
+    of texts written one after another (a big file never held as one string)."""
+    pieces = [data] if isinstance(data, (bytes, str)) else data
     with atomic_writer(path, durable=durable) as handle:
-        handle.write(payload)
+        for piece in pieces:
+            handle.write(piece.encode(encoding, errors="surrogateescape") if isinstance(piece, str)
+                         else piece)
 
 
 def write_atomic_with(path, write_to) -> None:

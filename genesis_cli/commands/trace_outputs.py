@@ -35,7 +35,7 @@ def write_outputs(trace, settings: OutputSettings) -> tuple:
     written, [(severity, message)] for those that could not be: "error" for a file that
     could not be written, "warning" for a picture Graphviz could not draw). One problem
     never stops the other files."""
-    from viz import RenderError, render, to_html  # viz loads graphviz: only when drawing
+    from viz import RenderError, render, write_html  # viz loads graphviz: only when drawing
 
     folder = Path(settings.folder)
     files, problems, attempted = {"graphs": []}, [], set()
@@ -53,12 +53,12 @@ def write_outputs(trace, settings: OutputSettings) -> tuple:
         return True
 
     path = folder / "trace.json"
-    if written(path, lambda: write_atomic(path, trace.to_json())):
+    if written(path, lambda: write_atomic(path, trace.json_pieces())):
         files["json"] = str(path)
     if settings.html:  # first: its views are laid out together, and a small graph's
         # picture is one of them (viz.backends keeps the last few layouts)
         target = folder / "report.html"
-        if written(target, lambda: write_atomic_with(target, lambda temporary: to_html(trace, temporary))):
+        if written(target, lambda: write_atomic_with(target, lambda temporary: write_html(trace, temporary))):
             files["html"] = str(target)
     for index, graph in enumerate(trace.graphs):
         target = folder / f"{'graph' if index == 0 else f'graph-{index + 1}'}.{settings.format}"
