@@ -85,3 +85,17 @@ def test_a_trace_holds_its_graphs_texts_whatever_its_strings_say():
     assert json.loads(text)["script"] == '"graphs":[]'
     again = Trace.from_json(text)
     assert again == trace and again.to_json() == text
+
+
+def test_a_trace_is_written_in_pieces_that_make_its_json(tmp_path):
+    from genesis.debug.trace import Trace
+    from genesis.utils.atomic_file import write_atomic
+    trace = Trace(script='odd "graphs":[] name.py', graphs=[loop_graph(), loop_graph(3)])
+    pieces = trace.json_pieces()
+    assert not {graph.to_json() for graph in trace.graphs} & set(pieces)  # no graph joined whole
+    write_atomic(tmp_path / "trace.json", pieces)
+    text = (tmp_path / "trace.json").read_text(encoding="utf-8")
+    assert text == trace.to_json()
+    assert Trace.from_json(text).script == trace.script
+    assert [len(graph.nodes) for graph in Trace.from_json(text).graphs] == \
+        [len(graph.nodes) for graph in trace.graphs]

@@ -94,7 +94,7 @@ def test_embedded_backend_failure_is_a_render_error(without_dot):
         backends.run_graphviz("digraph { a -> }", "svg", EMBEDDED)
 
 
-@pytest.mark.parametrize("name", ["collapse", "dot", "render", "style"])
+@pytest.mark.parametrize("name", ["collapse", "dot", "render", "style", "html_report"])
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(f"viz.{name}"), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 0

@@ -226,3 +226,15 @@ def test_repr_html_is_a_sandboxed_iframe(model_trace):
     assert re.fullmatch(r'<iframe srcdoc="[^"]*" sandbox="allow-scripts" style="[^"]*" '
                         r'title="[^"]*"></iframe>', output, re.S)
     assert "&lt;!DOCTYPE html&gt;" in output
+
+
+def test_write_html_writes_the_page_to_html_makes_a_piece_at_a_time(tmp_path, monkeypatch):
+    trace = reports.hostile_trace()
+    pieces = []
+    real_write = viz.html_report._write_pieces
+    monkeypatch.setattr(viz.html_report, "_write_pieces",
+                        lambda path, made: real_write(path, [p for p in made if pieces.append(p) or True]))
+    viz.write_html(trace, tmp_path / "report.html")
+    assert (tmp_path / "report.html").read_text(encoding="utf-8") == viz.to_html(trace)
+    graph_text = trace.graphs[0].to_json()
+    assert graph_text not in pieces  # its chunks were written one by one, never joined
