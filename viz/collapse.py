@@ -313,12 +313,16 @@ def _placed_modules(graph, visible: list) -> dict:
     of its module (an RNN cell's weight, used at every step), which goes to the innermost
     module holding all those calls, so each call's cluster holds only that call's ops."""
     placed = {node.id: node.module or "" for node in visible}
+    leaves = {node.id for node in visible if node.kind in ("param", "input") and node.module}
+    if not leaves:
+        return placed
     users = {}
     for edge in graph.edges:
-        users.setdefault(edge.src, set()).add(graph.nodes[edge.dst].module or "")
+        if edge.src in leaves:
+            users.setdefault(edge.src, set()).add(graph.nodes[edge.dst].module or "")
     for node in visible:
         uses = users.get(node.id)
-        if node.kind not in ("param", "input") or not node.module or not uses or len(uses) < 2 \
+        if node.id not in leaves or not uses or len(uses) < 2 \
                 or any(_CALL_NUMBERS.sub("", use) != node.module for use in uses):
             continue
         common = None
@@ -367,44 +371,44 @@ def _block_signature(nodes: list, path: str, edges) -> tuple:
 # -- chain compression --------------------------------------------------------
 def _compress_chains(view: View, graph) -> None:
     """Replace the inside of each long linear run of plain op items by one item, keeping
-    both ends; leaves that only feed the inside are folded into it too."""
+    both ends; leaves that only feed the inside are folded into it too.
+
+    A link a -> b is part of a run when a and b are plain op items in one cluster, b is a's
+    only successor and a is b's only op input."""
     items = view.items
     nodes = graph.nodes
     ops = {key for key, item in items.items() if item.kind == "node" and nodes[item.members[0]].kind == "op"}
-    successors, op_inputs = {}, {}  # item -> the items it feeds; item -> the op items feeding it
+    successors = {}  # item -> the items it feeds
+    only_successor, only_op_input = {}, {}  # item -> its one successor / op input; _MANY: several
     for src, dst in view.edges:
         successors.setdefault(src, []).append(dst)
+        only_successor[src] = dst if src not in only_successor else _MANY
         if src in ops:
-            op_inputs.setdefault(dst, []).append(src)
-
-    def next_in_run(key):
-        """The op item after `key` when the link key -> it is part of a linear run."""
-        outs = successors.get(key)
-        if outs is None or len(outs) != 1 or outs[0] not in ops:
-            return None
-        following = outs[0]
-        if len(op_inputs[following]) != 1 or items[following].cluster != items[key].cluster:
-            return None
-        return following
-
-    in_run = set()
+            only_op_input[dst] = src if dst not in only_op_input else _MANY
+    following = {}  # op item -> the op item after it in a run
+    for key, successor in only_successor.items():
+        if successor is not _MANY and successor in ops and key in ops \
+                and only_op_input.get(successor) == key and items[successor].cluster == items[key].cluster:
+            following[key] = successor
+    preceded = set(following.values())
     runs = []
-    for key in list(items):
-        if key not in ops or key in in_run:
+    in_run = set()
+    for key in items:  # each run from its start, in drawing order
+        if key not in ops or key in preceded or key in in_run:
             continue
-        previous = op_inputs.get(key, ())
-        if len(previous) == 1 and next_in_run(previous[0]) == key:
-            continue  # not the start of a run
         run = [key]
-        following = next_in_run(key)
-        while following is not None and following not in in_run:
-            run.append(following)
-            following = next_in_run(following)
+        after = following.get(key)
+        while after is not None and after not in in_run:
+            run.append(after)
+            after = following.get(after)
         in_run.update(run)
         if len(run) >= MIN_CHAIN:
             runs.append(run)
     if runs:
         _rebuild_edges(view, _fold_runs(view, graph, runs, successors))
+
+
+_MANY = object()  # more than one successor, or op input
 
 
 def _fold_runs(view: View, graph, runs: list, successors: dict) -> dict:
