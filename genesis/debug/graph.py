@@ -347,14 +347,17 @@ def _node_to_dict(node: GraphNode, sources: dict) -> dict:
         if info is None:
             outputs.append(None)
             continue
-        entry = [list(info.shape), info.dtype]
-        stats, grad = info.stats, info.grad
-        if stats is not None or grad is not None:
-            entry.append(None if stats is None else list(stats.values()) if tuple(stats) == VALUE_KEYS
-                         else stats)
+        stats, grad = info.stats, info.grad  # (the usual keys, in order: a list of the values)
         if grad is not None:
-            entry.append(list(grad.values()) if tuple(grad) == GRAD_KEYS else grad)
-        outputs.append(entry)
+            outputs.append([list(info.shape), info.dtype,
+                            None if stats is None else [*stats.values()] if (*stats,) == VALUE_KEYS
+                            else stats,
+                            [*grad.values()] if (*grad,) == GRAD_KEYS else grad])
+        elif stats is not None:
+            outputs.append([list(info.shape), info.dtype,
+                            [*stats.values()] if (*stats,) == VALUE_KEYS else stats])
+        else:
+            outputs.append([list(info.shape), info.dtype])
     data = {"id": node.id, "kind": node.kind, "name": node.name, "outputs": outputs}
     if node.function is not None:
         data["function"] = node.function
