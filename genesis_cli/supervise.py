@@ -21,7 +21,7 @@ import signal
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from .warm_child import RESULT_HEADER, WarmChild, take
 
@@ -36,7 +36,9 @@ class TracedRun:
     """How the traced script's process ended, and what it captured.
 
     `trace` is the finished Trace when the child sent one; otherwise what its journal
-    held (marked unfinished), or None when there was no journal to read.
+    held (marked unfinished), or None when there was no journal to read, or when the child
+    sent the report it made instead (`ending`: {"errors", "console", "stdout": text to
+    print on each, "status": the exit status}).
     """
 
     returncode: int                 # the child's: its exit status, or -N for signal N
@@ -45,6 +47,7 @@ class TracedRun:
     journal_error: str | None = None
     files: dict | None = None       # the outputs the child wrote (None: it wrote none)
     problems: list = field(default_factory=list)  # (severity, message) of outputs not written
+    ending: dict | None = None      # what to print and the exit status, made by the child
 
     @property
     def signal(self) -> int | None:
@@ -53,15 +56,15 @@ class TracedRun:
 
 def run_traced(script: str, args: list, options: dict, journal: str | None,
                script_stdout=None, outputs: dict | None = None, shown: dict | None = None,
-               script_stderr=None, while_running: Callable[[], None] | None = None) -> TracedRun:
+               script_stderr=None, ending: dict | None = None) -> TracedRun:
     """Run `script` traced in a child process; `script_stdout` and `script_stderr` are where
     its standard output and error go (default: this process's). `outputs` (an
     `OutputSettings` as a dict) asks the child to write the files itself; `shown`
     ({"shown_script", "shown_options"}) is how the trace names the script and its options.
-    `while_running()` is called once the script has started, before waiting for it: work
-    of the caller's that need not hold the script up."""
+    `ending` (an `EndingRequest` as a dict) asks the child to make the report too, for this
+    process to print (`TracedRun.ending`); it sends no trace then."""
     config = {"script": os.path.abspath(script), "args": list(args), "options": options,
-              "journal": journal, "outputs": outputs, **(shown or {})}
+              "journal": journal, "outputs": outputs, "ending": ending, **(shown or {})}
     out_stream = script_stdout if script_stdout is not None else sys.stdout
     streams = [out_stream, script_stderr if script_stderr is not None else sys.stderr]
     for stream in streams:
@@ -88,17 +91,13 @@ def run_traced(script: str, args: list, options: dict, journal: str | None,
             os.close(fd)
     received = _Receiver(read_end)
     with _signals_passed_to(child):
-        try:
-            if while_running is not None:
-                while_running()
-        finally:  # the child is waited for even if that failed
-            returncode = child.wait()
+        returncode = child.wait()
     for relay in relays:
         relay.join()
     result = received.result(wait=10.0 if returncode == 0 or returncode > 0 else 0.5)
     if result is not None:
         return TracedRun(returncode, result["trace"], True, result.get("journal_error"),
-                         result.get("files"), result.get("problems", []))
+                         result.get("files"), result.get("problems", []), result.get("ending"))
     trace = None
     if journal is not None:
         from genesis.debug.journal import read_journal

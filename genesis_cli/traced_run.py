@@ -6,9 +6,11 @@ the journal folder and the file descriptor of a pipe back to `genesis trace`. Th
 `python SCRIPT ARGS` would, under a `TraceSession` that journals what it captures;
 when the script is done (and the threads it left running have ended) it runs the
 gradient checks, writes the outputs (trace.json, pictures, report.html: the graphs are
-here, so no copy of a big graph has to cross processes) and sends the finished `Trace`
-without its graphs, the files written and the script's outcome through the pipe, then
-exits with the script's exit status.
+here, so no copy of a big graph has to cross processes), makes the console report for
+`genesis trace`'s consoles (`genesis_cli.commands.trace_ending`: `genesis trace` then never
+imports genesis) and sends it, the files written and the script's outcome through the pipe
+(the finished `Trace` without its graphs instead, should the report or the files fail),
+then exits with the script's exit status.
 
 Whatever the script does to this process (changes directory, replaces or closes the
 standard streams, calls `os._exit`, is killed) `genesis trace` itself is untouched:
@@ -35,7 +37,7 @@ from genesis.debug.session import TraceSession
 from .commands.trace_outputs import write_outputs
 from .metrics_sinks import MetricsSinks
 from .runner import run_script
-from .trace_settings import CHECKS_PER_SITE, OutputSettings
+from .trace_settings import CHECKS_PER_SITE, EndingRequest, OutputSettings
 from .warm_child import RESULT_HEADER
 
 __all__ = ["main", "send_result"]
@@ -77,11 +79,14 @@ def main(argv: list | None = None) -> None:
     trace.script = config.get("shown_script", trace.script)
     trace.meta["options"] = config.get("shown_options", options)
     files, problems = _written_outputs(trace, config.get("outputs"))
+    journal_error = _journal_error(journal)
+    ending = None if files is None else _ending(trace, files, problems, outcome, journal_error,
+                                                config.get("ending"))
     session.release()  # the graphs go with `trace` as this returns, not in a collection at exit
     try:
-        send_result(result_fd, {"trace": trace if files is None else trace.without_graphs(),
-                                "files": files, "problems": problems,
-                                "journal_error": _journal_error(journal)})
+        send_result(result_fd, {
+            "trace": None if ending is not None else trace if files is None else trace.without_graphs(),
+            "files": files, "problems": problems, "journal_error": journal_error, "ending": ending})
     except BrokenPipeError:  # genesis trace is gone (killed): nobody will read the journal
         if files is not None and journal is not None:
             shutil.rmtree(journal.folder, ignore_errors=True)  # the outputs hold it all
@@ -124,6 +129,23 @@ def _written_outputs(trace, outputs: dict | None) -> tuple:
         return write_outputs(trace, OutputSettings(**outputs))
     except Exception:  # whatever the script left this process in: the supervisor tries again
         return None, []
+
+
+def _ending(trace, files: dict, problems: list, outcome, journal_error: str | None,
+            request: dict | None) -> dict | None:
+    """The report `genesis trace` prints and its exit status, made here for its consoles
+    (`genesis_cli.commands.trace_ending`); None when not asked for, or when making it failed
+    (whatever the script left this process in): `genesis trace` makes it from the trace."""
+    if request is None:
+        return None
+    try:
+        from .commands.trace_ending import rendered_ending
+        from .supervise import TracedRun
+
+        run = TracedRun(outcome.exit_code, None, True, journal_error, files, problems)
+        return rendered_ending(trace, run, files, problems, EndingRequest(**request))
+    except Exception:
+        return None
 
 
 def _checked_result(session: TraceSession, config: dict, outcome):

@@ -2,9 +2,12 @@
 and report what is wrong — with the op, the module and the source line.
 
 The script runs in a child process (`genesis_cli.traced_run`) that journals what it
-captures; this process waits, then writes the outputs and prints the report, whatever
-the script did to its own process (changed directory, closed its streams, called
-`os._exit`, was killed). Outputs land in the folder `--out` named when the run started.
+captures, and when the script is done, writes the outputs and makes the report for this
+process to print (`genesis_cli.commands.trace_ending`): this process never imports genesis.
+When the child could not (the script called `os._exit`, the child was killed), this process
+writes the outputs and prints the report from the journal. Whatever the script did to its
+own process (changed directory, closed its streams), outputs land in the folder `--out`
+named when the run started.
 
 Exit status: 0 no findings; 1 findings; 2 usage error; 3 the script raised (its
 traceback is shown and everything captured is still written); 4 the script made no
@@ -16,25 +19,21 @@ strict, like trace.json's: a non-finite number (a NaN gradient norm) is the stri
 """
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from contextlib import nullcontext
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
-
 import typer
 
 from ..live_line import LiveLine, wanted as live_line_wanted
 from ..supervise import describe_end, run_traced
-from ..trace_settings import (CHECKS_PER_SITE, METRICS_FILE, MISSING_TENSORBOARD, PARTIAL_FOLDER,
-                              PICTURE_NODES, OutputSettings, tensorboard_installed)
+from ..trace_settings import (CHECKS_PER_SITE, EXIT_USAGE, METRICS_FILE, MISSING_TENSORBOARD,
+                              PARTIAL_FOLDER, PICTURE_NODES, EndingRequest, OutputSettings,
+                              console_settings, tensorboard_installed)
 from ..ui import make_console, print_error, print_warning
 
-if TYPE_CHECKING:
-    from genesis.debug.trace import Trace
-
-EXIT_FINDINGS, EXIT_USAGE, EXIT_SCRIPT_RAISED, EXIT_NOTHING_CHECKED = 1, 2, 3, 4
 FORMATS = ("svg", "png", "pdf", "dot")
 
 # Options before SCRIPT are genesis's (an unknown one is an error that names the closest
@@ -133,51 +132,29 @@ def trace_command(
     shown = {"shown_script": str(script_path),
              "shown_options": {**options, "format": format, "metrics": metrics}}
     settings = OutputSettings(str(folder), format, html, collapse_depth, max_nodes)
+    ending = EndingRequest(str(folder), str(script_path), shown["shown_options"], as_json, quiet,
+                           records if metrics else None,
+                           str(tensorboard_dir) if tensorboard_dir is not None else None,
+                           os.getcwd(), console_settings(console), console_settings(errors))
     with LiveLine(records, no_color=no_color) if live else nullcontext() as line:
         script_stream = line.script_stream if live else None
         run = run_traced(str(script_path), args, options, journal,
                          script_stdout=sys.stderr if as_json else script_stream,
                          script_stderr=script_stream,
                          outputs=asdict(settings) if journal is not None else None, shown=shown,
-                         while_running=_import_reporting)
-    from genesis.debug.json_values import dumps
-    from genesis.debug.trace import Trace
-
-    from .trace_outputs import print_problems, write_outputs
-    from .trace_report import print_report, summary
-
-    trace = run.trace if run.trace is not None else Trace(script=str(script_path), args=args)
-    trace.script = shown["shown_script"]
-    trace.meta["options"] = shown["shown_options"]
-    if not run.finished:
-        trace.meta["finished"] = False
-        trace.meta["ended"] = describe_end(run)
-    if trace.script_error:  # as python prints it: the same text, on stderr
-        sys.stderr.write(trace.script_error.rstrip("\n") + "\n")
-        sys.stderr.flush()
-    if run.journal_error:
-        print_warning(errors, f"the run's journal could not be written ({run.journal_error}); "
-                              "a run killed early would have left nothing")
-
-    files, problems = run.files, run.problems
-    if files is None:  # the script's process did not write them (it died, or failed to)
-        files, problems = write_outputs(trace, settings) if journal is not None else \
-            ({"graphs": []}, [])
-    print_problems(errors, problems)
-    if metrics and records is not None and Path(records).is_file():
-        files["metrics"] = records
-    if tensorboard_dir is not None:
-        files["tensorboard"] = str(tensorboard_dir)
+                         ending=asdict(ending))
+    if run.ending is not None:  # the script's process made the report: genesis is not imported
+        status = run.ending["status"]
+        for stream, text in ((errors.file, run.ending["errors"]), (console.file, run.ending["console"]),
+                             (sys.stdout, run.ending["stdout"])):
+            if text and stream is not None:  # (None: started with that stream closed)
+                stream.write(text)
+                stream.flush()
+        files = run.files
+    else:
+        files, status = _ending_here(run, ending, settings, journal, args, console, errors)
     if files.get("json") and journal is not None:
         shutil.rmtree(journal, ignore_errors=True)  # trace.json holds everything now
-
-    status = _exit_status(trace, run)
-    if as_json:
-        typer.echo(dumps(summary(trace, files, status), indent=2))
-    elif quiet:
-        console.print(one_line(trace, folder), soft_wrap=True, markup=False, highlight=False)
-    else:
-        print_report(console, trace, trace.meta.get("checks", []), files)
     if open_report and "html" in files:
         import webbrowser
 
@@ -185,12 +162,26 @@ def trace_command(
     raise typer.Exit(status)
 
 
-def _import_reporting() -> None:
-    """Import what reports on the run (genesis among it) while the script runs: nothing of
-    genesis is imported before, so the script starts sooner (see genesis_cli.trace_settings)."""
-    from genesis.debug import json_values, trace  # noqa: F401
+def _ending_here(run, ending: EndingRequest, settings: OutputSettings, journal: str | None,
+                 args: list, console, errors) -> tuple:
+    """(files, exit status) of a run whose process did not make the report (it died, or could
+    not write the outputs): the outputs are written and the report printed from what it
+    sent, or from its journal."""
+    from genesis.debug.trace import Trace
 
-    from . import trace_outputs, trace_report  # noqa: F401
+    from .trace_ending import print_ending
+    from .trace_outputs import write_outputs
+
+    trace = run.trace if run.trace is not None else Trace(script=ending.shown_script, args=args)
+    if not run.finished:
+        trace.meta["finished"] = False
+        trace.meta["ended"] = describe_end(run)
+    files, problems = run.files, run.problems
+    if files is None:  # the script's process did not write them (it died, or failed to)
+        files, problems = write_outputs(trace, settings) if journal is not None else \
+            ({"graphs": []}, [])
+    status = print_ending(trace, run, files, problems, ending, console, errors, sys.stdout)
+    return files, status
 
 
 def _journal_folder(folder: Path, errors) -> str | None:
@@ -240,60 +231,3 @@ def _records_file(folder: Path, journal: str | None, metrics: bool, live: bool) 
     if metrics:
         return str(folder / METRICS_FILE)
     return str(Path(journal) / METRICS_FILE) if live else None
-
-
-def one_line(trace: Trace, folder: Path) -> str:
-    """What `--quiet` prints: the findings (a run whose backward raised has some though no
-    backward call completed), how the script ended when not with status 0, the folder.
-
-    >>> from genesis.debug.trace import Trace
-    >>> one_line(Trace(script="x.py", exit_code=2), Path("out"))
-    'x.py: no backward call completed, nothing checked; script exit status 2; written to out'
-    """
-    from .trace_report import summary
-
-    counts = summary(trace, {}, 0)["counts"]
-    parts = [f"{trace.script}: "]
-    if trace.findings:
-        kinds = [_count(counts["error"], "error"), _count(counts["warning"], "warning")]
-        if counts["info"]:
-            kinds.append(f"{counts['info']} info")
-        parts.append(f"{_count(len(trace.findings), 'finding')} ({', '.join(kinds)})")
-    elif trace.steps_seen == 0:
-        parts.append("no backward call completed, nothing checked")
-        if trace.meta.get("real_torch"):
-            parts.append(" (the script used PyTorch itself: run it with --torch)")
-    else:
-        parts.append(f"no findings in {_count(trace.steps_seen, 'backward call')}")
-    ended = _script_end(trace)
-    if ended is not None:
-        parts.append(f"; script {ended}")
-    parts.append(f"; written to {folder}")
-    return "".join(parts)
-
-
-def _script_end(trace: Trace) -> str | None:
-    """How the script ended, in words, unless with exit status 0."""
-    if trace.meta.get("finished") is False:
-        return trace.meta.get("ended", "did not finish")
-    if trace.script_error:
-        return f"raised an exception (exit status {trace.exit_code})"
-    return f"exit status {trace.exit_code}" if trace.exit_code else None
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
-
-
-def _exit_status(trace: Trace, run) -> int:
-    if run.signal is not None:
-        return 128 + run.signal
-    if trace.script_error:
-        return EXIT_SCRIPT_RAISED
-    if trace.exit_code != 0:
-        return trace.exit_code
-    if not run.finished and run.returncode != 0:
-        return run.returncode
-    if trace.findings:
-        return EXIT_FINDINGS
-    return EXIT_NOTHING_CHECKED if trace.steps_seen == 0 else 0

@@ -1,8 +1,9 @@
 """`genesis trace` starts the script as soon as its command line is parsed: parsing it
-imports nothing of genesis (the script's process has imported genesis already; this one
-imports it while the script runs), and the command behaves as the full application's. The
-script's process imports no Rich, and the command ends without tearing down its
-interpreter, losing no output."""
+imports nothing of genesis (the script's process has imported genesis already), and the
+command behaves as the full application's. The script's process makes the report, so the
+command imports genesis only when that process died first; the script's process imports no
+Rich until the script is done; the command ends without tearing down its interpreter,
+losing no output."""
 import subprocess
 import sys
 
@@ -105,3 +106,31 @@ def test_the_scripts_process_imports_no_rich():
                                capture_output=True, text=True, check=False)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("ending, imported", [("", False), ("import os; os._exit(0)", True)])
+def test_the_command_imports_genesis_only_when_the_scripts_process_could_not_report(
+        tmp_path, ending, imported):
+    script = tmp_path / "train.py"
+    script.write_text("import os\n"
+                      "import genesis\n"
+                      "weights = genesis.randn(3, requires_grad=True)\n"
+                      "(weights * 2).sum().backward()\n"
+                      "os.chdir(os.path.dirname(os.path.abspath(__file__)))\n" + ending + "\n")
+    probe = ("import sys\n"
+             "from genesis_cli import entry\n"
+             "def leave(code):\n"  # what was imported by the time the command is done
+             f"    print({GENESIS_LOADED}, file=sys.stderr)\n"
+             "    sys.exit(code)\n"
+             "entry.leave = leave\n"
+             "sys.argv = ['genesis'] + sys.argv[1:]\n"
+             "entry.main()\n")
+    out = tmp_path / "out"
+    completed = subprocess.run([sys.executable, "-c", probe, "trace", "--no-html", "--no-check",
+                                "--out", str(out), str(script)],
+                               capture_output=True, text=True, check=False, cwd=tmp_path.parent)
+    assert completed.returncode == 0, completed.stderr
+    loaded = completed.stderr.strip().splitlines()[-1]
+    assert ("'genesis'" in loaded) == imported, loaded
+    # file names are shown from the folder the command ran in, wherever the script went
+    assert f"{tmp_path.name}/out/trace.json" in completed.stdout
