@@ -3,7 +3,8 @@
 For `genesis trace`, the process the script will run in is started first thing
 (`warm_child.prestart`), so that it imports genesis while this process parses the
 command line, which imports nothing of genesis (`genesis_cli.root.trace_app`): the script
-starts as soon as both are done, and this process imports genesis while it runs.
+starts as soon as both are done. That process makes the report too, so this one imports
+genesis only when that process dies first.
 
 When the run is over (its files written and closed, the report printed), this process
 ends at once (`leave`) instead of tearing down what it imported, genesis and Rich among

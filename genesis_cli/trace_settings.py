@@ -3,11 +3,11 @@ files' names and the picture's node budget, the checks' limit per source line, h
 is to end (what the report looks like, for which consoles), and whether the TensorBoard
 extra is there.
 
-This module (and all a `genesis trace` run imports before the orders are sent: the
-command, the supervisor, the live line) imports nothing of genesis: the child that runs
-the script has imported genesis already (`genesis_cli.warm_child`), and this process
-imports it while the script runs. So the script starts as soon as the command line is
-parsed, not after a second import of genesis (tests/cli/test_trace_startup.py).
+This module (and all a `genesis trace` run imports: the command, the supervisor, the live
+line) imports nothing of genesis: the child that runs the script has imported genesis
+already (`genesis_cli.warm_child`), and makes the report this process prints. So the script
+starts as soon as the command line is parsed, not after a second import of genesis, and
+this process never imports it unless the child dies first (tests/cli/test_trace_startup.py).
 
 >>> OutputSettings("out").max_nodes == PICTURE_NODES
 True

@@ -25,6 +25,7 @@ import sys
 from contextlib import nullcontext
 from dataclasses import asdict
 from pathlib import Path
+
 import typer
 
 from ..live_line import LiveLine, wanted as live_line_wanted
