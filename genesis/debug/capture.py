@@ -21,9 +21,16 @@ from .names import Names
 from .readings import Readings
 from .stats import grad_stats_later, value_stats_later
 
-__all__ = ["capture_graph", "GraphBuilder", "RECORD_KEY"]
+__all__ = ["capture_graph", "GraphBuilder", "RECORD_ATTRIBUTE", "op_record"]
 
-RECORD_KEY = "genesis.debug.record"   # node.metadata entry: the OpRecord written during forward
+# The attribute of an autograd node that holds the OpRecord `record()` wrote during forward
+# (in the node's own attributes: no `metadata` dict made for it, and none left in the user's)
+RECORD_ATTRIBUTE = "_genesis_op_record"
+
+
+def op_record(node):
+    """The OpRecord `record()` wrote on `node` during forward, or None."""
+    return node.__dict__.get(RECORD_ATTRIBUTE)
 
 
 def as_graph(value, namespace: dict | None = None) -> Graph:
@@ -113,7 +120,7 @@ class GraphBuilder:
     def add_output_of(self, node, output_nr: int, name: str | None = None) -> int:
         """An output node for output `output_nr` of the autograd `node` (a root of a backward run)."""
         shape, numpy_dtype, device = node._output_meta[output_nr]
-        record = node.metadata.get(RECORD_KEY)
+        record = op_record(node)
         stats = record.values[output_nr] if record is not None and record.values else None
         output_id = self._add(GraphNode(0, "output", name or self.names.positional("output"),
                                         [TensorInfo(tuple(shape), _dtype_name(numpy_dtype), stats)],
@@ -232,7 +239,7 @@ class GraphBuilder:
 
     def _op_node(self, node) -> GraphNode:
         cls = node._forward_cls
-        record = node.metadata.get(RECORD_KEY)
+        record = op_record(node)
         metas = node._output_meta
         values = record.values if record is not None and record.values else None
         if values is not None:
@@ -260,7 +267,7 @@ class GraphBuilder:
         return source
 
     def _add_saved(self, node, node_id: int) -> None:
-        record = node.metadata.get(RECORD_KEY)
+        record = op_record(node)
         saved = record.saved if record is not None else node.saved_tensor_info
         module = self.graph.nodes[node_id].module
         call = self._module_calls.get(node_id)

@@ -33,7 +33,7 @@ from ..autograd.function import AccumulateGrad
 from ..autograd.source import SourceLocation
 from ..tensor import Tensor, wrap_array
 from ..utils.checkpoint import recomputed_inputs
-from .capture import RECORD_KEY, GraphBuilder
+from .capture import RECORD_ATTRIBUTE, GraphBuilder
 from .gc_pause import backward_pause, paused_gc
 from .names import Names, RootModules, user_namespace, user_namespaces
 from .readings import Readings
@@ -83,7 +83,7 @@ class record:
         self._checker = self._check
         self._forward_paused = set()  # threads whose recorded forward paused the collector
         self._recording = False
-        self._annotated = []  # the node.metadata dicts that _observe wrote an OpRecord into
+        self._annotated = []  # the attribute dicts of the nodes _observe wrote an OpRecord on
 
     def __enter__(self) -> "record":
         self._recording = True
@@ -119,8 +119,8 @@ class record:
         objects per op for the collector to walk again and again, and at exit."""
         if self._recording or self._open_runs:
             return
-        for metadata in self._annotated:
-            metadata.pop(RECORD_KEY, None)
+        for attributes in self._annotated:
+            attributes.pop(RECORD_ATTRIBUTE, None)
         self._annotated = []
 
     @property
@@ -185,9 +185,9 @@ class record:
             readings = self.readings
             values = [value_stats_later(o._data, readings, o._device) if o is not None else None
                       for o in outputs]
-        metadata = node.metadata
-        metadata[RECORD_KEY] = OpRecord(values, node.saved_tensor_info)
-        self._annotated.append(metadata)
+        attributes = node.__dict__  # (the node's, not a dict of the node: it keeps no node alive)
+        attributes[RECORD_ATTRIBUTE] = OpRecord(values, node.saved_tensor_info)
+        self._annotated.append(attributes)
 
     # -- backward: one call per node run --------------------------------------
     def _check(self, node, grads, grad_inputs, flowed_from) -> None:
