@@ -32,7 +32,7 @@ _CALL = re.compile(r"^(.*)#(\d+)$")          # "cell#2": the 2nd call of module 
 _CALL_NUMBERS = re.compile(r"#\d+")
 
 
-@dataclass
+@dataclass(slots=True)
 class Item:
     """One drawn node: a graph node ('node'), a folded module ('module'), repeated
     blocks ('repeat') or a compressed run of ops ('chain')."""
