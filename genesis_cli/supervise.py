@@ -38,7 +38,8 @@ class TracedRun:
     `trace` is the finished Trace when the child sent one; otherwise what its journal
     held (marked unfinished), or None when there was no journal to read, or when the child
     sent the report it made instead (`ending`: {"errors", "console", "stdout": text to
-    print on each, "status": the exit status}).
+    print on each, "status": the exit status}; the Trace comes pickled beside it, in
+    `trace_pickle`, for when that report can't be used).
     """
 
     returncode: int                 # the child's: its exit status, or -N for signal N
@@ -48,6 +49,7 @@ class TracedRun:
     files: dict | None = None       # the outputs the child wrote (None: it wrote none)
     problems: list = field(default_factory=list)  # (severity, message) of outputs not written
     ending: dict | None = None      # what to print and the exit status, made by the child
+    trace_pickle: bytes | None = None  # with `ending`: the Trace, pickled, should it be needed
 
     @property
     def signal(self) -> int | None:
@@ -97,7 +99,8 @@ def run_traced(script: str, args: list, options: dict, journal: str | None,
     result = received.result(wait=10.0 if returncode == 0 or returncode > 0 else 0.5)
     if result is not None:
         return TracedRun(returncode, result["trace"], True, result.get("journal_error"),
-                         result.get("files"), result.get("problems", []), result.get("ending"))
+                         result.get("files"), result.get("problems", []), result.get("ending"),
+                         result.get("trace_pickle"))
     trace = None
     if journal is not None:
         from genesis.debug.journal import read_journal

@@ -46,6 +46,7 @@ __all__ = ["main", "send_result"]
 def main(argv: list | None = None) -> None:
     config = json.loads((argv if argv is not None else sys.argv)[1])
     started_in = os.getpid()
+    environment = dict(os.environ)  # genesis trace's: the report is made for its consoles
     result_fd = config["result_fd"]
     options = config["options"]
     journal = None
@@ -81,12 +82,17 @@ def main(argv: list | None = None) -> None:
     files, problems = _written_outputs(trace, config.get("outputs"))
     journal_error = _journal_error(journal)
     ending = None if files is None else _ending(trace, files, problems, outcome, journal_error,
-                                                config.get("ending"))
+                                                config.get("ending"), environment)
     session.release()  # the graphs go with `trace` as this returns, not in a collection at exit
     try:
-        send_result(result_fd, {
-            "trace": None if ending is not None else trace if files is None else trace.without_graphs(),
-            "files": files, "problems": problems, "journal_error": journal_error, "ending": ending})
+        if ending is None:
+            sent = {"trace": trace if files is None else trace.without_graphs()}
+        else:  # the trace goes too, pickled apart: genesis trace unpickles it only should it
+            # have to make the report itself after all (see genesis_cli.commands.trace)
+            sent = {"trace": None, "ending": ending,
+                    "trace_pickle": pickle.dumps(trace.without_graphs(), pickle.HIGHEST_PROTOCOL)}
+        send_result(result_fd, {**sent, "files": files, "problems": problems,
+                                "journal_error": journal_error})
     except BrokenPipeError:  # genesis trace is gone (killed): nobody will read the journal
         if files is not None and journal is not None:
             shutil.rmtree(journal.folder, ignore_errors=True)  # the outputs hold it all
@@ -132,17 +138,22 @@ def _written_outputs(trace, outputs: dict | None) -> tuple:
 
 
 def _ending(trace, files: dict, problems: list, outcome, journal_error: str | None,
-            request: dict | None) -> dict | None:
+            request: dict | None, environment: dict) -> dict | None:
     """The report `genesis trace` prints and its exit status, made here for its consoles
-    (`genesis_cli.commands.trace_ending`); None when not asked for, or when making it failed
-    (whatever the script left this process in): `genesis trace` makes it from the trace."""
+    (`genesis_cli.commands.trace_ending`) in the environment `genesis trace` started this
+    process with (what the script set, NO_COLOR or TERM, is not the terminal's); None when not
+    asked for, or when making it failed (whatever the script left this process in):
+    `genesis trace` makes it from the trace."""
     if request is None:
         return None
     try:
+        os.environ.clear()
+        os.environ.update(environment)
         from .commands.trace_ending import rendered_ending
         from .supervise import TracedRun
 
-        run = TracedRun(outcome.exit_code, None, True, journal_error, files, problems)
+        # the status this process ends with, as the system reports it (sys.exit(-1): 255)
+        run = TracedRun(outcome.exit_code & 0xFF, None, True, journal_error, files, problems)
         return rendered_ending(trace, run, files, problems, EndingRequest(**request))
     except Exception:
         return None

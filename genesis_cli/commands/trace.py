@@ -144,14 +144,8 @@ def trace_command(
                          script_stderr=script_stream,
                          outputs=asdict(settings) if journal is not None else None, shown=shown,
                          ending=asdict(ending))
-    if run.ending is not None:  # the script's process made the report: genesis is not imported
-        status = run.ending["status"]
-        for stream, text in ((errors.file, run.ending["errors"]), (console.file, run.ending["console"]),
-                             (sys.stdout, run.ending["stdout"])):
-            if text and stream is not None:  # (None: started with that stream closed)
-                stream.write(text)
-                stream.flush()
-        files = run.files
+    if _printed(run, ending, console, errors):  # the script's process made the report
+        status, files = run.ending["status"], run.files
     else:
         files, status = _ending_here(run, ending, settings, journal, args, console, errors)
     if files.get("json") and journal is not None:
@@ -163,17 +157,45 @@ def trace_command(
     raise typer.Exit(status)
 
 
+def _printed(run, ending: EndingRequest, console, errors) -> bool:
+    """Print the report the script's process made, when it holds: that process was not
+    killed after sending it (a crash at exit: the exit status says so), the consoles are as
+    wide as they were when it was asked for (a terminal resized during the run) and their
+    streams can take its characters. False when it was not printed (none was made, or it
+    did not hold): genesis trace makes it then."""
+    made = run.ending
+    if made is None or run.signal is not None or console.width != ending.out["width"] \
+            or errors.width != ending.errors["width"]:
+        return False
+    writes = [(stream, text) for stream, text in ((errors.file, made["errors"]),
+                                                  (console.file, made["console"]),
+                                                  (sys.stdout, made["stdout"]))
+              if text and stream is not None]  # (None: started with that stream closed)
+    for stream, text in writes:
+        try:
+            text.encode(getattr(stream, "encoding", None) or "utf-8")
+        except (UnicodeEncodeError, LookupError):  # Rich says what to do about it
+            return False
+    for stream, text in writes:
+        stream.write(text)
+        stream.flush()
+    return True
+
+
 def _ending_here(run, ending: EndingRequest, settings: OutputSettings, journal: str | None,
                  args: list, console, errors) -> tuple:
     """(files, exit status) of a run whose process did not make the report (it died, or could
-    not write the outputs): the outputs are written and the report printed from what it
-    sent, or from its journal."""
+    not write the outputs), or made one that does not hold: the outputs are written (unless it
+    wrote them) and the report printed from what it sent, or from its journal."""
+    import pickle
+
     from genesis.debug.trace import Trace
 
     from .trace_ending import print_ending
     from .trace_outputs import write_outputs
 
-    trace = run.trace if run.trace is not None else Trace(script=ending.shown_script, args=args)
+    trace = run.trace if run.trace is not None else pickle.loads(run.trace_pickle) \
+        if run.trace_pickle is not None else Trace(script=ending.shown_script, args=args)
     if not run.finished:
         trace.meta["finished"] = False
         trace.meta["ended"] = describe_end(run)

@@ -46,8 +46,9 @@ def print_ending(trace: Trace, run, files: dict, problems: list, request: Ending
     if request.tensorboard is not None:
         files["tensorboard"] = request.tensorboard
     status = exit_status(trace, run)
-    if request.as_json and stdout is not None:  # (None: started with its output closed)
-        stdout.write(dumps(summary(trace, files, status), indent=2) + "\n")
+    if request.as_json:
+        if stdout is not None:  # (None: genesis trace was started with its output closed)
+            stdout.write(dumps(summary(trace, files, status), indent=2) + "\n")
     elif request.quiet:
         console.print(one_line(trace, Path(request.folder)), soft_wrap=True, markup=False,
                       highlight=False)
@@ -60,14 +61,18 @@ def rendered_ending(trace: Trace, run, files: dict, problems: list, request: End
     """`print_ending`'s text for the consoles `request` describes, from the folder it names:
     {"errors": text, "console": text, "stdout": text, "status": exit status}."""
     texts = {name: io.StringIO() for name in ("errors", "console", "stdout")}
-    here = os.getcwd()
-    os.chdir(request.cwd)  # (the script may have left this process elsewhere)
+    try:
+        here = os.getcwd()
+    except OSError:  # the script removed the folder it left this process in
+        here = None
+    os.chdir(request.cwd)
     try:
         status = print_ending(trace, run, files, problems, request,
                               _capturing(texts["console"], request.out),
                               _capturing(texts["errors"], request.errors), texts["stdout"])
     finally:
-        os.chdir(here)
+        if here is not None:
+            os.chdir(here)
     return {**{name: text.getvalue() for name, text in texts.items()}, "status": status}
 
 
