@@ -10,8 +10,9 @@ own process (changed directory, closed its streams), outputs land in the folder 
 named when the run started.
 
 Exit status: 0 no findings; 1 findings; 2 usage error; 3 the script raised (its
-traceback is shown and everything captured is still written); 4 the script made no
-backward call, so nothing was checked; a script's own `sys.exit(n)` with n != 0 is
+traceback is shown and everything captured is still written); 4 nothing was checked:
+the script made no backward call (or what it captured was lost: its process died with no
+journal to read); a script's own `sys.exit(n)` with n != 0 is
 passed on, and a script killed by signal N gives 128 + N (as a shell reports it).
 `--json` gives that status as "status", beside the script's own "exit_code"; its JSON is
 strict, like trace.json's: a non-finite number (a NaN gradient norm) is the string "NaN",
@@ -199,6 +200,8 @@ def _ending_here(run, ending: EndingRequest, settings: OutputSettings, journal: 
     if not run.finished:
         trace.meta["finished"] = False
         trace.meta["ended"] = describe_end(run)
+        if run.trace is None:  # it died with no journal to read (an output folder not writable)
+            trace.meta["lost"] = True
     files, problems = run.files, run.problems
     if files is None:  # the script's process did not write them (it died, or failed to)
         files, problems = write_outputs(trace, settings) if journal is not None else \

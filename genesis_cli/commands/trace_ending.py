@@ -96,6 +96,8 @@ def one_line(trace: Trace, folder: Path) -> str:
         if counts["info"]:
             kinds.append(f"{counts['info']} info")
         parts.append(f"{_count(len(trace.findings), 'finding')} ({', '.join(kinds)})")
+    elif trace.meta.get("lost"):
+        parts.append("nothing checked: what the script's process captured was lost with it")
     elif trace.steps_seen == 0:
         parts.append("no backward call completed, nothing checked")
         if trace.meta.get("real_torch"):

@@ -40,6 +40,10 @@ def _header(console: Console, trace: Trace) -> None:
     devices = sorted({device for graph in graphs for device in graph["devices"] if device != "cpu"})
     on = f" on {', '.join(devices)}" if devices else ""  # a CPU run says nothing
     ended = _how_it_ended(trace)
+    if trace.meta.get("lost"):  # (the record died with the script's process)
+        console.print(f"  backward calls: unknown   script: {ended}", highlight=False)
+        console.print()
+        return
     seen = f"at least {trace.steps_seen}" if trace.meta.get("finished") is False else trace.steps_seen
     console.print(f"  backward calls: {seen} ({trace.steps_recorded} recorded fully)   "
                   f"graphs: {len(graphs)}{f' ({sizes}{on})' if sizes else ''}   "
@@ -90,9 +94,11 @@ def _checks(console: Console, checks: list) -> None:
 
 def _findings(console: Console, trace: Trace) -> None:
     if trace.meta.get("finished") is False:
-        console.print(Text(f"The run did not finish: the script {_how_it_ended(trace)}. What "
-                           "was captured up to then is reported; the gradient checks, which "
-                           "run once the script is done, did not run.", style="bold yellow"))
+        captured = "Nothing it captured reached genesis trace" if trace.meta.get("lost") else \
+            "What was captured up to then is reported"
+        console.print(Text(f"The run did not finish: the script {_how_it_ended(trace)}. "
+                           f"{captured}; the gradient checks, which run once the script is "
+                           "done, did not run.", style="bold yellow"))
         console.print()
     if not trace.findings:
         verdict = what_was_checked(trace)
@@ -128,7 +134,8 @@ def _findings(console: Console, trace: Trace) -> None:
 
 def what_was_checked(trace: Trace) -> str:
     """The sentence printed when there are no findings: what was checked, so "no findings"
-    is never said of a run where nothing was.
+    is never said of a run where nothing was, nor "no backward call" of a run whose record
+    was lost.
 
     >>> what_was_checked(Trace(script="x.py", steps_seen=0))
     'Nothing was checked: the script made no backward call, so there were no gradients to check.'
@@ -137,6 +144,10 @@ def what_was_checked(trace: Trace) -> str:
     ...     "checks": [{"status": "pass"}, {"status": "skipped"}]})))
     No findings in 1 backward call: 1 of 2 re-checked Function calls agree with finite differences (1 skipped, see above; 2 more calls of a Function already re-checked at the same line were not re-checked).
     """
+    if trace.meta.get("lost"):
+        return ("Nothing was checked: what the script's process captured was lost with it (it "
+                "ended before sending it, and without a writable output folder it kept no "
+                "journal to read it from); give --out a writable folder to keep it.")
     if trace.steps_seen == 0:
         unsupported = trace.meta.get("unsupported_torch")
         if unsupported:
@@ -219,7 +230,8 @@ def short(location: str | None) -> str:
 def summary(trace: Trace, files: dict, status: int) -> dict:
     """What `--json` prints: `status`, the exit status of genesis trace itself (0 no
     findings, 1 findings, 3 the script raised, 4 nothing checked, else the script's own:
-    see `genesis trace --help`), beside `exit_code`, the script's; counts, findings,
+    see `genesis trace --help`), beside `exit_code`, the script's; `record_lost` when the
+    script's process died with what it captured (no journal to read); counts, findings,
     parameters, files."""
     counts = dict.fromkeys(SEVERITY_ORDER, 0)
     for finding in trace.findings:
@@ -227,7 +239,8 @@ def summary(trace: Trace, files: dict, status: int) -> dict:
     return {"script": trace.script, "args": trace.args, "status": status,
             "exit_code": trace.exit_code,
             "script_raised": trace.script_error is not None, "steps_seen": trace.steps_seen,
-            "steps_recorded": trace.steps_recorded, "counts": counts,
+            "steps_recorded": trace.steps_recorded, "record_lost": bool(trace.meta.get("lost")),
+            "counts": counts,
             "findings": [finding.to_dict() for finding in trace.findings],
             "parameters": [{"name": row.name, "shape": list(row.shape), "grad_norm": row.grad_norm,
                             "status": row.status} for row in trace.parameters],

@@ -89,3 +89,23 @@ def test_a_report_the_output_cannot_take_is_left_to_genesis_trace(tmp_path):
                           check=False, env={**os.environ, "PYTHONIOENCODING": "ascii"})
     assert done.returncode == 1
     assert b"PYTHONIOENCODING=utf-8" in done.stdout + done.stderr  # Rich's advice
+
+
+def test_a_run_whose_record_died_with_its_process_says_so(tmp_path):
+    # --out names a file: no journal can be kept, and the script's process ends with
+    # os._exit after its backward calls: nothing of them reaches genesis trace.
+    (tmp_path / "taken").write_text("a file, not a folder")
+    script = tmp_path / "train.py"
+    script.write_text(TRAINING + "import os; os._exit(0)\n")
+    done = subprocess.run([sys.executable, "-m", "genesis_cli", "trace", "--out",
+                           str(tmp_path / "taken"), str(script)], capture_output=True, text=True,
+                          check=False, env=_environment({"COLUMNS": "200"}))
+    assert done.returncode == 4
+    assert "made no backward call" not in done.stdout
+    assert "Nothing it captured reached genesis trace" in done.stdout
+    assert "backward calls: unknown" in done.stdout
+    assert "what the script's process captured was lost with it" in done.stdout
+    summary = subprocess.run([sys.executable, "-m", "genesis_cli", "trace", "--json", "--out",
+                              str(tmp_path / "taken"), str(script)], capture_output=True,
+                             text=True, check=False)
+    assert json.loads(summary.stdout)["record_lost"] is True
