@@ -141,7 +141,7 @@ def trace_command(
     with LiveLine(records, no_color=no_color) if live else nullcontext() as line:
         script_stream = line.script_stream if live else None
         run = run_traced(str(script_path), args, options, journal,
-                         script_stdout=sys.stderr if as_json else script_stream,
+                         script_stdout=_script_output_beside_json() if as_json else script_stream,
                          script_stderr=script_stream,
                          outputs=asdict(settings) if journal is not None else None, shown=shown,
                          ending=asdict(ending))
@@ -156,6 +156,14 @@ def trace_command(
 
         webbrowser.open(Path(files["html"]).resolve().as_uri())
     raise typer.Exit(status)
+
+
+def _script_output_beside_json():
+    """Where the script's standard output goes with --json, which keeps stdout for the JSON:
+    to stderr, or nowhere when genesis trace was started with stderr closed."""
+    if sys.stderr is not None:
+        return sys.stderr
+    return open(os.devnull, "w")  # (left to close at exit: this process ends with the run)
 
 
 def _printed(run, ending: EndingRequest, console, errors) -> bool:

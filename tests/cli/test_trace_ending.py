@@ -109,3 +109,14 @@ def test_a_run_whose_record_died_with_its_process_says_so(tmp_path):
                               str(tmp_path / "taken"), str(script)], capture_output=True,
                              text=True, check=False)
     assert json.loads(summary.stdout)["record_lost"] is True
+
+
+def test_json_keeps_stdout_to_itself_when_stderr_is_closed(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(TRAINING)
+    done = subprocess.run(["sh", "-c", 'exec "$0" -m genesis_cli trace --json --no-html '
+                                       '--out "$1" "$2" 2>&-', sys.executable,
+                           str(tmp_path / "out"), str(script)],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["steps_seen"] == 3  # the script's "trained" went nowhere
