@@ -3,10 +3,11 @@ traceback (as python prints it), warnings, the files that could not be written, 
 report (or its one line with --quiet, or the JSON summary with --json).
 
 It is made where the finished trace is: in the script's process, which renders it for the
-consoles of `genesis trace` (their width, colours and terminal, given in an
-`genesis_cli.trace_settings.EndingRequest`)
-and sends the text back, so `genesis trace` itself never imports genesis; or in `genesis
-trace` from the journal when the script's process died before it could (`print_ending`).
+consoles of `genesis trace` (their width, colours and terminal, given in a
+`genesis_cli.trace_settings.EndingRequest`) and sends the text back, so `genesis trace`
+itself never imports genesis (`rendered_ending`); or in `genesis trace`, from the trace sent
+beside that text or from the journal, when the text does not hold or the script's process
+died before it could send it (`print_ending`).
 """
 from __future__ import annotations
 
