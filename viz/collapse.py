@@ -252,6 +252,7 @@ class _Layout:
             if src is None or dst is None or src == dst:
                 continue
             edges.setdefault((src, dst), []).append(edge.shape)
+        del key_of  # (not needed while the view is folded: its peak)
         view = View(items, edges, [])
         if policy.chains:
             _compress_chains(view, graph)
@@ -371,48 +372,70 @@ def _block_signature(nodes: list, path: str, edges) -> tuple:
 # -- chain compression --------------------------------------------------------
 def _compress_chains(view: View, graph) -> None:
     """Replace the inside of each long linear run of plain op items by one item, keeping
-    both ends; leaves that only feed the inside are folded into it too.
+    both ends; leaves that only feed the inside are folded into it too."""
+    runs, leaf_uses = _linear_runs(view, graph)
+    if runs:
+        _rebuild_edges(view, _fold_runs(view, graph, runs, leaf_uses))
 
-    A link a -> b is part of a run when a and b are plain op items in one cluster, b is a's
-    only successor and a is b's only op input."""
+
+def _linear_runs(view: View, graph) -> tuple:
+    """(the runs of MIN_CHAIN or more op items, in drawing order; {leaf item: the items it
+    feeds}). A link a -> b is part of a run when a and b are plain op items in one cluster, b
+    is a's only successor and a is b's only op input. Only what is needed per item is kept,
+    and only while the runs are found: a big graph's view is folded here, the peak of the
+    memory its drawing takes."""
     items = view.items
     nodes = graph.nodes
-    ops = {key for key, item in items.items() if item.kind == "node" and nodes[item.members[0]].kind == "op"}
-    successors = {}  # item -> the items it feeds
+    ops, leaves = set(), set()
+    for key, item in items.items():
+        if item.kind == "node":
+            kind = nodes[item.members[0]].kind
+            if kind == "op":
+                ops.add(key)
+            elif kind in ("param", "input"):
+                leaves.add(key)
+    leaf_uses = {}
     only_successor, only_op_input = {}, {}  # item -> its one successor / op input; _MANY: several
     for src, dst in view.edges:
-        successors.setdefault(src, []).append(dst)
+        if src in leaves:
+            leaf_uses.setdefault(src, []).append(dst)
         only_successor[src] = dst if src not in only_successor else _MANY
         if src in ops:
             only_op_input[dst] = src if dst not in only_op_input else _MANY
-    following = {}  # op item -> the op item after it in a run
-    for key, successor in only_successor.items():
-        if successor is not _MANY and successor in ops and key in ops \
+
+    def following(key):
+        """The op item after op item `key` in a run, or None."""
+        successor = only_successor.get(key)
+        if successor is not None and successor is not _MANY and successor in ops \
                 and only_op_input.get(successor) == key and items[successor].cluster == items[key].cluster:
-            following[key] = successor
-    preceded = set(following.values())
+            return successor
+        return None
+
     runs = []
     in_run = set()
-    for key in items:  # each run from its start, in drawing order
-        if key not in ops or key in preceded or key in in_run:
+    for key in items:  # each run from its start
+        if key not in ops or key in in_run:
             continue
+        before = only_op_input.get(key)
+        if before is not None and before is not _MANY and following(before) == key:
+            continue  # inside a run that starts earlier
         run = [key]
-        after = following.get(key)
+        after = following(key)
         while after is not None and after not in in_run:
             run.append(after)
-            after = following.get(after)
+            after = following(after)
         in_run.update(run)
         if len(run) >= MIN_CHAIN:
             runs.append(run)
-    if runs:
-        _rebuild_edges(view, _fold_runs(view, graph, runs, successors))
+    return runs, leaf_uses
 
 
 _MANY = object()  # more than one successor, or op input
 
 
-def _fold_runs(view: View, graph, runs: list, successors: dict) -> dict:
-    """Fold each run's inside into a chain item; returns {folded key: chain key}."""
+def _fold_runs(view: View, graph, runs: list, leaf_uses: dict) -> dict:
+    """Fold each run's inside into a chain item, and each leaf that feeds only the inside of
+    one run (`leaf_uses`: leaf item -> the items it feeds); returns {folded key: chain key}."""
     items = view.items
     redirect = {}
     for number, run in enumerate(runs):
@@ -424,7 +447,7 @@ def _fold_runs(view: View, graph, runs: list, successors: dict) -> dict:
     for key, item in list(items.items()):  # leaves feeding only the inside of one run
         if item.kind != "node" or graph.nodes[item.members[0]].kind not in ("param", "input"):
             continue
-        targets = {redirect.get(dst) for dst in successors.get(key, ())}
+        targets = {redirect.get(dst) for dst in leaf_uses.get(key, ())}
         if len(targets) == 1:
             (chain_key,) = targets
             if chain_key is not None:
