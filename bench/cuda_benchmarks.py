@@ -74,6 +74,17 @@ def synchronizer(torch, device: str):
     return synchronize
 
 
+def call_cost_options(description: str, calls: int) -> tuple:
+    """(options, calls per run, runs) of a per-call bench (cuda_call_costs.py,
+    cupy_call_costs.py): --device cuda or cpu, --quick for a tenth of the calls and 3 runs."""
+    parser = argparse.ArgumentParser(description=description,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats")
+    options = parser.parse_args()
+    return (options, calls // 10, 3) if options.quick else (options, calls, 5)
+
+
 def ms_per_step(step, synchronize, number: int, repeat: int, warmup: int = 3) -> float:
     for _ in range(warmup):
         step()

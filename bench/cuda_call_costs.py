@@ -19,14 +19,13 @@ Run: python bench/cuda_call_costs.py [--device cpu] [--quick]
 """
 from __future__ import annotations
 
-import argparse
 import sys
 
 import numpy as np
 
 import genesis
 import genesis.nn.functional as genesis_F
-from cuda_benchmarks import ms_per_step
+from cuda_benchmarks import call_cost_options, ms_per_step
 
 # (name, shapes of the operands): the shapes of the transformer block's calls
 CASES = [
@@ -151,12 +150,7 @@ def print_rows(rows: list) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
-    parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats")
-    options = parser.parse_args()
-    number, repeat = (20, 3) if options.quick else (200, 5)
+    options, number, repeat = call_cost_options(__doc__, 200)
     try:
         import torch
     except ImportError:

@@ -23,12 +23,11 @@ script without a GPU.)
 """
 from __future__ import annotations
 
-import argparse
 import sys
 
 import numpy as np
 
-from cuda_benchmarks import ms_per_step
+from cuda_benchmarks import call_cost_options, ms_per_step
 from transformer_block import BATCH, D_MODEL as WIDTH, HEADS, LENGTH  # the block's shapes
 
 HEAD = WIDTH // HEADS
@@ -117,12 +116,7 @@ def microseconds(call, synchronize, number: int, repeat: int) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
-    parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats")
-    options = parser.parse_args()
-    number, repeat = (30, 3) if options.quick else (300, 5)
+    options, number, repeat = call_cost_options(__doc__, 300)
     cupy = None
     if options.device == "cuda":
         try:
