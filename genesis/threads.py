@@ -1,11 +1,15 @@
 """How many threads genesis's CPU work uses: NumPy's BLAS (matmul, conv as im2col) runs
 on a thread pool, resized here through threadpoolctl (PyTorch's `torch.set_num_threads`,
-`torch.get_num_threads`). Elementwise NumPy work is single-threaded whatever the setting.
+`torch.get_num_threads`), and long elementwise formulas on large arrays (gelu) share
+their blocks among as many threads (`genesis.cpu_workers`). Other elementwise NumPy work
+is single-threaded whatever the setting.
 threadpoolctl comes with `pip install genesis-autograd`; genesis itself imports without it,
 and then only these functions say it is missing."""
 from __future__ import annotations
 
 import os
+
+from .cpu_workers import set_thread_count
 
 try:  # installed with genesis; optional for the framework itself (NumPy is its only hard dependency)
     from threadpoolctl import ThreadpoolController
@@ -35,6 +39,7 @@ def set_num_threads(count: int) -> None:
     if not isinstance(count, int) or isinstance(count, bool) or count < 1:
         raise RuntimeError(f"set_num_threads expects a positive integer, got {count!r}")
     _pools().limit(limits=count, user_api="blas")
+    set_thread_count(count)
 
 
 def get_num_threads() -> int:

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Lowest first. A module belongs to the layer of the longest prefix that names it.
 LAYERS = (
     ("base", ("genesis.dtypes", "genesis.device", "genesis.cuda", "genesis.random",
-              "genesis.sizes", "genesis.utils.atomic_file", "genesis.listeners", "genesis.threads",
+              "genesis.sizes", "genesis.utils.atomic_file", "genesis.listeners", "genesis.threads", "genesis.cpu_workers",
               "genesis.layouts", "genesis.inference_tensors", "genesis.grad_state",
               "genesis.determinism")),
     ("core", ("genesis.tensor", "genesis._tensor_str", "genesis.autograd.function",

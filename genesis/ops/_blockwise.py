@@ -1,10 +1,14 @@
-"""Evaluating a long elementwise formula block by block on the CPU.
+"""Evaluating a long elementwise formula block by block on the CPU, on several threads.
 
 A formula such as gelu's (an erf of some 25 NumPy passes) makes a temporary array per
 pass. On a large input every temporary is a fresh multi-megabyte allocation whose pages
 the kernel must fault in and zero, and every pass streams through main memory. Evaluated
-on blocks of 64K elements instead, the temporaries are small (reused from the heap, hot
-in the L2 cache) and only the output is large: about 3x faster on a 4 MB input.
+on blocks of 128K elements instead, the temporaries are small (reused from the heap, near
+in the caches) and only the output is large: about 1.5x faster on a 4 MB input in one
+thread. The blocks are shared out among `genesis.get_num_threads()` threads
+(`_cpu_workers`): on two cores gelu's forward and backward take about half the time.
+Each element is computed by the same array calls either way, so the result is the same to
+the bit.
 
 >>> import numpy as np
 >>> x = np.arange(300_000, dtype=np.float32)
@@ -15,7 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-_BLOCK = 1 << 16  # elements per block: 256 KB of float32, a few temporaries fit in L2
+from ..cpu_workers import run_parts, thread_count
+
+_BLOCK = 1 << 17  # elements per block: 512 KB of float32 (shorter calls gain less from threads)
 
 
 def in_blocks(xp, formula, *arrays):
@@ -26,10 +32,18 @@ def in_blocks(xp, formula, *arrays):
         return formula(*arrays)
     flats = [array.reshape(-1) for array in arrays]  # a view when contiguous, else one copy
     size = first.size
-    head = formula(*(flat[:_BLOCK] for flat in flats))
+    head = formula(*(flat[:_BLOCK] for flat in flats))  # gives the output's dtype
     out = np.empty(size, head.dtype)
     out[:_BLOCK] = head
-    for start in range(_BLOCK, size, _BLOCK):
-        stop = start + _BLOCK
-        out[start:stop] = formula(*(flat[start:stop] for flat in flats))
+
+    def fill(start: int, stop: int) -> None:
+        for low in range(start, stop, _BLOCK):
+            high = min(low + _BLOCK, stop)
+            out[low:high] = formula(*(flat[low:high] for flat in flats))
+
+    blocks = -(-(size - _BLOCK) // _BLOCK)
+    parts = min(thread_count(), blocks)
+    bounds = [_BLOCK + (blocks * index // parts) * _BLOCK for index in range(parts)] + [size]
+    run_parts([lambda start=start, stop=stop: fill(start, stop)
+               for start, stop in zip(bounds, bounds[1:])])
     return out.reshape(first.shape)
