@@ -64,7 +64,16 @@ def _index_array(item: Tensor, device):
 
 
 def _is_advanced(key: tuple) -> bool:
-    return any(getattr(item, "ndim", 0) > 0 or isinstance(item, bool) for item in key)
+    """Whether `key` (array_key's tuple) holds an index array or a bool: a copy, not a view."""
+    for item in key:
+        if item.__class__ in _BASIC_ITEMS:  # the usual items, without a failed getattr each
+            continue
+        if getattr(item, "ndim", 0) > 0 or isinstance(item, bool):
+            return True
+    return False
+
+
+_BASIC_ITEMS = frozenset({int, slice, type(None), type(Ellipsis)})  # (bool is not int here)
 
 
 def _index(array, key, shape, op="getitem"):
@@ -248,6 +257,8 @@ def getitem(input: Tensor, key) -> Tensor:
     tensor([[ 4,  6],
             [ 8, 10]])
     """
+    if key.__class__ is int:  # t[i], a DataLoader's sample: array_key's tuple, made directly
+        return GetItem.apply(input, (key, Ellipsis))
     return GetItem.apply(input, array_key(key, input._device))
 
 

@@ -106,7 +106,7 @@ def _check_tensors(op: str, tensors) -> list:
     for position, tensor in enumerate(tensors):
         if not isinstance(tensor, Tensor):
             raise TypeError(f"{op}: element {position} is a {type(tensor).__name__}, not a Tensor")
-        if tensor._device != first._device:
+        if tensor._device is not first._device and tensor._device != first._device:
             raise RuntimeError(device_mismatch(op, first, tensor))
     return tensors
 
