@@ -1,7 +1,7 @@
 """Printing the end of a run when the reader of the output has gone away.
 
-`genesis trace train.py | head -5` or `| true` closes the pipe before the report is
-printed. Writing to it raises BrokenPipeError, and without care the command then ends
+`genesis trace train.py | head -5` or `genesis gradcheck ops.py | true` closes the pipe
+before the report is printed. Writing to it raises BrokenPipeError, and without care the command then ends
 with a traceback and status 1, which says "problems found" about a clean run. While
 `readers_may_leave()` is active, a write or flush that finds its pipe closed points that
 stream's file descriptor at /dev/null and drops the rest of the text: the report is lost
@@ -74,5 +74,8 @@ def readers_may_leave():
                               for stream in saved)
     try:
         yield
-    finally:
+    finally:  # what is still buffered goes now, while a closed pipe is still taken quietly
+        for stream in (sys.stdout, sys.stderr):
+            if isinstance(stream, ReaderSafeStream):
+                stream.flush()
         sys.stdout, sys.stderr = saved

@@ -10,6 +10,9 @@ When the run is over (its files written and closed, the report printed), this pr
 ends at once (`leave`) instead of tearing down what it imported, genesis and Rich among
 it: nothing of the script runs here, and the teardown took a tenth of a second on every
 run.
+
+Every command writes through streams that take a reader leaving early (`| head`) quietly
+(`closed_readers`): the exit status is the command's, not a broken pipe's.
 """
 from __future__ import annotations
 
@@ -17,21 +20,23 @@ import os
 import sys
 
 from . import warm_child
+from .closed_readers import readers_may_leave
 
 
 def main() -> None:
-    if sys.argv[1:2] == ["trace"]:
-        warm_child.prestart()
-        from .root import trace_app  # imported only now: the child is already on its way
+    with readers_may_leave():  # `genesis ... | head`: the exit status still tells the truth
+        if sys.argv[1:2] == ["trace"]:
+            warm_child.prestart()
+            from .root import trace_app  # imported only now: the child is already on its way
 
-        try:
-            trace_app()()
-        except SystemExit as done:
-            leave(done.code)
-        return
-    from .app import main as run_app
+            try:
+                trace_app()()
+            except SystemExit as done:
+                leave(done.code)
+            return
+        from .app import main as run_app
 
-    run_app()
+        run_app()
 
 
 def leave(code) -> None:

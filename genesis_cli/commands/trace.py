@@ -29,7 +29,6 @@ from pathlib import Path
 
 import typer
 
-from ..closed_readers import readers_may_leave
 from ..live_line import LiveLine, wanted as live_line_wanted
 from ..supervise import describe_end, run_traced
 from ..trace_settings import (CHECKS_PER_SITE, EXIT_USAGE, METRICS_FILE, MISSING_TENSORBOARD,
@@ -146,11 +145,10 @@ def trace_command(
                          script_stderr=script_stream,
                          outputs=asdict(settings) if journal is not None else None, shown=shown,
                          ending=asdict(ending))
-    with readers_may_leave():  # `genesis trace ... | head`: the status still tells the truth
-        if _printed(run, ending, console, errors):  # the script's process made the report
-            status, files = run.ending["status"], run.files
-        else:
-            files, status = _ending_here(run, ending, settings, journal, args, console, errors)
+    if _printed(run, ending, console, errors):  # the script's process made the report
+        status, files = run.ending["status"], run.files
+    else:
+        files, status = _ending_here(run, ending, settings, journal, args, console, errors)
     if files.get("json") and journal is not None:
         shutil.rmtree(journal, ignore_errors=True)  # trace.json holds everything now
     if open_report and "html" in files:

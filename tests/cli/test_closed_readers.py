@@ -1,6 +1,6 @@
 """`genesis trace ... | head` and `| true`: the reader of the report leaves before it is
 printed. The run keeps its files and its exit status (0 for a clean run, 1 for findings),
-with no traceback (genesis_cli.closed_readers)."""
+with no traceback; `genesis gradcheck` keeps its status too (genesis_cli.closed_readers)."""
 from __future__ import annotations
 
 import io
@@ -30,17 +30,39 @@ for step in range(3):
 """
 
 
-def traced_into_a_closed_pipe(tmp_path, source: str, *options: str) -> subprocess.CompletedProcess:
-    script = tmp_path / "script.py"
-    script.write_text(source)
+BROKEN_GRADIENT = """\
+import genesis
+
+
+class Square(genesis.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * x  # the factor 2 is missing
+"""
+
+
+def into_a_closed_pipe(*arguments: str) -> subprocess.CompletedProcess:
+    """`genesis ARGUMENTS` with its standard output a pipe nobody reads any more."""
     read, write = os.pipe()
     os.close(read)  # the reader is gone before anything is written
     try:
-        return subprocess.run([sys.executable, "-m", "genesis_cli", "trace", "--no-html",
-                               "--out", str(tmp_path / "out"), *options, str(script)],
+        return subprocess.run([sys.executable, "-m", "genesis_cli", *arguments],
                               stdout=write, stderr=subprocess.PIPE, text=True, check=False)
     finally:
         os.close(write)
+
+
+def traced_into_a_closed_pipe(tmp_path, source: str, *options: str) -> subprocess.CompletedProcess:
+    script = tmp_path / "script.py"
+    script.write_text(source)
+    return into_a_closed_pipe("trace", "--no-html", "--out", str(tmp_path / "out"), *options,
+                              str(script))
 
 
 @pytest.mark.parametrize("options", [(), ("--json",), ("-q",)])
@@ -55,6 +77,15 @@ def test_findings_still_give_status_1_when_the_reader_left(tmp_path):
     done = traced_into_a_closed_pipe(tmp_path, FINDING)
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_gradcheck_keeps_its_pass_and_fail_status_when_the_reader_left(tmp_path):
+    good, bad = tmp_path / "good.py", tmp_path / "bad.py"
+    good.write_text(BROKEN_GRADIENT.replace("grad * x  # the factor 2 is missing", "grad * 2 * x"))
+    bad.write_text(BROKEN_GRADIENT)
+    passed, failed = into_a_closed_pipe("gradcheck", str(good)), into_a_closed_pipe("gradcheck", str(bad))
+    assert (passed.returncode, failed.returncode) == (0, 1), passed.stderr + failed.stderr
+    assert "Traceback" not in passed.stderr + failed.stderr
 
 
 def test_a_stream_whose_reader_left_drops_the_rest_and_points_at_dev_null(tmp_path):
