@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from .findings import Finding
 from .graph import Graph
-from .json_values import dumps, number, numbers
+from .json_values import dumps, loads, number, numbers
 from .validation import check_trace
 
 __all__ = ["Trace", "ParameterRow", "TRACE_SCHEMA_VERSION", "READABLE_VERSIONS"]
@@ -150,7 +150,7 @@ class Trace:
 
     @classmethod
     def from_json(cls, text: str) -> "Trace":
-        return cls.from_dict(json.loads(text))
+        return cls.from_dict(loads(text))
 
     @classmethod
     def load(cls, path) -> "Trace":

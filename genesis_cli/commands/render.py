@@ -26,6 +26,7 @@ import typer
 
 from genesis.debug.graph import Graph
 from genesis.debug.journal import JOURNAL_FILE, read_journal
+from genesis.debug.json_values import loads
 from genesis.debug.printable import printable
 from genesis.debug.trace import Trace
 from viz import RenderError
@@ -155,7 +156,7 @@ def _read_json(path: Path):
         raise UsageError(f"{path} is not JSON: byte {error.start} (0x{text[error.start]:02x}) is not "
                          "UTF-8 text; give a trace.json written by `genesis trace`") from None
     try:
-        return json.loads(text)
+        return loads(text)
     except json.JSONDecodeError as error:
         if error.pos >= len(text.rstrip()) or error.msg == "Unterminated string starting at":
             raise UsageError(f"{path} is not JSON: it ends before its JSON does (a file cut "
