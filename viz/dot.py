@@ -185,14 +185,17 @@ class _Drawing:
     def _node_findings(self, node) -> list:
         # NaN anywhere, or Inf in a gradient, is drawn as a problem; Inf in values alone is not
         # (a -inf attention mask is deliberate) unless a checker tagged the node.
-        bad_numbers = any(info is not None and (
-            (info.stats is not None and info.stats["nan"])
-            or (info.grad is not None and (info.grad["nan"] or info.grad["inf"])))
-            for info in node.outputs)
-        tags = list(node.findings)
-        if self.has_grads and node.kind == "param" and node.outputs and node.outputs[0].grad is None:
-            tags.append("no_grad")
-        return finding_styles(tags, bad_numbers)
+        bad_numbers = False
+        for info in node.outputs:  # (a loop: called for every member of a folded chain)
+            if info is not None and ((info.stats is not None and info.stats["nan"]) or (
+                    info.grad is not None and (info.grad["nan"] or info.grad["inf"]))):
+                bad_numbers = True
+                break
+        no_grad = self.has_grads and node.kind == "param" and node.outputs and \
+            node.outputs[0].grad is None
+        if not (bad_numbers or no_grad or node.findings):
+            return []
+        return finding_styles(list(node.findings) + (["no_grad"] if no_grad else []), bad_numbers)
 
     def _flow_line(self, key: str) -> str:
         parts = []
