@@ -139,6 +139,48 @@ def test_subsets_and_concatenation():
         joined[7]
 
 
+class BatchFetched(Dataset):
+    """Samples i -> [i, 10 * i]; a batch fetched in one call is marked (as a database or a
+    tokenizer working on a whole batch would fetch it)."""
+
+    def __init__(self, size, torch=None):
+        self.size, self.calls, self.make = size, [], (torch or genesis).tensor
+
+    def __len__(self):
+        return self.size
+
+    def __getitem__(self, index):
+        return self.make([index, 10 * index])
+
+    def __getitems__(self, indices):
+        self.calls.append(list(indices))
+        return [self.make([index, -1]) for index in indices]
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_a_dataset_with_getitems_gets_each_batch_in_one_call_as_in_pytorch(num_workers):
+    data = BatchFetched(7)
+    batches = [batch.tolist() for batch in DataLoader(data, batch_size=3, num_workers=num_workers)]
+    assert batches == [[[0, -1], [1, -1], [2, -1]], [[3, -1], [4, -1], [5, -1]], [[6, -1]]]
+    if num_workers == 0:
+        assert data.calls == [[0, 1, 2], [3, 4, 5], [6]]
+    single = [batch.tolist() for batch in DataLoader(data, batch_size=None)]  # no batching:
+    assert single[:2] == [[0, 0], [1, 10]]  # one sample at a time, through __getitem__
+    through_subset = DataLoader(Subset(data, [6, 2, 4]), batch_size=2)
+    assert [batch.tolist() for batch in through_subset] == [[[6, -1], [2, -1]], [[4, -1]]]
+    torch = torch_or_skip()
+    theirs = torch.utils.data.DataLoader(torch.utils.data.Subset(BatchFetched(7, torch), [6, 2, 4]),
+                                         batch_size=2)
+    assert [batch.tolist() for batch in theirs] == [[[6, -1], [2, -1]], [[4, -1]]]
+
+
+def test_a_getitems_set_to_none_is_not_called():
+    data = BatchFetched(4)
+    data.__getitems__ = None  # PyTorch's fetcher tests it for truth too
+    assert [batch.tolist() for batch in DataLoader(data, batch_size=2)] == [[[0, 0], [1, 10]],
+                                                                          [[2, 20], [3, 30]]]
+
+
 def test_samplers():
     genesis.manual_seed(0)
     assert list(SequentialSampler(range(3))) == [0, 1, 2]

@@ -108,6 +108,9 @@ class DataLoader:
     def _fetch(self, indices):
         if self.batch_sampler is None:  # batching off: one sample
             return self.collate_fn(self.dataset[indices])
+        fetch_many = getattr(self.dataset, "__getitems__", None)
+        if fetch_many:  # as PyTorch's: a dataset may fetch a batch's samples in one call
+            return self.collate_fn(fetch_many(indices))
         return self.collate_fn([self.dataset[index] for index in indices])
 
     def _next_stream_batch(self, iterator):

@@ -14,7 +14,9 @@ __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDatas
 
 class Dataset:
     """A map-style dataset: subclasses define `__getitem__(index)` and, for samplers that
-    need it (shuffling), `__len__`. `a + b` concatenates two datasets."""
+    need it (shuffling), `__len__`. `a + b` concatenates two datasets. As in PyTorch, a
+    subclass may also define `__getitems__(indices)`, the list of samples of a batch: the
+    DataLoader then fetches each batch with one call of it."""
 
     def __getitem__(self, index):
         raise NotImplementedError(f"{type(self).__name__} must define __getitem__(index)")
@@ -67,6 +69,13 @@ class Subset(Dataset):
         if isinstance(index, list):
             return self.dataset[[self.indices[i] for i in index]]
         return self.dataset[self.indices[index]]
+
+    def __getitems__(self, indices: list) -> list:
+        """The samples at `indices` (a batch, as the DataLoader asks for it): fetched in one
+        call when the dataset has `__getitems__` too, else one by one."""
+        if callable(getattr(self.dataset, "__getitems__", None)):
+            return self.dataset.__getitems__([self.indices[index] for index in indices])
+        return [self.dataset[self.indices[index]] for index in indices]
 
     def __len__(self) -> int:
         return len(self.indices)
