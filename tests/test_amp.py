@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import genesis
+from tests.helpers import torch_or_skip
 
 
 def test_matmul_runs_in_float16_and_reductions_in_float32():
@@ -151,3 +152,44 @@ def test_a_checkpoint_recomputes_under_the_autocast_its_forward_ran_in():
     loss.backward()  # outside autocast: the recomputation still runs in bfloat16
     assert seen == [genesis.bfloat16, genesis.bfloat16]
     assert x.grad.dtype is genesis.float32
+
+
+def _bfloat16_layers(nn):
+    """(name, layer, input shapes) run under CPU autocast in bfloat16 (PyTorch's default
+    there), the same in genesis and in torch."""
+    return [("linear", nn.Linear(4, 3), [(2, 5, 4)]),
+            ("conv2d", nn.Conv2d(2, 3, 3), [(2, 2, 6, 6)]),
+            ("conv1d", nn.Conv1d(2, 3, 3, padding=1), [(2, 2, 8)]),
+            ("conv_transpose2d", nn.ConvTranspose2d(2, 3, 3), [(2, 2, 5, 5)]),
+            ("bilinear", nn.Bilinear(3, 4, 2), [(5, 3), (5, 4)]),
+            ("attention", nn.MultiheadAttention(8, 2, batch_first=True), [(2, 5, 8)] * 3)]
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_layers_train_under_bfloat16_autocast_as_in_pytorch(index):
+    """The backward of a bfloat16 product gets float32 gradients from NumPy: they are rounded
+    to the input's dtype (the engine casts between floating dtypes, bfloat16 included), and
+    the forward's output dtype is PyTorch's."""
+    if genesis.bfloat16.numpy_dtype is None:
+        pytest.skip("ml_dtypes is not installed, so there is no bfloat16")
+    torch = torch_or_skip()
+    name, layer, shapes = _bfloat16_layers(genesis.nn)[index]
+    _, theirs, _ = _bfloat16_layers(torch.nn)[index]
+    theirs.load_state_dict({key: torch.tensor(value.numpy()) for key, value in layer.state_dict().items()})
+    rng = np.random.default_rng(index)
+    arrays = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
+    inputs = [genesis.tensor(array, requires_grad=True) for array in arrays]
+    torch_inputs = [torch.tensor(array, requires_grad=True) for array in arrays]
+    with genesis.autocast("cpu", dtype=genesis.bfloat16):
+        out = layer(*inputs)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        expected = theirs(*torch_inputs)
+    out, expected = (out[0], expected[0]) if name == "attention" else (out, expected)
+    assert out.dtype.name == str(expected.dtype).replace("torch.", ""), name
+    out.float().pow(2).sum().backward()
+    expected.float().pow(2).sum().backward()
+    mine = [tensor.grad for tensor in inputs] + [p.grad for p in layer.parameters()]
+    reference = [tensor.grad for tensor in torch_inputs] + [p.grad for p in theirs.parameters()]
+    for got, want in zip(mine, reference):
+        assert got.dtype is genesis.float32  # the leaves' own dtype
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=0.05, atol=0.05 * float(want.abs().max()))

@@ -22,6 +22,7 @@ from typing import Protocol
 import numpy as np
 
 from ..device import writeable
+from ..dtypes import FLOATING_NUMPY_DTYPES
 from ..listeners import Listeners
 from ..tensor import Tensor, wrap_array
 from .function import AccumulateGrad, GradientEdge, gradient_edge
@@ -772,7 +773,8 @@ def _conform(node, index: int, gradient, meta) -> Tensor:
         if gradient._data.base is None:  # the caller takes a base-less array as made here
             gradient = wrap_array(gradient._data.copy(), gradient._device)
     elif gradient._data.dtype != numpy_dtype:
-        if gradient._data.dtype.kind != "f" or numpy_dtype.kind != "f":
+        # (bfloat16 is floating too, though NumPy gives its dtype kind "V")
+        if gradient._data.dtype not in FLOATING_NUMPY_DTYPES or numpy_dtype not in FLOATING_NUMPY_DTYPES:
             raise RuntimeError(f"{name}: backward returned a {gradient.dtype.name} gradient for "
                                f"input {index}, which is {numpy_dtype}; return a floating point "
                                "gradient of the input's dtype")

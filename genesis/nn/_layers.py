@@ -11,6 +11,7 @@ from ..autograd.grad_mode import grad_state
 from ..device import host_numbers
 from ..ops._index_checks import any_outside
 from ..ops._kernels import Elementwise
+from ..ops._operands import rounded_product
 from ..ops.einsum import einsum
 from ..ops.gradient_rules import run_rule
 from ..ops.index import IndexScatter
@@ -40,11 +41,9 @@ class LinearFunction(Op):
                 x.shape[:-1] + (weight.shape[0],))
         else:
             out = x @ weight._data.T
-        if out.dtype != x.dtype:  # bfloat16 (ml_dtypes) multiplies into float32 in NumPy
-            out = out.astype(x.dtype)
         if bias is not None:
             out += bias._data
-        return out
+        return rounded_product(out, x.dtype)
 
     @staticmethod
     def backward(ctx, grad):

@@ -212,6 +212,19 @@ def common_dtype_arrays(tensors) -> list:
     return [array.astype(target.numpy_dtype, copy=False) for array in arrays]
 
 
+def rounded_product(out, dtype):
+    """A matrix product (plus bias) `out` in `dtype`: NumPy multiplies bfloat16 (ml_dtypes)
+    into float32, which is rounded back once at the end, as PyTorch's bfloat16 products
+    (accumulated in float32) are.
+
+    >>> import numpy as np, ml_dtypes
+    >>> x = np.ones((2, 2), ml_dtypes.bfloat16)
+    >>> (x @ x).dtype, rounded_product(x @ x, x.dtype).dtype
+    (dtype('float32'), dtype(bfloat16))
+    """
+    return out if out.dtype == dtype else out.astype(dtype)
+
+
 def saved_with_input(ctx, a: Tensor, out):
     """`out` (an array) as a tensor saved with `a` for backward when `a` needs a gradient (the
     backward of a product, a norm, ... reads both); returned for forward to return."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 from ..autograd.function import Op
 from ..tensor import Tensor
 from .convolution import Convolution, _torch_conv, check_tensor_ranks
+from ._operands import rounded_product
 from .registry import OpInfo, Sample
 from ._window_kernels import add_columns
 from .window import Unfold, as_tuple, check_positive
@@ -49,7 +50,7 @@ class ConvTranspose(Op):
             out[(...,) + tuple(slice(0, n) for n in reached)] = summed
         if bias is not None:
             out += bias._data.reshape((-1,) + (1,) * len(out_size))
-        return out
+        return rounded_product(out, input._data.dtype)
 
     @staticmethod
     def backward(ctx, grad):

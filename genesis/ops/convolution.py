@@ -16,6 +16,7 @@ import warnings
 from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor
+from ._operands import rounded_product
 from .registry import OpInfo, Sample
 from ._window_kernels import columns
 from .gradient_rules import run_rule
@@ -43,7 +44,7 @@ class Convolution(Op):
         out = out.reshape((batch, out_channels) + windows.output_size(ctx.spatial))
         if bias is not None:
             out += bias._data.reshape((-1,) + (1,) * len(ctx.spatial))
-        return out
+        return rounded_product(out, input._data.dtype)
 
     @staticmethod
     def backward(ctx, grad):

@@ -14,10 +14,13 @@ from __future__ import annotations
 import string
 from collections import Counter
 
+import numpy as np
+
 from ..autograd.function import Op
+from ..dtypes import bfloat16
 from ..tensor import Tensor, wrap_array
 from . import samples
-from ._operands import common_dtype_arrays, device_mismatch
+from ._operands import common_dtype_arrays, device_mismatch, rounded_product
 from .registry import OpInfo, Sample
 
 __all__ = ["einsum"]
@@ -37,10 +40,14 @@ class Einsum(Op):
             ctx.save_for_backward(*operands)
         arrays = common_dtype_arrays(operands)
         xp = operands[0]._device.xp
+        dtype = arrays[0].dtype
+        if dtype == bfloat16.numpy_dtype:  # NumPy's einsum takes no bfloat16: summed in float32
+            arrays = [array.astype(np.float32) for array in arrays]
         # Planning a contraction path (BLAS calls, operand order) costs ~20us: skip it for
         # two tiny operands.
         plan = len(arrays) > 2 or any(array.size > 1024 for array in arrays)
-        out = xp.einsum(equation, *arrays, optimize="greedy" if plan else False)
+        out = rounded_product(xp.einsum(equation, *arrays, optimize="greedy" if plan else False),
+                              dtype)
         if len(arrays) == 1 and _same_storage(out, arrays[0]):
             out = out.copy()  # a permutation or diagonal comes back as a view; outputs own data
         return out

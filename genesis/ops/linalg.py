@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..autograd.function import Op
 from ..tensor import Tensor
 from . import samples
-from ._operands import operands
+from ._operands import operands, rounded_product
 from .registry import OpInfo, Sample
 
 __all__ = ["matmul", "mm", "bmm", "dot", "outer", "ger"]
@@ -22,9 +22,7 @@ class MatMul(Op):
         ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)
         ctx.ndims = (a.ndim, b.ndim)
         x, y = operands(a, b, "matmul")
-        out = x @ y
-        # NumPy multiplies bfloat16 (ml_dtypes) into float32: round back, as PyTorch's result
-        return out if out.dtype == x.dtype else out.astype(x.dtype)
+        return rounded_product(x @ y, x.dtype)
 
     @staticmethod
     def backward(ctx, grad):
