@@ -79,6 +79,7 @@ class _Watched:
         self.name = type(optimizer).__name__
         self.made_at = made_at
         self.steps = 0
+        self.steps_with_gradients = 0       # steps at which some parameter it holds had a .grad
         self.last_step_call = None          # backward calls finished at its previous step
         self.last_grads = {}                # id(param) -> weakref of the grad it stepped with
         self.skipped = 0                    # steps a GradScaler skipped
@@ -182,6 +183,8 @@ class OptimizerWatch:
         entry.last_step_call = calls
         entry.last_grads = {id(param): weakref.ref(param._grad) for param in entry.params()
                             if param._grad is not None}
+        if entry.last_grads:
+            entry.steps_with_gradients += 1
         self._event(step, "step", entry.name)
         groups = optimizer.param_groups
         while len(entry.lr) < len(groups):
@@ -344,7 +347,10 @@ class OptimizerWatch:
         found = []
         for entry in self.watched.values():
             params = list(entry.params())
-            if entry.steps and params and not any(param.requires_grad for param in params):
+            # frozen now, and no step had a gradient to apply (a model trained, then frozen
+            # for analysis or as a teacher, is no finding)
+            if entry.steps and params and not entry.steps_with_gradients and \
+                    not any(param.requires_grad for param in params):
                 found.append(Finding(
                     "not_updated", "error", f"{entry.name} holds only frozen parameters",
                     f"Every parameter {entry.made_words()} holds has requires_grad=False, so none "

@@ -161,3 +161,19 @@ def test_an_optimizer_over_frozen_parameters_only_is_found_but_a_frozen_part_is_
     found = session.result(script="t.py").findings
     assert [(finding.kind, finding.title) for finding in found] == [
         ("not_updated", "SGD holds only frozen parameters")]
+
+
+def test_a_model_trained_then_frozen_for_analysis_or_as_a_teacher_is_no_finding():
+    x, y = regression()
+    teacher = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 1))
+    optimizer = genesis.optim.Adam(teacher.parameters(), lr=0.01)
+    with TraceSession(check=False) as session:
+        for _ in range(4):
+            optimizer.zero_grad()
+            ((teacher(x) - y) ** 2).mean().backward()
+            optimizer.step()
+        teacher.requires_grad_(False)  # trained: now a frozen teacher, or a model to explain
+        inputs = x.clone().requires_grad_(True)
+        (saliency,) = genesis.autograd.grad(teacher(inputs).sum(), inputs)
+    assert saliency.shape == x.shape
+    assert session.result(script="t.py").findings == []
