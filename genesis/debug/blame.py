@@ -15,6 +15,15 @@ over the wrong axis, zeros).
 ...         return grad_x, None
 >>> forward_input_names(Scale)
 ['x', 'factor']
+>>> class Reverse(genesis.autograd.Function):  # PyTorch's other style: no ctx in forward
+...     @staticmethod
+...     def forward(x, lambd):
+...         return x.view_as(x)
+...     @staticmethod
+...     def setup_context(ctx, inputs, output):
+...         ctx.lambd = inputs[1]
+>>> forward_input_names(Reverse)
+['x', 'lambd']
 >>> site = BackwardSite.of(Scale)
 >>> site.definition.endswith(f":{site.def_line}") and site.return_lines == []
 True
@@ -30,19 +39,22 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..autograd.function import Function
 from .difference_shape import explain_difference
 
 __all__ = ["forward_input_names", "BackwardSite", "explain_inputs"]
 
 
 def forward_input_names(function) -> list:
-    """The names of a Function's forward inputs (its signature after ctx); [] if unknown."""
+    """The names of a Function's forward inputs (its signature after ctx, or all of it for
+    a forward without ctx, whose Function has a `setup_context`); [] if unknown."""
     try:
         parameters = list(inspect.signature(function.forward).parameters.values())
     except (TypeError, ValueError):
         return []
     names = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return names[1:]
+    takes_ctx = getattr(function, "setup_context", Function.setup_context) is Function.setup_context
+    return names[1:] if takes_ctx else names
 
 
 @dataclass

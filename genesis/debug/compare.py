@@ -38,6 +38,7 @@ from ..dtypes import float32, float64, get_dtype
 from ..nn.module import Module
 from ..random import manual_seed
 from ..tensor import Tensor
+from .blame import forward_input_names
 from .difference_shape import explain_difference
 
 __all__ = ["compare", "Comparison", "ComparedValue", "default_tolerances"]
@@ -195,18 +196,15 @@ def _copy_state(source: Module, target: Module, names) -> None:
 
 def _input_names(implementation, count: int) -> list:
     """The names of the inputs, from forward's (or the function's) signature."""
-    function = implementation
     if isinstance(implementation, type) and issubclass(implementation, autograd_function.Function):
-        function = implementation.forward
-    elif isinstance(implementation, Module):
-        function = implementation.forward
-    try:
-        parameters = [p.name for p in inspect.signature(function).parameters.values()
-                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        parameters = []
-    if isinstance(implementation, type) and parameters:
-        parameters = parameters[1:]  # ctx
+        parameters = forward_input_names(implementation)
+    else:
+        function = implementation.forward if isinstance(implementation, Module) else implementation
+        try:
+            parameters = [p.name for p in inspect.signature(function).parameters.values()
+                          if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        except (TypeError, ValueError):
+            parameters = []
     return [parameters[index] if index < len(parameters) else f"input {index}"
             for index in range(count)]
 

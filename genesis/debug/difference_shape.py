@@ -12,6 +12,8 @@ guess.
 >>> explain_difference(np.array([-1., 2.]), np.array([1., -2.]), 1e-7, 1e-7,
 ...                    names=("analytical", "numerical"), entries="checked element")
 'analytical = -numerical at every checked element (the sign is wrong)'
+>>> explain_difference(np.array([-1., -2.]), np.array([4., 8.]), 1e-7, 1e-7)
+'A = -0.25 x B at every entry (a constant factor: a missing factor 4? and the sign is wrong)'
 >>> explain_difference(np.array([1., 2.]), np.array([1., 5.]), 1e-7, 1e-7)
 ''
 """
@@ -51,9 +53,10 @@ def explain_difference(a: np.ndarray, b: np.ndarray, atol: float, rtol: float,
     if abs(factor + 1) <= 1e-9:
         return f"{first} = -{second} {every} (the sign is wrong)"
     words = f"{first} = {factor:.4g} x {second} {every}"
+    sign = " and the sign is wrong" if factor < 0 else ""
     inverse = 1 / factor
     if abs(inverse - round(inverse)) < 1e-6 * abs(inverse) and abs(round(inverse)) > 1:
-        return words + f" (a constant factor: a missing factor {abs(round(inverse))}?)"
+        return words + f" (a constant factor: a missing factor {abs(round(inverse))}?{sign})"
     if abs(factor - round(factor)) < 1e-6 * max(1.0, abs(factor)) and abs(round(factor)) > 1:
-        return words + f" (a constant factor: an extra factor {abs(round(factor))}?)"
-    return words + " (a constant factor)"
+        return words + f" (a constant factor: an extra factor {abs(round(factor))}?{sign})"
+    return words + f" (a constant factor{sign})"
