@@ -150,7 +150,7 @@ class Figures:
         xp, count = self.xp, self.count
         arrays = [self.mean, xp.sqrt(self.m2 / count), 1.0 - self.nonzero / count]
         if self.alive is not None:
-            arrays.append(1.0 - xp.count_nonzero(self.alive) / self.alive.size)
+            arrays += [1.0 - xp.count_nonzero(self.alive) / self.alive.size, self.alive.reshape(-1)]
         if self.saturated is not None:
             arrays.append(self.saturated / count)
         if self.sample is not None:
@@ -160,24 +160,27 @@ class Figures:
     @property
     def width(self) -> int:
         """How many floats the `readable()` arrays read as."""
-        return 3 + (self.alive is not None) + (self.saturated is not None) + \
-            (1 + self.sample.size if self.sample is not None else 0)
+        return 3 + (1 + self.alive.size if self.alive is not None else 0) + \
+            (self.saturated is not None) + (1 + self.sample.size if self.sample is not None else 0)
 
     def read(self, values: list) -> dict:
         """The figures as numbers from the floats `values` read for `readable()`: {"mean",
         "std" (of the population), "zeros", "dead", "saturated" (fractions; None where not
-        measured), "non_finite", "sample" (None without a distribution)}."""
+        measured), "alive" (which units were non-zero for some example: a NumPy bool array,
+        None where not measured), "non_finite", "sample" (None without a distribution)}."""
         mean, std, zeros = values[:3]
         position = 3
-        dead = saturated = non_finite = sample = None
+        dead = alive = saturated = non_finite = sample = None
         if self.alive is not None:
-            dead, position = values[position], position + 1
+            dead, units = values[position], self.alive.size
+            alive = np.array(values[position + 1:position + 1 + units]) != 0
+            position += 1 + units
         if self.saturated is not None:
             saturated, position = values[position], position + 1
         if self.sample is not None:
             non_finite, sample = int(values[position]), values[position + 1:]
-        return {"mean": mean, "std": std, "zeros": zeros, "dead": dead, "saturated": saturated,
-                "non_finite": non_finite, "sample": sample}
+        return {"mean": mean, "std": std, "zeros": zeros, "dead": dead, "alive": alive,
+                "saturated": saturated, "non_finite": non_finite, "sample": sample}
 
 
 def _sample(xp, data):

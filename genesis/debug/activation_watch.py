@@ -29,7 +29,10 @@ sigmoid may well become confident; a hinge loss's relu is meant to reach zero), 
 ops run outside any module (a loss written in the training loop):
 
 - dead: a ReLU-like output with at least half of its units dead in each of its last 3
-  samples (3 samples at least). A ReLU net with 10-30% dead units is normal: no finding.
+  samples (3 samples at least), and zero for every one of the examples of its latest
+  samples together (64 examples at least: in a batch of 8, a healthy sparse unit that fires
+  for one input in twelve is zero for the whole batch half the time). A ReLU net with
+  10-30% dead units is normal: no finding.
 - saturated: a tanh/sigmoid output with at least half of its values saturated in each of
   its first 3 samples: saturated from the start, by the initialisation or the scale of the
   inputs.
@@ -52,6 +55,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections import deque
 
 from ..autograd import function, module_scope
 from ..autograd.module_scope import running
@@ -69,11 +73,14 @@ __all__ = ["ActivationWatch", "DEAD_SHARE", "SATURATED_SHARE", "WINDOW"]
 DEAD_SHARE = 0.5       # share of dead units that makes a layer dead
 SATURATED_SHARE = 0.5  # share of saturated outputs that makes a layer saturated
 WINDOW = 3             # samples the share must hold in: the last (dead), the first (saturated)
+EXAMPLES = 64          # examples a unit must be zero for, over the latest samples, to be dead
+MASKS_KEPT = 16        # latest samples whose units' activity is kept (to reach EXAMPLES)
 
 DEAD_RULE = (f"a hidden layer (not the model's output) with at least {DEAD_SHARE:.0%} of its "
              "units (features of the last dimension; channels of a conv-style output) zero for "
              f"every example of the batch, in each of its last {WINDOW} sampled steps ({WINDOW} "
-             f"samples at least; units measured only with {MIN_EXAMPLES}+ values each)")
+             f"samples at least; units measured only with {MIN_EXAMPLES}+ values each), and "
+             f"zero for all of the {EXAMPLES}+ examples of its latest samples together")
 SATURATED_RULE = (f"a hidden layer (not the model's output) with at least {SATURATED_SHARE:.0%} of "
                   f"its outputs saturated (|tanh| > {SATURATION:g}; sigmoid < {1 - SATURATION:.2g} "
                   f"or > {SATURATION:g}) in each of its first {WINDOW} sampled steps")
@@ -101,14 +108,15 @@ class _Entry:
     """The history of one key: series of each figure, the value distribution, and (for the
     rules) the samples where this key's own forward made the output."""
 
-    __slots__ = ("kind", "series", "values", "samples", "op", "source", "node", "node_name",
-                 "module", "final", "fed_by")
+    __slots__ = ("kind", "series", "values", "samples", "activity", "op", "source", "node",
+                 "node_name", "module", "final", "fed_by")
 
     def __init__(self):
         self.kind = "other"
         self.series = {name: StepSeries() for name in ("mean", "std", "zeros", "dead", "saturated")}
         self.values = DistributionSeries()
         self.samples = []   # (step, dead share, saturated share, units), of its own outputs
+        self.activity = deque(maxlen=MASKS_KEPT)  # (step, units' alive mask, examples) of the latest
         self.op = self.source = self.node = self.node_name = self.module = self.fed_by = None
         self.final = False  # its output was once the top module's
 
@@ -356,6 +364,8 @@ class ActivationWatch:
                 sample["count"], sample["non_finite"] = figures.count, numbers["non_finite"]
             if own:
                 entry.samples.append((step, numbers["dead"], numbers["saturated"], figures.units))
+                if numbers["alive"] is not None:
+                    entry.activity.append((step, numbers["alive"], figures.count // figures.units))
                 entry.op, entry.source, entry.node_name = measured.op, measured.source, \
                     measured.node_name
                 if entry.node is None or entry.node() is None:  # the first, in a recorded graph
@@ -387,7 +397,7 @@ class ActivationWatch:
         for key, entry in self.entries.items():
             hidden = entry.module is not None and not entry.final
             if entry.kind == "relu" and hidden:
-                facts = _dead(entry.samples)
+                facts = _dead(entry.samples, entry.activity)
                 if facts is not None:
                     found.append(self._finding("dead_activation", key, entry, facts, locate))
             elif entry.kind in ("tanh", "sigmoid") and hidden:
@@ -412,12 +422,15 @@ class ActivationWatch:
         shares = ", ".join(f"{share:.0%}" for share in facts["shares"])
         steps = ", ".join(str(step) for step in facts["steps"])
         if kind == "dead_activation":
-            units, share = facts["units"], facts["shares"][-1]
-            title = (f"dead {entry.op} units in {self._named(key)}: {round(share * units)} of "
-                     f"{units} zero for every example")
-            message = (f"In {where}, {shares} of the {units} units were zero for every example "
-                       f"of the batch in sampled steps {steps} (and in every sample since step "
-                       f"{facts['since']}). A dead unit passes no gradient, so the weights "
+            units, dead = facts["units"], facts["dead"]
+            title = (f"dead {entry.op} units in {self._named(key)}: {dead} of {units} zero for "
+                     f"every example")
+            message = (f"In {where}, {dead} of the {units} units were zero for every one of the "
+                       f"{facts['examples']} examples of sampled steps "
+                       f"{', '.join(str(step) for step in facts['examples_steps'])}; in each "
+                       f"batch alone, {shares} of them in sampled steps {steps} (and at least "
+                       f"{DEAD_SHARE:.0%} in every sample since step {facts['since']}). A dead "
+                       "unit passes no gradient, so the weights "
                        "before it stop learning. "
                        f"Rule: {DEAD_RULE}. Usual causes: a learning rate too high, a large "
                        "negative bias or a bad initialisation; try a lower learning rate, "
@@ -453,18 +466,44 @@ class ActivationWatch:
         return {key: entry.to_dict() for key, entry in self.entries.items()}
 
 
-def _dead(samples: list):
+def _dead(samples: list, activity) -> dict | None:
     """The facts that make a layer dead: at least DEAD_SHARE of its units dead in each of its
-    last WINDOW samples; `since`: the first step of the run of such samples. Else None."""
+    last WINDOW samples (`since`: the first step of the run of such samples), and at least
+    DEAD_SHARE of them zero for every one of the EXAMPLES or more examples of its latest
+    samples together (`activity`: (step, alive mask, examples per unit) of the latest). Else
+    None: a batch too small to tell a dead unit from a sparse one says nothing."""
     readings = [(step, dead, units) for step, dead, _, units in samples if dead is not None]
     if len(readings) < WINDOW or any(dead < DEAD_SHARE for _, dead, _ in readings[-WINDOW:]):
+        return None
+    together = _never_active(activity)
+    if together is None:
+        return None
+    never, examples, steps = together
+    if never.mean() < DEAD_SHARE:
         return None
     start = len(readings) - WINDOW
     while start > 0 and readings[start - 1][1] >= DEAD_SHARE:
         start -= 1
     return {"steps": [step for step, _, _ in readings[-WINDOW:]],
             "shares": [dead for _, dead, _ in readings[-WINDOW:]], "since": readings[start][0],
-            "units": readings[-1][2]}
+            "units": readings[-1][2], "dead": int(never.sum()), "examples": examples,
+            "examples_steps": steps}
+
+
+def _never_active(activity):
+    """(mask of the units zero in every example, how many examples, their steps) over the
+    latest samples, newest first, until EXAMPLES examples (WINDOW samples at least); None
+    when the samples kept hold fewer."""
+    never, examples, steps = None, 0, []
+    for step, alive, count in reversed(activity):
+        if never is not None and alive.shape != never.shape:
+            break  # the layer changed width: earlier samples are of other units
+        never = ~alive if never is None else never & ~alive
+        examples += count
+        steps.insert(0, step)
+        if examples >= EXAMPLES and len(steps) >= WINDOW:
+            return never, examples, steps
+    return None
 
 
 def _saturated(samples: list):

@@ -174,6 +174,21 @@ def test_a_relu_net_with_some_dead_units_and_too_few_samples_are_not_findings():
     assert max(history) < 0.5
 
 
+def test_sparse_units_in_small_batches_are_not_dead():
+    """Each unit fires for about 6% of the inputs: zero for a whole batch of 8 about 60% of
+    the time, so each batch alone shows most units "dead"; over 64 examples and more, each
+    fires (a sparse autoencoder's hidden layer, healthy)."""
+    model = Net()
+    with genesis.no_grad():
+        model.fc1.weight.copy_(genesis.randn(16, 6))
+        model.fc1.weight.div_(model.fc1.weight.norm(dim=1, keepdim=True))  # w.x ~ N(0, 1)
+        model.fc1.bias.fill_(-1.555)  # P(w.x + b > 0) = 6%
+    watch = run(model, 120, batch=8)
+    shares = watch.to_dict()["Net.relu"]["dead"]["values"]
+    assert min(shares[-3:]) >= 0.5  # the batches alone look dead...
+    assert watch.findings() == []   # ...the 64+ examples of the latest samples do not
+
+
 def test_a_layer_that_dies_late_is_found_from_the_step_it_died():
     model = Net()
 
