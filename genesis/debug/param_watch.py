@@ -275,6 +275,11 @@ class ParamWatch:
         if reason is not None and reason.how == "unused":
             message += (f" No op took {them} as input while the steps were recorded: a layer "
                         "defined but not called in forward, or a parameter the model never uses?")
+        elif reason is not None and reason.how == "unrecorded":
+            message += (f" {'Their' if plural else 'Its'} model ran only in later backward calls "
+                        "than those recorded (genesis trace records the first --steps): trace "
+                        "again with --steps covering one of them to see where the path to the "
+                        "loss is cut.")
         elif reason is not None and reason.how == "used":
             message += " Is an output left out of the loss, or a branch not taken?"
         elif reason is not None:

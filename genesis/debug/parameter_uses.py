@@ -68,7 +68,9 @@ class Cut:
 class Explanation:
     """Why a leaf may have received no gradient. `how` is ".detach()", ".detach_()",
     ".data" or "no_grad" (cut off there), "used" (an op with a graph took it as input, at
-    `source`, but nothing from it reached the loss) or "unused" (no op took it as input)."""
+    `source`, but nothing from it reached the loss), "unused" (no op took it as input) or
+    "unrecorded" (no op took it as input in the recorded steps, no model holding it ran in
+    them, and backward calls followed that were not recorded: what happened is not known)."""
 
     how: str
     source: SourceLocation | None = None
@@ -78,6 +80,8 @@ class Explanation:
         """The reason in a few words, for a title."""
         if self.how == "unused":
             return "never used in the forward"
+        if self.how == "unrecorded":
+            return "not used in the recorded steps"
         if self.how == "used":
             return f"nothing computed from {'them' if plural else 'it'} reached the loss"
         return f"cut off by {'genesis.no_grad()' if self.how == 'no_grad' else self.how}"
@@ -86,6 +90,9 @@ class Explanation:
         """The reason in words, with the line it points at."""
         if self.how == "unused":
             return "never used in the forward"
+        if self.how == "unrecorded":
+            return (f"no op took {'them' if plural else 'it'} as input in the recorded backward "
+                    f"calls, and no model holding {'them' if plural else 'it'} ran in them")
         where = _where(self.source)
         if self.how == "used":
             return (f"used in the forward{where}, but nothing computed from "

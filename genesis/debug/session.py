@@ -42,7 +42,7 @@ from .node_check import PER_SITE, InvocationLog, check_invocation
 from .names import Names, user_namespace
 from .param_watch import ParamWatch
 from .module_paths import module_paths
-from .parameter_uses import ParameterUses, short_path
+from .parameter_uses import Explanation, ParameterUses, short_path
 from .readings import Readings
 from .run_history import RunHistory, distribution_step
 from .stale_state import StaleStateWatch
@@ -120,6 +120,7 @@ class TraceSession:
         self.uses = ParameterUses()  # where parameters were used or cut off, while recording
         self._stepped = set()        # ids of the optimizers that stepped
         self._optimizers = []
+        self._recorded_models_params = {}  # {id: (name, parameter)}: the recorded steps' models
         self._scaled = None          # (weak reference to the node of a scaled loss, its scale)
         self.node_ids = {}          # autograd node -> (graph index, node id), recorded steps
         self.check_results = []     # one summary dict per re-checked Function call
@@ -357,12 +358,24 @@ class TraceSession:
         """Parameters of every module seen in a forward, gradient or not (to spot missing ones);
         those of modules whose forward ran with grad enabled are expected to get gradients."""
         known = self.recorder.scope.params
+        self._recorded_models_params = dict(known)  # (later calls may name more models)
         for name, tensor in list(known.values()):
             self.params.track(name, tensor, rank=2)
         for key, (fallback, tensor) in list(self.uses.ran_with_grad.items()):
             entry = known.get(key)
             name, rank = (entry[0], 2) if entry is not None and entry[1] is tensor else (fallback, 1)
             self.params.track(name, tensor, rank=rank, role="module")
+
+    def _explained(self, tensor) -> Explanation:
+        """Why `tensor` got no gradient, as far as the recorded steps tell: "unused" only
+        when what was recorded could have used it (its model ran in the recorded steps, or
+        no backward call went unrecorded); otherwise "unrecorded"."""
+        reason = self.uses.explain(tensor)
+        if reason.how == "unused" and self.params.steps > self.steps:
+            entry = self._recorded_models_params.get(id(tensor))
+            if entry is None or entry[1] is not tensor:
+                return Explanation("unrecorded")
+        return reason
 
     def parameter_name(self, tensor) -> str | None:
         """The name of `tensor` if it is a parameter: given to an optimizer (or tracked as a
@@ -384,11 +397,16 @@ class TraceSession:
         if site is not None:
             made += f" made at {short_path(site.file)}:{site.line}"
         roots = self.recorder.scope.roots  # the modules called so far, else the script's
-        names = Names.from_namespace(user_namespace(), roots=roots if len(roots) else None)
+        namespace = user_namespace()
+        names = Names.from_namespace(namespace, roots=roots if len(roots) else None)
+        script_names = None  # the script's models, for a model not called yet
         role = "optimizer" if id(optimizer) in self._stepped else None
         with self.recorder.lock:
             for index, param in enumerate(params):
                 name, kind = names.leaf_name(param)
+                if kind != "param" and len(roots):
+                    script_names = script_names or Names.from_namespace(namespace)
+                    name, kind = script_names.leaf_name(param)
                 if kind == "param":
                     rank = 2
                 elif names.variable_name(param) is not None:
@@ -436,7 +454,7 @@ class TraceSession:
             for finding, node in zip(self.nan_watch.findings, self.nan_watch.nodes):
                 finding.graph, finding.node = self.node_ids.get(node, (None, None))
                 findings.append(finding)
-        findings.extend(self.params.findings(self._locate_parameter, self.uses.explain))
+        findings.extend(self.params.findings(self._locate_parameter, self._explained))
         findings.extend(self.optimizer_watch.findings(self.params))
         findings.extend(self.activations.findings(lambda node: self.node_ids.get(node, (None, None))))
         if error is not None:

@@ -181,6 +181,29 @@ def test_a_layer_never_called_is_never_used():
     assert finding.details["parameters"] == ["spare.weight", "spare.bias"]
 
 
+def test_a_model_first_run_after_the_recorded_steps_is_named_and_not_called_unused():
+    """A sanity check on a first model is the recorded step; the model trained afterwards,
+    with its first layer cut off by a detach, ran only in steps that were not recorded: its
+    parameters are named by the script's variable, and the report says what it knows."""
+    genesis.manual_seed(0)
+    x = genesis.randn(8, 4)
+    with TraceSession(check=False) as session:
+        check = Detached()
+        check.embed = nn.Identity()  # the sanity check has no cut
+        check(x).sum().backward()  # the recorded step (--steps 1)
+        model = Detached()
+        optimizer = genesis.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(3):
+            optimizer.zero_grad()
+            model(x).pow(2).mean().backward()
+            optimizer.step()
+    finding, = session.result().findings
+    assert finding.title == ("model.embed.weight and model.embed.bias received no gradient: "
+                             "not used in the recorded steps")
+    assert "trace again with --steps covering one of them" in finding.message
+    assert finding.details["reason"] == "unrecorded"
+
+
 def test_optimizer_parameters_are_named_from_the_callers_variables():
     genesis.manual_seed(0)
     w = genesis.randn(3, requires_grad=True)
