@@ -69,7 +69,8 @@ def _parameters(console: Console, trace: Trace) -> None:
         step = "-" if row.grad_norm is None or row.grad_norm_step is None else str(row.grad_norm_step)
         said = row.status
         if said == "ok" and row.grad_norm is None:  # gradients reached it, none was measured
-            said = "reached (norm not read: its .grad was taken or cleared before step end)"
+            said = ("reached (no .grad to read: a gradient taken by autograd.grad, or .grad "
+                    "cleared before the backward call ended)")
         status = Text.assemble(status_text(PARAMETER_STATUS.get(row.status, "INFO")), f" {said}")
         table.add_row(Text(printable(row.name)), "x".join(map(str, row.shape)) or "scalar", norm, step,
                       status)

@@ -1,6 +1,7 @@
 """The parameter table says what was measured: a parameter whose gradient arrived but was
-consumed before the step ended (an optimizer stepped inside a post-accumulate-grad hook) is
-reported as reached, not as a measured pass."""
+consumed before the step ended (an optimizer stepped inside a post-accumulate-grad hook),
+or a leaf whose gradient autograd.grad took (a gradient penalty's interpolated input), is
+reported as reached, not as a measured pass, and the table names both possible causes."""
 from typer.testing import CliRunner
 
 from genesis_cli.app import app
@@ -28,4 +29,30 @@ def test_a_gradient_consumed_in_a_hook_is_reported_as_reached_not_measured(tmp_p
                                       str(tmp_path / "out"), str(script)])
     said = " ".join(result.output.split())
     assert result.exit_code == 0, result.output
-    assert said.count("PASS reached (norm not read") == 2 and "PASS ok" not in said
+    assert said.count("PASS reached (no .grad to read: a gradient taken by autograd.grad, or "
+                      ".grad cleared before the backward call ended)") == 2
+    assert "PASS ok" not in said
+
+
+PENALTY = '''
+import genesis
+critic = genesis.nn.Linear(2, 1)
+optimizer = genesis.optim.SGD(critic.parameters(), lr=0.01)
+for _ in range(2):
+    mixed = genesis.randn(8, 2).requires_grad_(True)
+    (grad,) = genesis.autograd.grad(critic(mixed).sum(), mixed, create_graph=True)
+    loss = critic(genesis.randn(8, 2)).mean() + ((grad.norm(dim=1) - 1) ** 2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+'''
+
+
+def test_a_leaf_whose_gradient_autograd_grad_took_is_not_said_to_have_lost_its_grad(tmp_path):
+    script = tmp_path / "penalty.py"
+    script.write_text(PENALTY)
+    result = CliRunner().invoke(app, ["trace", "--no-html", "--no-color", "--out",
+                                      str(tmp_path / "out"), str(script)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0, result.output
+    assert "mixed" in said and "a gradient taken by autograd.grad" in said
