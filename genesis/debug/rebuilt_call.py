@@ -312,7 +312,8 @@ class RebuiltCall:
                     continue
                 mismatches.append({"input": self.leaf_positions[number], "index": list(index),
                                    "analytical": value, "numerical": central, "abs_error": error,
-                                   "rel_error": error / max(abs(central), 1e-12), "leaf": number})
+                                   "rel_error": error / max(abs(central), tol.atol),  # as gradcheck's
+                                   "leaf": number})
         skipped = self.unusable_count + undefined
         note = "; ".join(self.notes(self.unusable_count, undefined, checked + undefined))
         flat = sorted({entry.pop("leaf") for entry in mismatches} - moving)
