@@ -79,6 +79,9 @@ def _parameters(console: Console, trace: Trace) -> None:
         left = Counter(row.status for row in rows[MAX_PARAMETER_ROWS:])
         console.print(f"  ... {len(rows) - MAX_PARAMETER_ROWS} more ("
                       + ", ".join(f"{count} {status}" for status, count in left.items()) + ")")
+    if any(row.grad_norm is not None for row in rows):
+        console.print(Text("grad norm: of .grad as each backward call left it (unscaled; before "
+                           "any clipping)", style="dim"))
     console.print()
 
 
