@@ -60,8 +60,11 @@ def _how_it_ended(trace: Trace) -> str:
 def _parameters(console: Console, trace: Trace) -> None:
     """Each parameter's latest gradient norm and the step (backward call, from 0) it is from,
     written as the graph pictures and the HTML report write it. Problems first, then the
-    parameters that got gradients, then those nobody trains."""
-    rows = sorted(trace.parameters, key=lambda row: ROW_ORDER.get(row.status, 0))
+    parameters that got gradients (the latest to get one first: a model trained after a quick
+    check of another comes before it), then those nobody trains."""
+    rows = sorted(trace.parameters, key=lambda row: (
+        ROW_ORDER.get(row.status, 0),
+        -row.grad_norm_step if row.status == "ok" and row.grad_norm_step is not None else 0))
     table = new_table("parameter", "shape", ("grad norm", "right"), ("at step", "right"), "status",
                       title=f"Parameters ({len(rows)})")
     for row in rows[:MAX_PARAMETER_ROWS]:
