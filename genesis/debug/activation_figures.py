@@ -149,8 +149,8 @@ class Figures:
         """The arrays to read, in the order `read` takes their values."""
         xp, count = self.xp, self.count
         arrays = [self.mean, xp.sqrt(self.m2 / count), 1.0 - self.nonzero / count]
-        if self.alive is not None:
-            arrays += [1.0 - xp.count_nonzero(self.alive) / self.alive.size, self.alive.reshape(-1)]
+        if self.alive is not None:  # (the share of dead units is worked out on the host)
+            arrays.append(self.alive.reshape(-1))
         if self.saturated is not None:
             arrays.append(self.saturated / count)
         if self.sample is not None:
@@ -160,7 +160,7 @@ class Figures:
     @property
     def width(self) -> int:
         """How many floats the `readable()` arrays read as."""
-        return 3 + (1 + self.alive.size if self.alive is not None else 0) + \
+        return 3 + (self.alive.size if self.alive is not None else 0) + \
             (self.saturated is not None) + (1 + self.sample.size if self.sample is not None else 0)
 
     def read(self, values: list) -> dict:
@@ -172,9 +172,9 @@ class Figures:
         position = 3
         dead = alive = saturated = non_finite = sample = None
         if self.alive is not None:
-            dead, units = values[position], self.alive.size
-            alive = np.array(values[position + 1:position + 1 + units]) != 0
-            position += 1 + units
+            units = self.alive.size
+            alive = np.array(values[position:position + units]) != 0
+            dead, position = 1.0 - int(np.count_nonzero(alive)) / units, position + units
         if self.saturated is not None:
             saturated, position = values[position], position + 1
         if self.sample is not None:

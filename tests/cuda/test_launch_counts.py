@@ -28,7 +28,8 @@ BUDGETS = {"MLP step": (24, 1), "CNN step": (43, 1), "block fwd+bwd": (91, 0),
            # optimizer's update and takes three norms per parameter (update ratios), and the
            # statistics of each module's output; one in a hundred crosses samples of the
            # weights and gradients for their distributions (one more transfer)
-           "MLP step, recorded": (334, 4), "MLP step, sampled": (189, 3), "MLP step, watched": (41, 2)}
+           # (a ReLU output's units: which were active, read as a mask; the dead share on the host)
+           "MLP step, recorded": (330, 4), "MLP step, sampled": (185, 3), "MLP step, watched": (41, 2)}
 
 
 def test_training_workloads_run_on_the_gpu_paths_within_their_budgets(array_ops):
