@@ -63,7 +63,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     tensor([[-1.0000,  1.0000]])
     """
     dims = _trailing_dims(input, normalized_shape, "layer_norm")
-    if input._data.dtype.kind != "f":
+    if not input.is_floating_point():  # (bfloat16 included)
         raise RuntimeError(f"layer_norm: needs a floating point input, got {input.dtype.name}; "
                            "convert first with .float()")
     return LayerNormFunction.apply(input, weight, bias, dims, float(eps))
@@ -74,7 +74,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     """x / sqrt(mean(x**2) + eps) over the trailing dims, times `weight`; `eps` defaults to
     the dtype's machine epsilon (as in PyTorch)."""
     dims = _trailing_dims(input, normalized_shape, "rms_norm")
-    if input._data.dtype.kind != "f":
+    if not input.is_floating_point():  # (bfloat16 included)
         raise RuntimeError(f"rms_norm: needs a floating point input, got {input.dtype.name}; "
                            "convert first with .float()")
     if eps is None:
@@ -90,7 +90,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
         raise RuntimeError(f"group_norm: the {input.shape[1] if input.ndim > 1 else 0} channels "
                            f"(dim 1 of shape {tuple(input.shape)}) must split into {num_groups} "
                            "equal groups")
-    if input._data.dtype.kind != "f":
+    if not input.is_floating_point():  # (bfloat16 included)
         raise RuntimeError(f"group_norm: needs a floating point input, got {input.dtype.name}; "
                            "convert first with .float()")
     # (N, groups, channels per group, *spatial), normalised over all but the first two dims;
@@ -118,7 +118,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     for running in (running_mean, running_var):
         if running is not None and running._device is not input._device:
             raise RuntimeError(device_mismatch_message("batch_norm", input.device, running.device))
-    if input._data.dtype.kind != "f":
+    if not input.is_floating_point():  # (bfloat16 included)
         raise RuntimeError(f"batch_norm: needs a floating point input, got {input.dtype.name}; "
                            "convert first with .float()")
     dims = (0,) + tuple(range(2, input.ndim))

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from ..dtypes import FLOATING_NUMPY_DTYPES
 from ._kernels import Elementwise, parameters
 from ._select import selects_are_cheap, zero_unless
 from .window_geometry import Windows
@@ -352,7 +353,7 @@ def scan_maxima(xp, parts, count: int, track: bool, device=None):
             continue
         if track:
             better = part > best
-            if best.dtype.kind == "f":
+            if best.dtype in FLOATING_NUMPY_DTYPES:
                 better |= xp.isnan(part)
             xp.maximum(arg, better * arg.dtype.type(number), out=arg)
         xp.maximum(best, part, out=best)
@@ -362,7 +363,7 @@ def scan_maxima(xp, parts, count: int, track: bool, device=None):
 def _window_max_step_reference(device, part, number, best, arg) -> None:
     xp = device.xp
     better = part > best
-    if best.dtype.kind == "f":
+    if best.dtype in FLOATING_NUMPY_DTYPES:
         better |= xp.isnan(part)
     xp.copyto(arg, arg.dtype.type(number), where=better)
     xp.maximum(best, part, out=best)

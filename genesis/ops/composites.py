@@ -225,7 +225,7 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
                neginf: float | None = None) -> Tensor:
     """NaN replaced by `nan`, +inf by `posinf` and -inf by `neginf` (default: the dtype's
     largest and smallest values); the gradient passes where nothing was replaced."""
-    if input._data.dtype.kind != "f":
+    if not input.is_floating_point():
         return input.clone()
     info = np.finfo(input._data.dtype)
     posinf = float(info.max) if posinf is None else posinf

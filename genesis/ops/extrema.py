@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from ..dtypes import FLOATING_NUMPY_DTYPES
 from ..autograd.function import Op
 from ..tensor import Tensor, wrap_array
 from . import samples
@@ -72,7 +73,7 @@ class Min(Amin):
 def tie_weights(xp, array, extreme, dims):
     """1/count at the elements equal to `extreme` (NaN matching NaN), 0 elsewhere."""
     chosen = array == extreme
-    if array.dtype.kind == "f":
+    if array.dtype in FLOATING_NUMPY_DTYPES:
         nan = xp.isnan(extreme)
         if nan.any():
             chosen |= xp.isnan(array) & nan

@@ -118,7 +118,7 @@ def vector_norm(input: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=
 def _vector_norm(op: str, input: Tensor, p: float, dim, keepdim: bool, dtype) -> Tensor:
     if dtype is not None:
         input = input.to(dtype)
-    if input._data.dtype.kind != "f":
+    if not input.is_floating_point():  # (bfloat16 included)
         raise RuntimeError(f"{op}: input dtype must be floating point, got {input.dtype!r}; "
                            f"use t.float().{op}() or pass dtype=")
     dims = normalize_dims(dim, input.ndim, op)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dtypes import FLOATING_NUMPY_DTYPES
 from ..autograd.engine import grad
 from ..autograd.function import Op
 from ..tensor import Tensor
@@ -45,7 +46,7 @@ class MaxPool(Op):
     def forward(ctx, input, windows, return_indices):
         xp = input._device.xp
         data = input._data
-        low = -xp.inf if data.dtype.kind == "f" else xp.iinfo(data.dtype).min
+        low = -xp.inf if data.dtype in FLOATING_NUMPY_DTYPES else xp.iinfo(data.dtype).min
         spatial = data.shape[data.ndim - len(windows.kernel):]
         out_size = windows.output_size(spatial)
         track = return_indices or ctx.needs_input_grad[0]
@@ -184,7 +185,7 @@ def check_input(op: str, dims: int, input: Tensor) -> None:
         raise RuntimeError(f"{op}: expected a non-empty {dims + 1}-D (unbatched) or {dims + 2}-D "
                            f"(batched) input of shape (N, C, {', '.join(names)}), got shape "
                            f"{tuple(input.shape)}")
-    if input._data.dtype.kind not in "fiu":
+    if not (input.is_floating_point() or input._data.dtype.kind in "iu"):
         raise RuntimeError(f"{op}: input must be a number tensor, got {input.dtype.name}")
 
 

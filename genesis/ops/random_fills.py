@@ -21,7 +21,7 @@ __all__ = ["bernoulli", "multinomial", "normal", "poisson", "binomial"]
 
 
 def _floating(tensor: Tensor, op: str) -> None:
-    if tensor._data.dtype.kind != "f":
+    if not tensor.is_floating_point():
         raise RuntimeError(f"{op}: expected a floating point tensor, got {tensor.dtype!r}")
 
 

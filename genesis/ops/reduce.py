@@ -225,7 +225,7 @@ def _variance(ctx, a: Tensor, dims, correction, keepdim: bool, op: str):
 
 
 def _require_floating(a: Tensor, op: str) -> None:
-    if a._data.dtype.kind != "f":
+    if not a.is_floating_point():  # (bfloat16 included)
         raise RuntimeError(f"{op}: input dtype must be floating point, got {a.dtype!r}; "
                            f"use t.float().{op}()")
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dtypes import FLOATING_NUMPY_DTYPES
 from ..autograd.function import DelayedError, Op
 from ..autograd.grad_mode import grad_state
 from ..device import cpu, transfer
@@ -79,11 +80,11 @@ class ScatterExtreme(Op):
 
 
 def _lowest(dtype):
-    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+    return -np.inf if dtype in FLOATING_NUMPY_DTYPES else np.iinfo(dtype).min
 
 
 def _highest(dtype):
-    return np.inf if dtype.kind == "f" else np.iinfo(dtype).max
+    return np.inf if dtype in FLOATING_NUMPY_DTYPES else np.iinfo(dtype).max
 
 
 class ScatterProduct(Op):

@@ -33,7 +33,7 @@ _GELU_KAPPA = 0.044715
 
 def require_floating(op: str, a: Tensor) -> None:
     """Refuse an integer or bool tensor for an op PyTorch defines on floats only."""
-    if a._data.dtype.kind != "f":
+    if not a.is_floating_point():  # (bfloat16 included)
         raise RuntimeError(f"{op}: needs a floating point tensor, got {a.dtype.name}; convert "
                            "first with .float()")
 
