@@ -109,13 +109,14 @@ def _laid_out(source: str, format: str, backend: str) -> bytes:
                           "fewer nodes (max_nodes=, collapse_depth=, focus=)") from None
 
 
-def run_graphviz_all(sources: list, format: str, backend: str) -> list:
+def run_graphviz_all(sources: list, format: str, backend: str, failures: dict | None = None) -> list:
     """`run_graphviz` of each DOT source, in order; a source given twice, or laid out
     lately, is laid out once. With the system `dot` and SVG, the small sources are laid out
     by one `dot` run (it writes one SVG document per graph) and the others by runs of their
     own, in parallel; the embedded Graphviz takes one at a time. Each SVG is what a run of
     its own makes (a graph left without a name, `digraph { }`, is titled with dot's count of
-    such graphs in the run).
+    such graphs in the run). A source that can't be laid out raises its RenderError, or,
+    given a `failures` dict, gives None and its error there under its position.
 
     >>> svgs = run_graphviz_all(["digraph { a -> b }", "digraph { c }"], "svg", choose_backend("svg"))
     >>> [svg.count(b"<svg") for svg in svgs]
@@ -128,14 +129,28 @@ def run_graphviz_all(sources: list, format: str, backend: str) -> list:
         if len(small) > 1:
             made.update(zip(small, _one_run("".join(small), len(small))))
             pending = [source for source in pending if made[source] is None]
+    errors = {}
+
+    def laid_out(source: str):
+        try:
+            return _laid_out(source, format, backend)
+        except RenderError as error:
+            if failures is None:
+                raise
+            errors[source] = error
+            return None
+
     if backend != SYSTEM:
-        made.update((source, _laid_out(source, format, backend)) for source in pending)
+        made.update((source, laid_out(source)) for source in pending)
     else:
         with ThreadPoolExecutor() as pool:
-            made.update(zip(pending, pool.map(lambda source: _laid_out(source, format, backend),
-                                              pending)))
-    for source, laid_out in made.items():
-        _remember(source, format, backend, laid_out)
+            made.update(zip(pending, pool.map(laid_out, pending)))
+    for source, result in made.items():
+        if result is not None:
+            _remember(source, format, backend, result)
+    if failures is not None:
+        failures.update((index, errors[source]) for index, source in enumerate(sources)
+                        if source in errors)
     return [made[source] for source in sources]
 
 

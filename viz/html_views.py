@@ -72,12 +72,29 @@ def draw_views(graph, *, max_nodes: int = HTML_MAX_NODES) -> list:
                 continue
             seen.add(signature)
             views.append((_describe(view, collapse_depth, saved), view))
-    svgs = run_graphviz_all([view_to_dot(graph, view).source for _, view in views], "svg", backend)
-    for (drawn, _), svg in zip(views, svgs):
+    failures = {}
+    svgs = run_graphviz_all([view_to_dot(graph, view).source for _, view in views], "svg", backend,
+                            failures=failures)
+    if len(failures) == len(views):  # nothing to show: the page can't be drawn
+        raise failures[0]
+    drawn_views = []
+    for index, ((drawn, _), svg) in enumerate(zip(views, svgs)):
+        if svg is None:
+            continue
         drawn.svg = clean_svg(svg)
         size = _SIZE.match(drawn.svg)
         drawn.width, drawn.height = float(size.group(1)), float(size.group(2))
-    return [drawn for drawn, _ in views]
+        drawn_views.append(drawn)
+    if failures:  # the page keeps the drawings that could be made, and says which are missing
+        left_out = "; ".join(_named(views[index][0]) + f": {error}"
+                             for index, error in sorted(failures.items()))
+        for drawn in drawn_views:
+            drawn.notes.append(f"not drawn: {left_out}")
+    return drawn_views
+
+
+def _named(drawn: DrawnView) -> str:
+    return drawn.label + (" with saved tensors" if drawn.saved else "")
 
 
 def collapse_depths(depth: int) -> list:

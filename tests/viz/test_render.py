@@ -11,6 +11,7 @@ import viz
 from genesis.debug import capture_graph
 from viz import backends
 from viz.backends import EMBEDDED, EMBEDDED_MAX_NODES, SYSTEM, RenderError, choose_backend
+from viz.dot import to_dot
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz dot is not installed")
 
@@ -154,3 +155,42 @@ def test_only_the_last_few_layouts_are_kept(monkeypatch):
 def test_a_drawing_dot_cannot_lay_out_is_named_as_alone():
     with pytest.raises(RenderError, match="dot -Tsvg failed: .*syntax error"):
         backends.run_graphviz_all([*SMALL_GRAPHS, "digraph bad { a -> }"], "svg", SYSTEM)
+
+
+@needs_dot
+def test_with_a_failures_dict_a_drawing_dot_cannot_lay_out_is_none_and_the_others_are_made():
+    failures = {}
+    made = backends.run_graphviz_all([SMALL_GRAPHS[0], "digraph bad { a -> }", SMALL_GRAPHS[1]],
+                                     "svg", SYSTEM, failures=failures)
+    assert made[1] is None and made[0].count(b"<svg") == 1 and made[2].count(b"<svg") == 1
+    assert list(failures) == [1] and "syntax error" in str(failures[1])
+
+
+def test_a_view_that_cannot_be_laid_out_is_left_out_of_the_page_with_a_note(monkeypatch):
+    """(dot stopped on the all-nodes drawing of a long unrolled RNN: the page kept none.)"""
+    from viz import html_views
+
+    model = genesis.nn.Sequential(genesis.nn.Linear(3, 4), genesis.nn.Tanh(), genesis.nn.Linear(4, 1))
+    graph = genesis.debug.capture_graph(model(genesis.randn(2, 3)).sum())
+    real = html_views.run_graphviz_all
+
+    def all_nodes_fails(sources, format, backend, failures=None):
+        made = real(sources, format, backend, failures=failures)
+        failures[len(sources) - 1] = RenderError("dot -Tsvg was stopped after 120 s")
+        return made[:-1] + [None]
+    monkeypatch.setattr(html_views, "run_graphviz_all", all_nodes_fails)
+    views = html_views.draw_views(graph)
+    assert [(view.label, view.saved) for view in views] == [
+        ("modules folded", False), ("all nodes", False), ("modules folded", True)]  # the last: gone
+    assert all(view.svg and view.notes[-1] == "not drawn: all nodes with saved tensors: dot -Tsvg "
+               "was stopped after 120 s" for view in views)
+
+
+def test_a_big_drawing_bounds_dots_placement_and_a_small_one_does_not():
+    from viz.dot import BOUNDED_FROM_ITEMS
+
+    small = genesis.debug.capture_graph((genesis.ones(2, requires_grad=True) * 2).sum())
+    assert "nslimit" not in to_dot(small).source
+    x = genesis.ones(2, requires_grad=True)
+    wide = genesis.stack([x * float(index) for index in range(BOUNDED_FROM_ITEMS)]).sum()
+    assert "nslimit=3" in to_dot(genesis.debug.capture_graph(wide), max_nodes=5000).source
