@@ -83,9 +83,22 @@ def resolve(spec: str) -> list:
         return [_target_from(module, name, f"{label}:{name}")]
     found = [Target(f"{label}:{obj.__name__}", obj.apply, obj) for obj in _own_functions(module)]
     if not found:
+        torch_functions = _own_torch_functions(module)
+        if torch_functions:
+            raise TargetError(f"{location} defines PyTorch Functions ({', '.join(torch_functions)}), "
+                              "not genesis ones: check them with genesis standing in for torch, "
+                              f"`genesis gradcheck --torch {spec}`")
         raise TargetError(f"{location} defines no genesis.autograd.Function subclass; to check a "
                           "plain function name it: file.py:function_name")
     return found
+
+
+def _own_torch_functions(module) -> list:
+    """The names of the real torch.autograd.Function subclasses defined in `module`."""
+    return [obj.__name__ for obj in vars(module).values()
+            if isinstance(obj, type) and obj.__module__ == module.__name__
+            and any(base.__module__.startswith("torch.autograd") and base.__name__ == "Function"
+                    for base in obj.__mro__[1:])]
 
 
 def _own_functions(module) -> list:

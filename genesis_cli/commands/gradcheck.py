@@ -14,6 +14,7 @@ raised, 1 otherwise, 2 for a usage error.
 """
 from __future__ import annotations
 
+import contextlib
 import difflib
 import inspect
 import json
@@ -28,6 +29,7 @@ import genesis
 from genesis.autograd import check_gradients
 from genesis.autograd.gradcheck import GradcheckWarning
 from genesis.autograd.gradcheck_report import CHECKS, GradcheckResult, Tolerances, format_report
+from genesis.compat import serve_torch
 from genesis.ops.registry import all_ops
 
 from ..targets import (TargetError, build_inputs, on_device as _on, parse_device, parse_dtype,
@@ -85,13 +87,23 @@ def gradcheck_command(
     name_filter: str | None = typer.Option(None, "--filter", help="With --ops: only ops whose name contains this."),
     as_json: bool = typer.Option(False, "--json", help="Print a machine-readable summary instead of tables."),
     no_color: bool = typer.Option(False, "--no-color", help="No colours (also: NO_COLOR=1)."),
+    torch: bool = typer.Option(False, "--torch", help=(
+        "Import the target with genesis standing in for `import torch`: a PyTorch file's "
+        "torch.autograd.Function subclasses are checked as they are.")),
 ) -> None:
     """Check gradients against finite differences: custom Functions, functions, or the built-in ops.
 
     Examples: genesis gradcheck my_ops.py; genesis gradcheck my_ops.py:MatMul --shape 3,4 --shape 4,5;
     genesis gradcheck mypkg.layers:swish; genesis gradcheck --ops mul,div;
-    genesis gradcheck my_cuda_ops.py --device cuda
+    genesis gradcheck my_cuda_ops.py --device cuda; genesis gradcheck --torch torch_ops.py
     """
+    with serve_torch() if torch else contextlib.nullcontext():
+        _gradcheck(target, shape, dtype, device, seed, eps, atol, rtol, fast, max_report, ops,
+                   name_filter, as_json, no_color)
+
+
+def _gradcheck(target, shape, dtype, device, seed, eps, atol, rtol, fast, max_report, ops,
+               name_filter, as_json, no_color) -> None:
     out = make_console(no_color=no_color)
     err = make_console(no_color=no_color, stderr=True)
     ops = ops or (name_filter is not None and target is None)

@@ -18,7 +18,7 @@ from genesis.ops.registry import OpInfo, Sample, all_ops
 from genesis_cli import targets
 from genesis_cli.app import app
 from genesis_cli.commands import gradcheck as command
-from tests.helpers import usage_error
+from tests.helpers import torch_or_skip, usage_error
 
 DATA = Path(__file__).parent / "data"
 SIGMOIDS = str(DATA / "sigmoids.py")
@@ -489,3 +489,34 @@ def test_a_function_with_random_numbers_inside_is_reported_as_nondeterministic(t
     (failure,) = json.loads(result.output)["results"][0]["failures"]
     assert failure["failed_check"] == "nondeterministic"
     assert failure["title"] == "the function is nondeterministic"
+
+
+TORCH_FUNCTIONS = """
+    import torch
+
+
+    class Cube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * 3 * x ** 2
+"""
+
+
+def test_a_pytorch_file_is_checked_with_torch_and_named_as_pytorchs_without_it(tmp_path):
+    script = write(tmp_path, "torch_ops.py", textwrap.dedent(TORCH_FUNCTIONS))
+    checked = subprocess.run([sys.executable, "-m", "genesis_cli", "gradcheck", "--torch", str(script)],
+                             capture_output=True, text=True, check=False)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert verdicts(checked.stdout) == {"torch_ops.py:Cube": "PASS"}
+    torch_or_skip()  # without --torch the file imports the real PyTorch
+    refused = subprocess.run([sys.executable, "-m", "genesis_cli", "gradcheck", str(script)],
+                             capture_output=True, text=True, check=False)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "defines PyTorch Functions (Cube), not genesis ones" in " ".join(refused.stderr.split())
+    assert "genesis gradcheck --torch" in refused.stderr
