@@ -17,7 +17,7 @@ __all__ = [
     "DType", "float16", "float32", "float64", "bfloat16", "int8", "int16", "int32",
     "int64", "uint8", "bool", "half", "float", "double", "long", "int", "short",
     "get_dtype", "promote_types", "get_default_dtype", "set_default_dtype", "DTypeOverflowError", "check_fits",
-    "check_array_fits", "finfo", "iinfo",
+    "check_array_fits", "finfo", "iinfo", "show_dtypes_as",
 ]
 
 _BOOL, _INT, _FLOAT = 0, 1, 2
@@ -36,10 +36,27 @@ class DType:
         self.is_floating_point = category == _FLOAT
 
     def __repr__(self) -> str:
-        return f"genesis.{self.name}"
+        return f"{_shown_as[0]}.{self.name}"
 
     def __reduce__(self):
         return (get_dtype, (self.name,))
+
+
+_shown_as = ["genesis"]  # the module a dtype's repr names: "torch" while genesis serves torch
+
+
+def show_dtypes_as(module: str) -> str:
+    """Print dtypes as `module.name` from now on ("torch" while `genesis.compat.serve_torch`
+    runs a PyTorch script: `str(x.dtype)` is "torch.float32" there, as the script expects);
+    returns the module named before.
+
+    >>> before = show_dtypes_as("torch"); repr(float32), show_dtypes_as(before)
+    ('torch.float32', 'torch')
+    >>> float32
+    genesis.float32
+    """
+    before, _shown_as[0] = _shown_as[0], module
+    return before
 
 
 float16 = DType("float16", np.float16, _FLOAT)

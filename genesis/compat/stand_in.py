@@ -21,6 +21,7 @@ import importlib.util
 import sys
 import types
 
+from ..dtypes import show_dtypes_as
 from .torch_modules import MODULES, RENAMED
 from .unsupported import UnsupportedTorchAPI, UnsupportedTorchModule, script_location
 
@@ -134,9 +135,11 @@ def serve_torch():
     for name in put_aside:
         del sys.modules[name]
     sys.meta_path.insert(0, finder)
+    shown_as = show_dtypes_as("torch")
     try:
         yield
     finally:
+        show_dtypes_as(shown_as)
         sys.meta_path.remove(finder)
         for name in [name for name in sys.modules if name == "torch" or name.startswith("torch.")]:
             del sys.modules[name]

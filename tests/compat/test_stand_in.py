@@ -163,3 +163,14 @@ def test_compile_and_jit_leave_eager_code_as_it_is():
 
         assert double(torch.tensor(3.0)).item() == 6.0 and helper(1) == 1
         assert torch.jit.trace(model, torch.ones(1, 2)) is model and not torch.jit.is_scripting()
+
+
+def test_dtypes_print_as_torchs_while_genesis_serves_torch():
+    """A script that logs or compares `str(x.dtype)` sees "torch.float32", as under PyTorch."""
+    with serve_torch():
+        import torch
+
+        x = torch.ones(2, dtype=torch.float64)
+        assert str(x.dtype) == "torch.float64" and repr(torch.float32) == "torch.float32"
+        assert "dtype=torch.float64" in repr(x)
+    assert repr(genesis.float32) == "genesis.float32"  # put back afterwards
