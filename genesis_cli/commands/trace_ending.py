@@ -117,7 +117,7 @@ def _script_end(trace: Trace) -> str | None:
     if trace.meta.get("finished") is False:
         return trace.meta.get("ended", "did not finish")
     if trace.script_error:
-        return f"raised an exception (exit status {trace.exit_code})"
+        return f"raised an exception (its own exit status {trace.exit_code})"
     return f"exit status {trace.exit_code}" if trace.exit_code else None
 
 
