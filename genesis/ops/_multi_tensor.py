@@ -104,7 +104,7 @@ class MultiTensorKernel:
         return next(iter(dtypes))
 
     def _launch(self, xp, dtype, tensors: list, numbers: tuple) -> None:
-        key = (dtype, len(tensors))
+        key = (xp, dtype, len(tensors))  # the namespace too: a fake GPU's build is not CuPy's
         function = self._compiled.get(key)
         if function is None:
             ctype = "float" if dtype == np.float32 else "double"

@@ -118,3 +118,32 @@ def test_tensors_it_cannot_launch_for_go_through_the_elementwise_kernel():
     assert cupy.launches == [("elementwise", "axpy", np.float32), ("elementwise", "axpy", np.float64),
                              ("elementwise", "axpy", np.float32)]  # one per tensor
     assert calls == [np.float16]  # no compiled kernel for float16: the reference
+
+
+def test_a_launch_is_built_for_each_array_namespace_it_runs_in():
+    """A kernel built for the tests' fake GPU (bench/array_ops.py's stand-in RawKernel) must
+    not be the one a later launch on the real CuPy finds: the build is kept per namespace."""
+    from genesis.ops._kernels import Elementwise
+    from genesis.ops._multi_tensor import MultiTensorKernel
+
+    axpy = Elementwise("axpy_namespaces", "T x, T a", "T y", "y = y + a * x",
+                       lambda device, x, a, y: np.add(y, a * x, out=y), register=False)
+    update = MultiTensorKernel(axpy, ("x", "y"), register=False)
+    built = []
+
+    class Namespace:
+        def __init__(self, name):
+            self.name = name
+
+        def RawKernel(self, source, kernel_name):
+            built.append(self.name)
+            return lambda grid, block, args: None
+
+        def ascontiguousarray(self, array):
+            return array
+
+    first, second = Namespace("fake"), Namespace("cupy")
+    arrays = [(np.ones(4, np.float32), np.zeros(4, np.float32))]
+    for xp in (first, second, first):
+        update._launch(xp, np.dtype(np.float32), arrays, (np.float32(0.5),))
+    assert built == ["fake", "cupy"]
