@@ -13,8 +13,9 @@ counts grow most under the watch are listed too (callgrind's names: the interpre
 functions stand for Python code).
 
 Instructions are not time: BLAS code runs several instructions a cycle, interpreted Python
-fewer, so the two ratios differ (for this step the time ratio has been the smaller). Use this to see whether a
-change to the watch makes it cheaper; use the timed benchmarks for the seconds.
+fewer, so the two ratios differ (for this step the time ratio has been the smaller). Use
+this to see whether a change to the watch makes it cheaper; use the timed benchmarks for
+the seconds.
 
 Needs `valgrind` (Debian: apt-get install valgrind).
 

@@ -1,11 +1,12 @@
 """Printing the end of a run when the reader of the output has gone away.
 
 `genesis trace train.py | head -5` or `genesis gradcheck ops.py | true` closes the pipe
-before the report is printed. Writing to it raises BrokenPipeError, and without care the command then ends
-with a traceback and status 1, which says "problems found" about a clean run. While
-`readers_may_leave()` is active, a write or flush that finds its pipe closed points that
-stream's file descriptor at /dev/null and drops the rest of the text: the report is lost
-(nobody is reading it), the files are written, and the exit status says what the run found.
+before the report is printed. Writing to it raises BrokenPipeError, and without care the
+command then ends with a traceback and status 1, which says "problems found" about a clean
+run. While `readers_may_leave()` is active, a write or flush that finds its pipe closed
+points that stream's file descriptor at /dev/null and drops the rest of the text: the report
+is lost (nobody is reading it), the files are written, and the exit status says what the
+run found.
 
 >>> import io
 >>> class Closed(io.StringIO):

@@ -85,8 +85,9 @@ def resolve(spec: str) -> list:
     if not found:
         torch_functions = _own_torch_functions(module)
         if torch_functions:
-            raise TargetError(f"{location} defines PyTorch Functions ({', '.join(torch_functions)}), "
-                              "not genesis ones: check them with genesis standing in for torch, "
+            named = ", ".join(torch_functions)
+            raise TargetError(f"{location} defines PyTorch Functions ({named}), not genesis "
+                              "ones: check them with genesis standing in for torch, "
                               f"`genesis gradcheck --torch {spec}`")
         raise TargetError(f"{location} defines no genesis.autograd.Function subclass; to check a "
                           "plain function name it: file.py:function_name")

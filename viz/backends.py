@@ -109,7 +109,8 @@ def _laid_out(source: str, format: str, backend: str) -> bytes:
                           "fewer nodes (max_nodes=, collapse_depth=, focus=)") from None
 
 
-def run_graphviz_all(sources: list, format: str, backend: str, failures: dict | None = None) -> list:
+def run_graphviz_all(sources: list, format: str, backend: str,
+                     failures: dict | None = None) -> list:
     """`run_graphviz` of each DOT source, in order; a source given twice, or laid out
     lately, is laid out once. With the system `dot` and SVG, the small sources are laid out
     by one `dot` run (it writes one SVG document per graph) and the others by runs of their

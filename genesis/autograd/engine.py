@@ -774,7 +774,8 @@ def _conform(node, index: int, gradient, meta) -> Tensor:
             gradient = wrap_array(gradient._data.copy(), gradient._device)
     elif gradient._data.dtype != numpy_dtype:
         # (bfloat16 is floating too, though NumPy gives its dtype kind "V")
-        if gradient._data.dtype not in FLOATING_NUMPY_DTYPES or numpy_dtype not in FLOATING_NUMPY_DTYPES:
+        if gradient._data.dtype not in FLOATING_NUMPY_DTYPES or \
+                numpy_dtype not in FLOATING_NUMPY_DTYPES:
             raise RuntimeError(f"{name}: backward returned a {gradient.dtype.name} gradient for "
                                f"input {index}, which is {numpy_dtype}; return a floating point "
                                "gradient of the input's dtype")

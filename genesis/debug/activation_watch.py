@@ -116,7 +116,7 @@ class _Entry:
         self.series = {name: StepSeries() for name in ("mean", "std", "zeros", "dead", "saturated")}
         self.values = DistributionSeries()
         self.samples = []   # (step, dead share, saturated share, units), of its own outputs
-        self.activity = deque(maxlen=MASKS_KEPT)  # (step, units' alive mask, examples) of the latest
+        self.activity = deque(maxlen=MASKS_KEPT)  # the latest (step, units alive, examples)
         self.op = self.source = self.node = self.node_name = self.module = self.fed_by = None
         self.final = False  # its output was once the top module's
 

@@ -312,7 +312,9 @@ class RebuiltCall:
                     continue
                 mismatches.append({"input": self.leaf_positions[number], "index": list(index),
                                    "analytical": value, "numerical": central, "abs_error": error,
-                                   "rel_error": error / max(abs(central), tol.atol),  # as gradcheck's
+                                   # (relative to the numerical value floored at atol, as
+                                   # gradcheck's relative error is)
+                                   "rel_error": error / max(abs(central), tol.atol),
                                    "leaf": number})
         skipped = self.unusable_count + undefined
         note = "; ".join(self.notes(self.unusable_count, undefined, checked + undefined))

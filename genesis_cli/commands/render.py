@@ -302,5 +302,6 @@ def _describe_focus(graph: Graph, centre: int, radius: int, focus: str) -> str:
 def _describe(graph: Graph, number: int, total: int) -> str:
     ops = sum(1 for node in graph.nodes if node.kind == "op")
     marked = sorted({tag for node in graph.nodes for tag in node.findings})
-    text = f"graph {number} of {total}, {ops} ops and {len(graph.nodes)} nodes in all"  # (drawn folded)
+    # (the graph's nodes: the drawing may fold them)
+    text = f"graph {number} of {total}, {ops} ops and {len(graph.nodes)} nodes in all"
     return text + (f", findings marked: {', '.join(marked)}" if marked else "")
