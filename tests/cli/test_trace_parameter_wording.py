@@ -22,13 +22,18 @@ for _ in range(2):
 '''
 
 
-def test_a_gradient_consumed_in_a_hook_is_reported_as_reached_not_measured(tmp_path):
-    script = tmp_path / "optimizer_in_backward.py"
-    script.write_text(SCRIPT)
+def traced(tmp_path, name: str, source: str) -> str:
+    """The report of `genesis trace` on `source` (which must find nothing), on one line."""
+    script = tmp_path / name
+    script.write_text(source)
     result = CliRunner().invoke(app, ["trace", "--no-html", "--no-color", "--out",
                                       str(tmp_path / "out"), str(script)])
-    said = " ".join(result.output.split())
     assert result.exit_code == 0, result.output
+    return " ".join(result.output.split())
+
+
+def test_a_gradient_consumed_in_a_hook_is_reported_as_reached_not_measured(tmp_path):
+    said = traced(tmp_path, "optimizer_in_backward.py", SCRIPT)
     assert said.count("PASS reached (no .grad to read: a gradient taken by autograd.grad, or "
                       ".grad cleared before the backward call ended)") == 2
     assert "PASS ok" not in said
@@ -49,10 +54,5 @@ for _ in range(2):
 
 
 def test_a_leaf_whose_gradient_autograd_grad_took_is_not_said_to_have_lost_its_grad(tmp_path):
-    script = tmp_path / "penalty.py"
-    script.write_text(PENALTY)
-    result = CliRunner().invoke(app, ["trace", "--no-html", "--no-color", "--out",
-                                      str(tmp_path / "out"), str(script)])
-    said = " ".join(result.output.split())
-    assert result.exit_code == 0, result.output
+    said = traced(tmp_path, "penalty.py", PENALTY)
     assert "mixed" in said and "a gradient taken by autograd.grad" in said
