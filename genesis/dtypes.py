@@ -83,6 +83,17 @@ _ML_DTYPES = _ml_dtypes()
 bfloat16 = DType("bfloat16", _ML_DTYPES.bfloat16 if _ML_DTYPES is not None else None, _FLOAT)
 
 half, float, double = float16, float32, float64
+
+
+class _Bfloat16Use:
+    """`seen` turns True once a bfloat16 dtype is first used (looked up or met in an array):
+    from then on built-in ops round results NumPy made float32 back to bfloat16, as PyTorch
+    does (genesis.autograd.bfloat16_results); until then they skip that look."""
+
+    seen = False
+
+
+bfloat16_use = _Bfloat16Use()
 short, int, long = int16, int32, int64
 
 _ALL = (float16, float32, float64, bfloat16, int8, int16, int32, int64, uint8, bool)
@@ -141,8 +152,11 @@ def get_dtype(spec) -> DType:
     (genesis.float64, genesis.int32, genesis.float32)
     """
     if spec.__class__ is DType:
-        if spec.numpy_dtype is None:
-            raise TypeError("genesis.bfloat16 needs the ml_dtypes package: pip install ml_dtypes")
+        if spec is bfloat16:
+            if spec.numpy_dtype is None:
+                raise TypeError("genesis.bfloat16 needs the ml_dtypes package: pip install "
+                                "ml_dtypes")
+            bfloat16_use.seen = True
         return spec
     if isinstance(spec, str):
         name = spec.removeprefix("genesis.").removeprefix("torch.")
@@ -154,17 +168,23 @@ def get_dtype(spec) -> DType:
     if isinstance(spec, type) and spec in _PYTHON_TYPES:
         return _PYTHON_TYPES[spec]
     try:
-        return _BY_NUMPY[np.dtype(spec)]
+        found = _BY_NUMPY[np.dtype(spec)]
     except (TypeError, KeyError):
         raise TypeError(f"unsupported dtype {spec!r}; genesis supports {[d.name for d in _ALL]}") from None
+    if found is bfloat16:
+        bfloat16_use.seen = True
+    return found
 
 
 def from_numpy_dtype(numpy_dtype) -> DType:
     """The DType of a NumPy dtype object (fast path used by Tensor.dtype)."""
     try:
-        return _BY_NUMPY[numpy_dtype]
+        found = _BY_NUMPY[numpy_dtype]
     except KeyError:
         raise TypeError(f"NumPy dtype {numpy_dtype} has no genesis equivalent") from None
+    if found is bfloat16:
+        bfloat16_use.seen = True
+    return found
 
 
 def promote_types(a: DType, b: DType) -> DType:

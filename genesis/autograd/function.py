@@ -35,11 +35,12 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from ..device import cpu, device_mismatch_message, is_cpu_scalar
-from ..dtypes import FLOATING_DTYPES, FLOATING_NUMPY_DTYPES, float32
+from ..dtypes import FLOATING_DTYPES, FLOATING_NUMPY_DTYPES, bfloat16_use, float32
 from ..listeners import Listeners
 from ..inference_tensors import inference_state, is_inference_tensor
 from .. import tensor as tensor_module
 from ..tensor import Tensor, wrap_array
+from .bfloat16_results import rounded_results
 from .grad_mode import grad_state
 from .hooks import RemovableHandle
 from .module_scope import running
@@ -479,6 +480,8 @@ class Function:
                 result = cls.forward(ctx, *args, **kwargs)
             except ValueError as error:  # NumPy's shape errors, reworded with the op and shapes
                 raise _op_error(cls, args, error) from None
+            if bfloat16_use.seen:  # NumPy's float32 results of bfloat16 inputs, rounded back
+                result = rounded_results(args, kwargs, result)
             if device is None:
                 device = _first_device(args)
             if result.__class__ is tuple:

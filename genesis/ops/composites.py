@@ -15,7 +15,7 @@ import numpy as np
 
 from ..autograd.function import Op
 from ..creation import tensor as make_tensor
-from ..dtypes import int64
+from ..dtypes import finfo, int64
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._no_derivative import without_derivative
@@ -227,7 +227,7 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
     largest and smallest values); the gradient passes where nothing was replaced."""
     if not input.is_floating_point():
         return input.clone()
-    info = np.finfo(input._data.dtype)
+    info = finfo(input.dtype)  # (genesis's: NumPy's does not know bfloat16)
     posinf = float(info.max) if posinf is None else posinf
     neginf = float(info.min) if neginf is None else neginf
     data = input._data

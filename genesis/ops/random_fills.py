@@ -9,10 +9,13 @@ tensor's old values, as in PyTorch.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..creation import empty
 from ..device import cpu
+from ..dtypes import finfo
 from ..random import generator_for
 from ..tensor import Tensor, wrap_array
 from .fill import copy_
@@ -142,8 +145,8 @@ def _largest_integer(tensor: Tensor) -> int:
     """random_()'s default upper end: 2**mantissa bits for floats (every integer below is
     exact), the dtype's largest value + 1 for integers."""
     dtype = tensor._data.dtype
-    if dtype.kind == "f":
-        return 2 ** (np.finfo(dtype).nmant + 1)
+    if tensor.is_floating_point():  # (bfloat16 too, whose dtype kind is "V")
+        return 2 ** (round(-math.log2(finfo(tensor.dtype).eps)) + 1)
     if dtype.kind == "b":
         return 2
     return int(np.iinfo(dtype).max) + 1
