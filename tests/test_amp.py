@@ -162,14 +162,18 @@ def _bfloat16_layers(nn):
             ("conv1d", nn.Conv1d(2, 3, 3, padding=1), [(2, 2, 8)]),
             ("conv_transpose2d", nn.ConvTranspose2d(2, 3, 3), [(2, 2, 5, 5)]),
             ("bilinear", nn.Bilinear(3, 4, 2), [(5, 3), (5, 4)]),
-            ("attention", nn.MultiheadAttention(8, 2, batch_first=True), [(2, 5, 8)] * 3)]
+            ("attention", nn.MultiheadAttention(8, 2, batch_first=True), [(2, 5, 8)] * 3),
+            ("lstm", nn.LSTM(4, 6, num_layers=2, batch_first=True), [(2, 5, 4)]),
+            ("gru", nn.GRU(4, 6, batch_first=True), [(2, 5, 4)]),
+            ("rnn", nn.RNN(4, 6), [(5, 2, 4)])]
 
 
-@pytest.mark.parametrize("index", range(6))
+@pytest.mark.parametrize("index", range(9))
 def test_layers_train_under_bfloat16_autocast_as_in_pytorch(index):
     """The backward of a bfloat16 product gets float32 gradients from NumPy: they are rounded
     to the input's dtype (the engine casts between floating dtypes, bfloat16 included), and
-    the forward's output dtype is PyTorch's."""
+    the forward's output dtype is PyTorch's (an LSTM runs in bfloat16 throughout, a GRU in
+    float32)."""
     if genesis.bfloat16.numpy_dtype is None:
         pytest.skip("ml_dtypes is not installed, so there is no bfloat16")
     torch = torch_or_skip()
@@ -184,7 +188,8 @@ def test_layers_train_under_bfloat16_autocast_as_in_pytorch(index):
         out = layer(*inputs)
     with torch.autocast("cpu", dtype=torch.bfloat16):
         expected = theirs(*torch_inputs)
-    out, expected = (out[0], expected[0]) if name == "attention" else (out, expected)
+    if name in ("attention", "lstm", "gru", "rnn"):  # (output, weights or final state)
+        out, expected = out[0], expected[0]
     assert out.dtype.name == str(expected.dtype).replace("torch.", ""), name
     out.float().pow(2).sum().backward()
     expected.float().pow(2).sum().backward()

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import math
 
+from ..autograd.grad_mode import grad_state
 from ..creation import empty, zeros
+from ..dtypes import float32
 from ..ops.activation import relu
 from ..ops.join import cat, stack
 from ..ops.unary import sigmoid, tanh
@@ -118,6 +120,11 @@ class RNNBase(Module):
         if input.shape[-1] != self.input_size:
             raise ValueError(f"{name}: expected input_size {self.input_size} in the last dim, got "
                              f"shape {tuple(input.shape)}")
+        if self.mode == "LSTM" and grad_state.autocast_dtype is not None and \
+                input.dtype is float32:  # PyTorch's autocast runs the whole LSTM lower
+            lower = grad_state.autocast_dtype
+            input = input.to(lower)
+            hx = _map_state(hx, lambda t: t.to(lower) if t.dtype is float32 else t)
         hx = self._initial_state(input, hx)
         output, final = self._run(input, hx)
         if not batched:
