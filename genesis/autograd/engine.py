@@ -738,7 +738,7 @@ def _materialize(node, grads: list) -> None:
         meta = node._output_meta[output_nr]
         if gradient is None and meta is not None:  # None: not a tensor
             shape, numpy_dtype, device = meta
-            if all_outputs or (output_nr not in marked and numpy_dtype.kind == "f"):
+            if all_outputs or (output_nr not in marked and numpy_dtype in FLOATING_NUMPY_DTYPES):
                 grads[output_nr] = wrap_array(device.xp.zeros(shape, numpy_dtype), device)
 
 

@@ -49,6 +49,7 @@ import math
 import weakref
 from typing import Callable
 
+from ..dtypes import FLOATING_NUMPY_DTYPES
 from ..tensor import Tensor
 from .nonfinite_counts import Census, all_finite, flat_arguments, input_shapes
 from .nonfinite_report import (Defect, Origin, Wording, backward_message, forward_message, listing,
@@ -133,14 +134,14 @@ class NonFiniteTracker:
         """After an op call: follow the non-finite values in its outputs (nothing to do when
         they are all finite, the usual case)."""
         floating = [(nr, out) for nr, out in enumerate(outputs)
-                    if isinstance(out, Tensor) and out._data.dtype.kind == "f"]
+                    if isinstance(out, Tensor) and out._data.dtype in FLOATING_NUMPY_DTYPES]
         if all(all_finite(out) for _, out in floating):
             return
         if node._source is None:  # the call site is looked up only when something is found
             node._source = SourceLocation.capture()
         inputs = []
         for position, arg in enumerate(flat_arguments(args)):
-            if isinstance(arg, Tensor) and arg._data.dtype.kind == "f":
+            if isinstance(arg, Tensor) and arg._data.dtype in FLOATING_NUMPY_DTYPES:
                 holder, census, name = self.holder_of(arg), Census.of(arg), None
                 if not census.finite:
                     name = self.parameter_name(arg)

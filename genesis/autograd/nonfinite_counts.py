@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..dtypes import FLOATING_NUMPY_DTYPES
 from ..tensor import Tensor
 
 __all__ = ["Census", "all_finite", "flat_arguments", "input_shapes"]
@@ -29,7 +30,7 @@ class Census(NamedTuple):
     @classmethod
     def of(cls, tensor: Tensor) -> "Census":
         xp, data = tensor._device.xp, tensor._data
-        if data.dtype.kind != "f":
+        if data.dtype not in FLOATING_NUMPY_DTYPES:
             return cls(data.size, 0, 0)
         return cls(data.size, int(xp.isnan(data).sum()), int(xp.isinf(data).sum()))
 
@@ -56,7 +57,7 @@ def all_finite(tensor: Tensor) -> bool:
     one BLAS call: finite means every entry is; NaN or Inf (or squares past the dtype's
     range, 1e19 in float32) send it to the exact entry-by-entry test."""
     data = tensor._data
-    if data.dtype.kind != "f":
+    if data.dtype not in FLOATING_NUMPY_DTYPES:
         return True
     if data.dtype in _DOT_DTYPES and type(data) is np.ndarray:
         flat = data.reshape(-1)

@@ -35,6 +35,7 @@ from ..autograd.nonfinite import NonFiniteTracker
 from ..autograd.nonfinite_counts import Census, all_finite, flat_arguments, input_shapes
 from ..autograd.nonfinite_report import Defect, Wording
 from ..autograd.source import SourceLocation
+from ..dtypes import FLOATING_NUMPY_DTYPES
 from ..tensor import Tensor
 from ._census import CENSUS
 from .findings import Finding
@@ -114,7 +115,7 @@ class NaNWatch:
         """After an op call (this is the watch's `function.OpObserver`): its NaN/Inf outputs."""
         if len(outputs) == 1:  # the usual op: its one output, without building a list
             output = outputs[0]
-            if not isinstance(output, Tensor) or output._data.dtype.kind != "f":
+            if not isinstance(output, Tensor) or output._data.dtype not in FLOATING_NUMPY_DTYPES:
                 return
             checked = [(0, output)]
         else:
@@ -155,7 +156,7 @@ class NaNWatch:
     def _forward_on_device(self, node, args, checked: list, count: int, device) -> None:
         tracker = self.tracker
         inputs = [(position, arg) for position, arg in enumerate(flat_arguments(args))
-                  if isinstance(arg, Tensor) and arg._data.dtype.kind == "f"]
+                  if isinstance(arg, Tensor) and arg._data.dtype in FLOATING_NUMPY_DTYPES]
         here = [(position, tensor) for position, tensor in inputs if tensor._device == device]
         elsewhere = {position: Census.of(tensor) for position, tensor in inputs
                      if tensor._device != device}  # a CPU number joining a GPU op: counted now
@@ -206,7 +207,7 @@ class NaNWatch:
         by_device = {}
         for group in optimizer.param_groups:
             for param in group["params"]:
-                if param._data.dtype.kind == "f":
+                if param._data.dtype in FLOATING_NUMPY_DTYPES:
                     by_device.setdefault(param._device, []).append(param)
         source = None
         for device, params in by_device.items():
@@ -315,7 +316,7 @@ def _finite_census(tensor: Tensor) -> Census:
 def _floating(tensors) -> list:
     """(position, tensor) of each floating-point tensor among `tensors`."""
     return [(position, tensor) for position, tensor in enumerate(tensors)
-            if isinstance(tensor, Tensor) and tensor._data.dtype.kind == "f"]
+            if isinstance(tensor, Tensor) and tensor._data.dtype in FLOATING_NUMPY_DTYPES]
 
 
 def _counts(device, checked: list, others: list, readings: Readings) -> list:

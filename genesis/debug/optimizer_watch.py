@@ -55,6 +55,7 @@ from statistics import median
 from typing import Callable
 
 from ..autograd.source import SourceLocation
+from ..dtypes import FLOATING_NUMPY_DTYPES
 from ..optim import optimizer as optimizers
 from ..optim.lr_scheduler import base as schedulers
 from .findings import Finding
@@ -149,7 +150,7 @@ class OptimizerWatch:
             entry.measuring_step = step
             entry.before = {id(param): (param, param._device.xp.array(param._data, copy=True))
                             for param in entry.params()
-                            if param._grad is not None and param._data.dtype.kind == "f"}
+                            if param._grad is not None and param._data.dtype in FLOATING_NUMPY_DTYPES}
 
     def _judge_gradients(self, entry: _Watched, calls: int, step: int) -> None:
         """A step with the gradients of the step before (no backward since), or with gradients

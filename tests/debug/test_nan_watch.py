@@ -73,6 +73,31 @@ def test_a_nan_born_in_forward_is_a_finding_with_the_word_nan():
     assert finding.source == f"{__file__}:{line_of(__file__, '(x / x).sum()')}"
 
 
+@pytest.mark.parametrize("how", ["model cast to bfloat16", "bfloat16 autocast"])
+def test_a_nan_born_in_bfloat16_is_found_at_its_birth(how):
+    """bfloat16 (dtype kind "V" in NumPy) is floating: its outputs are watched, so the NaN of
+    a log under bfloat16 is found at the log, not at the first float32 op after it (which
+    was said to have "produced NaN from finite inputs")."""
+    if genesis.bfloat16.numpy_dtype is None:
+        pytest.skip("ml_dtypes is not installed, so there is no bfloat16")
+    genesis.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 1))
+    inputs = genesis.randn(4, 8)
+    if how == "model cast to bfloat16":
+        model, inputs = model.to(genesis.bfloat16), inputs.to(genesis.bfloat16)
+    optimizer = genesis.optim.SGD(model.parameters(), lr=0.1)
+
+    def train():
+        with genesis.autocast("cpu", dtype=genesis.bfloat16, enabled=how == "bfloat16 autocast"):
+            loss = (model(inputs) - 3.0).log().mean()  # log of negatives
+        optimizer.zero_grad()
+        loss.float().backward()
+        optimizer.step()
+    (finding,) = watched(train)
+    assert finding.title == "NaN born in forward: Log"
+    assert finding.source == f"{__file__}:{line_of(__file__, '(model(inputs) - 3.0).log()')}"
+
+
 def test_an_inf_that_reaches_the_loss_is_found_at_its_birth_with_the_word_inf():
     probabilities = genesis.tensor([[0.0, 0.5, 0.5], [0.2, 0.3, 0.5]], requires_grad=True)
     target = genesis.tensor([[0.1, 0.4, 0.5], [0.3, 0.3, 0.4]])
