@@ -351,7 +351,7 @@ class Tensor:
     def data(self, value: "Tensor") -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be set to a Tensor, got {type(value).__name__}")
-        if self._requires_grad and value._data.dtype.kind != "f":
+        if self._requires_grad and not value.is_floating_point():
             raise RuntimeError(f"data set to a tensor that requires gradients must be floating "
                                f"point or complex dtype, got {value.dtype.name}")
         self._data = value._data
@@ -633,8 +633,8 @@ def _from_objects(data, array: np.ndarray, dtype):
 
 def _inferred_dtype(array: np.ndarray) -> DType:
     kind = array.dtype.kind
-    if kind == "f":
-        # float16 and float32 arrays keep their dtype; float64 ones (NumPy's default, what a
+    if kind == "f" or array.dtype in dtypes.FLOATING_NUMPY_DTYPES:  # (bfloat16: kind "V")
+        # bfloat16, float16 and float32 arrays keep their dtype; float64 ones (NumPy's default, what a
         # list of Python floats becomes) get the default dtype, as the spec asks
         return dtypes.get_default_dtype() if array.dtype == np.float64 else from_numpy_dtype(array.dtype)
     if kind in "iub":

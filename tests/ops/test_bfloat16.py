@@ -122,3 +122,13 @@ def test_bfloat16_arithmetic_with_a_python_float_rounds_once_as_pytorch_does():
         theirs = torch.tensor(values).bfloat16() * scalar
         assert mine.dtype is genesis.bfloat16
         np.testing.assert_array_equal(mine.float().numpy(), theirs.float().numpy())
+
+
+def test_a_bfloat16_array_makes_a_bfloat16_tensor_and_can_be_a_parameters_data():
+    if genesis.bfloat16.numpy_dtype is None:
+        pytest.skip("ml_dtypes is not installed, so there is no bfloat16")
+    array = np.array([1.5, 2.0], genesis.bfloat16.numpy_dtype)
+    assert genesis.tensor(array).dtype is genesis.bfloat16  # was "can't make a tensor of ..."
+    weight = genesis.nn.Parameter(genesis.zeros(2))
+    weight.data = genesis.ones(2).to(genesis.bfloat16)  # was "must be floating point"
+    assert weight.dtype is genesis.bfloat16 and weight.requires_grad
