@@ -28,7 +28,7 @@ LAYERS = (
               "genesis.autograd.tensor_map", "genesis.autograd.nonfinite",
               "genesis.autograd.nonfinite_counts", "genesis.autograd.nonfinite_report",
               "genesis.autograd.unbroadcast", "genesis.autograd.tensor_methods",
-              "genesis.autograd.saved_hooks")),
+              "genesis.autograd.saved_hooks", "genesis.autograd.bfloat16_results")),
     ("ops", ("genesis.ops", "genesis.creation", "genesis.linalg")),
     ("library", ("genesis.nn", "genesis.optim", "genesis.amp", "genesis.utils",
                  "genesis.serialization", "genesis.autograd", "genesis.library")),
