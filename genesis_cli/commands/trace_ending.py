@@ -23,7 +23,7 @@ from genesis.debug.trace import Trace
 from ..trace_settings import EXIT_FINDINGS, EXIT_NOTHING_CHECKED, EXIT_SCRIPT_RAISED, EndingRequest
 from ..ui import print_warning
 from .trace_outputs import print_problems
-from .trace_report import print_report, summary
+from .trace_report import print_report, summary, wrote_anything
 
 __all__ = ["print_ending", "rendered_ending", "one_line", "exit_status"]
 
@@ -51,7 +51,7 @@ def print_ending(trace: Trace, run, files: dict, problems: list, request: Ending
         if stdout is not None:  # (None: genesis trace was started with its output closed)
             stdout.write(dumps(summary(trace, files, status), indent=2) + "\n")
     elif request.quiet:
-        console.print(one_line(trace, Path(request.folder)), soft_wrap=True, markup=False,
+        console.print(one_line(trace, Path(request.folder), files), soft_wrap=True, markup=False,
                       highlight=False)
     else:
         print_report(console, trace, trace.meta.get("checks", []), files)
@@ -83,12 +83,15 @@ def _capturing(text: io.StringIO, settings: dict) -> Console:
                    force_terminal=settings["is_terminal"], force_jupyter=False, highlight=False)
 
 
-def one_line(trace: Trace, folder: Path) -> str:
+def one_line(trace: Trace, folder: Path, files: dict | None = None) -> str:
     """What `--quiet` prints: the findings (a run whose backward raised has some though no
-    backward call completed), how the script ended when not with status 0, the folder.
+    backward call completed), how the script ended when not with status 0, the folder the
+    outputs went to (`files`: what was written; None: not known, the folder is named).
 
     >>> one_line(Trace(script="x.py", exit_code=2), Path("out"))
     'x.py: no backward call completed, nothing checked; script exit status 2; written to out'
+    >>> one_line(Trace(script="x.py"), Path("out"), files={})
+    'x.py: no backward call completed, nothing checked; nothing written (the messages above say why)'
     """
     counts = summary(trace, {}, 0)["counts"]
     parts = [f"{trace.script}: "]
@@ -108,7 +111,10 @@ def one_line(trace: Trace, folder: Path) -> str:
     ended = _script_end(trace)
     if ended is not None:
         parts.append(f"; script {ended}")
-    parts.append(f"; written to {folder}")
+    if files is None or wrote_anything(files):
+        parts.append(f"; written to {folder}")
+    else:
+        parts.append("; nothing written (the messages above say why)")
     return "".join(parts)
 
 

@@ -202,8 +202,13 @@ def what_was_checked(trace: Trace) -> str:
         f"No findings in {calls} (every check was turned off)."
 
 
+def wrote_anything(files: dict) -> bool:
+    """Whether any of the trace's outputs (trace.json, a picture, report.html) was written."""
+    return bool(files.get("json") or files.get("graphs") or files.get("html"))
+
+
 def _files(console: Console, files: dict) -> None:
-    if not (files.get("json") or files.get("graphs") or files.get("html")):
+    if not wrote_anything(files):
         console.print(Text("Nothing was written (the errors above say why).", style="bold red"))
         return
     console.print(Text("Written:", style="bold"))

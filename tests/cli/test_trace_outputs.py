@@ -114,3 +114,13 @@ def test_a_small_graphs_picture_and_report_are_laid_out_by_one_run_of_dot(tmp_pa
     alone = viz.render(trace.graphs[0], tmp_path / "alone.svg", max_nodes=200)
     assert Path(files["graphs"][0]).read_bytes() == alone.read_bytes()
     assert len(runs) == 2
+
+
+def test_quiet_says_nothing_was_written_when_the_output_folder_cannot_be_made(tmp_path):
+    blocker = tmp_path / "taken"
+    blocker.write_text("a file where the output folder should go")
+    result = trace(write_script(tmp_path), blocker / "run", "--quiet")
+    assert result.exit_code == 0, result.output
+    last = result.output.strip().splitlines()[-1]
+    assert last.endswith("; nothing written (the messages above say why)"), result.output
+    assert "written to" not in last
