@@ -52,11 +52,8 @@ def _structure_table(diff) -> list:
 def _norms_table(diff) -> list:
     changed = diff.changed_norms
     lines = ["<h2>Gradient norms</h2>"]
-    if not diff.gradient_norms:
-        lines.append("<p>No parameter is in both runs.</p>")
-    elif not changed:
-        lines.append(f"<p>All {len(diff.gradient_norms)} shared parameters have the same "
-                     "gradient norms at every step both runs measured.</p>")
+    if not changed:
+        lines.append(f"<p>{_e(diff.norms_in_words())}</p>")
     else:
         rows = "".join(f"<tr><td>{_e(change.parameter)}</td><td>{change.first_step}</td>"
                        f"<td>{change.step}</td><td>{_number(change.norm_a)}</td>"

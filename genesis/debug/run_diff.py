@@ -98,6 +98,28 @@ class RunDiff:
         return [change for change in self.gradient_norms if change.first_step is not None]
 
     @property
+    def compared_norms(self) -> list:
+        """The shared parameters with a gradient norm known at some step in both runs."""
+        return [change for change in self.gradient_norms if change.steps_compared]
+
+    def norms_in_words(self) -> str:
+        """A sentence on the gradient norms when none changed (the CLI's and diff.html's).
+
+        >>> RunDiff().norms_in_words()
+        'No parameter is in both runs.'
+        """
+        shared, compared = len(self.gradient_norms), len(self.compared_norms)
+        if not shared:
+            return "No parameter is in both runs."
+        if not compared:
+            return (f"Gradient norms not compared: no step's norms are known in both runs "
+                    f"({shared} shared parameters).")
+        left = f" ({shared - compared} more shared parameters had no step measured in both " \
+               "runs)" if compared < shared else ""
+        return (f"Gradient norms: the same for all {compared} shared parameters, at every step "
+                f"both runs measured{left}.")
+
+    @property
     def differ(self) -> bool:
         return bool(self.structure or self.changed_norms or self.parameters_only_in_a
                     or self.parameters_only_in_b or self.findings_only_in_a

@@ -109,8 +109,7 @@ def _print_report(console, diff, names: tuple) -> None:
             console.print(f"... and {len(changed) - _TOP} more parameters whose norms changed",
                           markup=False)
     elif diff.gradient_norms:
-        console.print(f"Gradient norms: the same for all {len(diff.gradient_norms)} shared "
-                      "parameters.", markup=False)
+        console.print(diff.norms_in_words(), markup=False)
     for label, only in (("A", diff.parameters_only_in_a), ("B", diff.parameters_only_in_b)):
         if only:
             console.print(printable(f"Parameters only in {label}: {', '.join(only)}"), markup=False)

@@ -79,3 +79,36 @@ def test_an_unwritable_html_page_is_a_warning_not_a_lost_report(runs, tmp_path):
     assert result.exit_code == 1
     assert "the HTML page was not written" in result.output
     assert "Loss: first differs" in result.output
+
+
+
+TRAINED = """\
+import genesis
+import genesis.nn as nn
+genesis.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+optimizer = genesis.optim.SGD(model.parameters(), lr=0.1)
+x, y = genesis.randn(16, 4), genesis.randn(16, 1)
+for step in range(3):
+    loss = ((model(x) - y) ** 2).mean()
+    optimizer.zero_grad(); loss.backward(); optimizer.step()
+"""
+
+
+def test_gradient_norms_no_step_of_both_runs_measured_are_not_called_the_same(tmp_path):
+    """Run B only evaluates (no backward): its parameters are those of A, but no step's
+    gradient norm is known in both runs, so none was compared (it said "the same for all 4
+    shared parameters")."""
+    evaluated = TRAINED.replace("for step in range(3):", "with genesis.no_grad():").replace(
+        "    optimizer.zero_grad(); loss.backward(); optimizer.step()\n", "")
+    for name, body in (("trained", TRAINED), ("evaluated", evaluated)):
+        (tmp_path / f"{name}.py").write_text(body)
+        traced = CliRunner().invoke(app, ["trace", "-q", "--no-html", "--out", str(tmp_path / name),
+                                          str(tmp_path / f"{name}.py")])
+        assert traced.exit_code in (0, 4), traced.output
+    page = tmp_path / "page.html"
+    result = run(str(tmp_path / "trained"), str(tmp_path / "evaluated"), "--html", str(page))
+    assert "Gradient norms not compared: no step's norms are known in both runs (4 shared " \
+           "parameters)." in result.output
+    assert "the same for all" not in result.output + page.read_text()
+    assert "Gradient norms not compared" in page.read_text()
