@@ -150,6 +150,7 @@ class RootModules:
 
     def __init__(self):
         self._roots = {}    # id(module) -> _Root; the module is kept alive, so its id stays
+        self._parts = {}    # id(module) -> (id of the root it is inside, its path there, it)
         self._models = 0    # roots with parameters
         self._names = None  # id(module) -> prefix, worked out again after each new root
         self._parameters = None  # parameter_names(), likewise
@@ -157,28 +158,55 @@ class RootModules:
 
     def note(self, module, namespaces=()) -> None:
         """Count `module` as an outermost module; `namespaces` (dicts of the script's
-        variables) are searched for the variable that holds it, the first time it is seen."""
-        if id(module) in self._roots:
+        variables) are searched for the variable that holds it, the first time it is seen.
+        A module inside a root already seen, or inside a module the script holds in a
+        variable (`model.encoder` called on its own), is no root of its own: its paths are
+        those it has in that root, so its parameters have the same names whichever way the
+        script calls them; a root seen before inside `module` becomes part of it."""
+        if id(module) in self._roots or id(module) in self._parts:
             return
-        root = _Root(module, _variable_holding(module, namespaces))
         with self._lock:
-            if id(module) not in self._roots:
-                self._roots[id(module)] = root
-                self._models += root.has_parameters
-                self._names = self._parameters = None
+            if id(module) in self._roots or id(module) in self._parts:
+                return
+            container = _container_in(namespaces, module)
+            if container is not None:  # the model the script holds, called in parts so far
+                self.note(container, namespaces)
+            for key, root in self._roots.items():
+                path = _path_inside(root.module, module)
+                if path is not None:
+                    self._parts[id(module)] = (key, path, module)
+                    return
+            root = _Root(module, _variable_holding(module, namespaces))
+            for key, inner in list(self._roots.items()):
+                if _path_inside(module, inner.module) is not None:  # an earlier root is a
+                    del self._roots[key]  # part of this one (and so are its parts)
+                    self._models -= inner.has_parameters
+                    self._parts[key] = (None, None, inner.module)
+            for key, (outer, _, part) in list(self._parts.items()):
+                if outer is None or outer not in self._roots:
+                    self._parts[key] = (id(module), _path_inside(module, part), part)
+            self._roots[id(module)] = root
+            self._models += root.has_parameters
+            self._names = self._parameters = None
 
     def __contains__(self, module) -> bool:
-        return id(module) in self._roots
+        return id(module) in self._roots or id(module) in self._parts
 
     def __len__(self) -> int:
         return len(self._roots)
 
     def prefix(self, module) -> str:
-        """The path of an outermost module: "" for the only model, else its name."""
+        """The path of an outermost module: "" for the only model, else its name; a part of
+        a root: its path there, under the root's name."""
         with self._lock:
             if self._names is None:
                 self._names = self._work_out_names()
             name = self._names.get(id(module))
+            part = self._parts.get(id(module))
+        if part is not None:
+            outer, path, _ = part
+            outer_name = self._names.get(outer, "")
+            return f"{outer_name}.{path}" if outer_name else path
         if name is None:  # not noted: named as if it were noted now
             self.note(module)
             return self.prefix(module)
@@ -238,6 +266,31 @@ def top_level_modules(namespace: dict) -> list:
             if submodule is not module:
                 inside.add(id(submodule))
     return [module for key, module in modules.items() if key not in inside]
+
+
+def _path_inside(outer, module) -> str | None:
+    """The dotted path of `module` among `outer`'s submodules (not `outer` itself), or None."""
+    if module is outer:
+        return None
+    for path, submodule in outer.named_modules():
+        if submodule is module and path:
+            return path
+    return None
+
+
+def _container_in(namespaces, module):
+    """The outermost module among the namespaces' values that has `module` inside, or None."""
+    containers = []
+    for namespace in namespaces:
+        for name, value in list(namespace.items()):
+            if not name.startswith("_") and value is not module and is_module(value) and \
+                    all(value is not other for other in containers) and \
+                    _path_inside(value, module) is not None:
+                containers.append(value)
+    for container in containers:
+        if all(_path_inside(other, container) is None for other in containers):
+            return container
+    return None
 
 
 def _variable_holding(module, namespaces) -> str | None:

@@ -211,6 +211,25 @@ def test_models_without_variables_are_named_by_class():
     assert params == {"Linear.weight", "Linear.bias", "Linear#2.weight", "Linear#2.bias"}
 
 
+@pytest.mark.parametrize("parts_first", [False, True])
+def test_parts_of_the_model_called_on_their_own_keep_the_models_names(parts_first):
+    """`model[2](model[0](x))` in one step and `model(x)` in another: the parameters have
+    one name in every graph, as in the parameter table ("0.weight"; the graphs of the steps
+    that called the parts named them "model.0.weight", or "Linear.weight" when those came
+    first)."""
+    from genesis import nn
+
+    model = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 1))
+    calls = [lambda x: model(x), lambda x: model[2](model[0](x))]
+    with record() as recording:
+        for call in (calls[::-1] if parts_first else calls):
+            call(genesis.randn(8, 4)).pow(2).mean().backward()
+    names = [{node.name for node in graph.of_kind("param")} for graph in recording.graphs]
+    assert names == [{"0.weight", "0.bias", "2.weight", "2.bias"}] * 2
+    modules = [{node.module for node in graph.of_kind("op")} for graph in recording.graphs]
+    assert all(found >= {"0", "2"} for found in modules), modules
+
+
 def test_the_records_leave_the_autograd_nodes_once_recording_stops():
     """The graph keeps the statistics; the program's own graph (alive as long as its `loss`)
     carries nothing of the recorder's afterwards."""
