@@ -19,6 +19,7 @@ or node: one line naming the file and what is wrong in it).
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -47,9 +48,10 @@ class UsageError(ValueError):
 def render_command(
     trace_file: Path = typer.Argument(..., show_default=False, metavar="TRACE", help=(
         "A trace.json written by `genesis trace` (or its folder, or a Graph JSON).")),
-    out: Path | None = typer.Option(None, "--out", "-o", help=(
-        "File to write (several graphs: FILE, FILE-2, ...; a folder: graph.FORMAT inside it). "
-        "Default: graph.FORMAT next to the trace (with --focus: graph.focus-NODE.FORMAT).")),
+    out: str | None = typer.Option(None, "--out", "-o", show_default=False, help=(
+        "File to write (several graphs: FILE, FILE-2, ...; a folder, or a name ending in /: "
+        "graph.FORMAT inside it). Default: graph.FORMAT next to the trace (with --focus: "
+        "graph.focus-NODE.FORMAT).")),
     format: str | None = typer.Option(None, "--format", "-f", help=(
         "svg, png, pdf or dot (png and pdf need Graphviz's dot). Default: --out's suffix, else svg.")),
     collapse_depth: int | None = typer.Option(None, "--collapse-depth", min=0, help=(
@@ -73,7 +75,8 @@ def render_command(
         graphs, findings = load_graphs(trace_file)
         for problem in mark_findings(graphs, findings):
             print_warning(err, printable(problem))
-        chosen_format = _format(format, out)
+        out, folder_named = _output(out)
+        chosen_format = _format(format, None if folder_named else out)
         chosen = _choose(graphs, graph_number)
         if focus is not None:
             chosen = _focused(chosen, focus, err)
@@ -218,9 +221,30 @@ def find_node(graph: Graph, focus: str) -> int | None:
     return None
 
 
+def _output(out: str | None) -> tuple:
+    """(--out as a Path, whether it names a folder): an existing folder, or a name ending in
+    a slash, which is made (with the folders above it) when missing."""
+    if out is None:
+        return None, False
+    path = Path(out)
+    if out.endswith(("/", os.sep)) and not path.is_dir():
+        try:
+            path.mkdir(parents=True)
+        except OSError as error:
+            raise UsageError(f"--out {out}: could not make the folder: "
+                             f"{error.strerror or error}") from None
+    return path, path.is_dir()
+
+
 def _format(format: str | None, out: Path | None) -> str:
+    """The picture format: --format, else --out's suffix, else svg; a suffix that is no
+    format genesis draws (pic.jpg) is a usage error rather than an SVG under that name."""
     if format is None:
         suffix = out.suffix.lstrip(".").lower() if out is not None else ""
+        if suffix and not suffix.isdigit() and suffix not in FORMATS:  # (run.3: no suffix)
+            raise UsageError(f"--out {out}: genesis render draws {', '.join(FORMATS)}, not "
+                             f".{suffix}; name the file .svg (or .png, .pdf, .dot), or pass "
+                             "--format to write that format under this name")
         return suffix if suffix in FORMATS else "svg"
     if format.lower() not in FORMATS:
         raise UsageError(f"bad --format {format!r}: choose one of {', '.join(FORMATS)}")

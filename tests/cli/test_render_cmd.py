@@ -102,6 +102,26 @@ def test_out_names_several_graphs_and_format_follows_its_suffix(trace_file, tmp_
     assert "MulBackward" in (out.parent / "step-2.dot").read_text()
 
 
+def test_an_out_ending_in_a_slash_is_a_folder_made_for_the_pictures(trace_file, tmp_path):
+    """`--out drawings/`: the folder is made and the graphs go inside it (it wrote one SVG
+    file named "drawings")."""
+    folder = tmp_path / "new" / "drawings"
+    result = run(trace_file, "--out", f"{folder}/")
+    assert result.exit_code == 0, result.output
+    assert sorted(path.name for path in folder.iterdir()) == ["graph-2.svg", "graph.svg"]
+
+
+def test_an_out_suffix_that_is_no_format_is_a_usage_error(trace_file, tmp_path):
+    """`--out pic.jpg` wrote an SVG under that name; a number after a dot is no suffix."""
+    line = usage_error(run(trace_file, "--graph", "1", "--out", tmp_path / "pic.jpg"))
+    assert "genesis render draws svg, png, pdf, dot, not .jpg" in line and "--format" in line
+    assert not (tmp_path / "pic.jpg").exists()
+    assert run(trace_file, "--graph", "1", "--out", tmp_path / "pic.jpg", "-f", "dot").exit_code == 0
+    assert (tmp_path / "pic.jpg").read_text().startswith("digraph")
+    assert run(trace_file, "--graph", "1", "--out", tmp_path / "epoch.10").exit_code == 0
+    assert (tmp_path / "epoch.10").read_text().lstrip().startswith("<")
+
+
 def test_graph_number_keeps_its_file_name_and_a_folder_works_as_input(trace_file):
     assert run(trace_file.parent, "--graph", "2").exit_code == 0
     assert (trace_file.parent / "graph-2.svg").exists() and not (trace_file.parent / "graph.svg").exists()
