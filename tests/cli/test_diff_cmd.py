@@ -81,7 +81,6 @@ def test_an_unwritable_html_page_is_a_warning_not_a_lost_report(runs, tmp_path):
     assert "Loss: first differs" in result.output
 
 
-
 TRAINED = """\
 import genesis
 import genesis.nn as nn
