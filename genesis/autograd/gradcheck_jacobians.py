@@ -19,6 +19,7 @@ import contextlib
 
 import numpy as np
 
+from ..dtypes import FLOATING_NUMPY_DTYPES
 from ..tensor import Tensor, wrap_array
 from .engine import grad, node_checkers
 
@@ -137,7 +138,7 @@ def _check_layout(node, grad_outputs, grad_inputs, flowed_from) -> None:
             raise WrongGradientLayout(
                 f"{name} returned a gradient of shape {tuple(gradient.shape)} for its input {index}, "
                 f"which has shape {tuple(shape)}{where}")
-        if gradient._data.dtype.kind != "f":
+        if gradient._data.dtype not in FLOATING_NUMPY_DTYPES:
             raise WrongGradientLayout(
                 f"{name} returned a {gradient.dtype.name} gradient for its input {index}, which is "
                 f"{numpy_dtype}; gradients must be floating point")

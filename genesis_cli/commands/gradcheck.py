@@ -30,13 +30,15 @@ from genesis.autograd import check_gradients
 from genesis.autograd.gradcheck import GradcheckWarning
 from genesis.autograd.gradcheck_report import CHECKS, GradcheckResult, Tolerances, format_report
 from genesis.compat import serve_torch
+from genesis.debug.compare import default_tolerances as dtype_tolerances
 from genesis.ops.registry import all_ops
 
 from ..targets import (TargetError, build_inputs, on_device as _on, parse_device, parse_dtype,
                        parse_shape, resolve)
 from ..ui import make_console, new_table, print_error, print_warning, progress, status_text
 
-__all__ = ["gradcheck_command", "Row", "check_target", "check_op", "select_ops"]
+__all__ = ["gradcheck_command", "Row", "check_target", "check_op", "select_ops",
+           "default_tolerances"]
 
 
 @dataclass
@@ -79,8 +81,11 @@ def gradcheck_command(
         "code is checked on the GPU).")),
     seed: int = typer.Option(0, "--seed", help="Seed of the random inputs."),
     eps: float = typer.Option(1e-6, "--eps", help="Finite-difference step."),
-    atol: float = typer.Option(1e-5, "--atol", help="Absolute tolerance."),
-    rtol: float = typer.Option(1e-3, "--rtol", help="Relative tolerance."),
+    atol: float | None = typer.Option(None, "--atol", show_default=False, help=(
+        "Absolute tolerance. Default: 1e-5.")),
+    rtol: float | None = typer.Option(None, "--rtol", show_default=False, help=(
+        "Relative tolerance. Default: 1e-3; 1.6e-2 with --dtype bfloat16, whose 8-bit "
+        "significand rounds the analytical gradient by up to 0.4% (torch.testing's tolerance).")),
     fast: bool = typer.Option(False, "--fast", help="Compare random projections v^T J u (re-checks a failure exactly)."),
     max_report: int = typer.Option(10, "--max-report", min=1, help="Worst entries shown per failure."),
     ops: bool = typer.Option(False, "--ops", help="Check the built-in ops of the registry instead of a target."),
@@ -125,8 +130,10 @@ def _gradcheck(target, shape, dtype, device, seed, eps, atol, rtol, fast, max_re
     except TargetError as error:
         print_error(err, str(error))
         raise typer.Exit(2) from None
-    options = CheckOptions(Tolerances(eps=eps, atol=atol, rtol=rtol), fast, max_report,
-                           chosen_device)
+    default_atol, default_rtol = default_tolerances(chosen_dtype)
+    options = CheckOptions(Tolerances(eps=eps, atol=default_atol if atol is None else atol,
+                                      rtol=default_rtol if rtol is None else rtol),
+                           fast, max_report, chosen_device)
     notes = []
     if chosen_dtype is not genesis.float64:
         notes.append(f"--dtype {chosen_dtype.name}: the numerical gradient is taken on float64 copies "
@@ -146,6 +153,18 @@ def _gradcheck(target, shape, dtype, device, seed, eps, atol, rtol, fast, max_re
             print_warning(err, line)
         _print_report(out, rows, ops, options)
     raise typer.Exit(0 if _all_passed(rows) else 1)
+
+
+def default_tolerances(dtype) -> tuple:
+    """(atol, rtol) where --atol or --rtol is not given: gradcheck's (1e-5, 1e-3), widened to
+    torch.testing's for `dtype` where those are wider: bfloat16 rounds the analytical gradient
+    to about 3 significant digits, so its rtol is 1.6e-2.
+
+    >>> default_tolerances(genesis.float64), default_tolerances(genesis.bfloat16)
+    ((1e-05, 0.001), (1e-05, 0.016))
+    """
+    atol, rtol = dtype_tolerances(dtype)
+    return max(atol, Tolerances.atol), max(rtol, Tolerances.rtol)
 
 
 # -- targets -------------------------------------------------------------------

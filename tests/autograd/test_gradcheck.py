@@ -284,6 +284,23 @@ def test_float32_check_still_catches_a_wrong_gradient():
     assert result.input.dtype == "float32"
 
 
+def test_bfloat16_inputs_are_checked_on_float64_copies():
+    # NumPy gives bfloat16 the kind "V": its inputs got no float64 copies and its outputs were
+    # left out of the check, so every backward passed with error 0.
+    x = genesis.tensor(np.random.default_rng(0).uniform(0.5, 2, (3, 4)), dtype=genesis.bfloat16,
+                       requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GradcheckWarning)
+        wrong = check_gradients(WrongSigmoid.apply, x)
+        right = check_gradients(lambda x: x.sin(), x, rtol=1.6e-2)
+        product = check_gradients(lambda a, b: a * b, (x, x.detach().neg().requires_grad_()),
+                                  rtol=1.6e-2)
+    assert wrong.failed_check == "values" and wrong.input.dtype == "bfloat16"
+    assert wrong.max_abs_error > 0.1
+    assert right.ok and 0 < right.max_abs_error < 1e-2
+    assert product.ok and product.max_abs_error > 0
+
+
 def test_float64_inputs_do_not_warn(x):
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -147,6 +147,52 @@ def test_dtype_warning_is_printed_once():
     assert "random float32" in result.output
 
 
+def test_bfloat16_fails_a_wrong_backward_and_passes_a_right_one(tmp_path):
+    # bfloat16 outputs were left out of the check (NumPy's dtype kind "V"): all passed, error 0
+    path = write(tmp_path, "low.py", """
+        import genesis
+
+        class WrongCube(genesis.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x * x
+
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                return 2 * x * x * grad   # the derivative is 3 x^2
+
+        class WrongMul(genesis.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                ctx.save_for_backward(a, b)
+                return a * b
+
+            @staticmethod
+            def backward(ctx, grad):
+                a, b = ctx.saved_tensors
+                return grad * b, grad * b   # b's gradient is grad * a
+
+        def sine(x):
+            return x.sin()
+
+        def product(a, b):
+            return a * b
+    """)
+    wrong = run(path, "--dtype", "bfloat16")
+    assert verdicts(wrong.output) == {"low.py:WrongCube": "FAIL", "low.py:WrongMul": "FAIL"}
+    for name in ("sine", "product"):
+        right = run(f"{path}:{name}", "--dtype", "bfloat16", "--json")
+        assert right.exit_code == 0, right.output
+        summary = json.loads(right.stdout)
+        assert summary["tolerances"] == {"eps": 1e-6, "atol": 1e-5, "rtol": 1.6e-2}
+        assert 0 < summary["results"][0]["max_abs_error"] < 1e-2
+    assert command.default_tolerances(genesis.float16) == (1e-5, 1e-3)   # float16: unchanged
+    stated = run(f"{path}:sine", "--dtype", "bfloat16", "--rtol", "1e-3", "--json")
+    assert json.loads(stated.stdout)["tolerances"]["rtol"] == 1e-3
+
+
 def test_gradcheck_warning_shown_when_the_provided_inputs_are_float32(tmp_path):
     path = write(tmp_path, "half.py", """
         import genesis
