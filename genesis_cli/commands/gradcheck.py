@@ -203,6 +203,10 @@ def _check_target(target, shapes: list, dtype, seed: int, options: CheckOptions)
         if inputs.defaulted and isinstance(error, (ValueError, RuntimeError, IndexError)):
             text += (f"\nThe inputs were {inputs.description}. If {target.name} needs other shapes, "
                      "pass --shape once per input (e.g. --shape 3,4 --shape 4,5).")
+        elif inputs.random and isinstance(error, TypeError):
+            text += (f"\nThe inputs were {inputs.description}. If an input of {target.name} is not "
+                     "a tensor, annotate it (one annotated int, float or bool gets a made-up "
+                     "value) or give it a gradcheck_inputs() that returns its inputs.")
         return Row(target.name, "ERROR", inputs.description, errors=[("", text)]), inputs
     checked = f"{inputs.description} -> {output_shapes[0]}"
     measured = result.ok or result.failed_check not in UNMEASURED

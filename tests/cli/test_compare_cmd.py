@@ -2,6 +2,7 @@
 differing values located, usage errors exit 2 with one line."""
 import json
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,35 @@ def test_a_custom_backward_against_autograd_names_the_missing_factor():
     assert result.exit_code == 1
     assert "a missing factor 2?" in result.output
     assert "A and B differ in 1 of 2 values compared." in result.output
+
+
+def test_a_forward_without_ctx_gets_all_its_inputs(tmp_path):
+    # PyTorch's setup_context style: its first input was taken for ctx, so B got one too few
+    path = tmp_path / "styles.py"
+    path.write_text(textwrap.dedent("""
+        import genesis
+
+        class Mul(genesis.autograd.Function):
+            @staticmethod
+            def forward(a, b):
+                return a * b
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(*inputs)
+
+            @staticmethod
+            def backward(ctx, grad):
+                a, b = ctx.saved_tensors
+                return grad * b, grad * a
+
+        def product(a, b):
+            return a * b
+    """))
+    result = run(f"{path}:Mul", f"{path}:product")
+    assert result.exit_code == 0, result.output
+    assert "inputs: 2 x (3, 4) random float64" in result.output
+    assert "A and B agree: 3 values compared" in result.output
 
 
 def test_module_classes_are_built_and_share_weights_by_name():

@@ -139,6 +139,103 @@ def test_a_shape_count_that_does_not_fit_the_forward():
     assert "shaped.py:MatMul takes 2 inputs but 1 --shape was given" in result.output
 
 
+SETUP_CONTEXT_FUNCTIONS = """
+    import {module}
+
+
+    class Mul({module}.autograd.Function):
+        @staticmethod
+        def forward(a, b):   # PyTorch's setup_context style: no ctx here
+            return a * b
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(*inputs)
+
+        @staticmethod
+        def backward(ctx, grad):
+            a, b = ctx.saved_tensors
+            return grad * b, grad * a
+"""
+
+
+def test_a_forward_without_ctx_gets_all_its_inputs(tmp_path):
+    # its first input was taken for ctx: one input too few (missing 'b', or "takes 0 inputs")
+    path = write(tmp_path, "styles.py", SETUP_CONTEXT_FUNCTIONS.format(module="genesis"))
+    result = run(path)
+    assert result.exit_code == 0, result.output
+    assert "2 x (3, 4) random float64, seed 0 -> (3, 4)" in result.output
+    assert run(path, "--shape", "2", "--shape", "2").exit_code == 0
+    assert "takes 2 inputs but 1 --shape was given" in run(path, "--shape", "2").output
+    assert targets.input_count(targets.resolve(f"{path}:Mul")[0]) == (2, 2)
+
+
+def test_a_pytorch_forward_without_ctx_gets_all_its_inputs(tmp_path):
+    path = write(tmp_path, "torch_styles.py", SETUP_CONTEXT_FUNCTIONS.format(module="torch"))
+    checked = subprocess.run([sys.executable, "-m", "genesis_cli", "gradcheck", "--torch", path],
+                             capture_output=True, text=True, check=False)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert verdicts(checked.stdout) == {"torch_styles.py:Mul": "PASS"}
+
+
+NUMBER_INPUTS = """
+    import genesis
+
+
+    class Power(genesis.Function):
+        @staticmethod
+        def forward(ctx, x, n: int, scale: float, twice: bool, offset=1.0):
+            ctx.save_for_backward(x)
+            ctx.n, ctx.scale = n, scale * (2 if twice else 1)
+            out = x
+            for _ in range(n - 1):
+                out = out * x
+            return out * ctx.scale + offset
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * ctx.scale * ctx.n * x ** (ctx.n - 1), None, None, None, None
+
+
+    def shifted(x, shift: "int", y):
+        return (x + shift) * y
+
+
+    def labelled(x, label: str):
+        return x * 2
+"""
+
+
+def test_inputs_annotated_int_float_or_bool_get_numbers_not_tensors(tmp_path):
+    # a random float tensor went to `n: int`: range(n) raised, or the check failed
+    path = write(tmp_path, "numbers.py", NUMBER_INPUTS)
+    power = run(f"{path}:Power")
+    assert power.exit_code == 0, power.output
+    assert verdicts(power.output) == {"numbers.py:Power": "PASS"}
+    assert ("1 x (3, 4) random float64, seed 0; n=2 (made up for `n: int`); scale=0.5 (made up "
+            "for `scale: float`); twice=False (made up for `twice: bool`)") in " ".join(power.output.split())
+    assert "takes 1 to 2 tensor inputs but 3 --shape were given" in run(
+        f"{path}:Power", "--shape", "2", "--shape", "2", "--shape", "2").output
+    shifted = run(f"{path}:shifted", "--shape", "3", "--shape", "3")   # the names, as strings
+    assert shifted.exit_code == 0 and "shift=2 (made up for `shift: int`)" in shifted.output
+    labelled = run(f"{path}:labelled")
+    assert verdicts(labelled.output) == {"numbers.py:labelled": "ERROR"}
+    assert ("can't make up a value for its argument 'label' (annotated str): give labelled a "
+            "gradcheck_inputs() that returns its inputs") in " ".join(labelled.output.split())
+
+
+def test_a_type_error_on_random_inputs_says_how_to_give_other_inputs(tmp_path):
+    path = write(tmp_path, "counted.py", """
+        def repeated(x, n):
+            return sum(x for _ in range(n))
+    """)
+    result = run(path + ":repeated")
+    assert verdicts(result.output) == {"counted.py:repeated": "ERROR"}
+    assert ("If an input of counted.py:repeated is not a tensor, annotate it (one annotated int, "
+            "float or bool gets a made-up value) or give it a gradcheck_inputs()") in " ".join(result.output.split())
+
+
 def test_dtype_warning_is_printed_once():
     result = run(f"{SIGMOIDS}:GoodSigmoid", "--dtype", "float32")
     assert result.exit_code == 0
