@@ -23,7 +23,7 @@ from ..dtypes import FLOATING_NUMPY_DTYPES
 from ..tensor import Tensor, wrap_array
 from .engine import grad, node_checkers
 
-__all__ = ["numerical_jacobians", "numerical_projections", "analytical_rows", "vjp_arrays",
+__all__ = ["numerical_jacobians", "moved_outputs", "numerical_projections", "analytical_rows", "vjp_arrays",
            "flat_values", "gradient_layout_checked", "WrongGradientLayout"]
 
 
@@ -41,17 +41,24 @@ def numerical_jacobians(evaluate, inputs: list, eps: float, output_sizes: list) 
         columns = []
         for flat in range(data.size):
             position = np.unravel_index(flat, data.shape)
-            original = data[position].copy()
-            data[position] = original + eps
-            plus = evaluate()
-            data[position] = original - eps
-            minus = evaluate()
-            data[position] = original
+            plus = moved_outputs(evaluate, data, position, eps)
+            minus = moved_outputs(evaluate, data, position, -eps)
             with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: a NaN entry
                 columns.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
         columns_per_input.append(columns)
     return [[_stack_columns([column[i] for column in columns], size)
              for columns in columns_per_input] for i, size in enumerate(output_sizes)]
+
+
+def moved_outputs(evaluate, data, position: tuple, step: float) -> list:
+    """`evaluate()` with the element of `data` at `position` moved by `step`, then put back
+    exactly."""
+    original = data[position].copy()
+    data[position] = original + step
+    try:
+        return evaluate()
+    finally:
+        data[position] = original
 
 
 def _stack_columns(columns: list, rows: int) -> np.ndarray:

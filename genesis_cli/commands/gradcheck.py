@@ -8,7 +8,8 @@ against finite differences, from the command line.
     genesis gradcheck --ops mul,div              some ops (or --filter SUBSTRING)
 
 One row per target (per op with --ops): PASS, FAIL, ERROR (it raised) or SKIP
-(not differentiable); each failure is then explained with the worst Jacobian
+(not differentiable: an op without a gradient, or a target whose only entries out of
+tolerance sit on a kink, as `genesis trace` says); each failure is then explained with the worst Jacobian
 entries and the check that failed. Exit status 0 when nothing failed or
 raised, 1 otherwise, 2 for a usage error.
 """
@@ -210,15 +211,17 @@ def _check_target(target, shapes: list, dtype, seed: int, options: CheckOptions)
         return Row(target.name, "ERROR", inputs.description, errors=[("", text)]), inputs
     checked = f"{inputs.description} -> {output_shapes[0]}"
     measured = result.ok or result.failed_check not in UNMEASURED
-    row = Row(target.name, "PASS" if result.ok else "FAIL", checked,
+    status = "PASS" if result.ok else "SKIP" if result.failed_check == "kink" else "FAIL"
+    row = Row(target.name, status, checked,
               result.max_abs_error if measured else None,
               result.max_rel_error if measured else None,
               failures=[] if result.ok else [("", result)])
     return row, inputs
 
 
-# Failed checks that compare no gradients, so measure no error: the table shows "-" there.
-UNMEASURED = {"non_finite_input", "nondeterministic", "grad_shape"}
+# Failed checks that compare no gradients, or none that a difference says anything about
+# (at a kink), so measure no error: the table shows "-" there.
+UNMEASURED = {"non_finite_input", "nondeterministic", "grad_shape", "kink"}
 
 
 def _shapes_of(result) -> str:
@@ -348,7 +351,7 @@ def _print_report(console, rows: list, ops: bool, options: CheckOptions) -> None
             console.print(text, markup=False, soft_wrap=True)
         if row.failures:   # the first failing sample in full, the others by name
             where, result = row.failures[0]
-            _heading(console, "FAIL", row.name, where)
+            _heading(console, "SKIP" if row.status == "SKIP" else "FAIL", row.name, where)
             console.print(format_report(result), markup=False, soft_wrap=True)
             if len(row.failures) > 1:
                 console.print("also failing: " + ", ".join(other for other, _ in row.failures[1:]),

@@ -99,6 +99,49 @@ def test_tolerances_and_fast_mode_pass_through():
     assert coarse["results"][0]["max_abs_error"] > 100 * fine["results"][0]["max_abs_error"]
 
 
+KINKS = """
+    import genesis
+
+
+    def at_kink():
+        return (genesis.tensor([-1.0, 0.0, 2.0, 0.0], dtype=genesis.float64, requires_grad=True),)
+
+
+    class Relu(genesis.Function):
+        gradcheck_inputs = staticmethod(at_kink)
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.clamp(min=0)
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * (x > 0)
+
+
+    class WrongRelu(Relu):
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * (x > 0) * 2
+"""
+
+
+def test_a_right_backward_at_a_kink_is_skipped_as_trace_does_and_a_wrong_one_fails(tmp_path):
+    # FAIL "The backward formula disagrees" where `genesis trace` said SKIP "on a kink"
+    path = write(tmp_path, "kinks.py", KINKS)
+    result = run(path)
+    assert result.exit_code == 1
+    assert verdicts(result.output) == {"kinks.py:Relu": "SKIP", "kinks.py:WrongRelu": "FAIL"}
+    skipped = result.output.split("SKIP  kinks.py:Relu", 1)[1].split("FAIL  kinks.py:WrongRelu")[0]
+    assert "not differentiable here" in skipped and "sit on a kink" in skipped
+    assert "The backward formula disagrees" not in skipped
+    assert re.search(r"^kinks\.py:Relu\s+SKIP\s+-\s+-", result.output, flags=re.MULTILINE)
+    assert run(f"{path}:Relu").exit_code == 0
+
+
 def test_seed_changes_the_random_inputs():
     first = json.loads(run(f"{SIGMOIDS}:GoodSigmoid", "--json", "--seed", "1").stdout)["results"][0]
     second = json.loads(run(f"{SIGMOIDS}:GoodSigmoid", "--json", "--seed", "2").stdout)["results"][0]
