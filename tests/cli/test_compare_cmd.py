@@ -77,6 +77,16 @@ def test_a_forward_without_ctx_gets_all_its_inputs(tmp_path):
     assert "A and B agree: 3 values compared" in result.output
 
 
+def test_outputs_of_different_shapes_are_said_to_differ_without_blaming_a_backward(tmp_path):
+    path = tmp_path / "reductions.py"
+    path.write_text("def ident(x):\n    return x\n\n\ndef col_sum(x):\n    return x.sum(0)\n")
+    result = run(f"{path}:ident", f"{path}:col_sum")
+    assert result.exit_code == 1
+    said = " ".join(result.output.split())
+    assert "note: gradients not compared: the outputs' shapes differ" in said
+    assert "backward raised" not in said and "A and B differ in 1 of 1 values compared." in said
+
+
 def test_module_classes_are_built_and_share_weights_by_name():
     result = run(f"{VARIANTS}:Mixer", f"{VARIANTS}:MixerAgain", "--shape", "3,8")
     assert result.exit_code == 0, result.output
