@@ -36,6 +36,7 @@ from genesis.ops.registry import all_ops
 
 from ..targets import (TargetError, build_inputs, on_device as _on, parse_device, parse_dtype,
                        parse_shape, resolve)
+from ..tolerance_options import step, tolerance
 from ..ui import make_console, new_table, print_error, print_warning, progress, status_text
 
 __all__ = ["gradcheck_command", "Row", "check_target", "check_op", "select_ops",
@@ -81,11 +82,11 @@ def gradcheck_command(
         "Where the inputs live and the check runs: cpu, cuda or cuda:N (a Function with GPU "
         "code is checked on the GPU).")),
     seed: int = typer.Option(0, "--seed", help="Seed of the random inputs."),
-    eps: float = typer.Option(1e-6, "--eps", help="Finite-difference step."),
-    atol: float | None = typer.Option(None, "--atol", show_default=False, help=(
-        "Absolute tolerance. Default: 1e-5.")),
-    rtol: float | None = typer.Option(None, "--rtol", show_default=False, help=(
-        "Relative tolerance. Default: 1e-3; 1.6e-2 with --dtype bfloat16, whose 8-bit "
+    eps: float = typer.Option(1e-6, "--eps", callback=step, help="Finite-difference step (> 0)."),
+    atol: float | None = typer.Option(None, "--atol", callback=tolerance, show_default=False, help=(
+        "Absolute tolerance (>= 0). Default: 1e-5.")),
+    rtol: float | None = typer.Option(None, "--rtol", callback=tolerance, show_default=False, help=(
+        "Relative tolerance (>= 0). Default: 1e-3; 1.6e-2 with --dtype bfloat16, whose 8-bit "
         "significand rounds the analytical gradient by up to 0.4% (torch.testing's tolerance).")),
     fast: bool = typer.Option(False, "--fast", help="Compare random projections v^T J u (re-checks a failure exactly)."),
     max_report: int = typer.Option(10, "--max-report", min=1, help="Worst entries shown per failure."),

@@ -87,6 +87,13 @@ def test_outputs_of_different_shapes_are_said_to_differ_without_blaming_a_backwa
     assert "backward raised" not in said and "A and B differ in 1 of 1 values compared." in said
 
 
+def test_a_negative_or_nan_tolerance_is_a_usage_error():
+    for option, value in (("--atol", "-1"), ("--rtol", "nan")):
+        result = run(f"{SIGMOIDS}:GoodSigmoid", f"{SIGMOIDS}:GoodSigmoid", option, value)
+        assert result.exit_code == 2 and "Traceback" not in result.output
+        assert f"Invalid value for '{option}': must be a finite number >= 0" in result.output
+
+
 def test_module_classes_are_built_and_share_weights_by_name():
     result = run(f"{VARIANTS}:Mixer", f"{VARIANTS}:MixerAgain", "--shape", "3,8")
     assert result.exit_code == 0, result.output

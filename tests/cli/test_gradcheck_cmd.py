@@ -413,6 +413,18 @@ def test_usage_errors(tmp_path):
     assert "importing" in usage_error(run(broken)) and "SyntaxError" in usage_error(run(broken))
 
 
+@pytest.mark.parametrize("option, value, allowed", [
+    ("--eps", "0", "> 0"), ("--eps", "nan", "> 0"), ("--eps", "-1e-6", "> 0"), ("--eps", "inf", "> 0"),
+    ("--atol", "-1", ">= 0"), ("--atol", "nan", ">= 0"), ("--rtol", "-0.1", ">= 0"),
+    ("--rtol", "inf", ">= 0")])
+def test_tolerances_outside_their_range_are_usage_errors(option, value, allowed):
+    # they were taken, and a right Function FAILed with NaN errors
+    result = run(f"{SIGMOIDS}:GoodSigmoid", option, value)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    said = " ".join(re.sub("[│╭╮╰╯─]", " ", result.output).split())
+    assert f"Invalid value for '{option}': must be a finite number {allowed}" in said
+
+
 # -- --ops ---------------------------------------------------------------------------
 
 def test_ops_sweep_by_name():
