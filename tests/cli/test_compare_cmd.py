@@ -2,7 +2,6 @@
 differing values located, usage errors exit 2 with one line."""
 import json
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -48,29 +47,9 @@ def test_a_custom_backward_against_autograd_names_the_missing_factor():
     assert "A and B differ in 1 of 2 values compared." in result.output
 
 
-def test_a_forward_without_ctx_gets_all_its_inputs(tmp_path):
+def test_a_forward_without_ctx_gets_all_its_inputs():
     # PyTorch's setup_context style: its first input was taken for ctx, so B got one too few
-    path = tmp_path / "styles.py"
-    path.write_text(textwrap.dedent("""
-        import genesis
-
-        class Mul(genesis.autograd.Function):
-            @staticmethod
-            def forward(a, b):
-                return a * b
-
-            @staticmethod
-            def setup_context(ctx, inputs, output):
-                ctx.save_for_backward(*inputs)
-
-            @staticmethod
-            def backward(ctx, grad):
-                a, b = ctx.saved_tensors
-                return grad * b, grad * a
-
-        def product(a, b):
-            return a * b
-    """))
+    path = Path(__file__).parent / "data" / "setup_context.py"
     result = run(f"{path}:Mul", f"{path}:product")
     assert result.exit_code == 0, result.output
     assert "inputs: 2 x (3, 4) random float64" in result.output

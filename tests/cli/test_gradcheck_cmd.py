@@ -182,39 +182,20 @@ def test_a_shape_count_that_does_not_fit_the_forward():
     assert "shaped.py:MatMul takes 2 inputs but 1 --shape was given" in result.output
 
 
-SETUP_CONTEXT_FUNCTIONS = """
-    import {module}
-
-
-    class Mul({module}.autograd.Function):
-        @staticmethod
-        def forward(a, b):   # PyTorch's setup_context style: no ctx here
-            return a * b
-
-        @staticmethod
-        def setup_context(ctx, inputs, output):
-            ctx.save_for_backward(*inputs)
-
-        @staticmethod
-        def backward(ctx, grad):
-            a, b = ctx.saved_tensors
-            return grad * b, grad * a
-"""
-
-
-def test_a_forward_without_ctx_gets_all_its_inputs(tmp_path):
+def test_a_forward_without_ctx_gets_all_its_inputs():
     # its first input was taken for ctx: one input too few (missing 'b', or "takes 0 inputs")
-    path = write(tmp_path, "styles.py", SETUP_CONTEXT_FUNCTIONS.format(module="genesis"))
+    path = f"{DATA / 'setup_context.py'}:Mul"
     result = run(path)
     assert result.exit_code == 0, result.output
     assert "2 x (3, 4) random float64, seed 0 -> (3, 4)" in result.output
     assert run(path, "--shape", "2", "--shape", "2").exit_code == 0
     assert "takes 2 inputs but 1 --shape was given" in run(path, "--shape", "2").output
-    assert targets.input_count(targets.resolve(f"{path}:Mul")[0]) == (2, 2)
+    assert targets.input_count(targets.resolve(path)[0]) == (2, 2)
 
 
 def test_a_pytorch_forward_without_ctx_gets_all_its_inputs(tmp_path):
-    path = write(tmp_path, "torch_styles.py", SETUP_CONTEXT_FUNCTIONS.format(module="torch"))
+    source = (DATA / "setup_context.py").read_text().replace("genesis", "torch")
+    path = write(tmp_path, "torch_styles.py", source.split("\n\n\ndef product")[0])
     checked = subprocess.run([sys.executable, "-m", "genesis_cli", "gradcheck", "--torch", path],
                              capture_output=True, text=True, check=False)
     assert checked.returncode == 0, checked.stdout + checked.stderr
