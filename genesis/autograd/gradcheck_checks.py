@@ -23,9 +23,9 @@ import warnings
 
 import numpy as np
 
-from .gradcheck_kinks import kink_entries
 from .gradcheck_jacobians import (WrongGradientLayout, analytical_rows, flat_values,
                                   numerical_jacobians, numerical_projections, vjp_arrays)
+from .gradcheck_kinks import kink_entries
 from .gradcheck_report import GradcheckResult, Mismatch, Tolerances
 from .gradcheck_undefined import undefined_backward_failure
 
