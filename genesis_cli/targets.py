@@ -14,6 +14,7 @@ naming the line that exited.
 """
 from __future__ import annotations
 
+import builtins
 import contextlib
 import importlib
 import importlib.util
@@ -29,10 +30,11 @@ from typing import Callable
 import numpy as np
 
 import genesis
+from genesis.debug.blame import forward_parameters
 from genesis.device import DeviceError
 
 __all__ = ["TargetError", "Target", "Inputs", "resolve", "input_count", "build_inputs",
-           "parse_shape", "parse_dtype", "parse_device", "on_device", "DEFAULT_SHAPE"]
+           "made_up_value", "MADE_UP_VALUES", "parse_shape", "parse_dtype", "parse_device", "on_device", "DEFAULT_SHAPE"]
 
 DEFAULT_SHAPE = (3, 4)
 _STANDARD_LIBRARY = os.path.join(sysconfig.get_paths()["stdlib"], "")
@@ -212,30 +214,87 @@ def _short_repr(value) -> str:
 
 
 def input_count(target: Target) -> tuple:
-    """(required, most) positional inputs the target takes (Function.forward minus ctx);
-    `most` is None when it takes *args.
+    """(required, most) tensor inputs the target takes, the ones --shape is given for: the
+    positional parameters of its forward (less ctx, where forward takes it) or of the
+    callable that `take_tensors`; `most` is None when it takes *args.
 
     >>> input_count(resolve("genesis.ops.elementwise:Mul")[0])
     (2, 2)
     """
-    function = target.obj.forward if target.is_function_class else target.function
-    try:
-        parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):
+    tensors = [p for p in _positional(target) if takes_tensor(p)]
+    required = sum(1 for p in tensors if p.default is p.empty)
+    return required, None if _variadic(target) else len(tensors)
+
+
+# What a required input annotated with a Python number type gets: a tensor would be wrong there.
+MADE_UP_VALUES = {int: 2, float: 0.5, bool: False}
+
+
+def takes_tensor(parameter: inspect.Parameter) -> bool:
+    """Whether an input takes a tensor: it is not annotated, or annotated with a Tensor
+    class or anything but a class (Optional[Tensor], Any). An annotation may be the class
+    or, under `from __future__ import annotations`, a builtin's name.
+
+    >>> def scale(x, k: int):
+    ...     return x * k
+    >>> [takes_tensor(p) for p in inspect.signature(scale).parameters.values()]
+    [True, False]
+    """
+    kind = _annotated_class(parameter)
+    return kind is None or issubclass(kind, genesis.Tensor)
+
+
+def made_up_value(target: Target, parameter: inspect.Parameter):
+    """The value an input that does not `takes_tensor` gets: its default where it has one,
+    else MADE_UP_VALUES' for one annotated int, float or bool; of another class (str, list,
+    ...) no value can be made up: a TargetError names the input."""
+    if parameter.default is not parameter.empty:
+        return parameter.default
+    kind = _annotated_class(parameter)
+    if kind in MADE_UP_VALUES:
+        return MADE_UP_VALUES[kind]
+    raise TargetError(f"{target.name}: can't make up a value for its argument {parameter.name!r} "
+                      f"(annotated {kind.__name__}): give {target.name.rpartition(':')[2]} a "
+                      "gradcheck_inputs() that returns its inputs")
+
+
+def _annotated_class(parameter: inspect.Parameter) -> type | None:
+    kind = parameter.annotation
+    if isinstance(kind, str):
+        kind = getattr(builtins, kind.strip(), None)
+    return kind if isinstance(kind, type) and kind is not parameter.empty else None
+
+
+def _parameters(target: Target) -> list:
+    """The parameters that take the target's inputs: forward's (see
+    `genesis.debug.blame.forward_parameters`) or the callable's."""
+    if target.is_function_class:
+        parameters = forward_parameters(target.obj)
+    else:
+        try:
+            parameters = list(inspect.signature(target.function).parameters.values())
+        except (TypeError, ValueError):
+            parameters = None
+    if parameters is None:
         raise TargetError(f"can't tell how many inputs {target.name} takes; pass --shape once per "
-                          "input") from None
-    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    skip = 1 if target.is_function_class else 0   # ctx
-    required = sum(1 for p in positional if p.default is p.empty) - skip
-    variadic = any(p.kind is p.VAR_POSITIONAL for p in parameters)
-    return max(required, 0), None if variadic else len(positional) - skip
+                          "input")
+    return parameters
+
+
+def _positional(target: Target) -> list:
+    return [p for p in _parameters(target) if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _variadic(target: Target) -> bool:
+    return any(p.kind is p.VAR_POSITIONAL for p in _parameters(target))
 
 
 def build_inputs(target: Target, shapes: list, dtype, seed: int, device=None) -> Inputs:
-    """Inputs for the check: random tensors of `shapes` (one per input) when given, else
-    the target's `gradcheck_inputs()` (a staticmethod or attribute) when it has one, else
-    random tensors of DEFAULT_SHAPE, one per required input; random ones require grad.
-    All on `device` (the CPU by default): given inputs are moved there, as leaves."""
+    """Inputs for the check: random tensors of `shapes` (one per tensor input) when given,
+    else the target's `gradcheck_inputs()` (a staticmethod or attribute) when it has one,
+    else random tensors of DEFAULT_SHAPE, one per required tensor input; random ones require
+    grad. The other inputs get a `made_up_value`. All on `device` (the CPU by default): given
+    inputs are moved there, as leaves."""
     device = genesis.device("cpu") if device is None else device
     provider = getattr(target.obj, "gradcheck_inputs", None)
     if not shapes and provider is not None:
@@ -246,21 +305,43 @@ def build_inputs(target: Target, shapes: list, dtype, seed: int, device=None) ->
         return Inputs(args, "gradcheck_inputs(): " + ", ".join(_describe(arg) for arg in args)
                       + on_device(device), random=False)
     required, most = input_count(target)
+    numbers = {p.name: made_up_value(target, p) for p in _positional(target) if not takes_tensor(p)}
+    noun = "tensor input" if numbers else "input"
     defaulted = not shapes
     if defaulted:
         shapes = [DEFAULT_SHAPE] * max(required, 1)
         description = f"{len(shapes)} x {DEFAULT_SHAPE}"
     elif len(shapes) < required or (most is not None and len(shapes) > most):
-        raise TargetError(f"{target.name} takes {_count_words(required, most)} but {len(shapes)} "
-                          f"--shape {'was' if len(shapes) == 1 else 'were'} given; pass --shape "
-                          "once per input")
+        raise TargetError(f"{target.name} takes {_count_words(required, most, noun)} but "
+                          f"{len(shapes)} --shape {'was' if len(shapes) == 1 else 'were'} given; "
+                          f"pass --shape once per {noun}")
     else:
         description = ", ".join(str(shape) for shape in shapes)
     rng = np.random.default_rng(seed)
-    args = tuple(genesis.tensor(rng.standard_normal(shape), dtype=dtype, device=device,
-                                requires_grad=True) for shape in shapes)
-    return Inputs(args, f"{description} random {dtype.name}, seed {seed}{on_device(device)}",
+    tensors = [genesis.tensor(rng.standard_normal(shape), dtype=dtype, device=device,
+                              requires_grad=True) for shape in shapes]
+    made_up = "".join(f"; {p.name}={numbers[p.name]!r} (made up for `{p.name}: "
+                      f"{_annotated_class(p).__name__}`)"
+                      for p in _positional(target) if p.name in numbers and p.default is p.empty)
+    return Inputs(_in_order(target, tensors, numbers),
+                  f"{description} random {dtype.name}, seed {seed}{on_device(device)}{made_up}",
                   defaulted=defaulted)
+
+
+def _in_order(target: Target, tensors: list, numbers: dict) -> tuple:
+    """The arguments in forward's order: the tensors in the tensor inputs' places, `numbers`
+    (from `made_up_value`) in theirs, as far as the last tensor or required number."""
+    args, left = [], list(tensors)
+    for parameter in _positional(target):
+        if parameter.name in numbers:
+            if parameter.default is not parameter.empty and not left:
+                break
+            args.append(numbers[parameter.name])
+        elif left:
+            args.append(left.pop(0))
+        else:
+            break
+    return tuple(args + left)   # the rest go to *args
 
 
 def _moved(value, device):
@@ -289,10 +370,10 @@ def parse_device(name: str):
     return device
 
 
-def _count_words(required: int, most: int | None) -> str:
+def _count_words(required: int, most: int | None, noun: str = "input") -> str:
     if most == required:
-        return f"{required} input{'' if required == 1 else 's'}"
-    return f"{required} or more inputs" if most is None else f"{required} to {most} inputs"
+        return f"{required} {noun}{'' if required == 1 else 's'}"
+    return f"{required} or more {noun}s" if most is None else f"{required} to {most} {noun}s"
 
 
 def _describe(arg) -> str:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..dtypes import FLOATING_NUMPY_DTYPES
 from ..tensor import Tensor, wrap_array
 from . import forward_ad
 from .engine import grad, unwatched
@@ -270,7 +271,7 @@ class _Problem:
             # The numerical side runs in float64: every floating tensor argument gets a float64
             # copy (not only those checked), so the op sees consistent dtypes.
             for index, arg in enumerate(args):
-                if isinstance(arg, Tensor) and arg._data.dtype.kind == "f" and \
+                if isinstance(arg, Tensor) and arg._data.dtype in FLOATING_NUMPY_DTYPES and \
                         arg._data.dtype != np.float64:
                     copy = wrap_array(arg._data.astype(np.float64), arg._device)
                     copy._requires_grad = index in input_indices
@@ -278,7 +279,7 @@ class _Problem:
         with enable_grad():
             all_outputs = _tensor_outputs(func(*args), check_name)
         output_indices = [index for index, output in enumerate(all_outputs)
-                          if output._data.dtype.kind == "f"]
+                          if output._data.dtype in FLOATING_NUMPY_DTYPES]
         return cls(func, args, input_indices, [args[index] for index in input_indices],
                    tuple(numeric_args), [numeric_args[index] for index in input_indices],
                    output_indices, [all_outputs[index] for index in output_indices])

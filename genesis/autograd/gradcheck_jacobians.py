@@ -19,10 +19,11 @@ import contextlib
 
 import numpy as np
 
+from ..dtypes import FLOATING_NUMPY_DTYPES
 from ..tensor import Tensor, wrap_array
 from .engine import grad, node_checkers
 
-__all__ = ["numerical_jacobians", "numerical_projections", "analytical_rows", "vjp_arrays",
+__all__ = ["numerical_jacobians", "moved_outputs", "numerical_projections", "analytical_rows", "vjp_arrays",
            "flat_values", "gradient_layout_checked", "WrongGradientLayout"]
 
 
@@ -40,17 +41,24 @@ def numerical_jacobians(evaluate, inputs: list, eps: float, output_sizes: list) 
         columns = []
         for flat in range(data.size):
             position = np.unravel_index(flat, data.shape)
-            original = data[position].copy()
-            data[position] = original + eps
-            plus = evaluate()
-            data[position] = original - eps
-            minus = evaluate()
-            data[position] = original
+            plus = moved_outputs(evaluate, data, position, eps)
+            minus = moved_outputs(evaluate, data, position, -eps)
             with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: a NaN entry
                 columns.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
         columns_per_input.append(columns)
     return [[_stack_columns([column[i] for column in columns], size)
              for columns in columns_per_input] for i, size in enumerate(output_sizes)]
+
+
+def moved_outputs(evaluate, data, position: tuple, step: float) -> list:
+    """`evaluate()` with the element of `data` at `position` moved by `step`, then put back
+    exactly."""
+    original = data[position].copy()
+    data[position] = original + step
+    try:
+        return evaluate()
+    finally:
+        data[position] = original
 
 
 def _stack_columns(columns: list, rows: int) -> np.ndarray:
@@ -137,7 +145,7 @@ def _check_layout(node, grad_outputs, grad_inputs, flowed_from) -> None:
             raise WrongGradientLayout(
                 f"{name} returned a gradient of shape {tuple(gradient.shape)} for its input {index}, "
                 f"which has shape {tuple(shape)}{where}")
-        if gradient._data.dtype.kind != "f":
+        if gradient._data.dtype not in FLOATING_NUMPY_DTYPES:
             raise WrongGradientLayout(
                 f"{name} returned a {gradient.dtype.name} gradient for its input {index}, which is "
                 f"{numpy_dtype}; gradients must be floating point")

@@ -44,6 +44,12 @@ CHECKS = {
         "analytical and numerical gradients differ",
         "The backward formula disagrees with central finite differences. Check the derivative "
         "in backward; near a kink (relu or abs at 0, max with ties) move the inputs away from it."),
+    "kink": (
+        "not differentiable here",
+        "The entries out of tolerance sit on a kink (relu or abs at 0, max with ties): the "
+        "one-sided finite differences disagree there and the backward's value lies between "
+        "them, a valid sub-gradient, so finite differences can't check it. Move the inputs away "
+        "from the kink to check the backward."),
     "expected_zero": (
         "gradient expected to be zero",
         "Numerically the output does not change with this input, but backward returned a "
@@ -141,7 +147,8 @@ def format_report(result: GradcheckResult) -> str:
         return (f"{result.check_name} passed ({mode}max abs error {result.max_abs_error:.3g}, "
                 f"max rel error {result.max_rel_error:.3g})")
     title, explanation = CHECKS[result.failed_check]
-    lines = [f"{result.check_name} failed: {title}"]
+    settled = "can't check the gradient" if result.failed_check == "kink" else "failed"
+    lines = [f"{result.check_name} {settled}: {title}"]
     where = _where(result)
     if where:
         lines.append(f"  {where}")

@@ -42,19 +42,31 @@ import numpy as np
 from ..autograd.function import Function
 from .difference_shape import explain_difference
 
-__all__ = ["forward_input_names", "BackwardSite", "explain_inputs"]
+__all__ = ["forward_input_names", "forward_parameters", "BackwardSite", "explain_inputs"]
 
 
 def forward_input_names(function) -> list:
     """The names of a Function's forward inputs (its signature after ctx, or all of it for
     a forward without ctx, whose Function has a `setup_context`); [] if unknown."""
+    return [p.name for p in forward_parameters(function) or ()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def forward_parameters(function) -> list | None:
+    """The `inspect.Parameter`s of a Function's forward that take its inputs: those after
+    ctx, or all of them for a forward without ctx, whose Function has a `setup_context`;
+    None when the signature can't be read.
+
+    >>> from genesis.ops.elementwise import Mul
+    >>> [p.name for p in forward_parameters(Mul)]
+    ['a', 'b']
+    """
     try:
         parameters = list(inspect.signature(function.forward).parameters.values())
     except (TypeError, ValueError):
-        return []
-    names = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        return None
     takes_ctx = getattr(function, "setup_context", Function.setup_context) is Function.setup_context
-    return names[1:] if takes_ctx else names
+    return parameters[1:] if takes_ctx else parameters
 
 
 @dataclass

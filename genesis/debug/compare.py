@@ -150,6 +150,15 @@ def _compare_in(a, b, inputs, dtype, atol, rtol, seed, names) -> Comparison:
     for (path, value_a), (_, value_b) in zip(outputs_a, outputs_b):
         rows.append(_compared(f"output{'' if single else ' ' + path}", value_a, value_b,
                               atol, rtol, names))
+    reshaped = [f"{'output' if single else 'output ' + path} is {tuple(value_a.shape)} in "
+                f"{names[0]}, {tuple(value_b.shape)} in {names[1]}"
+                for (path, value_a), (_, value_b) in zip(outputs_a, outputs_b)
+                if isinstance(value_a, Tensor) and isinstance(value_b, Tensor)
+                and tuple(value_a.shape) != tuple(value_b.shape)]
+    if reshaped:  # no output gradient fits both backwards
+        notes.append("gradients not compared: the outputs' shapes differ (" + "; ".join(reshaped)
+                     + "), so no output gradient fits both")
+        return Comparison(rows, dtype, atol, rtol, seed, notes)
     leaves_a = _leaves(copies_a, input_names, labels[0])
     leaves_b = _leaves(copies_b, input_names, labels[1])
     rows += _gradient_rows(outputs_a, outputs_b, leaves_a, leaves_b, seed, atol, rtol, names)

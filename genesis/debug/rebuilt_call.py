@@ -9,6 +9,7 @@ import numpy as np
 from ..autograd import engine
 from ..autograd.grad_mode import no_grad
 from ..autograd.gradcheck_jacobians import flat_values
+from ..autograd.gradcheck_kinks import on_a_kink
 from ..device import cpu, transfer
 from ..tensor import Tensor, wrap_array
 from .blame import BackwardSite, explain_inputs, forward_input_names
@@ -304,10 +305,9 @@ class RebuiltCall:
                                                  + rounding / (up - down)):
                     continue
                 forward, backward = changes[1] / up, changes[2] / -down
-                low, high = min(forward, backward), max(forward, backward)
                 tolerance = (tol.atol + tol.rtol * max(abs(forward), abs(backward))
                              + rounding / min(up, -down))
-                if high - low > tolerance and low - tolerance <= value <= high + tolerance:
+                if on_a_kink(value, forward, backward, tolerance):
                     kinks += 1  # one-sided slopes differ: a kink; the backward chose a sub-gradient
                     continue
                 mismatches.append({"input": self.leaf_positions[number], "index": list(index),

@@ -23,6 +23,7 @@ from genesis.debug.compare import compare
 from genesis.nn import Module
 
 from ..targets import Target, TargetError, build_inputs, parse_device, parse_dtype, parse_shape, resolve
+from ..tolerance_options import tolerance
 from ..ui import STATUS_STYLES, make_console, new_table, print_error
 
 __all__ = ["compare_command"]
@@ -40,9 +41,10 @@ def compare_command(
         "Dtype both run in (float64 recommended: rounding neither hides nor fakes a difference).")),
     device: str = typer.Option("cpu", "--device", help="Where the inputs live: cpu, cuda or cuda:N."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random inputs and output gradients."),
-    atol: float | None = typer.Option(None, "--atol", help="Absolute tolerance (default: by dtype, "
-                                      "as torch.testing.assert_close)."),
-    rtol: float | None = typer.Option(None, "--rtol", help="Relative tolerance (default: by dtype)."),
+    atol: float | None = typer.Option(None, "--atol", callback=tolerance, help=(
+        "Absolute tolerance, >= 0 (default: by dtype, as torch.testing.assert_close).")),
+    rtol: float | None = typer.Option(None, "--rtol", callback=tolerance, help=(
+        "Relative tolerance, >= 0 (default: by dtype).")),
     as_json: bool = typer.Option(False, "--json", help="Print a machine-readable summary instead of tables."),
     no_color: bool = typer.Option(False, "--no-color", help="No colours (also: NO_COLOR=1)."),
 ) -> None:

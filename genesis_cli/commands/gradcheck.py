@@ -8,7 +8,8 @@ against finite differences, from the command line.
     genesis gradcheck --ops mul,div              some ops (or --filter SUBSTRING)
 
 One row per target (per op with --ops): PASS, FAIL, ERROR (it raised) or SKIP
-(not differentiable); each failure is then explained with the worst Jacobian
+(not differentiable: an op without a gradient, or a target whose only entries out of
+tolerance sit on a kink, as `genesis trace` says); each failure is then explained with the worst Jacobian
 entries and the check that failed. Exit status 0 when nothing failed or
 raised, 1 otherwise, 2 for a usage error.
 """
@@ -30,13 +31,16 @@ from genesis.autograd import check_gradients
 from genesis.autograd.gradcheck import GradcheckWarning
 from genesis.autograd.gradcheck_report import CHECKS, GradcheckResult, Tolerances, format_report
 from genesis.compat import serve_torch
+from genesis.debug.compare import default_tolerances as dtype_tolerances
 from genesis.ops.registry import all_ops
 
 from ..targets import (TargetError, build_inputs, on_device as _on, parse_device, parse_dtype,
                        parse_shape, resolve)
+from ..tolerance_options import step, tolerance
 from ..ui import make_console, new_table, print_error, print_warning, progress, status_text
 
-__all__ = ["gradcheck_command", "Row", "check_target", "check_op", "select_ops"]
+__all__ = ["gradcheck_command", "Row", "check_target", "check_op", "select_ops",
+           "default_tolerances"]
 
 
 @dataclass
@@ -78,9 +82,12 @@ def gradcheck_command(
         "Where the inputs live and the check runs: cpu, cuda or cuda:N (a Function with GPU "
         "code is checked on the GPU).")),
     seed: int = typer.Option(0, "--seed", help="Seed of the random inputs."),
-    eps: float = typer.Option(1e-6, "--eps", help="Finite-difference step."),
-    atol: float = typer.Option(1e-5, "--atol", help="Absolute tolerance."),
-    rtol: float = typer.Option(1e-3, "--rtol", help="Relative tolerance."),
+    eps: float = typer.Option(1e-6, "--eps", callback=step, help="Finite-difference step (> 0)."),
+    atol: float | None = typer.Option(None, "--atol", callback=tolerance, show_default=False, help=(
+        "Absolute tolerance (>= 0). Default: 1e-5.")),
+    rtol: float | None = typer.Option(None, "--rtol", callback=tolerance, show_default=False, help=(
+        "Relative tolerance (>= 0). Default: 1e-3; 1.6e-2 with --dtype bfloat16, whose 8-bit "
+        "significand rounds the analytical gradient by up to 0.4% (torch.testing's tolerance).")),
     fast: bool = typer.Option(False, "--fast", help="Compare random projections v^T J u (re-checks a failure exactly)."),
     max_report: int = typer.Option(10, "--max-report", min=1, help="Worst entries shown per failure."),
     ops: bool = typer.Option(False, "--ops", help="Check the built-in ops of the registry instead of a target."),
@@ -125,8 +132,10 @@ def _gradcheck(target, shape, dtype, device, seed, eps, atol, rtol, fast, max_re
     except TargetError as error:
         print_error(err, str(error))
         raise typer.Exit(2) from None
-    options = CheckOptions(Tolerances(eps=eps, atol=atol, rtol=rtol), fast, max_report,
-                           chosen_device)
+    default_atol, default_rtol = default_tolerances(chosen_dtype)
+    options = CheckOptions(Tolerances(eps=eps, atol=default_atol if atol is None else atol,
+                                      rtol=default_rtol if rtol is None else rtol),
+                           fast, max_report, chosen_device)
     notes = []
     if chosen_dtype is not genesis.float64:
         notes.append(f"--dtype {chosen_dtype.name}: the numerical gradient is taken on float64 copies "
@@ -146,6 +155,18 @@ def _gradcheck(target, shape, dtype, device, seed, eps, atol, rtol, fast, max_re
             print_warning(err, line)
         _print_report(out, rows, ops, options)
     raise typer.Exit(0 if _all_passed(rows) else 1)
+
+
+def default_tolerances(dtype) -> tuple:
+    """(atol, rtol) where --atol or --rtol is not given: gradcheck's (1e-5, 1e-3), widened to
+    torch.testing's for `dtype` where those are wider: bfloat16 rounds the analytical gradient
+    to about 3 significant digits, so its rtol is 1.6e-2.
+
+    >>> default_tolerances(genesis.float64), default_tolerances(genesis.bfloat16)
+    ((1e-05, 0.001), (1e-05, 0.016))
+    """
+    atol, rtol = dtype_tolerances(dtype)
+    return max(atol, Tolerances.atol), max(rtol, Tolerances.rtol)
 
 
 # -- targets -------------------------------------------------------------------
@@ -184,18 +205,24 @@ def _check_target(target, shapes: list, dtype, seed: int, options: CheckOptions)
         if inputs.defaulted and isinstance(error, (ValueError, RuntimeError, IndexError)):
             text += (f"\nThe inputs were {inputs.description}. If {target.name} needs other shapes, "
                      "pass --shape once per input (e.g. --shape 3,4 --shape 4,5).")
+        elif inputs.random and isinstance(error, TypeError):
+            text += (f"\nThe inputs were {inputs.description}. If an input of {target.name} is not "
+                     "a tensor, annotate it (one annotated int, float or bool gets a made-up "
+                     "value) or give it a gradcheck_inputs() that returns its inputs.")
         return Row(target.name, "ERROR", inputs.description, errors=[("", text)]), inputs
     checked = f"{inputs.description} -> {output_shapes[0]}"
     measured = result.ok or result.failed_check not in UNMEASURED
-    row = Row(target.name, "PASS" if result.ok else "FAIL", checked,
+    status = "PASS" if result.ok else "SKIP" if result.failed_check == "kink" else "FAIL"
+    row = Row(target.name, status, checked,
               result.max_abs_error if measured else None,
               result.max_rel_error if measured else None,
               failures=[] if result.ok else [("", result)])
     return row, inputs
 
 
-# Failed checks that compare no gradients, so measure no error: the table shows "-" there.
-UNMEASURED = {"non_finite_input", "nondeterministic", "grad_shape"}
+# Failed checks that compare no gradients, or none that a difference says anything about
+# (at a kink), so measure no error: the table shows "-" there.
+UNMEASURED = {"non_finite_input", "nondeterministic", "grad_shape", "kink"}
 
 
 def _shapes_of(result) -> str:
@@ -325,7 +352,7 @@ def _print_report(console, rows: list, ops: bool, options: CheckOptions) -> None
             console.print(text, markup=False, soft_wrap=True)
         if row.failures:   # the first failing sample in full, the others by name
             where, result = row.failures[0]
-            _heading(console, "FAIL", row.name, where)
+            _heading(console, "SKIP" if row.status == "SKIP" else "FAIL", row.name, where)
             console.print(format_report(result), markup=False, soft_wrap=True)
             if len(row.failures) > 1:
                 console.print("also failing: " + ", ".join(other for other, _ in row.failures[1:]),

@@ -284,6 +284,56 @@ def test_float32_check_still_catches_a_wrong_gradient():
     assert result.input.dtype == "float32"
 
 
+def test_bfloat16_inputs_are_checked_on_float64_copies():
+    # NumPy gives bfloat16 the kind "V": its inputs got no float64 copies and its outputs were
+    # left out of the check, so every backward passed with error 0.
+    x = genesis.tensor(np.random.default_rng(0).uniform(0.5, 2, (3, 4)), dtype=genesis.bfloat16,
+                       requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GradcheckWarning)
+        wrong = check_gradients(WrongSigmoid.apply, x)
+        right = check_gradients(lambda x: x.sin(), x, rtol=1.6e-2)
+        product = check_gradients(lambda a, b: a * b, (x, x.detach().neg().requires_grad_()),
+                                  rtol=1.6e-2)
+    assert wrong.failed_check == "values" and wrong.input.dtype == "bfloat16"
+    assert wrong.max_abs_error > 0.1
+    assert right.ok and 0 < right.max_abs_error < 1e-2
+    assert product.ok and product.max_abs_error > 0
+
+
+class Relu(genesis.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * (x > 0)
+
+
+class DoubledRelu(Relu):
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * (x > 0) * 2   # wrong away from the kink too
+
+
+def test_a_right_backward_at_a_kink_is_not_differentiable_there_not_wrong():
+    # central differences give 0.5 at relu(0); the backward's 0 is a valid sub-gradient
+    at_kink = double([-1.0, 0.0, 2.0, 0.0])
+    result = check_gradients(Relu.apply, at_kink)
+    assert result.failed_check == "kink" and result.failing_entries == 2
+    assert format_report(result).startswith("gradcheck can't check the gradient: not differentiable here")
+    wrong = check_gradients(DoubledRelu.apply, at_kink)
+    assert wrong.failed_check == "values" and wrong.failing_entries == 1
+    assert "2 more entries out of tolerance sit on a kink" in format_report(wrong)
+    beyond = check_gradients(lambda x: Relu.apply(x) * 3, at_kink)
+    assert beyond.failed_check == "kink"
+    assert check_gradients(lambda x: x.clamp(min=0) + Relu.apply(x) * 0, double([-1.0, 2.0])).ok
+
+
 def test_float64_inputs_do_not_warn(x):
     with warnings.catch_warnings():
         warnings.simplefilter("error")

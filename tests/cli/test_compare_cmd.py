@@ -47,6 +47,32 @@ def test_a_custom_backward_against_autograd_names_the_missing_factor():
     assert "A and B differ in 1 of 2 values compared." in result.output
 
 
+def test_a_forward_without_ctx_gets_all_its_inputs():
+    # PyTorch's setup_context style: its first input was taken for ctx, so B got one too few
+    path = Path(__file__).parent / "data" / "setup_context.py"
+    result = run(f"{path}:Mul", f"{path}:product")
+    assert result.exit_code == 0, result.output
+    assert "inputs: 2 x (3, 4) random float64" in result.output
+    assert "A and B agree: 3 values compared" in result.output
+
+
+def test_outputs_of_different_shapes_are_said_to_differ_without_blaming_a_backward(tmp_path):
+    path = tmp_path / "reductions.py"
+    path.write_text("def ident(x):\n    return x\n\n\ndef col_sum(x):\n    return x.sum(0)\n")
+    result = run(f"{path}:ident", f"{path}:col_sum")
+    assert result.exit_code == 1
+    said = " ".join(result.output.split())
+    assert "note: gradients not compared: the outputs' shapes differ" in said
+    assert "backward raised" not in said and "A and B differ in 1 of 1 values compared." in said
+
+
+def test_a_negative_or_nan_tolerance_is_a_usage_error():
+    for option, value in (("--atol", "-1"), ("--rtol", "nan")):
+        result = run(f"{SIGMOIDS}:GoodSigmoid", f"{SIGMOIDS}:GoodSigmoid", option, value)
+        assert result.exit_code == 2 and "Traceback" not in result.output
+        assert f"Invalid value for '{option}': must be a finite number >= 0" in result.output
+
+
 def test_module_classes_are_built_and_share_weights_by_name():
     result = run(f"{VARIANTS}:Mixer", f"{VARIANTS}:MixerAgain", "--shape", "3,8")
     assert result.exit_code == 0, result.output

@@ -99,6 +99,49 @@ def test_tolerances_and_fast_mode_pass_through():
     assert coarse["results"][0]["max_abs_error"] > 100 * fine["results"][0]["max_abs_error"]
 
 
+KINKS = """
+    import genesis
+
+
+    def at_kink():
+        return (genesis.tensor([-1.0, 0.0, 2.0, 0.0], dtype=genesis.float64, requires_grad=True),)
+
+
+    class Relu(genesis.Function):
+        gradcheck_inputs = staticmethod(at_kink)
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.clamp(min=0)
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * (x > 0)
+
+
+    class WrongRelu(Relu):
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * (x > 0) * 2
+"""
+
+
+def test_a_right_backward_at_a_kink_is_skipped_as_trace_does_and_a_wrong_one_fails(tmp_path):
+    # FAIL "The backward formula disagrees" where `genesis trace` said SKIP "on a kink"
+    path = write(tmp_path, "kinks.py", KINKS)
+    result = run(path)
+    assert result.exit_code == 1
+    assert verdicts(result.output) == {"kinks.py:Relu": "SKIP", "kinks.py:WrongRelu": "FAIL"}
+    skipped = result.output.split("SKIP  kinks.py:Relu", 1)[1].split("FAIL  kinks.py:WrongRelu")[0]
+    assert "not differentiable here" in skipped and "sit on a kink" in skipped
+    assert "The backward formula disagrees" not in skipped
+    assert re.search(r"^kinks\.py:Relu\s+SKIP\s+-\s+-", result.output, flags=re.MULTILINE)
+    assert run(f"{path}:Relu").exit_code == 0
+
+
 def test_seed_changes_the_random_inputs():
     first = json.loads(run(f"{SIGMOIDS}:GoodSigmoid", "--json", "--seed", "1").stdout)["results"][0]
     second = json.loads(run(f"{SIGMOIDS}:GoodSigmoid", "--json", "--seed", "2").stdout)["results"][0]
@@ -139,12 +182,136 @@ def test_a_shape_count_that_does_not_fit_the_forward():
     assert "shaped.py:MatMul takes 2 inputs but 1 --shape was given" in result.output
 
 
+def test_a_forward_without_ctx_gets_all_its_inputs():
+    # its first input was taken for ctx: one input too few (missing 'b', or "takes 0 inputs")
+    path = f"{DATA / 'setup_context.py'}:Mul"
+    result = run(path)
+    assert result.exit_code == 0, result.output
+    assert "2 x (3, 4) random float64, seed 0 -> (3, 4)" in result.output
+    assert run(path, "--shape", "2", "--shape", "2").exit_code == 0
+    assert "takes 2 inputs but 1 --shape was given" in run(path, "--shape", "2").output
+    assert targets.input_count(targets.resolve(path)[0]) == (2, 2)
+
+
+def test_a_pytorch_forward_without_ctx_gets_all_its_inputs(tmp_path):
+    source = (DATA / "setup_context.py").read_text().replace("genesis", "torch")
+    path = write(tmp_path, "torch_styles.py", source.split("\n\n\ndef product")[0])
+    checked = subprocess.run([sys.executable, "-m", "genesis_cli", "gradcheck", "--torch", path],
+                             capture_output=True, text=True, check=False)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert verdicts(checked.stdout) == {"torch_styles.py:Mul": "PASS"}
+
+
+NUMBER_INPUTS = """
+    import genesis
+
+
+    class Power(genesis.Function):
+        @staticmethod
+        def forward(ctx, x, n: int, scale: float, twice: bool, offset=1.0):
+            ctx.save_for_backward(x)
+            ctx.n, ctx.scale = n, scale * (2 if twice else 1)
+            out = x
+            for _ in range(n - 1):
+                out = out * x
+            return out * ctx.scale + offset
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * ctx.scale * ctx.n * x ** (ctx.n - 1), None, None, None, None
+
+
+    def shifted(x, shift: "int", y):
+        return (x + shift) * y
+
+
+    def labelled(x, label: str):
+        return x * 2
+"""
+
+
+def test_inputs_annotated_int_float_or_bool_get_numbers_not_tensors(tmp_path):
+    # a random float tensor went to `n: int`: range(n) raised, or the check failed
+    path = write(tmp_path, "numbers.py", NUMBER_INPUTS)
+    power = run(f"{path}:Power")
+    assert power.exit_code == 0, power.output
+    assert verdicts(power.output) == {"numbers.py:Power": "PASS"}
+    assert ("1 x (3, 4) random float64, seed 0; n=2 (made up for `n: int`); scale=0.5 (made up "
+            "for `scale: float`); twice=False (made up for `twice: bool`)") in " ".join(power.output.split())
+    assert "takes 1 to 2 tensor inputs but 3 --shape were given" in run(
+        f"{path}:Power", "--shape", "2", "--shape", "2", "--shape", "2").output
+    shifted = run(f"{path}:shifted", "--shape", "3", "--shape", "3")   # the names, as strings
+    assert shifted.exit_code == 0 and "shift=2 (made up for `shift: int`)" in shifted.output
+    labelled = run(f"{path}:labelled")
+    assert verdicts(labelled.output) == {"numbers.py:labelled": "ERROR"}
+    assert ("can't make up a value for its argument 'label' (annotated str): give labelled a "
+            "gradcheck_inputs() that returns its inputs") in " ".join(labelled.output.split())
+
+
+def test_a_type_error_on_random_inputs_says_how_to_give_other_inputs(tmp_path):
+    path = write(tmp_path, "counted.py", """
+        def repeated(x, n):
+            return sum(x for _ in range(n))
+    """)
+    result = run(path + ":repeated")
+    assert verdicts(result.output) == {"counted.py:repeated": "ERROR"}
+    assert ("If an input of counted.py:repeated is not a tensor, annotate it (one annotated int, "
+            "float or bool gets a made-up value) or give it a gradcheck_inputs()") in " ".join(result.output.split())
+
+
 def test_dtype_warning_is_printed_once():
     result = run(f"{SIGMOIDS}:GoodSigmoid", "--dtype", "float32")
     assert result.exit_code == 0
     assert result.output.count("warning:") == 1 and "--dtype float32" in result.output
     assert "requires grad but is not float64" not in result.output   # gradcheck's own, not repeated
     assert "random float32" in result.output
+
+
+def test_bfloat16_fails_a_wrong_backward_and_passes_a_right_one(tmp_path):
+    # bfloat16 outputs were left out of the check (NumPy's dtype kind "V"): all passed, error 0
+    path = write(tmp_path, "low.py", """
+        import genesis
+
+        class WrongCube(genesis.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x * x
+
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                return 2 * x * x * grad   # the derivative is 3 x^2
+
+        class WrongMul(genesis.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                ctx.save_for_backward(a, b)
+                return a * b
+
+            @staticmethod
+            def backward(ctx, grad):
+                a, b = ctx.saved_tensors
+                return grad * b, grad * b   # b's gradient is grad * a
+
+        def sine(x):
+            return x.sin()
+
+        def product(a, b):
+            return a * b
+    """)
+    wrong = run(path, "--dtype", "bfloat16")
+    assert verdicts(wrong.output) == {"low.py:WrongCube": "FAIL", "low.py:WrongMul": "FAIL"}
+    for name in ("sine", "product"):
+        right = run(f"{path}:{name}", "--dtype", "bfloat16", "--json")
+        assert right.exit_code == 0, right.output
+        summary = json.loads(right.stdout)
+        assert summary["tolerances"] == {"eps": 1e-6, "atol": 1e-5, "rtol": 1.6e-2}
+        assert 0 < summary["results"][0]["max_abs_error"] < 1e-2
+    assert command.default_tolerances(genesis.float16) == (1e-5, 1e-3)   # float16: unchanged
+    stated = run(f"{path}:sine", "--dtype", "bfloat16", "--rtol", "1e-3", "--json")
+    assert json.loads(stated.stdout)["tolerances"]["rtol"] == 1e-3
 
 
 def test_gradcheck_warning_shown_when_the_provided_inputs_are_float32(tmp_path):
@@ -225,6 +392,18 @@ def test_usage_errors(tmp_path):
     assert "--filter selects ops" in usage_error(run(SIGMOIDS, "--filter", "log"))
     broken = write(tmp_path, "broken.py", "def f(x:\n")
     assert "importing" in usage_error(run(broken)) and "SyntaxError" in usage_error(run(broken))
+
+
+@pytest.mark.parametrize("option, value, allowed", [
+    ("--eps", "0", "> 0"), ("--eps", "nan", "> 0"), ("--eps", "-1e-6", "> 0"), ("--eps", "inf", "> 0"),
+    ("--atol", "-1", ">= 0"), ("--atol", "nan", ">= 0"), ("--rtol", "-0.1", ">= 0"),
+    ("--rtol", "inf", ">= 0")])
+def test_tolerances_outside_their_range_are_usage_errors(option, value, allowed):
+    # they were taken, and a right Function FAILed with NaN errors
+    result = run(f"{SIGMOIDS}:GoodSigmoid", option, value)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    said = " ".join(re.sub("[│╭╮╰╯─]", " ", result.output).split())
+    assert f"Invalid value for '{option}': must be a finite number {allowed}" in said
 
 
 # -- --ops ---------------------------------------------------------------------------

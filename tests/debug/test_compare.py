@@ -142,6 +142,16 @@ def test_outputs_of_different_structure_differ():
     assert not result.agree and "A returns 2 values" in result.rows[0].note
 
 
+def test_outputs_of_different_shapes_differ_and_their_gradients_are_not_compared():
+    # B's backward was fed A's output gradient and "raised" a shape mismatch of the tool's making
+    result = compare(lambda x: x, lambda x: x.sum(0), genesis.randn(3, 4))
+    assert not result.agree
+    assert [(row.name, row.note) for row in result.rows] == [
+        ("output", "shapes differ: (3, 4) in A, (4,) in B")]
+    assert result.notes == ["gradients not compared: the outputs' shapes differ (output is (3, 4) "
+                            "in A, (4,) in B), so no output gradient fits both"]
+
+
 def test_an_input_that_reaches_no_output_in_either_agrees_and_says_so():
     result = compare(lambda x, y: x * 2, lambda x, y: x + x, genesis.randn(3), genesis.randn(3))
     assert result.agree
