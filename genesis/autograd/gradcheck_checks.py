@@ -158,8 +158,15 @@ def _reentrant_result(problem, tol, max_report, i, j, first, second) -> Gradchec
 
 def _relative_error(error: np.ndarray, reference: np.ndarray, floor: float) -> np.ndarray:
     """|error| / |reference|, with the reference floored at `floor` (atol): a 1e-17 slip
-    against an exact 0 is not an infinite relative error."""
-    return error / np.maximum(np.abs(reference), floor)
+    against an exact 0 is not an infinite relative error. With atol 0, no error against an
+    exact 0 is a relative error of 0, and an error against it is inf.
+
+    >>> _relative_error(np.array([0.0, 1e-3]), np.array([0.0, 0.0]), 0.0)
+    array([ 0., inf])
+    """
+    reference = np.maximum(np.abs(reference), floor)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(error == 0, 0.0, error / reference)
 
 
 def _worst_entries(problem, i, j, first, second, error, failing, max_report) -> list:

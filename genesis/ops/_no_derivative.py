@@ -15,6 +15,7 @@ NotImplementedError: the derivative for 'unique' is not implemented.
 from __future__ import annotations
 
 from ..autograd.function import Op
+from ..dtypes import FLOATING_NUMPY_DTYPES
 from ..tensor import Tensor, wrap_array
 
 
@@ -34,6 +35,6 @@ class NoDerivative(Op):
 def without_derivative(input: Tensor, values, op: str) -> Tensor:
     """`values` (an array on input's device) as a tensor; in a graph when `input` requires
     grad and the values are floating, with a backward that raises."""
-    if input.requires_grad and values.dtype.kind == "f":
+    if input.requires_grad and values.dtype in FLOATING_NUMPY_DTYPES:
         return NoDerivative.apply(input, values, op)
     return wrap_array(values, input._device)

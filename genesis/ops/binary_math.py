@@ -19,7 +19,7 @@ __all__ = ["atan2", "arctan2", "hypot", "logaddexp", "logaddexp2"]
 def _floating_operands(a, b, op: str):
     """Operands of an op PyTorch defines for floating point only."""
     x, y = operands(a, b, op)
-    if kind_of(x) != "f" and kind_of(y) != "f":
+    if kind_of(x) in "iub" and kind_of(y) in "iub":  # (bfloat16 is of kind "V")
         names = [value.dtype.name for value in (a, b) if isinstance(value, Tensor)]
         raise RuntimeError(f"{op}: needs floating point inputs, got {' and '.join(names)}; "
                            "convert first with .float()")

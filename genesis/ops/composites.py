@@ -287,7 +287,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False):
     ordered = sort(source, axis)  # NaN sorts last: a row with one has its first NaN picked
     xp = input._device.xp
     extent = source.shape[axis]
-    if source._data.dtype.kind == "f":
+    if source.is_floating_point():
         kept = (~xp.isnan(source._data)).sum(axis=axis, keepdims=True)
     else:
         kept = xp.full(source.shape[:axis] + (1,) + source.shape[axis + 1:], extent)

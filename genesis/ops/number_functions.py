@@ -14,7 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..autograd.function import Op
-from ..dtypes import float64
+from ..dtypes import FLOATING_NUMPY_DTYPES, float64
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._operands import device_of, float_operands, kind_of, operands, zeros_of
@@ -65,7 +65,7 @@ class Nextafter(Op):
     def forward(ctx, a, b):
         device = device_of(a, b)
         x, y = _arrays(*operands(a, b, "nextafter"), device)
-        if x.dtype.kind != "f":
+        if x.dtype not in FLOATING_NUMPY_DTYPES:
             raise NotImplementedError(f"nextafter: not implemented for {x.dtype} tensors; "
                                       "convert first with .float()")
         ctx.b_is_tensor = isinstance(b, Tensor)
@@ -105,7 +105,7 @@ class Frexp(Op):
     @staticmethod
     def forward(ctx, a):
         data = a._data
-        if data.dtype.kind != "f":
+        if data.dtype not in FLOATING_NUMPY_DTYPES:
             raise RuntimeError(f"torch.frexp() only supports floating-point dtypes, got "
                                f"{data.dtype}; convert first with .float()")
         xp = a._device.xp

@@ -169,7 +169,7 @@ def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
     _check_probabilities(probabilities, "bernoulli")
     draws = generator_for(input._device, generator)
     drawn = draws.random(input.shape) < probabilities
-    return wrap_array(drawn.astype(input._data.dtype if input._data.dtype.kind == "f" else "float32"),
+    return wrap_array(drawn.astype(input._data.dtype if input.is_floating_point() else "float32"),
                       input._device)
 
 

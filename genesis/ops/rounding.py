@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import Op
+from ..dtypes import FLOATING_NUMPY_DTYPES
 from ..tensor import Tensor
 from . import samples
 from ._operands import zeros_of
@@ -34,7 +35,7 @@ class _Step(Op):
         name = type(ctx)._forward_cls.ufunc
         _refuse_bool(name, a)
         data = a._data
-        return getattr(a._device.xp, name)(data) if data.dtype.kind == "f" else data.copy()
+        return getattr(a._device.xp, name)(data) if data.dtype in FLOATING_NUMPY_DTYPES else data.copy()
 
     @staticmethod
     def backward(ctx, grad):
@@ -66,7 +67,7 @@ class Round(Op):
     def forward(ctx, a, decimals):
         _refuse_bool("round", a)
         data = a._data
-        if data.dtype.kind != "f":
+        if data.dtype not in FLOATING_NUMPY_DTYPES:
             if decimals != 0:
                 raise RuntimeError(f"round: decimals={decimals} needs a floating point tensor, "
                                    f"got {a.dtype.name}; convert first with .float()")
@@ -92,7 +93,7 @@ class Frac(Op):
     @staticmethod
     def forward(ctx, a):
         data = a._data
-        if data.dtype.kind != "f":
+        if data.dtype not in FLOATING_NUMPY_DTYPES:
             raise RuntimeError(f"frac: needs a floating point tensor, got {a.dtype.name}; "
                                "convert first with .float()")
         return data - a._device.xp.trunc(data)

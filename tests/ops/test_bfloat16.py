@@ -50,6 +50,12 @@ OPS = {
     "logsumexp": lambda L, t: t.logsumexp(-1),
     "bce with logits": lambda L, t: L.nn.functional.binary_cross_entropy_with_logits(
         t, L.zeros_like(t)),
+    "floor": lambda L, t: (t * 3).floor(),
+    "round": lambda L, t: (t * 3).round(),
+    "frac": lambda L, t: (t * 3).frac(),
+    "hypot": lambda L, t: L.hypot(t, t.abs() + 1),
+    "atan2": lambda L, t: L.atan2(t, t.abs() + 1),
+    "nanmedian": lambda L, t: t.nanmedian(-1).values,
     "attention": lambda L, t: L.nn.functional.scaled_dot_product_attention(
         t.reshape(1, 4, 8), t.reshape(1, 4, 8), t.reshape(1, 4, 8)),
 }
@@ -132,3 +138,23 @@ def test_a_bfloat16_array_makes_a_bfloat16_tensor_and_can_be_a_parameters_data()
     weight = genesis.nn.Parameter(genesis.zeros(2))
     weight.data = genesis.ones(2).to(genesis.bfloat16)  # was "must be floating point"
     assert weight.dtype is genesis.bfloat16 and weight.requires_grad
+
+
+def test_bfloat16_functions_without_a_gradient_match_pytorch():
+    """floor/ceil/trunc/round returned bfloat16 input unchanged (their floating test was the
+    dtype kind "f"); frexp, nextafter and bernoulli refused bfloat16 or made float32."""
+    if genesis.bfloat16.numpy_dtype is None:
+        pytest.skip("ml_dtypes is not installed, so there is no bfloat16")
+    torch = torch_or_skip()
+    values = np.array([1.5, -2.7, 0.25, 3.0], np.float32)
+    mine, theirs = genesis.tensor(values).to(genesis.bfloat16), torch.tensor(values).bfloat16()
+    for name in ("floor", "ceil", "trunc", "round"):
+        np.testing.assert_array_equal(getattr(mine, name)().float().numpy(),
+                                      getattr(theirs, name)().float().numpy())
+    np.testing.assert_array_equal(genesis.nextafter(mine, mine + 1).float().numpy(),
+                                  torch.nextafter(theirs, theirs + 1).float().numpy())
+    mantissa, exponent = genesis.frexp(mine)
+    expected = torch.frexp(theirs)
+    np.testing.assert_array_equal(mantissa.float().numpy(), expected.mantissa.float().numpy())
+    np.testing.assert_array_equal(exponent.numpy(), expected.exponent.numpy())
+    assert genesis.tensor([0.2, 0.7]).to(genesis.bfloat16).bernoulli().dtype is genesis.bfloat16
