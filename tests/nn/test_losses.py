@@ -405,3 +405,38 @@ def test_bce_with_logits_at_large_and_zero_logits_matches_pytorch(pos_weight, dt
         loss.sum().backward()
         results.append([x.grad.tolist(), t.grad.tolist()])
     np.testing.assert_allclose(results[0], results[1], rtol=1e-6, atol=0)
+
+
+ALL_IGNORED_CASES = [
+    ("cross_entropy", {}), ("cross_entropy", {"weight": True}),
+    ("cross_entropy", {"label_smoothing": 0.1}),
+    ("cross_entropy", {"label_smoothing": 0.1, "weight": True}),
+    ("nll_loss", {}), ("nll_loss", {"weight": True}), ("nll_of_log_softmax", {}),
+    ("zero_weight_targets", {}), ("zero_weight_targets", {"label_smoothing": 0.1}),
+]
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("name, options", ALL_IGNORED_CASES, ids=[f"{n} {o}" for n, o in ALL_IGNORED_CASES])
+def test_an_all_padding_batch_has_zero_gradient_as_in_pytorch(name, options, reduction):
+    """Every target ignored: "mean" is nan (a mean of nothing) but the gradient is 0; targets
+    of weight 0 that are not ignored give nan gradients (0 / 0), as PyTorch's."""
+    torch = torch_or_skip()
+    results = []
+    for library in (genesis, torch):
+        functional = library.nn.functional
+        x = library.arange(6.0, dtype=library.float64).reshape(2, 3).requires_grad_()
+        kwargs = dict(options, reduction=reduction)
+        if kwargs.pop("weight", False) or name == "zero_weight_targets":
+            kwargs["weight"] = library.tensor([0.0, 1.0, 1.0], dtype=library.float64)
+        target = library.tensor([0, 0] if name == "zero_weight_targets" else [-100, -100])
+        if name == "nll_of_log_softmax":
+            loss = functional.nll_loss(x.log_softmax(1), target, **kwargs)
+        elif name == "nll_loss":
+            loss = functional.nll_loss(x, target, **kwargs)
+        else:
+            loss = functional.cross_entropy(x, target, **kwargs)
+        loss.sum().backward()
+        results.append((loss.detach().numpy(), x.grad.numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=0)
