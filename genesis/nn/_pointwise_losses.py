@@ -17,7 +17,8 @@ from ..ops._operands import ignore_float_errors
 from ..ops.gradient_rules import array_math, run_rule
 from ..ops.registry import OpInfo, Sample
 from ..ops.samples import away_from, positive, values
-from ..ops.unary import abs, exp, log
+from ..ops.unary import abs, exp
+from ..ops.composites import xlogy
 from ..ops.where import where
 from ..tensor import Tensor
 from ._composite_functions import logsigmoid
@@ -395,13 +396,13 @@ class BinaryCrossEntropyWithLogits(Op):
 
 
 def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False) -> Tensor:
-    """KL(target || exp(input)) pointwise: target * (log(target) - input), 0 where target is 0.
+    """KL(target || exp(input)) pointwise: xlogy(target, target) - target * input (PyTorch's
+    composition, so the target's gradient log(target) + 1 - input is nan at target 0).
     `input` holds log-probabilities; "batchmean" divides the sum by the batch size (the true KL)."""
     if log_target:
         loss = exp(target) * (target - input)
     else:
-        positive = target > 0
-        loss = target * (log(where(positive, target, 1.0)) - input)
+        loss = xlogy(target, target) - target * input
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
     return reduce_loss(loss, reduction, "kl_div")

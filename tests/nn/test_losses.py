@@ -440,3 +440,15 @@ def test_an_all_padding_batch_has_zero_gradient_as_in_pytorch(name, options, red
         results.append((loss.detach().numpy(), x.grad.numpy()))
     for ours, theirs in zip(*results):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=0)
+
+
+def test_kl_div_target_gradient_at_zero_matches_pytorch():
+    """PyTorch composes xlogy(t, t) - t * input: the target's gradient is nan at t = 0."""
+    torch = torch_or_skip()
+    grads = []
+    for library in (genesis, torch):
+        t = library.tensor([[0.0, 1.0, 0.5]], requires_grad=True)
+        library.nn.functional.kl_div(library.tensor([[-1.0, -2.0, -0.5]]), t,
+                                     reduction="sum").backward()
+        grads.append(t.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
