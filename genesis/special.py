@@ -1,5 +1,5 @@
 """Special functions (PyTorch's `torch.special`): the ones genesis has, under their special
-names, and a few written from them: expit, ndtr, entr, xlog1py. Their gradients are those of
+names, and a few written from them: expit, ndtr, xlog1py. Their gradients are those of
 the ops they are made of."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 from .ops.composites import logit, xlogy
 from .ops.softmax import log_softmax, logsumexp, softmax
-from .ops.special_functions import (digamma, erfc, erfcx, erfinv, i0, i0e, i1, i1e, igamma,
+from .ops.special_functions import (digamma, entr, erfc, erfcx, erfinv, i0, i0e, i1, i1e, igamma,
                                     igammac, lgamma, log_ndtr, mvlgamma, ndtri, polygamma, sinc,
                                     zeta)
 from .ops.unary import erf, exp2, expm1, log1p, sigmoid
@@ -35,12 +35,6 @@ def ndtr(input: Tensor) -> Tensor:
     [0.5]
     """
     return 0.5 * erfc(input * -math.sqrt(0.5))
-
-
-def entr(input: Tensor) -> Tensor:
-    """-x log x elementwise: 0 at 0, -inf below 0."""
-    positive = where(input > 0, input, 1.0)
-    return where(input > 0, -positive * positive.log(), where(input == 0, 0.0, -math.inf))
 
 
 def xlog1py(input, other) -> Tensor:

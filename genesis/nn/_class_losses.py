@@ -18,6 +18,7 @@ from ..ops.gather import gather
 from ..ops.registry import OpInfo, Sample
 from ..ops.samples import positive, values
 from ..ops.softmax import log_softmax, softmax
+from ..ops.where import where
 from ..tensor import Tensor, wrap_array
 from ._class_loss_kernels import CROSS_ENTROPY_GRAD, CROSS_ENTROPY_ROWS
 from ._pointwise_losses import REDUCTIONS, quiet_mean, reduce_loss
@@ -91,11 +92,14 @@ def _target_weights(weight: Tensor | None, safe_target, kept, input: Tensor):
     return weight._data[safe_target] * kept
 
 
-def _nll(log_probs: Tensor, safe_target, weights, class_dim: int, reduction: str) -> Tensor:
-    loss = -_picked(log_probs, safe_target, class_dim)
+def _nll(log_probs: Tensor, safe_target, kept, weights, class_dim: int, reduction: str) -> Tensor:
+    """The weighted negative log likelihood; ignored positions (not `kept`) get a gradient of
+    exactly 0, even where "mean" divides by summed weights of 0 (PyTorch's)."""
+    picked = _picked(log_probs, safe_target, class_dim)
     if weights is None:
-        return reduce_loss(loss, reduction, "nll_loss")
-    loss = loss * wrap_array(weights, log_probs.device)
+        return reduce_loss(-picked, reduction, "nll_loss")
+    picked = where(wrap_array(kept, log_probs.device), picked, 0.0)
+    loss = -picked * wrap_array(weights, log_probs.device)
     if reduction == "mean":
         return loss.sum() / wrap_array(weights.sum(), log_probs.device)
     return reduce_loss(loss, reduction, "nll_loss")
@@ -114,7 +118,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore
     """
     class_dim, safe_target, kept = _class_targets(input, target, ignore_index, "nll_loss")
     weights = _target_weights(weight, safe_target, kept, input)
-    return _nll(input, safe_target, weights, class_dim, reduction)
+    return _nll(input, safe_target, kept, weights, class_dim, reduction)
 
 
 class CrossEntropy(Op):
@@ -177,14 +181,17 @@ class WeightedCrossEntropy(Op):
 
     Per position i: loss_i = -sum_c A[i, c] * log_softmax(x)[i, c], where A holds
     (1 - smoothing) * w[t_i] at the target class plus smoothing / C * w[c] everywhere
-    (0 for ignored positions). The gradient is (softmax(x) * sum_c A[i, c] - A) * grad.
+    (0 for ignored positions). The gradient is (softmax(x) * sum_c A[i, c] - A) * grad,
+    exactly 0 at ignored positions. "mean" divides by the summed target weights; where they
+    are 0 (every target ignored, or of weight 0), the loss is nan and so is the gradient
+    of the positions not ignored, as PyTorch's (its nll part is 0 / 0).
     """
 
     autocast_policy = "float32"
 
     @staticmethod
     @ignore_float_errors  # inf/nan logits, or every target ignored (0 / 0), give nan like PyTorch
-    def forward(ctx, input, coefficients, reduction, denominator):
+    def forward(ctx, input, coefficients, kept, reduction, denominator):
         xp = input._device.xp
         axis = 0 if input.ndim == 1 else 1
         data = input._data
@@ -196,10 +203,10 @@ class WeightedCrossEntropy(Op):
         if ctx.needs_input_grad[0]:
             ctx.save_for_backward(input)
             ctx.probabilities = exps / sums
-            ctx.axis, ctx.coefficients, ctx.reduction, ctx.denominator = \
-                axis, coefficients, reduction, denominator
-        if reduction == "mean":
-            loss = loss.sum() / denominator
+            ctx.axis, ctx.coefficients, ctx.kept, ctx.reduction, ctx.denominator = \
+                axis, coefficients, kept, reduction, denominator
+        if reduction == "mean":  # (a where, not an if: no wait for a GPU)
+            loss = xp.where(denominator == 0, np.nan, loss.sum() / denominator)
         elif reduction == "sum":
             loss = loss.sum()
         return xp.asarray(loss, dtype=data.dtype)
@@ -219,8 +226,10 @@ class WeightedCrossEntropy(Op):
         if ctx.reduction == "none":
             grad = grad.unsqueeze(axis)
         elif ctx.reduction == "mean":
-            grad = grad / wrap_array(ctx.denominator, device)
-        return local * grad, None, None, None
+            denominator = ctx.denominator
+            grad = grad / wrap_array(device.xp.where(denominator == 0, np.nan, denominator), device)
+        kept = wrap_array(device.xp.expand_dims(ctx.kept, axis), device)
+        return where(kept, local * grad, 0.0), None, None, None, None
 
 
 def _coefficients(input: Tensor, safe_target, kept, weight, label_smoothing: float):
@@ -276,7 +285,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
             return CrossEntropy.apply(input, plain_target, reduction)
     _, safe_target, kept = _class_targets(input, target, ignore_index, "cross_entropy")
     coefficients, denominator = _coefficients(input, safe_target, kept, weight, label_smoothing)
-    return WeightedCrossEntropy.apply(input, coefficients, reduction, denominator)
+    return WeightedCrossEntropy.apply(input, coefficients, kept, reduction, denominator)
 
 
 def _cross_entropy_with_probabilities(input, target, weight, reduction, label_smoothing):

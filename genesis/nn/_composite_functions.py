@@ -64,13 +64,13 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
-    """x where x >= 0, else weight * x; `weight` has one slope, or one per channel (dim 1)."""
+    """x where x > 0, else weight * x; `weight` has one slope, or one per channel (dim 1)."""
     if weight.numel() != 1:
         if input.ndim < 2 or input.shape[1] != weight.numel():
             raise RuntimeError(f"prelu: {weight.numel()} slopes for an input of shape "
                                f"{tuple(input.shape)}: give 1, or one per channel (dim 1)")
         weight = weight.reshape((1, -1) + (1,) * (input.ndim - 2))
-    return where(input >= 0, input, weight * input)
+    return where(input > 0, input, weight * input)  # the slope at 0, as PyTorch
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from ..ops.composites import xlogy
 from ..ops.smooth_activation import softplus
 from ..ops.softmax import softmax
 from ..ops.where import where
@@ -106,12 +107,12 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
                      size_average=None, eps: float = 1e-8, reduce=None,
                      reduction: str = "mean") -> Tensor:
     """The Poisson negative log likelihood: exp(input) - target * input for log-rates, else
-    input - target * log(input + eps); `full` adds Stirling's term where target > 1."""
+    input - target * log(input + eps); `full` adds Stirling's term where target > 1, masked
+    as PyTorch's: the term's own gradient still reaches the target, nan where it is 0."""
     loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
     if full:
-        safe = where(target > 1, target, 1.0)
-        stirling = safe * safe.log() - safe + 0.5 * (2 * math.pi * safe).log()
-        loss = loss + where(target > 1, stirling, 0.0)
+        stirling = xlogy(target, target) - target + 0.5 * (2 * math.pi * target).log()
+        loss = loss + stirling.masked_fill(target <= 1, 0)
     return reduce_loss(loss, _legacy_reduction(size_average, reduce, reduction), "poisson_nll_loss")
 
 

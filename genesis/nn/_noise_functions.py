@@ -87,7 +87,7 @@ def _rrelu_slopes(input: Tensor, lower: float, upper: float, training: bool):
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
           inplace: bool = False) -> Tensor:
-    """Randomized leaky ReLU: x where x >= 0, else slope * x, the slope drawn per element
+    """Randomized leaky ReLU: x where x > 0, else slope * x, the slope drawn per element
     from U(lower, upper) while `training`, (lower + upper) / 2 otherwise (the default, as
     PyTorch).
 
@@ -99,7 +99,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     slopes = _rrelu_slopes(input, lower, upper, training)
     if slopes is None:
         return leaky_relu(input, (lower + upper) / 2, inplace)
-    factor = where(input >= 0, 1.0, slopes)
+    factor = where(input > 0, 1.0, slopes)  # the slope at 0, as PyTorch
     return input.mul_(factor) if inplace else input * factor
 
 

@@ -14,14 +14,14 @@ import numpy as np
 from ..autograd.function import Op
 from ..ops._kernels import MEAN_OF_REDUCED, Elementwise, Reduction
 from ..ops._operands import ignore_float_errors
-from ..ops.activation import relu
-from ..ops.clamp import clamp
 from ..ops.gradient_rules import array_math, run_rule
 from ..ops.registry import OpInfo, Sample
 from ..ops.samples import away_from, positive, values
-from ..ops.unary import abs, exp, log, log1p
+from ..ops.unary import abs, exp
+from ..ops.composites import xlogy
 from ..ops.where import where
 from ..tensor import Tensor
+from ._composite_functions import logsigmoid
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "kl_div"]
@@ -169,41 +169,155 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          reduction: str = "mean") -> Tensor:
-    """-(t * log(x) + (1 - t) * log(1 - x)) for probabilities x in [0, 1]; each log is
-    clamped at -100 (as in PyTorch), so x = 0 or 1 gives a finite loss."""
-    _check_pair(input, target, "binary_cross_entropy")
-    data = input._data
-    if bool(((data < 0) | (data > 1)).any()):
-        raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1; "
-                           "for logits use binary_cross_entropy_with_logits")
-    log_x = clamp(log(clamp(input, min=0.0)), min=-100.0)
-    log_not_x = clamp(log(clamp(1 - input, min=0.0)), min=-100.0)
-    loss = -(target * log_x + (1 - target) * log_not_x)
+    """-(t * log(x) + (1 - t) * log(1 - x)) for probabilities x in [0, 1], times `weight`,
+    reduced; each log is clamped at -100 and the gradient's denominator x * (1 - x) at
+    1e-12, as in PyTorch, so x = 0 or 1 gives a finite loss and gradient.
+
+    >>> import genesis
+    >>> import genesis.nn.functional as F
+    >>> p = genesis.tensor([1.0, 0.0], requires_grad=True)
+    >>> F.binary_cross_entropy(p, genesis.tensor([1.0, 0.0])).backward()
+    >>> p.grad
+    tensor([0., 0.])
+    """
+    if not isinstance(target, Tensor):
+        raise TypeError(f"binary_cross_entropy: target must be a genesis Tensor, got "
+                        f"{type(target).__name__}")
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({tuple(target.shape)}) that is different to the "
+                         f"input size ({tuple(input.shape)}) is deprecated. Please ensure they "
+                         "have the same size.")
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"binary_cross_entropy: {reduction!r} is not a valid value for "
+                         f"reduction; use one of {REDUCTIONS}")
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"binary_cross_entropy: expected a target of the input's dtype "
+                           f"{input.dtype}, got {target.dtype}; cast it with "
+                           f".to(input.dtype)")
+    if weight is not None and weight.requires_grad:
+        raise RuntimeError("The function 'binary_cross_entropy' is not differentiable with "
+                           "respect to argument 'weight'. This input cannot have "
+                           "requires_grad True.")
+    for name, data in (("input", input._data), ("target", target._data)):
+        if bool(((data < 0) | (data > 1)).any()):
+            raise RuntimeError(f"binary_cross_entropy: all elements of {name} should be between "
+                               "0 and 1" + ("; for logits use binary_cross_entropy_with_logits"
+                                            if name == "input" else ""))
     if weight is not None:
-        loss = loss * weight
-    return reduce_loss(loss, reduction, "binary_cross_entropy")
+        weight = weight.to(input.dtype).expand(input.shape)
+    return BinaryCrossEntropy.apply(input, target, weight, reduction)
+
+
+# PyTorch's floor for x * (1 - x) in the gradient (a C float there, also for float64), and
+# its offset in the second derivatives (a double)
+_BCE_GRADIENT_FLOOR = np.float32(1e-12)
+_BCE_EPSILON = 1e-12
+
+
+def _divided_by_count(gradient, input: Tensor, reduction: str):
+    """`gradient`, divided by the number of elements for "mean" (PyTorch divides last)."""
+    return gradient / input.numel() if reduction == "mean" else gradient
+
+
+class BinaryCrossEntropy(Op):
+    """Binary cross entropy of probabilities, weighted and reduced, in one node with
+    PyTorch's formulas: the loss (t - 1) max(log1p(-x), -100) - t max(log x, -100); the
+    gradient g (x - t) / max(x (1 - x), 1e-12) for the input (BinaryCrossEntropyGrad, whose
+    own backward gives PyTorch's second derivatives) and -g logit(x) for the target."""
+
+    @staticmethod
+    @ignore_float_errors  # log(0); the mean of nothing is nan
+    def forward(ctx, input, target, weight, reduction):
+        xp = input._device.xp
+        x, t = input._data, target._data
+        floor = x.dtype.type(-100)
+        loss = (t - 1) * xp.maximum(xp.log1p(-x), floor) - t * xp.maximum(xp.log(x), floor)
+        if weight is not None:
+            loss = loss * weight._data
+        ctx.save_for_backward(input, target)
+        ctx.weight, ctx.reduction = weight, reduction
+        if reduction == "none":
+            return loss
+        return xp.asarray(quiet_mean(loss, {}) if reduction == "mean" else loss.sum())
+
+    @staticmethod
+    @ignore_float_errors
+    def backward(ctx, grad):
+        input, target = ctx.saved_tensors
+        weight, reduction = ctx.weight, ctx.reduction
+        needs = ctx.needs_input_grad
+        to_input = (BinaryCrossEntropyGrad.apply(grad, input, target, weight, reduction)
+                    if needs[0] else None)
+        to_target = None
+        if needs[1]:  # -logit(x) g w, with logit(0) = -inf and logit(1) = inf
+            to_target = (input / (1 - input)).log().neg() * grad
+            if weight is not None:
+                to_target = to_target * weight
+            to_target = _divided_by_count(to_target, input, reduction)
+        return to_input, to_target, None, None
+
+
+class BinaryCrossEntropyGrad(Op):
+    """The input's gradient of binary cross entropy, g (x - t) / max(x (1 - x), 1e-12)
+    (times the weight, over the count for "mean"); its backward is PyTorch's
+    binary_cross_entropy_double_backward (and its _grad_output and _target forms)."""
+
+    @staticmethod
+    @ignore_float_errors
+    def forward(ctx, grad, input, target, weight, reduction):
+        xp = input._device.xp
+        x, t = input._data, target._data
+        floor = x.dtype.type(_BCE_GRADIENT_FLOOR)
+        gradient = grad._data * (x - t) / xp.maximum((1 - x) * x, floor)
+        if weight is not None:
+            gradient = gradient * weight._data
+        ctx.save_for_backward(grad, input, target)
+        ctx.weight, ctx.reduction = weight, reduction
+        return _divided_by_count(gradient, input, reduction)
+
+    @staticmethod
+    @ignore_float_errors
+    def backward(ctx, grad_grad):
+        grad, input, target = ctx.saved_tensors
+        weight, reduction = ctx.weight, ctx.reduction
+        needs = ctx.needs_input_grad
+        x, t, eps = input, target, _BCE_EPSILON
+        to_grad = to_input = to_target = None
+        if needs[0]:  # summed back to the loss's shape by the engine for "mean" and "sum"
+            to_grad = (x - t) / ((x + eps) * (1 - x + eps)) * grad_grad
+            if weight is not None:
+                to_grad = to_grad * weight
+            to_grad = _divided_by_count(to_grad, input, reduction)
+        if needs[1]:
+            to_input = ((x * x - 2 * x * t + t) / ((x + eps) ** 2 * (1 - x + eps) ** 2)
+                        * (grad_grad * grad))
+            if weight is not None:
+                to_input = to_input * weight
+            to_input = _divided_by_count(to_input, input, reduction)
+        if needs[2]:
+            to_target = -grad_grad * grad
+            if weight is not None:
+                to_target = to_target * weight
+            to_target = _divided_by_count(to_target / ((1 - x) * x).detach().clamp(min=eps),
+                                          input, reduction)
+        return to_grad, to_input, to_target, None, None
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
     """Binary cross entropy of sigmoid(input), computed stably from the logits; `pos_weight`
-    weighs the positive term (one value per class, broadcast over the last dimension)."""
+    weighs the positive term (one value per class, broadcast over the last dimension).
+    Differentiable in the input and the target (not the weights), as PyTorch's."""
     _check_pair(input, target, "binary_cross_entropy_with_logits")
     if reduction not in REDUCTIONS:
         raise ValueError(f"binary_cross_entropy_with_logits: {reduction!r} is not a valid value "
                          f"for reduction; use one of {REDUCTIONS}")
-    constants = [t for t in (target, weight, pos_weight) if t is not None]
-    if all(isinstance(t, Tensor) and not t.requires_grad for t in constants):
-        return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
-    # A target or weight that needs a gradient too: composed from differentiable ops.
-    log_sigmoid_neg = log1p(exp(-abs(input))) + relu(-input)  # -log(sigmoid(input))
-    if pos_weight is None:
-        loss = (1 - target) * input + log_sigmoid_neg
-    else:
-        loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * log_sigmoid_neg
-    if weight is not None:
-        loss = loss * weight
-    return reduce_loss(loss, reduction, "binary_cross_entropy_with_logits")
+    for name, value in (("weight", weight), ("pos_weight", pos_weight)):
+        if value is not None and value.requires_grad:
+            raise RuntimeError(f"The function 'binary_cross_entropy_with_logits' is not "
+                               f"differentiable with respect to argument '{name}'. This input "
+                               "cannot have requires_grad True.")
+    return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
 
 
 # Per element, with lw = 1 + (pos_weight - 1) * t and -log(sigmoid(x)) computed stably:
@@ -225,14 +339,16 @@ _BCE_LOGITS = _pointwise_loss("bce_logits", "T x, T t, T w, T pw", _BCE_LOGITS_E
 
 def _bce_logits_rule(m, grad, x, t, w, pw, scale):
     """The gradient of binary cross entropy from the logits `x` (targets `t`, weight `w`,
-    positive-class weight `pw`), reduced with `scale`."""
-    return ((1 - t) + (1 + (pw - 1) * t) * (m.sigmoid(x) - 1)) * w * (grad * scale)
+    positive-class weight `pw`), reduced with `scale`: PyTorch's (pw t + 1 - t) sigmoid(x) -
+    pw t, which keeps sigmoid(x)'s tiny values where 1 + lw (sigmoid(x) - 1) would cancel."""
+    positive = pw * t
+    return ((positive + 1 - t) * m.sigmoid(x) - positive) * w * (grad * scale)
 
 
 _BCE_LOGITS_GRAD = Elementwise(
     "genesis_bce_logits_grad", "T x, T t, T w, T pw, T g, T scale", "T dx",
-    "T sigmoid = T(1) / (T(1) + exp(-x));"
-    " dx = ((T(1) - t) + (T(1) + (pw - T(1)) * t) * (sigmoid - T(1))) * w * (g * scale)",
+    "T sigmoid = T(1) / (T(1) + exp(-x)); T positive = pw * t;"
+    " dx = ((positive + T(1) - t) * sigmoid - positive) * w * (g * scale)",
     lambda device, x, t, w, pw, g, scale: _bce_logits_rule(array_math(device), g, x, t, w, pw,
                                                            scale))
 
@@ -243,7 +359,8 @@ def _fused_bce_logits_grad(device, g, x, t, w, pw, scale):
 
 class BinaryCrossEntropyWithLogits(Op):
     """Binary cross entropy of sigmoid(input) from the logits, reduced, in one node (one GPU
-    launch each way), for a target, weight and pos_weight that need no gradient."""
+    launch each way); the target's gradient is PyTorch's, -g x (log sigmoid(-x) - pw log
+    sigmoid(x) with a pos_weight), and the weights are constants."""
 
     @staticmethod
     @ignore_float_errors
@@ -252,28 +369,40 @@ class BinaryCrossEntropyWithLogits(Op):
         arrays = (input._data, target._data, 1.0 if weight is None else weight._data,
                   1.0 if pos_weight is None else pos_weight._data)
         ctx.arrays, ctx.reduction = arrays, reduction
-        ctx.save_for_backward(input)
+        ctx.weight, ctx.pos_weight = weight, pos_weight
+        ctx.save_for_backward(input, target)
         return _reduced_loss(_BCE_LOGITS, device, arrays, reduction)
 
     @staticmethod
     @ignore_float_errors
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
-        _, t, w, pw = ctx.arrays
+        input, target = ctx.saved_tensors
+        _, _, w, pw = ctx.arrays
+        needs = ctx.needs_input_grad
         scale = _gradient_scale(1.0, ctx.arrays, ctx.reduction)
-        to_input = run_rule(_bce_logits_rule, grad, input, t, w, pw, scale,
-                            fused=_fused_bce_logits_grad)
-        return to_input, None, None, None, None
+        to_input = to_target = None
+        if needs[0]:
+            # the target as a Tensor: under create_graph the gradient depends on it too
+            to_input = run_rule(_bce_logits_rule, grad, input, target, w, pw, scale,
+                                fused=_fused_bce_logits_grad)
+        if needs[1]:
+            if ctx.pos_weight is None:
+                to_target = -input * (grad * scale)
+            else:
+                to_target = (logsigmoid(-input) - logsigmoid(input) * ctx.pos_weight) * (grad * scale)
+            if ctx.weight is not None:
+                to_target = to_target * ctx.weight
+        return to_input, to_target, None, None, None
 
 
 def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False) -> Tensor:
-    """KL(target || exp(input)) pointwise: target * (log(target) - input), 0 where target is 0.
+    """KL(target || exp(input)) pointwise: xlogy(target, target) - target * input (PyTorch's
+    composition, so the target's gradient log(target) + 1 - input is nan at target 0).
     `input` holds log-probabilities; "batchmean" divides the sum by the batch size (the true KL)."""
     if log_target:
         loss = exp(target) * (target - input)
     else:
-        positive = target > 0
-        loss = target * (log(where(positive, target, 1.0)) - input)
+        loss = xlogy(target, target) - target * input
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
     return reduce_loss(loss, reduction, "kl_div")

@@ -9,6 +9,7 @@ distances (`diff`, `cdist`), `tensordot`, `take`, `repeat_interleave`, `nan_to_n
 """
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 
 import numpy as np
@@ -19,7 +20,7 @@ from ..dtypes import finfo, int64
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._no_derivative import without_derivative
-from ._operands import normalize_dim
+from ._operands import as_floating, float_operands, ignore_float_errors, normalize_dim
 from .einsum import einsum
 from .gather import gather
 from .join import cat
@@ -238,17 +239,73 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
 
 
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
-    """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
-    p = input.clamp(eps, 1 - eps) if eps is not None else input
-    return (p / (1 - p)).log()
+    """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given.
+
+    >>> import genesis
+    >>> genesis.logit(genesis.tensor([0.5, 0.0]))
+    tensor([0., -inf])
+    """
+    return Logit.apply(input, eps)
+
+
+class Logit(Op):
+    """log(p / (1 - p)) (p clamped to [eps, 1 - eps] with an eps), with PyTorch's gradient
+    g / (x (1 - x)): inf at 0 and 1 (the limit, where the quotient's rule gave 0 * inf),
+    nan outside [0, 1], and 0 outside [eps, 1 - eps] with an eps (the clamp's)."""
+
+    @staticmethod
+    @ignore_float_errors
+    def forward(ctx, input, eps):
+        xp = input._device.xp
+        p = as_floating(input._data)
+        if eps is not None:
+            p = xp.clip(p, eps, 1 - eps)
+        ctx.save_for_backward(input)
+        ctx.eps = eps
+        return xp.log(p / (1 - p))
+
+    @staticmethod
+    @ignore_float_errors
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        low, high = (0.0, 1.0) if ctx.eps is None else (ctx.eps, 1 - ctx.eps)
+        inside = wrap_array((x._data >= low) & (x._data <= high), x._device)
+        outside = math.nan if ctx.eps is None else 0.0
+        return where(inside, grad / (x * (1 - x)), outside), None
 
 
 def xlogy(input, other) -> Tensor:
-    """input * log(other), 0 where input is 0 (even where other is 0); NaN where other is."""
+    """input * log(other), 0 where input is 0 (even where other is 0); NaN where other is.
+
+    >>> import genesis
+    >>> genesis.xlogy(genesis.tensor([0., 2.]), genesis.tensor([0., 1.]))
+    tensor([0., 0.])
+    """
     x = input if isinstance(input, Tensor) else make_tensor(input, device=other._device)
     y = other if isinstance(other, Tensor) else make_tensor(float(other), device=x._device)
-    product = x * where(x == 0, 1.0, y).log()  # (no 0 * -inf where x is 0)
-    return where(y != y, y, product)
+    return Xlogy.apply(x, y)
+
+
+class Xlogy(Op):
+    """x log(y), 0 where x is 0, nan where y is; PyTorch's gradients: xlogy(g, y) for x (0
+    where x is 0 and y <= 0) and g x / y for y (nan at x = y = 0)."""
+
+    @staticmethod
+    @ignore_float_errors
+    def forward(ctx, input, other):
+        xp = input._device.xp
+        x, y = float_operands(input, other, "xlogy")
+        ctx.save_for_backward(input, other)
+        return xp.where(y != y, y, xp.where(x == 0, 0, x * xp.log(y)))
+
+    @staticmethod
+    @ignore_float_errors
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        to_x = xlogy(grad, y).masked_fill((x == 0) & (y <= 0), 0.0) if needs[0] else None
+        to_y = grad * x / y if needs[1] else None
+        return to_x, to_y
 
 
 class TiedValue(Op):

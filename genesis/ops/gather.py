@@ -132,6 +132,9 @@ def _check_along_dim(op: str, input: Tensor, index, dim: int, src: Tensor | None
         if src is not None and (src.ndim != index.ndim or extent > src.shape[axis]):
             raise RuntimeError(f"{op}: index shape {tuple(index.shape)} must not be larger than "
                                f"src shape {tuple(src.shape)} in any dim")
+    if src is not None and src.dtype != input.dtype:  # PyTorch writes no other dtype
+        raise RuntimeError(f"{op}: expected src of the input's dtype {input.dtype.name}, got "
+                           f"{src.dtype.name}; cast it with src.to(input.dtype)")
     check_range(op, index, dim, input.shape[dim] if input.ndim else 1, input._device)
 
 

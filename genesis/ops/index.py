@@ -264,9 +264,26 @@ def getitem(input: Tensor, key) -> Tensor:
 
 def setitem(input: Tensor, key, value) -> None:
     """`input[key] = value`: in place; differentiable w.r.t. `value` and the kept part of `input`."""
+    key = array_key(key, input._device)
     if not isinstance(value, Tensor):
         value = _checked_value(input, value)
-    apply_inplace(IndexPut, input, value, array_key(key, input._device))
+    elif value.dtype != input.dtype and _writes_only_its_dtype(key, value):
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{input.dtype.name} for the destination and {value.dtype.name} for "
+                           f"the source; cast the value with .to({input.dtype})")
+    apply_inplace(IndexPut, input, value, key)
+
+
+def _writes_only_its_dtype(key: tuple, value: Tensor) -> bool:
+    """Whether PyTorch writes `value` at `key` (an `array_key`) with index_put, which takes
+    only the destination's dtype: a key with an index array (a tensor or list), except a
+    lone bool mask given one value (PyTorch's masked_fill). Other keys copy_ into a view,
+    which casts."""
+    arrays = [item for item in key if getattr(item, "ndim", 0) > 0]  # (as _is_advanced)
+    if not arrays:
+        return False
+    lone_mask = len(key) == 2 and len(arrays) == 1 and arrays[0].dtype == bool
+    return not (lone_mask and value.numel() == 1)
 
 
 METHODS = {"__getitem__": getitem, "__setitem__": setitem}

@@ -21,6 +21,10 @@ class MatMul(Op):
         needs = ctx.needs_input_grad
         ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)
         ctx.ndims = (a.ndim, b.ndim)
+        if a._data.dtype != b._data.dtype:  # (after autocast's casts: PyTorch does not promote)
+            raise RuntimeError(f"matmul: expected both operands to have the same dtype, got "
+                               f"{a.dtype.name} and {b.dtype.name}; cast one to the other's, "
+                               f"e.g. with .float() or .double()")
         x, y = operands(a, b, "matmul")
         return rounded_product(x @ y, x.dtype)
 

@@ -106,6 +106,17 @@ I1e = _special_op("I1e", "exp(-|x|) i1(x).", _bessel.i1e,
                                               i0e(x) - out * (sign(x) + 1 / _not_zero(x))))
 
 
+def _entr_array(xp, x):
+    """-x log x; 0 at 0, -inf below 0, nan at nan (PyTorch's)."""
+    positive = xp.where(x > 0, x, 1.0)
+    return xp.where(x > 0, -positive * xp.log(positive), xp.where(x == 0, 0.0, xp.where(
+        x < 0, -math.inf, x)))
+
+
+Entr = _special_op("Entr", "-x log x; its gradient -(1 + log x) is inf at 0 and nan below, as "
+                   "PyTorch's.", _entr_array, lambda g, x, out: g * -(1 + log(x)))
+
+
 class Polygamma(Op):
     """The n-th derivative of digamma; its gradient is polygamma(n + 1)."""
 
@@ -248,6 +259,16 @@ def erfc(input: Tensor) -> Tensor:
     tensor([1.0000e+00, 2.0885e-45], dtype=genesis.float64)
     """
     return Erfc.apply(input)
+
+
+def entr(input: Tensor) -> Tensor:
+    """The elementwise entropy -x log x: 0 at 0, -inf below 0.
+
+    >>> import genesis
+    >>> genesis.special.entr(genesis.tensor([0.0, 0.5]))
+    tensor([0.0000, 0.3466])
+    """
+    return Entr.apply(input)
 
 
 def erfcx(input: Tensor) -> Tensor:
@@ -444,6 +465,7 @@ OPS = [
         Sample((samples.positive(rng, (4, 3), 0.3, 2.0), 1), layout="transposed", note="p=1")],
         torch=lambda torch, a, p: torch.mvlgamma(a, p)),
     _unary_entry("erfc", erfc, samples.values, lambda torch, a: torch.erfc(a)),
+    _unary_entry("entr", entr, samples.positive, lambda torch, a: torch.special.entr(a)),
     _unary_entry("erfcx", erfcx, _in(-3.0, 5.0), lambda torch, a: torch.special.erfcx(a)),
     _unary_entry("erfinv", erfinv, _in(-0.95, 0.95), lambda torch, a: torch.erfinv(a)),
     _unary_entry("ndtri", ndtri, _in(0.02, 0.98), lambda torch, a: torch.special.ndtri(a)),

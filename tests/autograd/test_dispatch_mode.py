@@ -38,7 +38,7 @@ def test_a_mode_sees_the_forward_ops_under_pytorch_names():
     seen = {}
     for lib, base in ((genesis, TorchDispatchMode),
                       (torch, torch.utils._python_dispatch.TorchDispatchMode)):
-        x = lib.tensor(np.arange(6.0).reshape(2, 3) / 10, requires_grad=True)
+        x = lib.tensor(np.arange(6.0).reshape(2, 3) / 10, dtype=lib.float64, requires_grad=True)
         lib.ones(3, 3, dtype=lib.float64)
         with _logging_mode(base)() as log:
             value = _forward(lib, x)

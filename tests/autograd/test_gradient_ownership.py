@@ -56,8 +56,8 @@ def test_an_op_returns_new_arrays_or_passes_a_gradient_through(info, index, samp
     for node in _nodes(outputs):
         if not node._forward_cls.fresh_gradients:
             continue
-        grads = [genesis.Tensor(rng.standard_normal(shape).astype(dtype), device=device)
-                 for shape, dtype, device in node._output_meta]
+        grads = [genesis.from_numpy(rng.standard_normal(shape).astype(dtype)).to(device)
+                 for shape, dtype, device in node._output_meta]  # each output's own dtype
         previous, grad_state.enabled = grad_state.enabled, False
         try:
             returned = node._forward_cls.backward(node, *grads)

@@ -53,6 +53,20 @@ def test_values_and_gradients_match_pytorch(name, args, kwargs):
             np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-9, atol=1e-12)
 
 
+def test_prelu_at_zero_takes_the_slope_as_pytorch():
+    """d prelu / dx at x = 0 is the weight (PyTorch's, and leaky_relu's), and the weight's
+    gradient there is x = 0."""
+    torch = torch_or_skip()
+    grads = []
+    for library in (genesis, torch):
+        x = library.tensor([[0.0, -2.0], [0.0, 3.0]], dtype=library.float64, requires_grad=True)
+        weight = library.tensor([0.25, 0.5], dtype=library.float64, requires_grad=True)
+        (library.nn.functional.prelu(x, weight) * library.tensor([[1.0, 2.0], [3.0, 4.0]],
+                                                                 dtype=library.float64)).sum().backward()
+        grads.append((x.grad.tolist(), weight.grad.tolist()))
+    assert grads[0] == grads[1] == ([[0.25, 1.0], [0.75, 4.0]], [0.0, -4.0])
+
+
 @pytest.mark.parametrize("name, args, kwargs", [case for case in CASES if case[0] not in
                                                 ("hardshrink", "softshrink", "threshold")],
                          ids=[i for i, c in zip(IDS, CASES) if c[0] not in ("hardshrink", "softshrink", "threshold")])

@@ -327,3 +327,128 @@ def test_errors_name_the_problem():
 
 def test_bce_clamps_the_log_at_minus_100():
     assert F.binary_cross_entropy(genesis.tensor([0.0]), genesis.tensor([1.0])).item() == 100.0
+
+
+def test_bce_of_a_confident_correct_prediction_has_zero_gradient():
+    p = genesis.tensor([1.0, 0.0], requires_grad=True)
+    loss = F.binary_cross_entropy(p, genesis.tensor([1.0, 0.0]))
+    loss.backward()
+    assert loss.item() == 0.0 and p.grad.tolist() == [0.0, 0.0]  # no 0 * inf from a clamp
+
+
+def _saturated_probabilities(library, dtype):
+    p = library.tensor([0.0, 1.0, 0.0, 1.0, 0.3], dtype=dtype, requires_grad=True)
+    t = library.tensor([0.0, 1.0, 1.0, 0.0, 0.6], dtype=dtype, requires_grad=True)
+    return p, t, library.tensor([1.0, 2.0, 3.0, 4.0, 5.0], dtype=dtype)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("with_weight", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_bce_at_saturated_probabilities_matches_pytorch_exactly(dtype, with_weight, reduction):
+    """Loss, gradients (PyTorch's floor of 1e-12 on x (1 - x)) and second derivatives at
+    x = 0 and 1, right and wrong."""
+    torch = torch_or_skip()
+    results = []
+    for library in (genesis, torch):
+        p, t, weight = _saturated_probabilities(library, getattr(library, dtype))
+        loss = library.nn.functional.binary_cross_entropy(p, t, weight if with_weight else None,
+                                                         reduction=reduction)
+        grads = library.autograd.grad(loss.sum(), (p, t), create_graph=True)
+        second = library.autograd.grad((grads[0] * library.arange(5.0, dtype=p.dtype)).sum(), (p, t))
+        results.append([loss.tolist()] + [g.tolist() for g in grads + second])
+    for ours, theirs in zip(*results):  # (a sum's last bit may differ: its order)
+        np.testing.assert_allclose(ours, theirs, rtol=1e-15 if dtype == "float64" else 1e-7)
+
+
+def test_bce_through_a_saturated_sigmoid_matches_pytorch():
+    x = genesis.tensor([20.0, -20.0], requires_grad=True)  # sigmoid(20) is 1.0 in float32
+    loss = F.binary_cross_entropy(x.sigmoid(), genesis.tensor([0.0, 1.0]))
+    loss.backward()
+    assert loss.item() == 60.0 and x.grad[0].item() == 0.0
+    assert x.grad[1].item() == pytest.approx(-0.5)
+    q = genesis.tensor([0.0, 1.0], requires_grad=True)
+    F.binary_cross_entropy(q, genesis.tensor([1.0, 0.0])).backward()
+    assert q.grad.tolist() == [-499999997952.0, 499999997952.0]  # PyTorch's clamped value
+
+
+def test_bce_refuses_what_pytorch_refuses():
+    p = genesis.tensor([0.3, 0.4])
+    with pytest.raises(RuntimeError, match="not differentiable with respect to argument 'weight'"):
+        F.binary_cross_entropy(p, genesis.tensor([0.0, 1.0]),
+                               genesis.tensor([1.0, 2.0], requires_grad=True))
+    with pytest.raises(RuntimeError, match="target should be between 0 and 1"):
+        F.binary_cross_entropy(p, genesis.tensor([0.0, 1.5]))
+    with pytest.raises(ValueError, match="different to the input size"):
+        F.binary_cross_entropy(p, genesis.tensor([[0.0, 1.0]]))
+    with pytest.raises(RuntimeError, match="float64.*float32.*to\\(input.dtype\\)"):
+        F.binary_cross_entropy(p.double(), genesis.tensor([0.0, 1.0]))
+    with pytest.raises(RuntimeError, match="respect to argument 'pos_weight'"):
+        F.binary_cross_entropy_with_logits(p, genesis.tensor([0.0, 1.0]), pos_weight=genesis.tensor(
+            [1.0, 2.0], requires_grad=True))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("pos_weight", [None, 2.0])
+def test_bce_with_logits_at_large_and_zero_logits_matches_pytorch(pos_weight, dtype):
+    """PyTorch's gradient (pw t + 1 - t) sigmoid(x) - pw t: no cancellation at -100, and the
+    target's gradient at x = 0 (where |x| and relu have kinks) through the same node."""
+    torch = torch_or_skip()
+    results = []
+    for library in (genesis, torch):
+        kind = getattr(library, dtype)
+        x = library.tensor([20.0, -20.0, 100.0, -100.0, 0.0], dtype=kind, requires_grad=True)
+        t = library.tensor([0.0, 1.0, 1.0, 0.0, 1.0], dtype=kind, requires_grad=True)
+        options = {} if pos_weight is None else {"pos_weight": library.tensor(pos_weight, dtype=kind)}
+        loss = library.nn.functional.binary_cross_entropy_with_logits(x, t, reduction="none",
+                                                                      **options)
+        loss.sum().backward()
+        results.append([x.grad.tolist(), t.grad.tolist()])
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-6, atol=0)
+
+
+ALL_IGNORED_CASES = [
+    ("cross_entropy", {}), ("cross_entropy", {"weight": True}),
+    ("cross_entropy", {"label_smoothing": 0.1}),
+    ("cross_entropy", {"label_smoothing": 0.1, "weight": True}),
+    ("nll_loss", {}), ("nll_loss", {"weight": True}), ("nll_of_log_softmax", {}),
+    ("zero_weight_targets", {}), ("zero_weight_targets", {"label_smoothing": 0.1}),
+]
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("name, options", ALL_IGNORED_CASES, ids=[f"{n} {o}" for n, o in ALL_IGNORED_CASES])
+def test_an_all_padding_batch_has_zero_gradient_as_in_pytorch(name, options, reduction):
+    """Every target ignored: "mean" is nan (a mean of nothing) but the gradient is 0; targets
+    of weight 0 that are not ignored give nan gradients (0 / 0), as PyTorch's."""
+    torch = torch_or_skip()
+    results = []
+    for library in (genesis, torch):
+        functional = library.nn.functional
+        x = library.arange(6.0, dtype=library.float64).reshape(2, 3).requires_grad_()
+        kwargs = dict(options, reduction=reduction)
+        if kwargs.pop("weight", False) or name == "zero_weight_targets":
+            kwargs["weight"] = library.tensor([0.0, 1.0, 1.0], dtype=library.float64)
+        target = library.tensor([0, 0] if name == "zero_weight_targets" else [-100, -100])
+        if name == "nll_of_log_softmax":
+            loss = functional.nll_loss(x.log_softmax(1), target, **kwargs)
+        elif name == "nll_loss":
+            loss = functional.nll_loss(x, target, **kwargs)
+        else:
+            loss = functional.cross_entropy(x, target, **kwargs)
+        loss.sum().backward()
+        results.append((loss.detach().numpy(), x.grad.numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=0)
+
+
+def test_kl_div_target_gradient_at_zero_matches_pytorch():
+    """PyTorch composes xlogy(t, t) - t * input: the target's gradient is nan at t = 0."""
+    torch = torch_or_skip()
+    grads = []
+    for library in (genesis, torch):
+        t = library.tensor([[0.0, 1.0, 0.5]], requires_grad=True)
+        library.nn.functional.kl_div(library.tensor([[-1.0, -2.0, -0.5]]), t,
+                                     reduction="sum").backward()
+        grads.append(t.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)

@@ -93,3 +93,17 @@ def test_unfold_fold_and_softmax2d_match_pytorch():
     np.testing.assert_allclose(back, torch.nn.Fold((5, 5), 2, padding=1)(theirs).numpy())
     np.testing.assert_allclose(genesis.nn.Softmax2d()(genesis.tensor(x, dtype=genesis.float64)).numpy(),
                                torch.nn.Softmax2d()(torch.tensor(x)).numpy(), rtol=1e-12)
+
+
+def test_poisson_nll_full_target_gradient_at_zero_matches_pytorch():
+    """Stirling's term composed as PyTorch's: its 0 * log 0 makes the target's gradient nan
+    at 0, even though the term is masked out there."""
+    torch = torch_or_skip()
+    grads = []
+    for library in (genesis, torch):
+        x = library.tensor([0.0, 2.0, 1.5], requires_grad=True)
+        t = library.tensor([0.0, 3.0, 1.0], requires_grad=True)
+        library.nn.functional.poisson_nll_loss(x, t, log_input=False, full=True).backward()
+        grads.append((x.grad.numpy(), t.grad.numpy()))
+    for mine, reference in zip(*grads):
+        np.testing.assert_allclose(mine, reference, rtol=1e-6)

@@ -63,6 +63,14 @@ def test_rrelu_draws_slopes_in_range_and_differentiates_through_them():
     np.testing.assert_array_equal(x.grad.numpy()[~negative], 1.0)
 
 
+def test_rrelu_at_zero_takes_the_slope_as_pytorch():
+    torch = torch_or_skip()
+    for library in (genesis, torch):
+        x = library.tensor([0.0, -1.0, 1.0], requires_grad=True)
+        library.nn.functional.rrelu(x, 0.25, 0.25, training=True).sum().backward()
+        assert x.grad.tolist() == [0.25, 0.25, 1.0], library.__name__
+
+
 def test_rrelu_evaluation_and_one_point_interval_match_pytorch():
     torch = torch_or_skip()
     data = np.random.default_rng(3).standard_normal((3, 5))

@@ -118,3 +118,27 @@ def test_median_along_a_dim_picks_the_nan_of_a_row_as_torch():
     got = genesis.median(genesis.tensor(data), 1)
     np.testing.assert_array_equal(got.values.numpy(), expected.values.numpy())
     assert got.indices.tolist() == expected.indices.tolist()
+
+
+def _gradients_in_both(torch, function, *values):
+    """function(library, *tensors)'s value and its inputs' gradients, genesis then torch."""
+    results = []
+    for library in (genesis, torch):
+        inputs = [library.tensor(v, requires_grad=True) for v in values]
+        function(library, *inputs).sum().backward()
+        results.append([x.grad.numpy() for x in inputs])
+    return results
+
+
+@pytest.mark.parametrize("name, function, values", [
+    ("logit", lambda L, x: L.logit(x), ([-0.5, 0.0, 0.25, 1.0, 1.5],)),
+    ("logit eps", lambda L, x: L.logit(x, 0.1), ([-0.5, 0.0, 0.05, 0.25, 1.0],)),
+    ("xlogy", lambda L, x, y: L.xlogy(x, y), ([0.0, 0.0, 2.0, 1.0, 0.0], [0.0, 2.0, 0.0, float("nan"), -1.0])),
+])
+def test_gradients_at_the_domain_edge_match_pytorch(name, function, values):
+    """logit'(0) is inf (the quotient rule gave 0 * inf = nan), nan outside [0, 1]; xlogy's
+    gradient in y at x = y = 0 is nan (0 / 0) and in x at x = 0 is log y (0 where y <= 0)."""
+    torch = torch_or_skip()
+    ours, theirs = _gradients_in_both(torch, function, *values)
+    for mine, reference in zip(ours, theirs):
+        np.testing.assert_allclose(mine, reference, rtol=1e-6)

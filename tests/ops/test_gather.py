@@ -146,3 +146,13 @@ def test_every_scatter_add_goes_through_the_one_helper():
                  if path.name != "_scatter.py"
                  and any(spelling in path.read_text() for spelling in ("add.at(", "cupyx.scatter_add"))]
     assert offenders == []
+
+
+@pytest.mark.parametrize("op", ["scatter", "scatter_", "scatter_add", "scatter_add_"])
+def test_scatter_refuses_a_src_of_another_dtype_as_pytorch(op):
+    torch = torch_or_skip()
+    for library in (torch, genesis):
+        with pytest.raises(RuntimeError) as caught:
+            getattr(library.zeros(3), op)(0, library.tensor([0]), library.tensor([1.0], dtype=library.float64))
+    assert "float32" in str(caught.value) and "float64" in str(caught.value)
+    assert genesis.zeros(3).scatter_(0, genesis.tensor([0]), 2).tolist() == [2.0, 0.0, 0.0]  # a number casts

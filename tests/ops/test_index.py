@@ -96,6 +96,37 @@ def test_setitem_casts_the_value_to_the_tensor_dtype():
     assert x.tolist() == [2, 5, 6] and x.dtype == genesis.int64
 
 
+SETITEM_DTYPE_CASES = [
+    ("index tensor, int64 value", lambda L: L.tensor([0]), lambda L: L.tensor([1])),
+    ("index tensor, float64 value", lambda L: L.tensor([0, 2]), lambda L: L.tensor([1.0, 2.0], dtype=L.float64)),
+    ("index tensor, 0-d int64 value", lambda L: L.tensor([0]), lambda L: L.tensor(1)),
+    ("list, int64 value", lambda L: [0, 1], lambda L: L.tensor([1, 2])),
+    ("bool mask, two int64 values", lambda L: L.tensor([True, True, False]), lambda L: L.tensor([1, 2])),
+    ("bool mask, one int64 value", lambda L: L.tensor([True, False, True]), lambda L: L.tensor([1])),
+    ("index tensor, number", lambda L: L.tensor([0]), lambda L: 0.5),
+    ("slice, int64 value", lambda L: slice(0, 2), lambda L: L.tensor([1, 2])),
+    ("0-d index, int64 value", lambda L: L.tensor(1), lambda L: L.tensor(3)),
+]
+
+
+@pytest.mark.parametrize("name, key, value", SETITEM_DTYPE_CASES, ids=[c[0] for c in SETITEM_DTYPE_CASES])
+def test_setitem_refuses_another_dtype_where_pytorch_index_puts(name, key, value):
+    """An index array (PyTorch's index_put) takes only the destination's dtype; a number, a
+    view's copy_ (slices, 0-d indices) and a bool mask given one value cast, as in PyTorch."""
+    torch = torch_or_skip()
+    outcomes = []
+    for library in (genesis, torch):
+        x = library.zeros(3)
+        try:
+            x[key(library)] = value(library)
+            outcomes.append(x.tolist())
+        except RuntimeError as error:
+            outcomes.append("RuntimeError")
+            if library is genesis:
+                assert "float32 for the destination and" in str(error) and ".to(" in str(error)
+    assert outcomes[0] == outcomes[1]
+
+
 def test_getitem_second_derivative():
     x = genesis.tensor(np.random.default_rng(0).standard_normal((4, 3)), dtype=genesis.float64,
                        requires_grad=True)

@@ -121,3 +121,31 @@ def test_einsum_sublist_errors():
         genesis.einsum(a, [0, 52])
     with pytest.raises(RuntimeError, match="operand, sublist pairs"):
         genesis.einsum(a, [0, 1], a)
+
+
+MIXED_DTYPE_PRODUCTS = {
+    "matmul": lambda L, a, b: a @ b, "mm": lambda L, a, b: L.mm(a, b),
+    "bmm": lambda L, a, b: L.bmm(a.unsqueeze(0), b.unsqueeze(0)),
+    "dot": lambda L, a, b: L.dot(a[0], b[0]), "mv": lambda L, a, b: L.mv(a, b[0]),
+    "batched matmul": lambda L, a, b: L.matmul(a.expand(3, 2, 2), b),
+    "linear": lambda L, a, b: L.nn.functional.linear(a, b),
+}
+
+
+@pytest.mark.parametrize("other", ["float32", "int64"])
+@pytest.mark.parametrize("name", list(MIXED_DTYPE_PRODUCTS))
+def test_matrix_products_refuse_mixed_dtypes_as_pytorch(name, other):
+    """PyTorch does not promote in a matrix product: f64 @ f32 is a RuntimeError."""
+    torch = torch_or_skip()
+    for library in (torch, genesis):
+        a = library.ones(2, 2, dtype=library.float64)
+        b = library.ones(2, 2, dtype=getattr(library, other))
+        with pytest.raises(RuntimeError) as caught:
+            MIXED_DTYPE_PRODUCTS[name](library, a, b)
+    assert "float64" in str(caught.value) and other in str(caught.value)
+
+
+def test_autocast_still_casts_mixed_matmul_operands():
+    a, b = genesis.ones(2, 2), genesis.ones(2, 2, dtype=genesis.bfloat16)
+    with genesis.autocast("cpu", dtype=genesis.bfloat16):
+        assert (a @ b).dtype == genesis.bfloat16

@@ -256,3 +256,16 @@ def test_torch_special_spellings():
         assert getattr(special, name) is getattr(genesis, name)
     assert special.ndtr(genesis.tensor([-10.0], dtype=genesis.float64)).item() == \
         pytest.approx(7.619853024160526e-24, rel=1e-14)  # 0.5 (1 + erf) would give 0 here
+
+
+def test_entr_gradient_at_the_domain_edge_matches_pytorch():
+    """-(1 + log x): inf at 0 (the masked composition gave 0), nan below 0."""
+    torch = torch_or_skip()
+    grads = []
+    for library in (genesis, torch):
+        x = library.tensor([-0.5, 0.0, 0.25, 1.0], requires_grad=True)
+        library.special.entr(x).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
+    assert gradgradcheck(genesis.special.entr, (genesis.tensor([0.3, 2.0], dtype=genesis.float64,
+                                                               requires_grad=True),))
