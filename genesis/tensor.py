@@ -28,7 +28,7 @@ from .grad_state import grad_state
 from .inference_tensors import (InferenceVersionCounter, inference_state, inference_users,
                                 new_version_counter)
 from .listeners import Listeners
-from .sizes import describe_value, normalize_dim
+from .sizes import Size, describe_value, known_size, normalize_dim, size_of
 
 __all__ = ["Tensor", "wrap_array", "cut_listeners", "CutListener"]
 
@@ -64,7 +64,7 @@ class _Size(int):
 
     def __call__(self, dim: int | None = None):
         if dim is None:
-            return self._shape
+            return size_of(self._shape)
         shape = self._shape
         if dim.__class__ is int and -len(shape) <= dim < len(shape):
             return shape[dim]
@@ -118,8 +118,15 @@ class Tensor:
 
     # -- shape, type, device --------------------------------------------------
     @property
-    def shape(self) -> tuple:
-        return self._data.shape
+    def shape(self) -> Size:
+        """The extents, as a `genesis.Size` (a tuple of ints).
+
+        >>> Tensor([[1, 2, 3]]).shape
+        genesis.Size([1, 3])
+        """
+        shape = self._data.shape
+        size = known_size(shape)
+        return size if size is not None else size_of(shape)
 
     @property
     def dtype(self) -> DType:

@@ -7,6 +7,7 @@ from typing import Any
 from typing import Protocol
 import numpy as np
 from .autograd.hooks import RemovableHandle
+from .sizes import Size
 from .device import Device
 from .dtypes import DType
 from .listeners import Listeners
@@ -619,7 +620,7 @@ class Tensor:
     def sgn(self): ...  # genesis.ops.tensor_info
     def sgn_(self) -> Tensor: ...  # genesis.ops.number_functions
     @property
-    def shape(self) -> tuple: ...
+    def shape(self) -> Size: ...
     def short(self, memory_format=None): ...  # genesis.ops.convert
     def sigmoid(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def sigmoid_(self) -> Tensor: ...  # genesis.ops.unary

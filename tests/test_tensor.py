@@ -57,6 +57,35 @@ def test_properties():
     assert len(x) == 2
 
 
+def _size_behaviour(lib) -> list:
+    """What a script sees of a shape: its type, sums, slices, reprs, pickling."""
+    x = lib.zeros(2, 3, 4)
+    shape = x.shape
+    return [isinstance(shape, lib.Size), isinstance(x.size(), lib.Size), shape.numel(),
+            shape == (2, 3, 4), hash(shape) == hash((2, 3, 4)), x.size(1), shape[0].__class__,
+            repr(shape[1:]), repr(shape + (5,)), repr((1,) + shape), repr(shape * 2),
+            repr(pickle.loads(pickle.dumps(shape))), repr(copy.deepcopy(shape)),
+            repr(lib.Size([2, 3])), repr(lib.tensor(1.0).shape), lib.Size([2, 3]).numel()]
+
+
+def test_shape_and_size_are_a_size():
+    """t.shape and t.size() are a genesis.Size (PyTorch's torch.Size), a tuple of ints."""
+    assert _size_behaviour(genesis) == [
+        True, True, 24, True, True, 3, int, "genesis.Size([3, 4])", "genesis.Size([2, 3, 4, 5])",
+        "genesis.Size([1, 2, 3, 4])", "genesis.Size([2, 3, 4, 2, 3, 4])",
+        "genesis.Size([2, 3, 4])", "genesis.Size([2, 3, 4])", "genesis.Size([2, 3])",
+        "genesis.Size([])", 6]
+    with pytest.raises(TypeError, match="Size"):
+        genesis.Size([2.5])
+
+
+def test_size_matches_pytorch():
+    torch = torch_or_skip()
+    shown = [value.replace("genesis.", "torch.") if isinstance(value, str) else value
+             for value in _size_behaviour(genesis)]
+    assert shown == _size_behaviour(torch)
+
+
 def test_requires_grad_rules():
     x = genesis.tensor([1.0, 2.0])
     x.requires_grad = True
