@@ -107,6 +107,7 @@ class Node:
     _source = None            # where the forward was called, when recorded
     _materialize_grads = True
     _non_differentiable = ()
+    _non_tensor_inputs = ()   # a user's Function: the positions of its non-tensor arguments
     _post_accumulate_hooks = ()  # AccumulateGrad: from Tensor.register_post_accumulate_grad_hook
 
     # Slots are filled lazily (a ctx that never joins a graph only gets
@@ -165,7 +166,8 @@ class Node:
     def save_for_backward(self, *tensors) -> None:
         """Keep tensors for backward; later in-place changes to them are detected.
 
-        Numbers and None may be saved too (kept as they are).
+        None may be saved too. Anything else is PyTorch's TypeError in a user's Function
+        once its node joins the graph (genesis's own ops also keep numbers here).
         """
         self._saved = tensors  # packed with their versions when the node joins the graph
 
@@ -597,6 +599,10 @@ def _run_user_forward(cls, ctx: Node, args: tuple, kwargs: dict, graph: bool) ->
                 detail = (index, type(ctx).__name__, several)
                 value._view = (base, steps, ("custom_function", detail), version)
     outputs = tuple(value if isinstance(value, Tensor) else None for value in converted)
+    if graph:  # backward must give these None (engine.check_user_gradients)
+        non_tensors = tuple(index for index, arg in enumerate(args) if not isinstance(arg, Tensor))
+        if non_tensors:
+            ctx._non_tensor_inputs = non_tensors
     return (converted if result.__class__ is tuple else converted[0]), outputs
 
 
@@ -958,9 +964,17 @@ def _pack_saved(ctx: Node, saved: tuple) -> tuple:
     """
     packed = []
     hooked = bool(saved_hooks.stack)
-    for value in saved:
+    for index, value in enumerate(saved):
         if not isinstance(value, Tensor):  # (None, what an op saves for an input without
-            packed.append(_SAVED_NONE if value is None else (value, None, -1))  # a gradient)
+            if value is None:              # a gradient)
+                packed.append(_SAVED_NONE)
+                continue
+            if not ctx._forward_cls._builtin:
+                raise TypeError(f"save_for_backward can only save variables, but argument "
+                                f"{index} is of type {type(value).__name__}: {type(ctx).__name__} "
+                                "may save tensors and None (keep other values on ctx: "
+                                "ctx.name = value)")
+            packed.append((value, None, -1))
             continue
         if value._version_counter.__class__ is not list and is_inference_tensor(value):
             raise RuntimeError(
