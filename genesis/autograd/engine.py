@@ -849,9 +849,10 @@ def _accumulate_leaf(node, grads: list, create_graph: bool, capture, captured, o
         variable._grad = gradient.new_empty(gradient.shape).copy_(gradient) if create_graph \
             else _as_leaf_grad(gradient, owned)
         gradient = variable._grad  # the node's hooks see .grad itself, as PyTorch's (it steals)
-    elif create_graph or existing.grad_fn is not None or not writeable(existing._data):
+    elif create_graph or not writeable(existing._data):
         variable._grad = existing + gradient
-    else:
+    else:  # in place, as PyTorch outside create_graph: a .grad made with create_graph keeps
+        # its grad_fn (its version counter says it changed)
         existing._device.xp.add(existing._data, gradient._data, out=existing._data)
         existing._version_counter[0] += 1
     if node._post_accumulate_hooks:
