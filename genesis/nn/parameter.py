@@ -57,7 +57,7 @@ class UninitializedParameter(Parameter):
     True
     >>> weight.materialize((2, 3))
     >>> weight.shape, weight.dtype, genesis.nn.parameter.is_lazy(weight)
-    ((2, 3), genesis.float64, False)
+    (genesis.Size([2, 3]), genesis.float64, False)
     """
 
     def __init__(self, requires_grad: bool = True, device=None, dtype=None):
@@ -121,7 +121,7 @@ class UninitializedBuffer(Buffer):
     >>> buffer = genesis.nn.UninitializedBuffer()
     >>> buffer.materialize((3,))
     >>> buffer.shape
-    (3,)
+    genesis.Size([3])
     """
 
     def __init__(self, requires_grad: bool = False, device=None, dtype=None,
