@@ -495,7 +495,7 @@ class Tensor:
     def matrix_power(self, n: int) -> Tensor: ...  # genesis.ops.matrix_composites
     def max(self, dim=None, keepdim: bool = False): ...  # genesis.ops.extrema
     def maximum(self, other) -> Tensor: ...  # genesis.ops.pairwise_extrema
-    def mean(self, dim=None, keepdim: bool = False, *, axis=None, keepdims=None) -> Tensor: ...  # genesis.ops.reduce
+    def mean(self, dim=None, keepdim: bool = False, *, dtype=None, axis=None, keepdims=None) -> Tensor: ...  # genesis.ops.reduce
     def median(self, dim: int | None = None, keepdim: bool = False): ...  # genesis.ops.composites
     def min(self, dim=None, keepdim: bool = False): ...  # genesis.ops.extrema
     def minimum(self, other) -> Tensor: ...  # genesis.ops.pairwise_extrema
