@@ -138,6 +138,47 @@ def test_full_backward_hook_arguments_match_pytorch():
     assert _full_backward_hook_arguments(genesis) == _full_backward_hook_arguments(torch)
 
 
+def _always_called_forward_hooks(lib) -> list:
+    """Forward hooks with always_call=True run when the call raises (output None, the args
+    the pre-hooks made), once each; an error of theirs is then a warning."""
+    seen = []
+
+    class Failing(lib.nn.Module):
+        def forward(self, x):
+            raise ValueError("forward failed")
+
+    def failing_hook(module, args, output):
+        raise KeyError("hook failed")
+
+    module = Failing()
+    module.register_forward_pre_hook(lambda m, args: (args[0] * 2,))
+    module.register_forward_hook(lambda m, args, out: seen.append((args[0].tolist(), out)),
+                                 always_call=True)
+    module.register_forward_hook(lambda m, args, out: seen.append("not always"))
+    module.register_forward_hook(lambda m, args, kwargs, out: seen.append(("kwargs", kwargs)),
+                                 always_call=True, with_kwargs=True)
+    module.register_forward_hook(failing_hook, always_call=True)
+    with pytest.warns(UserWarning, match="always_call=True.*raised an exception that was "
+                                         "silenced.*hook failed"):
+        with pytest.raises(ValueError, match="forward failed"):
+            module(lib.ones(1))
+    identity = lib.nn.Identity()
+    identity.register_forward_hook(lambda m, args, out: seen.append("ran"), always_call=True)
+    identity.register_forward_hook(lambda m, args, out: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        identity(lib.ones(1))
+    return seen
+
+
+def test_forward_hooks_with_always_call_run_when_the_call_raises():
+    assert _always_called_forward_hooks(genesis) == [([2.0], None), ("kwargs", {}), "ran"]
+
+
+def test_forward_hooks_with_always_call_match_pytorch():
+    torch = torch_or_skip()
+    assert _always_called_forward_hooks(genesis) == _always_called_forward_hooks(torch)
+
+
 def test_full_backward_hook_can_replace_grad_input():
     module = Scale(2.0)
     module.register_full_backward_hook(lambda m, grad_input, grad_output: (grad_input[0] * 10, None))
