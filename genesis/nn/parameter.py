@@ -33,9 +33,9 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __deepcopy__(self, memo):
+        """A new Parameter with a copy of the values, without `.grad`, as PyTorch's (a plain
+        tensor's deepcopy keeps its .grad; a parameter's, so a copied model, does not)."""
         copied = Parameter(wrap_array(self._data.copy(), self._device), self._requires_grad)
-        if self._grad is not None:
-            copied._grad = wrap_array(self._grad._data.copy(), self._device)
         memo[id(self)] = copied
         return copied
 
