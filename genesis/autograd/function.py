@@ -599,11 +599,24 @@ def _run_user_forward(cls, ctx: Node, args: tuple, kwargs: dict, graph: bool) ->
                 detail = (index, type(ctx).__name__, several)
                 value._view = (base, steps, ("custom_function", detail), version)
     outputs = tuple(value if isinstance(value, Tensor) else None for value in converted)
-    if graph:  # backward must give these None (engine.check_user_gradients)
+    if graph:
+        if ctx._saved is not None:
+            _check_saved_values(ctx)
+        # backward must give these None (engine.check_user_gradients)
         non_tensors = tuple(index for index, arg in enumerate(args) if not isinstance(arg, Tensor))
         if non_tensors:
             ctx._non_tensor_inputs = non_tensors
     return (converted if result.__class__ is tuple else converted[0]), outputs
+
+
+def _check_saved_values(ctx: Node) -> None:
+    """PyTorch's rule for what a user's Function saves, checked once its node joins the
+    graph: tensors and None only (genesis's own ops may also keep numbers there)."""
+    for index, value in enumerate(ctx._saved):
+        if value is not None and not isinstance(value, Tensor):
+            raise TypeError(f"save_for_backward can only save variables, but argument {index} "
+                            f"is of type {type(value).__name__}: {type(ctx).__name__} may save "
+                            "tensors and None (keep other values on ctx: ctx.name = value)")
 
 
 def _alias_as_view(value: Tensor, args: tuple) -> None:
@@ -964,17 +977,9 @@ def _pack_saved(ctx: Node, saved: tuple) -> tuple:
     """
     packed = []
     hooked = bool(saved_hooks.stack)
-    for index, value in enumerate(saved):
+    for value in saved:
         if not isinstance(value, Tensor):  # (None, what an op saves for an input without
-            if value is None:              # a gradient)
-                packed.append(_SAVED_NONE)
-                continue
-            if not ctx._forward_cls._builtin:
-                raise TypeError(f"save_for_backward can only save variables, but argument "
-                                f"{index} is of type {type(value).__name__}: {type(ctx).__name__} "
-                                "may save tensors and None (keep other values on ctx: "
-                                "ctx.name = value)")
-            packed.append((value, None, -1))
+            packed.append(_SAVED_NONE if value is None else (value, None, -1))  # a gradient)
             continue
         if value._version_counter.__class__ is not list and is_inference_tensor(value):
             raise RuntimeError(
