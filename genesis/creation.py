@@ -171,7 +171,7 @@ def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
 
     >>> import genesis
     >>> genesis.zeros(2, 3).shape, genesis.zeros((2, 3)).shape
-    ((2, 3), (2, 3))
+    (genesis.Size([2, 3]), genesis.Size([2, 3]))
     >>> genesis.zeros(2.5)
     Traceback (most recent call last):
     ...
@@ -220,7 +220,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = 
 
     >>> import genesis
     >>> genesis.randn(2, 3).shape
-    (2, 3)
+    genesis.Size([2, 3])
     """
     shape = shape_of(size, "randn")
     numpy_dtype = _floating_dtype(dtype, "randn")
@@ -245,7 +245,7 @@ def randint(low, high=None, size=(), *, generator=None, dtype=None, device=None)
 
     >>> import genesis
     >>> genesis.randint(0, 10, (3,)).shape, genesis.randint(5, (2, 2)).dtype
-    ((3,), genesis.int64)
+    (genesis.Size([3]), genesis.int64)
     """
     if high is None or (isinstance(high, tuple | list) and size == ()):  # randint(high[, size])
         low, high, size = 0, low, (() if high is None else high)

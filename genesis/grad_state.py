@@ -52,7 +52,10 @@ FOLLOW_GLOBAL = object()  # a thread outside any `autocast(...)` context
 
 
 class _GradState(threading.local):
-    enabled = True
+    enabled = True  # ops record a graph (never inside inference_mode)
+    # Grad mode switched on inside inference_mode() (enable_grad there): is_grad_enabled()
+    # says True, as PyTorch's, while `enabled` stays False, as inference mode wins.
+    enabled_in_inference = False
     in_backward = False  # set by the engine while it runs backward formulas
     # Inside `with autocast(...)` on this thread: its dtype, or None when it turns autocast off.
     local_autocast = FOLLOW_GLOBAL

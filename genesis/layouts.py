@@ -9,7 +9,7 @@ value, so genesis accepts each one where PyTorch does (`x.contiguous(memory_form
 >>> genesis.channels_last, genesis.zeros(1).layout
 (genesis.channels_last, genesis.strided)
 >>> genesis.zeros(1, 2, 3, 3).contiguous(memory_format=genesis.channels_last).shape
-(1, 2, 3, 3)
+genesis.Size([1, 2, 3, 3])
 """
 from __future__ import annotations
 

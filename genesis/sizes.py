@@ -19,7 +19,7 @@ from __future__ import annotations
 import operator
 
 __all__ = ["shape_of", "integer", "integers", "normalize_dim", "normalize_dims", "describe_value", "Size",
-           "with_article"]
+           "size_of", "known_size", "show_sizes_as", "with_article"]
 
 
 def shape_of(size: tuple, op: str, inferred: bool = False) -> tuple:
@@ -129,22 +129,92 @@ def with_article(noun: str) -> str:
 
 
 class Size(tuple):
-    """A shape, as a tuple of ints (PyTorch's `torch.Size`): `Size([2, 3])`, `numel()`.
-    Tensor shapes are plain tuples and compare equal to it.
+    """A shape, as a tuple of ints (PyTorch's `torch.Size`): what `t.shape` and `t.size()`
+    return. It compares and hashes as the tuple of its extents; slicing it, adding a tuple
+    to it or repeating it gives a Size again, as in PyTorch.
 
-    >>> Size([2, 3]) == (2, 3), Size([2, 3]).numel()
-    (True, 6)
+    >>> size = Size([2, 3, 4])
+    >>> size == (2, 3, 4), size.numel(), size[1:], size[0]
+    (True, 24, genesis.Size([3, 4]), 2)
+    >>> size + (5,)
+    genesis.Size([2, 3, 4, 5])
     """
+
+    __slots__ = ()
 
     def __new__(cls, sizes=()):
         return super().__new__(cls, (integer(size, "a size must be an int, got", "Size")
                                      for size in sizes))
 
     def numel(self) -> int:
+        """The number of elements of a tensor of this shape (1 for `Size([])`)."""
         count = 1
         for size in self:
             count *= size
         return count
 
+    def __getitem__(self, index):
+        if index.__class__ is slice:
+            return _new_tuple(Size, _tuple_item(self, index))
+        return _tuple_item(self, index)
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return _new_tuple(Size, tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return _new_tuple(Size, tuple.__add__(other, self))
+
+    def __mul__(self, times):
+        return _new_tuple(Size, tuple.__mul__(self, times))
+
+    __rmul__ = __mul__
+
+    def __reduce__(self):
+        return Size, (tuple(self),)
+
     def __repr__(self) -> str:
-        return f"genesis.Size({list(self)})"
+        return f"{_shown_as[0]}.Size({list(self)})"
+
+
+_new_tuple = tuple.__new__  # a Size of extents known to be ints, without Size's checks
+_tuple_item = tuple.__getitem__
+
+
+_shown_as = ["genesis"]  # the module a Size's repr names: "torch" while genesis serves torch
+
+
+def show_sizes_as(module: str) -> str:
+    """Print sizes as `module.Size([...])` from now on ("torch" while
+    `genesis.compat.serve_torch` runs a PyTorch script, as `show_dtypes_as` does for dtypes);
+    returns the module named before.
+
+    >>> before = show_sizes_as("torch"); repr(Size([2, 3])), show_sizes_as(before)
+    ('torch.Size([2, 3])', 'torch')
+    """
+    before, _shown_as[0] = _shown_as[0], module
+    return before
+
+
+# The Size of each array shape seen lately ({shape tuple: Size}): `t.shape` runs on hot
+# paths, and making a tuple subclass costs twice what reading the array's shape does, so a
+# shape's Size (immutable, like the tuple) is made once and handed out again.
+known_sizes: dict = {}
+known_size = known_sizes.get  # the Size kept for a shape tuple, or None
+_KNOWN_SIZES_KEPT = 4096  # the table is emptied when it grows past this many shapes
+
+
+def size_of(shape: tuple) -> Size:
+    """The Size of an array's `shape` (a tuple of ints), made without checking its extents
+    (they are an array's), and kept in `known_sizes` for the next time.
+
+    >>> size_of((2, 3))
+    genesis.Size([2, 3])
+    """
+    if len(known_sizes) >= _KNOWN_SIZES_KEPT:
+        known_sizes.clear()
+    size = known_sizes[shape] = _new_tuple(Size, shape)
+    return size

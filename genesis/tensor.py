@@ -28,7 +28,7 @@ from .grad_state import grad_state
 from .inference_tensors import (InferenceVersionCounter, inference_state, inference_users,
                                 new_version_counter)
 from .listeners import Listeners
-from .sizes import describe_value, normalize_dim
+from .sizes import Size, describe_value, known_size, normalize_dim, size_of
 
 __all__ = ["Tensor", "wrap_array", "cut_listeners", "CutListener"]
 
@@ -64,7 +64,7 @@ class _Size(int):
 
     def __call__(self, dim: int | None = None):
         if dim is None:
-            return self._shape
+            return size_of(self._shape)
         shape = self._shape
         if dim.__class__ is int and -len(shape) <= dim < len(shape):
             return shape[dim]
@@ -72,6 +72,14 @@ class _Size(int):
         if not shape:
             raise IndexError(f"size: dim {dim!r} was given, but a 0-d tensor has no dimensions")
         return shape[index]
+
+
+def _leaf_only_message(tensor: "Tensor", value: bool) -> str:
+    """PyTorch's error for changing requires_grad of a non-leaf, with the node that made it."""
+    advice = (" If you want to use a computed variable in a subgraph that doesn't require "
+              "differentiation use var_no_grad = var.detach().") if not value else ""
+    return (f"you can only change requires_grad flags of leaf variables.{advice} (This tensor "
+            f"was made by {type(tensor.grad_fn).__name__}.)")
 
 
 view_refreshers: list = []  # genesis.autograd.function's refresh_stale_view, registered there
@@ -118,8 +126,15 @@ class Tensor:
 
     # -- shape, type, device --------------------------------------------------
     @property
-    def shape(self) -> tuple:
-        return self._data.shape
+    def shape(self) -> Size:
+        """The extents, as a `genesis.Size` (a tuple of ints).
+
+        >>> Tensor([[1, 2, 3]]).shape
+        genesis.Size([1, 3])
+        """
+        shape = self._data.shape
+        size = known_size(shape)
+        return size if size is not None else size_of(shape)
 
     @property
     def dtype(self) -> DType:
@@ -197,13 +212,8 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
         value = bool(value)
-        if self.grad_fn is not None:
-            if not value:
-                raise RuntimeError(
-                    "you can only change requires_grad of leaf tensors; this tensor was made by "
-                    f"{type(self.grad_fn).__name__}. Use t.detach() to get a tensor that does not "
-                    "require grad.")
-            return
+        if self.grad_fn is not None:  # PyTorch refuses either value here
+            raise RuntimeError(_leaf_only_message(self, value))
         if value and self._version_counter.__class__ is InferenceVersionCounter and \
                 not inference_state.depth:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
@@ -220,10 +230,20 @@ class Tensor:
         raise RuntimeError("can't delete requires_grad; set it to False instead")
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
-        """Set `requires_grad` in place and return self."""
+        """Set `requires_grad` in place and return self. Unlike the attribute, as in PyTorch,
+        it lets a non-leaf be asked for True (which it is already), not for False.
+
+        >>> x = Tensor([1.0], requires_grad=True)
+        >>> (x * 2).requires_grad_().requires_grad
+        True
+        """
         if not isinstance(requires_grad, bool | np.bool_):
             raise TypeError(f"requires_grad_: requires_grad must be a bool, got "
                             f"{describe_value(requires_grad)}")
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(_leaf_only_message(self, False))
+            return self
         self.requires_grad = requires_grad
         return self
 

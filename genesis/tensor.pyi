@@ -7,6 +7,7 @@ from typing import Any
 from typing import Protocol
 import numpy as np
 from .autograd.hooks import RemovableHandle
+from .sizes import Size
 from .device import Device
 from .dtypes import DType
 from .listeners import Listeners
@@ -494,7 +495,7 @@ class Tensor:
     def matrix_power(self, n: int) -> Tensor: ...  # genesis.ops.matrix_composites
     def max(self, dim=None, keepdim: bool = False): ...  # genesis.ops.extrema
     def maximum(self, other) -> Tensor: ...  # genesis.ops.pairwise_extrema
-    def mean(self, dim=None, keepdim: bool = False, *, axis=None, keepdims=None) -> Tensor: ...  # genesis.ops.reduce
+    def mean(self, dim=None, keepdim: bool = False, *, dtype=None, axis=None, keepdims=None) -> Tensor: ...  # genesis.ops.reduce
     def median(self, dim: int | None = None, keepdim: bool = False): ...  # genesis.ops.composites
     def min(self, dim=None, keepdim: bool = False): ...  # genesis.ops.extrema
     def minimum(self, other) -> Tensor: ...  # genesis.ops.pairwise_extrema
@@ -619,7 +620,7 @@ class Tensor:
     def sgn(self): ...  # genesis.ops.tensor_info
     def sgn_(self) -> Tensor: ...  # genesis.ops.number_functions
     @property
-    def shape(self) -> tuple: ...
+    def shape(self) -> Size: ...
     def short(self, memory_format=None): ...  # genesis.ops.convert
     def sigmoid(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def sigmoid_(self) -> Tensor: ...  # genesis.ops.unary

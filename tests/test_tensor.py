@@ -57,16 +57,76 @@ def test_properties():
     assert len(x) == 2
 
 
+def _size_behaviour(lib) -> list:
+    """What a script sees of a shape: its type, sums, slices, reprs, pickling."""
+    x = lib.zeros(2, 3, 4)
+    shape = x.shape
+    return [isinstance(shape, lib.Size), isinstance(x.size(), lib.Size), shape.numel(),
+            shape == (2, 3, 4), hash(shape) == hash((2, 3, 4)), x.size(1), shape[0].__class__,
+            repr(shape[1:]), repr(shape + (5,)), repr((1,) + shape), repr(shape * 2),
+            repr(pickle.loads(pickle.dumps(shape))), repr(copy.deepcopy(shape)),
+            repr(lib.Size([2, 3])), repr(lib.tensor(1.0).shape), lib.Size([2, 3]).numel()]
+
+
+def test_shape_and_size_are_a_size():
+    """t.shape and t.size() are a genesis.Size (PyTorch's torch.Size), a tuple of ints."""
+    assert _size_behaviour(genesis) == [
+        True, True, 24, True, True, 3, int, "genesis.Size([3, 4])", "genesis.Size([2, 3, 4, 5])",
+        "genesis.Size([1, 2, 3, 4])", "genesis.Size([2, 3, 4, 2, 3, 4])",
+        "genesis.Size([2, 3, 4])", "genesis.Size([2, 3, 4])", "genesis.Size([2, 3])",
+        "genesis.Size([])", 6]
+    with pytest.raises(TypeError, match="Size"):
+        genesis.Size([2.5])
+
+
+def test_size_matches_pytorch():
+    torch = torch_or_skip()
+    shown = [value.replace("genesis.", "torch.") if isinstance(value, str) else value
+             for value in _size_behaviour(genesis)]
+    assert shown == _size_behaviour(torch)
+
+
 def test_requires_grad_rules():
     x = genesis.tensor([1.0, 2.0])
     x.requires_grad = True
     assert x.requires_grad and x.requires_grad_(False) is x and not x.requires_grad
     with pytest.raises(RuntimeError, match="floating point"):
         genesis.tensor([1, 2], requires_grad=True)
-    y = genesis.tensor([1.0], requires_grad=True) * 2
-    with pytest.raises(RuntimeError, match="leaf"):
-        y.requires_grad = False
-    y.requires_grad = True  # a no-op on a non-leaf that already requires grad
+    assert _non_leaf_requires_grad_changes(genesis) == [
+        "you can only change requires_grad flags of leaf variables.",
+        "you can only change requires_grad flags of leaf variables. If you want to use a "
+        "computed variable in a subgraph that doesn't require differentiation use var_no_grad "
+        "= var.detach().", True,
+        "you can only change requires_grad flags of leaf variables. If you want to use a "
+        "computed variable in a subgraph that doesn't require differentiation use var_no_grad "
+        "= var.detach().", "you can only change requires_grad flags of leaf variables.", True]
+
+
+def _non_leaf_requires_grad_changes(lib) -> list:
+    """What each way of changing requires_grad of a non-leaf (and of a view) does: the
+    error's first sentences, or the flag afterwards."""
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    changes = [lambda y: setattr(y, "requires_grad", True),
+               lambda y: setattr(y, "requires_grad", False),
+               lambda y: y.requires_grad_(),  # allowed: it requires grad already
+               lambda y: y.requires_grad_(False)]
+    found = []
+    for change, made in zip(changes + [changes[0]], [x * 2] * 4 + [x[:1]]):
+        try:
+            change(made)
+            found.append(made.requires_grad)
+        except RuntimeError as error:
+            found.append(str(error).split(" (This tensor")[0])
+    with lib.no_grad():
+        made = x * 2  # a leaf: made without a graph
+    made.requires_grad = True
+    found.append(made.is_leaf and made.requires_grad)
+    return found
+
+
+def test_non_leaf_requires_grad_changes_match_pytorch():
+    torch = torch_or_skip()
+    assert _non_leaf_requires_grad_changes(genesis) == _non_leaf_requires_grad_changes(torch)
 
 
 def test_grad_setter_validates():

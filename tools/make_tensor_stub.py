@@ -45,6 +45,7 @@ IMPORTS = {
     "Protocol": "from typing import Protocol",
     "np": "import numpy as np",
     "RemovableHandle": "from .autograd.hooks import RemovableHandle",
+    "Size": "from .sizes import Size",
     "Device": "from .device import Device",
     "DType": "from .dtypes import DType",
     "Listeners": "from .listeners import Listeners",

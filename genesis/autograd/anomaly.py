@@ -6,7 +6,8 @@ and code; errors raised inside a backward then name that line), and:
 - `check_nan`: a backward that returns NaN/Inf raises `AnomalyError` naming
   the node (e.g. `LogBackward`), the input, the forward line that created the
   node, and the chain of nodes the gradient flowed through from the root.
-- `check_forward` (beyond PyTorch): every op's non-finite outputs are followed
+- `check_forward` (beyond PyTorch; with `check_nan` only, as `check_nan=False` turns every
+  NaN/Inf check off, leaving the source lines): every op's non-finite outputs are followed
   (`genesis.autograd.nonfinite`). The first op whose output holds NaN although
   none of its inputs did raises `AnomalyError` right there, with its source line
   (and, for 0 * inf, where the Inf came from): a mode that raises cannot wait to
@@ -182,7 +183,7 @@ def _record_forward(node, args, outputs) -> None:
         parent = engine.running_node()
         if parent is not None:
             node.__dict__["_anomaly_parent"] = parent
-    elif _mode.check_forward:
+    elif _mode.check_forward and _mode.check_nan:
         _tracker.forward(node, args, outputs)
 
 

@@ -479,6 +479,8 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None, for_g
                 node._release()
             for checker in checkers:
                 checker(node, grads, grad_inputs, flowed_from)
+            if not node._forward_cls._builtin:  # after the checkers, which name what they find
+                check_user_gradients(node, grad_inputs)
             # Route each input's gradient to the node it came from, by position.
             input_meta, output_nrs = node._input_meta, node._next_nrs
             for index, child in enumerate(node._next_nodes):
@@ -729,6 +731,34 @@ def _call_backward(node, grads: list) -> tuple:
     return result
 
 
+def check_user_gradients(node, gradients: tuple) -> None:
+    """PyTorch's checks of what a user's Function's backward returned, one per forward
+    argument: None for an argument that was not a tensor, else a Tensor or None (also for a
+    tensor that needs no gradient, whose gradient is then dropped). The RuntimeError names
+    the node, for tools too (`backward_node`, as an error raised inside a backward does)."""
+    non_tensor_inputs = node._non_tensor_inputs
+    for index, gradient in enumerate(gradients):
+        if gradient is None:
+            continue
+        if index in non_tensor_inputs:
+            message = (f"function {type(node).__name__} returned a gradient different than None "
+                       f"at position {index + 1}, but the corresponding forward input was not a "
+                       "Variable")
+        elif not isinstance(gradient, Tensor):
+            message = _not_a_tensor_message(node, index, gradient)
+        else:
+            continue
+        error = RuntimeError(message)
+        error.backward_node = node
+        error.add_note(_backward_note(node))
+        raise error
+
+
+def _not_a_tensor_message(node, index: int, gradient) -> str:
+    return (f"{type(node).__name__}: backward returned a {type(gradient).__name__} for input "
+            f"{index}; return a genesis Tensor (or None)")
+
+
 def _materialize(node, grads: list) -> None:
     """Zeros for the outputs that got no gradient; with `ctx._materialize_non_diff_grads`
     False, not for the outputs that are not differentiable (they stay None)."""
@@ -753,8 +783,7 @@ def _conform(node, index: int, gradient, meta) -> Tensor:
     shape, numpy_dtype, device = meta
     name = type(node).__name__
     if not isinstance(gradient, Tensor):
-        raise TypeError(f"{name}: backward returned a {type(gradient).__name__} for input {index}; "
-                        "return a genesis Tensor (or None)")
+        raise RuntimeError(_not_a_tensor_message(node, index, gradient))
     if gradient._device != device:
         raise RuntimeError(f"{name}: the gradient for input {index} is on {gradient._device} but "
                            f"the input is on {device}")
@@ -820,9 +849,10 @@ def _accumulate_leaf(node, grads: list, create_graph: bool, capture, captured, o
         variable._grad = gradient.new_empty(gradient.shape).copy_(gradient) if create_graph \
             else _as_leaf_grad(gradient, owned)
         gradient = variable._grad  # the node's hooks see .grad itself, as PyTorch's (it steals)
-    elif create_graph or existing.grad_fn is not None or not writeable(existing._data):
+    elif create_graph or not writeable(existing._data):
         variable._grad = existing + gradient
-    else:
+    else:  # in place, as PyTorch outside create_graph: a .grad made with create_graph keeps
+        # its grad_fn (its version counter says it changed)
         existing._device.xp.add(existing._data, gradient._data, out=existing._data)
         existing._version_counter[0] += 1
     if node._post_accumulate_hooks:

@@ -107,6 +107,7 @@ class Node:
     _source = None            # where the forward was called, when recorded
     _materialize_grads = True
     _non_differentiable = ()
+    _non_tensor_inputs = ()   # a user's Function: the positions of its non-tensor arguments
     _post_accumulate_hooks = ()  # AccumulateGrad: from Tensor.register_post_accumulate_grad_hook
 
     # Slots are filled lazily (a ctx that never joins a graph only gets
@@ -165,7 +166,8 @@ class Node:
     def save_for_backward(self, *tensors) -> None:
         """Keep tensors for backward; later in-place changes to them are detected.
 
-        Numbers and None may be saved too (kept as they are).
+        None may be saved too. Anything else is PyTorch's TypeError in a user's Function
+        once its node joins the graph (genesis's own ops also keep numbers here).
         """
         self._saved = tensors  # packed with their versions when the node joins the graph
 
@@ -597,7 +599,24 @@ def _run_user_forward(cls, ctx: Node, args: tuple, kwargs: dict, graph: bool) ->
                 detail = (index, type(ctx).__name__, several)
                 value._view = (base, steps, ("custom_function", detail), version)
     outputs = tuple(value if isinstance(value, Tensor) else None for value in converted)
+    if graph:
+        if ctx._saved is not None:
+            _check_saved_values(ctx)
+        # backward must give these None (engine.check_user_gradients)
+        non_tensors = tuple(index for index, arg in enumerate(args) if not isinstance(arg, Tensor))
+        if non_tensors:
+            ctx._non_tensor_inputs = non_tensors
     return (converted if result.__class__ is tuple else converted[0]), outputs
+
+
+def _check_saved_values(ctx: Node) -> None:
+    """PyTorch's rule for what a user's Function saves, checked once its node joins the
+    graph: tensors and None only (genesis's own ops may also keep numbers there)."""
+    for index, value in enumerate(ctx._saved):
+        if value is not None and not isinstance(value, Tensor):
+            raise TypeError(f"save_for_backward can only save variables, but argument {index} "
+                            f"is of type {type(value).__name__}: {type(ctx).__name__} may save "
+                            "tensors and None (keep other values on ctx: ctx.name = value)")
 
 
 def _alias_as_view(value: Tensor, args: tuple) -> None:

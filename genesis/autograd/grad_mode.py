@@ -25,8 +25,9 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inf
 
 
 def is_grad_enabled() -> bool:
-    """Whether operations on this thread currently record a graph."""
-    return grad_state.enabled
+    """Whether grad mode is on for this thread: operations record a graph, unless inside
+    `inference_mode()`, which records nothing even where grad mode is switched back on."""
+    return grad_state.enabled or grad_state.enabled_in_inference
 
 
 class _GradModeContext:
@@ -37,12 +38,15 @@ class _GradModeContext:
     _mode: bool
 
     def _switch(self):
-        previous = grad_state.enabled
-        grad_state.enabled = self._mode
+        previous = grad_state.enabled, grad_state.enabled_in_inference
+        if inference_state.depth:  # inference mode wins: grad mode is noted, nothing recorded
+            grad_state.enabled_in_inference = self._mode
+        else:
+            grad_state.enabled = self._mode
         return previous
 
     def _restore(self, previous) -> None:
-        grad_state.enabled = previous
+        grad_state.enabled, grad_state.enabled_in_inference = previous
 
     def __enter__(self):
         self._previous = self._switch()
@@ -159,7 +163,8 @@ class inference_mode(_GradModeContext):
         self.enabled = bool(mode)
 
     def _switch(self):
-        previous = grad_state.enabled, inference_state.depth
+        previous = grad_state.enabled, grad_state.enabled_in_inference, inference_state.depth
+        grad_state.enabled_in_inference = False
         if self.enabled:
             enter_inference_mode()
             grad_state.enabled = False
@@ -169,7 +174,7 @@ class inference_mode(_GradModeContext):
         return previous
 
     def _restore(self, previous) -> None:
-        enabled, depth = previous
+        enabled, grad_state.enabled_in_inference, depth = previous
         grad_state.enabled = enabled
         if self.enabled:
             leave_inference_mode()
@@ -202,14 +207,13 @@ class set_grad_enabled(_GradModeContext):
 
     def __init__(self, mode: bool):
         self._mode = bool(mode)
-        self._previous = grad_state.enabled
-        grad_state.enabled = self._mode
+        self._previous = self._switch()
 
     def __enter__(self):
         return self  # already switched when made; __exit__ restores what was before
 
     def __call__(self, function):
-        grad_state.enabled = self._previous  # used as a decorator: undo the eager switch
+        self._restore(self._previous)  # used as a decorator: undo the eager switch
         return super().__call__(function)
 
     def __repr__(self) -> str:

@@ -132,6 +132,10 @@ def gradient_layout_checked():
 
 
 def _check_layout(node, grad_outputs, grad_inputs, flowed_from) -> None:
+    for index in node._non_tensor_inputs:  # a user's Function's arguments that are not tensors
+        if index < len(grad_inputs) and grad_inputs[index] is not None:
+            raise WrongGradientLayout(f"{type(node).__name__} returned a gradient for its input "
+                                      f"{index}, which is not a tensor; return None there")
     for index, (gradient, meta) in enumerate(zip(grad_inputs, node._input_meta)):
         if gradient is None or meta is None:
             continue

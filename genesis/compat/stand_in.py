@@ -22,6 +22,7 @@ import sys
 import types
 
 from ..dtypes import show_dtypes_as
+from ..sizes import show_sizes_as
 from .torch_modules import MODULES, RENAMED
 from .unsupported import UnsupportedTorchAPI, UnsupportedTorchModule, script_location
 
@@ -135,11 +136,12 @@ def serve_torch():
     for name in put_aside:
         del sys.modules[name]
     sys.meta_path.insert(0, finder)
-    shown_as = show_dtypes_as("torch")
+    dtypes_shown_as, sizes_shown_as = show_dtypes_as("torch"), show_sizes_as("torch")
     try:
         yield
     finally:
-        show_dtypes_as(shown_as)
+        show_dtypes_as(dtypes_shown_as)
+        show_sizes_as(sizes_shown_as)
         sys.meta_path.remove(finder)
         for name in [name for name in sys.modules if name == "torch" or name.startswith("torch.")]:
             del sys.modules[name]

@@ -5,7 +5,7 @@ has `Resize`, which PyTorch's autograd tests use as a ready-made custom Function
 >>> x = genesis.ones(2, 3, requires_grad=True)
 >>> y = Resize.apply(x, (3, 2))
 >>> y.shape, y.grad_fn
-((3, 2), <ResizeBackward>)
+(genesis.Size([3, 2]), <ResizeBackward>)
 """
 from __future__ import annotations
 

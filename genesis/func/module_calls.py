@@ -77,7 +77,7 @@ def stack_module_state(models) -> tuple:
     >>> from genesis import nn
     >>> params, buffers = stack_module_state([nn.Linear(3, 2) for _ in range(4)])
     >>> params["weight"].shape, params["bias"].shape
-    ((4, 2, 3), (4, 2))
+    (genesis.Size([4, 2, 3]), genesis.Size([4, 2]))
     """
     models = list(models)
     if not models:

@@ -6,7 +6,7 @@ families in the op registry (`genesis.ops.registry`).
 >>> from genesis import nn
 >>> model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
 >>> model(genesis.ones(2, 3)).shape
-(2, 1)
+genesis.Size([2, 1])
 """
 from . import registered_ops  # puts nn's Functions in the op registry
 from . import functional, init, parallel, utils

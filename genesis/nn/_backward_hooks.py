@@ -3,14 +3,17 @@
 The output identity's backward sees the gradients w.r.t. the module's outputs
 (it runs first); the input identity's backward sees those w.r.t. its inputs
 (it runs once the module's own backward is done). Together they give
-`hook(module, grad_input, grad_output)`, as in PyTorch's full backward hooks.
+`hook(module, grad_input, grad_output)`, as in PyTorch's full backward hooks, with
+PyTorch's conventions: grad_output holds None for an output that got no gradient,
+grad_input zeros for a tensor input that does not require grad (or got no gradient)
+and None for an argument that is not a tensor.
 """
 from __future__ import annotations
 
 from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..autograd.hooks import checked_gradients, hook_error, run_hook
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap_array
 
 __all__ = ["BackwardHook"]
 
@@ -21,17 +24,18 @@ class HookIdentity(Op):
     fresh_gradients = False  # its backward returns what the user's code (hooks, fn) made
 
     @staticmethod
-    def forward(ctx, on_backward, *tensors):
+    def forward(ctx, on_backward, materialize_grads, *tensors):
         ctx.on_backward = on_backward
+        ctx.set_materialize_grads(materialize_grads)
         return tuple(tensor._data for tensor in tensors)
 
     @staticmethod
     def backward(ctx, *grads):
-        return (None, *ctx.on_backward(grads))
+        return (None, None, *ctx.on_backward(grads))
 
 
-def _pass_through(on_backward, tensors: list) -> tuple:
-    outputs = HookIdentity.apply(on_backward, *tensors)
+def _pass_through(on_backward, tensors: list, materialize_grads: bool) -> tuple:
+    outputs = HookIdentity.apply(on_backward, materialize_grads, *tensors)
     for source, output in zip(tensors, outputs):
         output._version_counter = source._version_counter  # same storage, same version
     return outputs
@@ -49,6 +53,9 @@ class BackwardHook:
         self.module, self.hooks, self.pre_hooks = module, hooks, pre_hooks
         self.arg_count = 0
         self.input_positions: list = []
+        # (position, shape, dtype, device) of each tensor input that does not require grad:
+        # the hooks get zeros for it, as PyTorch's
+        self.inputs_without_grad: list = []
         self.output_count = 0
         self.output_positions: list = []
         self.grad_outputs = None
@@ -60,7 +67,12 @@ class BackwardHook:
         self.input_positions = _grad_positions(args)
         if not self.input_positions or not self.hooks:
             return args
-        outputs = _pass_through(self._on_input_grads, [args[i] for i in self.input_positions])
+        self.inputs_without_grad = [(index, arg._data.shape, arg._data.dtype, arg._device)
+                                    for index, arg in enumerate(args)
+                                    if isinstance(arg, Tensor) and not arg._requires_grad]
+        # an input that got no gradient gets zeros (materialized)
+        outputs = _pass_through(self._on_input_grads, [args[i] for i in self.input_positions],
+                                materialize_grads=True)
         wrapped = list(args)
         for index, output in zip(self.input_positions, outputs):
             wrapped[index] = output
@@ -75,7 +87,9 @@ class BackwardHook:
         self.output_positions = _grad_positions(values)
         if not self.output_positions:
             return result
-        outputs = _pass_through(self._on_output_grads, [values[i] for i in self.output_positions])
+        # an output that got no gradient stays None
+        outputs = _pass_through(self._on_output_grads, [values[i] for i in self.output_positions],
+                                materialize_grads=False)
         if single:
             return outputs[0]
         wrapped = list(values)
@@ -99,6 +113,11 @@ class BackwardHook:
         if self.grad_outputs is None:  # gradient reaching the inputs without passing through
             return grads               # the outputs (a double backward): no hook, as in PyTorch
         grad_input = self._spread(grads, self.input_positions, self.arg_count)
+        if self.inputs_without_grad:
+            grad_input = list(grad_input)
+            for index, shape, dtype, device in self.inputs_without_grad:
+                grad_input[index] = wrap_array(device.xp.zeros(shape, dtype), device)
+            grad_input = tuple(grad_input)
         for hook in self.hooks:
             where = f"a full backward hook of {type(self.module).__name__}"
             replacement = run_hook(hook, (self.module, grad_input, self.grad_outputs), where)

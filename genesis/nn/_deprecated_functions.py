@@ -18,7 +18,7 @@ def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")
     ...     F.upsample_nearest(genesis.ones(1, 1, 2, 2), scale_factor=2).shape
-    (1, 1, 4, 4)
+    genesis.Size([1, 1, 4, 4])
     """
     warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
                   "`nn.functional.interpolate` instead.", stacklevel=2)
@@ -34,7 +34,7 @@ def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")
     ...     F.upsample_bilinear(genesis.ones(1, 1, 2, 2), size=(3, 5)).shape
-    (1, 1, 3, 5)
+    genesis.Size([1, 1, 3, 5])
     """
     warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
                   "`nn.functional.interpolate` instead.", stacklevel=2)

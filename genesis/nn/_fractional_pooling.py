@@ -132,7 +132,7 @@ def fractional_max_pool3d(input: Tensor, kernel_size, output_size=None, output_r
     >>> import genesis
     >>> genesis.nn.functional.fractional_max_pool3d(genesis.randn(1, 2, 6, 6, 6), 2,
     ...                                             output_ratio=0.5).shape
-    (1, 2, 3, 3, 3)
+    genesis.Size([1, 2, 3, 3, 3])
     """
     return _fractional_max_pool("fractional_max_pool3d", 3, input, kernel_size, output_size,
                                 output_ratio, return_indices, _random_samples)
@@ -146,7 +146,7 @@ def fractional_max_pool2d_with_indices(input: Tensor, kernel_size, output_size=N
     >>> import genesis
     >>> F = genesis.nn.functional
     >>> F.fractional_max_pool2d_with_indices(genesis.randn(1, 1, 5, 5), 2, output_size=3)[1].shape
-    (1, 1, 3, 3)
+    genesis.Size([1, 1, 3, 3])
     """
     return fractional_max_pool2d(input, kernel_size, output_size, output_ratio, return_indices,
                                  _random_samples)
@@ -160,7 +160,7 @@ def fractional_max_pool3d_with_indices(input: Tensor, kernel_size, output_size=N
     >>> import genesis
     >>> F = genesis.nn.functional
     >>> F.fractional_max_pool3d_with_indices(genesis.randn(1, 1, 4, 4, 4), 2, output_size=2)[1].shape
-    (1, 1, 2, 2, 2)
+    genesis.Size([1, 1, 2, 2, 2])
     """
     return fractional_max_pool3d(input, kernel_size, output_size, output_ratio, return_indices,
                                  _random_samples)

@@ -101,7 +101,7 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     >>> import genesis
     >>> import genesis.nn.functional as F
     >>> F.bilinear(genesis.ones(2, 3), genesis.ones(2, 4), genesis.ones(5, 3, 4)).shape
-    (2, 5)
+    genesis.Size([2, 5])
     """
     if weight.ndim != 3 or input1.ndim == 0 or input1.shape[-1] != weight.shape[1] or \
             input2.shape[-1:] != weight.shape[2:] or input1.shape[:-1] != input2.shape[:-1]:

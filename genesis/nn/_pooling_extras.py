@@ -60,7 +60,7 @@ def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
 
     >>> import genesis
     >>> genesis.nn.functional.max_pool3d_with_indices(genesis.randn(1, 1, 2, 2, 2), 2)[1].shape
-    (1, 1, 1, 1, 1)
+    genesis.Size([1, 1, 1, 1, 1])
     """
     return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
@@ -82,7 +82,7 @@ def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices:
     >>> import genesis
     >>> F = genesis.nn.functional
     >>> F.adaptive_max_pool2d_with_indices(genesis.randn(1, 3, 5, 5), 2)[1].shape
-    (1, 3, 2, 2)
+    genesis.Size([1, 3, 2, 2])
     """
     return adaptive_max_pool2d(input, output_size, return_indices)
 
@@ -93,7 +93,7 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices:
     >>> import genesis
     >>> F = genesis.nn.functional
     >>> F.adaptive_max_pool3d_with_indices(genesis.randn(1, 2, 3, 4, 5), 1)[1].shape
-    (1, 2, 1, 1, 1)
+    genesis.Size([1, 2, 1, 1, 1])
     """
     return adaptive_max_pool3d(input, output_size, return_indices)
 
@@ -212,7 +212,7 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
     >>> F = genesis.nn.functional
     >>> values, indices = F.max_pool3d(genesis.randn(1, 1, 4, 4, 4), 2, return_indices=True)
     >>> F.max_unpool3d(values, indices, 2).shape
-    (1, 1, 4, 4, 4)
+    genesis.Size([1, 1, 4, 4, 4])
     """
     return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding,
                        output_size)

@@ -7,7 +7,7 @@ probability and the mean negative log likelihood.
 >>> layer = genesis.nn.AdaptiveLogSoftmaxWithLoss(8, 10, cutoffs=[4, 8])
 >>> output, loss = layer(genesis.randn(3, 8), genesis.tensor([1, 5, 9]))
 >>> output.shape, loss.shape
-((3,), ())
+(genesis.Size([3]), genesis.Size([]))
 """
 from __future__ import annotations
 

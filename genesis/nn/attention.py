@@ -26,7 +26,7 @@ class MultiheadAttention(Module):
     >>> x = genesis.randn(3, 5, 8)
     >>> output, weights = attention(x, x, x)
     >>> output.shape, weights.shape
-    ((3, 5, 8), (3, 5, 5))
+    (genesis.Size([3, 5, 8]), genesis.Size([3, 5, 5]))
     """
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,

@@ -79,7 +79,7 @@ class BatchNorm1d(_BatchNorm):
     >>> norm = genesis.nn.BatchNorm1d(3)
     >>> _ = norm(genesis.randn(8, 3))
     >>> norm.num_batches_tracked, norm.running_var.shape
-    (tensor(1), (3,))
+    (tensor(1), genesis.Size([3]))
     """
 
     _input_dims = (2, 3)

@@ -6,7 +6,7 @@ PyTorch (same parameters, init, repr and state-dict keys).
 >>> conv
 Conv2d(3, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))
 >>> conv(genesis.randn(8, 3, 32, 32)).shape
-(8, 16, 32, 32)
+genesis.Size([8, 16, 32, 32])
 """
 from __future__ import annotations
 
@@ -140,7 +140,7 @@ class Conv1d(_ConvNd):
 
     >>> import genesis
     >>> genesis.nn.Conv1d(4, 8, 3, stride=2)(genesis.randn(2, 4, 11)).shape
-    (2, 8, 5)
+    genesis.Size([2, 8, 5])
     """
 
     _dims = 1
@@ -155,7 +155,7 @@ class Conv2d(_ConvNd):
 
     >>> import genesis
     >>> genesis.nn.Conv2d(16, 32, 3, stride=2, padding=1)(genesis.randn(4, 16, 32, 32)).shape
-    (4, 32, 16, 16)
+    genesis.Size([4, 32, 16, 16])
     """
 
     _dims = 2
@@ -166,7 +166,7 @@ class Conv3d(_ConvNd):
 
     >>> import genesis
     >>> genesis.nn.Conv3d(2, 4, 3, padding=1)(genesis.randn(1, 2, 5, 5, 5)).shape
-    (1, 4, 5, 5, 5)
+    genesis.Size([1, 4, 5, 5, 5])
     """
 
     _dims = 3
@@ -216,7 +216,7 @@ class ConvTranspose1d(_ConvTransposeNd):
 
     >>> import genesis
     >>> genesis.nn.ConvTranspose1d(4, 2, 3, stride=2)(genesis.randn(1, 4, 5)).shape
-    (1, 2, 11)
+    genesis.Size([1, 2, 11])
     """
 
     _dims = 1
@@ -230,7 +230,7 @@ class ConvTranspose2d(_ConvTransposeNd):
     >>> import genesis
     >>> up = genesis.nn.ConvTranspose2d(16, 8, 4, stride=2, padding=1)
     >>> up(genesis.randn(2, 16, 7, 7)).shape
-    (2, 8, 14, 14)
+    genesis.Size([2, 8, 14, 14])
     """
 
     _dims = 2

@@ -20,7 +20,7 @@ class Embedding(Module):
     >>> import genesis
     >>> table = genesis.nn.Embedding(10, 3, padding_idx=0)
     >>> table(genesis.tensor([[1, 0], [4, 9]])).shape, table.weight[0].tolist()
-    ((2, 2, 3), [0.0, 0.0, 0.0])
+    (genesis.Size([2, 2, 3]), [0.0, 0.0, 0.0])
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,

@@ -22,7 +22,7 @@ class EmbeddingBag(Module):
     >>> import genesis
     >>> bag = genesis.nn.EmbeddingBag(10, 3, mode="sum")
     >>> bag(genesis.tensor([1, 2, 4, 5, 4]), genesis.tensor([0, 2])).shape
-    (2, 3)
+    genesis.Size([2, 3])
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,

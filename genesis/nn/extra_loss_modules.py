@@ -82,7 +82,7 @@ class CTCLoss(_Loss):
     >>> import genesis
     >>> log_probs = genesis.randn(6, 2, 5).log_softmax(2)
     >>> genesis.nn.CTCLoss()(log_probs, genesis.tensor([[1, 2], [3, 3]]), [6, 5], [2, 2]).shape
-    ()
+    genesis.Size([])
     """
 
     def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):

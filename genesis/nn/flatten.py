@@ -13,7 +13,7 @@ class Flatten(Module):
 
     >>> import genesis
     >>> genesis.nn.Flatten()(genesis.zeros(2, 3, 4)).shape
-    (2, 12)
+    genesis.Size([2, 12])
     """
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1):
@@ -32,7 +32,7 @@ class Unflatten(Module):
 
     >>> import genesis
     >>> genesis.nn.Unflatten(1, (3, 4))(genesis.zeros(2, 12)).shape
-    (2, 3, 4)
+    genesis.Size([2, 3, 4])
     """
 
     def __init__(self, dim: int, unflattened_size):

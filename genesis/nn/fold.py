@@ -14,7 +14,7 @@ class Unfold(Module):
 
     >>> import genesis
     >>> Unfold(kernel_size=2)(genesis.zeros(1, 3, 4, 4)).shape
-    (1, 12, 9)
+    genesis.Size([1, 12, 9])
     """
 
     def __init__(self, kernel_size, dilation=1, padding=0, stride=1):

@@ -13,7 +13,7 @@ advises a dry run first. Unlike PyTorch, module and parameters keep their lazy c
 >>> import genesis
 >>> layer = genesis.nn.LazyLinear(4)
 >>> layer(genesis.ones(2, 3)).shape, layer.in_features, layer.weight.shape
-((2, 4), 3, (4, 3))
+(genesis.Size([2, 4]), 3, genesis.Size([4, 3]))
 """
 from __future__ import annotations
 
@@ -180,7 +180,7 @@ class LazyConv2d(_LazyConv, Conv2d):
     >>> import genesis
     >>> conv = genesis.nn.LazyConv2d(4, 3)
     >>> conv(genesis.ones(1, 2, 5, 5)).shape, conv.weight.shape
-    ((1, 4, 3, 3), (4, 2, 3, 3))
+    (genesis.Size([1, 4, 3, 3]), genesis.Size([4, 2, 3, 3]))
     """
 
     cls_to_become = Conv2d
@@ -268,7 +268,7 @@ class LazyBatchNorm1d(_LazyBatchNorm, BatchNorm1d):
     >>> import genesis
     >>> norm = genesis.nn.LazyBatchNorm1d()
     >>> norm(genesis.randn(4, 3)).shape, norm.num_features, norm.running_mean.shape
-    ((4, 3), 3, (3,))
+    (genesis.Size([4, 3]), 3, genesis.Size([3]))
     """
 
     cls_to_become = BatchNorm1d

@@ -32,7 +32,7 @@ class Linear(Module):
     >>> import genesis
     >>> layer = genesis.nn.Linear(3, 2)
     >>> layer.weight.shape, layer.bias.shape, layer(genesis.ones(5, 3)).shape
-    ((2, 3), (2,), (5, 2))
+    (genesis.Size([2, 3]), genesis.Size([2]), genesis.Size([5, 2]))
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
@@ -67,7 +67,7 @@ class Bilinear(Module):
     >>> import genesis
     >>> layer = genesis.nn.Bilinear(3, 4, 2)
     >>> layer.weight.shape, layer(genesis.ones(5, 3), genesis.ones(5, 4)).shape
-    ((2, 3, 4), (5, 2))
+    (genesis.Size([2, 3, 4]), genesis.Size([5, 2]))
     """
 
     def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True,

@@ -22,6 +22,7 @@ tensor([1., 2.], grad_fn=<AddBackward0>)
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import NamedTuple
 
 from ..autograd import module_scope
@@ -54,6 +55,7 @@ class _Hook(NamedTuple):
     kind: str            # "forward_pre", "forward", "backward", "backward_pre"
     function: object
     with_kwargs: bool
+    always_call: bool = False  # a forward hook also run when the call raises
 
 
 _REGISTERED_BY = {"forward_pre": "register_forward_pre_hook", "forward": "register_forward_hook",
@@ -97,42 +99,72 @@ class Module:
 
     def _call_with_hooks(self, args: tuple, kwargs: dict):
         hooks = list(self._call_hooks)
-        for kind, hook, with_kwargs in hooks:
-            if kind != "forward_pre":
-                continue
-            where = f"a forward pre-hook of {type(self).__name__}"
-            if with_kwargs:
-                replacement = run_hook(hook, (self, args, kwargs), where)
+        result = None
+        ran = set()  # the positions in `hooks` of the forward hooks with always_call that ran
+        try:
+            for kind, hook, with_kwargs, _ in hooks:
+                if kind != "forward_pre":
+                    continue
+                where = f"a forward pre-hook of {type(self).__name__}"
+                if with_kwargs:
+                    replacement = run_hook(hook, (self, args, kwargs), where)
+                    if replacement is not None:
+                        if not (isinstance(replacement, tuple) and len(replacement) == 2):
+                            raise RuntimeError(f"{describe_hook(hook)}, {where} registered with "
+                                               "with_kwargs=True, must return None or (args, "
+                                               f"kwargs), got {replacement!r:.80}")
+                        args, kwargs = replacement
+                else:
+                    replacement = run_hook(hook, (self, args), where)
+                    if replacement is not None:
+                        args = replacement if isinstance(replacement, tuple) else (replacement,)
+            backward = [hook for kind, hook, _, _ in hooks if kind == "backward"]
+            backward_pre = [hook for kind, hook, _, _ in hooks if kind == "backward_pre"]
+            backward_hook = BackwardHook(self, backward, backward_pre) \
+                if backward or backward_pre else None
+            if backward_hook is not None:
+                args = backward_hook.wrap_inputs(args)
+            result = self.forward(*args, **kwargs)
+            for position, (kind, hook, with_kwargs, always_call) in enumerate(hooks):
+                if kind != "forward":
+                    continue
+                if always_call:
+                    ran.add(position)
+                replacement = run_hook(hook, (self, args, kwargs, result) if with_kwargs else
+                                       (self, args, result), f"a forward hook of {type(self).__name__}")
                 if replacement is not None:
-                    if not (isinstance(replacement, tuple) and len(replacement) == 2):
-                        raise RuntimeError(f"{describe_hook(hook)}, {where} registered with "
-                                           "with_kwargs=True, must return None or (args, kwargs), "
-                                           f"got {replacement!r:.80}")
-                    args, kwargs = replacement
-            else:
-                replacement = run_hook(hook, (self, args), where)
-                if replacement is not None:
-                    args = replacement if isinstance(replacement, tuple) else (replacement,)
-        backward = [hook for kind, hook, _ in hooks if kind == "backward"]
-        backward_pre = [hook for kind, hook, _ in hooks if kind == "backward_pre"]
-        backward_hook = BackwardHook(self, backward, backward_pre) if backward or backward_pre else None
-        if backward_hook is not None:
-            args = backward_hook.wrap_inputs(args)
-        result = self.forward(*args, **kwargs)
-        for kind, hook, with_kwargs in hooks:
-            if kind != "forward":
+                    result = replacement
+            if backward_hook is not None:
+                result = backward_hook.wrap_outputs(result)
+            return result
+        except Exception:
+            self._run_always_called_hooks(hooks, ran, args, kwargs, result)
+            raise
+
+    def _run_always_called_hooks(self, hooks: list, ran: set, args: tuple, kwargs: dict,
+                                 result) -> None:
+        """As PyTorch does when a call raises: run the forward hooks registered with
+        always_call that did not run yet (with the output so far, None when forward raised);
+        an error of theirs is a warning, so that the call's own error comes through."""
+        for position, entry in enumerate(hooks):
+            if entry.kind != "forward" or not entry.always_call or position in ran:
                 continue
-            replacement = run_hook(hook, (self, args, kwargs, result) if with_kwargs else
-                                   (self, args, result), f"a forward hook of {type(self).__name__}")
+            try:
+                replacement = run_hook(entry.function, (self, args, kwargs, result) if
+                                       entry.with_kwargs else (self, args, result),
+                                       f"a forward hook of {type(self).__name__}")
+            except Exception as error:
+                warnings.warn("module forward hook with ``always_call=True`` raised an exception "
+                              f"that was silenced as another error was raised in forward: {error}",
+                              stacklevel=3)
+                continue
             if replacement is not None:
                 result = replacement
-        if backward_hook is not None:
-            result = backward_hook.wrap_outputs(result)
-        return result
 
     # -- hooks ------------------------------------------------------------------
-    def _add_hook(self, kind: str, hook, prepend: bool, with_kwargs: bool = False) -> RemovableHandle:
-        entry = _Hook(kind, checked_hook(hook, _REGISTERED_BY[kind]), with_kwargs)
+    def _add_hook(self, kind: str, hook, prepend: bool, with_kwargs: bool = False,
+                  always_call: bool = False) -> RemovableHandle:
+        entry = _Hook(kind, checked_hook(hook, _REGISTERED_BY[kind]), with_kwargs, always_call)
         handle = RemovableHandle(self._call_hooks, entry)
         if prepend:
             self._call_hooks.insert(0, self._call_hooks.pop())
@@ -146,8 +178,11 @@ class Module:
         """
         return self._add_hook("forward_pre", hook, prepend, with_kwargs)
 
-    def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False):
-        """`hook(module, args, output)` runs after `forward`; it may return a new output.
+    def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False):
+        """`hook(module, args, output)` runs after `forward`; it may return a new output. With
+        `always_call=True` it also runs when the call raises (output None if forward did), and
+        then an error of its own is only a warning.
 
         >>> import genesis
         >>> layer = genesis.nn.Identity()
@@ -157,7 +192,7 @@ class Module:
         >>> handle.remove(); layer(genesis.tensor([1., 2.]))
         tensor([1., 2.])
         """
-        return self._add_hook("forward", hook, prepend, with_kwargs)
+        return self._add_hook("forward", hook, prepend, with_kwargs, always_call)
 
     def register_full_backward_hook(self, hook, *, prepend: bool = False):
         """`hook(module, grad_input, grad_output)` runs when the gradients w.r.t. the module's

@@ -20,7 +20,7 @@ class LayerNorm(Module):
     >>> import genesis
     >>> norm = genesis.nn.LayerNorm(4)
     >>> norm, norm(genesis.randn(2, 4)).shape
-    (LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True), (2, 4))
+    (LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True), genesis.Size([2, 4]))
     """
 
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,

@@ -15,7 +15,7 @@ class DataParallel(Module):
     >>> import genesis
     >>> model = DataParallel(genesis.nn.Linear(2, 1))
     >>> sorted(model.state_dict()), model(genesis.ones(3, 2)).shape
-    (['module.bias', 'module.weight'], (3, 1))
+    (['module.bias', 'module.weight'], genesis.Size([3, 1]))
     """
 
     def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0):

@@ -33,9 +33,9 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __deepcopy__(self, memo):
+        """A new Parameter with a copy of the values, without `.grad`, as PyTorch's (a plain
+        tensor's deepcopy keeps its .grad; a parameter's, so a copied model, does not)."""
         copied = Parameter(wrap_array(self._data.copy(), self._device), self._requires_grad)
-        if self._grad is not None:
-            copied._grad = wrap_array(self._grad._data.copy(), self._device)
         memo[id(self)] = copied
         return copied
 
@@ -57,7 +57,7 @@ class UninitializedParameter(Parameter):
     True
     >>> weight.materialize((2, 3))
     >>> weight.shape, weight.dtype, genesis.nn.parameter.is_lazy(weight)
-    ((2, 3), genesis.float64, False)
+    (genesis.Size([2, 3]), genesis.float64, False)
     """
 
     def __init__(self, requires_grad: bool = True, device=None, dtype=None):
@@ -121,7 +121,7 @@ class UninitializedBuffer(Buffer):
     >>> buffer = genesis.nn.UninitializedBuffer()
     >>> buffer.materialize((3,))
     >>> buffer.shape
-    (3,)
+    genesis.Size([3])
     """
 
     def __init__(self, requires_grad: bool = False, device=None, dtype=None,

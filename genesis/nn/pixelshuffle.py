@@ -13,7 +13,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
 
     >>> import genesis
     >>> pixel_shuffle(genesis.arange(8.0).reshape(1, 4, 1, 2), 2).shape
-    (1, 1, 2, 4)
+    genesis.Size([1, 1, 2, 4])
     """
     r = upscale_factor
     if input.ndim < 3 or input.shape[-3] % (r * r):

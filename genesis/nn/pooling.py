@@ -6,7 +6,7 @@
 >>> pool
 MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
 >>> pool(genesis.randn(8, 16, 32, 32)).shape
-(8, 16, 16, 16)
+genesis.Size([8, 16, 16, 16])
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ class MaxPool1d(_MaxPoolNd):
 
     >>> import genesis
     >>> genesis.nn.MaxPool1d(3, stride=2)(genesis.randn(2, 4, 9)).shape
-    (2, 4, 4)
+    genesis.Size([2, 4, 4])
     """
 
     _function = staticmethod(pooling.max_pool1d)
@@ -57,7 +57,7 @@ class MaxPool2d(_MaxPoolNd):
     >>> import genesis
     >>> values, indices = genesis.nn.MaxPool2d(2, return_indices=True)(genesis.randn(1, 1, 4, 4))
     >>> values.shape, indices.dtype
-    ((1, 1, 2, 2), genesis.int64)
+    (genesis.Size([1, 1, 2, 2]), genesis.int64)
     """
 
     _function = staticmethod(pooling.max_pool2d)
@@ -68,7 +68,7 @@ class MaxPool3d(_MaxPoolNd):
 
     >>> import genesis
     >>> genesis.nn.MaxPool3d(2)(genesis.randn(1, 2, 4, 6, 6)).shape
-    (1, 2, 2, 3, 3)
+    genesis.Size([1, 2, 2, 3, 3])
     """
 
     _function = staticmethod(pooling.max_pool3d)
@@ -108,7 +108,7 @@ class AvgPool2d(Module):
 
     >>> import genesis
     >>> genesis.nn.AvgPool2d(3, stride=2, padding=1)(genesis.randn(2, 3, 8, 8)).shape
-    (2, 3, 4, 4)
+    genesis.Size([2, 3, 4, 4])
     """
 
     _function = staticmethod(pooling.avg_pool2d)
@@ -134,7 +134,7 @@ class AvgPool3d(AvgPool2d):
 
     >>> import genesis
     >>> genesis.nn.AvgPool3d(2)(genesis.randn(1, 2, 4, 4, 4)).shape
-    (1, 2, 2, 2, 2)
+    genesis.Size([1, 2, 2, 2, 2])
     """
 
     _function = staticmethod(pooling.avg_pool3d)
@@ -168,7 +168,7 @@ class AdaptiveAvgPool1d(_AdaptivePool):
 
     >>> import genesis
     >>> genesis.nn.AdaptiveAvgPool1d(3)(genesis.randn(2, 4, 10)).shape
-    (2, 4, 3)
+    genesis.Size([2, 4, 3])
     """
 
     _function = staticmethod(adaptive_pooling.adaptive_avg_pool1d)
@@ -180,7 +180,7 @@ class AdaptiveAvgPool2d(_AdaptivePool):
 
     >>> import genesis
     >>> genesis.nn.AdaptiveAvgPool2d((1, 1))(genesis.randn(2, 64, 7, 7)).shape
-    (2, 64, 1, 1)
+    genesis.Size([2, 64, 1, 1])
     """
 
     _function = staticmethod(adaptive_pooling.adaptive_avg_pool2d)
@@ -191,7 +191,7 @@ class AdaptiveMaxPool1d(_AdaptiveMaxPool):
 
     >>> import genesis
     >>> genesis.nn.AdaptiveMaxPool1d(2)(genesis.randn(2, 4, 9)).shape
-    (2, 4, 2)
+    genesis.Size([2, 4, 2])
     """
 
     _function = staticmethod(adaptive_pooling.adaptive_max_pool1d)
@@ -202,7 +202,7 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPool):
 
     >>> import genesis
     >>> genesis.nn.AdaptiveMaxPool2d(2)(genesis.randn(1, 3, 5, 5)).shape
-    (1, 3, 2, 2)
+    genesis.Size([1, 3, 2, 2])
     """
 
     _function = staticmethod(adaptive_pooling.adaptive_max_pool2d)
@@ -213,7 +213,7 @@ class AdaptiveAvgPool3d(_AdaptivePool):
 
     >>> import genesis
     >>> genesis.nn.AdaptiveAvgPool3d(1)(genesis.randn(2, 8, 3, 4, 5)).shape
-    (2, 8, 1, 1, 1)
+    genesis.Size([2, 8, 1, 1, 1])
     """
 
     _function = staticmethod(adaptive_pooling.adaptive_avg_pool3d)

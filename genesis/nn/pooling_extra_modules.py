@@ -60,7 +60,7 @@ class MaxUnpool2d(_MaxUnpoolNd):
     >>> import genesis
     >>> pool, unpool = genesis.nn.MaxPool2d(2, return_indices=True), genesis.nn.MaxUnpool2d(2)
     >>> unpool(*pool(genesis.randn(1, 1, 5, 5)), output_size=(5, 5)).shape
-    (1, 1, 5, 5)
+    genesis.Size([1, 1, 5, 5])
     """
 
     _dims = 2
@@ -112,7 +112,7 @@ class LPPool2d(_LPPoolNd):
 
     >>> import genesis
     >>> genesis.nn.LPPool2d(2, 2)(genesis.randn(1, 3, 4, 4)).shape
-    (1, 3, 2, 2)
+    genesis.Size([1, 3, 2, 2])
     """
 
     _function = staticmethod(P.lp_pool2d)
@@ -212,7 +212,7 @@ class FractionalMaxPool2d(_FractionalMaxPoolNd):
 
     >>> import genesis
     >>> genesis.nn.FractionalMaxPool2d(3, output_ratio=0.5)(genesis.randn(2, 4, 10, 8)).shape
-    (2, 4, 5, 4)
+    genesis.Size([2, 4, 5, 4])
     """
 
     _dims = 2
@@ -225,7 +225,7 @@ class FractionalMaxPool3d(_FractionalMaxPoolNd):
 
     >>> import genesis
     >>> genesis.nn.FractionalMaxPool3d(2, output_size=3)(genesis.randn(1, 2, 5, 6, 7)).shape
-    (1, 2, 3, 3, 3)
+    genesis.Size([1, 2, 3, 3, 3])
     """
 
     _dims = 3

@@ -14,7 +14,7 @@ projections, n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn)), h' = (1 - z) * n
 >>> lstm = genesis.nn.LSTM(input_size=3, hidden_size=4, num_layers=2, batch_first=True)
 >>> output, (h, c) = lstm(genesis.randn(5, 7, 3))      # batch 5, 7 steps
 >>> output.shape, h.shape, c.shape
-((5, 7, 4), (2, 5, 4), (2, 5, 4))
+(genesis.Size([5, 7, 4]), genesis.Size([2, 5, 4]), genesis.Size([2, 5, 4]))
 """
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ class SyncBatchNorm(_BatchNorm):
     >>> import genesis
     >>> norm = genesis.nn.SyncBatchNorm(3)
     >>> norm(genesis.randn(4, 3, 2, 2, 2, 2)).shape
-    (4, 3, 2, 2, 2, 2)
+    genesis.Size([4, 3, 2, 2, 2, 2])
     """
 
     _input_dims = tuple(range(2, 65))

@@ -30,7 +30,7 @@ class TransformerEncoderLayer(Module):
     >>> layer = genesis.nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16,
     ...                                            batch_first=True)
     >>> layer(genesis.randn(3, 5, 8)).shape
-    (3, 5, 8)
+    genesis.Size([3, 5, 8])
     """
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
@@ -109,7 +109,7 @@ class TransformerDecoderLayer(Module):
     >>> layer = genesis.nn.TransformerDecoderLayer(d_model=8, nhead=2, dim_feedforward=16,
     ...                                            batch_first=True)
     >>> layer(genesis.randn(3, 4, 8), genesis.randn(3, 6, 8)).shape
-    (3, 4, 8)
+    genesis.Size([3, 4, 8])
     """
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
@@ -184,7 +184,7 @@ class Transformer(Module):
     ...                                num_decoder_layers=1, dim_feedforward=16, batch_first=True)
     >>> mask = genesis.nn.Transformer.generate_square_subsequent_mask(4)
     >>> model(genesis.randn(2, 6, 8), genesis.randn(2, 4, 8), tgt_mask=mask).shape
-    (2, 4, 8)
+    genesis.Size([2, 4, 8])
     """
 
     def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,

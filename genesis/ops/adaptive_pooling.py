@@ -104,7 +104,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
 
     >>> import genesis
     >>> genesis.nn.functional.adaptive_avg_pool2d(genesis.ones(8, 64, 7, 7), 1).shape
-    (8, 64, 1, 1)
+    genesis.Size([8, 64, 1, 1])
     """
     return _adaptive_avg_pool("adaptive_avg_pool2d", 2, input, output_size)
 
@@ -165,7 +165,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
 
     >>> import genesis
     >>> genesis.nn.functional.adaptive_avg_pool3d(genesis.ones(2, 3, 4, 5, 6), (2, 1, 3)).shape
-    (2, 3, 2, 1, 3)
+    genesis.Size([2, 3, 2, 1, 3])
     """
     return _adaptive_avg_pool("adaptive_avg_pool3d", 3, input, output_size)
 

@@ -150,7 +150,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     >>> import genesis.nn.functional as F
     >>> F.conv_transpose2d(genesis.ones(1, 4, 8, 8), genesis.ones(4, 2, 3, 3), stride=2,
     ...                    padding=1, output_padding=1).shape
-    (1, 2, 16, 16)
+    genesis.Size([1, 2, 16, 16])
     """
     return conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding,
                           output_padding, groups, dilation)

@@ -199,9 +199,9 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     >>> import genesis.nn.functional as F
     >>> x = genesis.ones(8, 3, 32, 32)
     >>> F.conv2d(x, genesis.ones(16, 3, 3, 3), padding=1).shape
-    (8, 16, 32, 32)
+    genesis.Size([8, 16, 32, 32])
     >>> F.conv2d(x, genesis.ones(16, 3, 3, 3), stride=2).shape
-    (8, 16, 15, 15)
+    genesis.Size([8, 16, 15, 15])
     """
     return convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
@@ -213,7 +213,7 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     >>> import genesis
     >>> import genesis.nn.functional as F
     >>> F.conv3d(genesis.ones(1, 2, 4, 4, 4), genesis.ones(3, 2, 2, 2, 2)).shape
-    (1, 3, 3, 3, 3)
+    genesis.Size([1, 3, 3, 3, 3])
     """
     return convolution("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
 

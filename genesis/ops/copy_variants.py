@@ -8,7 +8,7 @@ values in new storage: `genesis.transpose_copy(x, 0, 1)` is `x.transpose(0, 1).c
 >>> x = genesis.arange(6.).view(2, 3)
 >>> y = genesis.transpose_copy(x, 0, 1)
 >>> y.shape, y.is_contiguous()
-((3, 2), True)
+(genesis.Size([3, 2]), True)
 """
 from __future__ import annotations
 

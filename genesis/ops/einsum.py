@@ -198,11 +198,11 @@ def einsum(equation: str, *operands) -> Tensor:
     >>> import genesis
     >>> a, b = genesis.ones(2, 3), genesis.ones(3, 4)
     >>> genesis.einsum("ij,jk->ik", a, b).shape
-    (2, 4)
+    genesis.Size([2, 4])
     >>> genesis.einsum("ii->i", genesis.eye(3))
     tensor([1., 1., 1.])
     >>> genesis.einsum(a, [0, 1], b, [1, 2], [0, 2]).shape
-    (2, 4)
+    genesis.Size([2, 4])
     """
     if not isinstance(equation, str):
         equation, operands = _sublist_form((equation,) + operands)

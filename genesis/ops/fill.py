@@ -11,6 +11,7 @@ from ..dtypes import check_fits
 from ..sizes import describe_value
 from ..tensor import Tensor
 from . import samples
+from ._operands import zeros_of
 from .inplace import apply_inplace
 from .registry import OpInfo, Sample
 
@@ -35,7 +36,11 @@ class Fill(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return None, (grad.sum().reshape(ctx.value_shape) if ctx.needs_input_grad[1] else None)
+        # The overwritten tensor stays in the graph with a zero gradient (PyTorch's
+        # FillBackward0/ZeroBackward0), so a leaf behind it gets zeros, not None.
+        needs = ctx.needs_input_grad
+        return (zeros_of(grad) if needs[0] else None,
+                grad.sum().reshape(ctx.value_shape) if needs[1] else None)
 
 
 class Copy(Op):
@@ -58,9 +63,10 @@ class Copy(Op):
 
     @staticmethod
     def backward(ctx, grad):
+        grad_target = zeros_of(grad) if ctx.needs_input_grad[0] else None  # overwritten: 0
         if ctx.src_device != grad.device:
             grad = grad.to(ctx.src_device)
-        return None, grad
+        return grad_target, grad
 
 
 def fill_(self: Tensor, value) -> Tensor:
@@ -117,24 +123,18 @@ def _copied(a: Tensor, src: Tensor) -> Tensor:
     return a.clone().copy_(src)
 
 
-# The overwritten tensor's gradient is None here and zeros in PyTorch; the samples check the
-# value's and the source's gradient.
 OPS = [
     OpInfo("fill_", _filled, lambda rng: [
-        Sample((samples.values(rng, (3, 4)), samples.values(rng, ())), grad=(False, True),
-               note="tensor value"),
-        Sample((samples.values(rng, (3, 4)), 1.5), grad=(False,), layout="transposed",
-               note="number"),
-        Sample((samples.values(rng, (2, 3)), samples.values(rng, ())), grad=(False, True),
-               layout="strided", note="strided")],
+        Sample((samples.values(rng, (3, 4)), samples.values(rng, ())), note="tensor value"),
+        Sample((samples.values(rng, (3, 4)), 1.5), layout="transposed", note="number"),
+        Sample((samples.values(rng, (2, 3)), samples.values(rng, ())), layout="strided",
+               note="strided")],
         torch=lambda torch, a, value: a.clone().fill_(value)),
     OpInfo("copy_", _copied, lambda rng: [
-        Sample((samples.values(rng, (3, 4)), samples.values(rng, (3, 4))), grad=(False, True),
-               note="same shape"),
-        Sample((samples.values(rng, (3, 4)), samples.values(rng, (4,))), grad=(False, True),
-               note="broadcast src"),
+        Sample((samples.values(rng, (3, 4)), samples.values(rng, (3, 4))), note="same shape"),
+        Sample((samples.values(rng, (3, 4)), samples.values(rng, (4,))), note="broadcast src"),
         Sample((samples.values(rng, (4, 3)), samples.values(rng, (4, 3))), layout="transposed",
-               grad=(False, True), note="transposed")],
+               note="transposed")],
         torch=lambda torch, a, src: a.clone().copy_(src)),
 ]
 

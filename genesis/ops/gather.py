@@ -254,7 +254,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
 def _check_source(op: str, input: Tensor, dim: int, index, source) -> None:
     if not isinstance(source, Tensor):
         raise TypeError(f"{op}: source must be a Tensor, got {type(source).__name__}")
-    expected = input.shape[:dim] + (index.shape[0],) + input.shape[dim + 1:]
+    expected = input._data.shape[:dim] + (index.shape[0],) + input._data.shape[dim + 1:]
     if tuple(source.shape) != expected:
         raise RuntimeError(f"{op}: source has shape {tuple(source.shape)}, but an input of shape "
                            f"{tuple(input.shape)} with {index.shape[0]} indices along dim {dim} "

@@ -7,7 +7,7 @@ no_grad, as in PyTorch.
 >>> import genesis
 >>> x = genesis.zeros(2, 3)
 >>> x.t_().shape, x.unsqueeze_(0).shape
-((3, 2), (1, 3, 2))
+(genesis.Size([3, 2]), genesis.Size([1, 3, 2]))
 """
 from __future__ import annotations
 

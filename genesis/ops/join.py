@@ -117,7 +117,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
 
     >>> import genesis
     >>> genesis.cat([genesis.zeros(2, 3), genesis.ones(1, 3)]).shape
-    (3, 3)
+    genesis.Size([3, 3])
     """
     tensors = _check_tensors("cat", tensors)
     joined = [t for t in tensors if t.shape != (0,)] or tensors[:1]
@@ -144,7 +144,7 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
     >>> import genesis
     >>> genesis.stack([genesis.zeros(2, 3), genesis.ones(2, 3)], dim=1).shape
-    (2, 2, 3)
+    genesis.Size([2, 2, 3])
     """
     tensors = _check_tensors("stack", tensors)
     shape = tensors[0].shape
@@ -160,9 +160,9 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
 
     >>> import genesis
     >>> [p.shape for p in genesis.zeros(5, 2).split(2)]
-    [(2, 2), (2, 2), (1, 2)]
+    [genesis.Size([2, 2]), genesis.Size([2, 2]), genesis.Size([1, 2])]
     >>> [p.shape for p in genesis.zeros(5, 2).split([1, 4])]
-    [(1, 2), (4, 2)]
+    [genesis.Size([1, 2]), genesis.Size([4, 2])]
     """
     if tensor.ndim == 0:
         raise RuntimeError("split: can't split a 0-d tensor; it needs at least one dim")
@@ -186,7 +186,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
 
     >>> import genesis
     >>> [p.shape for p in genesis.zeros(5).chunk(3)]
-    [(2,), (2,), (1,)]
+    [genesis.Size([2]), genesis.Size([2]), genesis.Size([1])]
     """
     if chunks <= 0:
         raise RuntimeError(f"chunk: chunks must be positive, got {chunks}")

@@ -59,7 +59,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
 
     >>> import genesis
     >>> (genesis.ones(5, 2, 3) @ genesis.ones(3, 4)).shape
-    (5, 2, 4)
+    genesis.Size([5, 2, 4])
     """
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
         raise TypeError(f"matmul: both operands must be Tensors, got {type(input).__name__} "
@@ -88,7 +88,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
 
     >>> import genesis
     >>> genesis.bmm(genesis.ones(5, 2, 3), genesis.ones(5, 3, 4)).shape
-    (5, 2, 4)
+    genesis.Size([5, 2, 4])
     """
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError(f"bmm: expected two 3-D tensors, got shapes {tuple(input.shape)} and "

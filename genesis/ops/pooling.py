@@ -235,7 +235,7 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
 
     >>> import genesis
     >>> genesis.nn.functional.max_pool3d(genesis.randn(1, 2, 4, 4, 4), 2).shape
-    (1, 2, 2, 2, 2)
+    genesis.Size([1, 2, 2, 2, 2])
     """
     return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode,
                      return_indices)

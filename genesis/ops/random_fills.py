@@ -37,7 +37,7 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None
 
     >>> import genesis
     >>> genesis.zeros(3).normal_(generator=genesis.Generator().manual_seed(0)).shape
-    (3,)
+    genesis.Size([3])
     """
     _floating(self, "normal_")
     if std < 0:
@@ -209,7 +209,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None)
 
     >>> import genesis
     >>> genesis.normal(0.0, 1.0, (2, 3)).shape, genesis.normal(genesis.zeros(4), 1.0).shape
-    ((2, 3), (4,))
+    (genesis.Size([2, 3]), genesis.Size([4]))
     """
     tensors = [value for value in (mean, std) if isinstance(value, Tensor)]
     if tensors:

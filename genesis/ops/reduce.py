@@ -99,10 +99,11 @@ def _sum(ctx, a, dims, keepdim, dtype):
     return a._data.sum(axis=dims, keepdims=keepdim, dtype=dtype)
 
 
-def _mean(ctx, a, dims, keepdim, _):
-    _require_floating(a, "mean")
-    ctx.count = reduced_count(a.shape, dims)
-    return a._data.mean(axis=dims, keepdims=keepdim)
+def _mean(ctx, a, dims, keepdim, dtype):
+    if dtype is None:
+        _require_floating(a, "mean")
+    ctx.count = reduced_count(a._data.shape, dims)
+    return a._data.mean(axis=dims, keepdims=keepdim, dtype=dtype)
 
 
 def _var(ctx, a, dims, keepdim, correction):
@@ -254,10 +255,23 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None
     return Sum.apply(input, dims, keepdim, _accumulator_dtype(input, dtype))
 
 
-def mean(input: Tensor, dim=None, keepdim: bool = False, *, axis=None, keepdims=None) -> Tensor:
-    """Mean of elements over `dim` (an int, a tuple, or None for all)."""
+def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None,
+         keepdims=None) -> Tensor:
+    """Mean of elements over `dim` (an int, a tuple, or None for all); with `dtype` (a
+    floating one), computed and returned in that dtype, as PyTorch's.
+
+    >>> import genesis
+    >>> genesis.tensor([1, 2]).mean(dtype=genesis.float64)
+    tensor(1.5000, dtype=genesis.float64)
+    """
     dim, keepdim = _dim_arguments(dim, keepdim, axis, keepdims)
-    return Mean.apply(input, normalize_dims(dim, input.ndim, "mean"), keepdim, None)
+    if dtype is not None:
+        dtype = get_dtype(dtype)
+        if not dtype.is_floating_point:
+            raise RuntimeError(f"mean(): could not infer output dtype. Optional dtype must be "
+                               f"either a floating point or complex dtype. Got: {dtype!r}")
+        dtype = dtype.numpy_dtype
+    return Mean.apply(input, normalize_dims(dim, input.ndim, "mean"), keepdim, dtype)
 
 
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:

@@ -99,7 +99,7 @@ def transpose(input: Tensor, *dims) -> Tensor:
 
     >>> import genesis
     >>> genesis.zeros(2, 3, 4).transpose(0, 2).shape
-    (4, 3, 2)
+    genesis.Size([4, 3, 2])
     """
     if not dims:
         return permute(input, tuple(reversed(range(input.ndim))))
@@ -192,7 +192,7 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
 
     >>> import genesis
     >>> genesis.zeros(2, 12).unflatten(1, (3, -1)).shape
-    (2, 3, 4)
+    genesis.Size([2, 3, 4])
     """
     dim = normalize_dim(dim, input.ndim, "unflatten")
     sizes = _sizes((sizes,), "unflatten")
@@ -208,7 +208,7 @@ def movedim(input: Tensor, source, destination) -> Tensor:
 
     >>> import genesis
     >>> genesis.zeros(2, 3, 4).movedim(0, -1).shape
-    (3, 4, 2)
+    genesis.Size([3, 4, 2])
     """
     sources = _dim_list(source, input.ndim, "movedim")
     destinations = _dim_list(destination, input.ndim, "movedim")

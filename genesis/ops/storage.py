@@ -184,7 +184,7 @@ def resize_as_(input: Tensor, other: Tensor, memory_format=None) -> Tensor:
 
     >>> import genesis
     >>> genesis.zeros(1).resize_as_(genesis.ones(2, 2)).shape
-    (2, 2)
+    genesis.Size([2, 2])
     """
     _refuse_resize("resize_as_", input)
     return resize_(input, tuple(other.shape))

@@ -12,7 +12,7 @@ few legacy methods, with what they mean for genesis's real, dense tensors:
 >>> import genesis
 >>> m = genesis.arange(6.).view(2, 3)
 >>> m[:, 1:].storage_offset(), m.t().dim_order(), m.is_xpu, m.H.shape
-(1, (1, 0), False, (3, 2))
+(1, (1, 0), False, genesis.Size([3, 2]))
 """
 from __future__ import annotations
 

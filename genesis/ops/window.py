@@ -102,7 +102,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     >>> import genesis
     >>> import genesis.nn.functional as F
     >>> F.unfold(genesis.ones(2, 3, 4, 4), kernel_size=3, padding=1).shape
-    (2, 27, 16)
+    genesis.Size([2, 27, 16])
     """
     batched = _batched("unfold", input, 4, "(N, C, H, W)")
     windows = _window_arguments("unfold", kernel_size, dilation, padding, stride)

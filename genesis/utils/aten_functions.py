@@ -26,7 +26,7 @@ def new_zeros_with_same_feature_meta(input: Tensor, other: Tensor,
     >>> other = genesis.zeros(3, 4).t()
     >>> out = new_zeros_with_same_feature_meta(genesis.zeros(2, 5), other, self_num_batch_dims=1)
     >>> out.shape, out.stride(), len(out.storage())
-    ((2, 4, 3), (12, 1, 4), 24)
+    (genesis.Size([2, 4, 3]), (12, 1, 4), 24)
     """
     if not 0 <= self_num_batch_dims <= input.ndim:
         raise RuntimeError(f"_new_zeros_with_same_feature_meta: self_num_batch_dims must be in "

@@ -34,7 +34,7 @@ The two variants, as in PyTorch:
 >>> y = checkpoint(lambda a: (a @ w).tanh() @ w, x, use_reentrant=False)
 >>> y.sum().backward()
 >>> x.grad.shape, w.grad.shape
-((2, 4), (4, 4))
+(genesis.Size([2, 4]), genesis.Size([4, 4]))
 """
 from __future__ import annotations
 
@@ -357,7 +357,7 @@ def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool |
     >>> import genesis
     >>> model = genesis.nn.Sequential(*[genesis.nn.Linear(3, 3) for _ in range(4)])
     >>> checkpoint_sequential(model, 2, genesis.randn(2, 3), use_reentrant=False).shape
-    (2, 3)
+    genesis.Size([2, 3])
     """
     if use_reentrant is None:
         warnings.warn(_REENTRANT_WARNING.format(where="torch.utils.checkpoint.checkpoint_sequential"),

@@ -135,8 +135,16 @@ class _SaveInputs(Function):
 
     @staticmethod
     def forward(ctx, dummy, *args):
-        ctx.save_for_backward(*args)
+        # a Function saves tensors only: the other arguments are kept on ctx
+        ctx.save_for_backward(*(arg if isinstance(arg, Tensor) else None for arg in args))
+        ctx.non_tensor_args = tuple(None if isinstance(arg, Tensor) else arg for arg in args)
         return empty(0)
+
+    @staticmethod
+    def arguments(node) -> tuple:
+        """The arguments a _SaveInputs node (`node`) keeps, in order."""
+        return tuple(other if tensor is None else tensor
+                     for tensor, other in zip(node.saved_tensors, node.non_tensor_args))
 
     @staticmethod
     def backward(ctx, grad):
@@ -225,8 +233,7 @@ class _Frame:
 
     # -- the recomputation ------------------------------------------------------------
     def recompute(self, gid) -> None:
-        saver = self.input_saver.grad_fn
-        inputs = saver.saved_tensors
+        inputs = _SaveInputs.arguments(self.input_saver.grad_fn)
         args = inputs[:self.arg_count]
         kwargs = dict(zip(self.kwarg_names, inputs[self.arg_count:]))
         self.refilled[gid] = 0

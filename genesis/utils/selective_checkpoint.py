@@ -22,7 +22,7 @@ one recomputation: a second backward through the checkpoint is an error.
 >>> y = checkpoint(lambda x: (x @ w).sin(), genesis.randn(2, 3), use_reentrant=False,
 ...                context_fn=contexts)
 >>> y.sum().backward(); w.grad.shape
-(3, 3)
+genesis.Size([3, 3])
 """
 from __future__ import annotations
 

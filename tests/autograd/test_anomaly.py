@@ -156,6 +156,22 @@ def test_check_nan_false_lets_backward_through():
     assert np.isinf(x.grad.numpy()[0])
 
 
+@pytest.mark.parametrize("switch", [lambda: detect_anomaly(check_nan=False),
+                                    lambda: set_detect_anomaly(True, check_nan=False)])
+def test_check_nan_false_lets_a_nan_born_in_forward_through_and_keeps_the_forward_line(switch):
+    """As in PyTorch: check_nan=False turns every NaN check off, forward ones too, while a
+    failing backward still names the forward call that made its node."""
+    x = genesis.tensor([-1.0], requires_grad=True)
+    with switch(), np.errstate(invalid="ignore"):
+        x.sqrt().sum().backward()  # a NaN born in forward, and its NaN gradient
+        assert np.isnan(x.grad.numpy()[0])
+        line = this_line() + 1
+        y = Explodes.apply(x)
+        with pytest.raises(ValueError, match="backward exploded") as caught:
+            y.sum().backward()
+    assert f"{__file__}:{line}" in "\n".join(caught.value.__notes__)
+
+
 def test_error_inside_backward_names_the_forward_line():
     x = genesis.tensor([1.0], requires_grad=True)
     with detect_anomaly():

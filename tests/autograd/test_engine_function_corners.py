@@ -122,6 +122,23 @@ def test_a_leaf_gets_a_copy_of_its_first_gradient_under_create_graph(lib):
     assert second.tolist() == [4.0, 4.0]
 
 
+def test_a_gradient_made_with_create_graph_is_added_into_in_place_by_a_plain_backward(lib):
+    """Outside create_graph the next gradient is added into .grad in place, as PyTorch's
+    AccumulateGrad does: a .grad made with create_graph keeps its grad_fn and requires grad."""
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    (x ** 2).sum().backward(create_graph=True)
+    grad, copy, version = x.grad, x.grad.grad_fn, x.grad._version
+    (x ** 3).sum().backward()
+    assert x.grad is grad and x.grad.grad_fn is copy and x.grad.requires_grad
+    assert x.grad._version == version + 1 and x.grad.tolist() == [5.0, 16.0]
+    (second,) = lib.autograd.grad(x.grad.sum(), x)  # through the first backward's graph only
+    assert second.tolist() == [2.0, 2.0]
+    x.grad = lib.zeros(2, requires_grad=True)  # a .grad leaf that requires grad: the same
+    leaf = x.grad
+    (x ** 2).sum().backward()
+    assert x.grad is leaf and x.grad.is_leaf and leaf.tolist() == [2.0, 4.0]
+
+
 def test_delayed_error_node_has_one_input_per_tensor(lib):
     x = lib.tensor([1.0], requires_grad=True)
     y = lib.tensor([2.0], requires_grad=True)

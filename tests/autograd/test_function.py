@@ -5,6 +5,7 @@ import pytest
 import genesis
 from genesis import Function
 from genesis.autograd import AccumulateGrad
+from tests.helpers import torch_or_skip
 
 
 class Exp(Function):
@@ -199,8 +200,61 @@ def test_returning_numpy_is_a_clear_error():
             return grad.numpy()
 
     x = genesis.tensor([1.0], requires_grad=True)
-    with pytest.raises(TypeError, match="ReturnsArrayBackward.*ndarray"):
+    with pytest.raises(RuntimeError, match="ReturnsArrayBackward.*ndarray"):
         ReturnsArray.apply(x).sum().backward()
+
+
+def _custom_function_errors(lib) -> list:
+    """(exception type, message) of each of PyTorch's checks of a custom Function: what
+    backward returns for a non-tensor argument and as a number, what save_for_backward takes."""
+    def function(forward, backward):
+        return type("F", (lib.autograd.Function,), {"forward": staticmethod(forward),
+                                                    "backward": staticmethod(backward)})
+
+    def save_twice(ctx, x, n):
+        ctx.save_for_backward(x, None)  # None is allowed, only the last call counts
+        ctx.save_for_backward(x, n)
+        return x * 2
+
+    cases = [
+        lambda x: function(lambda ctx, x, n: x * n, lambda ctx, g: (g * 2, g)).apply(x, 2),
+        lambda x: function(lambda ctx, x, n: x * n, lambda ctx, g: (3.0, None)).apply(x, 2),
+        lambda x: function(lambda ctx, x, c: x * c, lambda ctx, g: (g, 3.0)).apply(
+            x, lib.tensor([1.0])),  # a float for a tensor that needs no gradient
+        lambda x: function(save_twice, lambda ctx, g: (g * 2, None)).apply(x, 3),
+        lambda x: function(save_twice, lambda ctx, g: (g * 2, None)).apply(x, None)]
+    found = []
+    for case in cases:
+        try:
+            case(lib.tensor([1.0], requires_grad=True)).sum().backward()
+            found.append(None)
+        except Exception as error:  # the checks are the subject here
+            found.append((type(error), str(error).splitlines()[0]))
+    with lib.no_grad():  # saved values are looked at only when the node joins a graph
+        function(save_twice, lambda ctx, g: g).apply(lib.tensor([1.0], requires_grad=True), 3)
+    return found
+
+
+def test_custom_function_errors_are_pytorchs():
+    found = _custom_function_errors(genesis)
+    assert found[0] == (RuntimeError, "function FBackward returned a gradient different than None "
+                        "at position 2, but the corresponding forward input was not a Variable")
+    assert found[1] == (RuntimeError, "FBackward: backward returned a float for input 0; return "
+                        "a genesis Tensor (or None)")
+    assert found[2] == (RuntimeError, "FBackward: backward returned a float for input 1; return "
+                        "a genesis Tensor (or None)")
+    assert found[3][0] is TypeError and found[3][1].startswith(
+        "save_for_backward can only save variables, but argument 1 is of type int")
+    assert found[4] is None
+
+
+def test_custom_function_errors_match_pytorch():
+    torch = torch_or_skip()
+    expected = _custom_function_errors(torch)
+    found = _custom_function_errors(genesis)
+    assert [entry and entry[0] for entry in found] == [entry and entry[0] for entry in expected]
+    for index in (0, 3):  # the others keep genesis's wording (which input, what to return)
+        assert found[index][1].startswith(expected[index][1])
 
 
 def test_broadcast_gradient_from_custom_function_is_summed():

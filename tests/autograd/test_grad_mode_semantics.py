@@ -131,3 +131,42 @@ def test_a_view_made_with_grad_disabled_is_a_leaf_that_requires_grad_as_in_pytor
         assert not copy.requires_grad  # an op's result made without grad: no gradient
         with pytest.raises(RuntimeError, match="no_grad"):
             view.mul_(2)  # changed in place with grad enabled: refused, as in PyTorch
+
+
+def _grad_mode_inside_inference_mode(lib) -> list:
+    """(is_grad_enabled(), whether x * 2 records) at each step of nesting grad modes in
+    inference mode: grad mode may be switched on there, but nothing is recorded."""
+    x = lib.ones(1, requires_grad=True)
+    seen = []
+
+    def look():
+        seen.append((lib.is_grad_enabled(), (x * 2).requires_grad))
+
+    with lib.inference_mode():
+        with lib.enable_grad():
+            look()
+            with lib.no_grad():
+                look()
+            with lib.inference_mode(False):
+                look()
+            look()
+        look()
+        with lib.set_grad_enabled(True):
+            look()
+        lib.set_grad_enabled(True)  # as a call: until inference mode ends
+        look()
+    look()
+    with lib.no_grad(), lib.inference_mode(), lib.enable_grad():
+        look()
+    return seen
+
+
+def test_enable_grad_inside_inference_mode_records_nothing():
+    assert _grad_mode_inside_inference_mode(genesis) == [
+        (True, False), (False, False), (True, True), (True, False), (False, False),
+        (True, False), (True, False), (True, True), (True, False)]
+
+
+def test_enable_grad_inside_inference_mode_as_in_pytorch():
+    torch = torch_or_skip()
+    assert _grad_mode_inside_inference_mode(genesis) == _grad_mode_inside_inference_mode(torch)

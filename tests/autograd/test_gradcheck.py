@@ -142,6 +142,23 @@ def test_wrong_shape_gradient_is_named(x):
     assert caught.value.result.failed_check == "grad_shape"
 
 
+def test_a_gradient_for_an_argument_that_is_not_a_tensor_is_named(x):
+    class Scale(genesis.autograd.Function):
+        @staticmethod
+        def forward(ctx, t, factor):
+            return t * factor
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2, grad  # the second should be None: factor is a number
+
+    with pytest.raises(GradcheckError) as caught:
+        gradcheck(lambda t: Scale.apply(t, 2.0), x)
+    assert "ScaleBackward returned a gradient for its input 1, which is not a tensor" \
+        in str(caught.value)
+    assert caught.value.result.failed_check == "grad_shape"
+
+
 def test_wrong_shape_gradient_deep_inside_the_function_is_named(x):
     with pytest.raises(GradcheckError, match="WrongShapeBackward returned a gradient of shape"):
         gradcheck(lambda t: WrongShape.apply(t * 3).tanh(), x)

@@ -174,3 +174,14 @@ def test_dtypes_print_as_torchs_while_genesis_serves_torch():
         assert str(x.dtype) == "torch.float64" and repr(torch.float32) == "torch.float32"
         assert "dtype=torch.float64" in repr(x)
     assert repr(genesis.float32) == "genesis.float32"  # put back afterwards
+
+
+def test_sizes_print_as_torchs_while_genesis_serves_torch():
+    """`print(x.shape)` shows "torch.Size([2, 3])", as under PyTorch."""
+    with serve_torch():
+        import torch
+
+        x = torch.ones(2, 3)
+        assert isinstance(x.shape, torch.Size) and str(x.shape) == "torch.Size([2, 3])"
+        assert repr(x.size()[1:]) == "torch.Size([3])"
+    assert repr(genesis.ones(2, 3).shape) == "genesis.Size([2, 3])"  # put back afterwards

@@ -93,6 +93,92 @@ def test_full_backward_hook_matches_pytorch():
     np.testing.assert_allclose(grad_input.numpy(), torch_grad_input.numpy(), rtol=1e-5, atol=1e-6)
 
 
+def _full_backward_hook_arguments(lib) -> list:
+    """What full backward hooks get: None for an output that got no gradient and for a
+    non-tensor argument, zeros for a tensor input that does not require grad (or is unused)."""
+    seen = []
+
+    def shown(values):
+        return [None if value is None else (value.tolist(), str(value.dtype).split(".")[-1])
+                for value in values]
+
+    def record(module, grad_input, grad_output):
+        seen.append((shown(grad_input), shown(grad_output)))
+
+    class TwoOutputs(lib.nn.Module):
+        def forward(self, a):
+            return a * 2, a * 3
+
+    class Mixed(lib.nn.Module):
+        def forward(self, a, factor, b, offset, unused):
+            return a * b * factor + offset
+
+    first, second = TwoOutputs(), Mixed()
+    first.register_full_backward_pre_hook(lambda module, grad_output: seen.append(
+        shown(grad_output)))
+    first.register_full_backward_hook(record)
+    second.register_full_backward_hook(record)
+    used, _ = first(lib.tensor([1.0, 2.0], requires_grad=True))
+    used.sum().backward()
+    second(lib.tensor([1.0, 2.0], requires_grad=True), 2.0, lib.tensor([3.0, 4.0]),
+           lib.tensor([1, 1]), lib.tensor([5.0], requires_grad=True)).sum().backward()
+    return seen
+
+
+def test_full_backward_hook_gets_none_and_zeros_as_in_pytorch():
+    assert _full_backward_hook_arguments(genesis) == [
+        [([1.0, 1.0], "float32"), None],
+        ([([2.0, 2.0], "float32")], [([1.0, 1.0], "float32"), None]),
+        ([([6.0, 8.0], "float32"), None, ([0.0, 0.0], "float32"), ([0, 0], "int64"),
+          ([0.0], "float32")], [([1.0, 1.0], "float32")])]
+
+
+def test_full_backward_hook_arguments_match_pytorch():
+    torch = torch_or_skip()
+    assert _full_backward_hook_arguments(genesis) == _full_backward_hook_arguments(torch)
+
+
+def _always_called_forward_hooks(lib) -> list:
+    """Forward hooks with always_call=True run when the call raises (output None, the args
+    the pre-hooks made), once each; an error of theirs is then a warning."""
+    seen = []
+
+    class Failing(lib.nn.Module):
+        def forward(self, x):
+            raise ValueError("forward failed")
+
+    def failing_hook(module, args, output):
+        raise KeyError("hook failed")
+
+    module = Failing()
+    module.register_forward_pre_hook(lambda m, args: (args[0] * 2,))
+    module.register_forward_hook(lambda m, args, out: seen.append((args[0].tolist(), out)),
+                                 always_call=True)
+    module.register_forward_hook(lambda m, args, out: seen.append("not always"))
+    module.register_forward_hook(lambda m, args, kwargs, out: seen.append(("kwargs", kwargs)),
+                                 always_call=True, with_kwargs=True)
+    module.register_forward_hook(failing_hook, always_call=True)
+    with pytest.warns(UserWarning, match="always_call=True.*raised an exception that was "
+                                         "silenced.*hook failed"):
+        with pytest.raises(ValueError, match="forward failed"):
+            module(lib.ones(1))
+    identity = lib.nn.Identity()
+    identity.register_forward_hook(lambda m, args, out: seen.append("ran"), always_call=True)
+    identity.register_forward_hook(lambda m, args, out: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        identity(lib.ones(1))
+    return seen
+
+
+def test_forward_hooks_with_always_call_run_when_the_call_raises():
+    assert _always_called_forward_hooks(genesis) == [([2.0], None), ("kwargs", {}), "ran"]
+
+
+def test_forward_hooks_with_always_call_match_pytorch():
+    torch = torch_or_skip()
+    assert _always_called_forward_hooks(genesis) == _always_called_forward_hooks(torch)
+
+
 def test_full_backward_hook_can_replace_grad_input():
     module = Scale(2.0)
     module.register_full_backward_hook(lambda m, grad_input, grad_output: (grad_input[0] * 10, None))

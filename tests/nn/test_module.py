@@ -301,3 +301,22 @@ def test_deepcopy_gives_an_independent_module():
     out = clone(genesis.ones(1, 3))
     out.sum().backward()
     assert clone.head.weight.grad is not None and net.head.weight.grad is None
+
+
+def _grads_after_deepcopy(lib) -> list:
+    """Whether .grad is copied: not for a parameter (nor a module's), yes for a plain tensor."""
+    layer = lib.nn.Linear(1, 1)
+    layer(lib.ones(1, 1)).sum().backward()
+    tensor = lib.ones(2, requires_grad=True)
+    (tensor * 2).sum().backward()
+    return [copy.deepcopy(layer).weight.grad, copy.deepcopy(layer.bias).grad,
+            copy.deepcopy(tensor).grad.tolist()]
+
+
+def test_deepcopy_of_a_parameter_leaves_its_grad_behind():
+    assert _grads_after_deepcopy(genesis) == [None, None, [2.0, 2.0]]
+
+
+def test_deepcopy_grads_match_pytorch():
+    torch = torch_or_skip()
+    assert _grads_after_deepcopy(genesis) == _grads_after_deepcopy(torch)

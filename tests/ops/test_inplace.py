@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import genesis
+from tests.helpers import torch_or_skip
 
 
 def test_multiply_in_place_on_non_leaf_gives_right_gradient():
@@ -154,3 +155,54 @@ def test_double_backward_through_in_place():
     (g,) = genesis.autograd.grad(y.sum(), x, create_graph=True)
     (h,) = genesis.autograd.grad(g.sum(), x)
     assert g.tolist() == [2.0, 4.0] and h.tolist() == [2.0, 2.0]
+
+
+def _overwrite_gradients(lib) -> dict:
+    """Gradients through zero_/fill_/copy_ of a non-leaf, whole and through a view."""
+    weights = lib.tensor([[1.0, 3.0], [5.0, 7.0]])
+    found = {}
+    a = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    x = a * 1
+    x.zero_()
+    x.sum().backward()
+    found["zero_"] = a.grad.tolist()
+    a, source = (lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True),
+                 lib.tensor([5.0, 6.0], requires_grad=True))
+    x = a * 1
+    x.copy_(source * 2)  # broadcast over the rows
+    (x * weights).sum().backward()
+    found["copy_"] = a.grad.tolist(), source.grad.tolist()
+    a, value = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True), lib.tensor(
+        3.0, requires_grad=True)
+    x = a * 1
+    x.fill_(value)
+    (x * weights).sum().backward()
+    found["fill_"] = a.grad.tolist(), value.grad.item()
+    a = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    x = a * 1
+    x[0].zero_()
+    (x * weights).sum().backward()
+    found["view zero_"] = a.grad.tolist()
+    a, value = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True), lib.tensor(
+        2.0, requires_grad=True)
+    x = a * 1
+    x[:, 1].fill_(value)
+    (x * weights).sum().backward()
+    found["view fill_"] = a.grad.tolist(), value.grad.item()
+    return found
+
+
+def test_overwriting_a_non_leaf_keeps_its_inputs_in_the_graph_with_zero_gradient():
+    """zero_/fill_/copy_ on a non-leaf: the tensors behind it get zeros (not None), the
+    value or source gets the gradient, as PyTorch's ZeroBackward0/FillBackward/CopyBackwards."""
+    assert _overwrite_gradients(genesis) == {
+        "zero_": [[0.0, 0.0], [0.0, 0.0]],
+        "copy_": ([[0.0, 0.0], [0.0, 0.0]], [12.0, 20.0]),
+        "fill_": ([[0.0, 0.0], [0.0, 0.0]], 16.0),
+        "view zero_": [[0.0, 0.0], [5.0, 7.0]],
+        "view fill_": ([[1.0, 0.0], [5.0, 0.0]], 10.0)}
+
+
+def test_overwriting_a_non_leaf_matches_pytorch():
+    torch = torch_or_skip()
+    assert _overwrite_gradients(genesis) == _overwrite_gradients(torch)

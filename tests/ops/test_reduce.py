@@ -101,3 +101,26 @@ def test_var_second_derivative():
 def test_mean_refuses_integers():
     with pytest.raises(RuntimeError, match="mean: input dtype must be floating point"):
         genesis.tensor([1, 2]).mean()
+
+
+def _mean_with_dtype(lib) -> list:
+    """mean(dtype=...): computed and returned in that dtype; its gradient in the input's."""
+    x = lib.tensor([[1.0, 2.0], [3.0, 5.0]], requires_grad=True)
+    whole = x.mean(dtype=lib.float64)
+    whole.backward()
+    rows = lib.mean(lib.tensor([[1, 2], [3, 4]]), 1, keepdim=True, dtype=lib.float32)
+    found = [(whole.item(), str(whole.dtype).split(".")[-1]), x.grad.tolist(),
+             str(x.grad.dtype).split(".")[-1], rows.tolist(), str(rows.dtype).split(".")[-1]]
+    with pytest.raises(RuntimeError, match="Optional dtype must be either a floating point"):
+        lib.tensor([1, 2]).mean(dtype=lib.int64)
+    return found
+
+
+def test_mean_takes_a_dtype():
+    assert _mean_with_dtype(genesis) == [(2.75, "float64"), [[0.25, 0.25], [0.25, 0.25]],
+                                         "float32", [[1.5], [3.5]], "float32"]
+
+
+def test_mean_with_a_dtype_matches_pytorch():
+    torch = torch_or_skip()
+    assert _mean_with_dtype(genesis) == _mean_with_dtype(torch)

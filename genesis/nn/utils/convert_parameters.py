@@ -13,7 +13,7 @@ def parameters_to_vector(parameters) -> Tensor:
     >>> import genesis
     >>> layer = genesis.nn.Linear(3, 2)
     >>> genesis.nn.utils.parameters_to_vector(layer.parameters()).shape
-    (8,)
+    genesis.Size([8])
     """
     params = list(parameters)
     _check_same_device(params)
