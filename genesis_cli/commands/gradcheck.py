@@ -202,7 +202,11 @@ def _check_target(target, shapes: list, dtype, seed: int, options: CheckOptions)
         result = options.run(call, inputs.args)
     except Exception as error:
         text = _error_text(error, target)
-        if inputs.defaulted and isinstance(error, (ValueError, RuntimeError, IndexError)):
+        if isinstance(error, RuntimeError) and "dtype" in str(error):
+            text += (f"\nThe inputs were {inputs.description}. If {target.name} makes tensors "
+                     "inside with a dtype of their own (a float32 constant), make them in its "
+                     "input's dtype (dtype=x.dtype): gradients are checked in float64.")
+        elif inputs.defaulted and isinstance(error, (ValueError, RuntimeError, IndexError)):
             text += (f"\nThe inputs were {inputs.description}. If {target.name} needs other shapes, "
                      "pass --shape once per input (e.g. --shape 3,4 --shape 4,5).")
         elif inputs.random and isinstance(error, TypeError):

@@ -260,6 +260,22 @@ def test_a_type_error_on_random_inputs_says_how_to_give_other_inputs(tmp_path):
             "float or bool gets a made-up value) or give it a gradcheck_inputs()") in " ".join(result.output.split())
 
 
+def test_a_float32_constant_inside_forward_is_named_as_the_dtype_clash(tmp_path):
+    """matmul refuses mixed dtypes, as PyTorch's: the float64 check of a Function that makes
+    a float32 tensor inside says how to fix that, not to pass other --shape values."""
+    path = write(tmp_path, "projected.py", """
+        import genesis
+
+        def projected(x):
+            return x @ genesis.ones(4, 2)
+    """)
+    result = run(path + ":projected", "--shape", "3,4")
+    text = " ".join(result.output.split())
+    assert verdicts(result.output) == {"projected.py:projected": "ERROR"}
+    assert "make them in its input's dtype (dtype=x.dtype): gradients are checked in " \
+           "float64" in text and "--shape once per input" not in text
+
+
 def test_dtype_warning_is_printed_once():
     result = run(f"{SIGMOIDS}:GoodSigmoid", "--dtype", "float32")
     assert result.exit_code == 0
