@@ -42,6 +42,8 @@ class TorchModule(types.ModuleType):
         self.__file__ = getattr(target, "__file__", None)
 
     def __getattr__(self, attribute: str):
+        if attribute == "__all__":  # `from torch.utils.data import *`: the genesis module's
+            return self._public_names()
         if attribute.startswith("__") and attribute.endswith("__") and \
                 f"{self.__name__}.{attribute}" not in RENAMED:
             raise AttributeError(attribute)  # copy, pickle and inspect probe these
@@ -56,6 +58,18 @@ class TorchModule(types.ModuleType):
         if isinstance(value, TorchModule) and _bound_to_other(self, attribute):
             return  # `import torch.autograd.gradcheck` leaves torch.autograd.gradcheck the function
         super().__setattr__(attribute, value)
+
+    def _public_names(self) -> list:
+        """What `import *` takes: the names the genesis module exports (its `__all__`, else
+        its names without a leading underscore), as torch's modules export theirs."""
+        target = self.__dict__["_genesis_target"]
+        if target is None:
+            return []
+        names = getattr(target, "__all__", None)
+        if names is None:
+            names = [name for name in vars(target) if not name.startswith("_")
+                     and not isinstance(vars(target)[name], types.ModuleType)]
+        return list(names)
 
     def __dir__(self) -> list:
         target = self.__dict__["_genesis_target"]

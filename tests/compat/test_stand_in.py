@@ -113,6 +113,17 @@ def test_dir_lists_genesis_names_and_submodules():
     assert {"randn", "nn", "optim", "backends", "cuda"} <= set(names)
 
 
+def test_star_imports_take_the_names_genesis_exports():
+    """`from torch.utils.data import *` brought in nothing (a NameError at `Dataset`)."""
+    with serve_torch():
+        namespace = {}
+        exec("from torch.utils.data import *\nfrom torch.nn import *\nfrom torch import *",
+             namespace)
+    assert namespace["Dataset"] is genesis.utils.data.Dataset
+    assert namespace["DataLoader"] is genesis.utils.data.DataLoader
+    assert namespace["Linear"] is genesis.nn.Linear and namespace["tensor"] is genesis.tensor
+
+
 def test_one_device_parallel_and_accelerator():
     with serve_torch():
         import torch
