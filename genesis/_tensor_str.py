@@ -6,9 +6,11 @@ import types
 
 import numpy as np
 
+from .dtypes import get_default_dtype
+
 __all__ = ["set_printoptions", "get_printoptions", "tensor_repr", "format_array"]
 
-_DEFAULT_DTYPES = ("float32", "int64", "bool")
+_IMPLIED_DTYPES = ("int64", "bool")  # (and the default float dtype) shown by the values
 _PROFILES = {"default": dict(precision=4, threshold=1000, edgeitems=3, linewidth=80),
              "short": dict(precision=2, threshold=1000, edgeitems=2, linewidth=80),
              "full": dict(precision=4, threshold=math.inf, edgeitems=3, linewidth=80)}
@@ -59,13 +61,21 @@ def _invalid_view(tensor) -> bool:
         view[3] != tensor._version_counter[0]
 
 
+def _shows_dtype(dtype, size: int) -> bool:
+    """PyTorch's rule: the dtype is said unless it is the default float dtype, or int64 or
+    bool for a tensor with values (an empty one has none that would tell)."""
+    if dtype is get_default_dtype():
+        return False
+    return size == 0 or dtype.name not in _IMPLIED_DTYPES
+
+
 def tensor_repr(tensor) -> str:
     array = tensor._host_array()
     prefix = "tensor("
     suffixes = []
     if array.size == 0 and array.shape != (0,):
         suffixes.append(f"size={tuple(array.shape)}")
-    if tensor.dtype.name not in _DEFAULT_DTYPES:
+    if _shows_dtype(tensor.dtype, array.size):
         suffixes.append(f"dtype={tensor.dtype!r}")
     if tensor._device.type != "cpu":
         suffixes.append(f"device='{tensor._device}'")

@@ -246,10 +246,22 @@ def test_conversion_errors_are_clear():
     (lambda: genesis.tensor([float("nan"), float("inf"), 1.0]), "tensor([nan, inf, 1.])"),
     (lambda: genesis.tensor([[1.0, 2.0], [3.0, 4.0]]), "tensor([[1., 2.],\n        [3., 4.]])"),
     (lambda: genesis.zeros(0, 3), "tensor([], size=(0, 3))"),
+    (lambda: genesis.tensor([], dtype=genesis.int64), "tensor([], dtype=genesis.int64)"),
+    (lambda: genesis.zeros(0, 2, dtype=genesis.bool), "tensor([], size=(0, 2), dtype=genesis.bool)"),
     (lambda: genesis.tensor([1.0, 2.0], requires_grad=True) * 2, "tensor([2., 4.], grad_fn=<MulBackward0>)"),
 ])
 def test_repr_like_pytorch(make, text):
     assert repr(make()) == text
+
+
+def test_repr_names_float32_once_float64_is_the_default():
+    genesis.set_default_dtype(genesis.float64)
+    try:
+        assert repr(genesis.tensor([1.5])) == "tensor([1.5000])"
+        assert repr(genesis.tensor([1.5], dtype=genesis.float32)) == \
+            "tensor([1.5000], dtype=genesis.float32)"
+    finally:
+        genesis.set_default_dtype(genesis.float32)
 
 
 def test_repr_summarises_large_tensors():
