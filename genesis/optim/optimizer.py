@@ -18,11 +18,15 @@ from collections import defaultdict
 from typing import Protocol
 
 from ..autograd.grad_mode import enable_grad
+from ..autograd.hooks import RemovableHandle, checked_hook
 from ..listeners import Listeners
 from ..nn.utils.clear_grads import clear_grads
 from ..tensor import Tensor, wrap_array
+from .step_hooks import (register_optimizer_step_post_hook, register_optimizer_step_pre_hook,
+                         run_with_step_hooks)
 
-__all__ = ["Optimizer", "required", "listeners", "OptimizerListener", "scalar", "check_tensor_lr"]
+__all__ = ["Optimizer", "required", "listeners", "OptimizerListener", "scalar", "check_tensor_lr",
+           "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
 class OptimizerListener(Protocol):
     """Told which tensors each optimizer is given and when it steps (genesis trace: the
@@ -57,10 +61,23 @@ class Optimizer:
     `params` is an iterable of tensors, of (name, tensor) pairs (`model.named_parameters()`:
     the names go into the group's "param_names"), or of dicts ("param groups") each with a
     "params" entry (tensors or pairs) and optional per-group options overriding the defaults.
+
+    `step` runs the step hooks (see `genesis.optim.step_hooks`) and counts its calls in
+    `_step_calls` (learning-rate schedulers and genesis trace check it), also for a
+    subclass with its own `step`.
     """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:
+            cls.step = run_with_step_hooks(cls.__dict__["step"])
 
     def __init__(self, params, defaults: dict):
         self.defaults = defaults
+        self._step_pre_hooks: list = []
+        self._step_post_hooks: list = []
+        self._step_calls = 0
+        self._inside_step = False
         self.state: dict = defaultdict(dict)
         self.param_groups: list = []
         self._scratch_arrays: dict = {}
@@ -129,6 +146,16 @@ class Optimizer:
         """Clear the gradients of all optimized parameters (None, or zeros in place)."""
         clear_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
+    def register_step_pre_hook(self, hook) -> RemovableHandle:
+        """Call `hook(optimizer, args, kwargs)` before each `step` of this optimizer (`args`
+        starts with the optimizer); it may return `(new_args, new_kwargs)` for the step."""
+        return RemovableHandle(self._step_pre_hooks, checked_hook(hook, "register_step_pre_hook"))
+
+    def register_step_post_hook(self, hook) -> RemovableHandle:
+        """Call `hook(optimizer, args, kwargs)` after each `step` of this optimizer."""
+        return RemovableHandle(self._step_post_hooks, checked_hook(hook, "register_step_post_hook"))
+
+    @run_with_step_hooks
     def step(self, closure=None):
         """Update the parameters once; `closure` (re-evaluating the loss, with grad) is called
         first when given, and its result returned."""

@@ -1,4 +1,6 @@
 """Optimizers against PyTorch's update rules (same init, same loss, 10 steps), and the base class."""
+import importlib
+
 import numpy as np
 import pytest
 
@@ -360,3 +362,76 @@ def test_a_tensor_lr_is_checked_like_pytorch():
         optim.Adam([w], lr=genesis.tensor(0.1), foreach=True)
     with pytest.raises(ValueError, match="Invalid learning rate"):
         optim.Adam([w], lr=genesis.tensor(-0.1))
+
+
+def _step_hook_log(lib) -> list:
+    """What step hooks (global and per optimizer) see, in order, over three steps: one
+    changed by a pre hook, one after the hooks that changed it are removed, one of a
+    subclass whose own step calls super().step()."""
+    module = importlib.import_module(f"{lib.__name__}.optim.optimizer")
+    w = lib.ones(1, requires_grad=True)
+    optimizer = lib.optim.SGD([w], lr=0.1)
+    log = []
+
+    def note(kind):
+        return lambda opt, args, kwargs: log.append((kind, opt is optimizer, len(args),
+                                                     args[0] is opt, sorted(kwargs)))
+
+    def give_a_closure(opt, args, kwargs):
+        return args, {"closure": lambda: 7.0}
+
+    handles = [module.register_optimizer_step_pre_hook(note("global pre")),
+               module.register_optimizer_step_post_hook(note("global post"))]
+    optimizer.register_step_pre_hook(note("pre"))
+    optimizer.register_step_post_hook(note("post"))
+    handles.append(optimizer.register_step_pre_hook(give_a_closure))
+    try:
+        (w * 2).sum().backward()
+        log.append(("returned", optimizer.step()))
+    finally:
+        for handle in handles:
+            handle.remove()
+    optimizer.step(None)
+    return log
+
+
+def test_step_hooks_run_like_pytorch():
+    torch = torch_or_skip()
+    assert _step_hook_log(genesis) == _step_hook_log(torch) == [
+        ("global pre", True, 1, True, []), ("pre", True, 1, True, []),
+        ("post", True, 1, True, ["closure"]), ("global post", True, 1, True, ["closure"]),
+        ("returned", 7.0), ("pre", True, 2, True, []), ("post", True, 2, True, [])]
+
+
+def test_step_hooks_run_once_for_a_step_of_its_own_that_calls_super():
+    """A user's optimizer with its own step runs the hooks (PyTorch patches each class's
+    step); calling super().step() inside does not run them a second time."""
+    calls = []
+
+    class Logged(optim.SGD):
+        def step(self, closure=None):
+            calls.append("step")
+            return super().step(closure)
+
+    w = genesis.ones(1, requires_grad=True)
+    optimizer = Logged([w], lr=0.5)
+    optimizer.register_step_pre_hook(lambda *args: calls.append("pre"))
+    optimizer.register_step_post_hook(lambda *args: calls.append("post"))
+    w.sum().backward()
+    optimizer.step()
+    assert calls == ["pre", "step", "post"] and w.tolist() == [0.5]
+    assert optimizer._step_calls == 1
+
+
+def test_a_pre_hook_returning_something_else_is_named():
+    optimizer = optim.SGD([genesis.ones(1, requires_grad=True)], lr=0.1)
+
+    def bad_hook(opt, args, kwargs):
+        return 5
+
+    optimizer.register_step_pre_hook(bad_hook)
+    with pytest.raises(RuntimeError, match="pre hook '.*bad_hook' .* must return None or a tuple of "
+                                           "\\(new_args, new_kwargs\\), but got 5"):
+        optimizer.step()
+    with pytest.raises(TypeError, match="expects a callable hook"):
+        optimizer.register_step_post_hook(3)
