@@ -19,7 +19,9 @@ The findings, each with its rule:
   is applied again with old gradients).
 - scheduler_order: a learning-rate scheduler stepped before its optimizer's first step
   (the schedule's first value is skipped), unless a GradScaler skipped that optimizer's
-  steps (its first steps often are, and that is harmless).
+  steps (its first steps often are, and that is harmless). Steps are counted as the
+  optimizer counts them for PyTorch's warning about the same mistake, so an optimizer with
+  a `step` of its own counts too.
 - not_updated: an optimizer that stepped while every parameter it holds was frozen
   (requires_grad=False); or a parameter that had a gradient at 3 or more measured steps, a gradient at
   least 1/1000 of its weights' norm (a smaller one may vanish in rounding: a softmax bias
@@ -232,7 +234,7 @@ class OptimizerWatch:
         if optimizer is None:
             return
         entry = self.watched.get(id(optimizer))
-        if entry is not None and (entry.steps or entry.skipped):
+        if optimizer._step_calls or (entry is not None and entry.skipped):
             return
         if not self.scheduler_early:
             self.live_findings += 1

@@ -67,8 +67,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """x where x > 0, else weight * x; `weight` has one slope, or one per channel (dim 1)."""
     if weight.numel() != 1:
         if input.ndim < 2 or input.shape[1] != weight.numel():
-            raise RuntimeError(f"prelu: {weight.numel()} slopes for an input of shape "
-                               f"{tuple(input.shape)}: give 1, or one per channel (dim 1)")
+            raise RuntimeError(f"prelu: {weight.numel()} slopes need an input with {weight.numel()} "
+                               f"channels in dimension 1, got shape {tuple(input.shape)} (give 1 "
+                               f"slope, or one per channel)")
         weight = weight.reshape((1, -1) + (1,) * (input.ndim - 2))
     return where(input > 0, input, weight * input)  # the slope at 0, as PyTorch
 

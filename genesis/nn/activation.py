@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from ..creation import full
-from ..ops.where import where
 from ..tensor import Tensor
 from . import functional as F
 from .module import Module
@@ -58,8 +57,13 @@ class LeakyReLU(Module):
 
 
 class PReLU(Module):
-    """x for x >= 0, a * x otherwise, with a learnable slope `a` (one, or one per channel of
-    dimension 1), initialised to `init`."""
+    """x for x > 0, a * x otherwise, with a learnable slope `a` (one, or one per channel of
+    dimension 1), initialised to `init`; `F.prelu` with the module's weight.
+
+    >>> import genesis
+    >>> genesis.nn.PReLU(init=0.5)(genesis.tensor([-2., 3.])).tolist()
+    [-1.0, 3.0]
+    """
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
         super().__init__()
@@ -67,14 +71,7 @@ class PReLU(Module):
         self.weight = Parameter(full((num_parameters,), init, device=device, dtype=dtype))
 
     def forward(self, input: Tensor) -> Tensor:
-        weight = self.weight
-        if self.num_parameters > 1:
-            if input.ndim < 2 or input.shape[1] != self.num_parameters:
-                raise RuntimeError(f"PReLU with {self.num_parameters} parameters needs an input "
-                                   f"with {self.num_parameters} channels in dimension 1, got "
-                                   f"shape {tuple(input.shape)}")
-            weight = weight.reshape((self.num_parameters,) + (1,) * (input.ndim - 2))
-        return where(input >= 0, input, weight * input)
+        return F.prelu(input, self.weight)
 
     def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}"

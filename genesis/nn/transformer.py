@@ -59,14 +59,30 @@ class TransformerEncoderLayer(Module):
 
 
 class TransformerEncoder(Module):
-    """`num_layers` independent copies of `encoder_layer` applied in turn, then `norm` if given."""
+    """`num_layers` independent copies of `encoder_layer` applied in turn, then `norm` if given.
+
+    `enable_nested_tensor` and `mask_check` are accepted and kept as PyTorch keeps them;
+    they steer PyTorch's inference fast path (nested tensors for padded batches, and a check
+    of the padding mask for it), which genesis does not have, so `use_nested_tensor` is
+    always False and every input takes the ordinary path.
+
+    >>> import genesis
+    >>> layer = genesis.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True)
+    >>> encoder = genesis.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+    >>> encoder(genesis.zeros(1, 3, 8)).shape
+    genesis.Size([1, 3, 8])
+    """
 
     def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int,
-                 norm: Module | None = None):
+                 norm: Module | None = None, enable_nested_tensor: bool = True,
+                 mask_check: bool = True):
         super().__init__()
         self.layers = ModuleList(copy.deepcopy(encoder_layer) for _ in range(num_layers))
         self.num_layers = num_layers
         self.norm = norm
+        self.enable_nested_tensor = enable_nested_tensor
+        self.use_nested_tensor = False
+        self.mask_check = mask_check
 
     def forward(self, src: Tensor, mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:

@@ -1,7 +1,8 @@
 """Adadelta, as in PyTorch."""
 from __future__ import annotations
 
-from .optimizer import Optimizer
+from ._implementation_options import implementation_options
+from .optimizer import Optimizer, check_tensor_lr, scalar
 
 __all__ = ["Adadelta"]
 
@@ -9,6 +10,8 @@ __all__ = ["Adadelta"]
 class Adadelta(Optimizer):
     """s = rho s + (1 - rho) g²; d = sqrt(a + eps) / sqrt(s + eps) * g;
     a = rho a + (1 - rho) d²; p -= lr * d.
+    `lr` may be a one-element Tensor; `foreach`, `capturable` and `differentiable` are
+    PyTorch's implementation switches (see `genesis.optim._implementation_options`).
 
     >>> import genesis
     >>> w = genesis.tensor([1.], requires_grad=True)
@@ -18,7 +21,9 @@ class Adadelta(Optimizer):
     """
 
     def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
-                 weight_decay: float = 0, *, maximize: bool = False):
+                 weight_decay: float = 0, foreach: bool | None = None, *, capturable: bool = False,
+                 maximize: bool = False, differentiable: bool = False):
+        check_tensor_lr(lr)
         if lr < 0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= rho <= 1.0:
@@ -28,10 +33,13 @@ class Adadelta(Optimizer):
         if weight_decay < 0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
-                                      maximize=maximize))
+                                      maximize=maximize,
+                                      **implementation_options("Adadelta", foreach=foreach,
+                                                               capturable=capturable,
+                                                               differentiable=differentiable)))
 
     def _update_group(self, group: dict) -> None:
-        lr, rho, eps = group["lr"], group["rho"], group["eps"]
+        lr, rho, eps = scalar(group["lr"]), group["rho"], group["eps"]
         weight_decay, maximize = group["weight_decay"], group["maximize"]
         for param, data, g in self._with_grads(group):
             xp = param._device.xp

@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 from ..tensor import wrap_array
-from .optimizer import Optimizer
+from ._implementation_options import implementation_options
+from .optimizer import Optimizer, check_tensor_lr, scalar
 
 __all__ = ["Adagrad"]
 
 
 class Adagrad(Optimizer):
     """s += g * g; p -= clr * g / (sqrt(s) + eps) with clr = lr / (1 + (t - 1) * lr_decay).
+    `lr` may be a one-element Tensor; `foreach`, `fused` and `differentiable` are PyTorch's
+    implementation switches (see `genesis.optim._implementation_options`).
 
     >>> import genesis
     >>> w = genesis.tensor([1.], requires_grad=True)
@@ -18,7 +21,10 @@ class Adagrad(Optimizer):
     """
 
     def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
-                 initial_accumulator_value: float = 0, eps: float = 1e-10, *, maximize: bool = False):
+                 initial_accumulator_value: float = 0, eps: float = 1e-10,
+                 foreach: bool | None = None, *, maximize: bool = False,
+                 differentiable: bool = False, fused: bool | None = None):
+        check_tensor_lr(lr)
         for name, value in (("learning rate", lr), ("lr_decay value", lr_decay),
                             ("weight_decay value", weight_decay), ("epsilon value", eps),
                             ("initial_accumulator_value value", initial_accumulator_value)):
@@ -26,7 +32,10 @@ class Adagrad(Optimizer):
                 raise ValueError(f"Invalid {name}: {value}")
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value, eps=eps,
-                                      maximize=maximize))
+                                      maximize=maximize,
+                                      **implementation_options("Adagrad", foreach=foreach,
+                                                               differentiable=differentiable,
+                                                               fused=fused)))
         for group in self.param_groups:
             for param in group["params"]:
                 self._init_state(param, group)
@@ -39,7 +48,7 @@ class Adagrad(Optimizer):
         return state
 
     def _update_group(self, group: dict) -> None:
-        lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
+        lr, lr_decay, eps = scalar(group["lr"]), group["lr_decay"], group["eps"]
         weight_decay, maximize = group["weight_decay"], group["maximize"]
         for param, data, g in self._with_grads(group):
             xp = param._device.xp

@@ -5,7 +5,8 @@ import numpy as np
 
 from ..ops._kernels import fusing_pays
 from ._fused import ADAM_STEPS
-from .optimizer import Optimizer
+from ._implementation_options import implementation_options
+from .optimizer import Optimizer, check_tensor_lr, scalar
 
 __all__ = ["Adam", "AdamW"]
 
@@ -29,7 +30,9 @@ class Adam(Optimizer):
     p -= lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps).
 
     `weight_decay` adds weight_decay * p to the gradient (L2); use `AdamW` for
-    decoupled decay. `amsgrad` uses the running maximum of v.
+    decoupled decay. `amsgrad` uses the running maximum of v. `lr` (and the betas) may be
+    one-element Tensors; `foreach`, `fused`, `capturable` and `differentiable` are PyTorch's
+    implementation switches (see `genesis.optim._implementation_options`).
 
     >>> import genesis
     >>> w = genesis.tensor([1., -1.], requires_grad=True)
@@ -39,8 +42,13 @@ class Adam(Optimizer):
     """
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0, amsgrad: bool = False, *, maximize: bool = False,
-                 decoupled_weight_decay: bool = False):
+                 weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None, decoupled_weight_decay: bool = False):
+        options = implementation_options(type(self).__name__, foreach=foreach,
+                                         capturable=capturable, differentiable=differentiable,
+                                         fused=fused)
+        check_tensor_lr(lr, foreach)
         if lr < 0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if eps < 0:
@@ -50,12 +58,12 @@ class Adam(Optimizer):
                 raise ValueError(f"Invalid beta parameter at index {index}: {beta}")
         if weight_decay < 0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                                      amsgrad=amsgrad, maximize=maximize,
-                                      decoupled_weight_decay=decoupled_weight_decay))
+        super().__init__(params, dict(lr=lr, betas=tuple(scalar(beta) for beta in betas), eps=eps,
+                                      weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
+                                      **options, decoupled_weight_decay=decoupled_weight_decay))
 
     def _update_group(self, group: dict) -> None:
-        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        lr, (beta1, beta2), eps = scalar(group["lr"]), group["betas"], group["eps"]
         weight_decay, amsgrad, maximize = group["weight_decay"], group["amsgrad"], group["maximize"]
         decoupled = group["decoupled_weight_decay"]
         fused = {}  # (device, step) -> the parameters one GPU launch updates
@@ -114,6 +122,9 @@ class AdamW(Adam):
     """
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
-                         decoupled_weight_decay=True)
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable, differentiable=differentiable,
+                         fused=fused, decoupled_weight_decay=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..autograd.grad_mode import enable_grad
 from ..tensor import wrap_array
 from ._wolfe import strong_wolfe
-from .optimizer import Optimizer, listeners
+from .optimizer import Optimizer, check_tensor_lr, listeners, scalar
 
 __all__ = ["LBFGS"]
 
@@ -29,6 +29,7 @@ class LBFGS(Optimizer):
     def __init__(self, params, lr: float = 1, max_iter: int = 20, max_eval: int | None = None,
                  tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9,
                  history_size: int = 100, line_search_fn: str | None = None):
+        check_tensor_lr(lr)
         if lr < 0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if line_search_fn not in (None, "strong_wolfe"):
@@ -82,7 +83,7 @@ class LBFGS(Optimizer):
             raise RuntimeError("LBFGS.step needs a closure that recomputes the loss: "
                                "optimizer.step(closure)")
         group = self.param_groups[0]
-        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
+        lr, max_iter, max_eval = scalar(group["lr"]), group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         history_size, line_search = group["history_size"], group["line_search_fn"]
         xp = self._xp()

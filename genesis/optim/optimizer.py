@@ -18,11 +18,15 @@ from collections import defaultdict
 from typing import Protocol
 
 from ..autograd.grad_mode import enable_grad
+from ..autograd.hooks import RemovableHandle, checked_hook
 from ..listeners import Listeners
 from ..nn.utils.clear_grads import clear_grads
 from ..tensor import Tensor, wrap_array
+from .step_hooks import (register_optimizer_step_post_hook, register_optimizer_step_pre_hook,
+                         run_with_step_hooks)
 
-__all__ = ["Optimizer", "required", "listeners", "OptimizerListener"]
+__all__ = ["Optimizer", "required", "listeners", "OptimizerListener", "scalar", "check_tensor_lr",
+           "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
 class OptimizerListener(Protocol):
     """Told which tensors each optimizer is given and when it steps (genesis trace: the
@@ -54,12 +58,26 @@ required = _Required()
 class Optimizer:
     """Base class: subclasses pass their defaults and implement `_update_group(group)`.
 
-    `params` is an iterable of tensors, or of dicts ("param groups") each with a
-    "params" entry and optional per-group options overriding the defaults.
+    `params` is an iterable of tensors, of (name, tensor) pairs (`model.named_parameters()`:
+    the names go into the group's "param_names"), or of dicts ("param groups") each with a
+    "params" entry (tensors or pairs) and optional per-group options overriding the defaults.
+
+    `step` runs the step hooks (see `genesis.optim.step_hooks`) and counts its calls in
+    `_step_calls` (learning-rate schedulers and genesis trace check it), also for a
+    subclass with its own `step`.
     """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:
+            cls.step = run_with_step_hooks(cls.__dict__["step"])
 
     def __init__(self, params, defaults: dict):
         self.defaults = defaults
+        self._step_pre_hooks: list = []
+        self._step_post_hooks: list = []
+        self._step_calls = 0
+        self._inside_step = False
         self.state: dict = defaultdict(dict)
         self.param_groups: list = []
         self._scratch_arrays: dict = {}
@@ -92,7 +110,7 @@ class Optimizer:
         elif isinstance(params, set):
             raise TypeError("optimizer parameters need to be in an ordered collection (the order "
                             "of a set changes between runs); use a list instead")
-        params = list(params)
+        params, names = _split_names(list(params))
         for index, param in enumerate(params):
             if not isinstance(param, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but params[{index}] is a "
@@ -102,6 +120,13 @@ class Optimizer:
                                  f"{type(param.grad_fn).__name__}); optimize the leaf it came from, "
                                  "or detach().requires_grad_() it")
         group = dict(param_group, params=params)
+        if names is not None:
+            group["param_names"] = names
+        named = "param_names" in group
+        if self.param_groups and named != ("param_names" in self.param_groups[0]):
+            raise ValueError("all optimizer param groups should be with/without names. cannot add "
+                             f"param group {'with' if named else 'without'} names to "
+                             "the optimizer")
         for name, default in self.defaults.items():
             if default is required and name not in group:
                 raise ValueError(f"parameter group didn't specify a value of required "
@@ -121,6 +146,16 @@ class Optimizer:
         """Clear the gradients of all optimized parameters (None, or zeros in place)."""
         clear_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
+    def register_step_pre_hook(self, hook) -> RemovableHandle:
+        """Call `hook(optimizer, args, kwargs)` before each `step` of this optimizer (`args`
+        starts with the optimizer); it may return `(new_args, new_kwargs)` for the step."""
+        return RemovableHandle(self._step_pre_hooks, checked_hook(hook, "register_step_pre_hook"))
+
+    def register_step_post_hook(self, hook) -> RemovableHandle:
+        """Call `hook(optimizer, args, kwargs)` after each `step` of this optimizer."""
+        return RemovableHandle(self._step_post_hooks, checked_hook(hook, "register_step_post_hook"))
+
+    @run_with_step_hooks
     def step(self, closure=None):
         """Update the parameters once; `closure` (re-evaluating the loss, with grad) is called
         first when given, and its result returned."""
@@ -207,8 +242,52 @@ class Optimizer:
             if param is not None:
                 state[param] = {key: _cast_state(value, param, key) for key, value in values.items()}
         self.state = state
-        self.param_groups = [dict(saved, params=group["params"])
+        self.param_groups = [_restored_group(group, saved)
                              for group, saved in zip(self.param_groups, saved_groups)]
+
+
+def _restored_group(group: dict, saved: dict) -> dict:
+    """A loaded param group: the saved options on this optimizer's parameters, with their
+    names where the saved group has none (saved names win, as in PyTorch)."""
+    restored = dict(saved, params=group["params"])
+    if "param_names" in group and "param_names" not in saved:
+        restored["param_names"] = group["param_names"]
+    return restored
+
+
+def _split_names(params: list) -> tuple:
+    """(tensors, names) of a group's params: names is None when no entry is a (name, tensor)
+    pair, as from `model.named_parameters()`; all entries or none must be pairs."""
+    pairs = [isinstance(param, tuple) for param in params]
+    if not any(pairs):
+        return params, None
+    if not all(pairs):
+        raise ValueError("all optimizer params should be with/without names. Some param names "
+                         "are missing")
+    return [param for _, param in params], [name for name, _ in params]
+
+
+def scalar(value):
+    """A hyperparameter as a Python number where an update uses it: PyTorch accepts a
+    one-element Tensor for `lr` (and some others) and reads its value at each step, so a
+    scheduler or the user can change it in place.
+
+    >>> import genesis
+    >>> scalar(genesis.tensor(0.5)), scalar(0.1)
+    (0.5, 0.1)
+    """
+    return value.item() if isinstance(value, Tensor) else value
+
+
+def check_tensor_lr(lr, foreach: bool | None = None) -> None:
+    """PyTorch's checks of a Tensor `lr`: it holds one element, and (Adam, AdamW) it is not
+    combined with foreach=True."""
+    if not isinstance(lr, Tensor):
+        return
+    if foreach:
+        raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
+    if lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
 
 
 def _cast_state(value, param: Tensor, key: str):

@@ -1,8 +1,9 @@
 """RMSprop (optionally centered, with momentum), as in PyTorch."""
 from __future__ import annotations
 
+from ._implementation_options import implementation_options
 from .adam import lerp_
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_tensor_lr, scalar
 
 __all__ = ["RMSprop"]
 
@@ -10,6 +11,8 @@ __all__ = ["RMSprop"]
 class RMSprop(Optimizer):
     """v = alpha * v + (1 - alpha) * g * g; avg = sqrt(v) (centered: sqrt(v - mean(g)**2)) + eps;
     p -= lr * g / avg, or with momentum b = momentum * b + g / avg and p -= lr * b.
+    `lr` may be a one-element Tensor; `capturable`, `foreach` and `differentiable` are
+    PyTorch's implementation switches (see `genesis.optim._implementation_options`).
 
     >>> import genesis
     >>> w = genesis.tensor([1.], requires_grad=True)
@@ -19,17 +22,22 @@ class RMSprop(Optimizer):
     """
 
     def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
-                 weight_decay: float = 0, momentum: float = 0, centered: bool = False, *,
-                 maximize: bool = False):
+                 weight_decay: float = 0, momentum: float = 0, centered: bool = False,
+                 capturable: bool = False, foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False):
+        check_tensor_lr(lr)
         for name, value in (("learning rate", lr), ("epsilon value", eps), ("momentum value", momentum),
                             ("weight_decay value", weight_decay), ("alpha value", alpha)):
             if value < 0:
                 raise ValueError(f"Invalid {name}: {value}")
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      momentum=momentum, centered=centered, maximize=maximize))
+                                      momentum=momentum, centered=centered, maximize=maximize,
+                                      **implementation_options("RMSprop", capturable=capturable,
+                                                               foreach=foreach,
+                                                               differentiable=differentiable)))
 
     def _update_group(self, group: dict) -> None:
-        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+        lr, alpha, eps = scalar(group["lr"]), group["alpha"], group["eps"]
         weight_decay, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
         maximize = group["maximize"]
         for param, data, g in self._with_grads(group):

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from ..tensor import wrap_array
-from .optimizer import Optimizer
+from ._implementation_options import implementation_options
+from .optimizer import Optimizer, check_tensor_lr, scalar
 
 __all__ = ["SGD"]
 
@@ -10,7 +11,9 @@ __all__ = ["SGD"]
 class SGD(Optimizer):
     """PyTorch's SGD: g = grad + weight_decay * p; with momentum, b = momentum * b +
     (1 - dampening) * g (b = g on the first step) and g = b (or g + momentum * b with
-    Nesterov); then p -= lr * g. `maximize` ascends instead.
+    Nesterov); then p -= lr * g. `maximize` ascends instead. `lr` may be a one-element
+    Tensor; `foreach`, `fused` and `differentiable` are PyTorch's implementation switches
+    (see `genesis.optim._implementation_options`).
 
     >>> import genesis
     >>> w = genesis.tensor([1.], requires_grad=True)
@@ -22,7 +25,10 @@ class SGD(Optimizer):
     """
 
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
-                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False):
+                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, differentiable: bool = False,
+                 fused: bool | None = None):
+        check_tensor_lr(lr)
         if lr < 0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0:
@@ -33,11 +39,15 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
-                                      maximize=maximize))
+                                      maximize=maximize,
+                                      **implementation_options("SGD", foreach=foreach,
+                                                               differentiable=differentiable,
+                                                               fused=fused)))
 
     def _update_group(self, group: dict) -> None:
-        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-        weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
+        lr, momentum, dampening = scalar(group["lr"]), group["momentum"], group["dampening"]
+        weight_decay, nesterov = scalar(group["weight_decay"]), group["nesterov"]
+        maximize = group["maximize"]
         for param, data, g in self._with_grads(group):
             if maximize:
                 g = -g

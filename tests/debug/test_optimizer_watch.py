@@ -177,3 +177,29 @@ def test_a_model_trained_then_frozen_for_analysis_or_as_a_teacher_is_no_finding(
         (saliency,) = genesis.autograd.grad(teacher(inputs).sum(), inputs)
     assert saliency.shape == x.shape
     assert session.result(script="t.py").findings == []
+
+
+def test_a_scheduler_after_an_optimizer_with_its_own_step_is_no_finding():
+    """An optimizer whose class writes its own step (no listener calls in it) still counts
+    its steps, so a scheduler stepped after it is in order, as PyTorch's warning agrees."""
+
+    class HalvingOptimizer(genesis.optim.Optimizer):
+        def __init__(self, params):
+            super().__init__(params, {"lr": 0.5})
+
+        def step(self, closure=None):
+            for group in self.param_groups:
+                for param in group["params"]:
+                    param.data.mul_(group["lr"])
+
+    x, y = regression()
+    model = nn.Linear(6, 1)
+    optimizer = HalvingOptimizer(model.parameters())
+    scheduler = StepLR(optimizer, step_size=2)
+    with TraceSession(check=False) as session:
+        for _ in range(3):
+            optimizer.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            optimizer.step()
+            scheduler.step()
+    assert "scheduler_order" not in kinds(session)

@@ -44,3 +44,18 @@ def test_matches_pytorch(name, args, kwargs):
 def test_prelu_checks_channels():
     with pytest.raises(RuntimeError, match="3 channels in dimension 1, got shape \\(2, 4\\)"):
         nn.PReLU(3)(genesis.ones(2, 4))
+
+
+@pytest.mark.parametrize("num_parameters", [1, 2])
+def test_prelu_module_at_zero_takes_the_slope_as_pytorch(num_parameters):
+    """The module is F.prelu with its weight: at x = 0 the input's gradient is the slope, and the
+    weight's gradient there is 0 (an `x >= 0` copy of the rule used to give 1)."""
+    torch = torch_or_skip()
+    grads = []
+    for library in (genesis, torch):
+        module = library.nn.PReLU(num_parameters, init=0.25).double()
+        x = library.tensor([[0.0, -2.0], [0.0, 3.0]], dtype=library.float64, requires_grad=True)
+        module(x).sum().backward()
+        grads.append((x.grad.tolist(), module.weight.grad.tolist()))
+    assert grads[0] == grads[1]
+    assert grads[0][0] == [[0.25, 0.25], [0.25, 1.0]]

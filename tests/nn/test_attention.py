@@ -140,7 +140,10 @@ def test_transformer_encoder_layer_matches_pytorch(options, rng):
 def test_transformer_encoder_stacks_independent_copies(rng):
     torch = torch_or_skip()
     layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, dtype=genesis.float64)
-    encoder = nn.TransformerEncoder(layer, num_layers=2, norm=nn.LayerNorm(8, dtype=genesis.float64))
+    encoder = nn.TransformerEncoder(layer, num_layers=2, norm=nn.LayerNorm(8, dtype=genesis.float64),
+                                    enable_nested_tensor=False, mask_check=False)
+    assert (encoder.enable_nested_tensor, encoder.use_nested_tensor, encoder.mask_check) == \
+        (False, False, False)
     assert encoder.layers[0].linear1.weight is not encoder.layers[1].linear1.weight
     torch_layer = torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, dtype=torch.float64)
     torch_encoder = torch.nn.TransformerEncoder(torch_layer, num_layers=2, enable_nested_tensor=False,

@@ -125,7 +125,8 @@ def test_bad_arguments_are_reported():
     with pytest.raises(KeyError, match="initial_lr"):
         lr_scheduler.StepLR(optim.SGD([w], lr=0.1), 2, last_epoch=3)
     scheduler = lr_scheduler.OneCycleLR(optimizer, max_lr=1.0, total_steps=2)
-    scheduler.step()
+    with pytest.warns(UserWarning, match="before `optimizer.step\\(\\)`"):
+        scheduler.step()
     scheduler.step()
     with pytest.raises(ValueError, match="tried to step 3 times"):
         scheduler.step()
@@ -223,3 +224,86 @@ def test_warm_restarts_jump_to_an_epoch_and_composites_check_their_parts():
         lr_scheduler.ChainedScheduler([lr_scheduler.StepLR(optimizer, 2), lr_scheduler.StepLR(other, 2)])
     with pytest.raises(ValueError, match="ReduceLROnPlateau"):
         lr_scheduler.SequentialLR(optimizer, [lr_scheduler.ReduceLROnPlateau(optimizer)], milestones=[])
+
+
+EPOCH_JUMPS = [("StepLR", dict(step_size=2, gamma=0.5)), ("MultiStepLR", dict(milestones=[1, 4])),
+               ("ExponentialLR", dict(gamma=0.9)), ("CosineAnnealingLR", dict(T_max=7)),
+               ("LinearLR", dict()), ("ConstantLR", dict(factor=0.5, total_iters=4)),
+               ("PolynomialLR", dict(total_iters=8)),
+               ("LambdaLR", dict(lr_lambda=lambda epoch: 1 / (1 + epoch))),
+               ("MultiplicativeLR", dict(lr_lambda=lambda epoch: 0.9))]
+
+
+@pytest.mark.parametrize("name, options", EPOCH_JUMPS, ids=[name for name, _ in EPOCH_JUMPS])
+def test_step_with_an_epoch_warns_and_jumps_like_pytorch(name, options):
+    """scheduler.step(epoch), deprecated in PyTorch and still accepted there: a UserWarning,
+    then the closed form at `epoch` where the schedule has one (else get_lr)."""
+    torch = torch_or_skip()
+    seen = []
+    for lib, module in ((genesis, optim), (torch, torch.optim)):
+        optimizer, scheduler = _make(lib, module, "SGD", name, options)
+        lrs = []
+        for epoch in (5, 2, 3):
+            optimizer.step()
+            with pytest.warns(UserWarning, match="The epoch parameter in `scheduler.step\\(\\)`"):
+                scheduler.step(epoch)
+            lrs.append(list(scheduler.get_last_lr()))
+        scheduler.step()
+        lrs.append(list(scheduler.get_last_lr()))
+        seen.append((lrs, scheduler.last_epoch))
+    assert seen[0] == seen[1]
+
+
+def test_plateau_step_takes_a_deprecated_epoch_like_pytorch():
+    torch = torch_or_skip()
+    epochs = []
+    for lib in (genesis, torch):
+        optimizer = lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=1.0)
+        scheduler = lib.optim.lr_scheduler.ReduceLROnPlateau(optimizer, patience=0)
+        scheduler.step(1.0)
+        with pytest.warns(UserWarning, match="The epoch parameter"):
+            scheduler.step(2.0, 7)
+        scheduler.step(3.0)
+        epochs.append((scheduler.last_epoch, scheduler.get_last_lr()))
+    assert epochs[0] == epochs[1] == (8, [pytest.approx(0.01)])
+
+
+def _stepped_before_warnings(lib, order: str) -> int:
+    """How many UserWarnings about stepping the scheduler before its optimizer `order` gets."""
+    module = optim if lib is genesis else lib.optim
+
+    class HandWritten(module.Optimizer):  # a user's optimizer, with its own step
+        def __init__(self, params):
+            super().__init__(params, {"lr": 0.1})
+
+        def step(self, closure=None):
+            for group in self.param_groups:
+                for param in group["params"]:
+                    param.data.mul_(0.5)
+
+    w = lib.ones(1, requires_grad=True)
+    optimizer = HandWritten([w]) if order == "hand-written" else module.SGD([w], lr=0.1)
+    if order == "optimizer, then built":
+        optimizer.step()
+    scheduler = module.lr_scheduler.StepLR(optimizer, 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            if order in ("optimizer first", "hand-written"):
+                optimizer.step()
+            scheduler.step()
+            if order in ("scheduler first", "optimizer, then built"):
+                optimizer.step()
+    return sum("before `optimizer.step()`" in str(warning.message) for warning in caught)
+
+
+@pytest.mark.parametrize("order", ["scheduler first", "optimizer first", "optimizer, then built",
+                                   "hand-written"])
+def test_stepping_the_scheduler_before_the_optimizer_warns_like_pytorch(order):
+    """One warning, at the scheduler's first step, when its optimizer has not stepped since the
+    scheduler was built (whatever the optimizer's step is); none in the right order."""
+    torch = torch_or_skip()
+    expected = {"scheduler first": 1, "optimizer first": 0, "optimizer, then built": 1,
+                "hand-written": 0}[order]
+    assert _stepped_before_warnings(genesis, order) == _stepped_before_warnings(torch, order) \
+        == expected

@@ -1,4 +1,6 @@
 """Optimizers against PyTorch's update rules (same init, same loss, 10 steps), and the base class."""
+import importlib
+
 import numpy as np
 import pytest
 
@@ -73,8 +75,9 @@ def test_ten_steps_match_pytorch(name, options, dtype):
 def test_state_dict_layout_matches_pytorch(name, options):
     torch = torch_or_skip()
     arrays = _initial_arrays(np.float64)
+    options = dict(options, foreach=False)  # torch's single-tensor code, recorded by both
     _, ours = _train(genesis, getattr(optim, name), options, arrays, steps=2)
-    _, theirs = _train(torch, getattr(torch.optim, name), dict(options, foreach=False), arrays, steps=2)
+    _, theirs = _train(torch, getattr(torch.optim, name), options, arrays, steps=2)
     mine, reference = ours.state_dict(), theirs.state_dict()
     assert list(mine["state"]) == list(reference["state"])
     for index, state in mine["state"].items():
@@ -237,3 +240,198 @@ def test_training_a_small_model_reduces_the_loss():
 def test_repr_lists_groups():
     optimizer = optim.SGD([genesis.zeros(1, requires_grad=True)], lr=0.1)
     assert repr(optimizer).startswith("SGD (\nParameter Group 0\n    dampening: 0\n")
+
+
+OPTIMIZERS = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "LBFGS"]
+SWITCHES = {  # the implementation switches each of PyTorch's optimizers takes
+    "SGD": ("foreach", "differentiable", "fused"),
+    "Adam": ("foreach", "capturable", "differentiable", "fused"),
+    "AdamW": ("foreach", "capturable", "differentiable", "fused"),
+    "RMSprop": ("capturable", "foreach", "differentiable"),
+    "Adagrad": ("foreach", "differentiable", "fused"),
+    "Adadelta": ("foreach", "capturable", "differentiable"),
+    "LBFGS": (),
+}
+
+
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_defaults_match_pytorch_with_the_implementation_switches(name):
+    """foreach / fused / capturable / differentiable are accepted (False, or None, or True for
+    foreach and fused, which pick PyTorch's kernels and change nothing here) and recorded in
+    defaults, param groups and state dicts with PyTorch's defaults."""
+    torch = torch_or_skip()
+    ours = getattr(optim, name)([genesis.zeros(2, requires_grad=True)])
+    theirs = getattr(torch.optim, name)([torch.zeros(2, requires_grad=True)])
+    assert ours.defaults == theirs.defaults
+    assert ours.state_dict()["param_groups"] == theirs.state_dict()["param_groups"]
+    for switch in SWITCHES[name]:
+        value = True if switch in ("foreach", "fused") else False
+        made = getattr(optim, name)([genesis.zeros(2, requires_grad=True)], **{switch: value})
+        assert made.param_groups[0][switch] is value
+
+
+@pytest.mark.parametrize("name", [name for name in OPTIMIZERS if SWITCHES[name]])
+def test_switches_genesis_cannot_honour_are_refused_clearly(name):
+    w = genesis.zeros(2, requires_grad=True)
+    for switch in ("capturable", "differentiable"):
+        if switch in SWITCHES[name]:
+            with pytest.raises(NotImplementedError, match=f"{name}\\({switch}=True\\) is not supported"):
+                getattr(optim, name)([w], **{switch: True})
+    if "fused" in SWITCHES[name]:
+        with pytest.raises(RuntimeError, match="`fused` and `foreach` cannot be `True` together"):
+            getattr(optim, name)([w], foreach=True, fused=True)
+
+
+def test_fused_and_foreach_change_nothing_in_the_update():
+    arrays = _initial_arrays(np.float64)
+    plain, _ = _train(genesis, optim.AdamW, dict(lr=0.01), arrays)
+    for switch in (dict(foreach=True), dict(fused=True), dict(foreach=False, fused=False)):
+        switched, _ = _train(genesis, optim.AdamW, dict(lr=0.01, **switch), arrays)
+        for mine, reference in zip(switched, plain):
+            np.testing.assert_array_equal(mine, reference)
+
+
+def test_named_parameters_record_param_names_like_pytorch():
+    torch = torch_or_skip()
+    groups = []
+    for library in (genesis, torch):
+        library.manual_seed(0)
+        model = library.nn.Sequential(library.nn.Linear(2, 3), library.nn.Linear(3, 1))
+        optimizer = library.optim.SGD(model[0].named_parameters(), lr=0.1, momentum=0.9)
+        optimizer.add_param_group({"params": list(model[1].named_parameters()), "lr": 0.01})
+        model(library.ones(4, 2)).sum().backward()
+        optimizer.step()
+        state = optimizer.state_dict()
+        assert optimizer.param_groups[0]["params"] == list(model[0].parameters())
+        groups.append([(group["param_names"], group["params"]) for group in state["param_groups"]])
+        assert sorted(state["state"]) == [0, 1, 2, 3]
+    assert groups[0] == groups[1] == [(["weight", "bias"], [0, 1]), (["weight", "bias"], [2, 3])]
+
+
+def test_named_and_unnamed_parameters_do_not_mix():
+    a, b = genesis.zeros(1, requires_grad=True), genesis.zeros(1, requires_grad=True)
+    with pytest.raises(ValueError, match="Some param names are missing"):
+        optim.SGD([("a", a), b], lr=0.1)
+    optimizer = optim.SGD([("a", a)], lr=0.1)
+    with pytest.raises(ValueError, match="cannot add param group without names"):
+        optimizer.add_param_group({"params": [b]})
+
+
+def test_load_state_dict_keeps_param_names_unless_the_saved_groups_have_their_own():
+    a, b = genesis.zeros(1, requires_grad=True), genesis.zeros(1, requires_grad=True)
+    unnamed = optim.SGD([a, b], lr=0.5).state_dict()
+    named = optim.SGD([("x", a), ("y", b)], lr=0.1)
+    named.load_state_dict(unnamed)
+    assert named.param_groups[0]["param_names"] == ["x", "y"] and named.param_groups[0]["lr"] == 0.5
+    renamed = optim.SGD([("p", a), ("q", b)], lr=0.1)
+    renamed.load_state_dict(named.state_dict())
+    assert renamed.param_groups[0]["param_names"] == ["x", "y"]
+
+
+@pytest.mark.parametrize("name, options", [case for case in CONFIGS if "lr" in case[1]],
+                         ids=[i for i, (_, options) in zip(IDS, CONFIGS) if "lr" in options])
+def test_a_tensor_lr_is_read_at_each_step_like_pytorch(name, options):
+    """A one-element Tensor lr is kept in the param group and read where the update uses it,
+    so changing it in place changes the next steps, as in PyTorch."""
+    torch = torch_or_skip()
+    arrays = _initial_arrays(np.float64)
+    results = []
+    for library in (genesis, torch):
+        params = [library.from_numpy(a.copy()).requires_grad_() for a in arrays]
+        target = library.from_numpy(np.full((3, 4), 0.5))
+        lr = library.tensor(options["lr"], dtype=library.float64)
+        optimizer = getattr(library.optim, name)(params, **dict(options, lr=lr))
+        for step in range(4):
+            if step == 2:
+                optimizer.param_groups[0]["lr"].mul_(0.5)
+            optimizer.zero_grad()
+            _loss(library, params, target).backward()
+            optimizer.step()
+        assert optimizer.param_groups[0]["lr"] is lr
+        results.append([p.detach().numpy() for p in params])
+    for mine, reference in zip(*results):
+        np.testing.assert_allclose(mine, reference, rtol=0, atol=1e-10)
+
+
+def test_a_tensor_lr_is_checked_like_pytorch():
+    w = genesis.zeros(2, requires_grad=True)
+    with pytest.raises(ValueError, match="Tensor lr must be 1-element"):
+        optim.SGD([w], lr=genesis.tensor([0.1, 0.2]))
+    with pytest.raises(ValueError, match="lr as a Tensor is not supported for capturable=False and "
+                                         "foreach=True"):
+        optim.Adam([w], lr=genesis.tensor(0.1), foreach=True)
+    with pytest.raises(ValueError, match="Invalid learning rate"):
+        optim.Adam([w], lr=genesis.tensor(-0.1))
+
+
+def _step_hook_log(lib) -> list:
+    """What step hooks (global and per optimizer) see, in order, over three steps: one
+    changed by a pre hook, one after the hooks that changed it are removed, one of a
+    subclass whose own step calls super().step()."""
+    module = importlib.import_module(f"{lib.__name__}.optim.optimizer")
+    w = lib.ones(1, requires_grad=True)
+    optimizer = lib.optim.SGD([w], lr=0.1)
+    log = []
+
+    def note(kind):
+        return lambda opt, args, kwargs: log.append((kind, opt is optimizer, len(args),
+                                                     args[0] is opt, sorted(kwargs)))
+
+    def give_a_closure(opt, args, kwargs):
+        return args, {"closure": lambda: 7.0}
+
+    handles = [module.register_optimizer_step_pre_hook(note("global pre")),
+               module.register_optimizer_step_post_hook(note("global post"))]
+    optimizer.register_step_pre_hook(note("pre"))
+    optimizer.register_step_post_hook(note("post"))
+    handles.append(optimizer.register_step_pre_hook(give_a_closure))
+    try:
+        (w * 2).sum().backward()
+        log.append(("returned", optimizer.step()))
+    finally:
+        for handle in handles:
+            handle.remove()
+    optimizer.step(None)
+    return log
+
+
+def test_step_hooks_run_like_pytorch():
+    torch = torch_or_skip()
+    assert _step_hook_log(genesis) == _step_hook_log(torch) == [
+        ("global pre", True, 1, True, []), ("pre", True, 1, True, []),
+        ("post", True, 1, True, ["closure"]), ("global post", True, 1, True, ["closure"]),
+        ("returned", 7.0), ("pre", True, 2, True, []), ("post", True, 2, True, [])]
+
+
+def test_step_hooks_run_once_for_a_step_of_its_own_that_calls_super():
+    """A user's optimizer with its own step runs the hooks (PyTorch patches each class's
+    step); calling super().step() inside does not run them a second time."""
+    calls = []
+
+    class Logged(optim.SGD):
+        def step(self, closure=None):
+            calls.append("step")
+            return super().step(closure)
+
+    w = genesis.ones(1, requires_grad=True)
+    optimizer = Logged([w], lr=0.5)
+    optimizer.register_step_pre_hook(lambda *args: calls.append("pre"))
+    optimizer.register_step_post_hook(lambda *args: calls.append("post"))
+    w.sum().backward()
+    optimizer.step()
+    assert calls == ["pre", "step", "post"] and w.tolist() == [0.5]
+    assert optimizer._step_calls == 1
+
+
+def test_a_pre_hook_returning_something_else_is_named():
+    optimizer = optim.SGD([genesis.ones(1, requires_grad=True)], lr=0.1)
+
+    def bad_hook(opt, args, kwargs):
+        return 5
+
+    optimizer.register_step_pre_hook(bad_hook)
+    with pytest.raises(RuntimeError, match="pre hook '.*bad_hook' .* must return None or a tuple of "
+                                           "\\(new_args, new_kwargs\\), but got 5"):
+        optimizer.step()
+    with pytest.raises(TypeError, match="expects a callable hook"):
+        optimizer.register_step_post_hook(3)

@@ -1,6 +1,10 @@
 """`LRScheduler`, the base class of the epoch-driven schedulers: it records each group's
 `initial_lr`, sets the lrs at construction (step 0) and at each `step()`, and saves its state.
 
+Like PyTorch's, its first `step()` warns when the optimizer has not stepped since the
+scheduler was built (the schedule's first value is then never used), and `step(epoch)`,
+deprecated in PyTorch but still accepted there, warns and jumps to `epoch`.
+
 >>> import genesis
 >>> from genesis.optim.lr_scheduler.base import LRScheduler
 >>> class Halving(LRScheduler):
@@ -14,6 +18,7 @@
 """
 from __future__ import annotations
 
+import warnings
 from typing import Protocol
 
 from ...listeners import Listeners
@@ -32,6 +37,19 @@ class SchedulerListener(Protocol):
 
 
 listeners: Listeners[SchedulerListener] = Listeners()
+
+EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
+    "possible. Please use `scheduler.step()` to step the scheduler. During the deprecation, if "
+    "epoch is different from None, the closed form is used instead of the new chainable form, "
+    "where available. Please open an issue if you are unable to replicate your use case: "
+    "https://github.com/pytorch/pytorch/issues/new/choose.")
+STEPPED_BEFORE_OPTIMIZER_WARNING = (
+    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and "
+    "later, you should call them in the opposite order: `optimizer.step()` before "
+    "`lr_scheduler.step()`.  Failure to do this will result in PyTorch skipping the first value "
+    "of the learning rate schedule. See more details at "
+    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate")
 
 
 def tell_stepped(scheduler) -> None:
@@ -61,6 +79,7 @@ class LRScheduler:
                                    "optimizer's state dict first")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        self._optimizer_steps_when_built = optimizer._step_calls
         self._initial_step()
 
     def _initial_step(self) -> None:
@@ -72,14 +91,25 @@ class LRScheduler:
         finally:
             self._is_initial = False
 
+    def optimizer_stepped_since_built(self) -> bool:
+        """Whether `optimizer.step()` ran since this scheduler was built; a first `step()`
+        before it means the schedule's first value is never used."""
+        return self.optimizer._step_calls > self._optimizer_steps_when_built
+
     def get_lr(self) -> list:
         raise NotImplementedError(f"{type(self).__name__} must implement get_lr()")
 
-    def step(self) -> None:
-        """Advance one step (call after `optimizer.step()`) and set the new lrs."""
+    def step(self, epoch: int | None = None) -> None:
+        """Advance one step (call after `optimizer.step()`) and set the new lrs; `epoch`
+        (deprecated, with PyTorch's warning) jumps there instead, by the closed form where
+        the schedule has one."""
+        if self._step_count == 1 and not self.optimizer_stepped_since_built():
+            warnings.warn(STEPPED_BEFORE_OPTIMIZER_WARNING, UserWarning, stacklevel=2)
         tell_stepped(self)
         self._step_count += 1
-        self._jump_to(None)
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._jump_to(epoch)
 
     def _jump_to(self, epoch: int | None) -> None:
         """Set the lrs of the next epoch (None), or of `epoch` from the closed form (where a

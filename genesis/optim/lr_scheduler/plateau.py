@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 from ..optimizer import Optimizer
-from .base import per_group
+from .base import EPOCH_DEPRECATION_WARNING, per_group
 
 __all__ = ["ReduceLROnPlateau"]
 
@@ -48,11 +49,16 @@ class ReduceLROnPlateau:
         self.last_epoch = 0
         self._last_lr = [group["lr"] for group in optimizer.param_groups]
 
-    def step(self, metrics) -> None:
+    def step(self, metrics, epoch: int | None = None) -> None:
         """Record this epoch's metric (a number or a one-element tensor) and reduce the lrs
-        if it has plateaued."""
+        if it has plateaued; `epoch` (deprecated, with PyTorch's warning) sets the epoch
+        number."""
         current = float(metrics)
-        self.last_epoch += 1
+        if epoch is None:
+            epoch = self.last_epoch + 1
+        else:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self.last_epoch = epoch
         if self._is_better(current):
             self.best, self.num_bad_epochs = current, 0
         else:
