@@ -5,6 +5,12 @@ structure (dicts with their key types, lists, tuples, numbers, strings,
 None) and each tensor's dtype, device and requires_grad. Nothing is pickled,
 and loading never runs code (`np.load(..., allow_pickle=False)`).
 
+Tensors that share memory (a tensor and its slices, a weight and its `.t()`) are saved as
+one array and a window on it for each, and load sharing it again, offsets and strides kept,
+as in PyTorch (see `genesis.saved_storages`). A checkpoint with such windows is format
+"genesis-npz-2"; one without any is still written as "genesis-npz-1", which older genesis
+versions read; both formats load.
+
 Saving to a path is atomic: the archive is written to a temporary file beside it and
 renamed over it at the end, so an interrupted save (an exception, Ctrl-C, a full
 disk) leaves the previous checkpoint as it was. A read-only file (`chmod 444`) is never
@@ -36,6 +42,7 @@ import numpy as np
 from .device import DeviceError, cpu, device as as_device, transfer
 from .dtypes import get_dtype
 from .nn.parameter import Parameter
+from .saved_storages import shared_windows, sharing_key, window_on, window_reach
 from .sizes import describe_value, with_article
 from .tensor import Tensor, wrap_array
 from .utils.atomic_file import atomic_writer, is_read_only
@@ -43,7 +50,8 @@ from .utils.atomic_file import atomic_writer, is_read_only
 __all__ = ["save", "load", "CheckpointError"]
 
 _MANIFEST = "__manifest__"
-_FORMAT = "genesis-npz-1"
+_FORMAT = "genesis-npz-1"  # each tensor its own array
+_FORMAT_SHARED = "genesis-npz-2"  # and tensors that share memory as windows on one array
 _SCALARS = (str, int, float, bool, type(None))
 _ZIP_START = b"PK\x03\x04"
 
@@ -62,7 +70,10 @@ def save(obj, f, pickle_module=None, pickle_protocol: int = 2,
     it was. PyTorch's pickle options are accepted and change nothing: nothing is pickled."""
     target = _target(f, "save", "wb")
     arrays: dict = {}
-    manifest = {"format": _FORMAT, "root": _encode(obj, arrays, {}, "obj", set())}
+    saved: dict = {}
+    root = _encode(obj, arrays, saved, "obj", set())
+    shared = _store_tensor_data(list(saved.values()), arrays)
+    manifest = {"format": _FORMAT_SHARED if shared else _FORMAT, "root": root}
     payload = np.frombuffer(json.dumps(manifest).encode("utf-8"), dtype=np.uint8)
     if not isinstance(target, str):
         np.savez(f, **{_MANIFEST: payload}, **arrays)
@@ -133,20 +144,46 @@ def _encode(value, arrays: dict, seen: dict, path: str, open_containers: set):
 
 
 def _store_tensor(tensor: Tensor, arrays: dict, seen: dict, path: str) -> dict:
-    """Each tensor object is stored once; a second reference points to the same entry."""
-    entry = seen.get(id(tensor))
-    if entry is not None:
-        return entry
-    name = f"t{len(arrays)}"
-    array = tensor._host_array()
-    dtype = tensor.dtype.name
-    if dtype == "bfloat16":  # not a NumPy dtype: store the bits
-        array = array.view(np.uint16)
-    arrays[name] = array
-    entry = seen[id(tensor)] = {"array": name, "dtype": dtype, "device": str(tensor._device),
-                                "requires_grad": tensor._requires_grad,
-                                "parameter": isinstance(tensor, Parameter)}
+    """Each tensor object is entered once; a second reference points to the same entry. Its
+    data is stored once all tensors are known (`_store_tensor_data`)."""
+    known = seen.get(id(tensor))
+    if known is not None:
+        return known[1]
+    entry = {"dtype": tensor.dtype.name, "device": str(tensor._device),
+             "requires_grad": tensor._requires_grad, "parameter": isinstance(tensor, Parameter)}
+    seen[id(tensor)] = (tensor, entry)
     return entry
+
+
+def _store_tensor_data(saved: list, arrays: dict) -> bool:
+    """Put each saved tensor's data in `arrays` and name it in its entry: its own array, or,
+    for tensors that share memory, one array of the storage they cover and each one's window
+    on it. Whether any tensors share."""
+    groups: dict = {}
+    for tensor, entry in saved:
+        key = sharing_key(tensor)
+        groups.setdefault(("own", id(tensor)) if key is None else key, []).append((tensor, entry))
+    shared = False
+    for members in groups.values():
+        if len(members) == 1:
+            tensor, entry = members[0]
+            entry["array"] = _add_array(arrays, "t", tensor._host_array(), tensor.dtype.name)
+            continue
+        shared = True
+        tensors = [tensor for tensor, _ in members]
+        windows, span = shared_windows(tensors)
+        storage = _add_array(arrays, "s", transfer(span, tensors[0]._device, cpu), tensors[0].dtype.name)
+        for index, ((_, entry), (offset, shape, stride)) in enumerate(zip(members, windows)):
+            entry.update(storage=storage, view=f"{storage}.{index}", offset=offset,
+                         shape=list(shape), stride=list(stride))
+    return shared
+
+
+def _add_array(arrays: dict, prefix: str, array: np.ndarray, dtype: str) -> str:
+    """Add `array` to what the archive will hold; its name there."""
+    name = f"{prefix}{len(arrays)}"
+    arrays[name] = array.view(np.uint16) if dtype == "bfloat16" else array  # bfloat16: the bits
+    return name
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
@@ -229,10 +266,10 @@ def _manifest(archive, name: str) -> dict:
         manifest = json.loads(archive[_MANIFEST].tobytes().decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as error:
         raise CheckpointError(f"{name}: the genesis.save manifest is damaged ({error})") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != _FORMAT:
+    if not isinstance(manifest, dict) or manifest.get("format") not in (_FORMAT, _FORMAT_SHARED):
         found = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
         raise CheckpointError(f"{name}: unsupported genesis.save format {found!r} (this genesis "
-                              f"reads {_FORMAT!r})")
+                              f"reads {_FORMAT!r} and {_FORMAT_SHARED!r})")
     if "root" not in manifest:
         raise CheckpointError(f"{name}: the genesis.save manifest has no 'root' entry")
     return manifest
@@ -282,22 +319,42 @@ def _decode(value, archive: _Archive, target, built: dict):
     raise archive.malformed(f"unknown manifest entry {value!r:.80}")
 
 
-_TENSOR_KEYS = {"array": str, "dtype": str, "device": str, "requires_grad": bool, "parameter": bool}
+_TENSOR_KEYS = {"dtype": str, "device": str, "requires_grad": bool, "parameter": bool}
+_OWN_ARRAY_KEYS = {"array": str}
+_WINDOW_KEYS = {"storage": str, "view": str, "offset": int, "shape": list, "stride": list}
 
 
 def _load_tensor(entry: dict, archive: _Archive, target, built: dict) -> Tensor:
-    if not isinstance(entry, dict) or any(not isinstance(entry.get(key), kind)
-                                          for key, kind in _TENSOR_KEYS.items()):
-        raise archive.malformed(f"a tensor entry must have {sorted(_TENSOR_KEYS)}, got "
+    """The tensor of a manifest entry; an entry met again (the same saved tensor) gives the
+    tensor already built, and the windows on one storage share its memory."""
+    window = isinstance(entry, dict) and "storage" in entry
+    expected = _TENSOR_KEYS | (_WINDOW_KEYS if window else _OWN_ARRAY_KEYS)
+    if not isinstance(entry, dict) or any(type(entry.get(key)) is not kind  # JSON's exact types
+                                          for key, kind in expected.items()):
+        raise archive.malformed(f"a tensor entry must have {sorted(expected)}, got "
                                 f"{entry!r:.80}")
-    name = entry["array"]
+    name = entry["view"] if window else entry["array"]
     if name in built:
         return built[name]
+    if not window:
+        tensor = _placed(archive.array(name, entry["dtype"]), entry, archive, target)
+    else:
+        storage_key = ("storage", entry["storage"])
+        if storage_key not in built:
+            built[storage_key] = _placed(archive.array(entry["storage"], entry["dtype"]), entry,
+                                         archive, target)
+        tensor = _window_tensor(built[storage_key], entry, archive)
+    built[name] = _with_grad_state(tensor, entry)
+    return built[name]
+
+
+def _placed(array: np.ndarray, entry: dict, archive: _Archive, target) -> Tensor:
+    """`array` (as read, bfloat16 as its bits) as a tensor of the entry's dtype on the device
+    `map_location` (`target`) chooses."""
     try:
         dtype = get_dtype(entry["dtype"])
     except TypeError as error:
         raise archive.malformed(str(error)) from None
-    array = archive.array(name, entry["dtype"])
     if entry["dtype"] == "bfloat16":
         array = array.view(dtype.numpy_dtype)
     if callable(target):  # map_location=function(tensor on the CPU, saved device's name)
@@ -305,8 +362,7 @@ def _load_tensor(entry: dict, archive: _Archive, target, built: dict) -> Tensor:
         if not isinstance(tensor, Tensor):
             raise TypeError(f"map_location returned {with_article(type(tensor).__name__)}; it must "
                             "return the tensor it was given (or a copy of it on a device)")
-        built[name] = _with_grad_state(tensor, entry)
-        return built[name]
+        return tensor
     if isinstance(target, dict):
         device = as_device(target.get(entry["device"], entry["device"]))
     else:
@@ -316,8 +372,25 @@ def _load_tensor(entry: dict, archive: _Archive, target, built: dict) -> Tensor:
     except DeviceError as error:
         raise DeviceError(f"{error}; the tensor was saved on {entry['device']}: pass "
                           "map_location='cpu' to genesis.load to load it on the CPU") from None
-    built[name] = _with_grad_state(wrap_array(data, device), entry)
-    return built[name]
+    return wrap_array(data, device)
+
+
+def _window_tensor(storage: Tensor, entry: dict, archive: _Archive) -> Tensor:
+    """The entry's window (offset, shape, stride) on the loaded storage, sharing its memory;
+    a window reaching outside the storage is a malformed checkpoint, never a view made."""
+    offset, shape, stride = entry["offset"], entry["shape"], entry["stride"]
+    if len(shape) != len(stride) or not all(
+            isinstance(n, int) and not isinstance(n, bool) for n in shape + stride) or \
+            any(n <= 0 for n in shape) or offset < 0:
+        raise archive.malformed(f"the window {entry['view']!r} (offset {offset}, shape {shape}, "
+                                f"stride {stride}) is not a window")
+    low, high = window_reach(offset, shape, stride)
+    data = storage._data
+    if low < 0 or high > data.size or data.ndim != 1:
+        raise archive.malformed(f"the window {entry['view']!r} reaches elements {low} to "
+                                f"{high - 1}, outside its storage of {data.size}")
+    return wrap_array(window_on(data, storage._device.xp, offset, tuple(shape), tuple(stride)),
+                      storage._device)
 
 
 def _with_grad_state(tensor: Tensor, entry: dict) -> Tensor:

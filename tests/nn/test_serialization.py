@@ -68,6 +68,79 @@ def test_a_tensor_referenced_twice_is_stored_once_and_loaded_once():
     assert loaded["a"] is loaded["b"][0]
 
 
+def _shared_views(library):
+    """Tensors that share memory, as PyTorch users save them: a tensor and its slices, a
+    weight and its transpose, overlapping slices of a tensor not saved itself."""
+    x = library.arange(12.0).reshape(3, 4)
+    weight = library.nn.Parameter(library.ones(3, 2))
+    hidden = library.zeros(6)
+    return {"x": x, "row": x[1], "column": x[:, 2], "weight": weight, "tied": weight.t(),
+            "left": hidden[0:4], "right": hidden[2:6]}
+
+
+def _layout(tensors: dict) -> dict:
+    return {key: (tuple(tensor.shape), tuple(tensor.stride()), tensor.storage_offset(),
+                  tensor.requires_grad) for key, tensor in tensors.items()}
+
+
+def test_tensors_that_share_memory_load_sharing_it_as_in_pytorch():
+    """Each tensor came back as its own copy: a write to one no longer reached its views."""
+    loaded = _round_trip(_shared_views(genesis))
+    with genesis.no_grad():
+        loaded["x"][1, 2] = 100.0
+        loaded["weight"].fill_(7.0)
+        loaded["left"][3] = 5.0
+    assert loaded["row"].tolist()[2] == 100.0 and loaded["column"].tolist()[1] == 100.0
+    assert loaded["tied"].tolist() == [[7.0] * 3] * 2 and loaded["right"].tolist()[1] == 5.0
+    assert type(loaded["weight"]) is nn.Parameter and loaded["tied"].is_leaf
+    torch = pytest.importorskip("torch")
+    buffer = io.BytesIO()
+    torch.save(_shared_views(torch), buffer)
+    buffer.seek(0)
+    assert _layout(loaded) == _layout(torch.load(buffer))
+
+
+def test_a_checkpoint_without_shared_memory_stays_in_the_first_format():
+    import json
+
+    buffer = io.BytesIO()
+    genesis.save({"a": genesis.ones(2), "b": genesis.ones(4)[1:]}, buffer)
+    manifest = np.load(io.BytesIO(buffer.getvalue()))["__manifest__"].tobytes()
+    assert json.loads(manifest)["format"] == "genesis-npz-1"  # readable by older genesis
+    buffer.seek(0)
+    assert genesis.load(buffer)["b"].storage_offset() == 0  # a lone slice: only its elements
+
+
+def test_a_first_format_checkpoint_still_loads(tmp_path):
+    import json
+
+    manifest = {"format": "genesis-npz-1", "root": {"dict": [["w", {"tensor": {
+        "array": "t0", "dtype": "float32", "device": "cpu", "requires_grad": True, "parameter": True}}]]}}
+    path = tmp_path / "old.pt"
+    with open(path, "wb") as handle:
+        np.savez(handle, __manifest__=np.frombuffer(json.dumps(manifest).encode(), np.uint8),
+                 t0=np.arange(3, dtype=np.float32))
+    loaded = genesis.load(path)["w"]
+    assert type(loaded) is nn.Parameter and loaded.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_shared_memory_follows_map_location(monkeypatch):
+    calls = []
+
+    def to_cpu(storage, location):
+        calls.append(tuple(storage.shape))
+        return storage
+
+    x = genesis.arange(4.0)
+    loaded = _round_trip({"x": x, "part": x[1:3]}, map_location=to_cpu)
+    loaded["x"][1] = 9.0
+    assert calls == [(4,)] and loaded["part"].tolist() == [9.0, 2.0]
+    monkeypatch.setenv("GENESIS_FAKE_CUDA", "1")
+    monkeypatch.setattr(genesis.Device("cuda", 0), "_xp", None)
+    loaded = _round_trip({"x": x, "part": x[1:3]}, map_location="cuda")
+    assert loaded["part"].device == genesis.device("cuda") and loaded["part"].tolist() == [1.0, 2.0]
+
+
 def test_module_state_dict_round_trip_through_a_file_keeps_the_name(tmp_path):
     model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
     path = tmp_path / "model.pt"
