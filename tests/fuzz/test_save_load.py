@@ -262,6 +262,13 @@ MALFORMED = [
                                                     "requires_grad": False, "parameter": False}}},
      {"t0": np.array(["text"])}, "holds str"),
     ({"format": "genesis-npz-1", "root": {"set": [1, 2]}}, {}, "unknown manifest entry"),
+    ({"format": "genesis-npz-2", "root": {"numpy_scalar": 1, "dtype": "object"}}, {}, "NumPy scalar"),
+    ({"format": "genesis-npz-2", "root": {"numpy_scalar": 1, "dtype": "not a dtype"}}, {}, "NumPy scalar"),
+    ({"format": "genesis-npz-2", "root": {"numpy_scalar": [1], "dtype": "int8"}}, {}, "NumPy scalar"),
+    ({"format": "genesis-npz-2", "root": {"namedtuple": "os.Pair", "fields": [], "items": []}}, {},
+     "namedtuple entry"),
+    ({"format": "genesis-npz-2", "root": {"size": [2, -1]}}, {}, "unknown manifest entry"),
+    ({"format": "genesis-npz-2", "root": {"ordered_dict": [[[1], 2]]}}, {}, "unknown manifest entry"),
     # windows on a shared storage that reach outside it, or are not windows: never a view made
     *[({"format": "genesis-npz-2", "root": {"tensor": {
         "storage": "s0", "view": "s0.0", "dtype": "float32", "device": "cpu", "requires_grad": False,
