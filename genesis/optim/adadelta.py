@@ -1,7 +1,7 @@
 """Adadelta, as in PyTorch."""
 from __future__ import annotations
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, count_step
 
 __all__ = ["Adadelta"]
 
@@ -36,7 +36,7 @@ class Adadelta(Optimizer):
         for param, data, g in self._with_grads(group):
             xp = param._device.xp
             state = self._state_of(param, "square_avg", "acc_delta")
-            state["step"] += 1
+            count_step(state)
             if maximize:
                 g = -g
             if weight_decay != 0:

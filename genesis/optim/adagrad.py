@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..tensor import wrap_array
-from .optimizer import Optimizer
+from .optimizer import Optimizer, count_step, step_counter
 
 __all__ = ["Adagrad"]
 
@@ -33,7 +33,7 @@ class Adagrad(Optimizer):
 
     def _init_state(self, param, group: dict) -> dict:
         state = self.state[param]
-        state["step"] = 0
+        state["step"] = step_counter()
         state["sum"] = wrap_array(param._device.xp.full_like(param._data, group["initial_accumulator_value"]),
                                   param._device)
         return state
@@ -46,7 +46,7 @@ class Adagrad(Optimizer):
             state = self.state[param] or self._init_state(param, group)
             if maximize:
                 g = -g
-            step = state["step"] = state["step"] + 1
+            step = count_step(state)
             if weight_decay != 0:
                 g = g + weight_decay * data
             clr = lr / (1 + (step - 1) * lr_decay)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .adam import lerp_
-from .optimizer import Optimizer
+from .optimizer import Optimizer, count_step
 
 __all__ = ["RMSprop"]
 
@@ -38,7 +38,7 @@ class RMSprop(Optimizer):
                                    *(["grad_avg"] if centered else []))
             if maximize:
                 g = -g
-            state["step"] += 1
+            count_step(state)
             if weight_decay != 0:
                 g = g + weight_decay * data
             square_avg = state["square_avg"]._data
