@@ -31,7 +31,7 @@ LAYERS = (
               "genesis.autograd.saved_hooks", "genesis.autograd.bfloat16_results")),
     ("ops", ("genesis.ops", "genesis.creation", "genesis.linalg")),
     ("library", ("genesis.nn", "genesis.optim", "genesis.amp", "genesis.utils",
-                 "genesis.serialization", "genesis.saved_storages", "genesis.autograd",
+                 "genesis.serialization", "genesis.saved_storages", "genesis.rng", "genesis.autograd",
                  "genesis.library")),
     ("debug", ("genesis.debug",)),
     ("genesis", ("genesis",)),

@@ -187,6 +187,60 @@ def test_rng_state_round_trip():
     assert genesis.rand(4).tolist() == a.tolist()
 
 
+def test_rng_states_are_uint8_tensors_as_in_pytorch():
+    """get_rng_state() and Generator.get_state() gave NumPy's state dict: no .clone(), and not
+    what PyTorch code stores and passes back."""
+    state = genesis.get_rng_state().clone()
+    generator = genesis.Generator().manual_seed(1)
+    generator_state = generator.get_state()
+    for value in (state, generator_state):
+        assert type(value) is genesis.Tensor and value.dtype == genesis.uint8 and value.ndim == 1
+    first, drawn = genesis.rand(3), genesis.rand(3, generator=generator)
+    genesis.set_rng_state(state)
+    assert genesis.rand(3).tolist() == first.tolist()
+    assert generator.set_state(generator_state) is generator
+    assert genesis.rand(3, generator=generator).tolist() == drawn.tolist()
+    torch = torch_or_skip()
+    for library in (genesis, torch):  # a state that is not a uint8 tensor: TypeError; garbage: RuntimeError
+        with pytest.raises(TypeError):
+            library.set_rng_state(library.zeros(3))
+        with pytest.raises(TypeError):
+            library.Generator().set_state([1, 2])
+        with pytest.raises(RuntimeError):
+            library.set_rng_state(library.zeros(3, dtype=library.uint8))
+
+
+def test_manual_seed_returns_the_default_generator_as_pytorch():
+    generator = genesis.manual_seed(5)
+    assert generator is genesis.default_generator and isinstance(generator, genesis.Generator)
+    assert generator.initial_seed() == genesis.initial_seed() == 5
+    a = genesis.rand(2)
+    assert genesis.rand(2, generator=generator.manual_seed(5)).tolist() == a.tolist()
+    generator.set_state(generator.get_state())
+    torch = torch_or_skip()
+    assert type(torch.manual_seed(5)) is torch.Generator
+
+
+def test_fork_rng_puts_the_global_generator_back():
+    from genesis.compat import serve_torch
+
+    genesis.manual_seed(0)
+    expected = genesis.rand(2).tolist()
+    genesis.manual_seed(0)
+    with genesis.rng.fork_rng():
+        genesis.rand(5)
+        genesis.manual_seed(9)
+    assert genesis.rand(2).tolist() == expected
+    with genesis.rng.fork_rng(enabled=False):
+        genesis.rand(1)
+    assert genesis.rand(2).tolist() != expected
+    with serve_torch():
+        import torch.random
+
+        assert torch.random.fork_rng is genesis.rng.fork_rng
+        assert torch.random.get_rng_state is genesis.get_rng_state
+
+
 def test_from_numpy_shares_memory_and_keeps_dtype():
     array = np.arange(4, dtype=np.float64)
     t = genesis.from_numpy(array)

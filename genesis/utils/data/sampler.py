@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...creation import randint, randperm
-from ...random import Generator
+from ...rng import Generator
 from ...tensor import Tensor
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
