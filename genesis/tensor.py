@@ -457,9 +457,15 @@ class Tensor:
         return values
 
     def __float__(self) -> float:
+        if self._data.size != 1:  # a ValueError, as PyTorch's (item() raises a RuntimeError)
+            raise ValueError(f"only one element tensors can be converted to Python scalars; this "
+                             f"one has {self._data.size}")
         return float(self.item())
 
     def __int__(self) -> int:
+        if self._data.size != 1:
+            raise ValueError(f"only one element tensors can be converted to Python scalars; this "
+                             f"one has {self._data.size}")
         return int(self.item())
 
     def __index__(self) -> int:

@@ -347,6 +347,32 @@ def test_numpy_scalars_defer_to_tensor_operators():
     assert isinstance(t, genesis.Tensor) and t.tolist() == [2.0, 4.0]
 
 
+@pytest.mark.parametrize("dtype, array_dtype", [("float32", np.float64), ("float32", np.int64),
+                                                ("int32", np.int16), ("int64", np.float32),
+                                                ("float32", np.bool_)])
+def test_a_numpy_array_operand_gives_a_tensor_as_in_pytorch(dtype, array_dtype):
+    """tensor + ndarray was a TypeError; PyTorch gives a tensor in the dtype NumPy's
+    promotion picks (NumPy computes it there); genesis's keeps its graph too."""
+    x = genesis.ones(2, dtype=getattr(genesis, dtype))
+    array = np.array([2, 3], dtype=array_dtype)
+    result = x * array
+    assert type(result) is genesis.Tensor and result.tolist() == array.astype(np.float64).tolist()
+    w = genesis.ones(2, requires_grad=True)
+    (w * np.array([[2.0, 3.0]] * 3)).sum().backward()
+    assert w.grad.tolist() == [6.0, 9.0]
+    torch = torch_or_skip()
+    theirs = torch.ones(2, dtype=getattr(torch, dtype)) * array
+    assert type(theirs) is torch.Tensor and str(result.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
+
+
+def test_int_and_float_of_a_tensor_of_several_values_is_a_value_error_as_in_pytorch():
+    for convert in (int, float):
+        with pytest.raises(ValueError, match="only one element tensors"):
+            convert(genesis.ones(2))
+    with pytest.raises(RuntimeError):
+        genesis.ones(2).item()
+
+
 def test_pickle_and_deepcopy():
     x = genesis.tensor([1.0, 2.0], requires_grad=True)
     y = pickle.loads(pickle.dumps(x))
