@@ -59,7 +59,7 @@ from .sizes import Size, describe_value, with_article
 from .tensor import Tensor, wrap_array
 from .utils.atomic_file import atomic_writer, is_read_only
 
-__all__ = ["save", "load", "CheckpointError"]
+__all__ = ["save", "load", "CheckpointError", "EmptyCheckpointError"]
 
 _MANIFEST = "__manifest__"
 _FORMAT = "genesis-npz-2"  # windows on shared storage, and the container types
@@ -71,6 +71,10 @@ _ZIP_START = b"PK\x03\x04"
 class CheckpointError(ValueError, RuntimeError):
     """A file that is not a readable genesis checkpoint. A ValueError (the data is wrong) and
     the RuntimeError that torch.load raises for a corrupt archive."""
+
+
+class EmptyCheckpointError(CheckpointError, EOFError):
+    """An empty file or stream given to load: also the EOFError torch.load raises for one."""
 
 
 def save(obj, f, pickle_module=None, pickle_protocol: int = 2,
@@ -262,8 +266,9 @@ def _require_zip(source, name: str) -> None:
     if start == _ZIP_START and has_directory:  # np.load reads the start, zipfile the end
         return
     if not start:
-        what = "the file is empty"
-    elif start.startswith(b"PK") or has_directory:
+        raise EmptyCheckpointError(f"{name} is not a genesis checkpoint: the file is empty, so it "
+                                   "is not a file genesis.save wrote")
+    if start.startswith(b"PK") or has_directory:
         what = "it is a damaged zip archive (truncated or corrupted)"
     elif start.startswith(b"\x80"):
         what = "it is a Python pickle (an old-style torch.save file?), which genesis never unpickles"

@@ -153,6 +153,9 @@ def test_foreign_archives_say_what_they_are(tmp_path):
     for path, says in [(zipped, "notes.txt"), (plain, "weights.npy"), (empty, "empty")]:
         error = genesis_error(lambda path=path: genesis.load(path), culprits=[str(path), says])
         assert isinstance(error, CheckpointError)
+    assert isinstance(error, EOFError)  # an empty file: what torch.load raises for one
+    genesis_error(lambda: genesis.load(io.BytesIO()), culprits=["empty"],
+                  like=lambda: torch.load(io.BytesIO()))
 
 
 def test_a_torch_checkpoint_is_recognised(tmp_path):

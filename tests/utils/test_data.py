@@ -227,6 +227,30 @@ def test_bad_options_raise_what_pytorch_raises():
         TensorDataset(genesis.zeros(3), genesis.zeros(4))
 
 
+def test_refused_datasets_and_weights_raise_pytorchs_exception_types():
+    """genesis raised ValueError or IndexError where PyTorch raises AssertionError,
+    RuntimeError or ValueError, so `except` clauses written for PyTorch missed them."""
+    torch = torch_or_skip()
+    tdata = torch.utils.data
+    cases = [
+        (lambda: list(WeightedRandomSampler([-1.0, 1.0], 2)),
+         lambda: list(tdata.WeightedRandomSampler([-1.0, 1.0], 2))),
+        (lambda: list(WeightedRandomSampler([1.0, 1.0], 3, replacement=False)),
+         lambda: list(tdata.WeightedRandomSampler([1.0, 1.0], 3, replacement=False))),
+        (lambda: TensorDataset(genesis.ones(2), genesis.ones(3)),
+         lambda: tdata.TensorDataset(torch.ones(2), torch.ones(3))),
+        (lambda: ConcatDataset([]), lambda: tdata.ConcatDataset([])),
+        (lambda: ConcatDataset([range(2)])[-3], lambda: tdata.ConcatDataset([range(2)])[-3]),
+    ]
+    for ours, theirs in cases:
+        with pytest.raises(Exception) as expected:
+            theirs()
+        with pytest.raises(type(expected.value)):
+            ours()
+    with pytest.raises(IndexError):  # still what iteration and sequence code expect
+        ConcatDataset([range(2)])[-3]
+
+
 def test_an_iterable_dataset_is_batched_and_has_a_length_only_if_it_does():
     loader = DataLoader(Countdown(5), batch_size=2)
     assert [batch.tolist() for batch in loader] == [[5, 4], [3, 2], [1]]
