@@ -166,11 +166,11 @@ def set_rng_state(new_state: Tensor, device="cpu") -> None:
 
 
 @contextlib.contextmanager
-def fork_rng(devices=None, enabled: bool = True, _caller: str = "fork_rng",
-             _devices_kw: str = "devices", device_type: str = "cuda"):
+def fork_rng(devices=None, enabled: bool = True, *, device_type: str | None = None):
     """Run the block on the global generators, then put them back as they were: the CPU's,
     and those of the GPUs in `devices` (indices or devices; None: every GPU whose generator
-    has been used). With `enabled=False` it does nothing. As PyTorch's `torch.random.fork_rng`.
+    has been used; `device_type` None means "cuda", genesis's accelerator). With
+    `enabled=False` it does nothing. As PyTorch's `torch.random.fork_rng`.
 
     >>> import genesis
     >>> _ = genesis.manual_seed(0)
@@ -183,6 +183,7 @@ def fork_rng(devices=None, enabled: bool = True, _caller: str = "fork_rng",
     if not enabled:
         yield
         return
+    device_type = device_type or "cuda"
     if devices is None:
         forked = random.used_devices(device_type)
     else:
