@@ -34,7 +34,8 @@ from .creation import (arange, as_tensor, asarray, empty, empty_like, eye, from_
                        full_like, linspace, logspace, ones, ones_like, rand, rand_like, randint,
                        randint_like, randn, randn_like, randperm, scalar_tensor, tensor, zeros,
                        zeros_like)
-from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from .rng import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,
+                  set_rng_state)
 from ._tensor_str import get_printoptions, set_printoptions
 from .compile import compile
 from .determinism import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,

@@ -240,15 +240,45 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = F
     return _finish(array, device, requires_grad)
 
 
-def randint(low, high=None, size=(), *, generator=None, dtype=None, device=None) -> Tensor:
-    """Integers uniform in [low, high) (`randint(high, size)` means low = 0).
+def _bound_overload(op: str, overloads: tuple, args: tuple, keywords: dict) -> dict:
+    """The arguments by name under the first of `overloads` (tuples of parameter names) that
+    `args` and `keywords` (the named arguments given) fill exactly, as PyTorch picks among
+    the overloads of `randint(high, size)` and `randint(low, high, size)`.
+
+    >>> _bound_overload("randint", (("high", "size"), ("low", "high", "size")), (2, 9), {"size": (3,)})
+    {'low': 2, 'high': 9, 'size': (3,)}
+    """
+    for names in overloads:
+        if len(args) <= len(names) and set(keywords) == set(names[len(args):]):
+            return dict(zip(names, args)) | keywords
+    forms = " or ".join(f"{op}({', '.join(names)})" for names in overloads)
+    named = ", ".join(sorted(keywords)) or "none"
+    raise TypeError(f"{op}: expected {forms}; got {len(args)} positional argument(s) and the "
+                    f"keyword argument(s) {named}")
+
+
+def _given(**arguments) -> dict:
+    """The arguments that were passed (not None), by name."""
+    return {name: value for name, value in arguments.items() if value is not None}
+
+
+def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, device=None,
+            requires_grad: bool = False) -> Tensor:
+    """Integers uniform in [low, high), as PyTorch's two overloads `randint(high, size)`
+    (low = 0) and `randint(low, high, size)`; any of them may be given by name, and `size`
+    is always a tuple (or list) of ints. int64 unless `dtype` says otherwise.
 
     >>> import genesis
     >>> genesis.randint(0, 10, (3,)).shape, genesis.randint(5, (2, 2)).dtype
     (genesis.Size([3]), genesis.int64)
+    >>> genesis.randint(10, size=(2,)).shape, genesis.randint(high=10, size=(1, 2)).shape
+    (genesis.Size([2]), genesis.Size([1, 2]))
     """
-    if high is None or (isinstance(high, tuple | list) and size == ()):  # randint(high[, size])
-        low, high, size = 0, low, (() if high is None else high)
+    bound = _bound_overload("randint", (("high", "size"), ("low", "high", "size")), args,
+                            _given(low=low, high=high, size=size))
+    low, high, size = bound.get("low", 0), bound["high"], bound["size"]
+    if not isinstance(size, tuple | list):
+        raise TypeError(f"randint: size must be a tuple of ints, got {describe_value(size)}")
     low = integer(low, "low must be an int, got", "randint")
     high = integer(high, "high must be an int, got", "randint")
     shape = shape_of((size,), "randint")
@@ -264,7 +294,7 @@ def randint(low, high=None, size=(), *, generator=None, dtype=None, device=None)
     device = as_device(device)
     draws = generator_for(device, generator)
     array = _allocated("randint", lambda: draws.integers(low, high, size=shape), shape)
-    return _finish(array.astype(chosen.numpy_dtype), device, False)
+    return _finish(array.astype(chosen.numpy_dtype), device, requires_grad)
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -407,9 +437,22 @@ def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = F
     return rand(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def randint_like(input: Tensor, low, high=None, *, dtype=None, device=None) -> Tensor:
+def randint_like(input: Tensor, *args, low=None, high=None, generator=None, dtype=None, device=None,
+                 requires_grad: bool = False) -> Tensor:
+    """Integers uniform in [low, high) shaped like `input`, in its dtype and on its device
+    unless told otherwise: `randint_like(input, high)` (low = 0) or
+    `randint_like(input, low, high)`, as in PyTorch.
+
+    >>> import genesis
+    >>> x = genesis.zeros(2, 3)
+    >>> genesis.randint_like(x, 5).shape, genesis.randint_like(x, high=5).dtype
+    (genesis.Size([2, 3]), genesis.float32)
+    """
+    bound = _bound_overload("randint_like", (("high",), ("low", "high")), args,
+                            _given(low=low, high=high))
     dtype, device = _like(input, dtype, device, "randint_like")
-    return randint(low, high, input.shape, dtype=dtype, device=device)
+    return randint(bound.get("low", 0), bound["high"], input.shape, generator=generator, dtype=dtype,
+                   device=device, requires_grad=requires_grad)
 
 
 # -- Tensor.new_*: a new tensor with this one's dtype and device unless told otherwise -----------

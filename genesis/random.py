@@ -6,12 +6,14 @@ device, not the same numbers on both. `genesis.cuda.manual_seed` seeds GPUs alon
 """
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from .device import device as as_device
 
-__all__ = ["manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "generator_for",
-           "seed_device", "seed_device_type", "Generator", "DEFAULT_SEED"]
+__all__ = ["manual_seed", "seed", "initial_seed", "device_seed", "used_devices", "device_state", "restore_device_state", "generator_for",
+           "seed_device", "seed_device_type", "state_bytes", "restore_state_bytes", "DEFAULT_SEED"]
 
 # A new Generator's seed, as in PyTorch: a fixed number, so unseeded generators repeat too.
 DEFAULT_SEED = 67280421310721
@@ -29,7 +31,7 @@ def generator_for(device, generator: "Generator | None" = None):
     key = str(device)
     generator = _generators.get(key)
     if generator is None:
-        seed_value = _device_seeds.get(key, _device_seeds.get(device.type, initial_seed()))
+        seed_value = device_seed(device)
         xp = device.xp
         if xp is np:
             generator = np.random.default_rng(seed_value)
@@ -40,12 +42,25 @@ def generator_for(device, generator: "Generator | None" = None):
     return generator
 
 
+def device_seed(device) -> int:
+    """The seed `device`'s global generator starts from: its own (`seed_device`), its device
+    type's (`seed_device_type`), else the last `manual_seed`'s (`initial_seed`)."""
+    key = str(device)
+    return _device_seeds.get(key, _device_seeds.get(device.type, initial_seed()))
+
+
+def used_devices(device_type: str) -> list:
+    """The devices of a type ("cuda") whose global generators have been made (drawn from, or
+    had their state read or set) since they were last seeded."""
+    return [as_device(key) for key in _generators if key.partition(":")[0] == device_type]
+
+
 def manual_seed(seed: int) -> None:
     """Seed every device's generator, so runs are reproducible.
 
     >>> import genesis
-    >>> genesis.manual_seed(0); a = genesis.randn(3)
-    >>> genesis.manual_seed(0); b = genesis.randn(3)
+    >>> manual_seed(0); a = genesis.randn(3)
+    >>> manual_seed(0); b = genesis.randn(3)
     >>> bool((a == b).all())
     True
     """
@@ -105,93 +120,68 @@ def seed() -> int:
     return value
 
 
-def get_rng_state(device="cpu"):
-    """A snapshot of `device`'s generator state (for `set_rng_state`).
+def device_state(device):
+    """A snapshot of `device`'s global generator, for `restore_device_state` (the public
+    `genesis.get_rng_state` gives it as a uint8 tensor).
 
     On the CPU, NumPy's bit-generator state (a dict); on a GPU, a device copy of
     CuPy's cuRAND states (CuPy offers no public state API, so this reads its
     `bit_generator._state` buffer).
     """
-    generator = generator_for(_as_device(device))
+    return _state_of(generator_for(as_device(device)))
+
+
+def restore_device_state(state, device) -> None:
+    """Restore a state returned by `device_state` for the same device."""
+    _restore(generator_for(as_device(device)), state)
+
+
+def _state_of(generator):
     bit_generator = generator.bit_generator
     if isinstance(generator, np.random.Generator):
         return bit_generator.state
     return bit_generator._state.copy()
 
 
-def set_rng_state(state, device="cpu") -> None:
-    """Restore a state returned by `get_rng_state` for the same device."""
-    generator = generator_for(_as_device(device))
+def _restore(generator, state) -> None:
     if isinstance(generator, np.random.Generator):
         generator.bit_generator.state = state
     else:
         generator.bit_generator._state[...] = state
 
 
-def _as_device(device):
-    return as_device(device)
+def state_bytes(generator) -> np.ndarray:
+    """The state of an array generator (NumPy's or CuPy's) as bytes, a uint8 NumPy array that
+    `restore_state_bytes` takes back: NumPy's bit-generator state as JSON text (its numbers
+    are Python ints, 128 bits for PCG64), CuPy's cuRAND state buffer as its raw bytes.
 
-
-class Generator:
-    """A random-number generator of its own, for the ops and samplers that take
-    `generator=` (PyTorch's `torch.Generator`): what it draws depends only on its seed, not
-    on the device's global generator.
-
-    >>> import genesis
-    >>> g = genesis.Generator().manual_seed(42)
-    >>> first = genesis.randperm(5, generator=g).tolist()
-    >>> first == genesis.randperm(5, generator=genesis.Generator().manual_seed(42)).tolist()
+    >>> draws = np.random.default_rng(0)
+    >>> saved = state_bytes(draws); first = draws.random()
+    >>> restore_state_bytes(draws, saved); draws.random() == first
     True
-    >>> genesis.Generator().initial_seed()
-    67280421310721
     """
+    if isinstance(generator, np.random.Generator):
+        text = json.dumps(generator.bit_generator.state, sort_keys=True)
+        return np.frombuffer(text.encode("ascii"), dtype=np.uint8).copy()
+    return generator.bit_generator._state.get().reshape(-1).view(np.uint8)
 
-    def __init__(self, device="cpu"):
-        self.device = as_device(device)
-        self._draws = None
-        self.manual_seed(DEFAULT_SEED)
 
-    def manual_seed(self, seed: int) -> "Generator":
-        """Restart from `seed`; returns the generator (so `Generator().manual_seed(0)` chains)."""
-        self._seed = _seed_value(seed, "Generator.manual_seed")
-        xp = self.device.xp
-        if xp is np:
-            self._draws = np.random.default_rng(self._seed)
-        else:
-            with xp.cuda.Device(self.device.index or 0):
-                self._draws = xp.random.default_rng(self._seed)
-        return self
+def restore_state_bytes(generator, data: np.ndarray) -> None:
+    """Set `generator` to a state `state_bytes` gave; a ValueError naming what is wrong when
+    the bytes are not such a state for this kind of generator."""
+    if isinstance(generator, np.random.Generator):
+        try:
+            state = json.loads(data.tobytes().decode("ascii"))
+            generator.bit_generator.state = state
+        except (ValueError, TypeError, KeyError) as error:
+            kind = type(generator.bit_generator).__name__
+            raise ValueError(f"the RNG state is not a {kind} generator state saved by "
+                             f"get_rng_state()/get_state() ({len(data)} bytes: {error})") from None
+        return
+    buffer = generator.bit_generator._state
+    if data.size != buffer.nbytes:
+        raise ValueError(f"the RNG state has {data.size} bytes, but this GPU generator's state "
+                         f"has {buffer.nbytes}")
+    buffer.set(np.ascontiguousarray(data).view(buffer.dtype).reshape(buffer.shape))  # host -> GPU
 
-    def seed(self) -> int:
-        """Restart from fresh entropy; returns the seed used."""
-        value = int(np.random.SeedSequence().entropy % (2 ** 63))
-        self.manual_seed(value)
-        return value
 
-    def initial_seed(self) -> int:
-        """The seed it was last started from."""
-        return self._seed
-
-    def get_state(self):
-        """A snapshot of its state, for `set_state`."""
-        bit_generator = self._draws.bit_generator
-        return bit_generator.state if self.device.xp is np else bit_generator._state.copy()
-
-    def set_state(self, state) -> "Generator":
-        """Restore a state `get_state` returned."""
-        if self.device.xp is np:
-            self._draws.bit_generator.state = state
-        else:
-            self._draws.bit_generator._state[...] = state
-        return self
-
-    def draws_on(self, device):
-        """The array generator to draw from for an op on `device` (which must be this
-        generator's device, as in PyTorch)."""
-        if as_device(device) != self.device:
-            raise RuntimeError(f"a generator on {self.device} cannot draw numbers for {device}; "
-                               f"make it with genesis.Generator(device=\"{device}\")")
-        return self._draws
-
-    def __repr__(self) -> str:
-        return f"<genesis.Generator device={self.device}>"

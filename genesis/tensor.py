@@ -457,9 +457,15 @@ class Tensor:
         return values
 
     def __float__(self) -> float:
+        if self._data.size != 1:  # a ValueError, as PyTorch's (item() raises a RuntimeError)
+            raise ValueError(f"only one element tensors can be converted to Python scalars; this "
+                             f"one has {self._data.size}")
         return float(self.item())
 
     def __int__(self) -> int:
+        if self._data.size != 1:
+            raise ValueError(f"only one element tensors can be converted to Python scalars; this "
+                             f"one has {self._data.size}")
         return int(self.item())
 
     def __index__(self) -> int:
@@ -489,12 +495,12 @@ class Tensor:
         return tensor_repr(self)
 
     def __format__(self, spec: str) -> str:
-        if self._data.size == 1 and spec:
-            return format(self.item(), spec)
-        if spec:
-            raise TypeError(f"format spec {spec!r} needs a one-element tensor, "
-                            f"got shape {tuple(self.shape)}")
-        return repr(self)
+        """As PyTorch's: a 0-d tensor (not a subclass, such as a Parameter) formats its value,
+        with any spec (`f"{loss}"` is "7.0"); any other tensor formats as `str(t)`, and a spec
+        for it is a TypeError."""
+        if self._data.ndim == 0 and type(self) is Tensor:
+            return format(self._data.item(), spec)
+        return object.__format__(self, spec)
 
     def __reduce__(self):
         return (_rebuild, (self._host_array(), str(self._device), self._requires_grad))

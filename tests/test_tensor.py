@@ -187,6 +187,60 @@ def test_rng_state_round_trip():
     assert genesis.rand(4).tolist() == a.tolist()
 
 
+def test_rng_states_are_uint8_tensors_as_in_pytorch():
+    """get_rng_state() and Generator.get_state() gave NumPy's state dict: no .clone(), and not
+    what PyTorch code stores and passes back."""
+    state = genesis.get_rng_state().clone()
+    generator = genesis.Generator().manual_seed(1)
+    generator_state = generator.get_state()
+    for value in (state, generator_state):
+        assert type(value) is genesis.Tensor and value.dtype == genesis.uint8 and value.ndim == 1
+    first, drawn = genesis.rand(3), genesis.rand(3, generator=generator)
+    genesis.set_rng_state(state)
+    assert genesis.rand(3).tolist() == first.tolist()
+    assert generator.set_state(generator_state) is generator
+    assert genesis.rand(3, generator=generator).tolist() == drawn.tolist()
+    torch = torch_or_skip()
+    for library in (genesis, torch):  # a state that is not a uint8 tensor: TypeError; garbage: RuntimeError
+        with pytest.raises(TypeError):
+            library.set_rng_state(library.zeros(3))
+        with pytest.raises(TypeError):
+            library.Generator().set_state([1, 2])
+        with pytest.raises(RuntimeError):
+            library.set_rng_state(library.zeros(3, dtype=library.uint8))
+
+
+def test_manual_seed_returns_the_default_generator_as_pytorch():
+    generator = genesis.manual_seed(5)
+    assert generator is genesis.default_generator and isinstance(generator, genesis.Generator)
+    assert generator.initial_seed() == genesis.initial_seed() == 5
+    a = genesis.rand(2)
+    assert genesis.rand(2, generator=generator.manual_seed(5)).tolist() == a.tolist()
+    generator.set_state(generator.get_state())
+    torch = torch_or_skip()
+    assert type(torch.manual_seed(5)) is torch.Generator
+
+
+def test_fork_rng_puts_the_global_generator_back():
+    from genesis.compat import serve_torch
+
+    genesis.manual_seed(0)
+    expected = genesis.rand(2).tolist()
+    genesis.manual_seed(0)
+    with genesis.rng.fork_rng():
+        genesis.rand(5)
+        genesis.manual_seed(9)
+    assert genesis.rand(2).tolist() == expected
+    with genesis.rng.fork_rng(enabled=False):
+        genesis.rand(1)
+    assert genesis.rand(2).tolist() != expected
+    with serve_torch():
+        import torch.random
+
+        assert torch.random.fork_rng is genesis.rng.fork_rng
+        assert torch.random.get_rng_state is genesis.get_rng_state
+
+
 def test_from_numpy_shares_memory_and_keeps_dtype():
     array = np.arange(4, dtype=np.float64)
     t = genesis.from_numpy(array)
@@ -264,21 +318,71 @@ def test_repr_names_float32_once_float64_is_the_default():
         genesis.set_default_dtype(genesis.float32)
 
 
+FORMATTED = [  # (make the tensor from a library, format spec)
+    (lambda lib: (lib.tensor([1.0, 2.5], requires_grad=True) * 2).sum(), ""),
+    (lambda lib: lib.tensor(7), ""), (lambda lib: lib.tensor(2.5), ".3f"),
+    (lambda lib: lib.tensor(3, dtype=lib.int8), ">4"), (lambda lib: lib.tensor(True), ""),
+    (lambda lib: lib.tensor([2.5]), ""), (lambda lib: lib.tensor([2.5]), ".2f"),
+    (lambda lib: lib.nn.Parameter(lib.tensor(1.0)), ""), (lambda lib: lib.nn.Parameter(lib.tensor(1.0)), ".1f"),
+]
+
+
+@pytest.mark.parametrize("make, spec", FORMATTED)
+def test_format_gives_a_0d_tensors_value_as_pytorch(make, spec):
+    """f"{loss}" on a 0-d tensor gave its repr; PyTorch formats its value, with any spec."""
+    def formatted(lib):
+        try:
+            return format(make(lib), spec)
+        except TypeError as error:
+            return f"TypeError: {error}"
+
+    ours = formatted(genesis)
+    torch = torch_or_skip()
+    assert ours == formatted(torch)
+
+
 def test_repr_summarises_large_tensors():
     text = repr(genesis.arange(2000))
     assert "..." in text and text.startswith("tensor([   0,    1,    2,")
 
 
-def test_format_one_element():
-    assert f"{genesis.tensor(3.14159):.2f}" == "3.14"
-    assert f"{genesis.tensor([2.5]):.1f}" == "2.5"
-    with pytest.raises(TypeError, match="one-element"):
-        f"{genesis.tensor([1.0, 2.0]):.2f}"
+def test_format_a_0d_tensor():
+    assert f"{genesis.tensor(3.14159):.2f}" == "3.14" and f"{genesis.tensor(3.5)}" == "3.5"
+    assert f"{genesis.tensor([2.5])}" == str(genesis.tensor([2.5]))
+    for shape in ((1,), (2,)):  # a spec needs a 0-d tensor, as in PyTorch
+        with pytest.raises(TypeError, match="unsupported format string"):
+            f"{genesis.ones(shape):.2f}"
 
 
 def test_numpy_scalars_defer_to_tensor_operators():
     t = np.float32(2.0) * genesis.tensor([1.0, 2.0])
     assert isinstance(t, genesis.Tensor) and t.tolist() == [2.0, 4.0]
+
+
+@pytest.mark.parametrize("dtype, array_dtype", [("float32", np.float64), ("float32", np.int64),
+                                                ("int32", np.int16), ("int64", np.float32),
+                                                ("float32", np.bool_)])
+def test_a_numpy_array_operand_gives_a_tensor_as_in_pytorch(dtype, array_dtype):
+    """tensor + ndarray was a TypeError; PyTorch gives a tensor in the dtype NumPy's
+    promotion picks (NumPy computes it there); genesis's keeps its graph too."""
+    x = genesis.ones(2, dtype=getattr(genesis, dtype))
+    array = np.array([2, 3], dtype=array_dtype)
+    result = x * array
+    assert type(result) is genesis.Tensor and result.tolist() == array.astype(np.float64).tolist()
+    w = genesis.ones(2, requires_grad=True)
+    (w * np.array([[2.0, 3.0]] * 3)).sum().backward()
+    assert w.grad.tolist() == [6.0, 9.0]
+    torch = torch_or_skip()
+    theirs = torch.ones(2, dtype=getattr(torch, dtype)) * array
+    assert type(theirs) is torch.Tensor and str(result.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
+
+
+def test_int_and_float_of_a_tensor_of_several_values_is_a_value_error_as_in_pytorch():
+    for convert in (int, float):
+        with pytest.raises(ValueError, match="only one element tensors"):
+            convert(genesis.ones(2))
+    with pytest.raises(RuntimeError):
+        genesis.ones(2).item()
 
 
 def test_pickle_and_deepcopy():

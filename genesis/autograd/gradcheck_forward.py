@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..random import get_rng_state, set_rng_state
+from ..random import device_state, restore_device_state
 from ..tensor import Tensor, wrap_array
 from . import forward_ad
 from .gradcheck_jacobians import flat_values
@@ -90,11 +90,11 @@ def batched_forward_check(problem, tol: Tolerances) -> GradcheckResult:
                   for _ in range(2))
         separate = zip(jvp(index, t1), jvp(index, t2))
         devices = sorted({"cpu", str(plain[index].device)})
-        before = [get_rng_state(device) for device in devices]
+        before = [device_state(device) for device in devices]
         combined = jvp(index, a * t1 + b * t2)
-        if not all(_same_state(old, get_rng_state(device)) for old, device in zip(before, devices)):
+        if not all(_same_state(old, device_state(device)) for old, device in zip(before, devices)):
             for state, device in zip(before, devices):
-                set_rng_state(state, device)
+                restore_device_state(state, device)
             return GradcheckResult(
                 ok=False, failed_check="batched_forward_grad", tolerances=tol,
                 detail=("While computing batched gradients, got: vmap: We do not yet support "

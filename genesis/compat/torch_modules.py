@@ -70,6 +70,7 @@ MODULES = {
     "torch.cuda.amp": "genesis.compat.torch_cuda_amp",
     "torch.linalg": "genesis.linalg",
     "torch.serialization": "genesis.serialization",
+    "torch.random": "genesis.rng",
     "torch.testing": "genesis.testing",
     "torch.special": "genesis.special",
     "torch.distributions": "genesis.distributions",

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..autograd import engine
 from ..autograd.grad_mode import no_grad
-from ..random import get_rng_state, set_rng_state
+from ..random import device_state, restore_device_state
 from ..tensor import Tensor, wrap_array
 from .invocation_log import PER_SITE
 
@@ -130,7 +130,7 @@ def _quietly(node, probe):
     """The backward's answer to `probe` as host arrays, leaving the random generators and
     the ctx's attributes as they were; None if it raised."""
     devices = {"cpu"} | {str(value.device) for value in probe if value is not None}
-    states = {device: get_rng_state(device) for device in devices}
+    states = {device: device_state(device) for device in devices}
     kept = dict(node.__dict__)
     try:
         with engine.unwatched, no_grad():  # not the script's call: no watcher reports it
@@ -139,7 +139,7 @@ def _quietly(node, probe):
         return None
     finally:
         for device, state in states.items():
-            set_rng_state(state, device)
+            restore_device_state(state, device)
         node.__dict__.clear()
         node.__dict__.update(kept)
     result = result if isinstance(result, tuple) else (result,)

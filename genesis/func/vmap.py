@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 
 from ..ops.join import stack
-from ..random import get_rng_state, set_rng_state
+from ..random import device_state, restore_device_state
 from ..tensor import Tensor
 from .pytree import broadcast_prefix, flatten, is_container, unflatten
 
@@ -166,12 +166,12 @@ def _devices(leaves: list) -> list:
 
 
 def _rng_states(devices: list) -> list:
-    return [(device, get_rng_state(device)) for device in devices]
+    return [(device, device_state(device)) for device in devices]
 
 
 def _restore(states: list) -> None:
     for device, state in states:
-        set_rng_state(state, device)
+        restore_device_state(state, device)
 
 
 def _states_equal(before: list, after: list) -> bool:

@@ -23,6 +23,7 @@ def register_affine(module: Module, num_features: int, affine: bool, bias: bool,
 
 class _BatchNorm(Module):
     _input_dims: tuple = ()
+    _version = 2  # PyTorch's: num_batches_tracked was added in version 2
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device=None, dtype=None, *,

@@ -46,6 +46,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
 
 class _InstanceNorm(Module):
     _spatial_dims = 1
+    _version = 2  # PyTorch's (its instance norms share batch norm's base)
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
                  affine: bool = False, track_running_stats: bool = False, device=None, dtype=None):

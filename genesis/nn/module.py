@@ -22,6 +22,7 @@ tensor([1., 2.], grad_fn=<AddBackward0>)
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 import warnings
 from typing import NamedTuple
 
@@ -67,6 +68,7 @@ class Module:
     """Base class for all layers and models: subclass it, set parts in `__init__`, define `forward`."""
 
     training: bool
+    _version: int = 1  # of the state dict layout, in state_dict()._metadata as in PyTorch
 
     def __init__(self) -> None:
         self.__dict__.update(training=True, _parameters={}, _buffers={},
@@ -528,10 +530,23 @@ class Module:
     def state_dict(self, *, destination: dict | None = None, prefix: str = "",
                    keep_vars: bool = False) -> dict:
         """Parameters and persistent buffers by dotted name (detached, sharing storage unless
-        `keep_vars`). A module reachable by several paths appears under each."""
-        destination = {} if destination is None else destination
+        `keep_vars`). A module reachable by several paths appears under each. As PyTorch's,
+        an OrderedDict whose `_metadata` gives each module's state layout version by its
+        dotted name.
+
+        >>> import genesis
+        >>> state = genesis.nn.Sequential(genesis.nn.Linear(2, 1)).state_dict()
+        >>> list(state), dict(state._metadata)
+        (['0.weight', '0.bias'], {'': {'version': 1}, '0': {'version': 1}})
+        """
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        metadata = getattr(destination, "_metadata", None)
         for module_prefix, module in self.named_modules(prefix=prefix, remove_duplicate=False):
             dot = "." if module_prefix else ""
+            if metadata is not None:
+                metadata[module_prefix.removesuffix(".")] = {"version": module._version}
             for name, param in module._parameters.items():
                 if param is not None:
                     destination[module_prefix + dot + name] = param if keep_vars else param.detach()

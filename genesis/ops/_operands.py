@@ -60,8 +60,22 @@ def _with_scalar(array, scalar, op: str):
         return _with_scalar(array, scalar.item(), op)
     if isinstance(scalar, numbers.Real):
         return _with_scalar(array, float(scalar) if isinstance(scalar, float) else int(scalar), op)
+    if isinstance(scalar, np.ndarray):
+        return _with_numpy_array(array, scalar, op)
     raise TypeError(f"{op}: unsupported operand of type {type(scalar).__name__}; expected a "
                     "Tensor or a Python number")
+
+
+def _with_numpy_array(array, other: np.ndarray, op: str):
+    """A NumPy array operand of a tensor on the CPU: both in the dtype NumPy gives them, as
+    PyTorch lets NumPy compute `torch.ones(2) + np.ones(2, dtype=np.int64)` (a float64
+    tensor); here the result keeps its graph. Beside a GPU tensor it is a device mismatch."""
+    if not isinstance(array, np.ndarray):
+        raise RuntimeError(f"{op}: a NumPy array (on the CPU) can't meet a tensor on a GPU; make "
+                           "it a tensor on that device first (genesis.tensor(array, device=...))")
+    target = np.result_type(array, other)
+    from_numpy_dtype(target)  # a TypeError naming a dtype genesis has no equivalent of
+    return array.astype(target, copy=False), other.astype(target, copy=False)
 
 
 def _promote_arrays(x, y):

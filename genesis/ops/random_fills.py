@@ -183,6 +183,9 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
     """
     if input.ndim not in (1, 2):
         raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim, got {input.ndim}")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial: only floating point weights are supported, got "
+                           f"{input.dtype!r}")
     weights = np.asarray(input.detach().cpu()._data if input._device.xp is not np else input._data,
                          np.float64)
     rows = weights.reshape(-1, weights.shape[-1])
@@ -193,12 +196,13 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
     if not replacement and num_samples > rows.shape[1]:
         raise RuntimeError(f"multinomial: cannot sample n_sample ({num_samples}) > prob_dist.size(-1) "
                            f"({rows.shape[1]}) samples without replacement")
-    if not replacement and (np.count_nonzero(rows, axis=1) < num_samples).any():
-        raise RuntimeError("multinomial: invalid multinomial distribution (with replacement=False, "
-                           "not enough non-negative category to sample)")
     draws = generator_for(generator.device if generator is not None else cpu, generator)
-    chosen = np.stack([draws.choice(len(row), size=num_samples, replace=replacement, p=row / row.sum())
-                       for row in rows]).astype(np.int64)
+    if replacement:
+        chosen = np.stack([draws.choice(len(row), size=num_samples, p=row / row.sum())
+                           for row in rows]).astype(np.int64)
+    else:  # as PyTorch on the CPU: the top keys w / q, q ~ Exp(1) (zero weights come last)
+        keys = rows / draws.standard_exponential(rows.shape)
+        chosen = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples].astype(np.int64)
     chosen = chosen.reshape(num_samples) if input.ndim == 1 else chosen
     return wrap_array(input._device.xp.asarray(chosen), input._device)
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ._implementation_options import implementation_options
-from .optimizer import Optimizer, check_tensor_lr, scalar
+from .optimizer import Optimizer, check_tensor_lr, count_step, scalar
 
 __all__ = ["Adadelta"]
 
@@ -44,7 +44,7 @@ class Adadelta(Optimizer):
         for param, data, g in self._with_grads(group):
             xp = param._device.xp
             state = self._state_of(param, "square_avg", "acc_delta")
-            state["step"] += 1
+            count_step(state)
             if maximize:
                 g = -g
             if weight_decay != 0:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..tensor import wrap_array
 from ._implementation_options import implementation_options
-from .optimizer import Optimizer, check_tensor_lr, scalar
+from .optimizer import Optimizer, check_tensor_lr, count_step, scalar, step_counter
 
 __all__ = ["Adagrad"]
 
@@ -42,7 +42,7 @@ class Adagrad(Optimizer):
 
     def _init_state(self, param, group: dict) -> dict:
         state = self.state[param]
-        state["step"] = 0
+        state["step"] = step_counter()
         state["sum"] = wrap_array(param._device.xp.full_like(param._data, group["initial_accumulator_value"]),
                                   param._device)
         return state
@@ -55,7 +55,7 @@ class Adagrad(Optimizer):
             state = self.state[param] or self._init_state(param, group)
             if maximize:
                 g = -g
-            step = state["step"] = state["step"] + 1
+            step = count_step(state)
             if weight_decay != 0:
                 g = g + weight_decay * data
             clr = lr / (1 + (step - 1) * lr_decay)

@@ -6,7 +6,7 @@ import numpy as np
 from ..ops._kernels import fusing_pays
 from ._fused import ADAM_STEPS
 from ._implementation_options import implementation_options
-from .optimizer import Optimizer, check_tensor_lr, scalar
+from .optimizer import Optimizer, check_tensor_lr, count_step, scalar
 
 __all__ = ["Adam", "AdamW"]
 
@@ -71,7 +71,7 @@ class Adam(Optimizer):
             xp = param._device.xp
             state = self._state_of(param, "exp_avg", "exp_avg_sq",
                                    *(["max_exp_avg_sq"] if amsgrad else []))
-            step = state["step"] = state["step"] + 1
+            step = count_step(state)
             if fusing_pays(param._device) and not (amsgrad or maximize) and beta1 > 0.5:
                 fused.setdefault((param._device, step), []).append(
                     (g, data, state["exp_avg"]._data, state["exp_avg_sq"]._data))

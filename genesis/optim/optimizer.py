@@ -17,8 +17,12 @@ import warnings
 from collections import defaultdict
 from typing import Protocol
 
+import numpy as np
+
 from ..autograd.grad_mode import enable_grad
 from ..autograd.hooks import RemovableHandle, checked_hook
+from ..device import cpu
+from ..dtypes import float64, get_default_dtype
 from ..listeners import Listeners
 from ..nn.utils.clear_grads import clear_grads
 from ..tensor import Tensor, wrap_array
@@ -185,7 +189,7 @@ class Optimizer:
         (shaped like the parameter) per name in `buffers`."""
         state = self.state[param]
         if not state:
-            state["step"] = 0
+            state["step"] = step_counter()
             for name in buffers:
                 state[name] = self._zeros_like(param)
         return state
@@ -290,10 +294,36 @@ def check_tensor_lr(lr, foreach: bool | None = None) -> None:
         raise ValueError("Tensor lr must be 1-element")
 
 
+def step_counter() -> Tensor:
+    """A parameter's update count before its first update: 0, as PyTorch's optimizers keep
+    `state["step"]`, a 0-d tensor on the CPU (float32, float64 when that is the default dtype).
+
+    >>> step_counter()
+    tensor(0.)
+    """
+    dtype = np.float64 if get_default_dtype() is float64 else np.float32
+    return wrap_array(np.zeros((), dtype=dtype), cpu)
+
+
+def count_step(state: dict) -> float:
+    """Count one more update in `state["step"]` (a `step_counter`, in place, its version
+    bumped as the parameters' are); the new count, a number for the update's arithmetic."""
+    step = state["step"]
+    step._data += 1
+    step._version_counter[0] += 1
+    return float(step._data)
+
+
 def _cast_state(value, param: Tensor, key: str):
-    """A copy of a saved state value placed like `param` (floating tensors take its dtype)."""
+    """A copy of a saved state value placed like `param` (floating tensors take its dtype); a
+    step count stays on the CPU, and one saved as a number (by genesis before steps were
+    tensors) becomes a `step_counter` tensor."""
+    if key == "step":
+        counter = step_counter()
+        counter._data[...] = value.item() if isinstance(value, Tensor) else value
+        return counter
     if not isinstance(value, Tensor):
         return value
-    if key != "step" and value.is_floating_point():
+    if value.is_floating_point():
         return value.to(device=param.device, dtype=param.dtype, copy=True)
     return value.to(device=param.device, copy=True)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ._implementation_options import implementation_options
 from .adam import lerp_
-from .optimizer import Optimizer, check_tensor_lr, scalar
+from .optimizer import Optimizer, check_tensor_lr, count_step, scalar
 
 __all__ = ["RMSprop"]
 
@@ -46,7 +46,7 @@ class RMSprop(Optimizer):
                                    *(["grad_avg"] if centered else []))
             if maximize:
                 g = -g
-            state["step"] += 1
+            count_step(state)
             if weight_decay != 0:
                 g = g + weight_decay * data
             square_avg = state["square_avg"]._data

@@ -319,7 +319,7 @@ def _run_reentrant(function, inputs: tuple, preserve_rng_state: bool):
     segment.arg_count = segment.input_count = len(inputs)
     segment.devices = sorted({str(arg.device) for arg in inputs if isinstance(arg, Tensor)}) or ["cpu"]
     if preserve_rng_state:
-        segment.rng_states = [random.get_rng_state(device) for device in segment.devices]
+        segment.rng_states = [random.device_state(device) for device in segment.devices]
     parameters = _parameters_of(segment.fn)
     if is_grad_enabled() and not parameters and not any(
             isinstance(arg, Tensor) and arg.requires_grad for arg in inputs):

@@ -175,7 +175,7 @@ class _Frame:
         devices = sorted({str(arg.device) for arg in (*args, *kwargs.values())
                           if isinstance(arg, Tensor)}) or ["cpu"]
         self.devices = devices
-        self.rng_states = [random.get_rng_state(device) for device in devices] \
+        self.rng_states = [random.device_state(device) for device in devices] \
             if settings.preserve_rng_state else None
         self.forward_ops: list = []      # with debug: the ops of the forward
         self.recompute_ops: list = []    # with debug: the ops of the last recomputation
@@ -428,9 +428,9 @@ def forward_state(frame):
     """
     restore = frame.rng_states is not None
     if restore:
-        current = [random.get_rng_state(device) for device in frame.devices]
+        current = [random.device_state(device) for device in frame.devices]
         for device, state in zip(frame.devices, frame.rng_states):
-            random.set_rng_state(state, device)
+            random.restore_device_state(state, device)
     caller, module_scope.running.call = module_scope.running.call, frame.module_call
     in_backward, grad_state.in_backward = grad_state.in_backward, False
     autocast, grad_state.local_autocast = grad_state.local_autocast, frame.autocast
@@ -442,7 +442,7 @@ def forward_state(frame):
         grad_state.local_autocast = autocast
         if restore:
             for device, state in zip(frame.devices, current):
-                random.set_rng_state(state, device)
+                random.restore_device_state(state, device)
 
 
 def run_checkpointed(function, args: tuple, kwargs: dict, settings: CheckpointSettings,

@@ -342,6 +342,67 @@ def test_randint_takes_high_and_size_alone():
     assert 0 <= genesis.randint(5, (100,)).min().item() and genesis.randint(5, (100,)).max().item() < 5
 
 
+# Each overload of randint / randint_like, with its arguments given by position or by name
+# (genesis used to drop `size=` when only `high` came before it, giving a 0-d tensor).
+RANDINT_CALLS = [
+    ((10,), {"size": (3,)}), ((), {"high": 10, "size": (2, 2)}), ((2, 10), {"size": (2,)}),
+    ((), {"low": 2, "high": 10, "size": (3,)}), ((2,), {"high": 10, "size": [1, 2]}),
+    ((10, ()), {}), ((10,), {"size": (2,), "dtype": "float32", "requires_grad": True}),
+]
+RANDINT_REFUSED = [  # (args, keywords, what the error names)
+    ((10,), {}, "randint"), ((3, 10), {}, "size"), ((10,), {"size": 3}, "size"),
+    ((), {"low": 2, "size": (3,)}, "randint"), ((2, 10, (3,)), {"size": (3,)}, "randint"),
+    ((10, (2,)), {"requires_grad": True}, "floating point"),
+]
+RANDINT_LIKE_CALLS = [((5,), {}), ((2, 5), {}), ((), {"high": 5}), ((), {"low": 1, "high": 3}),
+                      ((1,), {"high": 3}), ((5,), {"dtype": "int64"})]
+RANDINT_LIKE_REFUSED = [((), {}), ((), {"low": 1}), ((1, 2, 3), {})]
+
+
+def _with_dtype(library, keywords: dict) -> dict:
+    return {name: getattr(library, value) if name == "dtype" else value for name, value in keywords.items()}
+
+
+@pytest.mark.parametrize("args, keywords", RANDINT_CALLS)
+def test_randint_overloads(args, keywords):
+    ours = genesis.randint(*args, **_with_dtype(genesis, keywords))
+    assert all(0 <= value < 10 for value in ours.flatten().tolist())
+    if torch is not None:
+        theirs = torch.randint(*args, **_with_dtype(torch, keywords))
+        assert (tuple(ours.shape), str(ours.dtype).split(".")[1], ours.requires_grad) == \
+            (tuple(theirs.shape), str(theirs.dtype).split(".")[1], theirs.requires_grad)
+
+
+@pytest.mark.parametrize("args, keywords, culprit", RANDINT_REFUSED)
+def test_randint_refuses_what_no_overload_takes(args, keywords, culprit):
+    genesis_error(lambda: genesis.randint(*args, **keywords), culprits=[culprit],
+                  like=lambda: torch.randint(*args, **keywords))
+
+
+@pytest.mark.parametrize("input_dtype", ["float32", "int32"])
+@pytest.mark.parametrize("args, keywords", RANDINT_LIKE_CALLS)
+def test_randint_like_overloads(args, keywords, input_dtype):
+    ours = genesis.randint_like(genesis.zeros(2, 3, dtype=getattr(genesis, input_dtype)), *args,
+                                **_with_dtype(genesis, keywords))
+    assert ours.shape == (2, 3) and ours.dtype is (getattr(genesis, keywords.get("dtype", input_dtype)))
+    if torch is not None:
+        theirs = torch.randint_like(torch.zeros(2, 3, dtype=getattr(torch, input_dtype)), *args,
+                                    **_with_dtype(torch, keywords))
+        assert str(ours.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
+
+
+@pytest.mark.parametrize("args, keywords", RANDINT_LIKE_REFUSED)
+def test_randint_like_refuses_what_no_overload_takes(args, keywords):
+    genesis_error(lambda: genesis.randint_like(genesis.zeros(2), *args, **keywords),
+                  culprits=["randint_like"], like=lambda: torch.randint_like(torch.zeros(2), *args, **keywords))
+
+
+def test_randint_like_draws_from_the_generator():
+    first, second = (genesis.randint_like(genesis.zeros(8), 100, generator=genesis.Generator().manual_seed(3))
+                     for _ in range(2))
+    assert first.tolist() == second.tolist()
+
+
 @pytest.mark.parametrize("name", ["randn", "rand"])
 @pytest.mark.parametrize("dtype", [genesis.int64, genesis.uint8, genesis.bool])
 def test_random_floats_refuse_integer_dtypes(name, dtype):

@@ -153,6 +153,9 @@ def test_foreign_archives_say_what_they_are(tmp_path):
     for path, says in [(zipped, "notes.txt"), (plain, "weights.npy"), (empty, "empty")]:
         error = genesis_error(lambda path=path: genesis.load(path), culprits=[str(path), says])
         assert isinstance(error, CheckpointError)
+    assert isinstance(error, EOFError)  # an empty file: what torch.load raises for one
+    genesis_error(lambda: genesis.load(io.BytesIO()), culprits=["empty"],
+                  like=lambda: torch.load(io.BytesIO()))
 
 
 def test_a_torch_checkpoint_is_recognised(tmp_path):
@@ -262,6 +265,27 @@ MALFORMED = [
                                                     "requires_grad": False, "parameter": False}}},
      {"t0": np.array(["text"])}, "holds str"),
     ({"format": "genesis-npz-1", "root": {"set": [1, 2]}}, {}, "unknown manifest entry"),
+    ({"format": "genesis-npz-2", "root": {"numpy_scalar": 1, "dtype": "object"}}, {}, "NumPy scalar"),
+    ({"format": "genesis-npz-2", "root": {"numpy_scalar": 1, "dtype": "not a dtype"}}, {}, "NumPy scalar"),
+    ({"format": "genesis-npz-2", "root": {"numpy_scalar": [1], "dtype": "int8"}}, {}, "NumPy scalar"),
+    ({"format": "genesis-npz-2", "root": {"namedtuple": "os.Pair", "fields": [], "items": []}}, {},
+     "namedtuple entry"),
+    ({"format": "genesis-npz-2", "root": {"size": [2, -1]}}, {}, "unknown manifest entry"),
+    ({"format": "genesis-npz-2", "root": {"ordered_dict": [[[1], 2]]}}, {}, "unknown manifest entry"),
+    # windows on a shared storage that reach outside it, or are not windows: never a view made
+    *[({"format": "genesis-npz-2", "root": {"tensor": {
+        "storage": "s0", "view": "s0.0", "dtype": "float32", "device": "cpu", "requires_grad": False,
+        "parameter": False, **window}}}, {"s0": np.ones(4, np.float32)}, says)
+      for window, says in [
+          ({"offset": 3, "shape": [2], "stride": [1]}, "outside its storage of 4"),
+          ({"offset": 0, "shape": [2, 2], "stride": [3, 1]}, "outside its storage of 4"),
+          ({"offset": 1, "shape": [2], "stride": [-2]}, "outside its storage of 4"),
+          ({"offset": 2 ** 40, "shape": [1], "stride": [1]}, "outside its storage of 4"),
+          ({"offset": -1, "shape": [1], "stride": [1]}, "is not a window"),
+          ({"offset": 0, "shape": [2], "stride": [1, 1]}, "is not a window"),
+          ({"offset": 0, "shape": [True], "stride": [1]}, "is not a window"),
+          ({"offset": 0, "shape": [2], "stride": [0.5]}, "is not a window"),
+          ({"offset": "0", "shape": [2], "stride": [1]}, "tensor entry")]],
     ({"format": "genesis-npz-1", "root": {"dict": [[[1], 2]]}}, {}, "unknown manifest entry"),
 ]
 

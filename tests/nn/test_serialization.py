@@ -1,4 +1,5 @@
 """genesis.save / genesis.load: safe .npz round trips of module and optimizer state."""
+import collections
 import io
 import math
 import zipfile
@@ -66,6 +67,137 @@ def test_a_tensor_referenced_twice_is_stored_once_and_loaded_once():
     shared = genesis.ones(3)
     loaded = _round_trip({"a": shared, "b": [shared]})
     assert loaded["a"] is loaded["b"][0]
+
+
+def _shared_views(library):
+    """Tensors that share memory, as PyTorch users save them: a tensor and its slices, a
+    weight and its transpose, overlapping slices of a tensor not saved itself."""
+    x = library.arange(12.0).reshape(3, 4)
+    weight = library.nn.Parameter(library.ones(3, 2))
+    hidden = library.zeros(6)
+    return {"x": x, "row": x[1], "column": x[:, 2], "weight": weight, "tied": weight.t(),
+            "left": hidden[0:4], "right": hidden[2:6]}
+
+
+def _layout(tensors: dict) -> dict:
+    return {key: (tuple(tensor.shape), tuple(tensor.stride()), tensor.storage_offset(),
+                  tensor.requires_grad) for key, tensor in tensors.items()}
+
+
+def test_tensors_that_share_memory_load_sharing_it_as_in_pytorch():
+    """Each tensor came back as its own copy: a write to one no longer reached its views."""
+    loaded = _round_trip(_shared_views(genesis))
+    with genesis.no_grad():
+        loaded["x"][1, 2] = 100.0
+        loaded["weight"].fill_(7.0)
+        loaded["left"][3] = 5.0
+    assert loaded["row"].tolist()[2] == 100.0 and loaded["column"].tolist()[1] == 100.0
+    assert loaded["tied"].tolist() == [[7.0] * 3] * 2 and loaded["right"].tolist()[1] == 5.0
+    assert type(loaded["weight"]) is nn.Parameter and loaded["tied"].is_leaf
+    torch = pytest.importorskip("torch")
+    buffer = io.BytesIO()
+    torch.save(_shared_views(torch), buffer)
+    buffer.seek(0)
+    assert _layout(loaded) == _layout(torch.load(buffer))
+
+
+def test_a_lone_slice_saves_only_its_elements():
+    """Where genesis differs from PyTorch on purpose: a slice saved without its base does not
+    drag the whole storage into the file."""
+    loaded = _round_trip({"a": genesis.ones(2), "b": genesis.ones(1000)[1:3]})
+    assert loaded["b"].storage_offset() == 0 and loaded["b"].untyped_storage().nbytes() == 8
+
+
+Pair = collections.namedtuple("Pair", "first second")
+
+
+def _typed_containers(library):
+    state = library.nn.Sequential(library.nn.Linear(2, 1), library.nn.BatchNorm1d(1)).state_dict()
+    return {"pair": Pair(library.ones(1), 2), "size": library.Size([2, 3]), "state": state,
+            "plain": collections.OrderedDict(b=1, a=2), "f32": np.float32(1.5), "i64": np.int64(-3),
+            "u8": np.uint8(200), "flag": np.bool_(True), "nan": np.float16("nan")}
+
+
+def _types(value):
+    """The types in a structure, as names (to compare genesis's with PyTorch's)."""
+    if isinstance(value, dict):
+        return [type(value).__name__, {key: _types(item) for key, item in value.items()}]
+    if isinstance(value, tuple | list):
+        return [type(value).__name__, [_types(item) for item in value]]
+    return type(value).__name__.replace("Parameter", "Tensor")
+
+
+def test_containers_and_numpy_scalars_come_back_as_their_types():
+    """namedtuples, Size and OrderedDict (a state dict) came back as tuple, tuple and dict;
+    NumPy scalars as Python numbers."""
+    original = _typed_containers(genesis)
+    loaded = _round_trip(original)
+    assert type(loaded["pair"]) is Pair and loaded["pair"].second == 2
+    assert type(loaded["size"]) is genesis.Size and loaded["size"] == (2, 3)
+    assert type(loaded["state"]) is collections.OrderedDict and list(loaded["state"]) == list(original["state"])
+    assert loaded["state"]._metadata == original["state"]._metadata
+    assert loaded["state"]._metadata["1"] == {"version": 2}
+    assert [(type(loaded[key]), loaded[key]) for key in ("f32", "i64", "u8", "flag")] == \
+        [(type(original[key]), original[key]) for key in ("f32", "i64", "u8", "flag")]
+    assert type(loaded["nan"]) is np.float16 and np.isnan(loaded["nan"])
+    local = collections.namedtuple("Local", "x")(1)
+    assert type(_round_trip(local)) is tuple  # a class defined in a function is not found again
+    torch = pytest.importorskip("torch")
+    buffer = io.BytesIO()
+    torch.save(_typed_containers(torch), buffer)
+    buffer.seek(0)
+    theirs = _types(torch.load(buffer, weights_only=False))
+    assert _types(loaded) == theirs
+    assert loaded["state"]._metadata == torch.load(io.BytesIO(buffer.getvalue()), weights_only=False)["state"]._metadata
+
+
+def test_a_namedtuple_is_restored_only_from_a_module_already_imported():
+    import json
+    import sys
+
+    buffer = io.BytesIO()
+    genesis.save(Pair(1, 2), buffer)
+    manifest = json.loads(np.load(io.BytesIO(buffer.getvalue()))["__manifest__"].tobytes())
+    assert manifest["root"]["namedtuple"] == [__name__, "Pair"]
+    for module, fields in (("genesis_never_imported_module", ["first", "second"]), (__name__, ["x", "y"])):
+        manifest["root"].update(namedtuple=[module, "Pair"], fields=fields)
+        forged = io.BytesIO()
+        np.savez(forged, __manifest__=np.frombuffer(json.dumps(manifest).encode(), np.uint8))
+        forged.seek(0)
+        assert type(genesis.load(forged)) is tuple
+    assert "genesis_never_imported_module" not in sys.modules
+
+
+
+
+def test_a_first_format_checkpoint_still_loads(tmp_path):
+    import json
+
+    manifest = {"format": "genesis-npz-1", "root": {"dict": [["w", {"tensor": {
+        "array": "t0", "dtype": "float32", "device": "cpu", "requires_grad": True, "parameter": True}}]]}}
+    path = tmp_path / "old.pt"
+    with open(path, "wb") as handle:
+        np.savez(handle, __manifest__=np.frombuffer(json.dumps(manifest).encode(), np.uint8),
+                 t0=np.arange(3, dtype=np.float32))
+    loaded = genesis.load(path)["w"]
+    assert type(loaded) is nn.Parameter and loaded.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_shared_memory_follows_map_location(monkeypatch):
+    calls = []
+
+    def to_cpu(storage, location):
+        calls.append(tuple(storage.shape))
+        return storage
+
+    x = genesis.arange(4.0)
+    loaded = _round_trip({"x": x, "part": x[1:3]}, map_location=to_cpu)
+    loaded["x"][1] = 9.0
+    assert calls == [(4,)] and loaded["part"].tolist() == [9.0, 2.0]
+    monkeypatch.setenv("GENESIS_FAKE_CUDA", "1")
+    monkeypatch.setattr(genesis.Device("cuda", 0), "_xp", None)
+    loaded = _round_trip({"x": x, "part": x[1:3]}, map_location="cuda")
+    assert loaded["part"].device == genesis.device("cuda") and loaded["part"].tolist() == [1.0, 2.0]
 
 
 def test_module_state_dict_round_trip_through_a_file_keeps_the_name(tmp_path):

@@ -59,6 +59,27 @@ def test_bernoulli_multinomial_and_normal_draw_what_they_say():
     assert genesis.normal(2.0, 0.5, (4,)).shape == (4,)
 
 
+def test_multinomial_without_replacement_takes_zero_weights_last_as_pytorch_on_the_cpu():
+    """genesis refused more samples than non-zero weights; PyTorch's CPU multinomial draws the
+    weighted categories first, then the zero ones, and refuses integer weights."""
+    for _ in range(20):
+        picked = genesis.multinomial(genesis.tensor([1.0, 0.0, 1.0]), 3).tolist()
+        assert sorted(picked[:2]) == [0, 2] and picked[2] == 1
+    assert sorted(genesis.multinomial(genesis.tensor([0.2, 0.0, 0.8]), 2).tolist()) == [0, 2]
+    draws = genesis.multinomial(genesis.tensor([[1.0, 2.0, 3.0]]).expand(6000, 3), 1, generator=seeded())
+    counts = np.bincount(draws.flatten().numpy(), minlength=3) / 6000
+    assert np.allclose(counts, [1 / 6, 2 / 6, 3 / 6], atol=0.03)
+    firsts_then_seconds = genesis.multinomial(genesis.tensor([[1.0, 2.0, 3.0]]).expand(6000, 3), 2,
+                                              generator=seeded())[:, 1].numpy()
+    second_is_0 = (1 / 3 * 1 / 4 + 1 / 2 * 1 / 3)  # P(second = 0) without replacement
+    assert abs((firsts_then_seconds == 0).mean() - second_is_0) < 0.03
+    torch = torch_or_skip()
+    assert sorted(torch.multinomial(torch.tensor([1.0, 0.0, 1.0]), 3).tolist()) == [0, 1, 2]
+    for library in (genesis, torch):
+        with pytest.raises(RuntimeError):
+            library.multinomial(library.tensor([1, 2]), 1)
+
+
 def test_a_generator_on_another_device_is_refused():
     class Elsewhere(genesis.Generator):
         pass

@@ -83,6 +83,11 @@ def test_state_dict_layout_matches_pytorch(name, options):
     for index, state in mine["state"].items():
         assert sorted(state) == sorted(reference["state"][index])
         assert float(state.get("step", 0)) == float(reference["state"][index].get("step", 0))
+        if "step" in state:  # genesis kept a Python int; PyTorch a 0-d float tensor on the CPU
+            step, torch_step = state["step"], reference["state"][index]["step"]
+            assert isinstance(step, genesis.Tensor) and step.shape == torch_step.shape == ()
+            assert (str(step.dtype), str(step.device)) == (str(torch_step.dtype).replace("torch", "genesis"),
+                                                           str(torch_step.device))
         for key, value in state.items():
             if isinstance(value, genesis.Tensor):
                 np.testing.assert_allclose(value.numpy(), reference["state"][index][key].numpy(),
@@ -186,6 +191,21 @@ def test_load_state_dict_restores_state_and_continues_identically():
         second.step()
     for mine, reference in zip(params, straight):
         np.testing.assert_array_equal(mine.detach().numpy(), reference)
+
+
+def test_a_step_saved_as_a_number_loads_as_a_step_tensor():
+    """genesis used to keep state["step"] as an int; such state dicts still load, as tensors."""
+    arrays = _initial_arrays(np.float32)
+    _, first = _train(genesis, optim.Adam, dict(lr=0.05), arrays, steps=2)
+    old = first.state_dict()
+    for values in old["state"].values():
+        values["step"] = int(values["step"].item())
+    params = [genesis.tensor(a, requires_grad=True) for a in arrays]
+    second = optim.Adam(params)
+    second.load_state_dict(old)
+    step = second.state[params[0]]["step"]
+    assert isinstance(step, genesis.Tensor) and step.dtype == genesis.float32 and step.item() == 2.0
+    assert step is not first.state[first.param_groups[0]["params"][0]]["step"]
 
 
 def test_load_state_dict_casts_state_to_the_parameter_dtype():

@@ -1,6 +1,7 @@
 """genesis.utils.data (torch.utils.data): datasets, samplers, collation and the DataLoader,
 on this process and on workers, compared with PyTorch where it is importable."""
 import collections
+import random
 
 import numpy as np
 import pytest
@@ -97,6 +98,21 @@ def test_default_collate_matches_pytorch():
         mine, theirs = default_collate(batch), torch_collate(batch)
         assert _plain(mine) == _plain(theirs, torch), batch
     assert type(default_collate(batches[2])) is Point
+
+
+def test_default_collate_keeps_container_types_as_pytorch():
+    """genesis gave a list for the strings of tuple samples, and a dict for defaultdicts."""
+    torch = torch_or_skip()
+    from torch.utils.data import default_collate as torch_collate
+
+    counts = collections.defaultdict(int, a=1)
+    ordered = collections.OrderedDict(b=1.0, a=2.0)
+    for batch in ([(1, "a"), (2, "b")], [counts, counts], [ordered, ordered], ["a", "b"]):
+        mine, theirs = default_collate(batch), torch_collate(batch)
+        assert type(mine) is type(theirs), batch
+        if isinstance(mine, list):
+            assert [type(field).__name__ for field in mine] == [type(field).__name__ for field in theirs]
+    assert default_collate([counts, counts]).default_factory is int
 
 
 def _plain(value, torch=None):
@@ -211,6 +227,30 @@ def test_bad_options_raise_what_pytorch_raises():
         TensorDataset(genesis.zeros(3), genesis.zeros(4))
 
 
+def test_refused_datasets_and_weights_raise_pytorchs_exception_types():
+    """genesis raised ValueError or IndexError where PyTorch raises AssertionError,
+    RuntimeError or ValueError, so `except` clauses written for PyTorch missed them."""
+    torch = torch_or_skip()
+    tdata = torch.utils.data
+    cases = [
+        (lambda: list(WeightedRandomSampler([-1.0, 1.0], 2)),
+         lambda: list(tdata.WeightedRandomSampler([-1.0, 1.0], 2))),
+        (lambda: list(WeightedRandomSampler([1.0, 1.0], 3, replacement=False)),
+         lambda: list(tdata.WeightedRandomSampler([1.0, 1.0], 3, replacement=False))),
+        (lambda: TensorDataset(genesis.ones(2), genesis.ones(3)),
+         lambda: tdata.TensorDataset(torch.ones(2), torch.ones(3))),
+        (lambda: ConcatDataset([]), lambda: tdata.ConcatDataset([])),
+        (lambda: ConcatDataset([range(2)])[-3], lambda: tdata.ConcatDataset([range(2)])[-3]),
+    ]
+    for ours, theirs in cases:
+        with pytest.raises(Exception) as expected:
+            theirs()
+        with pytest.raises(type(expected.value)):
+            ours()
+    with pytest.raises(IndexError):  # still what iteration and sequence code expect
+        ConcatDataset([range(2)])[-3]
+
+
 def test_an_iterable_dataset_is_batched_and_has_a_length_only_if_it_does():
     loader = DataLoader(Countdown(5), batch_size=2)
     assert [batch.tolist() for batch in loader] == [[5, 4], [3, 2], [1]]
@@ -223,6 +263,64 @@ def test_workers_give_the_same_batches_in_the_same_order():
     here = [batch.tolist() for (batch,) in DataLoader(data, batch_size=4)]
     there = [batch.tolist() for (batch,) in DataLoader(data, batch_size=4, num_workers=2)]
     assert here == there
+
+
+def test_a_loader_iterator_has_the_loaders_length_as_in_pytorch():
+    batches = iter(DataLoader(list(range(5)), batch_size=2))
+    assert len(batches) == 3 and len(list(batches)) == 3
+    assert len(iter(DataLoader(list(range(5)), batch_size=2, num_workers=2))) == 3
+
+
+class RandomDraws(Dataset):
+    """Each sample is a draw from each random number generator a worker may use."""
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, index):
+        return (int(np.random.randint(0, 10 ** 9)), random.randint(0, 10 ** 9),
+                genesis.randint(0, 10 ** 9, ()).item())
+
+
+def _draws(**options):
+    return [tuple(int(value) for value in sample)
+            for sample in DataLoader(RandomDraws(), batch_size=None, num_workers=2, **options)]
+
+
+def test_each_worker_seeds_numpy_random_and_genesis_differently():
+    """NumPy's global generator was not seeded in the workers: forked workers drew the same
+    NumPy numbers."""
+    samples = _draws()
+    for generator in range(3):
+        assert len({sample[generator] for sample in samples}) == 4, samples
+
+
+def test_the_loaders_generator_makes_the_workers_draws_repeat():
+    """The workers' base seed was drawn from the global generator, ignoring `generator=`."""
+    first = _draws(generator=genesis.Generator().manual_seed(123))
+    assert _draws(generator=genesis.Generator().manual_seed(123)) == first
+    assert _draws(generator=genesis.Generator().manual_seed(124)) != first
+
+
+def test_workers_seed_numpy_as_pytorch_does_for_the_same_base_seed():
+    torch_or_skip()
+    from torch.utils.data._utils.worker import _generate_state
+
+    from genesis.utils.data.worker import seed_worker
+
+    for base_seed, worker_id in [(0, 0), (123456789012345, 3), (2 ** 62 + 5, 1)]:
+        assert seed_worker(base_seed, worker_id) == base_seed + worker_id
+        ours = np.random.get_state()[1][:4].tolist()
+        np.random.seed(_generate_state(base_seed, worker_id))
+        assert ours == np.random.get_state()[1][:4].tolist()
+
+
+def test_a_shuffle_on_the_loaders_generator_is_the_same_with_or_without_workers():
+    data = TensorDataset(genesis.arange(12))
+    orders = [[i for (batch,) in DataLoader(data, batch_size=3, shuffle=True, num_workers=workers,
+                                            generator=genesis.Generator().manual_seed(5))
+               for i in batch.tolist()] for workers in (0, 2)]
+    assert orders[0] == orders[1]
 
 
 def _record_worker(worker_id):

@@ -5,6 +5,7 @@ lists are collated field by field."""
 from __future__ import annotations
 
 import collections.abc
+import copy
 
 import numpy as np
 
@@ -38,21 +39,18 @@ def default_collate(batch: list):
     if isinstance(element, int):  # bools too
         return tensor(batch)
     if isinstance(element, str | bytes):
-        return list(batch)
+        return batch  # as given: a list, or a tuple for a field of tuple samples
     if isinstance(element, collections.abc.Mapping):
-        collated = {key: default_collate([sample[key] for sample in batch]) for key in element}
-        try:
-            return type(element)(collated)
-        except TypeError:  # a Mapping that can't be built from a dict
-            return collated
+        return _mapping_like(element, {key: default_collate([sample[key] for sample in batch])
+                                       for key in element})
     if isinstance(element, tuple) and hasattr(element, "_fields"):  # a namedtuple
-        return type(element)(*(default_collate(list(field)) for field in zip(*batch)))
+        return type(element)(*(default_collate(field) for field in zip(*batch)))
     if isinstance(element, collections.abc.Sequence):
         size = len(element)
         if any(len(sample) != size for sample in batch):
             raise RuntimeError("each element in list of batch should be of equal size "
                                f"(sizes {[len(sample) for sample in batch]})")
-        fields = [default_collate(list(field)) for field in zip(*batch)]
+        fields = [default_collate(field) for field in zip(*batch)]
         if isinstance(element, tuple):
             return fields  # a list, as in PyTorch
         try:
@@ -72,7 +70,7 @@ def default_convert(sample):
     if isinstance(sample, np.generic) and sample.dtype.kind not in "SUOa":
         return from_numpy(np.array(sample))
     if isinstance(sample, collections.abc.Mapping):
-        return {key: default_convert(value) for key, value in sample.items()}
+        return _mapping_like(sample, {key: default_convert(value) for key, value in sample.items()})
     if isinstance(sample, tuple) and hasattr(sample, "_fields"):
         return type(sample)(*(default_convert(value) for value in sample))
     if isinstance(sample, tuple):
@@ -80,3 +78,17 @@ def default_convert(sample):
     if isinstance(sample, collections.abc.Sequence) and not isinstance(sample, str | bytes):
         return [default_convert(value) for value in sample]
     return sample
+
+
+def _mapping_like(original: collections.abc.Mapping, values: dict) -> collections.abc.Mapping:
+    """`values` in a mapping of `original`'s type, as PyTorch builds it: a mutable mapping is
+    copied and updated (a defaultdict keeps its default, an OrderedDict its class), another
+    is built from a dict; a plain dict where neither works."""
+    try:
+        if isinstance(original, collections.abc.MutableMapping):
+            clone = copy.copy(original)
+            clone.update(values)
+            return clone
+        return type(original)(values)
+    except TypeError:
+        return values

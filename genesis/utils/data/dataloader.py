@@ -12,7 +12,31 @@ from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 from .worker import _DONE, StreamEnd, WorkerError, worker_loop
 
-__all__ = ["DataLoader"]
+__all__ = ["DataLoader", "LoaderIterator"]
+
+
+class LoaderIterator:
+    """One pass over a DataLoader, what `iter(loader)` returns: the batches, one by one, and
+    (as PyTorch's loader iterators) a length, the loader's.
+
+    >>> import genesis
+    >>> from genesis.utils.data import TensorDataset
+    >>> batches = iter(DataLoader(TensorDataset(genesis.arange(5)), batch_size=2))
+    >>> len(batches), next(batches)[0].tolist()
+    (3, [0, 1])
+    """
+
+    def __init__(self, batches, *, len_of):
+        self._batches, self._len_of = batches, len_of
+
+    def __iter__(self) -> LoaderIterator:
+        return self
+
+    def __next__(self):
+        return next(self._batches)
+
+    def __len__(self) -> int:
+        return len(self._len_of)
 
 
 class DataLoader:
@@ -83,10 +107,14 @@ class DataLoader:
             return count // self.batch_size if self.drop_last else -(-count // self.batch_size)
         return len(self.batch_sampler if self.batch_sampler is not None else self.sampler)
 
-    def __iter__(self):
+    def __iter__(self) -> LoaderIterator:
+        # Drawn from `generator` for every pass, with or without workers, as PyTorch draws it:
+        # the same seeded generator then repeats the workers' random draws, and a shuffle
+        # that follows on that generator is the same for any num_workers.
+        base_seed = int(randint(0, 2 ** 62, (), generator=self.generator).item())
         if self.num_workers == 0:
-            return self._batches_here()
-        return self._batches_from_workers()
+            return LoaderIterator(self._batches_here(), len_of=self)
+        return LoaderIterator(self._batches_from_workers(base_seed), len_of=self)
 
     # -- on this process ---------------------------------------------------------------
     def _batches_here(self):
@@ -129,11 +157,11 @@ class DataLoader:
         return _DONE
 
     # -- on worker processes -----------------------------------------------------------
-    def _batches_from_workers(self):
+    def _batches_from_workers(self, base_seed: int):
+        """Batches loaded by worker processes; worker i is seeded from `base_seed` and i."""
         context = self.multiprocessing_context
         if context is None or isinstance(context, str):
             context = multiprocessing.get_context(context)
-        base_seed = int(randint(0, 2 ** 62, ()).item())
         results = [context.Queue() for _ in range(self.num_workers)] if self._iterable else \
             [context.Queue()]
         tasks = [context.Queue() for _ in range(self.num_workers)]
@@ -141,7 +169,7 @@ class DataLoader:
         workers = [context.Process(
             target=worker_loop, daemon=True,
             args=(self.dataset, fetch, tasks[worker_id], results[worker_id if self._iterable else 0],
-                  worker_id, self.num_workers, base_seed + worker_id, self.worker_init_fn,
+                  worker_id, self.num_workers, base_seed, self.worker_init_fn,
                   self._iterable)) for worker_id in range(self.num_workers)]
         for worker in workers:
             worker.start()

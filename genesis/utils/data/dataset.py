@@ -33,6 +33,16 @@ class IterableDataset(Dataset):
         raise NotImplementedError(f"{type(self).__name__} must define __iter__()")
 
 
+class DatasetArgumentError(ValueError, AssertionError):
+    """Tensors or datasets a dataset can't be made of: a ValueError, and the AssertionError
+    PyTorch raises (it asserts), so `except AssertionError` written for PyTorch catches it."""
+
+
+class IndexBeyondStartError(IndexError, ValueError):
+    """A negative index past the start of a ConcatDataset: an IndexError (iteration and
+    sequence code expect one), and the ValueError PyTorch raises."""
+
+
 class TensorDataset(Dataset):
     """Samples are the i-th rows of `tensors` (which share their first dimension), as a tuple.
 
@@ -48,8 +58,9 @@ class TensorDataset(Dataset):
         size = tensors[0].shape[0] if tensors[0].ndim else None
         if any(not isinstance(t, Tensor) or t.ndim == 0 or t.shape[0] != size for t in tensors):
             shapes = ", ".join(str(tuple(getattr(t, "shape", ()))) for t in tensors)
-            raise ValueError(f"Size mismatch between tensors: TensorDataset needs tensors with the "
-                             f"same first dimension (one row per sample), got shapes {shapes}")
+            raise DatasetArgumentError(f"Size mismatch between tensors: TensorDataset needs tensors "
+                                       f"with the same first dimension (one row per sample), got "
+                                       f"shapes {shapes}")
         self.tensors = tensors
 
     def __getitem__(self, index):
@@ -87,7 +98,8 @@ class ConcatDataset(Dataset):
     def __init__(self, datasets):
         self.datasets = list(datasets)
         if not self.datasets:
-            raise ValueError("ConcatDataset needs at least one dataset")
+            raise DatasetArgumentError("ConcatDataset needs at least one dataset (datasets should "
+                                       "not be an empty iterable)")
         for dataset in self.datasets:
             if isinstance(dataset, IterableDataset):
                 raise ValueError("ConcatDataset does not take an IterableDataset (it has no length)")
@@ -103,7 +115,9 @@ class ConcatDataset(Dataset):
     def __getitem__(self, index: int):
         if index < 0:
             if -index > len(self):
-                raise IndexError(f"index {index} is out of range for a dataset of {len(self)} samples")
+                raise IndexBeyondStartError(f"index {index} is out of range for a dataset of "
+                                            f"{len(self)} samples (absolute value of index should "
+                                            "not exceed dataset length)")
             index += len(self)
         which = bisect.bisect_right(self.cumulative_sizes, index)
         if which == len(self.datasets):

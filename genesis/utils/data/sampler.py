@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...creation import randint, randperm
-from ...random import Generator
+from ...rng import Generator
 from ...tensor import Tensor
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
@@ -89,6 +89,12 @@ class SubsetRandomSampler(Sampler):
         return len(self.indices)
 
 
+class SamplerWeightsError(ValueError, RuntimeError):
+    """Weights a WeightedRandomSampler can't draw from. Raised when the sampler is made (PyTorch
+    raises only when it is iterated, from torch.multinomial): a ValueError, and the
+    RuntimeError PyTorch raises, so `except RuntimeError` written for PyTorch catches it."""
+
+
 class WeightedRandomSampler(Sampler):
     """`num_samples` indices drawn with probabilities proportional to `weights`."""
 
@@ -99,11 +105,12 @@ class WeightedRandomSampler(Sampler):
                              f"num_samples={num_samples}")
         weights = np.asarray(weights.tolist() if isinstance(weights, Tensor) else weights, np.float64)
         if weights.ndim != 1 or (weights < 0).any() or not np.isfinite(weights).all() or weights.sum() <= 0:
-            raise ValueError("WeightedRandomSampler: weights must be a 1-d sequence of finite, "
-                             "non-negative numbers with a positive sum")
+            raise SamplerWeightsError("WeightedRandomSampler: weights must be a 1-d sequence of "
+                                      "finite, non-negative numbers with a positive sum")
         if not replacement and num_samples > np.count_nonzero(weights):
-            raise ValueError(f"WeightedRandomSampler: cannot draw {num_samples} samples without "
-                             f"replacement from {np.count_nonzero(weights)} with non-zero weight")
+            raise SamplerWeightsError(f"WeightedRandomSampler: cannot draw {num_samples} samples "
+                                      f"without replacement from {np.count_nonzero(weights)} with "
+                                      "non-zero weight")
         self.weights, self.num_samples = weights, num_samples
         self.replacement, self.generator = replacement, generator
 

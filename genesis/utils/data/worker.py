@@ -10,6 +10,8 @@ import random
 import traceback
 from dataclasses import dataclass
 
+import numpy as np
+
 from ...random import manual_seed
 
 __all__ = ["WorkerInfo", "get_worker_info", "WorkerError"]
@@ -64,24 +66,23 @@ class StreamEnd:
 _DONE = StreamEnd()
 
 
-def worker_loop(dataset, fetch, tasks, results, worker_id: int, num_workers: int, seed: int,
+def worker_loop(dataset, fetch, tasks, results, worker_id: int, num_workers: int, base_seed: int,
                 init_fn, iterable: bool) -> None:
     try:
-        _work(dataset, fetch, tasks, results, worker_id, num_workers, seed, init_fn, iterable)
+        _work(dataset, fetch, tasks, results, worker_id, num_workers, base_seed, init_fn, iterable)
     finally:  # what was sent reaches the pipe before this process ends
         results.close()
         results.join_thread()
 
 
-def _work(dataset, fetch, tasks, results, worker_id: int, num_workers: int, seed: int,
+def _work(dataset, fetch, tasks, results, worker_id: int, num_workers: int, base_seed: int,
           init_fn, iterable: bool) -> None:
-    """The body of worker `worker_id`: seeded with `seed` (genesis's and Python's random),
+    """The body of worker `worker_id`: seeded from `base_seed` (see `seed_worker`),
     `init_fn(worker_id)` first; then, for a map-style dataset, `fetch(indices)` for each
     (number, indices) task until None; for an iterable one, every batch of its own
     iteration (`fetch(iterator)`) as (number, batch), then `_DONE`."""
     global _worker_info
-    manual_seed(seed)
-    random.seed(seed)
+    seed = seed_worker(base_seed, worker_id)
     _worker_info = WorkerInfo(worker_id, num_workers, seed, dataset)
     try:
         if init_fn is not None:
@@ -110,6 +111,20 @@ def _work(dataset, fetch, tasks, results, worker_id: int, num_workers: int, seed
                 results.put((number, WorkerError(worker_id, error)))
     except Exception as error:
         results.put((-1, WorkerError(worker_id, error)))
+
+
+def seed_worker(base_seed: int, worker_id: int) -> int:
+    """Seed this process's random number generators for worker `worker_id`, as PyTorch's
+    workers are seeded: genesis's and Python's `random` with `base_seed + worker_id` (the
+    seed returned, `get_worker_info().seed`), NumPy's global one with four words that
+    NumPy's SeedSequence hashes from the worker id and the base seed, so workers' NumPy
+    draws differ (and match PyTorch's for the same base seed)."""
+    seed = base_seed + worker_id
+    manual_seed(seed)
+    random.seed(seed)
+    words = [worker_id, base_seed & 0xFFFFFFFF, base_seed >> 32, 0]
+    np.random.seed(np.random.SeedSequence(words).generate_state(4))
+    return seed
 
 
 def _stopped(tasks) -> bool:
