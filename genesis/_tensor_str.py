@@ -106,8 +106,8 @@ def format_array(array: np.ndarray, indent: int = 0) -> str:
     sample = _edge_sample(array) if summarise else array
     element, integral = _element_formatter(sample)
     values = sample.reshape(-1)
-    if integral and values.dtype.kind == "f":  # PyTorch sizes integral floats by finite values only
-        values = values[np.isfinite(values)]
+    if integral and values.dtype.kind == "f":  # PyTorch sizes integral floats by their finite
+        values = values[np.isfinite(values) & (values != 0)]  # values other than (-)0 only
     width = max((len(element(value)) for value in values), default=1)
     if array.ndim == 0:
         return element(array.item())

@@ -300,6 +300,8 @@ def test_conversion_errors_are_clear():
     (lambda: genesis.tensor([float("nan"), float("inf"), 1.0]), "tensor([nan, inf, 1.])"),
     (lambda: genesis.tensor([[1.0, 2.0], [3.0, 4.0]]), "tensor([[1., 2.],\n        [3., 4.]])"),
     (lambda: genesis.zeros(0, 3), "tensor([], size=(0, 3))"),
+    (lambda: genesis.tensor([-0.0, 0.0]), "tensor([-0., 0.])"),
+    (lambda: genesis.tensor([-0.0, 5.0]), "tensor([-0., 5.])"),
     (lambda: genesis.tensor([], dtype=genesis.int64), "tensor([], dtype=genesis.int64)"),
     (lambda: genesis.zeros(0, 2, dtype=genesis.bool), "tensor([], size=(0, 2), dtype=genesis.bool)"),
     (lambda: genesis.tensor([1.0, 2.0], requires_grad=True) * 2, "tensor([2., 4.], grad_fn=<MulBackward0>)"),
