@@ -43,6 +43,7 @@ MODULES = {
     "torch.nn.modules.upsampling": "genesis.nn.upsampling",
     "torch.nn.utils": "genesis.nn.utils",
     "torch.nn.utils.clip_grad": "genesis.nn.utils.clip_grad",
+    "torch.nn.utils.rnn": "genesis.nn.utils.rnn",
     "torch.nn.parallel": "genesis.nn.parallel",
     "torch.optim": "genesis.optim",
     "torch.optim.optimizer": "genesis.optim.optimizer",

@@ -2,7 +2,9 @@
 
 Same parameters (names, shapes, gate order, initialisation U(-1/sqrt(hidden), 1/sqrt(hidden)))
 and the same options: `num_layers`, `bias`, `batch_first`, `dropout` between layers,
-`bidirectional`, LSTM's `proj_size`, unbatched inputs. Each step is written with ops, so
+`bidirectional`, LSTM's `proj_size`, unbatched inputs, and a `PackedSequence` input
+(`genesis.nn.utils.rnn`): each sequence runs for its own length, the output is packed like
+the input and the final states come in the batch's original order. Each step is written with ops, so
 gradients (of any order) come from them; the input projections of a whole sequence are one
 matrix product, only the hidden-state products run step by step.
 
@@ -29,8 +31,10 @@ from ..ops.unary import sigmoid, tanh
 from ..tensor import Tensor
 from . import init
 from ._layers import dropout, linear
+from ._packed_steps import run_packed
 from .module import Module
 from .parameter import Parameter
+from .utils.rnn import PackedSequence
 
 __all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -106,7 +110,9 @@ class RNNBase(Module):
         return tuple(getattr(self, kind + suffix, None)
                      for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
 
-    def forward(self, input: Tensor, hx=None):
+    def forward(self, input: Tensor | PackedSequence, hx=None):
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         name = type(self).__name__
         if input.ndim not in (2, 3):
             raise ValueError(f"{name}: expected an input of shape (L, N, H_in), (N, L, H_in) with "
@@ -120,12 +126,8 @@ class RNNBase(Module):
         if input.shape[-1] != self.input_size:
             raise ValueError(f"{name}: expected input_size {self.input_size} in the last dim, got "
                              f"shape {tuple(input.shape)}")
-        if self.mode == "LSTM" and grad_state.autocast_dtype is not None and \
-                input.dtype is float32:  # PyTorch's autocast runs the whole LSTM lower
-            lower = grad_state.autocast_dtype
-            input = input.to(lower)
-            hx = _map_state(hx, lambda t: t.to(lower) if t.dtype is float32 else t)
-        hx = self._initial_state(input, hx)
+        input, hx = self._autocast(input, hx)
+        hx = self._initial_state(input, input.shape[1], hx)
         output, final = self._run(input, hx)
         if not batched:
             return output.squeeze(1), _map_state(final, lambda t: t.squeeze(1))
@@ -133,9 +135,34 @@ class RNNBase(Module):
             output = output.transpose(0, 1)
         return output, final
 
-    def _initial_state(self, input: Tensor, hx):
+    def _forward_packed(self, input: PackedSequence, hx) -> tuple:
+        """The layer over packed sequences: a PackedSequence of outputs like `input`, and
+        the final states in the batch's original order (as `hx` is given)."""
+        data, batch_sizes, sorted_indices, unsorted_indices = input
+        if data.ndim != 2 or data.shape[-1] != self.input_size:
+            raise ValueError(f"{type(self).__name__}: expected packed data of shape (steps, "
+                             f"{self.input_size}), got {tuple(data.shape)}")
+        sizes = [int(size) for size in batch_sizes.tolist()]
+        if sorted_indices is not None:  # hx comes in the batch's order, the rows are sorted
+            hx = _map_state(hx, lambda t: t.index_select(1, sorted_indices))
+        data, hx = self._autocast(data, hx)
+        hx = self._initial_state(data, sizes[0] if sizes else 0, hx)
+        output, final = self._run(data, hx, sizes)
+        if unsorted_indices is not None:
+            final = _map_state(final, lambda t: t.index_select(1, unsorted_indices))
+        return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), final
+
+    def _autocast(self, input: Tensor, hx) -> tuple:
+        """PyTorch's autocast runs the whole LSTM in the lower dtype."""
+        if self.mode == "LSTM" and grad_state.autocast_dtype is not None and \
+                input.dtype is float32:
+            lower = grad_state.autocast_dtype
+            input = input.to(lower)
+            hx = _map_state(hx, lambda t: t.to(lower) if t.dtype is float32 else t)
+        return input, hx
+
+    def _initial_state(self, input: Tensor, batch: int, hx):
         directions = 2 if self.bidirectional else 1
-        batch = input.shape[1]
         h_shape = (self.num_layers * directions, batch, self.proj_size or self.hidden_size)
         c_shape = (self.num_layers * directions, batch, self.hidden_size)
         if hx is None:
@@ -151,7 +178,9 @@ class RNNBase(Module):
                                  f"{tuple(state.shape)}")
         return tuple(hx) if self.mode == "LSTM" else hx
 
-    def _run(self, input: Tensor, hx) -> tuple:
+    def _run(self, input: Tensor, hx, batch_sizes: list | None = None) -> tuple:
+        """Every layer and direction over `input`: padded (T, B, H), or the data of a
+        PackedSequence with its `batch_sizes`."""
         directions = 2 if self.bidirectional else 1
         lstm = self.mode == "LSTM"
         finals = []
@@ -161,7 +190,8 @@ class RNNBase(Module):
             for direction in range(directions):
                 index = layer * directions + direction
                 state = (hx[0][index], hx[1][index]) if lstm else hx[index]
-                sequence, state = self._run_direction(layer_input, state, layer, direction)
+                sequence, state = self._run_direction(layer_input, state, layer, direction,
+                                                      batch_sizes)
                 outputs.append(sequence)
                 finals.append(state)
             layer_input = outputs[0] if directions == 1 else cat(outputs, -1)
@@ -171,20 +201,35 @@ class RNNBase(Module):
             return layer_input, (stack([h for h, _ in finals]), stack([c for _, c in finals]))
         return layer_input, stack(finals)
 
-    def _run_direction(self, input: Tensor, state, layer: int, direction: int) -> tuple:
+    def _run_direction(self, input: Tensor, state, layer: int, direction: int,
+                       batch_sizes: list | None) -> tuple:
         w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, direction)
         projected = linear(input, w_ih, b_ih)  # every step's input projection in one product
-        steps = range(input.shape[0] - 1, -1, -1) if direction else range(input.shape[0])
-        outputs = [None] * input.shape[0]
-        for step in steps:
-            if self.mode == "LSTM":
-                state = _lstm_step(projected[step], state, w_hh, b_hh, w_hr)
-                outputs[step] = state[0]
-            elif self.mode == "GRU":
-                state = outputs[step] = _gru_step(projected[step], state, w_hh, b_hh)
+        if self.mode == "LSTM":
+            def step(projected_rows, state):
+                return _lstm_step(projected_rows, state, w_hh, b_hh, w_hr)
+
+            def output_of(state):
+                return state[0]
+        else:
+            if self.mode == "GRU":
+                def step(projected_rows, h):
+                    return _gru_step(projected_rows, h, w_hh, b_hh)
             else:
                 nonlinearity = tanh if self.mode == "RNN_TANH" else relu
-                state = outputs[step] = _rnn_step(projected[step], state, w_hh, b_hh, nonlinearity)
+
+                def step(projected_rows, h):
+                    return _rnn_step(projected_rows, h, w_hh, b_hh, nonlinearity)
+
+            def output_of(h):
+                return h
+        if batch_sizes is not None:
+            return run_packed(projected, state, batch_sizes, step, output_of, reverse=direction == 1)
+        steps = range(input.shape[0] - 1, -1, -1) if direction else range(input.shape[0])
+        outputs = [None] * input.shape[0]
+        for t in steps:
+            state = step(projected[t], state)
+            outputs[t] = output_of(state)
         return stack(outputs), state
 
     def extra_repr(self) -> str:
