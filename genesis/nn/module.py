@@ -35,7 +35,7 @@ from ..ops.convert import _parse_to
 from ..tensor import Tensor
 from ._backward_hooks import BackwardHook
 from .parameter import Buffer, Parameter
-from .utils.clear_grads import clear_grads
+from ._clear_grads import clear_grads
 
 __all__ = ["Module", "IncompatibleKeys"]
 
@@ -555,6 +555,29 @@ class Module:
                     destination[module_prefix + dot + name] = buffer if keep_vars else buffer.detach()
         return destination
 
+    def register_load_state_dict_pre_hook(self, hook) -> RemovableHandle:
+        """`hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)` runs at the start of `load_state_dict` on this module
+        (`prefix`: its keys' prefix in the dict); it may change `state_dict` (a copy of the
+        one given), say to rename old keys. Returns a handle whose `.remove()` unregisters it.
+
+        >>> import genesis
+        >>> layer = genesis.nn.Linear(1, 1)
+        >>> def renamed(module, state_dict, prefix, *_):
+        ...     state_dict[prefix + "weight"] = state_dict.pop(prefix + "w")
+        >>> _ = layer.register_load_state_dict_pre_hook(renamed)
+        >>> _ = layer.load_state_dict({"w": genesis.ones(1, 1), "bias": genesis.zeros(1)})
+        >>> layer.weight.item()
+        1.0
+        """
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module: bool = False):
+        """PyTorch's private form: `hook(state_dict, prefix, local_metadata, strict,
+        missing_keys, unexpected_keys, error_msgs)`, or with `with_module` the module first."""
+        hooks = self.__dict__.setdefault("_load_state_dict_pre_hooks", [])
+        return RemovableHandle(hooks, (hook, with_module))
+
     def load_state_dict(self, state_dict, strict: bool = True) -> IncompatibleKeys:
         """Copy parameters and buffers from `state_dict` (values cast to each target's dtype).
 
@@ -562,12 +585,22 @@ class Module:
         reported in one RuntimeError, and nothing is copied then. With
         `strict=False`, missing and unexpected keys are allowed and returned.
         """
-        for name, module in self.named_modules():
+        errors = []
+        modules = list(self.named_modules())
+        if any(module.__dict__.get("_load_state_dict_pre_hooks") for _, module in modules):
+            state_dict = dict(state_dict)  # the hooks may rename keys: not in the caller's dict
+            for name, module in modules:
+                for hook, with_module in list(module.__dict__.get("_load_state_dict_pre_hooks", ())):
+                    arguments = (state_dict, name + "." if name else "", {}, strict, [], [], errors)
+                    if with_module:
+                        hook(module, *arguments)
+                    else:
+                        hook(*arguments)
+        for name, module in modules:
             module._take_shapes_from(state_dict, name + "." if name else "")
         targets = self.state_dict(keep_vars=True)
         missing = [key for key in targets if key not in state_dict]
         unexpected = [key for key in state_dict if key not in targets]
-        errors = []
         if strict:
             if missing:
                 errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ".")

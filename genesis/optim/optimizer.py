@@ -24,7 +24,7 @@ from ..autograd.hooks import RemovableHandle, checked_hook
 from ..device import cpu
 from ..dtypes import float64, get_default_dtype
 from ..listeners import Listeners
-from ..nn.utils.clear_grads import clear_grads
+from ..nn._clear_grads import clear_grads
 from ..tensor import Tensor, wrap_array
 from .step_hooks import (register_optimizer_step_post_hook, register_optimizer_step_pre_hook,
                          run_with_step_hooks)

@@ -1,8 +1,8 @@
 """Clearing gradients: shared by `Module.zero_grad` and `Optimizer.zero_grad`."""
 from __future__ import annotations
 
-from ...device import writeable
-from ...tensor import wrap_array
+from ..device import writeable
+from ..tensor import wrap_array
 
 __all__ = ["clear_grads"]
 
