@@ -1,4 +1,6 @@
-"""Optimizers (`SGD`, `Adam`, `AdamW`, `RMSprop`, `Adagrad`, `Adadelta`, `LBFGS`) and `lr_scheduler`.
+"""Optimizers (`SGD`, `Adam`, `AdamW`, `Adamax`, `NAdam`, `RAdam`, `RMSprop`, `Adagrad`,
+`Adadelta`, `ASGD`, `Rprop`, `LBFGS`, and `SparseAdam`, which refuses the dense gradients
+genesis has) and `lr_scheduler`.
 
 >>> import genesis
 >>> model = genesis.nn.Linear(2, 1)
@@ -10,9 +12,16 @@ from . import lr_scheduler
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
+from .adamax import Adamax
+from .asgd import ASGD
 from .lbfgs import LBFGS
+from .nadam import NAdam
 from .optimizer import Optimizer
+from .radam import RAdam
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "LBFGS", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad",
+           "Adadelta", "ASGD", "Rprop", "LBFGS", "SparseAdam", "lr_scheduler"]

@@ -294,6 +294,19 @@ def check_tensor_lr(lr, foreach: bool | None = None) -> None:
         raise ValueError("Tensor lr must be 1-element")
 
 
+def check_betas(betas) -> None:
+    """PyTorch's check of Adam-style `betas` (Adamax, NAdam, RAdam, SparseAdam): each in [0, 1).
+
+    >>> check_betas((0.9, 1.0))
+    Traceback (most recent call last):
+    ...
+    ValueError: Invalid beta parameter at index 1: 1.0
+    """
+    for index, beta in enumerate(betas):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {index}: {beta}")
+
+
 def step_counter() -> Tensor:
     """A parameter's update count before its first update: 0, as PyTorch's optimizers keep
     `state["step"]`, a 0-d tensor on the CPU (float32, float64 when that is the default dtype).
@@ -301,8 +314,19 @@ def step_counter() -> Tensor:
     >>> step_counter()
     tensor(0.)
     """
+    return scalar_state(0.0)
+
+
+def scalar_state(value: float, device=cpu) -> Tensor:
+    """A number an optimizer keeps in its state as PyTorch does: a 0-d tensor of PyTorch's
+    scalar dtype (float32, float64 when that is the default dtype) on `device`, so it rounds
+    as PyTorch's does (NAdam's `mu_product`, ASGD's `eta` and `mu`).
+
+    >>> scalar_state(1.0)
+    tensor(1.)
+    """
     dtype = np.float64 if get_default_dtype() is float64 else np.float32
-    return wrap_array(np.zeros((), dtype=dtype), cpu)
+    return wrap_array(device.xp.full((), value, dtype=dtype), device)
 
 
 def count_step(state: dict) -> float:
