@@ -306,10 +306,23 @@ class ParamWatch:
         listed = _listing([entry.name for entry in entries])
         source, code, graph, node = locate(entries[0])
         readings = sum(entry.history.reached for entry in entries)
-        return Finding("zero_gradient", "warning", f"{listed}: gradient always zero",
-                       f"every gradient {listed} received was exactly zero ({readings} reading"
-                       f"{'s' if readings != 1 else ''} in {self.steps} backward calls): e.g. all "
-                       "the ReLUs after it are dead, or its output is multiplied by 0",
+        message = (f"every gradient {listed} received was exactly zero ({readings} reading"
+                   f"{'s' if readings != 1 else ''} in {self.steps} backward calls): ")
+        # a module parameter beside it with gradients: they do reach the module's output
+        learning = [entry.name for entry in self.tracked.values()
+                    if module is not None and entry not in entries and entry.rank == 2
+                    and entry.name.rpartition(".")[0] == module
+                    and (entry.history.largest or 0.0) > 0.0]
+        if learning:
+            message += (f"{_listing(learning)} of the same module did get non-zero gradients, "
+                        "so gradient does reach the module: what it multiplies was all zeros "
+                        "(for a Linear or a convolution, its input: are the units of the layer "
+                        "before it dead?)")
+        else:
+            message += ("no gradient flows back through its output (e.g. all the ReLUs after "
+                        "it are dead, or its output is multiplied by 0), or, for a weight, its "
+                        "input is all zeros (e.g. the ReLUs before it are dead)")
+        return Finding("zero_gradient", "warning", f"{listed}: gradient always zero", message,
                        module=module, source=source, code=code, graph=graph, node=node,
                        details={"parameters": [entry.name for entry in entries]})
 

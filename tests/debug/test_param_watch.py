@@ -299,6 +299,19 @@ def test_zero_gradient_is_reported_per_module():
     assert finding.details["parameters"] == ["fc.weight", "fc.bias"]
 
 
+def test_a_weight_after_a_dead_layer_is_told_its_input_was_zero():
+    """The last Linear after dead ReLUs: its bias learns, its weight gets exact zeros
+    because its input is all zeros; there is no ReLU after it to blame."""
+    watch = synthetic({"hidden.weight": [(0.0, 1.0)] * 4, "hidden.bias": [(0.0, 1.0)] * 4,
+                       "out.weight": [(0.0, 1.0)] * 4, "out.bias": [(0.5, 1.0)] * 4})
+    hidden, out = watch.findings(no_locate)
+    assert out.details["parameters"] == ["out.weight"]
+    assert "out.bias of the same module did get non-zero gradients" in out.message
+    assert "are the units of the layer before it dead?" in out.message
+    assert "ReLUs after it" not in out.message
+    assert "no gradient flows back through its output" in hidden.message
+
+
 def test_no_gradient_concerns_expected_parameters_only():
     optimized, plain = _Leaf(), _Leaf()
     watch = ParamWatch()
