@@ -313,11 +313,16 @@ class ParamWatch:
                     if module is not None and entry not in entries and entry.rank == 2
                     and entry.name.rpartition(".")[0] == module
                     and (entry.history.largest or 0.0) > 0.0]
-        if learning:
+        if learning and all(entry.tensor.ndim >= 2 for entry in entries):
             message += (f"{_listing(learning)} of the same module did get non-zero gradients, "
                         "so gradient does reach the module: what it multiplies was all zeros "
                         "(for a Linear or a convolution, its input: are the units of the layer "
                         "before it dead?)")
+        elif learning:
+            message += (f"{_listing(learning)} of the same module did get non-zero gradients, "
+                        "so gradient does reach the module: its own contributions cancel (the "
+                        "loss depends on a difference of two of the module's outputs, where a "
+                        "shared bias drops out?)")
         else:
             message += ("no gradient flows back through its output (e.g. all the ReLUs after "
                         "it are dead, or its output is multiplied by 0), or, for a weight, its "

@@ -312,6 +312,15 @@ def test_a_weight_after_a_dead_layer_is_told_its_input_was_zero():
     assert "no gradient flows back through its output" in hidden.message
 
 
+def test_a_bias_that_cancels_out_is_not_told_its_input_was_zero():
+    """score(pos) - score(neg): the shared bias drops out of a ranking loss."""
+    watch = synthetic({"score.weight": [(0.5, 1.0)] * 4, "score.bias": [(0.0, 1.0)] * 4})
+    finding, = watch.findings(no_locate)
+    assert finding.details["parameters"] == ["score.bias"]
+    assert "its own contributions cancel" in finding.message
+    assert "multiplies" not in finding.message
+
+
 def test_no_gradient_concerns_expected_parameters_only():
     optimized, plain = _Leaf(), _Leaf()
     watch = ParamWatch()
