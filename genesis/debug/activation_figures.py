@@ -26,9 +26,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops.activation import Hardtanh, Relu
+from ..ops.reduce import Mean, Sum
 from ..ops.unary import Sigmoid, Tanh
 
-__all__ = ["kind_of", "units_axis", "Figures", "MIN_EXAMPLES", "SATURATION", "SAMPLE_VALUES"]
+__all__ = ["kind_of", "units_axis", "is_sum_or_mean", "Figures", "MIN_EXAMPLES", "SATURATION", "SAMPLE_VALUES"]
 
 MIN_EXAMPLES = 8      # values per unit below which "zero for every example" is not measured
 SATURATION = 0.99     # |tanh| above it, sigmoid below 1 - it or above it: saturated
@@ -59,6 +60,17 @@ def kind_of(node) -> tuple:
         return "other", "hardtanh"
     name = type(node).__name__
     return "other", (name[:-len("Backward")] if name.endswith("Backward") else name).lower()
+
+
+def is_sum_or_mean(node) -> bool:
+    """Whether `node` (a grad_fn) is a sum or a mean (of a loss, or a pooling).
+
+    >>> import genesis
+    >>> x = genesis.ones(2, 3, requires_grad=True)
+    >>> is_sum_or_mean(x.mean().grad_fn), is_sum_or_mean((x @ x.T).grad_fn)
+    (True, False)
+    """
+    return type(node)._forward_cls in (Sum, Mean)
 
 
 def units_axis(output, node) -> int | None:

@@ -25,8 +25,10 @@ findings name only the module whose forward ran the op.
 
 Rules (each finding states its rule and numbers), for hidden layers only: outputs made in
 a module's forward that are not the output of the outermost module (a classifier's final
-sigmoid may well become confident; a hinge loss's relu is meant to reach zero), and not
-ops run outside any module (a loss written in the training loop):
+sigmoid may well become confident; a hinge loss's relu is meant to reach zero), not ops
+run outside any module (a loss written in the training loop), and taken on by some op other
+than a sum or mean to one value per example or fewer (a relu only such a reduction takes,
+`relu(margin - pos + neg).mean()` in a forward or a loss module, is a hinge loss):
 
 - dead: a ReLU-like output with at least half of its units dead in each of its last 3
   samples (3 samples at least), and zero for every one of the examples of its latest
@@ -60,7 +62,8 @@ from collections import deque
 from ..autograd import function, module_scope
 from ..autograd.module_scope import running
 from ..autograd.source import SourceLocation
-from .activation_figures import MIN_EXAMPLES, SATURATION, Figures, kind_of, units_axis
+from .activation_figures import (MIN_EXAMPLES, SATURATION, Figures, is_sum_or_mean, kind_of,
+                                 units_axis)
 from .findings import Finding
 from .names import RootModules
 from .readings import Readings
@@ -91,9 +94,9 @@ class _Output:
     filed, whether it is the top module's output (`final`)."""
 
     __slots__ = ("order", "tensor", "figures", "op", "node", "node_name", "source", "owner",
-                 "module", "final", "fed_by")
+                 "module", "final", "fed_by", "examples", "feeds")
 
-    def __init__(self, tensor, figures: Figures, op: str, node, source):
+    def __init__(self, tensor, figures: Figures, op: str, node, source, examples: int):
         self.order = 0      # when it was measured in the step: entries are listed in that order
         self.tensor, self.figures = tensor, figures
         self.op, self.source = op, source
@@ -102,6 +105,8 @@ class _Output:
         self.module = None  # the path of the module whose forward made it (None: outside any)
         self.final = False
         self.fed_by = None  # the key of the module call whose output the op took, if any
+        self.examples = examples  # values per unit: the examples (and positions) it holds
+        self.feeds = False  # an op took it on as a layer does (not a hinge loss's sum or mean)
 
 
 class _Entry:
@@ -109,7 +114,7 @@ class _Entry:
     rules) the samples where this key's own forward made the output."""
 
     __slots__ = ("kind", "series", "values", "samples", "activity", "op", "source", "node",
-                 "node_name", "module", "final", "fed_by")
+                 "node_name", "module", "final", "fed_by", "feeds")
 
     def __init__(self):
         self.kind = "other"
@@ -119,6 +124,7 @@ class _Entry:
         self.activity = deque(maxlen=MASKS_KEPT)  # the latest (step, units alive, examples)
         self.op = self.source = self.node = self.node_name = self.module = self.fed_by = None
         self.final = False  # its output was once the top module's
+        self.feeds = False  # an op took its output on as a layer does (see _Output.feeds)
 
     def to_dict(self) -> dict:
         kept = {name: series.to_dict() for name, series in self.series.items()
@@ -204,6 +210,12 @@ class ActivationWatch:
         output = outputs[0]
         if not output.requires_grad:  # no graph (no_grad, an evaluation pass): not a training step
             return
+        if self._outputs:  # does it take a measured output on, as a layer does?
+            for arg in args:
+                taken = self._outputs.get(id(arg))
+                if taken is not None and taken.tensor is arg and not taken.feeds:
+                    # a sum or mean to one value per example (or fewer) ends a hinge loss
+                    taken.feeds = output._data.size > taken.examples or not is_sum_or_mean(node)
         state = self._state
         state.ops += 1
         state.last = (node, output)
@@ -256,9 +268,12 @@ class ActivationWatch:
                 self._outputs.clear()  # nothing outside this call can return its outputs
 
     def _measure(self, node, output, kind: str, op: str, source) -> _Output:
-        figures = Figures.measure(output._device.xp, output._data, kind, units_axis(output, node),
+        axis = units_axis(output, node)
+        figures = Figures.measure(output._device.xp, output._data, kind, axis,
                                   distribution=distribution_step(self._step))
-        measured = _Output(output, figures, op, node, source)
+        examples = output._data.size // output.shape[axis] if axis is not None and \
+            output.shape[axis] else output._data.size
+        measured = _Output(output, figures, op, node, source, examples)
         measured.order = self._measured = self._measured + 1
         self._outputs[id(output)] = measured
         return measured
@@ -373,6 +388,7 @@ class ActivationWatch:
                 entry.module = measured.module
                 entry.fed_by = measured.fed_by
                 entry.final = entry.final or measured.final
+                entry.feeds = entry.feeds or measured.feeds
             latest[key] = {name: numbers[name] for name in ("mean", "std", "zeros", "dead",
                                                             "saturated")}
         if self._latest[0] != step:
@@ -395,7 +411,7 @@ class ActivationWatch:
         the (graph, node id) of the op's node in a recorded graph, else (None, None)."""
         found = []
         for key, entry in self.entries.items():
-            hidden = entry.module is not None and not entry.final
+            hidden = entry.module is not None and not entry.final and entry.feeds
             if entry.kind == "relu" and hidden:
                 facts = _dead(entry.samples, entry.activity)
                 if facts is not None:

@@ -15,8 +15,10 @@ The findings, each with its rule:
   backward calls and then stepping and clearing (gradient accumulation on purpose) never
   carries a gradient across a step, and is not a finding.
 - step_without_backward: `optimizer.step()` with no backward call since that optimizer's
-  previous step, while its parameters hold the same gradient tensors as then (the update
-  is applied again with old gradients).
+  previous step, while its parameters hold the same gradient tensors as then, unchanged
+  (the update is applied again with old gradients). Gradients written in place since (an
+  estimate copied into `.grad`, as evolution strategies do) are new ones: no finding. (A
+  write through `.data` is invisible to version counters, here as in PyTorch.)
 - scheduler_order: a learning-rate scheduler stepped before its optimizer's first step
   (the schedule's first value is skipped), unless a GradScaler skipped that optimizer's
   steps (its first steps often are, and that is harmless). Steps are counted as the
@@ -32,7 +34,10 @@ The findings, each with its rule:
 - update_ratio: among the parameters of 2 or more dimensions of one parameter group
   (3 or more of them), one whose median update ratio |Δw|/|w| over the measured steps
   is `RATIO_GAP` times above or below the median of the others (too high: unstable; too
-  low: not learning). Groups with different learning rates on purpose are not compared.
+  low: not learning). Groups with different learning rates on purpose are not compared. The
+  ratio judged is taken on the rows (along dim 0) the step's gradient reached: an embedding
+  table, where a batch updates only the rows it looked up, moves little as a whole by nature
+  (the whole tensor's ratio is what the pictures show).
 
 >>> import genesis
 >>> w = genesis.nn.Parameter(genesis.ones(3))
@@ -85,6 +90,7 @@ class _Watched:
         self.steps_with_gradients = 0       # steps at which some parameter it holds had a .grad
         self.last_step_call = None          # backward calls finished at its previous step
         self.last_grads = {}                # id(param) -> weakref of the grad it stepped with
+        self.last_versions = {}             # id(param) -> (version, id of the array) of that grad
         self.skipped = 0                    # steps a GradScaler skipped
         self.lr = []                        # per group: StepSeries of its lr
         self.stale = []                     # (step, source, [param names])
@@ -115,6 +121,8 @@ class OptimizerWatch:
         self.accumulating_since = {}  # id(param) -> backward call its current .grad began at
         self.update_ratios = {}     # parameter name -> StepSeries of |Δw|/|w|
         self.moved = {}             # parameter name -> [measured steps with a gradient, changed]
+        self.reached_ratios = {}    # the same on the rows the gradient reached (2+ dimensions)
+        self.rows_left_out = {}     # parameter name -> measured steps where it did not reach all
         self.scheduler_early = []   # (scheduler name, optimizer name, source, step)
         self.events_first, self.events_last = [], deque(maxlen=EVENTS_KEPT)
         self.live_findings = 0      # findings known so far (for a live display)
@@ -161,7 +169,9 @@ class OptimizerWatch:
         with_grads = [param for param in entry.params() if param._grad is not None]
         if calls == entry.last_step_call:
             same = all(entry.last_grads.get(id(param)) is not None
-                       and entry.last_grads[id(param)]() is param._grad for param in with_grads)
+                       and entry.last_grads[id(param)]() is param._grad
+                       and entry.last_versions[id(param)] == _version_of(param._grad)
+                       for param in with_grads)
             if with_grads and same:
                 if not entry.repeated:
                     self.live_findings += 1
@@ -186,6 +196,8 @@ class OptimizerWatch:
         entry.last_step_call = calls
         entry.last_grads = {id(param): weakref.ref(param._grad) for param in entry.params()
                             if param._grad is not None}
+        entry.last_versions = {id(param): _version_of(param._grad) for param in entry.params()
+                               if param._grad is not None}
         if entry.last_grads:
             entry.steps_with_gradients += 1
         self._event(step, "step", entry.name)
@@ -204,23 +216,41 @@ class OptimizerWatch:
         for param, old in before.values():
             xp = param._device.xp
             grad = param._grad
-            size = xp.linalg.norm(old.reshape(-1))  # (before old becomes the change: on a GPU
-            xp.subtract(param._data, old, out=old)  # the kernels run in this order)
+            rows = old.reshape(old.shape[0], -1) if old.ndim >= 2 else None
+            # (the weights' figures before old becomes the change: on a GPU the kernels run in
+            # this order)
+            weights = _row_squares(xp, rows) if rows is not None else None
+            size = xp.linalg.norm(old.reshape(-1))
+            xp.subtract(param._data, old, out=old)
             figures = [xp.linalg.norm(old.reshape(-1)), size]  # the copy is ours: no new array
             if grad is not None:
                 figures.append(xp.linalg.norm(grad._data.reshape(-1)))
+                if rows is not None:  # the same, on the rows (along dim 0) the gradient reached
+                    reached = xp.any(grad._data.reshape(rows.shape[0], -1) != 0, axis=1)
+                    changes = _row_squares(xp, rows)
+                    figures += [xp.sqrt(xp.sum(xp.where(reached, changes, 0))),
+                                xp.sqrt(xp.sum(xp.where(reached, weights, 0))),
+                                xp.count_nonzero(reached) == reached.shape[0]]
             self.readings.read(xp, figures, lambda values, name=self._name(param), step=step:
                                self._measured(name, step, *values))
 
-    def _measured(self, name: str, step: int, change: float, size: float,
-                  pull: float = 0.0) -> None:
-        """The norms of one parameter's update, of its weights before it and of its gradient."""
+    def _measured(self, name: str, step: int, change: float, size: float, pull: float = 0.0,
+                  reached_change: float | None = None, reached_size: float | None = None,
+                  all_rows: bool = True) -> None:
+        """The norms of one parameter's update, of its weights before it and of its gradient;
+        for a tensor of 2+ dimensions, the update's and the weights' on the rows the gradient
+        reached, and whether it reached them all."""
         if pull > size * NOTICEABLE or (size == 0.0 and pull > 0.0):
             counts = self.moved.setdefault(name, [0, 0])  # a gradient a step should show
             counts[0] += 1
             counts[1] += change != 0.0
         if size > 0 and math.isfinite(size):
             self.update_ratios.setdefault(name, StepSeries()).add(step, change / size)
+        if reached_size is not None and reached_size > 0 and math.isfinite(reached_size):
+            self.reached_ratios.setdefault(name, StepSeries()).add(step,
+                                                                   reached_change / reached_size)
+            if not all_rows:
+                self.rows_left_out[name] = self.rows_left_out.get(name, 0) + 1
 
     def step_skipped(self, optimizer) -> None:
         """A GradScaler skipped `optimizer`'s step (its gradients overflowed)."""
@@ -320,15 +350,16 @@ class OptimizerWatch:
         if not entry.repeated:
             return []
         step, source = entry.repeated[0]
+        when = f"At step {step}" if step >= 0 else "Before any backward call"
         return [Finding(
             "step_without_backward", "error",
             f"{entry.name}.step() with no backward call since its previous step",
-            f"At step {step}, {entry.name}.step() ran again with no backward call since its "
+            f"{when}, {entry.name}.step() ran again with no backward call since its "
             f"previous step ({len(entry.repeated)} time(s) in the run): the parameters are "
             "updated again with the same, old gradients. Call loss.backward() before each "
             "optimizer.step(), once per step() (is step() in the wrong loop, or called twice?).",
             function=f"{entry.name}.step", source=_where(source),
-            code=source.code if source is not None else None, step=step,
+            code=source.code if source is not None else None, step=step if step >= 0 else None,
             details={"times": len(entry.repeated)})]
 
     def _scheduler_finding(self) -> list:
@@ -393,7 +424,7 @@ class OptimizerWatch:
                 medians = {}
                 for param in group["params"]:
                     name = self._name(param)
-                    series = self.update_ratios.get(name)
+                    series = self.reached_ratios.get(name)
                     if param.dim() < 2 or series is None:
                         continue
                     values = [value for _, value in series.values()
@@ -417,7 +448,10 @@ class OptimizerWatch:
             f"{name} is updated {'far more' if high else 'far less'} than the other parameters",
             f"Its median update ratio |Δw|/|w| per {entry.name} step is {value:.3g}, against "
             f"{others:.3g} for the other weight matrices of its parameter group (x{RATIO_GAP:g} or "
-            "more apart, over the measured steps). "
+            "more apart, over the measured steps"
+            + (f"; taken on the rows its gradient reached, as it left rows out at "
+               f"{self.rows_left_out[name]} of those steps). " if name in self.rows_left_out
+               else "). ")
             + ("Updates this large relative to the weights make training unstable: lower its "
                "learning rate, or check its initialisation (weights near 0?)." if high else
                "Updates this small relative to the weights mean it is not learning: check its "
@@ -469,6 +503,19 @@ class OptimizerWatch:
                                     "steps": entry.steps, "groups": groups})
         return {"optimizers": optimizers_seen,
                 "events": self.events_first + list(self.events_last)}
+
+
+def _row_squares(xp, rows):
+    """The squared norm of each row of a 2-D array, summed in float32 at least (float16
+    squares overflow)."""
+    return xp.sum(xp.square(rows.astype(xp.promote_types(rows.dtype, xp.float32), copy=False)),
+                  axis=1)
+
+
+def _version_of(grad) -> tuple:
+    """What changes when a gradient tensor is written: its version (in-place ops) and its
+    array (`.data = ...`)."""
+    return grad._version_counter[0], id(grad._data)
 
 
 def _built_at(entry: _Watched) -> dict:

@@ -16,8 +16,11 @@ never with an absolute scale, so small correct problems, and gradients shrinking
 - gradient always zero: every gradient it got was exactly zero.
 - exploding: its gradient norm grew at least x1000 (the median of its last 3 readings
   against the median of its first 3 non-zero ones), rose over those last 3, and in each
-  of them was above the norm of the weights themselves (grad/weight > 1). Where the norm
-  overflowed to NaN/Inf, the last 3 finite readings before it count. Parameters whose
+  of them was above the norm of the weights themselves (grad/weight > 1), while the loss
+  did not fall (the median loss of those last 3 steps not below that of the first 3's:
+  gradients that grow as the loss falls are a model learning, as when a layer after it
+  grows from a zero initialisation). Where the norm overflowed to NaN/Inf, the last 3
+  finite readings before it count, whatever the loss did. Parameters whose
   gradients vanished meanwhile (activations saturated by the blow-up) are told inside
   that finding, not as one of their own.
 - vanishing (tensors of 2 or more dimensions: weight matrices, kernels, embeddings): in
@@ -62,9 +65,10 @@ VANISHING_WINDOW = 5     # consecutive recent readings the gap must hold in
 EXPLODING_RULE = (f"gradient norm grown x{EXPLODING_GROWTH:g} or more (median of the last {TREND} "
                   f"readings against the median of the first {TREND} non-zero ones), rising over "
                   f"the last {TREND}, and above the weight norm (grad/weight > {EXPLODING_RATIO:g}) "
-                  "in each of them; where the norm overflowed to NaN/Inf, the finite readings "
-                  "before it count, and with too few of them, the first reading against the last "
-                  "finite one, rising at every step")
+                  "in each of them, while the loss did not fall (median of those steps' losses "
+                  "not below the first ones'); where the norm overflowed to NaN/Inf, the finite "
+                  "readings before it count, and with too few of them, the first reading against "
+                  "the last finite one, rising at every step")
 VANISHING_RULE = (f"grad/weight norm ratio x{VANISHING_GAP:g} or more below the median of the other "
                   f"parameters of 2+ dimensions in each of its last {VANISHING_WINDOW} readings, and "
                   f"x{VANISHING_FALL:g} or more below its own first readings, while the others' median "
@@ -98,6 +102,7 @@ class ParamWatch:
         self.readings = readings if readings is not None else Readings()
         self.recent = recent
         self.tracked = {}   # id(tensor) -> Tracked, in the order first seen
+        self.loss_at = _unknown  # step -> its loss, where known (the session tells it)
         self._names = {}    # name -> Tracked
         self.steps = 0
 
@@ -191,13 +196,13 @@ class ParamWatch:
         if not history.reached:
             return "no gradient"
         if history.non_finite:  # unless the norm exploded first, then overflowed
-            return "exploding" if _exploding(history) is not None else "nan"
+            return "exploding" if _exploding(history, self.loss_at) is not None else "nan"
         largest = history.largest
         if largest is None:
             return "ok"  # reached only through autograd.grad: no .grad to read
         if largest == 0.0:
             return "zero gradient"
-        if _exploding(history) is not None:
+        if _exploding(history, self.loss_at) is not None:
             return "exploding"
         if entry in vanishing:
             return "vanishing"
@@ -301,16 +306,34 @@ class ParamWatch:
         listed = _listing([entry.name for entry in entries])
         source, code, graph, node = locate(entries[0])
         readings = sum(entry.history.reached for entry in entries)
-        return Finding("zero_gradient", "warning", f"{listed}: gradient always zero",
-                       f"every gradient {listed} received was exactly zero ({readings} reading"
-                       f"{'s' if readings != 1 else ''} in {self.steps} backward calls): e.g. all "
-                       "the ReLUs after it are dead, or its output is multiplied by 0",
+        message = (f"every gradient {listed} received was exactly zero ({readings} reading"
+                   f"{'s' if readings != 1 else ''} in {self.steps} backward calls): ")
+        # a module parameter beside it with gradients: they do reach the module's output
+        learning = [entry.name for entry in self.tracked.values()
+                    if module is not None and entry not in entries and entry.rank == 2
+                    and entry.name.rpartition(".")[0] == module
+                    and (entry.history.largest or 0.0) > 0.0]
+        if learning and all(entry.tensor.ndim >= 2 for entry in entries):
+            message += (f"{_listing(learning)} of the same module did get non-zero gradients, "
+                        "so gradient does reach the module: what it multiplies was all zeros "
+                        "(for a Linear or a convolution, its input: are the units of the layer "
+                        "before it dead?)")
+        elif learning:
+            message += (f"{_listing(learning)} of the same module did get non-zero gradients, "
+                        "so gradient does reach the module: its own contributions cancel (the "
+                        "loss depends on a difference of two of the module's outputs, where a "
+                        "shared bias drops out?)")
+        else:
+            message += ("no gradient flows back through its output (e.g. all the ReLUs after "
+                        "it are dead, or its output is multiplied by 0), or, for a weight, its "
+                        "input is all zeros (e.g. the ReLUs before it are dead)")
+        return Finding("zero_gradient", "warning", f"{listed}: gradient always zero", message,
                        module=module, source=source, code=code, graph=graph, node=node,
                        details={"parameters": [entry.name for entry in entries]})
 
     def _exploding_finding(self, entries: list, locate, fading: list = ()) -> Finding:
         """`fading`: parameters whose gradients vanished meanwhile, told inside."""
-        evidence = {entry: _exploding(entry.history) for entry in entries}
+        evidence = {entry: _exploding(entry.history, self.loss_at) for entry in entries}
         worst = max(entries, key=lambda entry: evidence[entry]["growth"])
         facts = evidence[worst]
         source, code, graph, node = locate(worst)
@@ -460,17 +483,24 @@ def _early_ratio(history: NormHistory):
     return median(values) if len(values) == NormHistory.EARLY else None
 
 
-def _exploding(history: NormHistory):
-    """The facts that make a history exploding (see the module docstring), or None. Where
-    the norm became NaN/Inf, the rule is applied to the finite readings before the first
-    such one (`non_finite_from` gives its step); with fewer than the rule needs, the first
-    reading against the last finite one, rising at every step (an overflow within a few
-    steps)."""
+def _unknown(step: int) -> None:
+    return None
+
+
+def _exploding(history: NormHistory, loss_at=_unknown):
+    """The facts that make a history exploding (see the module docstring), or None;
+    `loss_at(step)` is the loss of a step, where known. Where the norm became NaN/Inf, the
+    rule is applied to the finite readings before the first such one (`non_finite_from`
+    gives its step); with fewer than the rule needs, the first reading against the last
+    finite one, rising at every step (an overflow within a few steps)."""
     readings = history.readings() if history.non_finite else history.readings(TREND)
     overflow = next((index for index, (_, grad, _) in enumerate(readings)
                      if not math.isfinite(grad)), None)
     if overflow is None:
-        return _grown(history.early, readings[-TREND:])
+        facts = _grown(history.early, readings[-TREND:])
+        if facts is not None and _loss_fell(loss_at, facts["early_steps"], facts["recent_steps"]):
+            return None  # growing as the model learns
+        return facts
     before = readings[:overflow]
     early = [reading for reading in history.early if reading[0] < readings[overflow][0]]
     facts = _grown(early, before[-TREND:])
@@ -481,6 +511,16 @@ def _exploding(history: NormHistory):
     if facts is not None:
         facts["non_finite_from"] = readings[overflow][0]
     return facts
+
+
+def _loss_fell(loss_at, early_steps: list, recent_steps: list) -> bool:
+    """Whether the median loss of `recent_steps` is below that of `early_steps` (False where
+    a loss is unknown or not finite)."""
+    early = [loss_at(step) for step in early_steps]
+    recent = [loss_at(step) for step in recent_steps]
+    if any(value is None or not math.isfinite(value) for value in early + recent):
+        return False
+    return median(recent) < median(early)
 
 
 def _grown(early: list, recent: list):

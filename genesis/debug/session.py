@@ -105,6 +105,7 @@ class TraceSession:
         self.activations = ActivationWatch(self.readings, root_prefix=self.recorder.scope.roots.prefix)
         self.losses = LossWatch(self.readings, step=lambda: self.params.steps,
                                 series=self.history.loss)
+        self.params.loss_at = self._loss_at  # gradients growing as the loss falls: no explosion
         self.optimizer_watch = OptimizerWatch(steps=lambda: self.params.steps,
                                               name_of=self.parameter_name, readings=self.readings)
         self.replay = NaNReplay(replay_dir, name_of=self.parameter_name)
@@ -262,6 +263,11 @@ class TraceSession:
     def _activations_at(self, step: int) -> dict:
         watch = getattr(self, "activations", None)
         return watch.latest(step) if watch is not None else {}
+
+    def _loss_at(self, step: int) -> float | None:
+        """The loss of `step`: kept for the first steps, else among the recent ones."""
+        loss = self.losses.losses.get(step)
+        return loss if loss is not None else self.history.loss.at(step)
 
     def _findings_so_far(self) -> int:
         """Findings known while the run goes on (most are made after it, by `result`)."""

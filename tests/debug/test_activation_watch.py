@@ -264,6 +264,52 @@ def test_relus_of_a_loss_and_outputs_of_the_model_are_not_dead_layers():
     assert watch.findings() == []
 
 
+class Ranker(nn.Module):
+    """A model that computes its pairwise hinge loss in its own forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.score = nn.Linear(4, 1)
+
+    def forward(self, better, worse):
+        return F.relu(1.0 - self.score(better) + self.score(worse)).mean()
+
+
+def test_a_hinge_computed_in_a_forward_or_a_loss_module_is_not_a_dead_layer():
+    """Once the ranking is learned, every margin is satisfied and the hinge's relu is zero:
+    the loss term doing its job, not a layer that died."""
+    genesis.manual_seed(0)
+    ranker, triplet = Ranker(), nn.TripletMarginLoss(margin=0.1)
+    with genesis.no_grad():
+        ranker.score.weight.fill_(5.0)
+    watch = ActivationWatch()
+    watch.start()
+    for step in range(12):
+        anchor = genesis.randn(32, 4, requires_grad=True)
+        loss = ranker(anchor + 3.0, anchor) + triplet(anchor, anchor + 0.01, anchor + 5.0)
+        loss.backward()
+        watch.step_finished(step + 1)
+    watch.stop()
+    history = watch.to_dict()
+    assert history["Ranker.relu"]["dead"]["values"][-3:] == [1.0] * 3
+    assert watch.findings() == []
+
+
+def test_a_dead_layer_before_a_one_output_head_is_found():
+    """A Linear(32, 1) after the ReLU also leaves one value per example: it is a layer."""
+    genesis.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Linear(32, 1))
+    with genesis.no_grad():
+        model[0].bias.fill_(-100.0)
+    watch = ActivationWatch()
+    watch.start()
+    for step in range(12):
+        model(genesis.randn(32, 4)).sum().backward()
+        watch.step_finished(step + 1)
+    watch.stop()
+    assert [finding.details["activation"] for finding in watch.findings()] == ["1"]
+
+
 def test_conv1d_outputs_count_channels():
     conv = nn.Sequential(nn.Conv1d(2, 4, 3), nn.BatchNorm1d(4))
     y = conv(genesis.randn(5, 2, 10)).relu()

@@ -45,6 +45,34 @@ def test_new_gradients_assigned_by_hand_before_a_step_are_not_a_repeat():
     assert kinds(session) == []
 
 
+def test_an_estimate_written_into_the_same_grad_tensors_is_not_a_repeat():
+    x, y = regression()
+    model = nn.Linear(6, 1)
+    optimizer = genesis.optim.Adam(model.parameters(), lr=0.01)
+    for param in model.parameters():
+        param.grad = genesis.zeros_like(param)
+    with TraceSession(check=False) as session:
+        for _ in range(4):  # evolution strategies: no backward, an estimate copied in place
+            with genesis.no_grad():
+                for param in model.parameters():
+                    param.grad.copy_(genesis.randn(*param.shape))
+            optimizer.step()
+    assert kinds(session) == []
+
+
+def test_steps_on_unchanged_gradients_before_any_backward_are_a_repeat():
+    model = nn.Linear(6, 1)
+    optimizer = genesis.optim.SGD(model.parameters(), lr=0.01)
+    for param in model.parameters():
+        param.grad = genesis.ones_like(param)
+    with TraceSession(check=False) as session:
+        for _ in range(3):
+            optimizer.step()  # bug: the same gradients again and again
+    found = session.result(script="t.py").findings
+    assert [finding.kind for finding in found] == ["step_without_backward"]
+    assert found[0].step is None and found[0].message.startswith("Before any backward call,")
+
+
 def test_a_group_with_learning_rate_zero_never_changes_its_parameters():
     x, y = regression()
     model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 1))
@@ -77,6 +105,22 @@ def test_a_weight_updated_orders_of_magnitude_less_than_the_others():
              if finding.kind == "update_ratio"]
     assert [finding.details["parameter"] for finding in found] == ["2.weight"]
     assert "far less" in found[0].title and "not learning" in found[0].message
+
+
+def test_embedding_tables_are_judged_on_the_rows_a_batch_looked_up():
+    genesis.manual_seed(0)
+    center, context, projection = nn.Embedding(20000, 8), nn.Embedding(20000, 8), nn.Linear(8, 8)
+    optimizer = genesis.optim.SGD([*center.parameters(), *context.parameters(),
+                                   *projection.parameters()], lr=0.05)
+    with TraceSession(check=False) as session:
+        for _ in range(6):  # skip-gram: each batch moves 8 rows of 20000 (ratio ~5e-5)
+            words = genesis.randint(0, 20000, (8,))
+            score = (projection(center(words)) * context((words + 1) % 20000)).sum(-1)
+            loss = -genesis.nn.functional.logsigmoid(score).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    assert kinds(session) == []
 
 
 def test_an_ordinary_run_has_update_ratios_and_no_outlier():

@@ -205,6 +205,37 @@ def test_a_gradient_growing_from_a_zero_init_toward_normal_is_not_exploding():
     assert statuses(watch)["fc.weight"] == "ok"
 
 
+def test_a_gradient_growing_above_its_weights_while_the_loss_falls_is_not_exploding():
+    """A zero-initialised head learning a large-scale target: the gradients of the layers
+    before it grow x1000 from nothing and outgrow their weights, while the loss falls."""
+    waking = [(1e-3 * 3.0 ** step, 1.0) for step in range(10)]
+    watch = synthetic({"fc.weight": waking, "out.weight": [(1.0, 1.0)] * 10})
+    watch.loss_at = lambda step: 500.0 - step   # learning
+    assert statuses(watch)["fc.weight"] == "ok" and watch.findings(no_locate) == []
+    watch.loss_at = lambda step: 500.0 + step   # diverging: the same norms are an explosion
+    assert statuses(watch)["fc.weight"] == "exploding"
+
+
+def test_a_zero_initialised_head_learning_is_not_exploding():
+    genesis.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(),
+                          nn.Linear(32, 1))
+    nn.init.zeros_(model[4].weight)  # as ResNet/DiT heads: the layers before start at 0
+    optimizer = genesis.optim.Adam(model.parameters(), lr=1e-4)
+    x = genesis.randn(64, 4)
+    y = 20 * x[:, :1]
+    with TraceSession(check=False) as session:
+        for _ in range(400):
+            loss = ((model(x) - y) ** 2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    trace = session.result(script="t.py")
+    assert trace.findings == []
+    grad_norms = trace.meta["history"]["parameters"]["0.bias"]["grad_norm"]["values"]
+    assert grad_norms[-2] > 1000 * grad_norms[2]  # grown x1000: the case the loss tells apart
+
+
 def test_an_explosion_that_recovered_is_not_reported_now():
     spike = [(1.0, 1.0)] * 3 + [(1e5, 1.0), (1e6, 1.0), (1e4, 1.0), (1e3, 1.0), (10.0, 1.0)]
     assert statuses(synthetic({"fc.weight": spike}))["fc.weight"] == "ok"
@@ -266,6 +297,28 @@ def test_zero_gradient_is_reported_per_module():
     finding, = watch.findings(no_locate)
     assert finding.kind == "zero_gradient" and finding.module == "fc"
     assert finding.details["parameters"] == ["fc.weight", "fc.bias"]
+
+
+def test_a_weight_after_a_dead_layer_is_told_its_input_was_zero():
+    """The last Linear after dead ReLUs: its bias learns, its weight gets exact zeros
+    because its input is all zeros; there is no ReLU after it to blame."""
+    watch = synthetic({"hidden.weight": [(0.0, 1.0)] * 4, "hidden.bias": [(0.0, 1.0)] * 4,
+                       "out.weight": [(0.0, 1.0)] * 4, "out.bias": [(0.5, 1.0)] * 4})
+    hidden, out = watch.findings(no_locate)
+    assert out.details["parameters"] == ["out.weight"]
+    assert "out.bias of the same module did get non-zero gradients" in out.message
+    assert "are the units of the layer before it dead?" in out.message
+    assert "ReLUs after it" not in out.message
+    assert "no gradient flows back through its output" in hidden.message
+
+
+def test_a_bias_that_cancels_out_is_not_told_its_input_was_zero():
+    """score(pos) - score(neg): the shared bias drops out of a ranking loss."""
+    watch = synthetic({"score.weight": [(0.5, 1.0)] * 4, "score.bias": [(0.0, 1.0)] * 4})
+    finding, = watch.findings(no_locate)
+    assert finding.details["parameters"] == ["score.bias"]
+    assert "its own contributions cancel" in finding.message
+    assert "multiplies" not in finding.message
 
 
 def test_no_gradient_concerns_expected_parameters_only():
