@@ -17,12 +17,12 @@ from ..ops.gather import gather
 from ..ops.registry import OpInfo, Sample
 from ..ops.where import where
 from ..tensor import Tensor, wrap_array
+from ._cubic import cubic_coefficients
 
 __all__ = ["affine_grid", "grid_sample"]
 
 _MODES = ("bilinear", "nearest", "bicubic")
 _PADDING_MODES = ("zeros", "border", "reflection")
-_CUBIC_A = -0.75  # the bicubic convolution's coefficient, as in PyTorch
 
 
 def _steps(xp, count: int, align_corners: bool, dtype):
@@ -108,19 +108,6 @@ def _padded(coordinate: Tensor, size: int, padding_mode: str, align_corners: boo
     if padding_mode in ("border", "reflection"):
         coordinate = coordinate.clamp(0, size - 1)
     return coordinate
-
-
-def _cubic_coefficients(t: Tensor) -> list:
-    """The four bicubic convolution weights of taps at -1, 0, 1, 2 for fraction t."""
-    a = _CUBIC_A
-
-    def near(x):  # |x| <= 1
-        return ((a + 2) * x - (a + 3)) * x * x + 1
-
-    def far(x):  # 1 < |x| < 2
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-
-    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
 
 
 def _check_grid_sample(input, grid, mode: str, padding_mode: str) -> int:
@@ -212,7 +199,7 @@ def _taps(xp, coordinates: list, spatial: tuple, mode: str, padding_mode: str,
         corners = []
         for c, size in zip(coordinates, spatial):
             low = c.floor().detach()
-            weights = _cubic_coefficients(c - low)
+            weights = cubic_coefficients(c - low)
             column = []
             for offset, weight in zip((-1, 0, 1, 2), weights):
                 tap = _padded(low + offset, size, padding_mode, align_corners)

@@ -1,8 +1,9 @@
 """Resizing images and signals (`F.interpolate`, `Upsample`): nearest, nearest-exact,
-linear, bilinear and trilinear (with `align_corners`), and area. Each spatial dim is
-resized in turn by picking rows (`index_select`) and, for the linear modes, blending two
-neighbours, so the gradient is that of index_select and arithmetic. The sampling positions
-follow PyTorch's."""
+linear, bilinear, bicubic and trilinear (with `align_corners`), and area. Each spatial dim
+is resized in turn by picking rows (`index_select`) and, for the interpolating modes,
+blending two neighbours (four for bicubic, Keys' cubic convolution with a = -0.75, the
+taps clamped at the border), so the gradient is that of index_select and arithmetic. The
+sampling positions follow PyTorch's."""
 from __future__ import annotations
 
 import math
@@ -12,11 +13,12 @@ import numpy as np
 from ..creation import tensor
 from ..ops.adaptive_pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 from ..tensor import Tensor
+from ._cubic import cubic_coefficients
 from .module import Module
 
 __all__ = ["interpolate", "upsample", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 
-_LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}
+_LINEAR = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 _AREA = {1: adaptive_avg_pool1d, 2: adaptive_avg_pool2d, 3: adaptive_avg_pool3d}
 
 
@@ -39,7 +41,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                                   f"{_LINEAR[mode] + 2}D input")
     if mode not in ("nearest", "nearest-exact", "area") and mode not in _LINEAR:
         raise NotImplementedError(f"interpolate: mode {mode!r} is not supported by genesis yet "
-                                  "(it has nearest, nearest-exact, linear, bilinear, trilinear and area)")
+                                  "(it has nearest, nearest-exact, linear, bilinear, bicubic, trilinear and area)")
     if align_corners is not None and mode not in _LINEAR:
         raise ValueError("align_corners option can only be set with the interpolating modes: "
                          "linear | bilinear | bicubic | trilinear")
@@ -52,7 +54,9 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     out = input
     for k, (extent_in, extent_out, scale) in enumerate(zip(sizes_in, sizes_out, scales)):
         axis = 2 + k
-        if mode in _LINEAR:
+        if mode == "bicubic":
+            out = _cubic_along(out, axis, extent_in, extent_out, scale, bool(align_corners))
+        elif mode in _LINEAR:
             out = _linear_along(out, axis, extent_in, extent_out, scale, bool(align_corners))
         else:
             out = out.index_select(axis, _nearest(extent_in, extent_out, scale, mode == "nearest-exact",
@@ -106,6 +110,25 @@ def _linear_along(input: Tensor, axis: int, extent_in: int, extent_out: int, sca
     weight_high = tensor(weight_high, dtype=input.dtype, device=input._device)
     near, far = input.index_select(axis, _index(low, input)), input.index_select(axis, _index(high, input))
     return near + (far - near) * weight_high
+
+
+def _cubic_along(input: Tensor, axis: int, extent_in: int, extent_out: int, scale: float,
+                 align_corners: bool) -> Tensor:
+    """Bicubic resizing along one axis: four taps around each source position (unclamped,
+    as PyTorch's cubic source index), each tap's index clamped into the input."""
+    positions = np.arange(extent_out, dtype=np.float64)
+    if align_corners:
+        source = positions * ((extent_in - 1) / (extent_out - 1)) if extent_out > 1 else positions * 0
+    else:
+        source = (positions + 0.5) * scale - 0.5
+    floor = np.floor(source)
+    shape = (-1,) + (1,) * (input.ndim - axis - 1)
+    out = None
+    for offset, weight in zip(range(-1, 3), cubic_coefficients(source - floor)):
+        taps = input.index_select(axis, _index(np.clip(floor + offset, 0, extent_in - 1), input))
+        term = taps * tensor(weight.reshape(shape), dtype=input.dtype, device=input._device)
+        out = term if out is None else out + term
+    return out
 
 
 def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",

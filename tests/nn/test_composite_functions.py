@@ -33,6 +33,9 @@ CASES = [
     ("interpolate", (data((1, 2, 3, 4, 5)),), {"scale_factor": 2, "mode": "trilinear"}),
     ("interpolate", (data((1, 2, 6, 6)),), {"size": (3, 2), "mode": "area"}),
     ("interpolate", (data((1, 2, 5, 5)),), {"size": (8, 7), "mode": "nearest-exact"}),
+    ("interpolate", (data((2, 2, 4, 5)),), {"size": (9, 3), "mode": "bicubic"}),
+    ("interpolate", (data((1, 2, 5, 4)),), {"scale_factor": 1.7, "mode": "bicubic", "align_corners": True}),
+    ("interpolate", (data((1, 1, 6, 6)),), {"scale_factor": (0.5, 2), "mode": "bicubic"}),
 ]
 IDS = [f"{name}-{index}" for index, (name, _, _) in enumerate(CASES)]
 
@@ -81,8 +84,10 @@ def test_interpolate_refuses_what_it_lacks_or_is_misused():
     x = genesis.zeros(1, 1, 4, 4)
     with pytest.raises(NotImplementedError, match="bilinear mode needs 4D|linear mode needs 3D"):
         F.interpolate(x, scale_factor=2, mode="linear")
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        F.interpolate(x, scale_factor=2, mode="bicubic")
+    with pytest.raises(NotImplementedError, match="Got 3D input, but bicubic mode needs 4D input"):
+        F.interpolate(genesis.zeros(1, 1, 4), scale_factor=2, mode="bicubic")
+    with pytest.raises(NotImplementedError, match="mode 'lanczos' is not supported"):
+        F.interpolate(x, scale_factor=2, mode="lanczos")
     with pytest.raises(ValueError, match="align_corners option can only be set"):
         F.interpolate(x, scale_factor=2, align_corners=True)
     with pytest.raises(ValueError, match="only one of size or scale_factor"):
