@@ -6,7 +6,7 @@ import numpy as np
 from ..ops._kernels import fusing_pays
 from ._fused import ADAM_STEPS
 from ._implementation_options import implementation_options
-from .optimizer import Optimizer, check_tensor_lr, count_step, scalar
+from .optimizer import Optimizer, check_adam_options, check_tensor_lr, count_step, scalar
 
 __all__ = ["Adam", "AdamW"]
 
@@ -49,15 +49,7 @@ class Adam(Optimizer):
                                          capturable=capturable, differentiable=differentiable,
                                          fused=fused)
         check_tensor_lr(lr, foreach)
-        if lr < 0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if eps < 0:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        for index, beta in enumerate(betas):
-            if not 0.0 <= beta < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {index}: {beta}")
-        if weight_decay < 0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_adam_options(lr, eps, betas, weight_decay)
         super().__init__(params, dict(lr=lr, betas=tuple(scalar(beta) for beta in betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
                                       **options, decoupled_weight_decay=decoupled_weight_decay))

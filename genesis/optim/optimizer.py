@@ -294,17 +294,24 @@ def check_tensor_lr(lr, foreach: bool | None = None) -> None:
         raise ValueError("Tensor lr must be 1-element")
 
 
-def check_betas(betas) -> None:
-    """PyTorch's check of Adam-style `betas` (Adamax, NAdam, RAdam, SparseAdam): each in [0, 1).
+def check_adam_options(lr, eps: float, betas, weight_decay: float | None = None) -> None:
+    """PyTorch's checks of an Adam-family optimizer's options, in its order: lr and eps not
+    negative, each beta in [0, 1), weight_decay (where it has one) not negative.
 
-    >>> check_betas((0.9, 1.0))
+    >>> check_adam_options(1e-3, 1e-8, (0.9, 1.0))
     Traceback (most recent call last):
     ...
     ValueError: Invalid beta parameter at index 1: 1.0
     """
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
     for index, beta in enumerate(betas):
         if not 0.0 <= beta < 1.0:
             raise ValueError(f"Invalid beta parameter at index {index}: {beta}")
+    if weight_decay is not None and not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
 
 
 def step_counter() -> Tensor:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ._implementation_options import implementation_options
 from .adam import lerp_
-from .optimizer import Optimizer, check_betas, check_tensor_lr, count_step, scalar
+from .optimizer import Optimizer, check_adam_options, check_tensor_lr, count_step, scalar
 
 __all__ = ["RAdam"]
 
@@ -33,13 +33,7 @@ class RAdam(Optimizer):
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False):
         check_tensor_lr(lr)
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        check_betas(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_adam_options(lr, eps, betas, weight_decay)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       maximize=maximize,
                                       decoupled_weight_decay=decoupled_weight_decay,

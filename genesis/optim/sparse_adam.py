@@ -1,7 +1,7 @@
 """SparseAdam: PyTorch's Adam for sparse gradients, which genesis does not have."""
 from __future__ import annotations
 
-from .optimizer import Optimizer, check_betas, check_tensor_lr
+from .optimizer import Optimizer, check_adam_options, check_tensor_lr
 
 __all__ = ["SparseAdam"]
 
@@ -29,7 +29,7 @@ class SparseAdam(Optimizer):
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 < eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
-        check_betas(betas)
+        check_adam_options(lr, eps, betas)  # (the betas: lr and eps are positive already)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, maximize=maximize))
 
     def _update_group(self, group: dict) -> None:
