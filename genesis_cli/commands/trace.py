@@ -145,6 +145,11 @@ def trace_command(
                          script_stderr=script_stream,
                          outputs=asdict(settings) if journal is not None else None, shown=shown,
                          ending=asdict(ending))
+    if run.refused is not None:  # the script never ran: nothing to report
+        print_error(errors, run.refused)
+        if journal is not None:
+            shutil.rmtree(journal, ignore_errors=True)
+        raise typer.Exit(EXIT_USAGE)
     if _printed(run, ending, console, errors):  # the script's process made the report
         status, files = run.ending["status"], run.files
     else:

@@ -4,6 +4,7 @@ that read back with the right tags and steps; without tensorboardX it stops befo
 script runs and names the extra to install."""
 import glob
 import json
+import os
 import struct
 import sys
 import textwrap
@@ -182,6 +183,25 @@ def test_without_tensorboardx_it_names_the_extra_and_runs_nothing(tmp_path, monk
     assert result.exit_code == 2
     assert "pip install 'genesis-autograd[tensorboard]'" in " ".join(result.output.split())
     assert not ran.exists() and not (tmp_path / "board").exists()
+
+
+def test_a_tensorboardx_that_fails_to_import_is_named_and_runs_nothing(tmp_path, monkeypatch):
+    """Installed but broken (a protobuf it can't use): the import's own error, not "not
+    installed", and a usage error before the script runs, not a traceback from the child."""
+    broken = tmp_path / "site" / "tensorboardX"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text('raise TypeError("Descriptors cannot be created directly")')
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(broken.parent),
+                                                      os.environ.get("PYTHONPATH", "")]))
+    ran = tmp_path / "ran"
+    script = write_script(tmp_path, f"open({str(ran)!r}, 'w').close()\n" + TRAINING)
+    result = trace(script, tmp_path / "out", "--tensorboard", tmp_path / "board")
+    output = " ".join(result.output.split())
+    assert result.exit_code == 2, output
+    assert "installed but failed to import (TypeError: Descriptors cannot be created directly)" \
+        in output
+    assert "Traceback" not in output and "not installed" not in output
+    assert not ran.exists() and not list((tmp_path / "out").iterdir())
 
 
 def test_sinks_take_the_records_as_the_session_sends_them(tmp_path):
