@@ -83,6 +83,7 @@ def main(argv: list | None = None) -> None:
     trace.script = config.get("shown_script", trace.script)
     trace.meta["options"] = config.get("shown_options", options)
     files, problems = _written_outputs(trace, config.get("outputs"))
+    problems = sinks.problems() + problems
     journal_error = _journal_error(journal)
     ending = None if files is None else _ending(trace, files, problems, outcome, journal_error,
                                                 config.get("ending"), environment)

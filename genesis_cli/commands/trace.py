@@ -217,8 +217,9 @@ def _ending_here(run, ending: EndingRequest, settings: OutputSettings, journal: 
             trace.meta["lost"] = True
     files, problems = run.files, run.problems
     if files is None:  # the script's process did not write them (it died, or failed to)
-        files, problems = write_outputs(trace, settings) if journal is not None else \
+        files, more = write_outputs(trace, settings) if journal is not None else \
             ({"graphs": []}, [])
+        problems = [*problems, *more]  # (what it sent: the metrics file's)
     status = print_ending(trace, run, files, problems, ending, console, errors, sys.stdout)
     return files, status
 
