@@ -210,9 +210,12 @@ def _ending_here(run, ending: EndingRequest, settings: OutputSettings, journal: 
 
     trace = run.trace if run.trace is not None else pickle.loads(run.trace_pickle) \
         if run.trace_pickle is not None else Trace(script=ending.shown_script, args=args)
+    trace.script = ending.shown_script  # as the script's process names it in the files it writes
+    trace.meta["options"] = ending.shown_options
     if not run.finished:
         trace.meta["finished"] = False
         trace.meta["ended"] = describe_end(run)
+        trace.exit_code = run.returncode  # its exit status (os._exit), or -N for signal N
         if run.trace is None:  # it died with no journal to read (an output folder not writable)
             trace.meta["lost"] = True
     files, problems = run.files, run.problems

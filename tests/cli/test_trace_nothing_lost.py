@@ -100,6 +100,19 @@ def test_os_exit_with_a_status_passes_it_on(tmp_path):
     assert (tmp_path / "out" / "trace.json").is_file()
 
 
+@pytest.mark.parametrize("ending, exit_code", [("os._exit(7)", 7),
+                                               ("os.kill(os.getpid(), signal.SIGTERM)", -15)])
+def test_a_run_that_ends_abruptly_records_how_the_script_ended(tmp_path, ending, exit_code):
+    """The script's exit code in --json and trace.json is the one it ended with (-N: killed by
+    signal N), not 0; and the files name the script as the report does."""
+    script = write_script(tmp_path, f"import os, signal\ntrain_step()\n{ending}\n")
+    result = trace(Path(script.name), tmp_path / "out", "--json", cwd=tmp_path)
+    summary = json.loads(result.stdout)
+    assert summary["exit_code"] == exit_code and summary["status"] == result.exit_code
+    loaded = Trace.load(tmp_path / "out" / "trace.json")
+    assert loaded.exit_code == exit_code and loaded.script == "train.py"
+
+
 def test_sigkill_keeps_the_findings_made_before_it(tmp_path):
     script = write_script(tmp_path, """
         import os, signal
