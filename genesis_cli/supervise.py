@@ -51,6 +51,7 @@ class TracedRun:
     ending: dict | None = None      # what to print and the exit status, made by the child
     trace_pickle: bytes | None = None  # with `ending`: the Trace, pickled, should it be needed
     refused: str | None = None      # why the child ended before running the script (a usage error)
+    started: bool = True            # the script started (False: its process ended before)
 
     @property
     def signal(self) -> int | None:
@@ -106,7 +107,9 @@ def run_traced(script: str, args: list, options: dict, journal: str | None,
                          result.get("trace_pickle"))
     trace = None
     if journal is not None:
-        from genesis.debug.journal import read_journal
+        from genesis.debug.journal import JOURNAL_FILE, read_journal
+        if not os.path.exists(os.path.join(journal, JOURNAL_FILE)):  # made before the script runs
+            return TracedRun(returncode, None, False, started=False)
         try:
             trace = read_journal(journal)
         except (OSError, ValueError):

@@ -150,6 +150,12 @@ def trace_command(
         if journal is not None:
             shutil.rmtree(journal, ignore_errors=True)
         raise typer.Exit(EXIT_USAGE)
+    if not run.started:  # interrupted or killed while genesis loaded: nothing ran
+        print_error(errors, f"the script never started: its process {describe_end(run)}, "
+                            "while genesis was loading; nothing was run or written")
+        if journal is not None:
+            shutil.rmtree(journal, ignore_errors=True)
+        raise typer.Exit(128 + run.signal if run.signal is not None else run.returncode or 1)
     if _printed(run, ending, console, errors):  # the script's process made the report
         status, files = run.ending["status"], run.files
     else:
