@@ -53,15 +53,20 @@ class JsonLinesSink:
     written whole at once.
 
     Writing never raises into the traced script: the first OSError stops the sink and is
-    kept in `error`. A process the script forks inherits the sink but never writes.
+    kept in `error`, and a line the disk took only part of is cut off again, so the file
+    holds whole lines only (`problems` says what was lost). A process the script forks
+    inherits the sink but never writes.
     """
 
     def __init__(self, path):
         self.path = os.fspath(path)
         self.error: OSError | None = None
+        self.lines = 0           # whole lines written
+        self.last_step = None    # the step of the last of them
         self._pid = os.getpid()
         self._handle = None
         self._closed = False
+        self._size = 0           # bytes of the whole lines written
 
     def step_finished(self, record: dict) -> None:
         if self._closed or self.error is not None or os.getpid() != self._pid:
@@ -82,7 +87,26 @@ class JsonLinesSink:
                 rest = rest[self._handle.write(rest):]
         except OSError as error:
             self.error = error
+            try:  # a line cut short (a full disk) would break every reader of the file
+                os.ftruncate(self._handle.fileno(), self._size)
+            except OSError:
+                pass
             self.close()
+            return
+        self._size += len(line)
+        self.lines += 1
+        self.last_step = record.get("step")
+
+    def problems(self) -> list:
+        """[(severity, message)] when writing failed: which file, why, and what it holds."""
+        if self.error is None:
+            return []
+        reason = self.error.strerror or str(self.error)
+        if not self.lines:
+            return [("error", f"can't write {self.path}: {reason}")]
+        return [("error", f"can't write {self.path} past step {self.last_step}: {reason}; it "
+                          f"holds the {self.lines} whole line{'s' if self.lines != 1 else ''} "
+                          "written before")]
 
     def close(self) -> None:
         if self._handle is not None and os.getpid() == self._pid:
@@ -189,6 +213,7 @@ class MetricsSinks:
         if self.board is not None:
             self.sinks.append(self.board)
         self._session = None
+        self._closed_problems = []
 
     def attach(self, session) -> None:
         """Start telling the sinks `session`'s records (TensorBoard: its backward calls too)."""
@@ -199,6 +224,12 @@ class MetricsSinks:
         for sink in self.sinks:
             session.step_listeners.add(sink)
 
+    def problems(self) -> list:
+        """[(severity, message)] for the files that could not be written in full."""
+        return self._closed_problems + [problem for sink in self.sinks
+                                        if isinstance(sink, JsonLinesSink)
+                                        for problem in sink.problems()]
+
     def close(self) -> None:
         """Stop listening and close the files (what was written stays)."""
         for sink in self.sinks:
@@ -206,6 +237,8 @@ class MetricsSinks:
                 self._session.step_listeners.discard(sink)
             engine.backward_listeners.discard(sink)
             sink.close()
+            if isinstance(sink, JsonLinesSink):
+                self._closed_problems.extend(sink.problems())
         self.sinks = []
 
     def __enter__(self) -> "MetricsSinks":

@@ -50,6 +50,8 @@ class TracedRun:
     problems: list = field(default_factory=list)  # (severity, message) of outputs not written
     ending: dict | None = None      # what to print and the exit status, made by the child
     trace_pickle: bytes | None = None  # with `ending`: the Trace, pickled, should it be needed
+    refused: str | None = None      # why the child ended before running the script (a usage error)
+    started: bool = True            # the script started (False: its process ended before)
 
     @property
     def signal(self) -> int | None:
@@ -97,13 +99,17 @@ def run_traced(script: str, args: list, options: dict, journal: str | None,
     for relay in relays:
         relay.join()
     result = received.result(wait=10.0 if returncode == 0 or returncode > 0 else 0.5)
+    if result is not None and result.get("refused"):
+        return TracedRun(returncode, None, False, refused=result["refused"])
     if result is not None:
         return TracedRun(returncode, result["trace"], True, result.get("journal_error"),
                          result.get("files"), result.get("problems", []), result.get("ending"),
                          result.get("trace_pickle"))
     trace = None
     if journal is not None:
-        from genesis.debug.journal import read_journal
+        from genesis.debug.journal import JOURNAL_FILE, read_journal
+        if not os.path.exists(os.path.join(journal, JOURNAL_FILE)):  # made before the script runs
+            return TracedRun(returncode, None, False, started=False)
         try:
             trace = read_journal(journal)
         except (OSError, ValueError):

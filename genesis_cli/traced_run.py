@@ -58,7 +58,10 @@ def main(argv: list | None = None) -> None:
                            journal=journal, replay_dir=(config.get("outputs") or {}).get("folder"),
                            checks_per_site=CHECKS_PER_SITE)
     served = serve_torch() if options.get("torch") else contextlib.nullcontext()
-    sinks = MetricsSinks(options.get("metrics"), options.get("tensorboard"))
+    try:
+        sinks = MetricsSinks(options.get("metrics"), options.get("tensorboard"))
+    except (ImportError, OSError) as error:  # tensorboardX broken, or its folder unwritable
+        _refuse(result_fd, journal, f"--tensorboard: {error}")
     torch_before_script = "torch" in sys.modules  # tensorboardX imports it when installed
     with sinks, session, _journal_before_exit(session, sinks), served:  # sinks close last
         sinks.attach(session)
@@ -80,6 +83,7 @@ def main(argv: list | None = None) -> None:
     trace.script = config.get("shown_script", trace.script)
     trace.meta["options"] = config.get("shown_options", options)
     files, problems = _written_outputs(trace, config.get("outputs"))
+    problems = sinks.problems() + problems
     journal_error = _journal_error(journal)
     ending = None if files is None else _ending(trace, files, problems, outcome, journal_error,
                                                 config.get("ending"), environment)
@@ -97,6 +101,15 @@ def main(argv: list | None = None) -> None:
         if files is not None and journal is not None:
             shutil.rmtree(journal.folder, ignore_errors=True)  # the outputs hold it all
     sys.exit(outcome.exit_code)
+
+
+def _refuse(result_fd: int, journal: Journal | None, message: str) -> None:
+    """End before the script runs, asking `genesis trace` to print `message` as a usage error:
+    the script never started, so there is nothing to report."""
+    if journal is not None:
+        shutil.rmtree(journal.folder, ignore_errors=True)
+    send_result(result_fd, {"refused": message})
+    os._exit(2)
 
 
 class _journal_before_exit:

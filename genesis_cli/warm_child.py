@@ -32,8 +32,14 @@ RESULT_HEADER = struct.Struct("<Q")  # on the result pipe: the byte length of th
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The child imports genesis_cli from where this process did, then forgets that path so the
 # script sees sys.path as `python SCRIPT` would give it.
-_BOOTSTRAP = ("import sys; sys.path.insert(0, {root!r}); import genesis_cli.traced_run as run; "
-              "import genesis_cli.warm_child as warm; sys.path.remove({root!r}); "
+# Ctrl-C while it imports (before the script starts) ends it as SIGINT ends a program, with no
+# traceback of genesis's imports: `genesis trace` says the script never started.
+_BOOTSTRAP = ("import sys\ntry:\n"
+              "    sys.path.insert(0, {root!r}); import genesis_cli.traced_run as run\n"
+              "    import genesis_cli.warm_child as warm; sys.path.remove({root!r})\n"
+              "except KeyboardInterrupt:\n"
+              "    import os, signal; signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
+              "    os.kill(os.getpid(), signal.SIGINT)\n"
               "warm.serve({fd}, run.main)")
 
 

@@ -133,7 +133,8 @@ def _page_data(value, namespace: dict) -> tuple:
                 "parameters": _leaf_rows(value)}, [value]
     run = {"script": value.script, "args": list(value.args), "steps_recorded": value.steps_recorded,
            "steps_seen": value.steps_seen, "exit_code": value.exit_code,
-           "script_error": value.script_error, "duration_s": value.duration_s, "meta": value.meta}
+           "script_error": value.script_error, "duration_s": value.duration_s,
+           "meta": _page_meta(value.meta)}
     findings = sorted(value.findings, key=lambda finding: finding.sort_key())
     return {"title": f"genesis trace: {value.script}", "run": run, "graphs": [],
             "findings": [finding.to_dict() for finding in findings],
@@ -142,6 +143,18 @@ def _page_data(value, namespace: dict) -> tuple:
                             "status": row.status, "history": list(row.history),
                             "steps": list(row.steps)} for row in value.parameters]}, \
         list(value.graphs)
+
+
+def _page_meta(meta: dict) -> dict:
+    """What the page reads of a trace's meta: its plain values (the run's table) and the
+    training history, which stays bounded however long the run; not the loss of every step
+    (meta["losses"], kept for `genesis diff`), nor the other lists and tables.
+
+    >>> _page_meta({"scaler_skips": 0, "losses": {"steps": [0], "values": [1.0]}, "history": {}})
+    {'scaler_skips': 0, 'history': {}}
+    """
+    return {key: value for key, value in meta.items()
+            if key == "history" or not isinstance(value, dict | list)}
 
 
 def _leaf_rows(graph) -> list:

@@ -77,6 +77,22 @@ def check_trace(data, *, versions: tuple, row_type) -> None:
         for index, check in enumerate(_typed(data["meta"]["checks"], list, "meta.checks")):
             _number(_typed(check, dict, _item("meta.checks", index)).get("max_abs_error"),
                     _at(_item("meta.checks", index), "max_abs_error"))
+    if "losses" in data["meta"]:  # every backward call's loss, which `genesis diff` compares
+        _check_losses(data["meta"]["losses"], "meta.losses")
+
+
+def _check_losses(losses, where: str) -> None:
+    """{"steps": [int, ...], "values": [number, ...]}, one value per step."""
+    _typed(losses, dict, where)
+    steps = _typed(_field(losses, "steps", where), list, _at(where, "steps"))
+    values = _typed(_field(losses, "values", where), list, _at(where, "values"))
+    if len(steps) != len(values):
+        raise ValueError(f"{where} has {len(steps)} steps and {len(values)} values, expected one "
+                         "value per step")
+    for index, (step, value) in enumerate(zip(steps, values)):
+        if type(step) is not int:
+            _typed(step, int, _item(_at(where, "steps"), index))
+        _number(value, _item(_at(where, "values"), index))
 
 
 # -- the fast tests: True when every rule of the precise checks below holds -----------------

@@ -10,10 +10,29 @@ from ..tensor import Tensor
 
 try:  # an optional dependency: only SummaryWriter needs it
     import tensorboardX
-except ImportError:
-    tensorboardX = None
+    _IMPORT_ERROR = None
+except Exception as error:  # missing, or installed and broken (a protobuf it can't use)
+    tensorboardX, _IMPORT_ERROR = None, error
 
-__all__ = ["SummaryWriter"]
+__all__ = ["SummaryWriter", "missing_tensorboardx"]
+
+
+def missing_tensorboardx(error: BaseException) -> str:
+    """Why SummaryWriter can't write: tensorboardX is not installed, or importing it failed.
+
+    >>> "not installed" in missing_tensorboardx(ModuleNotFoundError(name="tensorboardX"))
+    True
+    >>> "failed to import (TypeError: no protobuf)" in missing_tensorboardx(TypeError("no protobuf"))
+    True
+    """
+    if isinstance(error, ModuleNotFoundError) and error.name == "tensorboardX":
+        return ("SummaryWriter writes TensorBoard files with the tensorboardX package, which is "
+                "not installed: pip install 'genesis-autograd[tensorboard]' "
+                "(or pip install tensorboardX)")
+    return (f"SummaryWriter writes TensorBoard files with the tensorboardX package, which is "
+            f"installed but failed to import ({type(error).__name__}: {error}); reinstall it "
+            f"with the versions it needs: pip install --force-reinstall "
+            f"'genesis-autograd[tensorboard]'")
 
 
 def _plain(value):
@@ -41,9 +60,7 @@ class SummaryWriter:
     def __init__(self, log_dir: str | None = None, comment: str = "", purge_step: int | None = None,
                  max_queue: int = 10, flush_secs: int = 120, filename_suffix: str = ""):
         if tensorboardX is None:
-            raise ImportError("SummaryWriter writes TensorBoard files with the tensorboardX package, "
-                              "which is not installed: pip install 'genesis-autograd[tensorboard]' "
-                              "(or pip install tensorboardX)")
+            raise ImportError(missing_tensorboardx(_IMPORT_ERROR))
         self._writer = tensorboardX.SummaryWriter(logdir=log_dir, comment=comment,
                                                   purge_step=purge_step, max_queue=max_queue,
                                                   flush_secs=flush_secs, filename_suffix=filename_suffix)

@@ -145,6 +145,17 @@ def trace_command(
                          script_stderr=script_stream,
                          outputs=asdict(settings) if journal is not None else None, shown=shown,
                          ending=asdict(ending))
+    if run.refused is not None:  # the script never ran: nothing to report
+        print_error(errors, run.refused)
+        if journal is not None:
+            shutil.rmtree(journal, ignore_errors=True)
+        raise typer.Exit(EXIT_USAGE)
+    if not run.started:  # interrupted or killed while genesis loaded: nothing ran
+        print_error(errors, f"the script never started: its process {describe_end(run)}, "
+                            "while genesis was loading; nothing was run or written")
+        if journal is not None:
+            shutil.rmtree(journal, ignore_errors=True)
+        raise typer.Exit(128 + run.signal if run.signal is not None else run.returncode or 1)
     if _printed(run, ending, console, errors):  # the script's process made the report
         status, files = run.ending["status"], run.files
     else:
@@ -205,15 +216,19 @@ def _ending_here(run, ending: EndingRequest, settings: OutputSettings, journal: 
 
     trace = run.trace if run.trace is not None else pickle.loads(run.trace_pickle) \
         if run.trace_pickle is not None else Trace(script=ending.shown_script, args=args)
+    trace.script = ending.shown_script  # as the script's process names it in the files it writes
+    trace.meta["options"] = ending.shown_options
     if not run.finished:
         trace.meta["finished"] = False
         trace.meta["ended"] = describe_end(run)
+        trace.exit_code = run.returncode  # its exit status (os._exit), or -N for signal N
         if run.trace is None:  # it died with no journal to read (an output folder not writable)
             trace.meta["lost"] = True
     files, problems = run.files, run.problems
     if files is None:  # the script's process did not write them (it died, or failed to)
-        files, problems = write_outputs(trace, settings) if journal is not None else \
+        files, more = write_outputs(trace, settings) if journal is not None else \
             ({"graphs": []}, [])
+        problems = [*problems, *more]  # (what it sent: the metrics file's)
     status = print_ending(trace, run, files, problems, ending, console, errors, sys.stdout)
     return files, status
 

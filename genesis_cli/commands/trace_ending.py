@@ -113,6 +113,8 @@ def one_line(trace: Trace, folder: Path, files: dict | None = None) -> str:
         parts.append(f"; script {ended}")
     if files is None or wrote_anything(files):
         parts.append(f"; written to {folder}")
+    elif files.get("metrics"):
+        parts.append(f"; only {files['metrics']} written (the messages above say why)")
     else:
         parts.append("; nothing written (the messages above say why)")
     return "".join(parts)

@@ -209,8 +209,11 @@ def wrote_anything(files: dict) -> bool:
 
 def _files(console: Console, files: dict) -> None:
     if not wrote_anything(files):
-        console.print(Text("Nothing was written (the errors above say why).", style="bold red"))
-        return
+        if not (files.get("metrics") or files.get("tensorboard")):
+            console.print(Text("Nothing was written (the errors above say why).", style="bold red"))
+            return
+        console.print(Text("trace.json, the pictures and report.html were not written (the errors "
+                           "above say why).", style="bold red"))
     console.print(Text("Written:", style="bold"))
     if files.get("json"):
         console.print(Text(printable(f"  {short(files['json'])}")), soft_wrap=True)

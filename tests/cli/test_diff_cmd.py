@@ -111,3 +111,20 @@ def test_gradient_norms_no_step_of_both_runs_measured_are_not_called_the_same(tm
            "parameters)." in result.output
     assert "the same for all" not in result.output + page.read_text()
     assert "Gradient norms not compared" in page.read_text()
+
+
+@pytest.mark.parametrize("losses, named", [
+    ({"steps": [0, 1], "values": [0.5, "x"]}, "meta.losses.values[1] is the string 'x'"),
+    ({"steps": [0, "1"], "values": [0.5, 0.4]}, "meta.losses.steps[1] is the string '1'"),
+    ({"steps": [0, 1], "values": [0.5]}, "meta.losses has 2 steps and 1 values"),
+    ({"values": [0.5]}, "meta.losses has no 'steps' field"),
+    (True, "meta.losses is true, expected an object"),
+])
+def test_a_malformed_loss_history_is_a_one_line_usage_error(runs, tmp_path, losses, named):
+    """The losses `genesis diff` compares are checked as the file is read, like the rest of it."""
+    data = json.loads((tmp_path / "before" / "trace.json").read_text())
+    data["meta"]["losses"] = losses
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(data))
+    for pair in ((str(edited), runs["same"]), (runs["same"], str(edited))):
+        assert named in usage_error(run(*pair, "--no-html"))

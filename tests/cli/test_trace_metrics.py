@@ -4,7 +4,11 @@ that read back with the right tags and steps; without tensorboardX it stops befo
 script runs and names the extra to install."""
 import glob
 import json
+import os
+import resource
+import signal
 import struct
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -184,6 +188,25 @@ def test_without_tensorboardx_it_names_the_extra_and_runs_nothing(tmp_path, monk
     assert not ran.exists() and not (tmp_path / "board").exists()
 
 
+def test_a_tensorboardx_that_fails_to_import_is_named_and_runs_nothing(tmp_path, monkeypatch):
+    """Installed but broken (a protobuf it can't use): the import's own error, not "not
+    installed", and a usage error before the script runs, not a traceback from the child."""
+    broken = tmp_path / "site" / "tensorboardX"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text('raise TypeError("Descriptors cannot be created directly")')
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(broken.parent),
+                                                      os.environ.get("PYTHONPATH", "")]))
+    ran = tmp_path / "ran"
+    script = write_script(tmp_path, f"open({str(ran)!r}, 'w').close()\n" + TRAINING)
+    result = trace(script, tmp_path / "out", "--tensorboard", tmp_path / "board")
+    output = " ".join(result.output.split())
+    assert result.exit_code == 2, output
+    assert "installed but failed to import (TypeError: Descriptors cannot be created directly)" \
+        in output
+    assert "Traceback" not in output and "not installed" not in output
+    assert not ran.exists() and not list((tmp_path / "out").iterdir())
+
+
 def test_sinks_take_the_records_as_the_session_sends_them(tmp_path):
     records = [{"step": 0, "loss": 1.0, "grad_norm": {"w": 2.0, "frozen": None},
                 "update_ratio": {"w": 1e-3}, "lr": {"Adam[0]": 0.01, "Adam[1]": 0.0},
@@ -234,3 +257,28 @@ def test_dataloader_workers_write_no_lines_of_their_own(tmp_path):
     result = trace(script, out)
     assert result.exit_code == 0, result.output
     assert [record["step"] for record in read_lines(out / "metrics.jsonl")] == list(range(STEPS))
+
+
+def test_a_disk_that_fills_during_the_run_leaves_whole_lines_and_says_so(tmp_path):
+    """RLIMIT_FSIZE makes writes past a size fail as a full disk would (EFBIG), the line that
+    crosses it taken only in part: that part is cut off again, and the report says where the
+    file stops instead of listing it as every step's."""
+    script = write_script(tmp_path, TRAINING.replace("range(2)", "range(8)"))
+    out = tmp_path / "out"
+
+    def small_files():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8000, 8000))
+
+    root = Path(__file__).resolve().parents[2]
+    completed = subprocess.run(
+        [sys.executable, "-m", "genesis_cli", "trace", "--no-color", "--no-html", "--no-check",
+         "--out", str(out), str(script)],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])},
+        capture_output=True, text=True, timeout=120, preexec_fn=small_files)
+    lines = read_lines(out / "metrics.jsonl")  # whole lines only, each strict JSON
+    assert 0 < len(lines) < 8 * 12
+    said = " ".join(completed.stderr.split())
+    assert f"metrics.jsonl past step {lines[-1]['step']}: File too large; it holds the " \
+           f"{len(lines)} whole lines written before" in said, completed.stderr
+    assert "Nothing was written" not in completed.stdout

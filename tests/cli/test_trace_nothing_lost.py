@@ -100,6 +100,19 @@ def test_os_exit_with_a_status_passes_it_on(tmp_path):
     assert (tmp_path / "out" / "trace.json").is_file()
 
 
+@pytest.mark.parametrize("ending, exit_code", [("os._exit(7)", 7),
+                                               ("os.kill(os.getpid(), signal.SIGTERM)", -15)])
+def test_a_run_that_ends_abruptly_records_how_the_script_ended(tmp_path, ending, exit_code):
+    """The script's exit code in --json and trace.json is the one it ended with (-N: killed by
+    signal N), not 0; and the files name the script as the report does."""
+    script = write_script(tmp_path, f"import os, signal\ntrain_step()\n{ending}\n")
+    result = trace(Path(script.name), tmp_path / "out", "--json", cwd=tmp_path)
+    summary = json.loads(result.stdout)
+    assert summary["exit_code"] == exit_code and summary["status"] == result.exit_code
+    loaded = Trace.load(tmp_path / "out" / "trace.json")
+    assert loaded.exit_code == exit_code and loaded.script == "train.py"
+
+
 def test_sigkill_keeps_the_findings_made_before_it(tmp_path):
     script = write_script(tmp_path, """
         import os, signal
@@ -410,3 +423,29 @@ def test_a_script_without_backward_says_nothing_was_checked(tmp_path):
     assert "No findings" not in result.output
     quiet = trace(script, tmp_path / "out", "--quiet")
     assert "no backward call completed, nothing checked" in quiet.output and quiet.exit_code == 4
+
+
+def test_ctrl_c_while_genesis_loads_says_the_script_never_started(tmp_path, monkeypatch):
+    """Ctrl-C in the first second, while the script's process still imports genesis: no
+    traceback of genesis's imports, no report of a run that never was ("lost ... give --out
+    a writable folder"), no files; the exit status of a SIGINT."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(textwrap.dedent("""
+        import os, signal, sys
+
+        class CtrlC:  # as if Ctrl-C came while genesis_cli.traced_run was being imported
+            def find_spec(self, name, path=None, target=None):
+                if name == "genesis_cli.traced_run":
+                    os.kill(os.getpid(), signal.SIGINT)
+                return None
+
+        sys.meta_path.insert(0, CtrlC())
+    """))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), str(ROOT)]))
+    ran = tmp_path / "ran"
+    script = write_script(tmp_path, f"open({str(ran)!r}, 'w').close()\ntrain_step()\n")
+    result = trace(script, tmp_path / "out")
+    assert result.exit_code == 128 + signal.SIGINT, result.output
+    assert "the script never started" in result.output and "Traceback" not in result.output
+    assert not ran.exists() and not list((tmp_path / "out").iterdir())

@@ -38,7 +38,7 @@ function renderFindings(viewer, list, counter) {
   const findings = viewer.data.findings;
   counter.textContent = `(${formatCount(findings.length)})`;
   if (!findings.length) {
-    list.replaceChildren(el("li", { className: "empty none" }, "nothing found"));
+    list.replaceChildren(el("li", { className: "empty none" }, nothingFound(viewer.data.run)));
     return;
   }
   list.replaceChildren(...findings.map((finding, index) => el("li", {
@@ -49,6 +49,17 @@ function renderFindings(viewer, list, counter) {
   el("span", { className: "finding-title" }, finding.title),
   el("span", { className: "finding-where" },
     [finding.op, finding.module, finding.source].filter(Boolean).join(" · ")))));
+}
+
+// What an empty findings list means: nothing checked when no backward call was seen, and only
+// what was captured when the run did not finish (its gradient checks never ran).
+function nothingFound(run) {
+  if (run.script === null) return "nothing found";
+  if (!run.steps_seen) return "nothing checked: the script made no backward call";
+  if (run.meta && run.meta.finished === false) {
+    return "nothing found in what was captured; the run did not finish, so the gradient checks did not run";
+  }
+  return "nothing found";
 }
 
 // Parameters with a problem (no gradient, exploding, ...) first, those not trained last,

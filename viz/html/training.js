@@ -206,8 +206,9 @@ class TrainingView {
       this.panel.dataset.ready = "true";
       return;
     }
-    this.panel.replaceChildren(header, this.lossSection(), this.gradientSection(), this.updateSection(),
-      this.learningRateSection(), this.distributionSection(), this.activationSection());
+    const sections = [this.lossSection(), this.gradientSection(), this.updateSection(),
+      this.learningRateSection(), this.distributionSection(), this.activationSection()];
+    this.panel.replaceChildren(header, ...sections.filter(Boolean)); // (null: a section with nothing to draw)
     this.setMarker(this.marker);
     this.pick(this.picked, this.module);
     this.renderFocus();

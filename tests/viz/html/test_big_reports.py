@@ -88,6 +88,21 @@ def test_a_deep_nest_is_drawn_at_a_few_depths():
     assert len(views) == 2 * len(labels)
 
 
+def test_a_long_runs_page_does_not_carry_the_loss_of_every_step(tmp_path):
+    """meta["losses"] (every step's loss, kept in trace.json for `genesis diff`) grows with the
+    run; the page reads none of it (its charts draw the bounded meta["history"]), so a run of
+    200,000 steps gets a page no bigger than a short run's."""
+    trace = chain_trace(20)
+    trace.meta["scaler_skips"] = 0
+    short = tmp_path / "short.html"
+    viz.write_html(trace, short)
+    steps = 200_000
+    trace.meta["losses"] = {"steps": list(range(steps)), "values": [1 / (1 + s) for s in range(steps)]}
+    long = tmp_path / "long.html"
+    viz.write_html(trace, long)
+    assert long.stat().st_size == short.stat().st_size
+
+
 def test_a_long_chain_opens_on_its_summary(session, chain_page):
     path, _ = chain_page
     page = session.page

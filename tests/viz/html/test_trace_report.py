@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import viz
 from genesis.debug.trace import Trace
 from genesis_cli.app import app
 
@@ -52,3 +53,18 @@ def test_trace_report_search_and_zoom(session, traced):
     page.keyboard.press("+")
     page.wait_for_function("before => document.querySelector('#canvas g.viewport')"
                            ".getAttribute('transform') !== before", arg=before)
+
+
+@pytest.mark.parametrize("steps_seen, meta, said", [
+    (5, {}, "nothing found"),
+    (0, {}, "nothing checked: the script made no backward call"),
+    (5, {"finished": False, "ended": "was killed by SIGTERM (signal 15)"},
+     "nothing found in what was captured; the run did not finish, so the gradient checks did not run"),
+])
+def test_an_empty_findings_list_says_what_was_checked(session, tmp_path, steps_seen, meta, said):
+    """"nothing found" only when something was looked at: not for a run without a backward
+    call, nor unqualified for a run that was killed before its gradient checks."""
+    path = tmp_path / "report.html"
+    viz.to_html(Trace(script="train.py", steps_seen=steps_seen, meta=meta), path)
+    session.open(path)
+    assert session.page.text_content("#findings-list") == said

@@ -267,6 +267,9 @@ def test_a_run_without_an_optimizer_says_so(session, tmp_path):
     assert page.locator("#training-updates svg").count() == 0
     assert page.locator("#training-lr").count() == 0
     assert chart(page, "Gradient norm per parameter").locator("g.series").count() == 3
+    # the missing learning-rate section leaves nothing in its place (no stray "null" text)
+    assert page.evaluate("() => [...document.querySelector('#training').childNodes]"
+                         ".filter((node) => node.nodeType === Node.TEXT_NODE).length") == 0
 
 
 def test_an_empty_history_says_nothing_was_recorded(session, tmp_path):
