@@ -17,6 +17,7 @@ Every command writes through streams that take a reader leaving early (`| head`)
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 from . import warm_child
@@ -42,7 +43,8 @@ def main() -> None:
 def leave(code) -> None:
     """End this process as `sys.exit(code)` would (None is 0; a message is printed to
     stderr and gives 1), after flushing its standard streams, without the interpreter's
-    teardown."""
+    teardown. Status 130 (the script was stopped by Ctrl-C) ends it by SIGINT instead, as
+    python ends on Ctrl-C: a shell loop running `genesis trace` then stops as well."""
     if code is None:
         status = 0
     elif isinstance(code, int):
@@ -56,4 +58,7 @@ def leave(code) -> None:
                 stream.flush()
         except (OSError, ValueError):  # a reader gone (`| head`), or a stream closed
             pass
+    if status == 128 + signal.SIGINT:  # Ctrl-C: end by SIGINT, as python does, so that a
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # shell loop running this stops too
+        os.kill(os.getpid(), signal.SIGINT)
     os._exit(status & 0xFF)

@@ -14,6 +14,7 @@ import itertools
 import os
 import pkgutil
 import runpy
+import signal
 import sys
 import traceback
 import types
@@ -34,7 +35,7 @@ add_tool_directory(os.path.dirname(os.path.abspath(__file__)))
 class ScriptOutcome:
     """How a script ended: normally, by `sys.exit(code)`, or by an exception."""
 
-    exit_code: int = 0
+    exit_code: int = 0             # -N: ended as by signal N (Ctrl-C's KeyboardInterrupt: -2)
     exited: bool = False           # the script called sys.exit (or raised SystemExit)
     error: BaseException | None = None
     traceback_text: str = ""       # the script's traceback, without the runner's frames
@@ -81,7 +82,8 @@ def run_script(path: str, args: list | tuple = (), clear_at_exit: bool = False) 
         outcome.exit_code = _exit_code(exit_request.code)
     except BaseException as error:  # the script's failure is reported, not propagated
         outcome.error = error
-        outcome.exit_code = 1
+        # Ctrl-C: python ends such a script by its own SIGINT (a shell sees status 130)
+        outcome.exit_code = -signal.SIGINT if isinstance(error, KeyboardInterrupt) else 1
         outcome.traceback_text = _script_traceback(error)
     finally:
         sys.argv = saved_argv

@@ -100,7 +100,8 @@ def main(argv: list | None = None) -> None:
     except BrokenPipeError:  # genesis trace is gone (killed): nobody will read the journal
         if files is not None and journal is not None:
             shutil.rmtree(journal.folder, ignore_errors=True)  # the outputs hold it all
-    sys.exit(outcome.exit_code)
+    # a script ended as by signal N (Ctrl-C: -2) gives 128 + N, as a shell reports it
+    sys.exit(outcome.exit_code if outcome.exit_code >= 0 else 128 - outcome.exit_code)
 
 
 def _refuse(result_fd: int, journal: Journal | None, message: str) -> None:

@@ -23,7 +23,7 @@ from genesis.debug.trace import Trace
 from ..trace_settings import EXIT_FINDINGS, EXIT_NOTHING_CHECKED, EXIT_SCRIPT_RAISED, EndingRequest
 from ..ui import print_warning
 from .trace_outputs import print_problems
-from .trace_report import print_report, summary, wrote_anything
+from .trace_report import INTERRUPTED, interrupted, print_report, summary, wrote_anything
 
 __all__ = ["print_ending", "rendered_ending", "one_line", "exit_status"]
 
@@ -124,6 +124,8 @@ def _script_end(trace: Trace) -> str | None:
     """How the script ended, in words, unless with exit status 0."""
     if trace.meta.get("finished") is False:
         return trace.meta.get("ended", "did not finish")
+    if interrupted(trace):
+        return INTERRUPTED
     if trace.script_error:
         return f"raised an exception (its own exit status {trace.exit_code})"
     return f"exit status {trace.exit_code}" if trace.exit_code else None
@@ -137,6 +139,8 @@ def exit_status(trace: Trace, run) -> int:
     """The exit status of genesis trace (see `genesis_cli.commands.trace`)."""
     if run.signal is not None:
         return 128 + run.signal
+    if trace.exit_code < 0:  # ended as by a signal: Ctrl-C's KeyboardInterrupt, as python does
+        return 128 - trace.exit_code
     if trace.script_error:
         return EXIT_SCRIPT_RAISED
     if trace.exit_code != 0:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from collections import Counter
 
 from rich.console import Console
@@ -54,7 +55,18 @@ def _header(console: Console, trace: Trace) -> None:
 def _how_it_ended(trace: Trace) -> str:
     if trace.meta.get("finished") is False:
         return trace.meta.get("ended", "did not finish")
+    if interrupted(trace):
+        return INTERRUPTED
     return "raised an exception" if trace.script_error else f"exit status {trace.exit_code}"
+
+
+INTERRUPTED = "interrupted (Ctrl-C: KeyboardInterrupt)"
+
+
+def interrupted(trace: Trace) -> bool:
+    """Whether the script ended on a KeyboardInterrupt it did not catch (Ctrl-C): its exit
+    code is then -SIGINT, as python ends such a script."""
+    return bool(trace.script_error) and trace.exit_code == -signal.SIGINT
 
 
 def _parameters(console: Console, trace: Trace) -> None:

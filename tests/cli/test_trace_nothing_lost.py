@@ -449,3 +449,20 @@ def test_ctrl_c_while_genesis_loads_says_the_script_never_started(tmp_path, monk
     assert result.exit_code == 128 + signal.SIGINT, result.output
     assert "the script never started" in result.output and "Traceback" not in result.output
     assert not ran.exists() and not list((tmp_path / "out").iterdir())
+
+
+def test_ctrl_c_in_the_script_ends_genesis_trace_as_python_ends(tmp_path):
+    """A KeyboardInterrupt the script does not catch (Ctrl-C) is reported as an interruption,
+    keeps what was captured, and gives what python gives: status 130, by SIGINT itself, so
+    that a shell loop running genesis trace stops too."""
+    script = write_script(tmp_path, "for step in range(5):\n    train_step()\n"
+                                    "    if step == 2:\n        raise KeyboardInterrupt\n")
+    result = trace(script, tmp_path / "out")
+    assert result.exit_code == 128 + signal.SIGINT, result.output
+    assert "script: interrupted (Ctrl-C: KeyboardInterrupt)" in " ".join(result.output.split())
+    assert Trace.load(tmp_path / "out" / "trace.json").exit_code == -signal.SIGINT
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, cwd=tmp_path)
+    traced = subprocess.run(genesis_command("trace", "-q", "--no-html", "--out", tmp_path / "o2",
+                                            script), capture_output=True, env=environment(),
+                            cwd=tmp_path)
+    assert traced.returncode == plain.returncode == -signal.SIGINT, traced.stderr
