@@ -90,8 +90,21 @@ class RunDiff:
     findings_only_in_a: list = field(default_factory=list)
     findings_only_in_b: list = field(default_factory=list)
     steps_seen: tuple = (0, 0)
+    scripts: tuple = ("", "")                             # the command line each run traced
     rtol: float = 1e-5
     atol: float = 1e-8
+
+    def scripts_in_words(self) -> str | None:
+        """A sentence when the two runs traced different scripts (or the same script with
+        other arguments), which a diff can't tell from a change; None when they did not.
+
+        >>> RunDiff(scripts=("train.py", "train.py --lr 0.1")).scripts_in_words()
+        'The runs are of different commands: A ran train.py, B ran train.py --lr 0.1.'
+        """
+        a, b = self.scripts
+        if a == b:
+            return None
+        return f"The runs are of different commands: A ran {a}, B ran {b}."
 
     @property
     def changed_norms(self) -> list:
@@ -128,7 +141,7 @@ class RunDiff:
 
     def to_dict(self) -> dict:
         return {"differ": self.differ, "rtol": self.rtol, "atol": self.atol,
-                "steps_seen": list(self.steps_seen),
+                "steps_seen": list(self.steps_seen), "scripts": list(self.scripts),
                 "structure": [asdict(change) for change in self.structure],
                 "gradient_norms": [asdict(change) for change in self.gradient_norms],
                 "parameters_only_in_a": self.parameters_only_in_a,
@@ -140,7 +153,8 @@ class RunDiff:
 
 def diff_runs(a, b, rtol: float = 1e-5, atol: float = 1e-8) -> RunDiff:
     """Compare two `genesis.debug.Trace`s (A the before, B the after)."""
-    result = RunDiff(steps_seen=(a.steps_seen, b.steps_seen), rtol=rtol, atol=atol)
+    result = RunDiff(steps_seen=(a.steps_seen, b.steps_seen), rtol=rtol, atol=atol,
+                     scripts=(_command(a), _command(b)))
     result.structure = _structure(a.graphs, b.graphs)
     rows_a = {row.name: row for row in a.parameters}
     rows_b = {row.name: row for row in b.parameters}
@@ -154,6 +168,10 @@ def diff_runs(a, b, rtol: float = 1e-5, atol: float = 1e-8) -> RunDiff:
     result.findings_only_in_a = [text for key, text in keys_a.items() if key not in keys_b]
     result.findings_only_in_b = [text for key, text in keys_b.items() if key not in keys_a]
     return result
+
+
+def _command(trace) -> str:
+    return " ".join([trace.script, *trace.args])
 
 
 # -- structure ----------------------------------------------------------------------

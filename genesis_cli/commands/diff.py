@@ -80,6 +80,9 @@ def diff_command(
 def _print_report(console, diff, names: tuple) -> None:
     for label, name, steps in (("A", names[0], diff.steps_seen[0]), ("B", names[1], diff.steps_seen[1])):
         console.print(printable(f"{label} = {name} ({steps} steps)"), markup=False)
+    scripts = diff.scripts_in_words()
+    if scripts is not None:
+        console.print(printable(scripts), markup=False)
     if not diff.differ:
         console.print(f"The runs do not differ: same graph structure, gradient norms and losses "
                       f"within rtol={diff.rtol:g}, atol={diff.atol:g}, same findings.", markup=False)

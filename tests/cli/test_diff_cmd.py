@@ -128,3 +128,20 @@ def test_a_malformed_loss_history_is_a_one_line_usage_error(runs, tmp_path, loss
     edited.write_text(json.dumps(data))
     for pair in ((str(edited), runs["same"]), (runs["same"], str(edited))):
         assert named in usage_error(run(*pair, "--no-html"))
+
+
+def test_runs_of_different_commands_say_so(runs, tmp_path):
+    """A diff can't tell a change from another script: it says when the commands differ."""
+    from genesis.debug.trace import Trace
+    other = Trace.load(runs["same"] + "/trace.json")
+    other.script, other.args = "evaluate.py", ["--lr", "0.1"]
+    (tmp_path / "same" / "trace.json").write_text(other.to_json())
+    page = tmp_path / "page.html"
+    result = run(runs["before"], runs["same"], "--html", str(page))
+    before = Trace.load(runs["before"] + "/trace.json").script
+    assert "B ran evaluate.py --lr 0.1." in page.read_text()
+    assert (f"The runs are of different commands: A ran {before}, B ran evaluate.py --lr 0.1."
+            in " ".join(result.output.split()))
+    assert json.loads(run(runs["before"], runs["same"], "--json", "--no-html").output)["scripts"] \
+        == [before, "evaluate.py --lr 0.1"]
+    assert "different commands" not in run(runs["before"], runs["gelu"], "--no-html").output
