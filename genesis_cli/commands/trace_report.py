@@ -222,7 +222,7 @@ def wrote_anything(files: dict) -> bool:
 def _files(console: Console, files: dict) -> None:
     if not wrote_anything(files):
         if not (files.get("metrics") or files.get("tensorboard")):
-            console.print(Text("Nothing was written (the errors above say why).", style="bold red"))
+            console.print(Text("Nothing was written (the messages above say why).", style="bold red"))
             return
         console.print(Text("trace.json, the pictures and report.html were not written (the errors "
                            "above say why).", style="bold red"))
