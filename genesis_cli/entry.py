@@ -25,19 +25,22 @@ from .closed_readers import readers_may_leave
 
 
 def main() -> None:
-    with readers_may_leave():  # `genesis ... | head`: the exit status still tells the truth
-        if sys.argv[1:2] == ["trace"]:
-            warm_child.prestart()
-            from .root import trace_app  # imported only now: the child is already on its way
+    try:
+        with readers_may_leave():  # `genesis ... | head`: the exit status still tells the truth
+            if sys.argv[1:2] == ["trace"]:
+                warm_child.prestart()
+                from .root import trace_app  # imported only now: the child is on its way
 
-            try:
-                trace_app()()
-            except SystemExit as done:
-                leave(done.code)
-            return
-        from .app import main as run_app
+                try:
+                    trace_app()()
+                except SystemExit as done:
+                    leave(done.code)
+                return
+            from .app import main as run_app
 
-        run_app()
+            run_app()
+    except KeyboardInterrupt:  # Ctrl-C before a command took over (while this one imports)
+        leave(128 + signal.SIGINT)
 
 
 def leave(code) -> None:

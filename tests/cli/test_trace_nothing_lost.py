@@ -466,3 +466,27 @@ def test_ctrl_c_in_the_script_ends_genesis_trace_as_python_ends(tmp_path):
                                             script), capture_output=True, env=environment(),
                             cwd=tmp_path)
     assert traced.returncode == plain.returncode == -signal.SIGINT, traced.stderr
+
+
+def test_ctrl_c_while_genesis_trace_parses_its_command_line_ends_quietly(tmp_path):
+    """Ctrl-C while `genesis trace` itself still imports (its command line not yet parsed):
+    no traceback, the status of a SIGINT, and the waiting script process goes too."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(textwrap.dedent("""
+        import os, signal, sys
+
+        class CtrlC:  # as if Ctrl-C came while genesis_cli.root was being imported
+            def find_spec(self, name, path=None, target=None):
+                if name == "genesis_cli.root":
+                    os.kill(os.getpid(), signal.SIGINT)
+                return None
+
+        sys.meta_path.insert(0, CtrlC())
+    """))
+    script = write_script(tmp_path, "train_step()\n")
+    completed = subprocess.run(genesis_command("trace", "--out", tmp_path / "out", script),
+                               capture_output=True, text=True, timeout=60, env={
+                                   **environment(), "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])})
+    assert completed.returncode == -signal.SIGINT, completed.stderr
+    assert "Traceback" not in completed.stderr and not (tmp_path / "out").exists()
