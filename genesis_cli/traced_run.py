@@ -27,6 +27,7 @@ import json
 import os
 import pickle
 import shutil
+import signal
 import sys
 import threading
 
@@ -100,8 +101,9 @@ def main(argv: list | None = None) -> None:
     except BrokenPipeError:  # genesis trace is gone (killed): nobody will read the journal
         if files is not None and journal is not None:
             shutil.rmtree(journal.folder, ignore_errors=True)  # the outputs hold it all
-    # a script ended as by signal N (Ctrl-C: -2) gives 128 + N, as a shell reports it
-    sys.exit(outcome.exit_code if outcome.exit_code >= 0 else 128 - outcome.exit_code)
+    # Ctrl-C (exit code -SIGINT) gives 130, as a shell reports python's end by SIGINT
+    sys.exit(128 + signal.SIGINT if isinstance(outcome.error, KeyboardInterrupt)
+             else outcome.exit_code)
 
 
 def _refuse(result_fd: int, journal: Journal | None, message: str) -> None:

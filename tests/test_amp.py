@@ -186,8 +186,13 @@ def test_layers_train_under_bfloat16_autocast_as_in_pytorch(index):
     torch_inputs = [torch.tensor(array, requires_grad=True) for array in arrays]
     with genesis.autocast("cpu", dtype=genesis.bfloat16):
         out = layer(*inputs)
-    with torch.autocast("cpu", dtype=torch.bfloat16):
-        expected = theirs(*torch_inputs)
+    try:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            expected = theirs(*torch_inputs)
+    except RuntimeError as error:  # oneDNN has no bfloat16 LSTM on some processors (no AVX-512)
+        if "primitive descriptor" not in str(error):
+            raise
+        pytest.skip(f"PyTorch can't run this {name} in bfloat16 on this processor: {error}")
     if name in ("attention", "lstm", "gru", "rnn"):  # (output, weights or final state)
         out, expected = out[0], expected[0]
     assert out.dtype.name == str(expected.dtype).replace("torch.", ""), name

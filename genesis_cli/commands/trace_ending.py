@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 from pathlib import Path
 
 from rich.console import Console
@@ -139,8 +140,8 @@ def exit_status(trace: Trace, run) -> int:
     """The exit status of genesis trace (see `genesis_cli.commands.trace`)."""
     if run.signal is not None:
         return 128 + run.signal
-    if trace.exit_code < 0:  # ended as by a signal: Ctrl-C's KeyboardInterrupt, as python does
-        return 128 - trace.exit_code
+    if interrupted(trace):  # Ctrl-C: 130, as python ends by SIGINT
+        return 128 + signal.SIGINT
     if trace.script_error:
         return EXIT_SCRIPT_RAISED
     if trace.exit_code != 0:

@@ -53,5 +53,9 @@ def test_scalars_histograms_images_and_text_reach_the_event_file(tmp_path):
 
 def test_without_tensorboardx_the_writer_says_what_to_install(monkeypatch):
     monkeypatch.setattr(tensorboard, "tensorboardX", None)
-    with pytest.raises(ImportError, match=r"pip install 'genesis-autograd\[tensorboard\]'"):
+    monkeypatch.setattr(tensorboard, "_IMPORT_ERROR", ModuleNotFoundError(name="tensorboardX"))
+    with pytest.raises(ImportError, match=r"not installed: pip install 'genesis-autograd\[tensorboard\]'"):
+        tensorboard.SummaryWriter()
+    monkeypatch.setattr(tensorboard, "_IMPORT_ERROR", TypeError("protobuf too new"))
+    with pytest.raises(ImportError, match=r"failed to import \(TypeError: protobuf too new\)"):
         tensorboard.SummaryWriter()
