@@ -19,6 +19,7 @@ from .._composite_functions import normalize
 from ..conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..module import Module
 from ..parameter import Parameter
+from ._weight_hooks import attach, detach, refuse_second
 from ._norm_math import as_matrix
 
 __all__ = ["spectral_norm", "remove_spectral_norm", "SpectralNorm"]
@@ -50,9 +51,7 @@ class SpectralNorm:
     @staticmethod
     def apply(module: Module, name: str, n_power_iterations: int, dim: int,
               eps: float) -> "SpectralNorm":
-        hooks = module.__dict__.setdefault("_spectral_norm_hooks", {})
-        if name in hooks:
-            raise RuntimeError(f"Cannot register two spectral_norm hooks on the same parameter {name}")
+        refuse_second(module, "spectral_norm", name)
         weight = module._parameters.get(name)
         if not isinstance(weight, Parameter):
             raise ValueError(f"spectral_norm: {type(module).__name__} has no parameter named '{name}'")
@@ -68,7 +67,7 @@ class SpectralNorm:
         setattr(module, name, weight.detach())
         module.register_buffer(name + "_u", u)
         module.register_buffer(name + "_v", v)
-        hooks[name] = (fn, module.register_forward_pre_hook(fn))
+        attach(module, "spectral_norm", name, fn)
         return fn
 
     def remove(self, module: Module) -> None:
@@ -96,10 +95,4 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
 
 def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
     """Undo `spectral_norm`: `module.<name>` is one parameter again, the normalized value."""
-    hooks = module.__dict__.get("_spectral_norm_hooks", {})
-    if name not in hooks:
-        raise ValueError(f"spectral_norm of '{name}' not found in {module}")
-    fn, handle = hooks.pop(name)
-    fn.remove(module)
-    handle.remove()
-    return module
+    return detach(module, "spectral_norm", name)

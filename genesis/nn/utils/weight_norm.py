@@ -20,6 +20,7 @@ import warnings
 
 from ..module import Module
 from ..parameter import Parameter
+from ._weight_hooks import attach, detach, refuse_second
 from ._norm_math import norm_except_dim, weight_from_norm
 
 __all__ = ["weight_norm", "remove_weight_norm", "WeightNorm"]
@@ -37,9 +38,7 @@ class WeightNorm:
 
     @staticmethod
     def apply(module: Module, name: str, dim: int) -> "WeightNorm":
-        hooks = module.__dict__.setdefault("_weight_norm_hooks", {})
-        if name in hooks:
-            raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
+        refuse_second(module, "weight_norm", name)
         weight = module._parameters.get(name)
         if not isinstance(weight, Parameter):
             raise ValueError(f"weight_norm: {type(module).__name__} has no parameter named '{name}'")
@@ -48,7 +47,7 @@ class WeightNorm:
         module.register_parameter(name + "_g", Parameter(norm_except_dim(weight, fn.dim).detach()))
         module.register_parameter(name + "_v", Parameter(weight.detach()))
         setattr(module, name, fn.compute_weight(module))
-        hooks[name] = (fn, module.register_forward_pre_hook(fn))
+        attach(module, "weight_norm", name, fn)
         return fn
 
     def remove(self, module: Module) -> None:
@@ -74,10 +73,4 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
 
 def remove_weight_norm(module: Module, name: str = "weight") -> Module:
     """Undo `weight_norm`: `module.<name>` is one parameter again, with the current value."""
-    hooks = module.__dict__.get("_weight_norm_hooks", {})
-    if name not in hooks:
-        raise ValueError(f"weight_norm of '{name}' not found in {module}")
-    fn, handle = hooks.pop(name)
-    fn.remove(module)
-    handle.remove()
-    return module
+    return detach(module, "weight_norm", name)
