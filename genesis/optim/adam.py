@@ -25,6 +25,27 @@ def lerp_(target, end, weight: float, scratch=None) -> None:
         target[...] = end - difference
 
 
+def decayed_gradient(g, data, lr: float, weight_decay: float, decoupled: bool):
+    """The gradient Adam-family steps use with weight decay: L2 adds weight_decay * p to it;
+    decoupled decay (AdamW's) shrinks the weights in place instead and leaves it."""
+    if weight_decay == 0:
+        return g
+    if decoupled:
+        data *= 1 - lr * weight_decay
+        return g
+    return g + weight_decay * data
+
+
+def update_moments(xp, exp_avg, exp_avg_sq, g, beta1: float, beta2: float, scratch) -> None:
+    """Adam's running moments, in place and rounded as PyTorch's kernels round them:
+    exp_avg = lerp(exp_avg, g, 1 - beta1), exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) g^2."""
+    lerp_(exp_avg, g, 1 - beta1, scratch)
+    exp_avg_sq *= beta2
+    xp.multiply(g, 1 - beta2, out=scratch)
+    scratch *= g
+    exp_avg_sq += scratch
+
+
 class Adam(Optimizer):
     """Adam (Kingma & Ba): m = lerp(m, g, 1 - beta1), v = beta2 * v + (1 - beta2) * g * g,
     p -= lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps).
@@ -71,18 +92,10 @@ class Adam(Optimizer):
                 continue
             if maximize:
                 g = -g
-            if weight_decay != 0:
-                if decoupled:
-                    data *= 1 - lr * weight_decay
-                else:
-                    g = g + weight_decay * data
+            g = decayed_gradient(g, data, lr, weight_decay, decoupled)
             exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
             scratch = self._scratch(param)
-            lerp_(exp_avg, g, 1 - beta1, scratch)
-            exp_avg_sq *= beta2
-            xp.multiply(g, 1 - beta2, out=scratch)
-            scratch *= g
-            exp_avg_sq += scratch
+            update_moments(xp, exp_avg, exp_avg_sq, g, beta1, beta2, scratch)
             step_size = lr / (1 - beta1 ** step)
             bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
             if amsgrad:

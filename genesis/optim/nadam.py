@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ._implementation_options import implementation_options
-from .adam import lerp_
+from .adam import decayed_gradient, update_moments
 from .optimizer import (Optimizer, check_adam_options, check_tensor_lr, count_step, scalar, scalar_state,
                         step_counter)
 
@@ -66,11 +66,7 @@ class NAdam(Optimizer):
                 g = -g
             step = count_step(state)
             bias_correction2 = 1 - beta2 ** step
-            if weight_decay != 0:
-                if group["decoupled_weight_decay"]:
-                    data *= 1 - lr * weight_decay
-                else:
-                    g = g + weight_decay * data
+            g = decayed_gradient(g, data, lr, weight_decay, group["decoupled_weight_decay"])
             mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
             mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
             mu_product = state["mu_product"]
@@ -79,11 +75,7 @@ class NAdam(Optimizer):
             mu_product = float(mu_product._data)
             exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
             scratch = self._scratch(param)
-            lerp_(exp_avg, g, 1 - beta1, scratch)
-            exp_avg_sq *= beta2
-            xp.multiply(g, 1 - beta2, out=scratch)
-            scratch *= g
-            exp_avg_sq += scratch
+            update_moments(xp, exp_avg, exp_avg_sq, g, beta1, beta2, scratch)
             denom = xp.divide(exp_avg_sq, bias_correction2, out=self._scratch(param, 1))
             xp.sqrt(denom, out=denom)
             denom += eps

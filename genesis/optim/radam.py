@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ._implementation_options import implementation_options
-from .adam import lerp_
+from .adam import decayed_gradient, update_moments
 from .optimizer import Optimizer, check_adam_options, check_tensor_lr, count_step, scalar
 
 __all__ = ["RAdam"]
@@ -51,18 +51,10 @@ class RAdam(Optimizer):
             if group["maximize"]:
                 g = -g
             step = count_step(state)
-            if weight_decay != 0:
-                if group["decoupled_weight_decay"]:
-                    data *= 1 - lr * weight_decay
-                else:
-                    g = g + weight_decay * data
+            g = decayed_gradient(g, data, lr, weight_decay, group["decoupled_weight_decay"])
             exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
             scratch = self._scratch(param)
-            lerp_(exp_avg, g, 1 - beta1, scratch)
-            exp_avg_sq *= beta2
-            xp.multiply(g, 1 - beta2, out=scratch)
-            scratch *= g
-            exp_avg_sq += scratch
+            update_moments(xp, exp_avg, exp_avg_sq, g, beta1, beta2, scratch)
             bias_correction1 = 1 - beta1 ** step
             bias_correction2 = 1 - beta2 ** step
             rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
