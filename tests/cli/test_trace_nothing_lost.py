@@ -71,6 +71,25 @@ def environment() -> dict:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
 
 
+def ctrl_c_while_importing(tmp_path: Path, module: str) -> str:
+    """A PYTHONPATH under which every process gets Ctrl-C (SIGINT) as it starts importing
+    `module` (a sitecustomize that adds an import finder)."""
+    site = tmp_path / "site"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(textwrap.dedent(f"""
+        import os, signal, sys
+
+        class CtrlC:  # as if Ctrl-C came while {module} was being imported
+            def find_spec(self, name, path=None, target=None):
+                if name == {module!r}:
+                    os.kill(os.getpid(), signal.SIGINT)
+                return None
+
+        sys.meta_path.insert(0, CtrlC())
+    """))
+    return os.pathsep.join([str(site), str(ROOT)])
+
+
 # -- abrupt ends: what was captured up to then is reported and written ---------------------
 def test_os_exit_after_some_steps_keeps_the_trace(tmp_path):
     script = write_script(tmp_path, """
@@ -429,20 +448,7 @@ def test_ctrl_c_while_genesis_loads_says_the_script_never_started(tmp_path, monk
     """Ctrl-C in the first second, while the script's process still imports genesis: no
     traceback of genesis's imports, no report of a run that never was ("lost ... give --out
     a writable folder"), no files; the exit status of a SIGINT."""
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(textwrap.dedent("""
-        import os, signal, sys
-
-        class CtrlC:  # as if Ctrl-C came while genesis_cli.traced_run was being imported
-            def find_spec(self, name, path=None, target=None):
-                if name == "genesis_cli.traced_run":
-                    os.kill(os.getpid(), signal.SIGINT)
-                return None
-
-        sys.meta_path.insert(0, CtrlC())
-    """))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), str(ROOT)]))
+    monkeypatch.setenv("PYTHONPATH", ctrl_c_while_importing(tmp_path, "genesis_cli.traced_run"))
     ran = tmp_path / "ran"
     script = write_script(tmp_path, f"open({str(ran)!r}, 'w').close()\ntrain_step()\n")
     result = trace(script, tmp_path / "out")
@@ -471,22 +477,10 @@ def test_ctrl_c_in_the_script_ends_genesis_trace_as_python_ends(tmp_path):
 def test_ctrl_c_while_genesis_trace_parses_its_command_line_ends_quietly(tmp_path):
     """Ctrl-C while `genesis trace` itself still imports (its command line not yet parsed):
     no traceback, the status of a SIGINT, and the waiting script process goes too."""
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(textwrap.dedent("""
-        import os, signal, sys
-
-        class CtrlC:  # as if Ctrl-C came while genesis_cli.root was being imported
-            def find_spec(self, name, path=None, target=None):
-                if name == "genesis_cli.root":
-                    os.kill(os.getpid(), signal.SIGINT)
-                return None
-
-        sys.meta_path.insert(0, CtrlC())
-    """))
     script = write_script(tmp_path, "train_step()\n")
+    path = ctrl_c_while_importing(tmp_path, "genesis_cli.root")
     completed = subprocess.run(genesis_command("trace", "--out", tmp_path / "out", script),
-                               capture_output=True, text=True, timeout=60, env={
-                                   **environment(), "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])})
+                               capture_output=True, text=True, timeout=60,
+                               env={**environment(), "PYTHONPATH": path})
     assert completed.returncode == -signal.SIGINT, completed.stderr
     assert "Traceback" not in completed.stderr and not (tmp_path / "out").exists()
