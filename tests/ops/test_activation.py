@@ -66,6 +66,22 @@ def test_gelu_values():
     assert F.gelu(x, approximate="tanh").tolist()[2] == pytest.approx(tanh_form, rel=1e-15)
 
 
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_backward_from_the_kept_part_matches_the_recomputing_one(approximate):
+    """The CPU forward keeps Phi(x) (or the tanh) for the backward; the gradient equals, to
+    the bit, the one GeluGrad computes from x alone (the create_graph path), on an input
+    large enough to be evaluated in blocks."""
+    x = genesis.randn(700, 600, requires_grad=True)
+    grad = genesis.randn(700, 600)
+    y = F.gelu(x, approximate=approximate)
+    assert len(y.grad_fn._raw_saved_tensors) == 2 and y.grad_fn._saved_self is x
+    (kept,) = genesis.autograd.grad(y, x, grad, retain_graph=True)
+    (recomputed,) = genesis.autograd.grad(y, x, grad, create_graph=True)
+    assert np.array_equal(kept.numpy(), recomputed.detach().numpy())
+    with genesis.no_grad():
+        assert np.array_equal(F.gelu(x, approximate=approximate).numpy(), y.detach().numpy())
+
+
 # -- dtypes and errors -----------------------------------------------------------------------
 
 def test_integer_inputs():
