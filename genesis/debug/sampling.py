@@ -1,8 +1,9 @@
 """Which steps of a run the costlier watches sample (update ratios, value distributions,
 activation statistics): every one of the first few, then one in ten, one in a hundred
-from step 10,000 on, one in a thousand from step 100,000 on, one in ten thousand from 1,000,000 on. About 90 samples
-per decade of steps: the cost per step falls as a run grows, and a late change is still
-sampled within a tenth of its step number.
+from step 10,000 on, one in a thousand from step 100,000 on, one in ten thousand from
+1,000,000 on. From step 1,000 on that is 900 samples per decade of steps: the cost per
+step falls as a run grows, and a late change is still sampled within a hundredth of its
+step number.
 
 >>> [step for step in range(60) if sampled(step)]
 [0, 1, 2, 3, 10, 20, 30, 40, 50]
