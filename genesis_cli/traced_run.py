@@ -1,9 +1,10 @@
 """The process `genesis trace` runs a script in.
 
 `genesis trace` has `main` called with CONFIG (JSON) in a child process
-(`genesis_cli.warm_child`): CONFIG names the script, its arguments, the session's options,
-the journal folder and the file descriptor of a pipe back to `genesis trace`. This process runs the script as
-`python SCRIPT ARGS` would, under a `TraceSession` that journals what it captures;
+(`genesis_cli.warm_child`): CONFIG names the script (or the module, with `-m`), its
+arguments, the session's options, the journal folder and the file descriptor of a pipe back
+to `genesis trace`. This process runs the script as `python SCRIPT ARGS` would (a module as
+`python -m MODULE ARGS` would), under a `TraceSession` that journals what it captures;
 when the script is done (and the threads it left running have ended) it runs the
 gradient checks, writes the outputs (trace.json, pictures, report.html: the graphs are
 here, so no copy of a big graph has to cross processes), makes the console report for
@@ -37,7 +38,7 @@ from genesis.debug.session import TraceSession
 
 from .commands.trace_outputs import write_outputs
 from .metrics_sinks import MetricsSinks
-from .runner import run_script
+from .runner import ScriptNotFound, run_module, run_script
 from .trace_settings import CHECKS_PER_SITE, EndingRequest, OutputSettings
 from .warm_child import RESULT_HEADER
 
@@ -52,7 +53,7 @@ def main(argv: list | None = None) -> None:
     options = config["options"]
     journal = None
     if config.get("journal"):
-        journal = Journal(config["journal"], {"script": config["script"], "args": config["args"],
+        journal = Journal(config["journal"], {"script": _named(config), "args": config["args"],
                                               "options": options})
     session = TraceSession(steps=options["steps"], check=options["check"],
                            check_all=options["check_all"], anomaly=options["anomaly"],
@@ -64,12 +65,18 @@ def main(argv: list | None = None) -> None:
     except (ImportError, OSError) as error:  # tensorboardX broken, or its folder unwritable
         _refuse(result_fd, journal, f"--tensorboard: {error}")
     torch_before_script = "torch" in sys.modules  # tensorboardX imports it when installed
-    with sinks, session, _journal_before_exit(session, sinks), served:  # sinks close last
-        sinks.attach(session)
-        outcome = run_script(config["script"], config["args"], clear_at_exit=True)
-        if os.getpid() != started_in:  # a forked copy of this process finished the script
-            os._exit(outcome.exit_code)
-        _wait_for_threads()  # python waits for them before exiting: the run is not over yet
+    try:
+        with sinks, session, _journal_before_exit(session, sinks), served:  # sinks close last
+            sinks.attach(session)
+            outcome = _run_program(config)
+            if os.getpid() != started_in:  # a forked copy of this process finished the script
+                os._exit(outcome.exit_code)
+            _wait_for_threads()  # python waits for them before exiting: the run is not over yet
+    except ScriptNotFound as error:  # no module of that name (-m): nothing of it ran
+        _refuse(result_fd, journal, f"can't run -m {config['module']}: {error} (check the "
+                                    "module's name, and that its package can be imported from "
+                                    f"{os.getcwd()}: run genesis trace from the folder that "
+                                    "holds it, or give the script's path without -m)")
     # The script is done: what it left (a big graph, and the trace's record of it: millions
     # of objects) is not walked again by each full collection the checks and the outputs set
     # off (0.4 s each at 100,000 ops). What they make and drop is still collected.
@@ -104,6 +111,19 @@ def main(argv: list | None = None) -> None:
     # Ctrl-C (exit code -SIGINT) gives 130, as a shell reports python's end by SIGINT
     sys.exit(128 + signal.SIGINT if isinstance(outcome.error, KeyboardInterrupt)
              else outcome.exit_code)
+
+
+def _run_program(config: dict):
+    """Run the script, or the module with `-m`, as python would; its `ScriptOutcome`."""
+    if config.get("module"):
+        return run_module(config["module"], config["args"], clear_at_exit=True)
+    return run_script(config["script"], config["args"], clear_at_exit=True)
+
+
+def _named(config: dict) -> str:
+    """What ran, as the trace names it when `genesis trace` does not say: the script's path,
+    or `-m MODULE`."""
+    return f"-m {config['module']}" if config.get("module") else config["script"]
 
 
 def _refuse(result_fd: int, journal: Journal | None, message: str) -> None:
@@ -178,7 +198,7 @@ def _ending(trace, files: dict, problems: list, outcome, journal_error: str | No
 def _checked_result(session: TraceSession, config: dict, outcome):
     """The session's Trace, with a bar on the terminal while the per-node checks run."""
     calls = len(session.invocations.calls) if session.invocations is not None else 0
-    result = functools.partial(session.result, script=config["script"], args=config["args"],
+    result = functools.partial(session.result, script=_named(config), args=config["args"],
                                error=outcome.error, exit_code=outcome.exit_code,
                                script_error=outcome.traceback_text or None)
     if not calls:  # nothing to check: no bar, and no Rich to import while the run waits
