@@ -257,6 +257,8 @@ def _ending_here(run, ending: EndingRequest, settings: OutputSettings, journal: 
         trace.exit_code = run.returncode  # its exit status (os._exit), or -N for signal N
         if run.trace is None:  # it died with no journal to read (an output folder not writable)
             trace.meta["lost"] = True
+        elif "history" not in trace.meta and ending.records is not None:
+            _history_from_metrics(trace, ending.records)
     files, problems = run.files, run.problems
     if files is None:  # the script's process did not write them (it died, or failed to)
         files, more = write_outputs(trace, settings) if journal is not None else \
@@ -276,6 +278,25 @@ def _nothing_written(journal: str | None, made: list) -> None:
             folder.rmdir()
         except OSError:  # something else is in it now
             return
+
+
+def _history_from_metrics(trace, records: str) -> None:
+    """The history of a run whose process died before it could write it down (SIGKILL gives
+    it no time), rebuilt from its metrics.jsonl for report.html's Training view; the trace
+    says where it came from, and what that leaves out."""
+    from genesis.debug.run_history import history_from_records
+
+    from ..metrics_sinks import read_records
+
+    try:
+        lines = read_records(records)
+    except (OSError, ValueError):  # unreadable: the report goes without the Training view
+        return
+    if lines:
+        trace.meta["history"] = history_from_records(lines)
+        trace.meta["history_from"] = (f"{METRICS_FILE}: the script's process was killed before "
+                                      "it could write its history (no value distributions or "
+                                      "activations)")
 
 
 def _journal_folder(folder: Path, errors) -> str | None:

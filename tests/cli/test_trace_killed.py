@@ -1,7 +1,8 @@
 """A traced run stopped by SIGTERM (a job scheduler's stop, `kill PID`) keeps what it captured:
 the script's process writes down its history before it ends by the signal, so report.html
 has its Training view, metrics.jsonl every step, and the report and trace.json say the
-script was killed."""
+script was killed. After SIGKILL, which leaves no time to write, the Training view is
+rebuilt from the metrics.jsonl lines written before it, and the trace says so."""
 import json
 import os
 import signal
@@ -147,3 +148,31 @@ def test_a_script_with_its_own_sigterm_handler_keeps_it(tmp_path):
     assert "stopping cleanly after step 9" in result.output
     saved = Trace.load(out / "trace.json")
     assert saved.exit_code == 0 and "finished" not in saved.meta and saved.steps_seen == 10
+
+
+def test_after_sigkill_the_training_view_is_rebuilt_from_metrics_jsonl(tmp_path):
+    """SIGKILL gives the script's process no time to write its history: genesis trace rebuilds
+    it from the lines metrics.jsonl got (the steps whose records were sent before the kill),
+    and the trace says so and what that leaves out."""
+    script = write_script(tmp_path, 400, """
+        if step == 299:
+            os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["trace", "--no-color", "--no-check", "--out", str(out),
+                                      str(script)])
+    assert result.exit_code == 128 + signal.SIGKILL, result.output
+    assert "was killed by SIGKILL" in " ".join(result.output.split())
+    written = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert written == list(range(len(written))) and len(written) >= 128  # sent 64 at a time at most
+    saved = Trace.load(out / "trace.json")
+    assert saved.exit_code == -signal.SIGKILL and saved.meta["finished"] is False
+    assert saved.meta["history_from"].startswith("metrics.jsonl: the script's process was killed")
+    history = saved.meta["history"]
+    assert history["loss"]["steps"][-1] == written[-1] and history["steps_seen"] == len(written)
+    assert set(history["parameters"]) == PARAMETERS
+    assert history["optimizers"][0]["name"] == "Adam"
+    page = script_blocks((out / "report.html").read_text(encoding="utf-8"))["genesis-data"]
+    assert page["run"]["meta"]["history"]["loss"] == history["loss"]
+    assert page["run"]["meta"]["history_from"] == saved.meta["history_from"]
+    assert page["run"]["meta"]["ended"].startswith("was killed by SIGKILL (signal 9")
