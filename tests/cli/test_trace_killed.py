@@ -61,6 +61,20 @@ def write_script(tmp_path: Path, steps: int, after_step: str) -> Path:
     return script
 
 
+def killing_itself(tmp_path: Path, number: int, at_step: int, steps: int):
+    """`genesis trace` (its report, in words, and the output folder) of a training script that
+    sends itself signal `number` after step `at_step` of `steps`."""
+    script = write_script(tmp_path, steps, f"""
+        if step == {at_step}:
+            os.kill(os.getpid(), {number})
+    """)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["trace", "--no-color", "--no-check", "--out", str(out),
+                                      str(script)])
+    assert result.exit_code == 128 + number, result.output
+    return " ".join(result.output.split()), out
+
+
 def killed_by_sigterm_after(out: Path, steps: int) -> Trace:
     """What the outputs of a run killed by SIGTERM after `steps` steps must hold: trace.json
     saying so, with every step's history; report.html with the Training view's data and the
@@ -86,15 +100,7 @@ def killed_by_sigterm_after(out: Path, steps: int) -> Trace:
 
 
 def test_a_script_that_gets_sigterm_keeps_its_training_history(tmp_path):
-    script = write_script(tmp_path, 40, """
-        if step == 29:
-            os.kill(os.getpid(), signal.SIGTERM)
-    """)
-    out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["trace", "--no-color", "--no-check", "--out", str(out),
-                                      str(script)])
-    assert result.exit_code == 128 + signal.SIGTERM, result.output
-    said = " ".join(result.output.split())
+    said, out = killing_itself(tmp_path, signal.SIGTERM, at_step=29, steps=40)
     assert "script: was killed by SIGTERM (signal 15)" in said
     assert "The run did not finish: the script was killed by SIGTERM" in said
     killed_by_sigterm_after(out, 30)
@@ -154,15 +160,8 @@ def test_after_sigkill_the_training_view_is_rebuilt_from_metrics_jsonl(tmp_path)
     """SIGKILL gives the script's process no time to write its history: genesis trace rebuilds
     it from the lines metrics.jsonl got (the steps whose records were sent before the kill),
     and the trace says so and what that leaves out."""
-    script = write_script(tmp_path, 400, """
-        if step == 299:
-            os.kill(os.getpid(), signal.SIGKILL)
-    """)
-    out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["trace", "--no-color", "--no-check", "--out", str(out),
-                                      str(script)])
-    assert result.exit_code == 128 + signal.SIGKILL, result.output
-    assert "was killed by SIGKILL" in " ".join(result.output.split())
+    said, out = killing_itself(tmp_path, signal.SIGKILL, at_step=299, steps=400)
+    assert "was killed by SIGKILL" in said
     written = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert written == list(range(len(written))) and len(written) >= 128  # sent 64 at a time at most
     saved = Trace.load(out / "trace.json")
