@@ -1,5 +1,6 @@
 """The Typer command class of every `genesis` subcommand: an unknown option is named as
 such, with the closest valid option ("did you mean --steps?"), on standard error, exit 2.
+`genesis trace`'s (`TraceCommand`) also ends its options at `-m MODULE`, as python does.
 
 >>> import typer
 >>> from typer.testing import CliRunner
@@ -22,7 +23,7 @@ try:  # Typer vendors Click since 0.20; before that it used Click itself
 except ImportError:  # pragma: no cover - older Typer
     from click.exceptions import NoSuchOption
 
-__all__ = ["GenesisCommand", "closest_option"]
+__all__ = ["GenesisCommand", "TraceCommand", "closest_option", "options_end_at_module"]
 
 
 class GenesisCommand(TyperCommand):
@@ -34,6 +35,55 @@ class GenesisCommand(TyperCommand):
                      for name in (*param.opts, *param.secondary_opts) if name.startswith("-")]
             raise NoSuchOption(error.option_name, message=closest_option(error.option_name, names),
                                ctx=ctx) from None
+
+
+class TraceCommand(GenesisCommand):
+    """`genesis trace`'s: like `python -m MODULE ARGS`, `-m MODULE` (or `--module MODULE`) is
+    the last of its options; all that follows goes to the module."""
+
+    def parse_args(self, ctx, args):
+        taking_values = [name for param in self.get_params(ctx)
+                         if param.param_type_name == "option" and not param.is_flag
+                         and not param.count for name in param.opts]
+        return super().parse_args(ctx, options_end_at_module(args, taking_values))
+
+
+def options_end_at_module(args: list, taking_values: list) -> list:
+    """`args` with `--` put after the module's name when `-m`/`--module` is among the
+    options (those before the first argument that is not one; `taking_values`: the names
+    of the options that take a value), so that what follows it is the module's.
+
+    >>> options_end_at_module(["--steps", "3", "-m", "pkg.train", "--lr", "1"], ["--steps"])
+    ['--steps', '3', '-m', 'pkg.train', '--', '--lr', '1']
+    >>> options_end_at_module(["-qmpkg.train", "-v"], [])
+    ['-qmpkg.train', '--', '-v']
+    >>> options_end_at_module(["train.py", "-m", "x"], [])
+    ['train.py', '-m', 'x']
+    """
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--" or arg == "-" or not arg.startswith("-"):
+            return args  # the options end here
+        if arg.startswith("--"):
+            name, equals, _ = arg.partition("=")
+            if name == "--module":
+                return _ended(args, index + (1 if equals else 2))
+            index += 2 if name in taking_values and not equals else 1
+            continue
+        for at, letter in enumerate(arg[1:], start=1):  # -q, -qm NAME, -mNAME, -o OUT
+            if letter == "m":
+                return _ended(args, index + (1 if at + 1 < len(arg) else 2))
+            if f"-{letter}" in taking_values:
+                index += 1 if at + 1 < len(arg) else 2  # its value: the rest, or the next
+                break
+        else:
+            index += 1
+    return args
+
+
+def _ended(args: list, end: int) -> list:
+    return [*args[:end], "--", *args[end:]] if end <= len(args) else args
 
 
 def closest_option(given: str, names: list) -> str:

@@ -30,6 +30,7 @@ A record is {"step", "loss", "grad_norm": {param: norm}, "update_ratio": {param:
 """
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -40,7 +41,8 @@ from genesis.autograd import engine
 from genesis.debug.json_values import dumps
 from genesis.debug.sampling import sampled
 
-__all__ = ["JsonLinesSink", "TensorBoardSink", "MetricsSinks", "scalars", "HISTOGRAM_VALUES"]
+__all__ = ["JsonLinesSink", "TensorBoardSink", "MetricsSinks", "scalars", "read_records",
+           "HISTOGRAM_VALUES"]
 
 HISTOGRAM_VALUES = 1 << 20   # values per histogram at most: larger tensors are sampled evenly
 FLUSH_S = 5                  # TensorBoard events reach the disk at least this often
@@ -112,6 +114,23 @@ class JsonLinesSink:
         if self._handle is not None and os.getpid() == self._pid:
             self._handle.close()
         self._handle, self._closed = None, True
+
+
+def read_records(path) -> list:
+    """The records a `JsonLinesSink` wrote to `path`, in order (non-finite numbers still the
+    strings "NaN", ...); [] when there is no such file.
+
+    >>> import tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "metrics.jsonl")
+    >>> sink = JsonLinesSink(path); sink.step_finished({"step": 0, "loss": 1.0}); sink.close()
+    >>> read_records(path)
+    [{'step': 0, 'loss': 1.0}]
+    """
+    try:
+        with open(path, encoding="ascii") as handle:
+            return [json.loads(line) for line in handle]
+    except FileNotFoundError:
+        return []
 
 
 def scalars(record: dict) -> list:

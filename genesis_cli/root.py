@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import typer
 
-from .command import GenesisCommand
+from .command import TraceCommand
 
 __all__ = ["new_app", "add_trace", "trace_app"]
 
@@ -46,7 +46,7 @@ def add_trace(app: typer.Typer) -> None:
     """Add `genesis trace` to `app`."""
     from .commands import trace
 
-    app.command("trace", cls=GenesisCommand, context_settings=trace.CONTEXT)(trace.trace_command)
+    app.command("trace", cls=TraceCommand, context_settings=trace.CONTEXT)(trace.trace_command)
 
 
 def trace_app() -> typer.Typer:

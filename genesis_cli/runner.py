@@ -1,7 +1,9 @@
-"""Run a user's script in this process, exactly as `python SCRIPT ARGS` would.
+"""Run a user's script in this process, exactly as `python SCRIPT ARGS` would, or a
+module as `python -m MODULE ARGS` would.
 
 The script runs as `__main__` with `sys.argv = [SCRIPT, *ARGS]` and its folder
-first on `sys.path`; a `sys.exit(n)` or an exception inside it is caught and
+first on `sys.path` (a module: `sys.argv[0]` its file, the current folder first on
+`sys.path`); a `sys.exit(n)` or an exception inside it is caught and
 reported in the outcome instead of ending the caller, so whatever was
 captured up to that point can still be written.
 """
@@ -46,7 +48,13 @@ class ScriptOutcome:
 
 
 class ScriptNotFound(FileNotFoundError):
-    """The script path does not exist or is not a file."""
+    """The script path does not exist or is not a file, or there is no module of that name
+    to run (`run_module`)."""
+
+
+class _NoModuleToRun(ImportError):
+    """What runpy raises when it finds no module to run (it raises the module's own errors,
+    from importing its parent packages, as they are)."""
 
 
 def run_script(path: str, args: list | tuple = (), clear_at_exit: bool = False) -> ScriptOutcome:
@@ -67,16 +75,40 @@ def run_script(path: str, args: list | tuple = (), clear_at_exit: bool = False) 
     path = os.path.abspath(path)
     if not os.path.isfile(path):
         raise ScriptNotFound(f"script not found: {path} (check the path; it must be a .py file)")
+    return _run_as_program(lambda: _run_file_as_main(path, clear_at_exit), path, args,
+                           os.path.dirname(path))
+
+
+def run_module(name: str, args: list | tuple = (), clear_at_exit: bool = False) -> ScriptOutcome:
+    """Run the module `name` as `__main__` with `args`, as `python -m name args` would (a
+    package runs its `__main__` module); never raises for the module's own errors, and raises
+    `ScriptNotFound` when there is no such module to run. `clear_at_exit` as for `run_script`.
+
+    >>> try:
+    ...     run_module("genesis_cli.no_such_module")
+    ... except ScriptNotFound as error:
+    ...     print(error)
+    No module named genesis_cli.no_such_module
+    """
+    # as python -m: "-m" in sys.argv[0] while the module is looked for, then its file
+    return _run_as_program(lambda: _run_module_as_main(name, clear_at_exit), "-m", args,
+                           os.getcwd())
+
+
+def _run_as_program(run, argv0: str, args, path0: str) -> ScriptOutcome:
+    """`run()` with `sys.argv = [argv0, *args]` and `path0` first on `sys.path` (both put
+    back after), its end told in a `ScriptOutcome`."""
     saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
-    sys.argv = [path, *args]
-    folder = os.path.dirname(path)
+    sys.argv = [argv0, *args]
     if sys.path:
-        sys.path[0] = folder
+        sys.path[0] = path0
     else:
-        sys.path.append(folder)
+        sys.path.append(path0)
     outcome = ScriptOutcome()
     try:
-        _run_as_main(path, clear_at_exit)
+        run()
+    except ScriptNotFound:
+        raise
     except SystemExit as exit_request:
         outcome.exited = True
         outcome.exit_code = _exit_code(exit_request.code)
@@ -92,7 +124,7 @@ def run_script(path: str, args: list | tuple = (), clear_at_exit: bool = False) 
     return outcome
 
 
-def _run_as_main(path: str, clear_at_exit: bool) -> None:
+def _run_file_as_main(path: str, clear_at_exit: bool) -> None:
     """`runpy.run_path(path, run_name="__main__")`, done here for a source file so that the
     module the script runs in is at hand (runpy keeps it to itself); a compiled file, a
     folder or a zip archive is left to runpy."""
@@ -101,13 +133,36 @@ def _run_as_main(path: str, clear_at_exit: bool) -> None:
     if pkgutil.get_importer(path) is not None or source[:4] == importlib.util.MAGIC_NUMBER:
         runpy.run_path(path, run_name="__main__")
         return
+    code = compile(source, path, "exec", dont_inherit=True)  # not this file's __future__ flags
+    # what runpy gives a script run from a file
+    _exec_as_main(code, {"__file__": path, "__cached__": None, "__loader__": None,
+                         "__package__": "", "__spec__": None}, clear_at_exit)
+
+
+def _run_module_as_main(name: str, clear_at_exit: bool) -> None:
+    """What `python -m name` does (`runpy._run_module_as_main`), in a module of its own as
+    `runpy.run_module(name, run_name="__main__", alter_sys=True)` runs it, but kept at hand
+    for `clear_at_exit` (run_module keeps it to itself). The module is found by runpy's
+    own search, the one `python -m` and pdb use: it imports the parent packages, runs a
+    package's `__main__`, and tells a module that is not there from one that fails."""
+    try:
+        _, spec, code = runpy._get_module_details(name, _NoModuleToRun)
+    except _NoModuleToRun as error:
+        raise ScriptNotFound(str(error)) from None
+    sys.argv[0] = spec.origin
+    _exec_as_main(code, {"__file__": spec.origin, "__cached__": spec.cached, "__doc__": None,
+                         "__loader__": spec.loader, "__package__": spec.parent,
+                         "__spec__": spec}, clear_at_exit)
+
+
+def _exec_as_main(code, attributes: dict, clear_at_exit: bool) -> None:
+    """Run `code` in a new module `__main__` with `attributes`, which is
+    `sys.modules["__main__"]` meanwhile."""
     module = types.ModuleType("__main__")
     namespace = module.__dict__
-    # what runpy gives a script run from a file
-    namespace.update(__file__=path, __cached__=None, __loader__=None, __package__="", __spec__=None)
+    namespace.update(attributes)
     if clear_at_exit:
         atexit.register(_clear_module_globals, namespace)  # runs after the script's own
-    code = compile(source, path, "exec", dont_inherit=True)  # not this file's __future__ flags
     saved = sys.modules.get("__main__")
     sys.modules["__main__"] = module
     try:

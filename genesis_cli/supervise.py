@@ -2,7 +2,8 @@
 
 `genesis trace` stays a small supervisor: it has `genesis_cli.traced_run` run the script
 in a child process (`genesis_cli.warm_child`, usually started before this process
-imported genesis; the script runs there as `python SCRIPT ARGS` would, with this
+imported genesis; the script runs there as `python SCRIPT ARGS` would, a module as
+`python -m MODULE ARGS` would, with this
 process's standard input, output and error), waits for it, and takes the finished
 `Trace` from a pipe. When the child ends without sending one (`os._exit`, a signal such
 as SIGKILL from the out-of-memory killer, a crash in native code) the journal it kept is
@@ -58,16 +59,19 @@ class TracedRun:
         return -self.returncode if self.returncode < 0 else None
 
 
-def run_traced(script: str, args: list, options: dict, journal: str | None,
+def run_traced(script: str | None, args: list, options: dict, journal: str | None,
                script_stdout=None, outputs: dict | None = None, shown: dict | None = None,
-               script_stderr=None, ending: dict | None = None) -> TracedRun:
-    """Run `script` traced in a child process; `script_stdout` and `script_stderr` are where
+               script_stderr=None, ending: dict | None = None,
+               module: str | None = None) -> TracedRun:
+    """Run `script` traced in a child process, or with `module` (and `script` None) that module,
+    as `python -m MODULE` would; `script_stdout` and `script_stderr` are where
     its standard output and error go (default: this process's). `outputs` (an
     `OutputSettings` as a dict) asks the child to write the files itself; `shown`
     ({"shown_script", "shown_options"}) is how the trace names the script and its options.
     `ending` (an `EndingRequest` as a dict) asks the child to make the report too, for this
     process to print (`TracedRun.ending`); it sends no trace then."""
-    config = {"script": os.path.abspath(script), "args": list(args), "options": options,
+    config = {"script": os.path.abspath(script) if script is not None else None,
+              "module": module, "args": list(args), "options": options,
               "journal": journal, "outputs": outputs, "ending": ending, **(shown or {})}
     out_stream = script_stdout if script_stdout is not None else sys.stdout
     streams = [out_stream, script_stderr if script_stderr is not None else sys.stderr]

@@ -1,9 +1,10 @@
 """The process `genesis trace` runs a script in.
 
 `genesis trace` has `main` called with CONFIG (JSON) in a child process
-(`genesis_cli.warm_child`): CONFIG names the script, its arguments, the session's options,
-the journal folder and the file descriptor of a pipe back to `genesis trace`. This process runs the script as
-`python SCRIPT ARGS` would, under a `TraceSession` that journals what it captures;
+(`genesis_cli.warm_child`): CONFIG names the script (or the module, with `-m`), its
+arguments, the session's options, the journal folder and the file descriptor of a pipe back
+to `genesis trace`. This process runs the script as `python SCRIPT ARGS` would (a module as
+`python -m MODULE ARGS` would), under a `TraceSession` that journals what it captures;
 when the script is done (and the threads it left running have ended) it runs the
 gradient checks, writes the outputs (trace.json, pictures, report.html: the graphs are
 here, so no copy of a big graph has to cross processes), makes the console report for
@@ -37,7 +38,7 @@ from genesis.debug.session import TraceSession
 
 from .commands.trace_outputs import write_outputs
 from .metrics_sinks import MetricsSinks
-from .runner import run_script
+from .runner import ScriptNotFound, run_module, run_script
 from .trace_settings import CHECKS_PER_SITE, EndingRequest, OutputSettings
 from .warm_child import RESULT_HEADER
 
@@ -52,7 +53,7 @@ def main(argv: list | None = None) -> None:
     options = config["options"]
     journal = None
     if config.get("journal"):
-        journal = Journal(config["journal"], {"script": config["script"], "args": config["args"],
+        journal = Journal(config["journal"], {"script": _named(config), "args": config["args"],
                                               "options": options})
     session = TraceSession(steps=options["steps"], check=options["check"],
                            check_all=options["check_all"], anomaly=options["anomaly"],
@@ -64,12 +65,18 @@ def main(argv: list | None = None) -> None:
     except (ImportError, OSError) as error:  # tensorboardX broken, or its folder unwritable
         _refuse(result_fd, journal, f"--tensorboard: {error}")
     torch_before_script = "torch" in sys.modules  # tensorboardX imports it when installed
-    with sinks, session, _journal_before_exit(session, sinks), served:  # sinks close last
-        sinks.attach(session)
-        outcome = run_script(config["script"], config["args"], clear_at_exit=True)
-        if os.getpid() != started_in:  # a forked copy of this process finished the script
-            os._exit(outcome.exit_code)
-        _wait_for_threads()  # python waits for them before exiting: the run is not over yet
+    try:
+        with sinks, session, _journal_before_exit(session, sinks), served:  # sinks close last
+            sinks.attach(session)
+            outcome = _run_program(config)
+            if os.getpid() != started_in:  # a forked copy of this process finished the script
+                os._exit(outcome.exit_code)
+            _wait_for_threads()  # python waits for them before exiting: the run is not over yet
+    except ScriptNotFound as error:  # no module of that name (-m): nothing of it ran
+        _refuse(result_fd, journal, f"can't run -m {config['module']}: {error} (check the "
+                                    "module's name, and that its package can be imported from "
+                                    f"{os.getcwd()}: run genesis trace from the folder that "
+                                    "holds it, or give the script's path without -m)")
     # The script is done: what it left (a big graph, and the trace's record of it: millions
     # of objects) is not walked again by each full collection the checks and the outputs set
     # off (0.4 s each at 100,000 ops). What they make and drop is still collected.
@@ -106,6 +113,19 @@ def main(argv: list | None = None) -> None:
              else outcome.exit_code)
 
 
+def _run_program(config: dict):
+    """Run the script, or the module with `-m`, as python would; its `ScriptOutcome`."""
+    if config.get("module"):
+        return run_module(config["module"], config["args"], clear_at_exit=True)
+    return run_script(config["script"], config["args"], clear_at_exit=True)
+
+
+def _named(config: dict) -> str:
+    """What ran, as the trace names it when `genesis trace` does not say: the script's path,
+    or `-m MODULE`."""
+    return f"-m {config['module']}" if config.get("module") else config["script"]
+
+
 def _refuse(result_fd: int, journal: Journal | None, message: str) -> None:
     """End before the script runs, asking `genesis trace` to print `message` as a usage error:
     the script never started, so there is nothing to report."""
@@ -117,28 +137,55 @@ def _refuse(result_fd: int, journal: Journal | None, message: str) -> None:
 
 class _journal_before_exit:
     """While the script runs, `os._exit` brings the session's journal up to date first (the
-    last backward calls' parameter norms and findings, which it writes only every so often),
-    then ends the process as asked: a script that leaves that way loses nothing. The metrics
-    sinks are closed too (TensorBoard's queued events reach the disk)."""
+    last backward calls' parameter norms and findings, which it writes only every so often,
+    and the run's history: report.html's Training view), then ends the process as asked: a
+    script that leaves that way loses nothing. The metrics sinks are closed too (the last
+    steps' lines are written, TensorBoard's queued events reach the disk).
+
+    SIGTERM and SIGHUP (a job scheduler's stop, a closed terminal; `genesis trace` passes on
+    those it gets) do the same, then end the process by that signal, as they would have:
+    its exit status still says it was killed. A script that sets its own handler for them
+    keeps it, and a signal this process was started ignoring (`nohup`) stays ignored.
+    SIGKILL gives no process a chance to write: the journal stays as it was last written."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
     def __init__(self, session: TraceSession, sinks: MetricsSinks):
         self.session = session
         self.sinks = sinks
         self.real_exit = os._exit
+        self.previous = {}
 
     def __enter__(self):
         os._exit = self._exit
+        if threading.current_thread() is threading.main_thread():  # (handlers can't be set elsewhere)
+            for number in self.SIGNALS:
+                if signal.getsignal(number) is signal.SIG_DFL:
+                    self.previous[number] = signal.signal(number, self._end_by_signal)
         return self
 
     def __exit__(self, *exc_info) -> None:
         os._exit = self.real_exit
+        for number, handler in self.previous.items():
+            if signal.getsignal(number) == self._end_by_signal:  # (not the script's own)
+                signal.signal(number, handler)
+
+    def _flush(self) -> None:
+        self.session.flush_journal()
+        self.sinks.close()
 
     def _exit(self, status: int):
         try:
-            self.session.flush_journal()
-            self.sinks.close()
+            self._flush()
         finally:
             self.real_exit(status)
+
+    def _end_by_signal(self, number: int, frame) -> None:
+        try:
+            self._flush()
+        finally:
+            signal.signal(number, signal.SIG_DFL)
+            os.kill(os.getpid(), number)
 
 
 def _written_outputs(trace, outputs: dict | None) -> tuple:
@@ -178,7 +225,7 @@ def _ending(trace, files: dict, problems: list, outcome, journal_error: str | No
 def _checked_result(session: TraceSession, config: dict, outcome):
     """The session's Trace, with a bar on the terminal while the per-node checks run."""
     calls = len(session.invocations.calls) if session.invocations is not None else 0
-    result = functools.partial(session.result, script=config["script"], args=config["args"],
+    result = functools.partial(session.result, script=_named(config), args=config["args"],
                                error=outcome.error, exit_code=outcome.exit_code,
                                script_error=outcome.traceback_text or None)
     if not calls:  # nothing to check: no bar, and no Rich to import while the run waits

@@ -11,8 +11,10 @@ runs, and removes it once `trace.json` is written) holding two files:
   `end` record (the finished trace, without its graphs) when the run completes;
 - `progress.json`, replaced atomically (written under a temporary name, then renamed)
   at each recorded step, at the 2nd, 4th, 8th, ... backward call and at least every
-  second between: backward calls seen, parameter table. A run that dies may have made
-  more backward calls than its last progress says: read it as "at least".
+  second between: backward calls seen, parameter table; and, written as the process ends
+  abruptly (`os._exit`, SIGTERM), the trace's `meta` so far (the run's history and
+  losses). A run that dies may have made more backward calls than its last progress says
+  (SIGKILL gives no time to write): read it as "at least".
 
 `read_journal(folder)` turns a journal back into a `Trace`; one without an `end`
 record is marked unfinished (`trace.meta["finished"] is False`). Numbers are encoded
@@ -190,7 +192,7 @@ def read_journal(folder) -> Trace:
         "steps_recorded": progress.get("steps_recorded", len(ordered) and 1),
         "steps_seen": progress.get("steps_seen", 0), "exit_code": 0, "script_error": None,
         "duration_s": progress.get("duration_s", 0.0),
-        "meta": {"options": header.get("options", {})}})
+        "meta": {"options": header.get("options", {}), **progress.get("meta", {})}})
     trace.meta["finished"] = False
     return trace
 

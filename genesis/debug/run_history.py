@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .json_values import number
 from .sampling import FIRST, sampled
 from .step_series import DistributionSeries, StepSeries
 
-__all__ = ["RunHistory", "distribution_step", "MAX_VALUES", "VERSION"]
+__all__ = ["RunHistory", "history_from_records", "distribution_step", "MAX_VALUES", "VERSION"]
 
 VERSION = 1
 MAX_VALUES = 16_384  # values a distribution is estimated from, at most (its percentiles to
@@ -76,6 +77,45 @@ class RunHistory:
                 "parameters": params, "activations": activations,
                 "optimizers": optimizers.get("optimizers", []),
                 "events": optimizers.get("events", [])}
+
+
+def history_from_records(records) -> dict:
+    """meta["history"] rebuilt from the per-step records a session sent its step listeners
+    (`TraceSession.step_listeners`: the lines of metrics.jsonl), for a run whose process died
+    before it could write its own (SIGKILL): the loss, each parameter's gradient norm and
+    update ratio, each optimizer group's learning rate. What the records do not hold is left
+    out: the value distributions, the activations, the optimizers' parameter groups and events.
+
+    >>> data = history_from_records([{"step": 0, "loss": 2.0, "grad_norm": {"w": "NaN"},
+    ...                               "lr": {"SGD[0]": 0.1}}])
+    >>> data["loss"]["values"], data["parameters"]["w"]["grad_norm"]["values"]
+    ([2.0], [nan])
+    >>> data["optimizers"][0]["name"], data["optimizers"][0]["groups"][0]["lr"]["values"]
+    ('SGD', [0.1])
+    """
+    history = RunHistory()
+    norms, ratios, rates = {}, {}, {}
+    steps_seen = 0
+    for record in records:
+        step = record["step"]
+        history.add_loss(step, number(record.get("loss")))
+        for figures, series in ((record.get("grad_norm"), norms), (record.get("update_ratio"), ratios),
+                                (record.get("lr"), rates)):
+            for name, value in (figures or {}).items():
+                series.setdefault(name, StepSeries()).add(step, number(value))
+        steps_seen = step + 1
+    parameters = {name: {"grad_norm": series.to_dict(),
+                         "update_ratio": ratios[name].to_dict() if name in ratios else None}
+                  for name, series in norms.items()}
+    optimizers = {}
+    for group, series in rates.items():  # "Adam[0]": Adam's group 0
+        name, _, index = group.rpartition("[")
+        optimizers.setdefault(name, {})[int(index.rstrip("]"))] = series.to_dict()
+    watched = [{"name": name, "made_at": None, "steps": None,
+                "groups": [{"params": [], "lr": groups.get(index)} for index in range(max(groups) + 1)]}
+               for name, groups in optimizers.items()]
+    return history.to_dict(parameters, {"optimizers": watched, "events": []}, {},
+                           steps_seen=steps_seen)
 
 
 def _spaced(array):

@@ -326,23 +326,23 @@ class TraceSession:
             self.journal.graph(graph_index, graph)
 
     def flush_journal(self, wait_s: float = 1.0) -> None:
-        """Bring the journal up to date now, and send the step listeners the records of the
-        completed steps: the process is about to end abruptly (`os._exit`). Waits at most
-        `wait_s` for a backward call's bookkeeping on another thread to finish; the journal
-        then stays as it was."""
-        if (self.journal is None and not self._unsent) or \
+        """Bring the journal up to date now, with the run's history (the Training view of
+        report.html) and losses, and send the step listeners the records of the steps so far,
+        the last one's too: the process is about to end abruptly (`os._exit`, a SIGTERM).
+        Waits at most `wait_s` for a backward call's bookkeeping on another thread to finish;
+        the journal then stays as it was."""
+        if (self.journal is None and not self._unsent and self._record is None) or \
                 not self.recorder.lock.acquire(timeout=wait_s):
             return
         try:
             self.readings.fetch()
-            if self._unsent:
-                self._send_records()
+            self._step_done(send=True)
             if self.journal is not None:
-                self._write_journal(force=True)
+                self._write_journal(force=True, last=True)
         finally:
             self.recorder.lock.release()
 
-    def _write_journal(self, force: bool) -> None:
+    def _write_journal(self, force: bool, last: bool = False) -> None:
         """New NaN/Inf findings, and (every few seconds, or now when `force`) the progress."""
         if self.nan_watch is not None:
             found = self.nan_watch.findings
@@ -351,7 +351,8 @@ class TraceSession:
                 finding.graph, finding.node = self.node_ids.get(node, (None, None))
                 self.journal.finding(finding)
             self._journaled_findings = len(found)
-        self.journal.progress(self.progress, force=force)  # the table is built only when due
+        # the table is built only when due; the history only when the process is ending
+        self.journal.progress(self._last_progress if last else self.progress, force=force)
 
     def progress(self) -> dict:
         """Where the run stands: backward calls seen and recorded, the parameter table."""
@@ -359,6 +360,12 @@ class TraceSession:
         return {"steps_seen": self.params.steps,
                 "steps_recorded": min(self.steps, self.params.steps), "parameters": rows,
                 "duration_s": time.perf_counter() - self._started}
+
+    def _last_progress(self) -> dict:
+        """`progress()` as the process ends abruptly: with the meta the pictures and `genesis
+        diff` read (the run's history and losses), too costly to write at every progress."""
+        return {**self.progress(), "meta": {"losses": self.losses.to_dict(),
+                                            "history": self._history()}}
 
     def _track_module_parameters(self) -> None:
         """Parameters of every module seen in a forward, gradient or not (to spot missing ones);

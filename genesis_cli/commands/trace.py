@@ -1,5 +1,6 @@
-"""`genesis trace SCRIPT [ARGS]...`: run a script, capture its graphs, check its gradients,
-and report what is wrong — with the op, the module and the source line.
+"""`genesis trace SCRIPT [ARGS]...` (or `genesis trace -m MODULE [ARGS]...`, as `python -m`):
+run a script, capture its graphs, check its gradients, and report what is wrong — with the
+op, the module and the source line.
 
 The script runs in a child process (`genesis_cli.traced_run`) that journals what it
 captures, and when the script is done, writes the outputs and makes the report for this
@@ -38,19 +39,27 @@ from ..ui import make_console, print_error, print_warning
 
 FORMATS = ("svg", "png", "pdf", "dot")
 
-# Options before SCRIPT are genesis's (an unknown one is an error that names the closest
-# valid option); everything after SCRIPT goes to the script.
+# Options before SCRIPT (or up to -m MODULE) are genesis's (an unknown one is an error that
+# names the closest valid option); everything after SCRIPT (or MODULE) goes to the script.
 CONTEXT = {"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]}
 
 
 def trace_command(
-    script: Path = typer.Argument(..., metavar="SCRIPT",
-                                  help="The Python script to run (as `python SCRIPT SCRIPT_ARGS`)."),
+    script: str = typer.Argument(None, metavar="SCRIPT", show_default=False,
+                                 help="The Python script to run (as `python SCRIPT SCRIPT_ARGS`); "
+                                      "none with -m MODULE."),
     script_args: list[str] = typer.Argument(None, metavar="SCRIPT_ARGS",
-                                            help="Arguments for the script (`--` is optional)."),
+                                            help="Arguments for the script or module (`--` is "
+                                                 "optional)."),
+    module: str = typer.Option(None, "--module", "-m", metavar="MODULE",
+                               help="Run the module MODULE instead of a script, as `python -m "
+                                    "MODULE SCRIPT_ARGS` does (a package runs its __main__); "
+                                    "like python's -m, it ends the options: what follows goes "
+                                    "to the module."),
     out: Path = typer.Option(None, "--out", "-o",
                              help="Folder for the outputs (default: genesis-trace/STEM in the "
-                                  "current folder, STEM the script's name without .py)."),
+                                  "current folder, STEM the script's name without .py, or "
+                                  "MODULE)."),
     format: str = typer.Option("svg", "--format", "-f", help="Graph picture format: svg, png, pdf or dot."),
     html: bool = typer.Option(True, "--html/--no-html", help="Write the interactive report.html."),
     open_report: bool = typer.Option(False, "--open", help="Open report.html in the default browser."),
@@ -94,7 +103,7 @@ def trace_command(
                                     "name genesis lacks stops the script with one line that names "
                                     "it (`genesis compat SCRIPT` lists them beforehand)."),
 ) -> None:
-    """Run SCRIPT and report wrong gradients, NaN/Inf origins and parameters without gradient.
+    """Run SCRIPT (or -m MODULE) and report wrong gradients, NaN/Inf origins and parameters without gradient.
 
     Each finding names its op, module and source line.
 
@@ -107,23 +116,20 @@ def trace_command(
       genesis trace --steps 3 --check-all --out traces/run1 train.py -- --lr 0.1
 
       genesis trace --torch pytorch_train.py     (a PyTorch script, run on genesis)
+
+      genesis trace --steps 3 -m mypackage.train --lr 0.1    (a module, as python -m runs it)
     """
     console = make_console(no_color=no_color, stderr=as_json)
     errors = make_console(no_color=no_color, stderr=True)
     if format not in FORMATS:
         print_error(errors, f"--format must be one of {', '.join(FORMATS)}, got {format!r}")
         raise typer.Exit(EXIT_USAGE)
-    script_path = Path(script)
-    if not script_path.is_file():
-        print_error(errors, f"script not found: {script_path} (give the path of a .py file)")
-        raise typer.Exit(EXIT_USAGE)
+    script_path, shown_script, stem, args = _program(script, module, script_args, errors)
     if tensorboard_dir is not None:
         tensorboard_dir = _tensorboard_folder(tensorboard_dir, errors)
-    args = list(script_args or [])
-    if args[:1] == ["--"]:
-        args = args[1:]
-    folder = Path(out) if out is not None else Path("genesis-trace") / script_path.stem
+    folder = Path(out) if out is not None else Path("genesis-trace") / stem
     folder = folder.absolute()  # where the outputs land, whatever the script does to its cwd
+    made = [path for path in (folder, *folder.parents) if not path.exists()]  # deepest first
     journal = _journal_folder(folder, errors)
 
     live = live_line_wanted(quiet=quiet, as_json=as_json) and journal is not None
@@ -131,30 +137,29 @@ def trace_command(
     options = {"steps": steps, "check": check, "check_all": check_all, "anomaly": anomaly,
                "torch": torch, "metrics": records,
                "tensorboard": str(tensorboard_dir) if tensorboard_dir is not None else None}
-    shown = {"shown_script": str(script_path),
+    shown = {"shown_script": shown_script,
              "shown_options": {**options, "format": format, "metrics": metrics}}
     settings = OutputSettings(str(folder), format, html, collapse_depth, max_nodes)
-    ending = EndingRequest(str(folder), str(script_path), shown["shown_options"], as_json, quiet,
+    ending = EndingRequest(str(folder), shown_script, shown["shown_options"], as_json, quiet,
                            records if metrics else None,
                            str(tensorboard_dir) if tensorboard_dir is not None else None,
                            os.getcwd(), console_settings(console), console_settings(errors))
     with LiveLine(records, no_color=no_color) if live else nullcontext() as line:
         script_stream = line.script_stream if live else None
-        run = run_traced(str(script_path), args, options, journal,
+        run = run_traced(str(script_path) if script_path is not None else None, args, options,
+                         journal,
                          script_stdout=_script_output_beside_json() if as_json else script_stream,
                          script_stderr=script_stream,
                          outputs=asdict(settings) if journal is not None else None, shown=shown,
-                         ending=asdict(ending))
+                         ending=asdict(ending), module=module)
     if run.refused is not None:  # the script never ran: nothing to report
         print_error(errors, run.refused)
-        if journal is not None:
-            shutil.rmtree(journal, ignore_errors=True)
+        _nothing_written(journal, made)
         raise typer.Exit(EXIT_USAGE)
     if not run.started:  # interrupted or killed while genesis loaded: nothing ran
         print_error(errors, f"the script never started: its process {describe_end(run)}, "
                             "while genesis was loading; nothing was run or written")
-        if journal is not None:
-            shutil.rmtree(journal, ignore_errors=True)
+        _nothing_written(journal, made)
         raise typer.Exit(128 + run.signal if run.signal is not None else run.returncode or 1)
     if _printed(run, ending, console, errors):  # the script's process made the report
         status, files = run.ending["status"], run.files
@@ -167,6 +172,34 @@ def trace_command(
 
         webbrowser.open(Path(files["html"]).resolve().as_uri())
     raise typer.Exit(status)
+
+
+def _program(script: str | None, module: str | None, script_args: list | None,
+             errors) -> tuple:
+    """What to run, from the command line: (the script's path, or None for a module; how the
+    trace names it: the path, or `-m MODULE`; the default output folder's name; the
+    arguments it gets). A usage error (exit status 2) when there is nothing to run."""
+    args = list(script_args or [])
+    if module is not None:  # what the parser took for SCRIPT is the module's first argument
+        if not module:
+            print_error(errors, "-m needs a module's name, as python's does: genesis trace -m "
+                                "package.module")
+            raise typer.Exit(EXIT_USAGE)
+        args = ([script] if script is not None else []) + args
+        script_path, shown, stem = None, f"-m {module}", module
+    elif script is None:
+        print_error(errors, "give the script to run (genesis trace train.py) or a module "
+                            "(genesis trace -m package.module); see genesis trace --help")
+        raise typer.Exit(EXIT_USAGE)
+    else:
+        script_path = Path(script)
+        if not script_path.is_file():
+            print_error(errors, f"script not found: {script_path} (give the path of a .py file)")
+            raise typer.Exit(EXIT_USAGE)
+        shown, stem = str(script_path), script_path.stem
+    if args[:1] == ["--"]:
+        args = args[1:]
+    return script_path, shown, stem, args
 
 
 def _script_output_beside_json():
@@ -224,6 +257,8 @@ def _ending_here(run, ending: EndingRequest, settings: OutputSettings, journal: 
         trace.exit_code = run.returncode  # its exit status (os._exit), or -N for signal N
         if run.trace is None:  # it died with no journal to read (an output folder not writable)
             trace.meta["lost"] = True
+        elif "history" not in trace.meta and ending.records is not None:
+            _history_from_metrics(trace, ending.records)
     files, problems = run.files, run.problems
     if files is None:  # the script's process did not write them (it died, or failed to)
         files, more = write_outputs(trace, settings) if journal is not None else \
@@ -231,6 +266,37 @@ def _ending_here(run, ending: EndingRequest, settings: OutputSettings, journal: 
         problems = [*problems, *more]  # (what it sent: the metrics file's)
     status = print_ending(trace, run, files, problems, ending, console, errors, sys.stdout)
     return files, status
+
+
+def _nothing_written(journal: str | None, made: list) -> None:
+    """Remove the journal of a run that never started, and the folders made for its outputs
+    (`made`: deepest first), as long as they hold nothing else."""
+    if journal is not None:
+        shutil.rmtree(journal, ignore_errors=True)
+    for folder in made:
+        try:
+            folder.rmdir()
+        except OSError:  # something else is in it now
+            return
+
+
+def _history_from_metrics(trace, records: str) -> None:
+    """The history of a run whose process died before it could write it down (SIGKILL gives
+    it no time), rebuilt from its metrics.jsonl for report.html's Training view; the trace
+    says where it came from, and what that leaves out."""
+    from genesis.debug.run_history import history_from_records
+
+    from ..metrics_sinks import read_records
+
+    try:
+        lines = read_records(records)
+    except (OSError, ValueError):  # unreadable: the report goes without the Training view
+        return
+    if lines:
+        trace.meta["history"] = history_from_records(lines)
+        trace.meta["history_from"] = (f"{METRICS_FILE}: the script's process was killed before "
+                                      "it could write its history (no value distributions or "
+                                      "activations)")
 
 
 def _journal_folder(folder: Path, errors) -> str | None:

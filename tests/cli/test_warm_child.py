@@ -34,7 +34,7 @@ def test_a_child_given_no_orders_leaves_quietly(capfd):
 def test_trace_help_prints_only_the_help():
     completed = run_genesis("trace", "--help")
     assert completed.returncode == 0
-    assert "Run SCRIPT and report" in completed.stdout and completed.stderr == ""
+    assert "Run SCRIPT (or -m MODULE) and report" in completed.stdout and completed.stderr == ""
 
 
 def test_the_script_reads_the_commands_standard_input(tmp_path):
