@@ -39,6 +39,7 @@ from genesis.debug.session import TraceSession
 from .commands.trace_outputs import write_outputs
 from .metrics_sinks import MetricsSinks
 from .runner import ScriptNotFound, run_module, run_script
+from .stop_signals import StopSignals
 from .trace_settings import CHECKS_PER_SITE, EndingRequest, OutputSettings
 from .warm_child import RESULT_HEADER
 
@@ -140,52 +141,37 @@ class _journal_before_exit:
     last backward calls' parameter norms and findings, which it writes only every so often,
     and the run's history: report.html's Training view), then ends the process as asked: a
     script that leaves that way loses nothing. The metrics sinks are closed too (the last
-    steps' lines are written, TensorBoard's queued events reach the disk).
-
-    SIGTERM and SIGHUP (a job scheduler's stop, a closed terminal; `genesis trace` passes on
-    those it gets) do the same, then end the process by that signal, as they would have:
-    its exit status still says it was killed. A script that sets its own handler for them
-    keeps it, and a signal this process was started ignoring (`nohup`) stays ignored.
-    SIGKILL gives no process a chance to write: the journal stays as it was last written."""
-
-    SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+    steps' lines are written, TensorBoard's queued events reach the disk). SIGTERM and
+    SIGHUP (`genesis trace` passes on those it gets) do the same before they end the
+    process (`StopSignals`). SIGKILL gives no process a chance to write: the journal stays
+    as it was last written."""
 
     def __init__(self, session: TraceSession, sinks: MetricsSinks):
         self.session = session
         self.sinks = sinks
         self.real_exit = os._exit
-        self.previous = {}
+        self.stops = StopSignals(self._flush)
+        self.pid = os.getpid()  # a process the script forks inherits this: it has nothing to write
 
     def __enter__(self):
         os._exit = self._exit
-        if threading.current_thread() is threading.main_thread():  # (handlers can't be set elsewhere)
-            for number in self.SIGNALS:
-                if signal.getsignal(number) is signal.SIG_DFL:
-                    self.previous[number] = signal.signal(number, self._end_by_signal)
+        self.stops.__enter__()
         return self
 
     def __exit__(self, *exc_info) -> None:
         os._exit = self.real_exit
-        for number, handler in self.previous.items():
-            if signal.getsignal(number) == self._end_by_signal:  # (not the script's own)
-                signal.signal(number, handler)
+        self.stops.__exit__(*exc_info)
 
     def _flush(self) -> None:
-        self.session.flush_journal()
-        self.sinks.close()
+        if os.getpid() == self.pid:
+            self.session.flush_journal()
+            self.sinks.close()
 
     def _exit(self, status: int):
         try:
             self._flush()
         finally:
             self.real_exit(status)
-
-    def _end_by_signal(self, number: int, frame) -> None:
-        try:
-            self._flush()
-        finally:
-            signal.signal(number, signal.SIG_DFL)
-            os.kill(os.getpid(), number)
 
 
 def _written_outputs(trace, outputs: dict | None) -> tuple:

@@ -175,3 +175,28 @@ def test_after_sigkill_the_training_view_is_rebuilt_from_metrics_jsonl(tmp_path)
     assert page["run"]["meta"]["history"]["loss"] == history["loss"]
     assert page["run"]["meta"]["history_from"] == saved.meta["history_from"]
     assert page["run"]["meta"]["ended"].startswith("was killed by SIGKILL (signal 9")
+
+
+def test_a_forked_worker_stopped_by_sigterm_ends_at_once_and_leaves_the_run_alone(tmp_path):
+    """A process the script forks (as a DataLoader's or a Pool's workers are) inherits the
+    SIGTERM handler: there it writes nothing and ends by the signal at once, as a worker
+    that a pool terminates must; the traced run goes on and finishes."""
+    script = write_script(tmp_path, 20, """
+        if step == 5:
+            worker = os.fork()
+            if worker == 0:
+                time.sleep(60)  # terminated here
+                os._exit(0)
+            started = time.monotonic()
+            os.kill(worker, signal.SIGTERM)
+            _, status = os.waitpid(worker, 0)
+            print("worker ended by signal", os.WTERMSIG(status), "in under 5 s:",
+                  time.monotonic() - started < 5)
+    """)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["trace", "--no-color", "--no-check", "--no-html",
+                                      "--out", str(out), str(script)])
+    assert result.exit_code == 0, result.output
+    assert "worker ended by signal 15 in under 5 s: True" in result.output
+    saved = Trace.load(out / "trace.json")
+    assert saved.exit_code == 0 and "finished" not in saved.meta and saved.steps_seen == 20
