@@ -18,7 +18,7 @@ _warnings.filterwarnings("ignore", r"(invalid value|divide by zero|overflow|unde
                          RuntimeWarning, r"genesis\.")
 
 from . import dtypes
-from .device import Device, DeviceError, device
+from .device import Device, DeviceError, device, get_default_device, set_default_device
 from .dtypes import (DType, bfloat16, bool, double, finfo, float, float16, float32, float64,
                      get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long,
                      set_default_dtype, short, uint8)

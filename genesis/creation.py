@@ -79,7 +79,8 @@ def _number(value, name: str, op: str):
 
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A new tensor holding a copy of `data` (list, number, NumPy array or Tensor).
+    """A new tensor holding a copy of `data` (list, number, NumPy array or Tensor), on
+    `device` or else the default device (`set_default_device`).
 
     >>> import genesis
     >>> genesis.tensor([1., 2., 3.], requires_grad=True)
@@ -87,7 +88,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     >>> genesis.tensor(3).dtype, genesis.tensor(True).dtype, genesis.tensor(1.5).dtype
     (genesis.int64, genesis.bool, genesis.float32)
     """
-    return Tensor(data, device=device, dtype=dtype, requires_grad=requires_grad)
+    return Tensor(data, device=as_device(device), dtype=dtype, requires_grad=requires_grad)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -127,11 +128,12 @@ def asarray(obj, *, dtype=None, device=None, copy: bool | None = None,
     tensor([1., 2.])
     """
     chosen = get_dtype(dtype) if dtype is not None else None
-    target = as_device(device) if device is not None else None
+    # a tensor stays where it is unless told; anything else goes to the default device
+    target = as_device(device) if device is not None or not isinstance(obj, Tensor) else None
     if isinstance(obj, Tensor):
         shared = obj if requires_grad is None else obj.detach()
         result = shared.to(device=target, dtype=chosen, copy=bool(copy))
-    elif isinstance(obj, np.ndarray) and copy is not True and target in (None, cpu) and (
+    elif isinstance(obj, np.ndarray) and copy is not True and target is cpu and (
             chosen is None or chosen.numpy_dtype == obj.dtype):
         dtypes.from_numpy_dtype(obj.dtype)
         result = wrap_array(obj, cpu)

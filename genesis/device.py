@@ -17,7 +17,8 @@ import weakref
 
 import numpy as np
 
-__all__ = ["Device", "device", "cpu", "DeviceError", "device_mismatch_message", "devices_agree"]
+__all__ = ["Device", "device", "cpu", "DeviceError", "device_mismatch_message", "devices_agree",
+           "set_default_device", "get_default_device"]
 
 
 class DeviceError(RuntimeError):
@@ -78,6 +79,15 @@ class Device:
     def __reduce__(self):
         return (device, (str(self),))
 
+    def __enter__(self) -> "Device":
+        """`with genesis.device("cuda"):` makes this the default device inside the block."""
+        default_device.entered.append(default_device.device)
+        default_device.device = self
+        return self
+
+    def __exit__(self, *exception) -> None:
+        default_device.device = default_device.entered.pop()
+
 
 class _CurrentGPU(threading.local):
     """The GPU a bare "cuda" means on this thread (`genesis.cuda.set_device`); 0 at first."""
@@ -88,13 +98,53 @@ class _CurrentGPU(threading.local):
 current_gpu = _CurrentGPU()
 
 
+class _DefaultDevice(threading.local):
+    """Where tensors are made when no device is given (`set_default_device`, a `with
+    device:` block), per thread as in PyTorch; `entered` keeps the defaults that `with`
+    blocks replaced, to restore on leaving them."""
+
+    def __init__(self):
+        self.device = None  # None: the CPU
+        self.entered = []
+
+
+default_device = _DefaultDevice()
+
+
+def set_default_device(spec) -> None:
+    """Make tensors on `spec` ("cpu", "cuda", "cuda:N" or a device; None: back to the CPU)
+    when a factory (`zeros`, `tensor`, `randn`, a module's parameters...) is given no device,
+    as `torch.set_default_device`; for this thread. Tensors from existing ones (`zeros_like`,
+    `from_numpy`, `as_tensor` of a tensor) stay where those are. A CUDA default without a
+    GPU is accepted here and refused, saying why, when a tensor is made.
+
+    >>> import genesis
+    >>> genesis.set_default_device("cpu"); genesis.get_default_device()
+    device(type='cpu')
+    >>> genesis.set_default_device(None)
+    """
+    default_device.device = None if spec is None else device(spec)
+
+
+def get_default_device() -> Device:
+    """The device factories use when given none (`set_default_device`): the CPU at first.
+
+    >>> import genesis
+    >>> with genesis.device("cuda:1"):
+    ...     genesis.get_default_device()
+    device(type='cuda', index=1)
+    """
+    return default_device.device or cpu
+
+
 def device(spec="cpu", index: int | None = None) -> Device:
     """Parse "cpu", "cuda", "cuda:N" (or a Device) into a Device; as in PyTorch, the index
     may come second: device("cuda", 1) is device("cuda:1").
 
     A bare "cuda" means the current GPU: 0 unless `genesis.cuda.set_device` chose
-    another. Creating the object never fails; using a CUDA device without CuPy or a GPU
-    raises `DeviceError` saying why.
+    another; None means the default device (`set_default_device`, the CPU at first).
+    Creating the object never fails; using a CUDA device without CuPy or a GPU raises
+    `DeviceError` saying why.
 
     >>> device("cuda", 1), device("cpu", 0)
     (device(type='cuda', index=1), device(type='cpu'))
@@ -104,7 +154,7 @@ def device(spec="cpu", index: int | None = None) -> Device:
     if isinstance(spec, Device):
         return spec
     if spec is None:
-        return cpu
+        return default_device.device or cpu
     if isinstance(spec, int):
         return Device("cuda", spec)
     text = str(spec).strip().lower()

@@ -5,7 +5,6 @@ means for genesis:
   float32 matrices in full float32 ("highest"), which every setting permits; the setting is
   kept and reported back.
 - `set_anomaly_enabled` / `is_anomaly_enabled`: the global form of `detect_anomaly`.
-- `get_default_device`: genesis creates tensors on the CPU unless told otherwise.
 - `set_default_tensor_type`: the legacy way to change the default dtype.
 - `set_warn_always` / `is_warn_always_enabled`, `set_flush_denormal` (False: not done),
   the autocast queries (`get_autocast_gpu_dtype`, ...), `typename`, `is_storage`.
@@ -19,12 +18,12 @@ from __future__ import annotations
 
 from . import amp, dtypes
 from .autograd import anomaly
-from .device import device
+from .device import set_default_device
 from .ops.tensor_info import type_of
 from .tensor import Tensor
 
 __all__ = ["set_float32_matmul_precision", "get_float32_matmul_precision", "set_anomaly_enabled",
-           "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "get_default_device",
+           "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
            "set_default_tensor_type", "set_warn_always", "is_warn_always_enabled",
            "set_flush_denormal", "is_autocast_enabled", "get_autocast_dtype",
            "get_autocast_gpu_dtype", "get_autocast_cpu_dtype", "is_autocast_cpu_enabled",
@@ -64,28 +63,21 @@ is_anomaly_enabled = anomaly.is_anomaly_enabled
 is_anomaly_check_nan_enabled = anomaly.is_anomaly_check_nan_enabled
 
 
-def get_default_device() -> device:
-    """Where new tensors go when no device is given: the CPU."""
-    return device("cpu")
-
-
 _LEGACY_TYPES = {"FloatTensor": dtypes.float32, "DoubleTensor": dtypes.float64,
                  "HalfTensor": dtypes.float16, "BFloat16Tensor": dtypes.bfloat16}
 
 
 def set_default_tensor_type(t) -> None:
-    """The legacy form of `set_default_dtype`: `set_default_tensor_type(torch.DoubleTensor)`
-    or its name ("torch.DoubleTensor"). CUDA tensor types are refused: genesis creates
-    tensors on the CPU unless told otherwise."""
+    """The legacy form of `set_default_dtype` and `set_default_device`:
+    `set_default_tensor_type(torch.DoubleTensor)` or its name ("torch.DoubleTensor"); a CUDA
+    type ("torch.cuda.FloatTensor") makes CUDA the default device, a CPU type the CPU."""
     name = t if isinstance(t, str) else getattr(t, "__name__", repr(t))
-    if ".cuda." in name:
-        raise TypeError(f"set_default_tensor_type: genesis does not make CUDA the default "
-                        f"device ({name}); pass device='cuda' where tensors are created")
     short = name.rsplit(".", 1)[-1]
     if short not in _LEGACY_TYPES:
         raise TypeError(f"set_default_tensor_type: only floating point types are supported as "
                         f"the default type, got {name}")
     dtypes.set_default_dtype(_LEGACY_TYPES[short])
+    set_default_device("cuda" if ".cuda." in name else None)
 
 
 def set_warn_always(enabled: bool) -> None:

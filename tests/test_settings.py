@@ -57,8 +57,12 @@ def test_legacy_default_tensor_type(float64_default):
     assert genesis.zeros(1).dtype is genesis.float32
     genesis.set_default_tensor_type("torch.DoubleTensor")
     assert genesis.zeros(1).dtype is genesis.float64
-    with pytest.raises(TypeError, match="CUDA"):
-        genesis.set_default_tensor_type("torch.cuda.FloatTensor")
+    genesis.set_default_tensor_type("torch.cuda.FloatTensor")
+    try:
+        assert genesis.get_default_device() == "cuda" and genesis.get_default_dtype() is genesis.float32
+    finally:
+        genesis.set_default_tensor_type("torch.DoubleTensor")
+    assert genesis.get_default_device() == "cpu"
 
 
 def test_matmul_precision_is_kept_and_checked():

@@ -112,6 +112,10 @@ class CTCLossFunction(Op):
     """The negative log likelihood of each batch entry's target under log_probs (T, N, C)."""
 
     node_name = "CTCLoss"
+    # PyTorch's gradient (see the module docstring) is exp(log_probs) * grad away from the
+    # derivative, a term a log_softmax before it cancels: node checks that perturb log_probs
+    # alone would report a mismatch on correct code, so they skip this node
+    surrogate_gradient = True
 
     @staticmethod
     def forward(ctx, log_probs, labels, input_lengths, target_lengths, blank, zero_infinity):

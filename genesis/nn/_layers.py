@@ -176,36 +176,62 @@ class EmbeddingFunction(Op):
     op_name = "embedding"  # in messages
 
     @staticmethod
-    def forward(ctx, weight, indices, padding_idx):
+    def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq=False):
         ctx.weight_shape = weight.shape
         ctx.indices = indices._data
         ctx.padding_idx = padding_idx
+        ctx.scale_grad_by_freq = scale_grad_by_freq
         return weight._data[indices._data]
 
     @staticmethod
     def backward(ctx, grad):
-        if ctx.padding_idx is not None:  # the padding row gets no gradient
-            keep = (ctx.indices != ctx.padding_idx)[..., None].astype(grad._data.dtype)
-            grad = grad * wrap_array(keep, grad.device)
-        return IndexScatter.apply(grad, ctx.weight_shape, (ctx.indices, Ellipsis)), None, None
+        factor = _row_gradient_factor(ctx.indices, ctx.weight_shape[0], ctx.padding_idx,
+                                      ctx.scale_grad_by_freq, grad._device.xp)
+        if factor is not None:
+            grad = grad * wrap_array(factor[..., None].astype(grad._data.dtype), grad.device)
+        return IndexScatter.apply(grad, ctx.weight_shape, (ctx.indices, Ellipsis)), None, None, None
 
     @staticmethod
     def defined_gradients(args, kwargs) -> dict:
         """The padding row's gradient is zero by definition (as in PyTorch), not derived from
-        the output, which does read that row.
+        the output, which does read that row; with scale_grad_by_freq, a row looked up more
+        than once gets its gradient divided by that count, by definition too.
 
         >>> import genesis
         >>> EmbeddingFunction.defined_gradients((genesis.zeros(3, 2), genesis.tensor([0]), 1), {})[0]
         array([[False],
                [ True],
                [False]])
+        >>> EmbeddingFunction.defined_gradients((genesis.zeros(3, 2), genesis.tensor([2, 0, 2]),
+        ...                                      None, True), {})[0]
+        array([[False],
+               [False],
+               [ True]])
         """
-        weight, _, padding_idx = args
-        if padding_idx is None:
-            return {}
+        weight, indices, padding_idx = args[:3]
+        scale_grad_by_freq = args[3] if len(args) > 3 else False
         rows = np.zeros((weight.shape[0], 1), dtype=bool)
-        rows[padding_idx] = True
-        return {0: rows}
+        if scale_grad_by_freq:
+            counts = np.bincount(np.asarray(indices.tolist(), dtype=np.int64).ravel(),
+                                 minlength=weight.shape[0])
+            rows[counts > 1] = True
+        if padding_idx is not None:
+            rows[padding_idx] = True
+        return {0: rows} if rows.any() else {}
+
+
+def _row_gradient_factor(indices, rows: int, padding_idx, scale_grad_by_freq: bool, xp):
+    """Per looked-up index, what its gradient row is multiplied by: 0 at the padding row,
+    1 / (how often its index occurs in the whole input) with scale_grad_by_freq, as in
+    PyTorch; None where every factor is 1."""
+    factor = None
+    if scale_grad_by_freq:
+        counts = xp.bincount(indices.ravel(), minlength=rows)
+        factor = 1.0 / counts[indices]
+    if padding_idx is not None:
+        keep = indices != padding_idx
+        factor = keep if factor is None else factor * keep
+    return factor
 
 
 def _check_indices(input: Tensor, weight: Tensor) -> None:
@@ -238,11 +264,14 @@ def _renorm_rows(weight: Tensor, indices, max_norm: float, norm_type: float) -> 
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
-              max_norm: float | None = None, norm_type: float = 2.0) -> Tensor:
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Look up rows of `weight` (num_embeddings, embedding_dim) at integer `input`.
 
     `padding_idx`: that row gets no gradient. `max_norm`: rows looked up are
-    first renormalised in place to at most that `norm_type`-norm.
+    first renormalised in place to at most that `norm_type`-norm. `scale_grad_by_freq`:
+    each row's gradient is divided by how often its index occurs in `input`.
+    `sparse=True` is accepted and gives a dense gradient (genesis has no sparse tensors).
 
     >>> import genesis
     >>> import genesis.nn.functional as F
@@ -258,7 +287,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         padding_idx %= weight.shape[0]
     if max_norm is not None:
         _renorm_rows(weight, input._data, max_norm, norm_type)
-    return EmbeddingFunction.apply(weight, input, padding_idx)
+    return EmbeddingFunction.apply(weight, input, padding_idx, bool(scale_grad_by_freq))
 
 
 def _linear_samples(rng):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..creation import empty, zeros
+from ..ops.join import cat
 from ..tensor import Tensor
 from . import init
 from ._attention import additive_mask, attention, causal_mask
@@ -19,7 +20,10 @@ class MultiheadAttention(Module):
     Inputs are (L, N, E) (or (N, L, E) with `batch_first`, or unbatched (L, E)).
     `forward` returns (output, weights averaged over heads, or None with need_weights=False).
     Masks: `key_padding_mask` (N, S) and `attn_mask` (L, S) or (N * num_heads, L, S), bool
-    (True = may not attend) or additive float.
+    (True = may not attend) or additive float. `add_bias_kv`: a learnt key and value
+    (`bias_k`, `bias_v`, each (1, 1, embed_dim)) appended to the keys and values;
+    `add_zero_attn`: a key and value of zeros appended per head. Each adds one source position,
+    which every query may attend to (the masks are extended with "may attend").
 
     >>> import genesis
     >>> attention = genesis.nn.MultiheadAttention(8, 2, batch_first=True)
@@ -30,8 +34,8 @@ class MultiheadAttention(Module):
     """
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
-                 kdim: int | None = None, vdim: int | None = None, batch_first: bool = False,
-                 device=None, dtype=None):
+                 add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,
+                 vdim: int | None = None, batch_first: bool = False, device=None, dtype=None):
         super().__init__()
         if embed_dim % num_heads:
             raise ValueError(f"embed_dim ({embed_dim}) must be divisible by num_heads ({num_heads})")
@@ -54,6 +58,12 @@ class MultiheadAttention(Module):
         self.register_parameter("in_proj_bias", Parameter(zeros(3 * embed_dim, **factory))
                                 if bias else None)
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, **factory)
+        if add_bias_kv:
+            self.bias_k = Parameter(empty(1, 1, embed_dim, **factory))
+            self.bias_v = Parameter(empty(1, 1, embed_dim, **factory))
+        else:
+            self.bias_k = self.bias_v = None  # plain attributes, as in PyTorch
+        self.add_zero_attn = add_zero_attn
         self._reset_parameters()
 
     def _reset_parameters(self) -> None:
@@ -65,6 +75,9 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             init.zeros_(self.in_proj_bias)
             init.zeros_(self.out_proj.bias)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+            init.xavier_normal_(self.bias_v)
 
     def _projections(self, query: Tensor, key: Tensor, value: Tensor, packed: bool) -> tuple:
         embed = self.embed_dim
@@ -100,8 +113,15 @@ class MultiheadAttention(Module):
         batch, target_length, source_length = q.shape[0], q.shape[1], k.shape[1]
         mask = self._combined_mask(attn_mask, key_padding_mask, is_causal, batch, target_length,
                                    source_length, q)
-        output, weights = attention(self._split_heads(q), self._split_heads(k), self._split_heads(v),
-                                    mask, self.dropout, self.training)
+        k, v = self._split_heads(k), self._split_heads(v)
+        if self.bias_k is not None:
+            k, v = self._appended(k, self._split_heads(self.bias_k.expand(batch, 1, -1)),
+                                  v, self._split_heads(self.bias_v.expand(batch, 1, -1)))
+        if self.add_zero_attn:
+            nothing = zeros(batch, self.num_heads, 1, self.head_dim, dtype=k.dtype, device=k.device)
+            k, v = self._appended(k, nothing, v, nothing)
+        mask = _attendable(mask, k.shape[2] - source_length)
+        output, weights = attention(self._split_heads(q), k, v, mask, self.dropout, self.training)
         output = self.out_proj(output.transpose(1, 2).reshape(batch, target_length, self.embed_dim))
         if not batched:
             output = output.squeeze(0)
@@ -112,6 +132,11 @@ class MultiheadAttention(Module):
         if average_attn_weights:
             weights = weights.mean(1)
         return output, weights if batched else weights.squeeze(0)
+
+    @staticmethod
+    def _appended(k: Tensor, extra_key: Tensor, v: Tensor, extra_value: Tensor) -> tuple:
+        """Keys and values (batch, heads, source, head_dim) with one more source position."""
+        return cat([k, extra_key], dim=2), cat([v, extra_value], dim=2)
 
     def _combined_mask(self, attn_mask, key_padding_mask, is_causal, batch, target_length,
                        source_length, like: Tensor):
@@ -132,3 +157,10 @@ class MultiheadAttention(Module):
 
     def extra_repr(self) -> str:
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"
+
+
+def _attendable(mask: Tensor | None, extra: int) -> Tensor | None:
+    """An additive mask with `extra` source positions appended that every query may attend to."""
+    if mask is None or not extra:
+        return mask
+    return cat([mask, zeros(*mask.shape[:-1], extra, dtype=mask.dtype, device=mask.device)], dim=-1)

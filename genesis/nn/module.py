@@ -261,7 +261,7 @@ class Module:
         if isinstance(value, Parameter):
             if parameters is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keeping="_parameters")
             self.register_parameter(name, value)
         elif parameters is not None and name in parameters:
             if value is not None:
@@ -272,7 +272,7 @@ class Module:
             if parameters is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._check_new_name(name, "module")
-            self._forget(name)
+            self._forget(name, keeping="_modules")
             self._modules[name] = value
         elif parameters is not None and name in state["_modules"]:
             if value is not None:
@@ -291,12 +291,15 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name: str) -> None:
+    def _forget(self, name: str, keeping: str) -> None:
+        """Drop `name` from every table but `keeping`, where it is about to be replaced in
+        place: a parameter or child assigned again keeps its position (as in PyTorch), so the
+        order of parameters(), state_dict() and an optimizer's groups stays that of creation."""
         state = self.__dict__
         state.pop(name, None)
-        state["_parameters"].pop(name, None)
-        state["_buffers"].pop(name, None)
-        state["_modules"].pop(name, None)
+        for table in ("_parameters", "_buffers", "_modules"):
+            if table != keeping:
+                state[table].pop(name, None)
         state["_non_persistent_buffers"].discard(name)
 
     def __getattr__(self, name: str):

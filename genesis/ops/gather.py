@@ -8,9 +8,12 @@ gather is `a[key]`, a scatter `a[key] = src`, a scatter_add an unbuffered
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..autograd.function import Op
+from ..creation import full
 from ..device import host_numbers
 from ..tensor import Tensor
 from . import samples
@@ -19,6 +22,7 @@ from ._scatter import add_at
 from .index import GetItem, IndexPut
 from .inplace import apply_inplace
 from .registry import OpInfo, Sample
+from .scatter_product import ScatterProduct
 
 __all__ = ["gather", "scatter", "scatter_add", "index_select", "index_add", "index_fill",
            "take_along_dim"]
@@ -172,21 +176,45 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
     return Gather.apply(input, key)
 
 
-def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None) -> Tensor:
+def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None,
+            reduce: str | None = None) -> Tensor:
     """A copy of `input` with `src` (a tensor, or a number `value`) written along `dim`:
     for dim=0, `out[index[i][j]][j] = src[i][j]`.
 
     With repeated indices the value written is one of the candidates (as in
-    PyTorch, unspecified); use `scatter_add` to accumulate instead.
+    PyTorch, unspecified); use `scatter_add` to accumulate instead. `reduce` ("add" or
+    "multiply", PyTorch's older spelling of `scatter_reduce` with "sum" and "prod") combines
+    the values with the input's instead; genesis differentiates it, where PyTorch refuses.
 
     >>> import genesis
     >>> genesis.zeros(2, 3).scatter(1, genesis.tensor([[2], [0]]), 7.)
     tensor([[0., 0., 7.],
             [7., 0., 0.]])
+    >>> genesis.ones(3).scatter(0, genesis.tensor([0, 0]), 2., reduce="multiply")
+    tensor([4., 1., 1.])
     """
     src = _scatter_source("scatter", src, value)
     _, array, key = _along_dim_arguments("scatter", input, dim, index, src)
+    if reduce is not None:
+        return _scatter_reduced(input, _trimmed(src, array), array.shape, key, reduce)
     return Scatter.apply(input, _trimmed(src, array), key)
+
+
+def _scatter_reduced(input: Tensor, src, shape: tuple, key: tuple, reduce: str) -> Tensor:
+    """`input` with `src` (a tensor of the index's `shape`, or a number) added or multiplied
+    in at `key` (repeats combine)."""
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce!r}")
+    if isinstance(src, Tensor):
+        warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and "
+                      "will be removed in a future PyTorch release. Use torch.scatter_reduce "
+                      "instead for more reduction options.", UserWarning, stacklevel=3)
+        values = src.to(input.dtype)
+    else:
+        values = full(shape, src, dtype=input.dtype, device=input.device)
+    if reduce == "add":
+        return ScatterAdd.apply(input, values, key)
+    return input * ScatterProduct.apply(values, key, input.shape)
 
 
 def _scatter_source(op: str, src, value):
@@ -329,10 +357,15 @@ def _broadcast_except(shape_a: tuple, shape_b: tuple, dim: int) -> tuple:
                            f"can't be broadcast together outside dim {dim}") from None
 
 
-def scatter_(self: Tensor, dim: int, index: Tensor, src=None, *, value=None) -> Tensor:
+def scatter_(self: Tensor, dim: int, index: Tensor, src=None, *, value=None,
+             reduce: str | None = None) -> Tensor:
     """In-place `scatter`."""
     src = _scatter_source("scatter_", src, value)
     _, array, key = _along_dim_arguments("scatter_", self, dim, index, src)
+    if reduce is not None:
+        # computed from a clone: the product saves its factor, which the write would change
+        return self.copy_(_scatter_reduced(self.clone(), _trimmed(src, array), array.shape, key,
+                                           reduce))
     return apply_inplace(Scatter, self, _trimmed(src, array), key)
 
 

@@ -118,6 +118,71 @@ class GetItem(Op):
         return IndexScatter.apply(grad, ctx.shape, _kept_key(ctx)), None
 
 
+class Select(GetItem):
+    """One index along one dim, removing that dim: `t[1]`, `t[:, -1]` (a view)."""
+
+
+class Slice(GetItem):
+    """A range along a dim: `t[1:3]`, `t[:, ::2]` (a view)."""
+
+
+class Index(GetItem):
+    """Advanced indexing with index tensors, lists or masks: `t[idx]`, `t[mask]` (a copy)."""
+
+
+class UnsqueezeByIndex(GetItem):
+    """`t[None]`, `t[:, None]`: new dims of extent 1 (a view)."""
+
+    node_name = "Unsqueeze"
+
+
+class AliasByIndex(GetItem):
+    """`t[...]`, `t[:, :]`: the whole tensor (a view)."""
+
+    node_name = "Alias"
+
+
+def indexing_function(key, array_key: tuple, shape) -> type:
+    """The GetItem whose node PyTorch puts on top for `t[key]` (`array_key` is
+    array_key's tuple for it), so a graph names indexing as PyTorch's does.
+
+    PyTorch applies a basic key item by item (a select per int, a slice per range that
+    does not span its whole dim, an unsqueeze per None) and advanced indexing last; genesis
+    indexes in one step, named after PyTorch's last step. A lone slice is always a Slice.
+
+    >>> import genesis
+    >>> x = genesis.zeros(3, 4, requires_grad=True)
+    >>> x[1:].grad_fn, x[0, :].grad_fn, x[[0, 2]].grad_fn, x[:, None].grad_fn
+    (<SliceBackward>, <SelectBackward>, <IndexBackward>, <UnsqueezeBackward>)
+    """
+    if key.__class__ is slice:
+        return Slice
+    if _is_advanced(array_key):
+        return Index
+    spanned = sum(item is not None and item is not Ellipsis for item in array_key)
+    dim, last = 0, AliasByIndex
+    for item in array_key:
+        if item is Ellipsis:
+            dim += len(shape) - spanned
+        elif item is None:
+            last = UnsqueezeByIndex
+        elif item.__class__ is slice:
+            if dim >= len(shape) or not _spans(item, shape[dim]):
+                last = Slice
+            dim += 1
+        else:
+            last = Select
+            dim += 1
+    return last
+
+
+def _spans(item: slice, extent: int) -> bool:
+    """Whether PyTorch skips slice `item` as the whole dim: its bounds as written (a negative
+    start is a slice even where it reaches the first element)."""
+    return (item.start in (None, 0) and item.step in (None, 1)
+            and (item.stop is None or item.stop >= extent))
+
+
 class IndexScatter(Op):
     """Zeros of `shape` with `values` added at `key` (the adjoint of indexing)."""
 
@@ -258,8 +323,9 @@ def getitem(input: Tensor, key) -> Tensor:
             [ 8, 10]])
     """
     if key.__class__ is int:  # t[i], a DataLoader's sample: array_key's tuple, made directly
-        return GetItem.apply(input, (key, Ellipsis))
-    return GetItem.apply(input, array_key(key, input._device))
+        return Select.apply(input, (key, Ellipsis))
+    converted = array_key(key, input._device)
+    return indexing_function(key, converted, input.shape).apply(input, converted)
 
 
 def setitem(input: Tensor, key, value) -> None:

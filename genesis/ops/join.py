@@ -12,7 +12,7 @@ from ..tensor import Tensor
 from . import samples
 from ._operands import common_dtype_arrays, device_mismatch, normalize_dim
 from .registry import OpInfo, Sample
-from .shape import Narrow, Select
+from .index import Select, Slice
 
 __all__ = ["cat", "concat", "concatenate", "stack", "split", "chunk", "unbind"]
 
@@ -178,7 +178,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
         if sum(sizes) != extent or any(s < 0 for s in sizes):
             raise RuntimeError(f"split: sizes {sizes} must be non-negative and add up to "
                                f"{extent}, the extent of dim {dim} (shape {tuple(tensor.shape)})")
-    return _as_views(Split.apply(tensor, dim, tuple(sizes)), tensor, _split_keys(dim, sizes), Narrow)
+    return _as_views(Split.apply(tensor, dim, tuple(sizes)), tensor, _split_keys(dim, sizes), Slice)
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:

@@ -4,18 +4,18 @@
 
 Most are an index key plus the Functions of `index.py` and `gather.py` (IndexPut writes,
 ScatterAdd accumulates), so their gradients are those Functions'. The reductions amax, amin
-and prod have their own Functions: amax/amin share the gradient evenly among the values tied
-for the extreme (the input's own value included when it counts), as PyTorch does; prod's
-gradient is the product of the other factors, exact when factors are zero.
+and prod have their own Functions (prod's in `scatter_product.py`): amax/amin share the
+gradient evenly among the values tied for the extreme (the input's own value included when
+it counts), as PyTorch does; prod's gradient is the product of the other factors, exact
+when factors are zero.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..dtypes import FLOATING_NUMPY_DTYPES
-from ..autograd.function import DelayedError, Op
+from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
-from ..device import cpu, transfer
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._operands import normalize_dim
@@ -26,7 +26,7 @@ from .index import GetItem, IndexPut, array_key
 from .inplace import apply_inplace, refuse_leaf_change
 from .masked import MaskedFill, _broadcast_shape, _mask_array
 from .registry import OpInfo, Sample
-from .where import where
+from .scatter_product import ScatterProduct, applied_at
 
 __all__ = ["scatter_reduce", "index_reduce", "index_copy", "index_put", "masked_scatter", "put",
            "select_scatter", "slice_scatter", "diagonal_scatter"]
@@ -59,7 +59,7 @@ class ScatterExtreme(Op):
         out = data.copy()
         if not include_self:
             out[touched] = _lowest(data.dtype) if largest else _highest(data.dtype)
-        out = _applied_at(a._device, np.maximum if largest else np.minimum, out, key, values)
+        out = applied_at(a._device, np.maximum if largest else np.minimum, out, key, values)
         # PyTorch counts the input's tie even when include_self=False leaves it out
         own = data == out
         picked = values == out[key]
@@ -85,59 +85,6 @@ def _lowest(dtype):
 
 def _highest(dtype):
     return np.inf if dtype in FLOATING_NUMPY_DTYPES else np.iinfo(dtype).max
-
-
-class ScatterProduct(Op):
-    """Ones of `shape` multiplied at `key` by `src` (repeats multiply together); the gradient
-    of each factor is the product of the others at its place, exact at zeros."""
-
-    @staticmethod
-    def forward(ctx, src, key, shape):
-        ctx.save_for_backward(src)
-        ctx.key, ctx.shape = key, shape
-        return _multiplied(src._device, shape, key, src._data)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (src,) = ctx.saved_tensors
-        xp, key = src._device.xp, ctx.key
-        zero = src._data == 0
-        zeros_here = xp.zeros(ctx.shape, np.int64)
-        add_at(xp, zeros_here, key, zero.astype(np.int64))
-        lone_zero = wrap_array(zero & (zeros_here[key] == 1), src._device)
-        safe = where(wrap_array(zero, src._device), 1.0, src)
-        whole = GetItem.apply(ScatterProduct.apply(src, key, ctx.shape), key) / safe
-        without_zero = GetItem.apply(ScatterProduct.apply(safe, key, ctx.shape), key)
-        others = where(lone_zero, without_zero, where(wrap_array(zero, src._device), 0.0, whole))
-        gradient = GetItem.apply(grad, key) * others
-        if grad_state.enabled and bool((zeros_here > 1).any()):
-            # exact, but constant where zeros meet: its own derivative would be wrong there
-            gradient = DelayedError.apply(gradient, message=_MEETING_ZEROS)
-        return gradient, None, None
-
-
-_MEETING_ZEROS = ("scatter_reduce/index_reduce: Double backward is unsupported for src when >1 zeros "
-                  "in src are scattered to the same position in self (reduce='prod'): the first "
-                  "derivative there is exact, but genesis does not compute its derivative; move the "
-                  "zeros apart or differentiate once")
-
-
-def _multiplied(device, shape, key, values):
-    """Ones of `shape` with `values` multiplied in at `key`, repeats included."""
-    return _applied_at(device, np.multiply, device.xp.ones(shape, values.dtype), key, values)
-
-
-def _applied_at(device, ufunc, out, key, values):
-    """`ufunc.at(out, key, values)` (repeated places combined in turn), returning `out`.
-    On a GPU this one step runs on the host: CuPy has no `multiply.at`, and its
-    `maximum.at`/`minimum.at` round float64 values through float32."""
-    if device.xp is np:
-        ufunc.at(out, key, values)
-        return out
-    host = transfer(out, device, cpu)
-    ufunc.at(host, tuple(transfer(item, device, cpu) if getattr(item, "ndim", 0) else item
-                         for item in key), transfer(values, device, cpu))
-    return transfer(host, cpu, device)
 
 
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,

@@ -6,7 +6,7 @@ from ..sizes import integers, shape_of
 from ..tensor import Tensor
 from . import samples
 from ._operands import normalize_dim
-from .index import GetItem
+from .index import Select, Slice
 from .registry import OpInfo, Sample
 
 __all__ = ["reshape", "transpose", "permute", "squeeze", "unsqueeze", "flatten", "swapaxes",
@@ -232,14 +232,6 @@ def _dim_list(dims, ndim: int, op: str) -> list:
 moveaxis = movedim
 
 
-class Narrow(GetItem):
-    """A slice along one dim (a view)."""
-
-
-class Select(GetItem):
-    """One index along one dim, removing that dim (a view)."""
-
-
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """Elements `start` to `start + length` along `dim`; a view.
 
@@ -259,7 +251,7 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     if length < 0 or start + length > extent:
         raise RuntimeError(f"narrow: start {start} + length {length} exceeds dim {dim} of size "
                            f"{extent} (shape {tuple(input.shape)})")
-    return Narrow.apply(input, (slice(None),) * dim + (slice(start, start + length), Ellipsis))
+    return Slice.apply(input, (slice(None),) * dim + (slice(start, start + length), Ellipsis))
 
 
 def select(input: Tensor, dim: int, index: int) -> Tensor:

@@ -34,9 +34,14 @@ def ops_on_data_and_parameters():
     data[1:3].exp()               # a view, then an op computing with it
 
 
+def _indexing(names: list) -> int:
+    """How many of the nodes `names` are indexing's (t[2], t[1:3]: as PyTorch names them)."""
+    return sum(name in ("SelectBackward", "SliceBackward") for name in names)
+
+
 def test_an_observer_sees_every_op_by_default():
     names = observed(Seen(), ops_on_data_and_parameters)
-    assert names.count("GetItemBackward") == 4  # the four views, of data and of the parameter
+    assert _indexing(names) == 4  # the four views, of data and of the parameter
     assert {"MulBackward", "SumBackward", "AddBackward", "ExpBackward"} <= set(names)
 
 
@@ -44,8 +49,8 @@ def test_views_of_data_are_not_shown_while_sees_data_views_is_false():
     waiting = {}  # a container: empty now, filled later
     observer = Seen(sees_data_views=waiting)
     names = observed(observer, ops_on_data_and_parameters)
-    assert names.count("GetItemBackward") == 1  # the parameter's view, in the graph
+    assert _indexing(names) == 1  # the parameter's view, in the graph
     assert {"MulBackward", "SumBackward", "AddBackward", "ExpBackward"} <= set(names)
     waiting["something"] = True  # read at each call: now every view is shown again
     observer.names.clear()
-    assert observed(observer, ops_on_data_and_parameters).count("GetItemBackward") == 4
+    assert _indexing(observed(observer, ops_on_data_and_parameters)) == 4

@@ -257,3 +257,21 @@ def test_a_failing_custom_function_is_told_how_to_declare_a_deliberate_surrogate
     assert finding.kind == "gradient_mismatch"
     assert finding.message.endswith("set surrogate_gradient = True on GradReverse: the checks "
                                     "then skip it.")
+
+
+def test_ctc_loss_with_pytorchs_gradient_is_skipped_not_failed():
+    """PyTorch's ctc_loss gradient assumes normalised log_probs: exact under a log_softmax,
+    not along log_probs alone, so a re-check of the node would be a false alarm."""
+    logits = genesis.randn(6, 2, 5, requires_grad=True)
+
+    def loss():
+        return F.ctc_loss(F.log_softmax(logits, -1), genesis.tensor([[1, 2, 2], [3, 4, 0]]),
+                          genesis.tensor([6, 5]), genesis.tensor([3, 2]))
+
+    checks = _checks(loss, include_builtin=True)
+    ctc = checks["CTCLossFunction"]
+    assert ctc.status == "skipped" and "surrogate" in ctc.reason
+    assert {check.status for name, check in checks.items() if name != "CTCLossFunction"} == {"pass"}
+    assert genesis.autograd.gradcheck(lambda x: F.ctc_loss(
+        F.log_softmax(x, -1), genesis.tensor([[1, 2, 2], [3, 4, 0]]), genesis.tensor([6, 5]),
+        genesis.tensor([3, 2])), (logits.detach().double().requires_grad_(),))

@@ -61,6 +61,11 @@ MHA_CASES = [
     dict(key_padding_mask="bool"), dict(attn_mask="bool"), dict(attn_mask="float"),
     dict(attn_mask="per_head"), dict(average_attn_weights=False), dict(need_weights=False),
     dict(is_causal=True), dict(unbatched=True), dict(cross=True),
+    dict(add_bias_kv=True), dict(add_zero_attn=True, need_weights=True),
+    dict(add_bias_kv=True, add_zero_attn=True, key_padding_mask="bool", attn_mask="bool"),
+    dict(add_bias_kv=True, attn_mask="per_head", batch_first=True, average_attn_weights=False),
+    dict(add_zero_attn=True, unbatched=True, key_padding_mask="bool"),
+    dict(add_bias_kv=True, add_zero_attn=True, kdim=3, vdim=5, is_causal=True),
 ]
 
 
@@ -68,11 +73,12 @@ MHA_CASES = [
 def test_multihead_attention_matches_pytorch(case, rng):
     torch = torch_or_skip()
     case = dict(case)
-    module_options = {key: case.pop(key) for key in ("batch_first", "bias", "kdim", "vdim") if key in case}
+    module_options = {key: case.pop(key) for key in ("batch_first", "bias", "kdim", "vdim", "add_bias_kv",
+                                                     "add_zero_attn") if key in case}
     ours = nn.MultiheadAttention(6, 2, dtype=genesis.float64, **module_options)
     theirs = torch.nn.MultiheadAttention(6, 2, dtype=torch.float64, **module_options)
     _load_from_torch(ours, theirs)
-    assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
+    assert list(ours.state_dict()) == list(theirs.state_dict())
     length, source, batch = 4, 4, 3
     unbatched, cross = case.pop("unbatched", False), case.pop("cross", False)
     if cross or "kdim" in module_options:
@@ -93,8 +99,8 @@ def test_multihead_attention_matches_pytorch(case, rng):
     our_kwargs, torch_kwargs = {}, {}
     padding = case.pop("key_padding_mask", None)
     if padding:
-        ignored = rng.uniform(size=(batch, source)) > 0.7
-        ignored[:, 0] = False
+        ignored = rng.uniform(size=(source,) if unbatched else (batch, source)) > 0.7
+        ignored[..., 0] = False
         our_kwargs["key_padding_mask"], torch_kwargs["key_padding_mask"] = (
             genesis.from_numpy(ignored), torch.from_numpy(ignored))
     mask_kind = case.pop("attn_mask", None)
@@ -202,6 +208,30 @@ def test_attention_gradients_pass_gradcheck(rng):
     attention = nn.MultiheadAttention(4, 2, dtype=genesis.float64, batch_first=True)
     x = genesis.from_numpy(rng.standard_normal((2, 3, 4))).requires_grad_()
     assert gradcheck(lambda x: attention(x, x, x)[0], (x,), atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("options", [dict(add_bias_kv=True), dict(add_zero_attn=True),
+                                     dict(add_bias_kv=True, add_zero_attn=True)])
+def test_attention_with_extra_keys_passes_gradcheck(options, rng):
+    attention = nn.MultiheadAttention(4, 2, dtype=genesis.float64, batch_first=True, **options)
+    x = genesis.from_numpy(rng.standard_normal((2, 3, 4))).requires_grad_()
+    padding = genesis.tensor([[False, True, False], [False, False, True]])
+    if "add_bias_kv" not in options:
+        assert attention.bias_k is None and "bias_k" not in attention.state_dict()
+        assert gradcheck(lambda x: attention(x, x, x, key_padding_mask=padding)[0], (x,),
+                         atol=1e-6, rtol=1e-5)
+        return
+    bias_k, bias_v = (genesis.from_numpy(rng.standard_normal((1, 1, 4))).requires_grad_()
+                      for _ in range(2))
+    frozen = bias_v.detach()  # an input that needs no gradient, beside ones that do
+
+    def attend(x, bias_k, bias_v):
+        values = {"bias_k": bias_k, "bias_v": bias_v}
+        return genesis.func.functional_call(attention, values, (x, x, x),
+                                            {"key_padding_mask": padding})[0]
+
+    assert gradcheck(attend, (x, bias_k, bias_v), atol=1e-6, rtol=1e-5)
+    assert gradcheck(attend, (x, bias_k, frozen), atol=1e-6, rtol=1e-5)
 
 
 def test_attention_dropout_only_while_training_and_errors():

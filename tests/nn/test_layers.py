@@ -164,6 +164,42 @@ def test_embedding_matches_pytorch_including_repeats_padding_and_max_norm(rng):
                                    rtol=1e-6)
 
 
+@pytest.mark.parametrize("padding_idx", [None, 2])
+def test_embedding_scale_grad_by_freq_matches_pytorch(rng, padding_idx):
+    torch = torch_or_skip()
+    table = rng.standard_normal((6, 3))
+    indices = np.array([[1, 2, 2], [0, 2, 1], [4, 4, 2]])
+    # positionally, as PyTorch orders them: padding_idx, max_norm, norm_type, scale_grad_by_freq
+    ours = nn.Embedding(6, 3, padding_idx, None, 2.0, True, _weight=genesis.from_numpy(table.copy()))
+    theirs = torch.nn.Embedding(6, 3, padding_idx, None, 2.0, True,
+                                _weight=torch.from_numpy(table.copy()))
+    assert repr(ours) == repr(theirs)
+    weights = rng.standard_normal(indices.shape + (3,))
+    ours(genesis.from_numpy(indices)).backward(genesis.from_numpy(weights))
+    theirs(torch.from_numpy(indices)).backward(torch.from_numpy(weights))
+    np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-12)
+    functional = genesis.from_numpy(table.copy()).requires_grad_()
+    F.embedding(genesis.from_numpy(indices), functional, padding_idx, scale_grad_by_freq=True,
+                sparse=True).backward(genesis.from_numpy(weights))
+    np.testing.assert_allclose(functional.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-12)
+
+
+def test_embedding_scale_grad_by_freq_backward_is_differentiable(rng):
+    """The scaled gradient is a definition, not the derivative (gradcheck can't check it
+    against finite differences): what is checked is its own derivative, in the output
+    gradient, which a create_graph backward records."""
+    weight = _f64(rng, 5, 2)
+    indices = genesis.tensor([[0, 3], [3, 3]])
+
+    def scaled_gradient(seed):
+        out = F.embedding(indices, weight, scale_grad_by_freq=True)
+        return genesis.autograd.grad(out, weight, seed, create_graph=True)[0]
+
+    assert gradcheck(scaled_gradient, (_f64(rng, 2, 2, 2),), atol=1e-6, rtol=1e-5)
+    frozen = _f64(rng, 5, 2, requires_grad=False)  # no grad needed: nothing recorded
+    assert F.embedding(indices, frozen, scale_grad_by_freq=True).grad_fn is None
+
+
 def test_embedding_init_padding_and_errors():
     table = nn.Embedding(10, 4, padding_idx=3)
     assert table.weight[3].tolist() == [0.0] * 4

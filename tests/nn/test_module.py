@@ -93,6 +93,31 @@ def test_setattr_rules():
     assert "stat" in dir(module)
 
 
+def test_assigning_again_keeps_the_position_as_in_pytorch():
+    """Tying a weight (`head.weight = embed.weight`) or replacing a child keeps the order of
+    parameters(), state_dict() and so an optimizer's parameter list."""
+    torch = torch_or_skip()
+
+    def build(lib):
+        class Tied(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = lib.nn.Embedding(5, 3)
+                self.body = lib.nn.Linear(3, 3)
+                self.head = lib.nn.Linear(3, 5)
+                self.register_buffer("first", lib.zeros(1))
+                self.register_buffer("second", lib.zeros(1))
+                self.head.weight = lib.nn.Parameter(lib.zeros(5, 3))
+                self.embed.weight = self.head.weight
+                self.body = lib.nn.Linear(3, 3)
+                self.first = lib.ones(1)
+
+        model = Tied()
+        return list(model.state_dict()), [name for name, _ in model.named_parameters()]
+
+    assert build(genesis) == build(torch)
+
+
 def test_assigning_before_init_and_bad_names_fail_clearly():
     class Forgetful(nn.Module):
         def __init__(self):

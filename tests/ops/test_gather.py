@@ -156,3 +156,61 @@ def test_scatter_refuses_a_src_of_another_dtype_as_pytorch(op):
             getattr(library.zeros(3), op)(0, library.tensor([0]), library.tensor([1.0], dtype=library.float64))
     assert "float32" in str(caught.value) and "float64" in str(caught.value)
     assert genesis.zeros(3).scatter_(0, genesis.tensor([0]), 2).tolist() == [2.0, 0.0, 0.0]  # a number casts
+
+
+SCATTER_REDUCE_CASES = [("add", "tensor"), ("multiply", "tensor"), ("add", "number"),
+                        ("multiply", "number")]
+
+
+@pytest.mark.parametrize("reduce, source", SCATTER_REDUCE_CASES)
+@pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")
+def test_scatter_with_reduce_matches_torch(reduce, source):
+    torch = torch_or_skip()
+    data = np.arange(1.0, 13.0).reshape(3, 4)
+    index = np.array([[0, 2, 0, 1], [0, 0, 2, 2]])  # repeats within columns combine
+    src = np.array([[2.0, -1.5, 0.5, 3.0], [4.0, 2.0, -2.0, 0.25]])
+    results = []
+    for lib in (genesis, torch):
+        value = lib.from_numpy(src) if source == "tensor" else 1.5
+        out = lib.from_numpy(data).scatter(0, lib.from_numpy(index), value, reduce=reduce)
+        in_place = lib.from_numpy(data.copy())
+        in_place.scatter_(0, lib.from_numpy(index), value, reduce=reduce)
+        integers = lib.ones(3, 4, dtype=lib.int64).scatter(0, lib.from_numpy(index), 3, reduce=reduce)
+        results.append((out.tolist(), in_place.tolist(), integers.tolist(), str(integers.dtype)[-5:]))
+    assert results[0] == results[1]
+
+
+def test_scatter_with_reduce_warns_and_refuses_others_as_torch():
+    x, index = genesis.ones(3), genesis.tensor([0, 0])
+    with pytest.warns(UserWarning, match="reduce argument of torch.scatter with Tensor src"):
+        x.scatter(0, index, genesis.ones(2), reduce="add")
+    with pytest.raises(RuntimeError, match="reduce argument must be either add or multiply"):
+        x.scatter(0, index, 2.0, reduce="sum")
+    with pytest.raises(RuntimeError, match="leaf"):
+        genesis.ones(3, requires_grad=True).scatter_(0, index, 2.0, reduce="add")
+
+
+@pytest.mark.parametrize("reduce", ["add", "multiply"])
+@pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")
+def test_scatter_with_reduce_gradients_pass_gradcheck(reduce):
+    """PyTorch has no derivative for it; genesis's is that of scatter_reduce ("sum", "prod")."""
+    rng = np.random.default_rng(0)
+    index = genesis.tensor([[0, 2, 0, 1], [0, 0, 2, 2]])
+    x, src = leaf(rng.standard_normal((3, 4))), leaf(rng.standard_normal((2, 4)))
+    frozen = src.detach()
+
+    def both(x, src):
+        return x.scatter(0, index, src, reduce=reduce)
+
+    assert genesis.autograd.gradcheck(both, (x, src))
+    assert genesis.autograd.gradcheck(both, (x, frozen))  # src needs no grad
+    assert genesis.autograd.gradcheck(lambda src: genesis.ones(3, 4, dtype=genesis.float64).scatter(
+        0, index, src, reduce=reduce), (src,))
+    assert genesis.autograd.gradgradcheck(both, (x, src))
+
+    def in_place(x, src):
+        out = x * 1.0
+        out.scatter_(0, index, src, reduce=reduce)
+        return out
+
+    assert genesis.autograd.gradcheck(in_place, (x, src))

@@ -15,6 +15,8 @@ KEYS = [
     np.eye(4, 5, dtype=bool), (0, np.array([True, False, True, True, False])), slice(3, None),
     np.array([], dtype=np.int64), (np.array(1), np.array([0, 1])), (slice(None), [True, False] * 2 + [False]),
     (Ellipsis,), (), (None,), (0, 0, 0), (slice(None, None, 3), -2, slice(-1, None)),
+    slice(None), slice(0, 9), (slice(None), slice(0, 9)), (slice(None), slice(-5, None)),
+    (slice(1, None), None), (None, slice(None)), (slice(None), None, slice(None)), (Ellipsis, 0),
 ]
 
 
@@ -44,10 +46,20 @@ def test_getitem_matches_torch(key):
     assert ours.shape == tuple(theirs.shape)
     np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
     assert (ours._version_counter is x._version_counter) == (theirs._base is not None)
+    assert ours.grad_fn.name() == theirs.grad_fn.name()  # PyTorch's last step, for a chain
     weights = np.random.default_rng(1).standard_normal(ours.shape)
     ours.backward(genesis.tensor(weights, dtype=genesis.float64))
     theirs.backward(torch.tensor(weights))
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy())
+
+
+@pytest.mark.parametrize("make", [lambda t: t.narrow(1, 1, 2), lambda t: t.select(2, 0),
+                                  lambda t: t.split(2, 1)[1], lambda t: t.unbind(0)[1]],
+                         ids=["narrow", "select", "split", "unbind"])
+def test_view_ops_name_their_nodes_as_torch(make):
+    torch = torch_or_skip()
+    ours, theirs = make(genesis.zeros(4, 5, 3, requires_grad=True)), make(torch.zeros(4, 5, 3, requires_grad=True))
+    assert ours.grad_fn.name() == theirs.grad_fn.name()
 
 
 def test_zero_dim_index_tensors_act_as_numbers():
