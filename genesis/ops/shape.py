@@ -66,6 +66,14 @@ class View(Reshape):
     """Same elements, new shape, same storage (`Tensor.view`: ViewBackward, as in PyTorch)."""
 
 
+class Squeeze(Reshape):
+    """Dimensions of size 1 dropped (SqueezeBackward, as in PyTorch)."""
+
+
+class Unsqueeze(Reshape):
+    """A dimension of size 1 inserted (UnsqueezeBackward, as in PyTorch)."""
+
+
 def view(input: Tensor, *shape) -> Tensor:
     """Like reshape, but must share storage; raises if that needs a copy."""
     shape = _resolve_shape(_sizes(shape, "view"), input._data.size, "view")
@@ -163,14 +171,14 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
         dims = {normalize_dim(d, input.ndim, "squeeze") for d in dim_list}
         dims = {d for d in dims if input.ndim and input.shape[d] == 1}
     shape = tuple(extent for index, extent in enumerate(input.shape) if index not in dims)
-    return Reshape.apply(input, shape)
+    return Squeeze.apply(input, shape)
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a dimension of size 1 at `dim` (negative counts from the end of the result)."""
     dim = normalize_dim(dim, input.ndim + 1, "unsqueeze")
     shape = input.shape[:dim] + (1,) + input.shape[dim:]
-    return Reshape.apply(input, shape)
+    return Unsqueeze.apply(input, shape)
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:

@@ -76,3 +76,14 @@ def test_repeat_gradient_sums_the_copies():
 def test_errors_name_the_op(call, error, message):
     with pytest.raises(error, match=message):
         call(genesis.zeros(2, 3))
+
+
+@pytest.mark.parametrize("change", [lambda x: x.unsqueeze(0), lambda x: x.unsqueeze(-1),
+                                    lambda x: x.squeeze(), lambda x: x.view(6), lambda x: x[None]])
+def test_size_one_dimension_nodes_are_named_as_pytorch_names_them(change):
+    """unsqueeze/squeeze show in graphs under PyTorch's node names, not as a reshape (PyTorch's
+    overload digit aside: squeeze(dim) is its SqueezeBackward1)."""
+    torch = torch_or_skip()
+    ours = change(genesis.randn(2, 3, 1, requires_grad=True)).grad_fn.name()
+    theirs = change(torch.randn(2, 3, 1, requires_grad=True)).grad_fn.name()
+    assert ours == theirs
