@@ -103,6 +103,8 @@ ATEN_NAMES = {
     "split": ("split", "Tensor"),
     "narrow": ("slice", "Tensor"),
     "get_item": lambda args: _indexing(args[1]),
+    "slice": ("slice", "Tensor"),  # x[key], by the node PyTorch's indexing ends with
+    "index": ("index", "Tensor"),
     "where": ("where", "self"),
     "masked_fill": ("masked_fill", "Scalar"),
     "fill": ("fill_", "Scalar"),
