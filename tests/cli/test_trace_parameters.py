@@ -91,6 +91,18 @@ def test_custom_function_example_shows_its_training_step(tmp_path):
     assert all(check["source"] is not None for check in traced.meta["checks"])
 
 
+def test_weights_in_global_variables_are_named_by_them_when_backward_runs_in_a_function(
+        tmp_path):
+    """The backward is called inside `def step()`, whose locals do not hold the weights:
+    they are named by the script's globals, not "input0"."""
+    result, traced = trace(tmp_path, DATA / "clean_manual_sgd_in_function.py")
+    assert result.exit_code == 0, result.output
+    assert sorted(row.name for row in traced.parameters) == ["W1", "W2", "b1"]
+    graph, = traced.graphs
+    assert {node.name for node in graph.nodes if node.kind in ("param", "input")} >= {
+        "W1", "b1", "W2"}
+
+
 def test_parameter_rows_carry_the_step_of_every_figure(tmp_path):
     result, traced = trace(tmp_path, DATA / "clean_accumulation.py")
     row = traced.parameters[0]
