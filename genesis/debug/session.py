@@ -201,6 +201,8 @@ class TraceSession:
                 self._track_module_parameters()
             if completed:  # a backward that raised says nothing about which parameters get gradients
                 self.params.measure(reached=run, scale=self._loss_scale(run))
+                if not grad_state.in_backward:
+                    self.optimizer_watch.backward_finished()
             self.activations.step_finished(self.params.steps)
             self.readings.fetch()  # what this step's hooks took on a GPU: one transfer
             if self.nan_watch is not None:
