@@ -70,7 +70,9 @@ class Explanation:
     ".data" or "no_grad" (cut off there), "used" (an op with a graph took it as input, at
     `source`, but nothing from it reached the loss), "unused" (no op took it as input) or
     "unrecorded" (no op took it as input in the recorded steps, no model holding it ran in
-    them, and backward calls followed that were not recorded: what happened is not known)."""
+    them, and backward calls followed that were not recorded: what happened is not known) or
+    "replaced" (no op took it as input, and the model that ran holds another tensor under
+    its name now: its module was swapped for a new one after it was named)."""
 
     how: str
     source: SourceLocation | None = None
@@ -82,6 +84,8 @@ class Explanation:
             return "never used in the forward"
         if self.how == "unrecorded":
             return "not used in the recorded steps"
+        if self.how == "replaced":
+            return "no longer in the model"
         if self.how == "used":
             return f"nothing computed from {'them' if plural else 'it'} reached the loss"
         return f"cut off by {'genesis.no_grad()' if self.how == 'no_grad' else self.how}"
@@ -93,6 +97,11 @@ class Explanation:
         if self.how == "unrecorded":
             return (f"no op took {'them' if plural else 'it'} as input in the recorded backward "
                     f"calls, and no model holding {'them' if plural else 'it'} ran in them")
+        if self.how == "replaced":
+            return (f"no op took {'them' if plural else 'it'} as input in the recorded steps, "
+                    "and the model that ran there "
+                    f"holds other tensors under {'their names' if plural else 'its name'} now: "
+                    f"the module that held {'them' if plural else 'it'} was replaced by a new one")
         where = _where(self.source)
         if self.how == "used":
             return (f"used in the forward{where}, but nothing computed from "

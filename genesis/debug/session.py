@@ -375,10 +375,18 @@ class TraceSession:
             self.params.track(name, tensor, rank=rank, role="module")
 
     def _explained(self, tensor) -> Explanation:
-        """Why `tensor` got no gradient, as far as the recorded steps tell: "unused" only
-        when what was recorded could have used it (its model ran in the recorded steps, or
-        no backward call went unrecorded); otherwise "unrecorded"."""
+        """Why `tensor` got no gradient, as far as the recorded steps tell: "replaced" when
+        nothing used it and a model that ran holds another tensor under its name (a layer
+        swapped after the optimizer was built); "unused" only when what was recorded could
+        have used it (its model ran in the recorded steps, or no backward call went
+        unrecorded); otherwise "unrecorded"."""
         reason = self.uses.explain(tensor)
+        if reason.how == "unused":
+            name = self.params.name_of(tensor)
+            now = self.recorder.scope.roots.parameter_names()
+            if name is not None and id(tensor) not in now and \
+                    any(held == name for held, _ in now.values()):
+                return Explanation("replaced")
         if reason.how == "unused" and self.params.steps > self.steps:
             entry = self._recorded_models_params.get(id(tensor))
             if entry is None or entry[1] is not tensor:

@@ -64,6 +64,23 @@ def test_a_parameter_without_gradient_says_why_and_where(tmp_path, name, paramet
         dict.fromkeys(parameters, "no gradient")
 
 
+def test_a_layer_replaced_after_the_optimizer_was_built_is_said_to_be_no_longer_in_the_model(
+        tmp_path):
+    """The optimizer holds the old head (which nothing uses: no gradient, and no word of
+    "later backward calls" it never ran in); the new head gets gradients no optimizer applies."""
+    result, traced = trace(tmp_path, DATA / "buggy_replaced_layer.py")
+    assert result.exit_code == 1
+    by_kind = {finding.kind: finding for finding in traced.findings}
+    assert sorted(by_kind) == ["no_gradient", "not_optimized"]
+    old = by_kind["no_gradient"]
+    assert old.details == {"parameters": ["fc.weight", "fc.bias"], "reason": "replaced"}
+    assert "received no gradient: no longer in the model" in old.title
+    assert "the module that held them was replaced by a new one" in old.message
+    assert "later backward calls" not in old.message
+    new = by_kind["not_optimized"]
+    assert new.details["parameters"] == ["fc.weight#2", "fc.bias#2"]
+
+
 def test_vanishing_gradient_is_found_with_its_rule_and_numbers(tmp_path):
     script = DATA / "buggy_vanishing.py"
     result, traced = trace(tmp_path, script)
