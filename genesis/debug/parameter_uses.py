@@ -55,11 +55,13 @@ WALKS_PER_SITE = 2  # graphs walked per cut site to find the leaves behind it (a
 class Cut:
     """One place where values computed from leaves left the graph: how (".detach()",
     ".detach_()", ".data" or "no_grad"), where, and whether a value carrying it later
-    reached an op that joined a graph (`fed`)."""
+    reached an op that joined a graph (`fed`), in the forward of which backward calls
+    (`fed_in`, numbered from 0)."""
 
     how: str
     source: SourceLocation | None
     fed: bool = False
+    fed_in: set = field(default_factory=set)
     order: int = 0   # cuts are numbered in the order they happened
     paths: dict = field(default_factory=dict)  # id of a leaf behind it -> ops from it to the cut
 
@@ -114,9 +116,11 @@ class Explanation:
 class ParameterUses:
     """Context manager (or `start()`/`stop()`): note uses and cuts of leaves while active;
     afterwards `explain(tensor)` says why a leaf could have got no gradient, and
-    `ran_with_grad` holds the parameters of modules whose forward ran with grad enabled."""
+    `ran_with_grad` holds the parameters of modules whose forward ran with grad enabled.
+    `steps()` says how many backward calls have finished (the forward seen is the next's)."""
 
-    def __init__(self):
+    def __init__(self, steps=lambda: 0):
+        self.steps = steps
         self.cuts = {}            # (how, source) -> Cut
         self.ran_with_grad = {}   # id -> (Class.attribute, parameter) of modules run with grad
         self._uses = TensorMap()      # leaf -> SourceLocation of its first use
@@ -155,10 +159,12 @@ class ParameterUses:
         self.stop()
 
     # -- what was seen ---------------------------------------------------------------
-    def explain(self, leaf: Tensor) -> Explanation:
-        """The earliest cut behind `leaf` that fed a graph; else its first use in an op with
-        a graph; else "unused"."""
+    def explain(self, leaf: Tensor, calls=frozenset()) -> Explanation:
+        """The earliest cut behind `leaf` that fed a graph (of those that fed the forward of
+        one of the backward calls `calls`, when there are any: the call an optimizer holding
+        `leaf` stepped after); else its first use in an op with a graph; else "unused"."""
         fed = [cut for cut in self._cuts_of.get(leaf, ()) if cut.fed]
+        fed = [cut for cut in fed if cut.fed_in & calls] or fed
         if fed:
             cut = min(fed, key=lambda cut: cut.order)
             return Explanation(cut.how, cut.source, tuple(cut.paths.get(id(leaf), ())))
@@ -191,11 +197,11 @@ class ParameterUses:
             for value in inputs:
                 carried = self._carriers.get(value)
                 if carried is not None:
-                    carried.fed = True
+                    self._fed(carried)
                 elif value.grad_fn is None and value._requires_grad:
                     self._note_use(value, node)
             for carried in numbers:
-                carried.fed = True
+                self._fed(carried)
             if grad_state.enabled and not any(isinstance(output, Tensor) and output._requires_grad
                                               for output in outputs):
                 # an op whose result carries no gradient (an integer cast, argmax, a
@@ -240,6 +246,10 @@ class ParameterUses:
         return found
 
     # -- bookkeeping ---------------------------------------------------------------------
+    def _fed(self, cut: Cut) -> None:
+        cut.fed = True
+        cut.fed_in.add(self.steps())
+
     def _note_use(self, leaf: Tensor, node) -> None:
         if leaf not in self._uses:
             self._uses[leaf] = node._source if node._source is not None else \

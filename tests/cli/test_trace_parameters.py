@@ -41,6 +41,8 @@ def test_clean_training_scripts_get_no_findings(tmp_path, name):
     ("buggy_detach.py", ["encoder.0.weight", "encoder.0.bias"], ".detach()", "# BUG: detach",
      "cut off from the loss at"),
     ("buggy_data.py", ["proj.weight"], ".data", "# BUG: .data", "cut off from the loss at"),
+    ("buggy_gan_generator_detached.py", ["G.0.weight", "G.0.bias"], ".detach()",
+     "# BUG: detach", "cut off from the loss at"),
     ("buggy_no_grad.py", ["backbone.0.weight", "backbone.0.bias"], "no_grad", "# BUG: no_grad",
      "by genesis.no_grad() (gradients disabled)"),
     ("buggy_unused_output.py", ["aux.weight", "aux.bias"], "used", "# USE: aux",
