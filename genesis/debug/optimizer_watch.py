@@ -388,9 +388,9 @@ class OptimizerWatch:
     def _accumulation_finding(self, entry: _Watched) -> list:
         if not entry.stale:
             return []
-        step, source, names = entry.stale[0]
-        return [Finding(
-            "gradient_accumulation", "error",
+        step, _, names = entry.stale[0]
+        return _steps_finding(
+            entry, entry.stale, "gradient_accumulation",
             f"gradients accumulate across {entry.name}.step() calls: nothing clears them",
             f"At step {step}, {_listing(names)} entered {entry.name}.step() with gradients summed "
             f"over backward calls from before its previous step: nothing set .grad to None or "
@@ -398,11 +398,7 @@ class OptimizerWatch:
             f"It happened at {len(entry.stale)} of {entry.steps} steps. Every step then applies "
             "the sum of all the gradients so far, not this batch's. Call optimizer.zero_grad() "
             "before loss.backward() in each iteration; to accumulate over k batches on purpose, "
-            "call step() and zero_grad() together once every k backward calls.",
-            function=f"{entry.name}.step", source=_where(source),
-            code=source.code if source is not None else None, step=step,
-            details={"steps_affected": len(entry.stale), "steps": entry.steps,
-                     "parameters": names})]
+            "call step() and zero_grad() together once every k backward calls.")
 
     def _repeated_finding(self, entry: _Watched) -> list:
         if not entry.repeated:
@@ -416,26 +412,21 @@ class OptimizerWatch:
             f"previous step ({len(entry.repeated)} time(s) in the run): the parameters are "
             "updated again with the same, old gradients. Call loss.backward() before each "
             "optimizer.step(), once per step() (is step() in the wrong loop, or called twice?).",
-            function=f"{entry.name}.step", source=_where(source),
-            code=source.code if source is not None else None, step=step if step >= 0 else None,
+            **_at_step_call(entry, source, step if step >= 0 else None),
             details={"times": len(entry.repeated)})]
 
     def _cleared_finding(self, entry: _Watched) -> list:
         if not entry.cleared:
             return []
-        step, source, names = entry.cleared[0]
-        return [Finding(
-            "gradients_cleared", "error",
+        step, _, names = entry.cleared[0]
+        return _steps_finding(
+            entry, entry.cleared, "gradients_cleared",
             f"{entry.name}.step() ran after its gradients were cleared",
             f"At step {step}, backward gave {_listing(names)} gradients, but before "
             f"{entry.name}.step() every one of them was set to None or to zeros, so the step "
             f"applied none of them (it happened at {len(entry.cleared)} of {entry.steps} steps). "
             "Is zero_grad() called between loss.backward() and optimizer.step()? Clear the "
-            "gradients before loss.backward() (or after step()).",
-            function=f"{entry.name}.step", source=_where(source),
-            code=source.code if source is not None else None, step=step,
-            details={"steps_affected": len(entry.cleared), "steps": entry.steps,
-                     "parameters": names})]
+            "gradients before loss.backward() (or after step()).")
 
     def _scheduler_finding(self) -> list:
         if not self.scheduler_early:
@@ -598,6 +589,21 @@ def _built_at(entry: _Watched) -> dict:
     made = entry.made_at
     return {"function": entry.name, "source": _where(made),
             "code": made.code if made is not None else None}
+
+
+def _steps_finding(entry: _Watched, found: list, kind: str, title: str, message: str) -> list:
+    """The finding of the steps `found` ((step, source, [parameter names]) each) of `entry`,
+    located at the first of them."""
+    step, source, names = found[0]
+    return [Finding(kind, "error", title, message, **_at_step_call(entry, source, step),
+                    details={"steps_affected": len(found), "steps": entry.steps,
+                             "parameters": names})]
+
+
+def _at_step_call(entry: _Watched, source, step: int | None) -> dict:
+    """A finding's op, line, code and step: a `step()` call of the optimizer, at `source`."""
+    return {"function": f"{entry.name}.step", "source": _where(source),
+            "code": source.code if source is not None else None, "step": step}
 
 
 def _where(source) -> str | None:
