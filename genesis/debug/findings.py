@@ -34,6 +34,7 @@ KINDS = {
     "not_updated": ("training", "a parameter an optimizer holds that its steps never change"),
     "gradient_accumulation": ("training", "gradients carried across optimizer steps: no zero_grad"),
     "step_without_backward": ("training", "an optimizer step with no backward since the last one"),
+    "gradients_cleared": ("training", "an optimizer step after its gradients were cleared"),
     "scheduler_order": ("training", "a learning-rate scheduler stepped before its optimizer"),
     "update_ratio": ("training", "a parameter whose updates are orders of magnitude off the others'"),
     "dead_activation": ("activation", "a layer whose ReLU-like outputs are zero for every input"),

@@ -61,11 +61,27 @@ def parameter_names(module) -> dict:
 
 
 def user_namespace() -> dict:
-    """Local variables of the innermost frame outside genesis (where the user called in)."""
+    """The variables visible in the innermost frame outside genesis (where the user called
+    in): its locals, over its module's globals when that frame is a function's, so a
+    `loss.backward()` inside `def train_step()` still names the weights the script holds in
+    global variables.
+
+    >>> import genesis
+    >>> weight = genesis.ones(2, requires_grad=True)
+    >>> def step():
+    ...     scale = 2.0
+    ...     return sorted(name for name in user_namespace() if name in ("weight", "scale"))
+    >>> step()
+    ['scale', 'weight']
+    """
     frame = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_GENESIS_DIR):
         frame = frame.f_back
-    return frame.f_locals if frame is not None else {}
+    if frame is None:
+        return {}
+    if frame.f_locals is frame.f_globals:
+        return frame.f_locals
+    return {**frame.f_globals, **frame.f_locals}
 
 
 class Names:

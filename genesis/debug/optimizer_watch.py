@@ -19,6 +19,11 @@ The findings, each with its rule:
   (the update is applied again with old gradients). Gradients written in place since (an
   estimate copied into `.grad`, as evolution strategies do) are new ones: no finding. (A
   write through `.data` is invisible to version counters, here as in PyTorch.)
+- gradients_cleared: `optimizer.step()` after backward calls that gave some of its
+  parameters gradients, when every one of those gradients has since been set to None or
+  overwritten with zeros (`zero_grad()` between `loss.backward()` and `step()`): the step
+  applies none of them. A gradient left as the backward wrote it, or replaced by a tensor
+  with a nonzero value (an all-reduced copy), is applied: no finding.
 - scheduler_order: a learning-rate scheduler stepped before its optimizer's first step
   (the schedule's first value is skipped), unless a GradScaler skipped that optimizer's
   steps (its first steps often are, and that is harmless). Steps are counted as the
@@ -95,6 +100,9 @@ class _Watched:
         self.lr = []                        # per group: StepSeries of its lr
         self.stale = []                     # (step, source, [param names])
         self.repeated = []                  # (step, source): steps with no backward since the last
+        self.given = {}                     # id(param) -> (param, grad, its version): the gradients
+        #                                     backward calls wrote since its previous step
+        self.cleared = []                   # (step, source, [param names]): steps that applied none
         self.before = None                  # {id(param): (param, copy of its array)} of a sampled step
         self.measuring_step = None
 
@@ -119,6 +127,7 @@ class OptimizerWatch:
         self.readings = readings if readings is not None else Readings()
         self.watched = {}           # id(optimizer) -> _Watched
         self.accumulating_since = {}  # id(param) -> backward call its current .grad began at
+        self.grads_at_start = {}    # id(param) -> (grad, its version) as the backward call began
         self.update_ratios = {}     # parameter name -> StepSeries of |Δw|/|w|
         self.moved = {}             # parameter name -> [measured steps with a gradient, changed]
         self.reached_ratios = {}    # the same on the rows the gradient reached (2+ dimensions)
@@ -155,6 +164,8 @@ class OptimizerWatch:
         step = calls - 1
         if entry.last_step_call is not None:
             self._judge_gradients(entry, calls, step)
+        if entry.given:
+            self._judge_cleared(entry, step)
         entry.before = None
         if step >= 0 and sampled(step) and entry.measuring_step != step:
             entry.measuring_step = step
@@ -187,9 +198,36 @@ class OptimizerWatch:
             entry.stale.append((step, SourceLocation.capture(max_frames=2),
                                 [self._name(param) for param in stale]))
 
+    def _judge_cleared(self, entry: _Watched, step: int) -> None:
+        """A step none of whose gradients from the backward calls since its previous step
+        is left: each set to None, or written since and now all zeros (noted with the line
+        of the `step()` call)."""
+        written = []
+        for param, given, version in entry.given.values():
+            grad = param._grad
+            if grad is None:
+                continue
+            if grad is given and _version_of(grad) == version:
+                return  # as the backward left it: the step applies it
+            written.append(grad)
+        source = SourceLocation.capture(max_frames=2)
+        names = [self._name(param) for param, _, _ in entry.given.values()]
+
+        def judge(values, found=(step, source, names)):
+            if not any(values):
+                if not entry.cleared:
+                    self.live_findings += 1
+                entry.cleared.append(found)
+
+        if not written:
+            judge([])
+            return
+        self.readings.read(written[0]._device.xp, [grad._data.any() for grad in written], judge)
+
     def stepped(self, optimizer) -> None:
         """Optimizer listener, after the update: measure it on a sampled step."""
         entry = self._watched(optimizer)
+        entry.given = {}
         calls = self.steps()
         step = calls - 1
         entry.steps += 1
@@ -284,11 +322,15 @@ class OptimizerWatch:
         when it is None or all zeros, else it goes on from an earlier call."""
         calls = self.steps()
         since = self.accumulating_since
+        at_start = self.grads_at_start
+        at_start.clear()
         for entry in self.watched.values():
             last_step = entry.last_step_call
             for param in entry.params():
                 grad = param._grad
                 key = id(param)
+                if grad is not None:
+                    at_start[key] = (grad, _version_of(grad))
                 if grad is None:
                     since[key] = calls
                 elif last_step is not None and since.get(key, calls) < last_step:
@@ -298,6 +340,21 @@ class OptimizerWatch:
                                        values[0] or since.__setitem__(key, calls))
                 else:
                     since.setdefault(key, calls)
+
+    def backward_finished(self) -> None:
+        """Note, per optimizer, the parameters whose gradient the backward call that just
+        finished wrote (a new tensor, or the one it had, changed)."""
+        at_start = self.grads_at_start
+        for entry in self.watched.values():
+            for param in entry.params():
+                grad = param._grad
+                if grad is None:
+                    continue
+                before = at_start.get(id(param))
+                version = _version_of(grad)
+                if before is None or before[0] is not grad or before[1] != version:
+                    entry.given[id(param)] = (param, grad, version)
+        at_start.clear()
 
     def learning_rates(self) -> dict:
         """{"Adam[0]": lr, ...}: each optimizer's parameter groups' current learning rates."""
@@ -320,6 +377,7 @@ class OptimizerWatch:
         for entry in self.watched.values():
             found.extend(self._accumulation_finding(entry))
             found.extend(self._repeated_finding(entry))
+            found.extend(self._cleared_finding(entry))
         found.extend(self._scheduler_finding())
         found.extend(self._not_updated_findings())
         found.extend(self._ratio_findings())
@@ -330,9 +388,9 @@ class OptimizerWatch:
     def _accumulation_finding(self, entry: _Watched) -> list:
         if not entry.stale:
             return []
-        step, source, names = entry.stale[0]
-        return [Finding(
-            "gradient_accumulation", "error",
+        step, _, names = entry.stale[0]
+        return _steps_finding(
+            entry, entry.stale, "gradient_accumulation",
             f"gradients accumulate across {entry.name}.step() calls: nothing clears them",
             f"At step {step}, {_listing(names)} entered {entry.name}.step() with gradients summed "
             f"over backward calls from before its previous step: nothing set .grad to None or "
@@ -340,11 +398,7 @@ class OptimizerWatch:
             f"It happened at {len(entry.stale)} of {entry.steps} steps. Every step then applies "
             "the sum of all the gradients so far, not this batch's. Call optimizer.zero_grad() "
             "before loss.backward() in each iteration; to accumulate over k batches on purpose, "
-            "call step() and zero_grad() together once every k backward calls.",
-            function=f"{entry.name}.step", source=_where(source),
-            code=source.code if source is not None else None, step=step,
-            details={"steps_affected": len(entry.stale), "steps": entry.steps,
-                     "parameters": names})]
+            "call step() and zero_grad() together once every k backward calls.")
 
     def _repeated_finding(self, entry: _Watched) -> list:
         if not entry.repeated:
@@ -358,9 +412,21 @@ class OptimizerWatch:
             f"previous step ({len(entry.repeated)} time(s) in the run): the parameters are "
             "updated again with the same, old gradients. Call loss.backward() before each "
             "optimizer.step(), once per step() (is step() in the wrong loop, or called twice?).",
-            function=f"{entry.name}.step", source=_where(source),
-            code=source.code if source is not None else None, step=step if step >= 0 else None,
+            **_at_step_call(entry, source, step if step >= 0 else None),
             details={"times": len(entry.repeated)})]
+
+    def _cleared_finding(self, entry: _Watched) -> list:
+        if not entry.cleared:
+            return []
+        step, _, names = entry.cleared[0]
+        return _steps_finding(
+            entry, entry.cleared, "gradients_cleared",
+            f"{entry.name}.step() ran after its gradients were cleared",
+            f"At step {step}, backward gave {_listing(names)} gradients, but before "
+            f"{entry.name}.step() every one of them was set to None or to zeros, so the step "
+            f"applied none of them (it happened at {len(entry.cleared)} of {entry.steps} steps). "
+            "Is zero_grad() called between loss.backward() and optimizer.step()? Clear the "
+            "gradients before loss.backward() (or after step()).")
 
     def _scheduler_finding(self) -> list:
         if not self.scheduler_early:
@@ -523,6 +589,21 @@ def _built_at(entry: _Watched) -> dict:
     made = entry.made_at
     return {"function": entry.name, "source": _where(made),
             "code": made.code if made is not None else None}
+
+
+def _steps_finding(entry: _Watched, found: list, kind: str, title: str, message: str) -> list:
+    """The finding of the steps `found` ((step, source, [parameter names]) each) of `entry`,
+    located at the first of them."""
+    step, source, names = found[0]
+    return [Finding(kind, "error", title, message, **_at_step_call(entry, source, step),
+                    details={"steps_affected": len(found), "steps": entry.steps,
+                             "parameters": names})]
+
+
+def _at_step_call(entry: _Watched, source, step: int | None) -> dict:
+    """A finding's op, line, code and step: a `step()` call of the optimizer, at `source`."""
+    return {"function": f"{entry.name}.step", "source": _where(source),
+            "code": source.code if source is not None else None, "step": step}
 
 
 def _where(source) -> str | None:

@@ -285,6 +285,12 @@ class ParamWatch:
                         "than those recorded (genesis trace records the first --steps): trace "
                         "again with --steps covering one of them to see where the path to the "
                         "loss is cut.")
+        elif reason is not None and reason.how == "replaced":
+            message += (f" The optimizer still updates the old {'ones' if plural else 'one'}, "
+                        "which the forward no "
+                        "longer uses, while the new module's parameters are in no optimizer: "
+                        "build the optimizer after replacing the module (or give it the new "
+                        "parameters with add_param_group).")
         elif reason is not None and reason.how == "used":
             message += " Is an output left out of the loss, or a branch not taken?"
         elif reason is not None:

@@ -55,11 +55,13 @@ WALKS_PER_SITE = 2  # graphs walked per cut site to find the leaves behind it (a
 class Cut:
     """One place where values computed from leaves left the graph: how (".detach()",
     ".detach_()", ".data" or "no_grad"), where, and whether a value carrying it later
-    reached an op that joined a graph (`fed`)."""
+    reached an op that joined a graph (`fed`), in the forward of which backward calls
+    (`fed_in`, numbered from 0)."""
 
     how: str
     source: SourceLocation | None
     fed: bool = False
+    fed_in: set = field(default_factory=set)
     order: int = 0   # cuts are numbered in the order they happened
     paths: dict = field(default_factory=dict)  # id of a leaf behind it -> ops from it to the cut
 
@@ -70,7 +72,9 @@ class Explanation:
     ".data" or "no_grad" (cut off there), "used" (an op with a graph took it as input, at
     `source`, but nothing from it reached the loss), "unused" (no op took it as input) or
     "unrecorded" (no op took it as input in the recorded steps, no model holding it ran in
-    them, and backward calls followed that were not recorded: what happened is not known)."""
+    them, and backward calls followed that were not recorded: what happened is not known) or
+    "replaced" (no op took it as input, and the model that ran holds another tensor under
+    its name now: its module was swapped for a new one after it was named)."""
 
     how: str
     source: SourceLocation | None = None
@@ -82,6 +86,8 @@ class Explanation:
             return "never used in the forward"
         if self.how == "unrecorded":
             return "not used in the recorded steps"
+        if self.how == "replaced":
+            return "no longer in the model"
         if self.how == "used":
             return f"nothing computed from {'them' if plural else 'it'} reached the loss"
         return f"cut off by {'genesis.no_grad()' if self.how == 'no_grad' else self.how}"
@@ -93,6 +99,11 @@ class Explanation:
         if self.how == "unrecorded":
             return (f"no op took {'them' if plural else 'it'} as input in the recorded backward "
                     f"calls, and no model holding {'them' if plural else 'it'} ran in them")
+        if self.how == "replaced":
+            return (f"no op took {'them' if plural else 'it'} as input in the recorded steps, "
+                    "and the model that ran there "
+                    f"holds other tensors under {'their names' if plural else 'its name'} now: "
+                    f"the module that held {'them' if plural else 'it'} was replaced by a new one")
         where = _where(self.source)
         if self.how == "used":
             return (f"used in the forward{where}, but nothing computed from "
@@ -105,9 +116,11 @@ class Explanation:
 class ParameterUses:
     """Context manager (or `start()`/`stop()`): note uses and cuts of leaves while active;
     afterwards `explain(tensor)` says why a leaf could have got no gradient, and
-    `ran_with_grad` holds the parameters of modules whose forward ran with grad enabled."""
+    `ran_with_grad` holds the parameters of modules whose forward ran with grad enabled.
+    `steps()` says how many backward calls have finished (the forward seen is the next's)."""
 
-    def __init__(self):
+    def __init__(self, steps=lambda: 0):
+        self.steps = steps
         self.cuts = {}            # (how, source) -> Cut
         self.ran_with_grad = {}   # id -> (Class.attribute, parameter) of modules run with grad
         self._uses = TensorMap()      # leaf -> SourceLocation of its first use
@@ -146,10 +159,12 @@ class ParameterUses:
         self.stop()
 
     # -- what was seen ---------------------------------------------------------------
-    def explain(self, leaf: Tensor) -> Explanation:
-        """The earliest cut behind `leaf` that fed a graph; else its first use in an op with
-        a graph; else "unused"."""
+    def explain(self, leaf: Tensor, calls=frozenset()) -> Explanation:
+        """The earliest cut behind `leaf` that fed a graph (of those that fed the forward of
+        one of the backward calls `calls`, when there are any: the call an optimizer holding
+        `leaf` stepped after); else its first use in an op with a graph; else "unused"."""
         fed = [cut for cut in self._cuts_of.get(leaf, ()) if cut.fed]
+        fed = [cut for cut in fed if cut.fed_in & calls] or fed
         if fed:
             cut = min(fed, key=lambda cut: cut.order)
             return Explanation(cut.how, cut.source, tuple(cut.paths.get(id(leaf), ())))
@@ -182,11 +197,11 @@ class ParameterUses:
             for value in inputs:
                 carried = self._carriers.get(value)
                 if carried is not None:
-                    carried.fed = True
+                    self._fed(carried)
                 elif value.grad_fn is None and value._requires_grad:
                     self._note_use(value, node)
             for carried in numbers:
-                carried.fed = True
+                self._fed(carried)
             if grad_state.enabled and not any(isinstance(output, Tensor) and output._requires_grad
                                               for output in outputs):
                 # an op whose result carries no gradient (an integer cast, argmax, a
@@ -231,6 +246,10 @@ class ParameterUses:
         return found
 
     # -- bookkeeping ---------------------------------------------------------------------
+    def _fed(self, cut: Cut) -> None:
+        cut.fed = True
+        cut.fed_in.add(self.steps())
+
     def _note_use(self, leaf: Tensor, node) -> None:
         if leaf not in self._uses:
             self._uses[leaf] = node._source if node._source is not None else \

@@ -55,6 +55,8 @@ __all__ = ["TraceSession"]
 
 RECORDS_EVERY_S = 0.25  # the step records reach the step listeners at least this often
 RECORDS_AT_ONCE = 64    # or once this many wait (fewer than the recent steps histories keep)
+USES_FOLLOWED = 8       # backward calls after the recorded ones in which uses and cuts are
+#                         still noted, until each optimizer seen has stepped once
 
 
 class TraceSession:
@@ -118,9 +120,12 @@ class TraceSession:
         self._records_sent_at = 0.0
         self.writes = WriteLog()  # where tensors were changed in place, to blame those lines
         self.writes.backward_ran = lambda node: node in self.node_ids
-        self.uses = ParameterUses()  # where parameters were used or cut off, while recording
+        # where parameters were used or cut off: while recording, and on until each optimizer
+        # seen has stepped once (the cut that matters is in the backward before its step)
+        self.uses = ParameterUses(steps=lambda: self.params.steps)
         self._stepped = set()        # ids of the optimizers that stepped
         self._optimizers = []
+        self._first_steps = {}       # id(optimizer) -> backward calls finished at its first step
         self._recorded_models_params = {}  # {id: (name, parameter)}: the recorded steps' models
         self._scaled = None          # (weak reference to the node of a scaled loss, its scale)
         self.node_ids = {}          # autograd node -> (graph index, node id), recorded steps
@@ -154,6 +159,7 @@ class TraceSession:
 
     def __exit__(self, *exc_info) -> None:
         self._stop_recording()
+        self.uses.stop()
         self._stop_invocation_log()
         if self.nan_watch is not None:
             self.nan_watch.stop()
@@ -174,7 +180,7 @@ class TraceSession:
         if self._recording:
             self._track_module_parameters()
             self.recorder.__exit__(None, None, None)
-            self.uses.stop()
+            self._stop_uses_once_stepped()
             self.writes.stop_recording()
             self._recording = False
 
@@ -201,6 +207,8 @@ class TraceSession:
                 self._track_module_parameters()
             if completed:  # a backward that raised says nothing about which parameters get gradients
                 self.params.measure(reached=run, scale=self._loss_scale(run))
+                if not grad_state.in_backward:
+                    self.optimizer_watch.backward_finished()
             self.activations.step_finished(self.params.steps)
             self.readings.fetch()  # what this step's hooks took on a GPU: one transfer
             if self.nan_watch is not None:
@@ -217,6 +225,8 @@ class TraceSession:
             self._stop_invocation_log()  # the first step's calls are all that is checked
             if self.params.steps >= self.steps:
                 self._stop_recording()
+            if self.params.steps >= self.steps + USES_FOLLOWED:
+                self.uses.stop()
             if self.journal is not None:
                 steps = self.params.steps
                 force = recorded or steps & (steps - 1) == 0
@@ -379,11 +389,27 @@ class TraceSession:
             name, rank = (entry[0], 2) if entry is not None and entry[1] is tensor else (fallback, 1)
             self.params.track(name, tensor, rank=rank, role="module")
 
+    def _stop_uses_once_stepped(self) -> None:
+        """Stop noting uses and cuts once every optimizer seen has stepped."""
+        if all(key in self._stepped for key in self.optimizer_watch.watched):
+            self.uses.stop()
+
     def _explained(self, tensor) -> Explanation:
-        """Why `tensor` got no gradient, as far as the recorded steps tell: "unused" only
-        when what was recorded could have used it (its model ran in the recorded steps, or
-        no backward call went unrecorded); otherwise "unrecorded"."""
-        reason = self.uses.explain(tensor)
+        """Why `tensor` got no gradient, as far as the recorded steps tell: "replaced" when
+        nothing used it and a model that ran holds another tensor under its name (a layer
+        swapped after the optimizer was built); "unused" only when what was recorded could
+        have used it (its model ran in the recorded steps, or no backward call went
+        unrecorded); otherwise "unrecorded"."""
+        stepped_after = {self._first_steps[id(optimizer)] - 1 for optimizer in self._optimizers
+                         if any(param is tensor for group in optimizer.param_groups
+                                for param in group["params"])}
+        reason = self.uses.explain(tensor, stepped_after)
+        if reason.how == "unused":
+            name = self.params.name_of(tensor)
+            now = self.recorder.scope.roots.parameter_names()
+            if name is not None and id(tensor) not in now and \
+                    any(held == name for held, _ in now.values()):
+                return Explanation("replaced")
         if reason.how == "unused" and self.params.steps > self.steps:
             entry = self._recorded_models_params.get(id(tensor))
             if entry is None or entry[1] is not tensor:
@@ -442,7 +468,10 @@ class TraceSession:
         with self.recorder.lock:
             if id(optimizer) not in self._stepped:
                 self._stepped.add(id(optimizer))
+                self._first_steps[id(optimizer)] = self.params.steps
                 self._optimizers.append(optimizer)  # kept alive, so its id stays its own
+                if not self._recording:
+                    self._stop_uses_once_stepped()
                 for group in optimizer.param_groups:
                     for param in group["params"]:
                         entry = self.params.tracked.get(id(param))

@@ -41,6 +41,8 @@ def test_clean_training_scripts_get_no_findings(tmp_path, name):
     ("buggy_detach.py", ["encoder.0.weight", "encoder.0.bias"], ".detach()", "# BUG: detach",
      "cut off from the loss at"),
     ("buggy_data.py", ["proj.weight"], ".data", "# BUG: .data", "cut off from the loss at"),
+    ("buggy_gan_generator_detached.py", ["G.0.weight", "G.0.bias"], ".detach()",
+     "# BUG: detach", "cut off from the loss at"),
     ("buggy_no_grad.py", ["backbone.0.weight", "backbone.0.bias"], "no_grad", "# BUG: no_grad",
      "by genesis.no_grad() (gradients disabled)"),
     ("buggy_unused_output.py", ["aux.weight", "aux.bias"], "used", "# USE: aux",
@@ -62,6 +64,23 @@ def test_a_parameter_without_gradient_says_why_and_where(tmp_path, name, paramet
         assert f"{script.name}:{line} (`" in finding.message
     assert {row.name: row.status for row in traced.parameters if row.name in parameters} == \
         dict.fromkeys(parameters, "no gradient")
+
+
+def test_a_layer_replaced_after_the_optimizer_was_built_is_said_to_be_no_longer_in_the_model(
+        tmp_path):
+    """The optimizer holds the old head (which nothing uses: no gradient, and no word of
+    "later backward calls" it never ran in); the new head gets gradients no optimizer applies."""
+    result, traced = trace(tmp_path, DATA / "buggy_replaced_layer.py")
+    assert result.exit_code == 1
+    by_kind = {finding.kind: finding for finding in traced.findings}
+    assert sorted(by_kind) == ["no_gradient", "not_optimized"]
+    old = by_kind["no_gradient"]
+    assert old.details == {"parameters": ["fc.weight", "fc.bias"], "reason": "replaced"}
+    assert "received no gradient: no longer in the model" in old.title
+    assert "the module that held them was replaced by a new one" in old.message
+    assert "later backward calls" not in old.message
+    new = by_kind["not_optimized"]
+    assert new.details["parameters"] == ["fc.weight#2", "fc.bias#2"]
 
 
 def test_vanishing_gradient_is_found_with_its_rule_and_numbers(tmp_path):
@@ -89,6 +108,18 @@ def test_custom_function_example_shows_its_training_step(tmp_path):
     assert [row.name for row in traced.parameters] == [
         "limit", "hidden.weight", "hidden.bias", "out.weight", "out.bias"]
     assert all(check["source"] is not None for check in traced.meta["checks"])
+
+
+def test_weights_in_global_variables_are_named_by_them_when_backward_runs_in_a_function(
+        tmp_path):
+    """The backward is called inside `def step()`, whose locals do not hold the weights:
+    they are named by the script's globals, not "input0"."""
+    result, traced = trace(tmp_path, DATA / "clean_manual_sgd_in_function.py")
+    assert result.exit_code == 0, result.output
+    assert sorted(row.name for row in traced.parameters) == ["W1", "W2", "b1"]
+    graph, = traced.graphs
+    assert {node.name for node in graph.nodes if node.kind in ("param", "input")} >= {
+        "W1", "b1", "W2"}
 
 
 def test_parameter_rows_carry_the_step_of_every_figure(tmp_path):

@@ -1,9 +1,10 @@
 """Bugs that live in the training loop, each found at its line by `genesis trace`: a module
 left out of the optimizer, a missing zero_grad (with SGD, and with Adam where nothing
-explodes), a scheduler stepped before its optimizer, a NaN first born late in a long run
-(its step, op, module and line, and a replay file of that step's leaves). The clean
-look-alikes (gradient accumulation, frozen layers, warm-up, a GAN, in-place zeroing) are
-in tests/cli/data/clean and give no findings (test_trace_clean_code.py)."""
+explodes), a zero_grad between backward and step, a scheduler stepped before its
+optimizer, a NaN first born late in a long run (its step, op, module and line, and a
+replay file of that step's leaves). The clean look-alikes (gradient accumulation, frozen
+layers, warm-up, a GAN, in-place zeroing) are in tests/cli/data/clean and give no findings
+(test_trace_clean_code.py)."""
 import genesis
 from genesis.debug.trace import Trace
 from tests.cli.test_trace_cmd import BUGGY, trace
@@ -41,6 +42,16 @@ def test_a_missing_zero_grad_with_adam_is_found_though_nothing_explodes(tmp_path
     assert finding.source == f"{script}:{line_of(script, 'optimizer.step()')}"
     assert set(finding.details["parameters"]) == {"hidden.weight", "hidden.bias", "out.weight",
                                                   "out.bias"}
+
+
+def test_zero_grad_between_backward_and_step_points_at_the_step(tmp_path):
+    script, finding, output, _ = the_finding(tmp_path, "zero_grad_after_backward.py",
+                                             "gradients_cleared")
+    assert finding.title == "SGD.step() ran after its gradients were cleared"
+    assert finding.source == f"{script}:{line_of(script, '    optimizer.step()')}"
+    assert finding.step == 0 and finding.details["steps_affected"] == 20
+    assert "Is zero_grad() called between loss.backward() and optimizer.step()?" in \
+        " ".join(output.split())
 
 
 def test_a_scheduler_stepped_before_its_optimizer(tmp_path):

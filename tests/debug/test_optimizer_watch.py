@@ -73,6 +73,38 @@ def test_steps_on_unchanged_gradients_before_any_backward_are_a_repeat():
     assert found[0].step is None and found[0].message.startswith("Before any backward call,")
 
 
+def test_zero_grad_between_backward_and_step_is_found_at_the_step():
+    x, y = regression()
+    for set_to_none in (True, False):
+        model = nn.Linear(6, 1)
+        with TraceSession(check=False) as session:  # (it sees the optimizer built)
+            optimizer = genesis.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+            for _ in range(3):
+                ((model(x) - y) ** 2).mean().backward()
+                optimizer.zero_grad(set_to_none=set_to_none)  # bug: clears what backward gave
+                optimizer.step()
+        found = session.result(script="t.py").findings
+        assert [finding.kind for finding in found] == ["gradients_cleared"]
+        assert found[0].step == 0 and found[0].details["steps_affected"] == 3
+        assert "optimizer.step()" in found[0].code
+        assert found[0].details["parameters"] == ["weight", "bias"]
+
+
+def test_gradients_clipped_replaced_or_partly_cleared_before_a_step_are_applied():
+    x, y = regression()
+    model = nn.Sequential(nn.Linear(6, 4), nn.Linear(4, 1))
+    with TraceSession(check=False) as session:
+        optimizer = genesis.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(4):
+            optimizer.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 0.01)   # written in place, not zero
+            model[1].weight.grad = model[1].weight.grad / 2      # replaced (an all-reduce)
+            model[0].bias.grad = None                            # one of them cleared
+            optimizer.step()
+    assert kinds(session) == []
+
+
 def test_a_group_with_learning_rate_zero_never_changes_its_parameters():
     x, y = regression()
     model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 1))
