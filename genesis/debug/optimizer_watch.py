@@ -100,7 +100,7 @@ class _Watched:
         self.lr = []                        # per group: StepSeries of its lr
         self.stale = []                     # (step, source, [param names])
         self.repeated = []                  # (step, source): steps with no backward since the last
-        self.given = {}                     # id(param) -> (param, grad, its version): the gradients
+        self.given = {}                     # id(param) -> (param, grad, its version, step): the gradients
         #                                     backward calls wrote since its previous step
         self.cleared = []                   # (step, source, [param names]): steps that applied none
         self.before = None                  # {id(param): (param, copy of its array)} of a sampled step
@@ -200,10 +200,12 @@ class OptimizerWatch:
 
     def _judge_cleared(self, entry: _Watched, step: int) -> None:
         """A step none of whose gradients from the backward calls since its previous step
-        is left: each set to None, or written since and now all zeros (noted with the line
-        of the `step()` call)."""
+        is left, though one of them was not zero: each set to None, or written since and now
+        all zeros (noted with the line of the `step()` call). Gradients that were zero as
+        the backward gave them (a hinge loss already satisfied) stay zero however they are
+        scaled: no finding."""
         written = []
-        for param, given, version in entry.given.values():
+        for param, given, version, _ in entry.given.values():
             grad = param._grad
             if grad is None:
                 continue
@@ -211,10 +213,12 @@ class OptimizerWatch:
                 return  # as the backward left it: the step applies it
             written.append(grad)
         source = SourceLocation.capture(max_frames=2)
-        names = [self._name(param) for param, _, _ in entry.given.values()]
+        given = list(entry.given.values())
+        names = [self._name(param) for param, _, _, _ in given]
 
         def judge(values, found=(step, source, names)):
-            if not any(values):
+            norms = [self.grad_norm_at(param, at) for param, _, _, at in given]
+            if not any(values) and any(norm is None or norm != 0 for norm in norms):
                 if not entry.cleared:
                     self.live_findings += 1
                 entry.cleared.append(found)
@@ -223,6 +227,12 @@ class OptimizerWatch:
             judge([])
             return
         self.readings.read(written[0]._device.xp, [grad._data.any() for grad in written], judge)
+
+    @staticmethod
+    def grad_norm_at(param, step: int) -> float | None:
+        """The norm of `param`'s gradient as backward call `step` left it, where known (a
+        `TraceSession` tells its `ParamWatch`'s; judged after that backward's readings)."""
+        return None
 
     def stepped(self, optimizer) -> None:
         """Optimizer listener, after the update: measure it on a sampled step."""
@@ -353,7 +363,7 @@ class OptimizerWatch:
                 before = at_start.get(id(param))
                 version = _version_of(grad)
                 if before is None or before[0] is not grad or before[1] != version:
-                    entry.given[id(param)] = (param, grad, version)
+                    entry.given[id(param)] = (param, grad, version, self.steps() - 1)
         at_start.clear()
 
     def learning_rates(self) -> dict:

@@ -125,6 +125,12 @@ class ParamWatch:
             entry.roles.add(role)
         return entry
 
+    def grad_norm_at(self, tensor, step: int) -> float | None:
+        """The norm of `tensor`'s gradient as backward call `step` left it, while that step is
+        recent (None: not tracked, no gradient then, or too long ago)."""
+        entry = self.tracked.get(id(tensor))
+        return entry.history.at(step) if entry is not None and entry.tensor is tensor else None
+
     def name_of(self, tensor) -> str | None:
         """The name of `tensor` if it is a tracked parameter (a module's, or given to an
         optimizer), else None."""

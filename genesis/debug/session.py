@@ -110,6 +110,7 @@ class TraceSession:
         self.params.loss_at = self._loss_at  # gradients growing as the loss falls: no explosion
         self.optimizer_watch = OptimizerWatch(steps=lambda: self.params.steps,
                                               name_of=self.parameter_name, readings=self.readings)
+        self.optimizer_watch.grad_norm_at = self.params.grad_norm_at  # zero as backward gave it?
         self.replay = NaNReplay(replay_dir, name_of=self.parameter_name)
         if self.nan_watch is not None:
             self.nan_watch.on_new_finding = self._nan_found
