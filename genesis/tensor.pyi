@@ -608,8 +608,8 @@ class Tensor:
     def round_(self, decimals: int = 0) -> Tensor: ...  # genesis.ops.rounding
     def rsqrt(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def rsqrt_(self) -> Tensor: ...  # genesis.ops.unary
-    def scatter(self, dim: int, index: Tensor, src=None, *, value=None) -> Tensor: ...  # genesis.ops.gather
-    def scatter_(self, dim: int, index: Tensor, src=None, *, value=None) -> Tensor: ...  # genesis.ops.gather
+    def scatter(self, dim: int, index: Tensor, src=None, *, value=None, reduce: str | None = None) -> Tensor: ...  # genesis.ops.gather
+    def scatter_(self, dim: int, index: Tensor, src=None, *, value=None, reduce: str | None = None) -> Tensor: ...  # genesis.ops.gather
     def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor: ...  # genesis.ops.gather
     def scatter_add_(self, dim: int, index: Tensor, src: Tensor) -> Tensor: ...  # genesis.ops.gather
     def scatter_reduce(self, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True) -> Tensor: ...  # genesis.ops.scatter_family
