@@ -27,6 +27,17 @@ def test_a_pytorch_script_runs_on_genesis_and_is_traced(tmp_path):
     assert trace["meta"]["options"]["torch"] is True
 
 
+def test_a_pytorch_wgan_has_no_findings_and_its_cancelling_bias_is_told_as_information(tmp_path):
+    """The critic's last bias drops out of mean(C(fake)) - mean(C(real)): no warning, exit 0."""
+    result, trace = traced(tmp_path, "wgan_weight_clipping.py", "--torch", "--check-all")
+    assert result.exit_code == 0, result.output
+    assert trace["findings"] == [], [finding["title"] for finding in trace["findings"]]
+    status = {row["name"]: row["status"] for row in trace["parameters"]}
+    assert status.pop("C.net.4.bias") == "no effect on the loss"
+    assert set(status.values()) == {"ok"}
+    assert "INFO no effect on the loss" in result.output
+
+
 def test_an_unsupported_name_stops_the_script_with_one_line(tmp_path):
     result, trace = traced(tmp_path, "sparse_tensor.py", "--torch")
     assert result.exit_code == 3
