@@ -362,8 +362,10 @@ class ParamWatch:
                         "flowed back through the module's output, or what flowed cancelled out")
         else:
             message += ("no gradient flows back through its output (e.g. all the ReLUs after "
-                        "it are dead, or its output is multiplied by 0), or, for a weight, its "
-                        "input is all zeros (e.g. the ReLUs before it are dead)")
+                        "it are dead, or its output is multiplied by 0), or what flows back "
+                        "cancels exactly (e.g. the loss subtracts two uses of the module on the "
+                        "same input, f(x) - f(x)), or, for a weight, its input is all zeros "
+                        "(e.g. the ReLUs before it are dead)")
         return Finding("zero_gradient", "warning", f"{listed}: gradient always zero", message,
                        module=module, source=source, code=code, graph=graph, node=node,
                        details={"parameters": [entry.name for entry in entries]})

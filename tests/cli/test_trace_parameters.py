@@ -95,6 +95,20 @@ def test_vanishing_gradient_is_found_with_its_rule_and_numbers(tmp_path):
     assert "fell from" in finding.message and finding.details["evidence"][0]["name"] == "fc1.weight"
 
 
+def test_a_critic_whose_loss_cancels_itself_is_found_and_told_so(tmp_path):
+    """C(fake) - C(fake): every critic parameter gets exact zeros, its weights too, so no
+    bias is taken for one the loss merely does not depend on."""
+    result, traced = trace(tmp_path, DATA / "buggy_wgan_critic_typo.py")
+    assert result.exit_code == 1
+    assert [finding.details["parameters"] for finding in traced.findings] == [
+        [f"C.net.{layer}.weight", f"C.net.{layer}.bias"] for layer in (0, 2, 4)]
+    assert all(finding.kind == "zero_gradient" and "cancels exactly" in finding.message
+               for finding in traced.findings)
+    assert {row.name: row.status for row in traced.parameters if row.name.startswith("C.")} == {
+        f"C.net.{layer}.{kind}": "zero gradient" for layer in (0, 2, 4)
+        for kind in ("weight", "bias")}
+
+
 def test_custom_function_example_shows_its_training_step(tmp_path):
     """gradcheck and gradgradcheck inside the script are not its steps: the graph recorded
     is the training step's, every parameter is tracked, nothing is reported."""
