@@ -12,6 +12,7 @@ from tests.helpers import line_of
 
 DATA = Path(__file__).resolve().parent / "data" / "params"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+WGAN = DATA.parent / "clean" / "wgan_weight_clipping.py"
 CLEAN = sorted(path.name for path in DATA.glob("clean_*.py"))
 # Parameters that get no gradient by design: the teacher runs under no_grad and is given to
 # no optimizer (its rows say "not trained", and nothing is reported).
@@ -96,9 +97,12 @@ def test_vanishing_gradient_is_found_with_its_rule_and_numbers(tmp_path):
 
 
 def test_a_critic_whose_loss_cancels_itself_is_found_and_told_so(tmp_path):
-    """C(fake) - C(fake): every critic parameter gets exact zeros, its weights too, so no
-    bias is taken for one the loss merely does not depend on."""
-    result, traced = trace(tmp_path, DATA / "buggy_wgan_critic_typo.py")
+    """The clean WGAN with a typo, C(fake) - C(fake): every critic parameter gets exact zeros,
+    its weights too, so no bias is taken for one the loss merely does not depend on."""
+    clean = WGAN.read_text()
+    script = tmp_path / "wgan_typo.py"
+    script.write_text(clean.replace("C(fake).mean() - C(real).mean()", "C(fake).mean() - C(fake).mean()"))
+    result, traced = trace(tmp_path, script)
     assert result.exit_code == 1
     assert [finding.details["parameters"] for finding in traced.findings] == [
         [f"C.net.{layer}.weight", f"C.net.{layer}.bias"] for layer in (0, 2, 4)]

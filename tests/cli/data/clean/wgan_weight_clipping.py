@@ -3,7 +3,8 @@ steps per generator step, real batches of 64 from a DataLoader, the critic froze
 (requires_grad False) for the generator's step. The critic's loss, C(fake).mean() -
 C(real).mean(), does not depend on the critic's last bias (it adds the same constant to both
 means): its gradient is exactly 0 at every step while the rest of the critic learns. Correct
-code: no findings (that bias is listed as having no effect on the loss)."""
+code: no findings (that bias is listed as having no effect on the loss). The tests also trace
+it written for PyTorch (--torch) and with a typo that makes the critic learn nothing."""
 import genesis as torch
 import genesis.nn as nn
 from genesis.utils.data import DataLoader, TensorDataset
