@@ -13,7 +13,13 @@ never with an absolute scale, so small correct problems, and gradients shrinking
   optimizer stepped, of a module whose forward ran with grad enabled) that no backward
   call reached, not even through `genesis.autograd.grad`. Frozen ones (requires_grad
   False) are not tracked.
-- gradient always zero: every gradient it got was exactly zero.
+- gradient always zero: every gradient it got was exactly zero. Not a finding for a module's
+  `bias` whose module's `weight` got a non-zero gradient in a backward call that gave the
+  bias its zero: gradient did reach the module's output there, and the bias's gradient (that
+  output gradient summed over every dimension but the bias's own) cancelled exactly. The loss
+  does not change with such a bias, by construction (a WGAN critic's last bias adds the same
+  constant to mean(C(fake)) and mean(C(real))): its status is "no effect on the loss", plain
+  information.
 - exploding: its gradient norm grew at least x1000 (the median of its last 3 readings
   against the median of its first 3 non-zero ones), rose over those last 3, and in each
   of them was above the norm of the weights themselves (grad/weight > 1), while the loss
@@ -61,6 +67,8 @@ TREND = 3                # readings per median at either end of the exploding ru
 VANISHING_GAP = 1e3      # how far below the other parameters' median ratio
 VANISHING_FALL = 1e3     # how far below its own first ratio
 VANISHING_WINDOW = 5     # consecutive recent readings the gap must hold in
+# statuses that are no finding (NaN: told where it was born)
+NO_FINDING = ("ok", "nan", "not measured", "not trained", "no effect on the loss")
 
 EXPLODING_RULE = (f"gradient norm grown x{EXPLODING_GROWTH:g} or more (median of the last {TREND} "
                   f"readings against the median of the first {TREND} non-zero ones), rising over "
@@ -181,10 +189,11 @@ class ParamWatch:
 
     # -- what the histories say --------------------------------------------------
     def statuses(self) -> dict:
-        """Tracked -> "ok", "no gradient", "not trained", "zero gradient", "exploding",
-        "vanishing", "nan" or "not measured". "not trained": no gradient reached it, and none
-        was expected to (see `_expected`: a DQN's target network, a frozen teacher); "no
-        gradient" is a parameter that should have got one, a finding."""
+        """Tracked -> "ok", "no gradient", "not trained", "zero gradient", "no effect on the
+        loss", "exploding", "vanishing", "nan" or "not measured". "not trained": no gradient
+        reached it, and none was expected to (see `_expected`: a DQN's target network, a frozen
+        teacher); "no gradient" is a parameter that should have got one, a finding. "no effect
+        on the loss": a bias whose gradients cancelled (see `_cancels_out`), no finding."""
         vanishing = self._vanishing()
         expected = self._expected()
         statuses = {}
@@ -192,8 +201,24 @@ class ParamWatch:
             status = self._status(entry, vanishing)
             if status == "no gradient" and (entry not in expected or not entry.tensor.requires_grad):
                 status = "not trained"
+            elif status == "zero gradient" and self._cancels_out(entry):
+                status = "no effect on the loss"
             statuses[entry] = status
         return statuses
+
+    def _cancels_out(self, entry: Tracked) -> bool:
+        """Whether `entry`, whose gradients were all exactly zero, is a module's `bias` whose
+        module's `weight` got a non-zero gradient in one of the recent backward calls that gave
+        the bias its zero. That weight's gradient is not zero only where the gradient of the
+        module's output is not; the bias's is that output gradient summed over every dimension
+        but its own, so there it cancelled, and no blocked flow (dead ReLUs, a product with 0)
+        explains it: the loss does not depend on the bias (a WGAN critic's last bias)."""
+        module, _, attribute = entry.name.rpartition(".")
+        weight = self._names.get(f"{module}.weight")
+        if entry.rank != 2 or attribute != "bias" or weight is None or weight.rank != 2:
+            return False
+        return any((weight.history.at(step) or 0.0) > 0.0
+                   for step, _, _ in entry.history.readings())
 
     def _status(self, entry: Tracked, vanishing: dict) -> str:
         if not self.steps:
@@ -234,7 +259,7 @@ class ParamWatch:
         statuses = self.statuses()
         groups = {}
         for entry, status in statuses.items():
-            if status in ("ok", "nan", "not measured", "not trained"):  # NaN: told where it was born
+            if status in NO_FINDING:
                 continue
             module = (entry.name.rpartition(".")[0] or None) if entry.rank == 2 else None
             if status == "no gradient":
@@ -325,20 +350,22 @@ class ParamWatch:
                     if module is not None and entry not in entries and entry.rank == 2
                     and entry.name.rpartition(".")[0] == module
                     and (entry.history.largest or 0.0) > 0.0]
-        if learning and all(entry.tensor.ndim >= 2 for entry in entries):
+        if learning and not any(entry.name.endswith(".bias") for entry in entries):
             message += (f"{_listing(learning)} of the same module did get non-zero gradients, "
                         "so gradient does reach the module: what it multiplies was all zeros "
                         "(for a Linear or a convolution, its input: are the units of the layer "
                         "before it dead?)")
-        elif learning:
+        elif learning:  # a bias that would be "no effect on the loss" had they learned then
             message += (f"{_listing(learning)} of the same module did get non-zero gradients, "
-                        "so gradient does reach the module: its own contributions cancel (the "
-                        "loss depends on a difference of two of the module's outputs, where a "
-                        "shared bias drops out?)")
+                        f"but in none of the recent backward calls that gave {listed} "
+                        f"{'their' if len(entries) > 1 else 'its'} zeros: in those, no gradient "
+                        "flowed back through the module's output, or what flowed cancelled out")
         else:
             message += ("no gradient flows back through its output (e.g. all the ReLUs after "
-                        "it are dead, or its output is multiplied by 0), or, for a weight, its "
-                        "input is all zeros (e.g. the ReLUs before it are dead)")
+                        "it are dead, or its output is multiplied by 0), or what flows back "
+                        "cancels exactly (e.g. the loss subtracts two uses of the module on the "
+                        "same input, f(x) - f(x)), or, for a weight, its input is all zeros "
+                        "(e.g. the ReLUs before it are dead)")
         return Finding("zero_gradient", "warning", f"{listed}: gradient always zero", message,
                        module=module, source=source, code=code, graph=graph, node=node,
                        details={"parameters": [entry.name for entry in entries]})

@@ -12,6 +12,7 @@ from tests.helpers import line_of
 
 DATA = Path(__file__).resolve().parent / "data" / "params"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+WGAN = DATA.parent / "clean" / "wgan_weight_clipping.py"
 CLEAN = sorted(path.name for path in DATA.glob("clean_*.py"))
 # Parameters that get no gradient by design: the teacher runs under no_grad and is given to
 # no optimizer (its rows say "not trained", and nothing is reported).
@@ -93,6 +94,23 @@ def test_vanishing_gradient_is_found_with_its_rule_and_numbers(tmp_path):
     assert finding.source == f"{script}:{line_of(script, '# BUG')}"
     assert "Rule: grad/weight norm ratio x1000 or more below" in finding.message
     assert "fell from" in finding.message and finding.details["evidence"][0]["name"] == "fc1.weight"
+
+
+def test_a_critic_whose_loss_cancels_itself_is_found_and_told_so(tmp_path):
+    """The clean WGAN with a typo, C(fake) - C(fake): every critic parameter gets exact zeros,
+    its weights too, so no bias is taken for one the loss merely does not depend on."""
+    clean = WGAN.read_text()
+    script = tmp_path / "wgan_typo.py"
+    script.write_text(clean.replace("C(fake).mean() - C(real).mean()", "C(fake).mean() - C(fake).mean()"))
+    result, traced = trace(tmp_path, script)
+    assert result.exit_code == 1
+    assert [finding.details["parameters"] for finding in traced.findings] == [
+        [f"C.net.{layer}.weight", f"C.net.{layer}.bias"] for layer in (0, 2, 4)]
+    assert all(finding.kind == "zero_gradient" and "cancels exactly" in finding.message
+               for finding in traced.findings)
+    assert {row.name: row.status for row in traced.parameters if row.name.startswith("C.")} == {
+        f"C.net.{layer}.{kind}": "zero gradient" for layer in (0, 2, 4)
+        for kind in ("weight", "bias")}
 
 
 def test_custom_function_example_shows_its_training_step(tmp_path):

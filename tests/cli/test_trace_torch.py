@@ -12,7 +12,8 @@ from genesis_cli.app import app
 SCRIPTS = Path(__file__).parent / "data" / "torch"
 
 
-def traced(tmp_path, script: str, *options) -> tuple:
+def traced(tmp_path, script, *options) -> tuple:
+    """Trace `script`: a file name in data/torch, or a Path anywhere."""
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["trace", "--no-html", "--no-color", *options,
                                       "--out", str(out), str(SCRIPTS / script)])
@@ -25,6 +26,24 @@ def test_a_pytorch_script_runs_on_genesis_and_is_traced(tmp_path):
     assert trace["steps_seen"] == 3 and trace["findings"] == []
     assert "step 2 loss" in result.output
     assert trace["meta"]["options"]["torch"] is True
+
+
+def test_a_pytorch_wgan_has_no_findings_and_its_cancelling_bias_is_told_as_information(tmp_path):
+    """The clean WGAN written for PyTorch itself: its critic's last bias drops out of
+    mean(C(fake)) - mean(C(real)), and is no warning (exit status 0)."""
+    genesis_code = (SCRIPTS.parent / "clean" / "wgan_weight_clipping.py").read_text()
+    script = tmp_path / "wgan_weight_clipping.py"
+    script.write_text(genesis_code.replace("import genesis as torch", "import torch")
+                      .replace("import genesis.nn as nn", "import torch.nn as nn")
+                      .replace("from genesis.utils.data", "from torch.utils.data"))
+    assert "genesis" not in script.read_text()
+    result, trace = traced(tmp_path, script, "--torch", "--check-all")
+    assert result.exit_code == 0, result.output
+    assert trace["findings"] == [], [finding["title"] for finding in trace["findings"]]
+    status = {row["name"]: row["status"] for row in trace["parameters"]}
+    assert status.pop("C.net.4.bias") == "no effect on the loss"
+    assert set(status.values()) == {"ok"}
+    assert "INFO no effect on the loss" in result.output
 
 
 def test_an_unsupported_name_stops_the_script_with_one_line(tmp_path):

@@ -312,13 +312,33 @@ def test_a_weight_after_a_dead_layer_is_told_its_input_was_zero():
     assert "no gradient flows back through its output" in hidden.message
 
 
-def test_a_bias_that_cancels_out_is_not_told_its_input_was_zero():
-    """score(pos) - score(neg): the shared bias drops out of a ranking loss."""
+def test_a_bias_that_cancels_out_has_no_effect_on_the_loss_and_is_no_finding():
+    """score(pos) - score(neg): the shared bias drops out of a ranking loss. Its weight's
+    gradient, non-zero in the same backward calls, shows gradient reached the module."""
     watch = synthetic({"score.weight": [(0.5, 1.0)] * 4, "score.bias": [(0.0, 1.0)] * 4})
+    assert statuses(watch)["score.bias"] == "no effect on the loss"
+    assert watch.findings(no_locate) == []
+
+
+def test_a_bias_is_judged_by_its_weight_in_the_same_backward_calls():
+    """The weight learned only in calls that did not reach the bias: nothing shows that
+    gradient reached the module's output when the bias got its zeros."""
+    watch = synthetic({"score.weight": [(0.5, 1.0), (0.5, 1.0), (0.0, 1.0), (0.0, 1.0)],
+                       "score.bias": [None, None, (0.0, 1.0), (0.0, 1.0)]})
     finding, = watch.findings(no_locate)
     assert finding.details["parameters"] == ["score.bias"]
-    assert "its own contributions cancel" in finding.message
+    assert "in none of the recent backward calls that gave score.bias its zeros" in finding.message
     assert "multiplies" not in finding.message
+
+
+def test_only_a_bias_can_cancel_out():
+    """A 1-D weight (a LayerNorm's) with exact-zero gradients beside a learning bias
+    multiplies zeros (a normalisation over a dimension of size 1)."""
+    watch = synthetic({"norm.weight": [(0.0, 1.0)] * 4, "norm.bias": [(0.5, 1.0)] * 4})
+    watch.tracked[id(watch._names["norm.weight"].tensor)].tensor.ndim = 1
+    finding, = watch.findings(no_locate)
+    assert finding.details["parameters"] == ["norm.weight"]
+    assert "what it multiplies was all zeros" in finding.message
 
 
 def test_no_gradient_concerns_expected_parameters_only():
@@ -409,3 +429,62 @@ def test_autograd_grad_reaches_parameters_without_filling_grad():
             optimizer.step()
     trace = session.result()
     assert trace.findings == [] and {row.status for row in trace.parameters} == {"ok"}
+
+
+# -- gradient always zero, on real backward calls -------------------------------------------------
+def _zero_gradient_run(loss_of, steps=4):
+    """Trace `steps` SGD steps of a 2 -> 8 -> 1 ReLU model on `loss_of(model, batch)`, each
+    batch 64 rows; the trace's statuses by name and its findings."""
+    genesis.manual_seed(0)
+    model = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 1))
+    with TraceSession() as session:
+        optimizer = genesis.optim.SGD(model.parameters(), lr=0.01)
+        for _ in range(steps):
+            optimizer.zero_grad()
+            loss_of(model, genesis.randn(64, 2)).backward()
+            optimizer.step()
+    trace = session.result()
+    return {row.name: row.status for row in trace.parameters}, trace.findings
+
+
+def test_a_wgan_critics_last_bias_has_no_effect_on_the_loss():
+    """mean(C(fake)) - mean(C(real)) over batches of 64: the last bias adds the same constant
+    to both means, so its gradient is exactly 0 in every step, while its weight learns."""
+    status, findings = _zero_gradient_run(
+        lambda critic, real: critic(real * 0.5 + 1.0).mean() - critic(real).mean())
+    assert status == {"0.weight": "ok", "0.bias": "ok", "2.weight": "ok",
+                      "2.bias": "no effect on the loss"}
+    assert findings == []
+
+
+def test_a_linear_after_which_every_relu_is_dead_is_still_found():
+    """Its weight and bias both get zeros: nothing flows back through its output. The next
+    layer's weight multiplies those zeros while its bias learns."""
+    def dead(model, batch):
+        with genesis.no_grad():
+            model[0].bias.fill_(-100.0)
+        return model(batch).pow(2).mean()
+    status, findings = _zero_gradient_run(dead)
+    assert status == {"0.weight": "zero gradient", "0.bias": "zero gradient",
+                      "2.weight": "zero gradient", "2.bias": "ok"}
+    told = {finding.module: finding for finding in findings if finding.kind == "zero_gradient"}
+    assert told["0"].details["parameters"] == ["0.weight", "0.bias"]
+    assert "no gradient flows back through its output" in told["0"].message
+    assert "what it multiplies was all zeros" in told["2"].message
+
+
+def test_a_branch_multiplied_by_zero_is_still_found():
+    status, findings = _zero_gradient_run(lambda model, batch: (model(batch) * 0.0).mean())
+    assert set(status.values()) == {"zero gradient"}
+    assert [finding.details["parameters"] for finding in findings] == [
+        ["0.weight", "0.bias"], ["2.weight", "2.bias"]]
+    assert all("no gradient flows back through its output" in finding.message
+               for finding in findings)
+
+
+def test_a_layer_fed_only_zeros_is_still_found():
+    """Its weight multiplies an all-zero input; its bias learns: not a cancelling bias."""
+    status, (finding,) = _zero_gradient_run(lambda model, batch: model(batch * 0.0).pow(2).mean())
+    assert status["0.weight"] == "zero gradient" and status["0.bias"] == "ok"
+    assert finding.details["parameters"] == ["0.weight"]
+    assert "what it multiplies was all zeros" in finding.message
