@@ -16,9 +16,14 @@ from viz.style import format_number
 from ..ui import new_table, status_text
 
 SEVERITY_STATUS = {"error": "FAIL", "warning": "WARN", "info": "INFO"}
-PARAMETER_STATUS = {"ok": "PASS", "no gradient": "WARN", "not trained": "INFO",
+NO_EFFECT = "no effect on the loss"
+PARAMETER_STATUS = {"ok": "PASS", "no gradient": "WARN", "not trained": "INFO", NO_EFFECT: "INFO",
                     "zero gradient": "WARN", "exploding": "WARN", "vanishing": "WARN", "nan": "FAIL"}
-ROW_ORDER = {"ok": 1, "not trained": 2}  # the parameter table's order; problems are 0
+ROW_ORDER = {"ok": 1, NO_EFFECT: 2, "not trained": 2}  # the parameter table's order; problems are 0
+NO_EFFECT_NOTE = (f"{NO_EFFECT}: a bias whose gradient was exactly zero while its module's weight "
+                  "learned: what flows back into the module cancels over the bias (as a WGAN "
+                  "critic's last bias does in mean(C(fake)) - mean(C(real))), so the loss cannot "
+                  "depend on it; not a finding")
 CHECK_STATUS = {"pass": "PASS", "fail": "FAIL", "skipped": "SKIP", "error": "ERROR"}
 MAX_PARAMETER_ROWS = 40
 
@@ -97,6 +102,8 @@ def _parameters(console: Console, trace: Trace) -> None:
     if any(row.grad_norm is not None for row in rows):
         console.print(Text("grad norm: of .grad as each backward call left it (unscaled; before "
                            "any clipping)", style="dim"))
+    if any(row.status == NO_EFFECT for row in rows):
+        console.print(Text(NO_EFFECT_NOTE, style="dim"))
     console.print()
 
 

@@ -5,6 +5,13 @@ const BAD_STATUS = new Set(["no gradient", "zero gradient", "exploding", "vanish
 const NOT_TRAINED = "not trained";
 const NOT_TRAINED_TITLE = "no gradient reached it, and none was expected to: it is in no optimizer "
   + "that stepped (or, where none stepped, in no module whose forward ran with grad enabled)";
+// Not a problem either: a bias the loss cannot depend on (its gradient cancels exactly).
+const NO_EFFECT = "no effect on the loss";
+const INFO_TITLES = {
+  [NOT_TRAINED]: NOT_TRAINED_TITLE,
+  [NO_EFFECT]: "its gradient was exactly zero while its module's weight learned: what flows back "
+    + "into the module cancels over this bias, so the loss cannot depend on it (not a finding)",
+};
 const PARAMETER_ROWS = 200;  // drawn at once; the rest on request
 
 function renderRun(data, container) {
@@ -65,7 +72,7 @@ function nothingFound(run) {
 // Parameters with a problem (no gradient, exploding, ...) first, those not trained last,
 // otherwise in the trace's order.
 function renderParameters(viewer, table, counter) {
-  const rank = (row) => (BAD_STATUS.has(row.status) ? 0 : row.status === NOT_TRAINED ? 2 : 1);
+  const rank = (row) => (BAD_STATUS.has(row.status) ? 0 : Object.hasOwn(INFO_TITLES, row.status) ? 2 : 1);
   const rows = viewer.data.parameters.map((row, index) => [rank(row), index, row])
     .sort((a, b) => a[0] - b[0] || a[1] - b[1]).map(([, , row]) => row);
   counter.textContent = `(${formatCount(rows.length)})`;
@@ -79,8 +86,8 @@ function renderParameters(viewer, table, counter) {
   }, el("td", null,
     el("div", { className: "param-name" }, row.name),
     el("div", {
-      className: "param-status" + (BAD_STATUS.has(row.status) ? " bad" : row.status === NOT_TRAINED ? " info" : ""),
-      title: row.status === NOT_TRAINED ? NOT_TRAINED_TITLE : null,
+      className: "param-status" + (BAD_STATUS.has(row.status) ? " bad" : Object.hasOwn(INFO_TITLES, row.status) ? " info" : ""),
+      title: INFO_TITLES[row.status] || null,
     }, [row.shape ? formatShape(row.shape) : null, row.status].filter(Boolean).join(" · "))),
   el("td", null, sparkline(row.history, row.steps)),
   el("td", { className: "num", title: stepTitle(row) }, formatNumber(row.grad_norm),

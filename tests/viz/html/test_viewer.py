@@ -3,6 +3,7 @@ views, parameters, graph switching, hostile names, notebooks. Every test also fa
 network request, a dialog, a console error or a page error (see conftest.Session)."""
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
 
@@ -376,3 +377,24 @@ def test_graph_repr_html_works_inside_a_notebook_output(session, model_trace):
     tanh = graph.find("TanhBackward").id
     frame.locator(f'g.node[data-key="n{tanh}"]').click()
     assert frame.locator("#details-title").text_content() == "TanhBackward"
+
+
+def test_informational_parameter_statuses_come_last_with_their_explanation(session, model_trace,
+                                                                            tmp_path):
+    """"no effect on the loss" (a bias whose gradient cancels) and "not trained" are no
+    problems: drawn after the parameters that learn, in the info style, with a title that
+    says what they mean."""
+    trace = copy.deepcopy(model_trace)
+    first, second = trace.parameters[0], trace.parameters[1]
+    first.status, second.status = "no effect on the loss", "not trained"
+    path = tmp_path / "report.html"
+    reports.write(trace, path)
+    session.open(path)
+    rows = session.page.locator("#parameters-table tr")
+    assert rows.count() == len(trace.parameters)
+    last_two = [rows.nth(rows.count() - 2), rows.nth(rows.count() - 1)]
+    assert [row.locator(".param-name").text_content() for row in last_two] == [first.name, second.name]
+    statuses = [row.locator(".param-status.info") for row in last_two]
+    assert all(status.count() == 1 for status in statuses)
+    assert "cancels" in statuses[0].get_attribute("title")
+    assert "none was expected" in statuses[1].get_attribute("title")
