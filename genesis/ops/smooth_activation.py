@@ -100,6 +100,16 @@ def _gelu_grad_from_shared(xp, approximate: str):
     return formula
 
 
+def _gelu_value_and_shared_part(xp, approximate: str):
+    """(gelu(x), its shared part) as array calls, one pass over x."""
+    shared = _gelu_shared_part(xp, approximate)
+
+    def formula(x):
+        part = shared(x)
+        return _gelu_value(x, part, approximate), part
+    return formula
+
+
 def _gelu_formula(xp, approximate: str):
     """gelu as array calls: exact (erf) or the tanh approximation."""
     shared = _gelu_shared_part(xp, approximate)
@@ -152,9 +162,9 @@ class Gelu(Op):
         ctx.approximate = approximate
         device = a._device
         if device.xp is np and ctx.needs_input_grad[0]:
-            shared = in_blocks(np, _gelu_shared_part(np, approximate), a._data)
+            value, shared = in_blocks(np, _gelu_value_and_shared_part(np, approximate), a._data)
             ctx.save_for_backward(a, wrap_array(shared, device))
-            return in_blocks(np, lambda x, part: _gelu_value(x, part, approximate), a._data, shared)
+            return value
         ctx.save_for_backward(a)
         return _GELU_KERNELS[approximate][0](device, a._data)
 
