@@ -139,7 +139,8 @@ def get_default_device() -> Device:
 
 def device(spec="cpu", index: int | None = None) -> Device:
     """Parse "cpu", "cuda", "cuda:N" (or a Device) into a Device; as in PyTorch, the index
-    may come second: device("cuda", 1) is device("cuda:1").
+    may come second: device("cuda", 1) is device("cuda:1"). The CPU has index 0 only, and
+    "cpu:0" is the CPU.
 
     A bare "cuda" means the current GPU: 0 unless `genesis.cuda.set_device` chose
     another; None means the default device (`set_default_device`, the CPU at first).
@@ -159,14 +160,14 @@ def device(spec="cpu", index: int | None = None) -> Device:
         return Device("cuda", spec)
     text = str(spec).strip().lower()
     kind, _, number = text.partition(":")
-    if kind == "cpu" and not number:
+    if kind == "cpu" and number in ("", "0"):  # "cpu:0", as device("cpu", 0)
         return cpu
     if kind == "cuda":
         if not number:
             return Device("cuda", current_gpu.index)
         if number.isdigit():
             return Device("cuda", int(number))
-    raise DeviceError(f"unknown device {spec!r}; expected 'cpu', 'cuda' or 'cuda:N'")
+    raise DeviceError(f"unknown device {spec!r}; expected 'cpu', 'cpu:0', 'cuda' or 'cuda:N'")
 
 
 def _with_index(kind, index) -> Device:

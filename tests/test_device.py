@@ -23,6 +23,10 @@ def test_the_index_may_come_second_as_in_pytorch():
     assert genesis.device("cuda", 1) is genesis.device("cuda:1")
     assert genesis.device("CUDA", 0) is genesis.device("cuda:0")
     assert genesis.device("cpu", 0) is genesis.device("cpu")
+    assert genesis.device("cpu:0") is genesis.device("cpu")  # was "unknown device 'cpu:0'"
+    assert genesis.zeros(2).to("cpu:0").device == "cpu"
+    with pytest.raises(DeviceError, match="unknown device 'cpu:1'"):
+        genesis.device("cpu:1")
     for kind, index, problem in (("cuda:1", 1, "given twice"), ("tpu", 0, "must be 'cpu' or"),
                                  ("cuda", -1, "int >= 0"), ("cuda", 1.0, "int >= 0"),
                                  ("cuda", True, "int >= 0"), ("cpu", 1, "index 0 only")):

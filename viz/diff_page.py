@@ -23,9 +23,10 @@ _TOP = 20  # rows of a table shown
 
 def diff_html(trace_a, trace_b, diff, names: tuple) -> str:
     """The whole page, self-contained (inline SVG and CSS)."""
-    scripts = diff.scripts_in_words()
+    scripts, steps = diff.scripts_in_words(), diff.steps_in_words()
     parts = [f"<h1>genesis diff</h1><p class=runs>A = {_e(names[0])}<br>B = {_e(names[1])}</p>",
              f"<p class=runs>{_e(scripts)}</p>" if scripts else "",
+             f"<p class=runs>{_e(steps)}</p>" if steps else "",
              f"<p class=verdict>{_e(_verdict(diff))}</p>"]
     parts += _structure_table(diff) + _norms_table(diff) + _loss_part(diff) + _findings_part(diff)
     parts += _graphs(trace_a, trace_b, diff)

@@ -11,7 +11,8 @@ the gradients are still the same. `diff_runs(a, b)` compares two `Trace`s:
   relative changes first, with the first step that differs beyond the tolerance;
 - loss: the first step whose loss differs beyond the tolerance (the loss of each
   backward call, kept by `genesis trace`; of older traces, that of the recorded steps);
-- findings present in one run and not the other.
+- findings present in one run and not the other;
+- the number of backward calls each run made, when they differ.
 
 Two runs of the same seeded script on the CPU are identical, so the default tolerance is
 tight (rtol 1e-5): a change it reports is a change in the computation.
@@ -106,6 +107,19 @@ class RunDiff:
             return None
         return f"The runs are of different commands: A ran {a}, B ran {b}."
 
+    def steps_in_words(self) -> str | None:
+        """A sentence when the runs made different numbers of backward calls (a difference
+        itself: their norms and losses are compared at the steps both made); None when not.
+
+        >>> RunDiff(steps_seen=(4, 8)).steps_in_words()
+        'The runs made different numbers of backward calls: A 4, B 8 (gradient norms and losses are compared at the steps both made).'
+        """
+        a, b = self.steps_seen
+        if a == b:
+            return None
+        return (f"The runs made different numbers of backward calls: A {a}, B {b} (gradient "
+                "norms and losses are compared at the steps both made).")
+
     @property
     def changed_norms(self) -> list:
         return [change for change in self.gradient_norms if change.first_step is not None]
@@ -135,6 +149,7 @@ class RunDiff:
     @property
     def differ(self) -> bool:
         return bool(self.structure or self.changed_norms or self.parameters_only_in_a
+                    or self.steps_seen[0] != self.steps_seen[1]
                     or self.parameters_only_in_b or self.findings_only_in_a
                     or self.findings_only_in_b
                     or (self.loss is not None and self.loss.first_step is not None))

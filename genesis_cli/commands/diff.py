@@ -83,6 +83,9 @@ def _print_report(console, diff, names: tuple) -> None:
     scripts = diff.scripts_in_words()
     if scripts is not None:
         console.print(printable(scripts), markup=False)
+    steps = diff.steps_in_words()
+    if steps is not None:
+        console.print(steps, markup=False)
     if not diff.differ:
         console.print(f"The runs do not differ: same graph structure, gradient norms and losses "
                       f"within rtol={diff.rtol:g}, atol={diff.atol:g}, same findings.", markup=False)

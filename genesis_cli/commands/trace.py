@@ -283,7 +283,8 @@ def _nothing_written(journal: str | None, made: list) -> None:
 def _history_from_metrics(trace, records: str) -> None:
     """The history of a run whose process died before it could write it down (SIGKILL gives
     it no time), rebuilt from its metrics.jsonl for report.html's Training view; the trace
-    says where it came from, and what that leaves out."""
+    says where it came from, and what that leaves out. Its count of backward calls is raised
+    to the lines' (the journal, written every so often, may hold fewer steps than they do)."""
     from genesis.debug.run_history import history_from_records
 
     from ..metrics_sinks import read_records
@@ -294,6 +295,7 @@ def _history_from_metrics(trace, records: str) -> None:
         return
     if lines:
         trace.meta["history"] = history_from_records(lines)
+        trace.steps_seen = max(trace.steps_seen, trace.meta["history"]["steps_seen"])
         trace.meta["history_from"] = (f"{METRICS_FILE}: the script's process was killed before "
                                       "it could write its history (no value distributions or "
                                       "activations)")

@@ -17,9 +17,11 @@ def run(*args, cwd=None):
 
 @pytest.fixture
 def runs(tmp_path):
-    """Trace folders: `before`, `same` (a rerun of it) and `gelu` (an activation changed)."""
+    """Trace folders: `before`, `same` (a rerun of it), `gelu` (an activation changed) and
+    `longer` (the same steps, and 4 more)."""
     folders = {}
-    for name, options in (("before", {}), ("same", {}), ("gelu", {"activation": "gelu"})):
+    for name, options in (("before", {}), ("same", {}), ("gelu", {"activation": "gelu"}),
+                          ("longer", {"steps": 8})):
         folder = tmp_path / name
         folder.mkdir()
         (folder / "trace.json").write_text(traced_run(**options).to_json())
@@ -33,6 +35,15 @@ def test_runs_that_agree_say_so_and_exit_0(runs, tmp_path):
     assert result.exit_code == 0, result.output
     assert "The runs do not differ" in result.output
     assert "do not differ" in page.read_text()
+
+
+def test_runs_of_different_lengths_differ_and_say_so(runs, tmp_path):
+    page = tmp_path / "page.html"
+    result = run(runs["before"], runs["longer"], "--html", str(page))
+    assert result.exit_code == 1, result.output
+    said = "The runs made different numbers of backward calls: A 4, B 8"
+    assert said in " ".join(result.output.split()) and said in page.read_text()
+    assert "do not differ" not in result.output + page.read_text()
 
 
 def test_runs_that_differ_are_located_and_exit_1(runs, tmp_path):

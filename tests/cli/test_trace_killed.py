@@ -169,12 +169,15 @@ def test_after_sigkill_the_training_view_is_rebuilt_from_metrics_jsonl(tmp_path)
     assert saved.meta["history_from"].startswith("metrics.jsonl: the script's process was killed")
     history = saved.meta["history"]
     assert history["loss"]["steps"][-1] == written[-1] and history["steps_seen"] == len(written)
+    assert saved.steps_seen == len(written)  # the journal may be older than the last lines
+    assert f"backward calls: at least {len(written)} " in said
     assert set(history["parameters"]) == PARAMETERS
     assert history["optimizers"][0]["name"] == "Adam"
     page = script_blocks((out / "report.html").read_text(encoding="utf-8"))["genesis-data"]
     assert page["run"]["meta"]["history"]["loss"] == history["loss"]
     assert page["run"]["meta"]["history_from"] == saved.meta["history_from"]
     assert page["run"]["meta"]["ended"].startswith("was killed by SIGKILL (signal 9")
+    assert page["run"]["steps_seen"] == len(written)  # "1 recorded of N" as in the Training view
 
 
 def test_a_forked_worker_stopped_by_sigterm_ends_at_once_and_leaves_the_run_alone(tmp_path):

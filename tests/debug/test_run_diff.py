@@ -44,6 +44,17 @@ def test_two_runs_of_the_same_seeded_script_do_not_differ():
     assert len(diff.gradient_norms) == 4 and all(c.steps_compared == 4 for c in diff.gradient_norms)
 
 
+def test_a_run_that_made_more_steps_differs():
+    """A run of 8 steps against one of 4 whose steps are the same: "do not differ" was said
+    (only the steps both made were compared), and the exit status was 0."""
+    diff = diff_runs(traced_run(steps=4), traced_run(steps=8))
+    assert diff.changed_norms == [] and diff.loss.first_step is None
+    assert diff.differ and diff.steps_seen == (4, 8)
+    assert diff.steps_in_words().startswith("The runs made different numbers of backward calls: "
+                                            "A 4, B 8")
+    assert diff_runs(traced_run(), traced_run()).steps_in_words() is None
+
+
 def test_a_changed_activation_is_located_with_its_module_and_line():
     diff = diff_runs(traced_run(), traced_run(activation="gelu"))
     assert diff.differ

@@ -1,7 +1,13 @@
 """genesis.utils.data (torch.utils.data): datasets, samplers, collation and the DataLoader,
 on this process and on workers, compared with PyTorch where it is importable."""
 import collections
+import os
 import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +19,7 @@ from genesis.utils.data import (BatchSampler, ConcatDataset, DataLoader, Dataset
                                 get_worker_info, random_split)
 from tests.helpers import torch_or_skip
 
+ROOT = Path(__file__).resolve().parents[2]
 Point = collections.namedtuple("Point", "x y")
 
 
@@ -338,3 +345,46 @@ def test_a_workers_error_is_raised_here_naming_the_worker():
     with pytest.raises(ValueError, match=r"Caught ValueError in DataLoader worker process \d") as info:
         list(DataLoader(Broken(), batch_size=1, num_workers=2))
     assert "sample 2 is corrupt" in str(info.value)
+
+
+
+_KILLED_MID_EPOCH = """\
+import multiprocessing, os, signal
+import genesis
+from genesis.utils.data import DataLoader, TensorDataset
+genesis.utils.data.worker.PARENT_CHECK_S = 0.2
+batches = iter(DataLoader(TensorDataset(genesis.arange(1000)), batch_size=2, num_workers=2))
+next(batches)
+print(*(worker.pid for worker in multiprocessing.active_children()), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def _ended(pid: int) -> bool:
+    """Whether process `pid` is gone (or a zombie: ended, not yet reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_workers_end_when_the_main_process_is_killed(tmp_path):
+    """A main process killed by SIGKILL or SIGTERM can't stop its workers: they waited for a
+    task forever, each a process left behind (PyTorch's end within seconds)."""
+    printed, errors = tmp_path / "pids", tmp_path / "errors"  # (files: a pipe would stay
+    with open(printed, "w") as stdout, open(errors, "w") as stderr:  # open while workers live)
+        process = subprocess.run([sys.executable, "-c", _KILLED_MID_EPOCH], stdout=stdout,
+                                 stderr=stderr, timeout=60,
+                                 env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert process.returncode == -signal.SIGKILL, errors.read_text()
+    pids = [int(pid) for pid in printed.read_text().split()]
+    assert len(pids) == 2
+    deadline = time.monotonic() + 20
+    while not all(_ended(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [pid for pid in pids if not _ended(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, "the workers outlived their main process"

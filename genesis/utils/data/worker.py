@@ -5,6 +5,7 @@ iterates its own copy of the dataset (iterable ones), and sends the results back
 """
 from __future__ import annotations
 
+import os
 import queue
 import random
 import traceback
@@ -28,6 +29,7 @@ class WorkerInfo:
 
 
 _worker_info: WorkerInfo | None = None
+PARENT_CHECK_S = 5.0  # how often a worker waiting for a task checks that its parent lives
 
 
 def get_worker_info() -> WorkerInfo | None:
@@ -68,19 +70,27 @@ _DONE = StreamEnd()
 
 def worker_loop(dataset, fetch, tasks, results, worker_id: int, num_workers: int, base_seed: int,
                 init_fn, iterable: bool) -> None:
+    """A worker process's body. It also ends when the process that started it is gone (killed
+    by SIGTERM or SIGKILL, which leave it no time to stop its workers), as PyTorch's workers
+    do: it would otherwise wait for a task forever."""
+    parent = os.getppid()
     try:
-        _work(dataset, fetch, tasks, results, worker_id, num_workers, base_seed, init_fn, iterable)
-    finally:  # what was sent reaches the pipe before this process ends
+        _work(dataset, fetch, tasks, results, worker_id, num_workers, base_seed, init_fn, iterable,
+              parent)
+    finally:  # what was sent reaches the pipe before this process ends (if anyone reads it)
         results.close()
+        if os.getppid() != parent:
+            results.cancel_join_thread()
         results.join_thread()
 
 
 def _work(dataset, fetch, tasks, results, worker_id: int, num_workers: int, base_seed: int,
-          init_fn, iterable: bool) -> None:
+          init_fn, iterable: bool, parent: int) -> None:
     """The body of worker `worker_id`: seeded from `base_seed` (see `seed_worker`),
     `init_fn(worker_id)` first; then, for a map-style dataset, `fetch(indices)` for each
     (number, indices) task until None; for an iterable one, every batch of its own
-    iteration (`fetch(iterator)`) as (number, batch), then `_DONE`."""
+    iteration (`fetch(iterator)`) as (number, batch), then `_DONE`. Either stops early once
+    this process's parent is no longer `parent`."""
     global _worker_info
     seed = seed_worker(base_seed, worker_id)
     _worker_info = WorkerInfo(worker_id, num_workers, seed, dataset)
@@ -96,12 +106,17 @@ def _work(dataset, fetch, tasks, results, worker_id: int, num_workers: int, base
                     break
                 results.put((number, batch))
                 number += 1
-                if _stopped(tasks):
+                if _stopped(tasks) or os.getppid() != parent:
                     return
             results.put((number, _DONE))
             return
         while True:
-            task = tasks.get()
+            try:
+                task = tasks.get(timeout=PARENT_CHECK_S)
+            except queue.Empty:
+                if os.getppid() != parent:
+                    return
+                continue
             if task is None:
                 return
             number, indices = task
