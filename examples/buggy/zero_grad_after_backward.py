@@ -2,7 +2,7 @@
 every step finds the gradients backward just computed already cleared (set to None): the
 model never learns, and nothing fails or turns NaN to give it away.
 
-`genesis trace` names the step() line. (The fix: clear the gradients before
+`genesis trace` names the zero_grad() line. (The fix: clear the gradients before
 loss.backward(), or after step().)
 """
 import genesis

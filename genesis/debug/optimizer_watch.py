@@ -68,6 +68,7 @@ from typing import Callable
 
 from ..autograd.source import SourceLocation
 from ..dtypes import FLOATING_NUMPY_DTYPES
+from ..nn import _clear_grads as clearing
 from ..optim import optimizer as optimizers
 from ..optim.lr_scheduler import base as schedulers
 from .findings import Finding
@@ -102,7 +103,10 @@ class _Watched:
         self.repeated = []                  # (step, source): steps with no backward since the last
         self.given = {}                     # id(param) -> (param, grad, its version, step): the gradients
         #                                     backward calls wrote since its previous step
-        self.cleared = []                   # (step, source, [param names]): steps that applied none
+        self.cleared = []                   # (step, source, [param names], where cleared or None):
+        #                                     steps that applied none
+        self.clearing = None                # the zero_grad() call that cleared a gradient of
+        #                                     `given` (its SourceLocation), since its previous step
         self.before = None                  # {id(param): (param, copy of its array)} of a sampled step
         self.measuring_step = None
 
@@ -139,10 +143,20 @@ class OptimizerWatch:
     def start(self) -> None:
         optimizers.listeners.add(self)
         schedulers.listeners.add(self)
+        clearing.listeners.add(self)
 
     def stop(self) -> None:
         optimizers.listeners.discard(self)
         schedulers.listeners.discard(self)
+        clearing.listeners.discard(self)
+
+    def cleared(self, params: list) -> None:
+        """zero_grad() listener (a module's or an optimizer's): where it cleared gradients a
+        backward gave since an optimizer's previous step, the line is kept for the finding
+        should that step apply none of them (looked up only then)."""
+        for entry in self.watched.values():
+            if entry.given and any(id(param) in entry.given for param in params):
+                entry.clearing = SourceLocation.capture(max_frames=2)
 
     # -- what the optimizers do --------------------------------------------------------------
     def _watched(self, optimizer) -> _Watched:
@@ -216,7 +230,7 @@ class OptimizerWatch:
         given = list(entry.given.values())
         names = [self._name(param) for param, _, _, _ in given]
 
-        def judge(values, found=(step, source, names)):
+        def judge(values, found=(step, source, names, entry.clearing)):
             norms = [self.grad_norm_at(param, at) for param, _, _, at in given]
             if not any(values) and any(norm is None or norm != 0 for norm in norms):
                 if not entry.cleared:
@@ -238,6 +252,7 @@ class OptimizerWatch:
         """Optimizer listener, after the update: measure it on a sampled step."""
         entry = self._watched(optimizer)
         entry.given = {}
+        entry.clearing = None
         calls = self.steps()
         step = calls - 1
         entry.steps += 1
@@ -428,15 +443,28 @@ class OptimizerWatch:
     def _cleared_finding(self, entry: _Watched) -> list:
         if not entry.cleared:
             return []
-        step, _, names = entry.cleared[0]
-        return _steps_finding(
-            entry, entry.cleared, "gradients_cleared",
-            f"{entry.name}.step() ran after its gradients were cleared",
-            f"At step {step}, backward gave {_listing(names)} gradients, but before "
-            f"{entry.name}.step() every one of them was set to None or to zeros, so the step "
-            f"applied none of them (it happened at {len(entry.cleared)} of {entry.steps} steps). "
-            "Is zero_grad() called between loss.backward() and optimizer.step()? Clear the "
-            "gradients before loss.backward() (or after step()).")
+        step, source, names, clearing = entry.cleared[0]
+        title = f"{entry.name}.step() ran after its gradients were cleared"
+        message = (f"At step {step}, backward gave {_listing(names)} gradients, but before "
+                   f"{entry.name}.step() every one of them was set to None or to zeros, so the "
+                   f"step applied none of them (it happened at {len(entry.cleared)} of "
+                   f"{entry.steps} steps). ")
+        if clearing is None:
+            return _steps_finding(entry, [found[:3] for found in entry.cleared],
+                                  "gradients_cleared", title, message + (
+                                      "Is zero_grad() called between loss.backward() and "
+                                      "optimizer.step()? Clear the gradients before "
+                                      "loss.backward() (or after step())."))
+        step_line = "?" if source is None else (
+            f"line {source.line}" if source.file == clearing.file
+            else f"{short_path(source.file)}:{source.line}")
+        message += (f"This zero_grad() cleared them, between the backward call and "
+                    f"{entry.name}.step() ({step_line}): move it before loss.backward() "
+                    "(or after step()).")
+        return [Finding("gradients_cleared", "error", title, message, function="zero_grad",
+                        source=_where(clearing), code=clearing.code, step=step,
+                        details={"steps_affected": len(entry.cleared), "steps": entry.steps,
+                                 "parameters": names, "step_call": _where(source)})]
 
     def _scheduler_finding(self) -> list:
         if not self.scheduler_early:

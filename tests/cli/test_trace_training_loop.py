@@ -44,13 +44,15 @@ def test_a_missing_zero_grad_with_adam_is_found_though_nothing_explodes(tmp_path
                                                   "out.bias"}
 
 
-def test_zero_grad_between_backward_and_step_points_at_the_step(tmp_path):
+def test_zero_grad_between_backward_and_step_points_at_the_zero_grad(tmp_path):
     script, finding, output, _ = the_finding(tmp_path, "zero_grad_after_backward.py",
                                              "gradients_cleared")
     assert finding.title == "SGD.step() ran after its gradients were cleared"
-    assert finding.source == f"{script}:{line_of(script, '    optimizer.step()')}"
+    assert finding.source == f"{script}:{line_of(script, '    optimizer.zero_grad()  # bug')}"
+    assert finding.details["step_call"] == f"{script}:{line_of(script, '    optimizer.step()')}"
     assert finding.step == 0 and finding.details["steps_affected"] == 20
-    assert "Is zero_grad() called between loss.backward() and optimizer.step()?" in \
+    assert (f"This zero_grad() cleared them, between the backward call and SGD.step() (line "
+            f"{line_of(script, '    optimizer.step()')}): move it before loss.backward()") in \
         " ".join(output.split())
 
 

@@ -73,21 +73,36 @@ def test_steps_on_unchanged_gradients_before_any_backward_are_a_repeat():
     assert found[0].step is None and found[0].message.startswith("Before any backward call,")
 
 
-def test_zero_grad_between_backward_and_step_is_found_at_the_step():
+def test_zero_grad_between_backward_and_step_is_found_at_the_zero_grad():
     x, y = regression()
-    for set_to_none in (True, False):
+    for set_to_none, clear in ((True, "optimizer"), (False, "optimizer"), (True, "model")):
         model = nn.Linear(6, 1)
         with TraceSession(check=False) as session:  # (it sees the optimizer built)
             optimizer = genesis.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
             for _ in range(3):
                 ((model(x) - y) ** 2).mean().backward()
-                optimizer.zero_grad(set_to_none=set_to_none)  # bug: clears what backward gave
+                (optimizer if clear == "optimizer" else model).zero_grad(set_to_none=set_to_none)
                 optimizer.step()
         found = session.result(script="t.py").findings
         assert [finding.kind for finding in found] == ["gradients_cleared"]
         assert found[0].step == 0 and found[0].details["steps_affected"] == 3
-        assert "optimizer.step()" in found[0].code
+        assert ".zero_grad(set_to_none=set_to_none)" in found[0].code
         assert found[0].details["parameters"] == ["weight", "bias"]
+
+
+def test_gradients_set_to_none_by_hand_before_a_step_are_found_at_the_step():
+    x, y = regression()
+    model = nn.Linear(6, 1)
+    with TraceSession(check=False) as session:
+        optimizer = genesis.optim.SGD(model.parameters(), lr=0.01)
+        for _ in range(3):
+            ((model(x) - y) ** 2).mean().backward()
+            for param in model.parameters():
+                param.grad = None  # bug: no zero_grad() to name, so the step is named
+            optimizer.step()
+    found = session.result(script="t.py").findings
+    assert [finding.kind for finding in found] == ["gradients_cleared"]
+    assert "optimizer.step()" in found[0].code and "Is zero_grad() called" in found[0].message
 
 
 def test_gradients_clipped_replaced_or_partly_cleared_before_a_step_are_applied():
