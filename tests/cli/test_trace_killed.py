@@ -75,6 +75,18 @@ def killing_itself(tmp_path: Path, number: int, at_step: int, steps: int):
     return " ".join(result.output.split()), out
 
 
+def traced_to_its_end(tmp_path: Path, script: Path) -> tuple:
+    """(output, saved trace) of `genesis trace` of `script`, which must end as a finished run
+    with exit status 0."""
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["trace", "--no-color", "--no-check", "--no-html",
+                                      "--out", str(out), str(script)])
+    assert result.exit_code == 0, result.output
+    saved = Trace.load(out / "trace.json")
+    assert saved.exit_code == 0 and "finished" not in saved.meta
+    return result.output, saved
+
+
 def killed_by_sigterm_after(out: Path, steps: int) -> Trace:
     """What the outputs of a run killed by SIGTERM after `steps` steps must hold: trace.json
     saying so, with every step's history; report.html with the Training view's data and the
@@ -147,13 +159,8 @@ def test_a_script_with_its_own_sigterm_handler_keeps_it(tmp_path):
             print("stopping cleanly after step", step)
             break
     """)
-    out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["trace", "--no-color", "--no-check", "--no-html",
-                                      "--out", str(out), str(script)])
-    assert result.exit_code == 0, result.output
-    assert "stopping cleanly after step 9" in result.output
-    saved = Trace.load(out / "trace.json")
-    assert saved.exit_code == 0 and "finished" not in saved.meta and saved.steps_seen == 10
+    output, saved = traced_to_its_end(tmp_path, script)
+    assert "stopping cleanly after step 9" in output and saved.steps_seen == 10
 
 
 def test_after_sigkill_the_training_view_is_rebuilt_from_metrics_jsonl(tmp_path):
@@ -196,10 +203,5 @@ def test_a_forked_worker_stopped_by_sigterm_ends_at_once_and_leaves_the_run_alon
             print("worker ended by signal", os.WTERMSIG(status), "in under 5 s:",
                   time.monotonic() - started < 5)
     """)
-    out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["trace", "--no-color", "--no-check", "--no-html",
-                                      "--out", str(out), str(script)])
-    assert result.exit_code == 0, result.output
-    assert "worker ended by signal 15 in under 5 s: True" in result.output
-    saved = Trace.load(out / "trace.json")
-    assert saved.exit_code == 0 and "finished" not in saved.meta and saved.steps_seen == 20
+    output, saved = traced_to_its_end(tmp_path, script)
+    assert "worker ended by signal 15 in under 5 s: True" in output and saved.steps_seen == 20
