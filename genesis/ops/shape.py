@@ -59,7 +59,14 @@ def reshape(input: Tensor, *shape) -> Tensor:
     tensor([[0, 1, 2],
             [3, 4, 5]])
     """
-    return Reshape.apply(input, _resolve_shape(_sizes(shape, "reshape"), input._data.size, "reshape"))
+    shape = _resolve_shape(_sizes(shape, "reshape"), input._data.size, "reshape")
+    return _reshaped(input, shape)
+
+
+def _reshaped(input: Tensor, shape: tuple) -> Tensor:
+    """`input` in `shape`: named a view (ViewBackward) where its layout makes it one, as
+    PyTorch names it; a copy otherwise."""
+    return (View if input._data.flags.c_contiguous else Reshape).apply(input, shape)
 
 
 class View(Reshape):
@@ -186,13 +193,15 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     start = normalize_dim(start_dim, input.ndim, "flatten")
     end = normalize_dim(end_dim, input.ndim, "flatten")
     if input.ndim == 0:
-        return Reshape.apply(input, (1,))
+        return _reshaped(input, (1,))
     if start > end:
         raise RuntimeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+    if start == end:  # nothing to merge: the tensor itself, as PyTorch returns it
+        return input
     merged = 1
     for extent in input.shape[start:end + 1]:
         merged *= extent
-    return Reshape.apply(input, input.shape[:start] + (merged,) + input.shape[end + 1:])
+    return _reshaped(input, input.shape[:start] + (merged,) + input.shape[end + 1:])
 
 
 def unflatten(input: Tensor, dim: int, sizes) -> Tensor:

@@ -79,11 +79,15 @@ def test_errors_name_the_op(call, error, message):
 
 
 @pytest.mark.parametrize("change", [lambda x: x.unsqueeze(0), lambda x: x.unsqueeze(-1),
-                                    lambda x: x.squeeze(), lambda x: x.view(6), lambda x: x[None]])
-def test_size_one_dimension_nodes_are_named_as_pytorch_names_them(change):
-    """unsqueeze/squeeze show in graphs under PyTorch's node names, not as a reshape (PyTorch's
-    overload digit aside: squeeze(dim) is its SqueezeBackward1)."""
+                                    lambda x: x.squeeze(), lambda x: x.view(6), lambda x: x[None],
+                                    lambda x: x.reshape(6), lambda x: x.reshape(3, 2),
+                                    lambda x: x.flatten(), lambda x: x.flatten(1),
+                                    lambda x: x.flatten(0, 1), lambda x: x.view(6).flatten()])
+def test_reshaping_nodes_are_named_as_pytorch_names_them(change):
+    """unsqueeze/squeeze, and reshape/flatten where the layout makes them views, show in graphs
+    under PyTorch's node names (PyTorch's overload digit aside: squeeze(dim) is its
+    SqueezeBackward1); a flatten with nothing to merge is the tensor itself, as in PyTorch."""
     torch = torch_or_skip()
-    ours = change(genesis.randn(2, 3, 1, requires_grad=True)).grad_fn.name()
-    theirs = change(torch.randn(2, 3, 1, requires_grad=True)).grad_fn.name()
+    ours = change(genesis.randn(2, 3, 1, requires_grad=True) * 1).grad_fn.name()
+    theirs = change(torch.randn(2, 3, 1, requires_grad=True) * 1).grad_fn.name()
     assert ours == theirs
