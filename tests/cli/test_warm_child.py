@@ -57,7 +57,9 @@ def test_long_orders_arrive_whole(tmp_path):
 
 def test_script_output_to_a_terminal_is_line_buffered(tmp_path):
     """Python buffers stdout by lines when it is a terminal: so must the warm child, whose
-    stdout became the terminal only when its orders came."""
+    stdout became the terminal only when its orders came. The script's first line must reach
+    the terminal before its 3-second sleep ends, so well before its second line (timed from
+    one arrival to the next: however long genesis trace takes to start on a busy machine)."""
     script = tmp_path / "slow.py"
     script.write_text("import time\nprint('first', flush=False)\ntime.sleep(3)\nprint('second')\n")
     master, slave = pty.openpty()
@@ -67,16 +69,20 @@ def test_script_output_to_a_terminal_is_line_buffered(tmp_path):
                              env={key: value for key, value in os.environ.items()
                                   if key != "PYTHONUNBUFFERED"})  # Python's own choice
     os.close(slave)
-    seen, deadline = b"", time.monotonic() + 2.5
+    seen, arrived, deadline = b"", {}, time.monotonic() + 60
     try:
-        while b"first" not in seen and time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.1)
+        while b"second" not in seen and time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.05)
             if ready:
                 try:
                     seen += os.read(master, 4096)
                 except OSError:
                     break
-        assert b"first" in seen  # before the script's sleep ends
+                for line in (b"first", b"second"):
+                    if line in seen:
+                        arrived.setdefault(line, time.monotonic())
+        assert b"first" in arrived and b"second" in arrived, seen
+        assert arrived[b"second"] - arrived[b"first"] > 1.5  # the first came before the sleep
     finally:
         child.wait(timeout=60)
         os.close(master)
