@@ -1,5 +1,6 @@
 """nn.utils: gradient clipping (vs PyTorch) and parameters <-> vector."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -63,6 +64,18 @@ def test_clip_grad_value_clamps_in_place():
     clip_grad_value_(layer.parameters(), 0.5)
     assert layer.weight.grad is grad
     assert np.abs(grad.numpy()).max() == 0.5 and layer.bias.grad.tolist() == [0.5, 0.5]
+
+
+def test_clip_grad_value_clamps_every_gradient_that_is_part_of_a_graph():
+    """Gradients a create_graph backward left (each with a grad_fn) are replaced by clamped
+    copies, every one of them (it stopped after the first)."""
+    first = genesis.tensor([3.0, -4.0], requires_grad=True)
+    second = genesis.tensor([5.0, 6.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the reference-cycle warning of create_graph
+        ((first * first).sum() + (second * second).sum()).backward(create_graph=True)
+    clip_grad_value_([first, second], 1.0)
+    assert first.grad.tolist() == [1.0, -1.0] and second.grad.tolist() == [1.0, 1.0]
 
 
 def test_clipping_after_backward_into_the_model_changes_the_update():
