@@ -25,6 +25,7 @@ from .grad_state import global_autocast, grad_state
 from .device import Device, namespace_of
 from .dtypes import float16, get_dtype
 from .listeners import Listeners
+from .nn._grad_edits import tell_edited
 from .tensor import Tensor
 
 __all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "GradScaler",
@@ -188,6 +189,7 @@ class GradScaler:
                                "last update(); call it once per step")
         inverse = 1.0 / self._scale
         finite = []  # one flag per gradient, on its device: a single sync at the end
+        edits = []
         for group in optimizer.param_groups:
             for parameter in group["params"]:
                 grad = parameter.grad
@@ -196,8 +198,10 @@ class GradScaler:
                 xp = grad._device.xp
                 data = grad._data
                 finite.append(xp.isfinite(data).all())
+                edits.append((parameter, grad._version_counter[0]))
                 xp.multiply(data, inverse, out=data, casting="unsafe")
                 grad._version_counter[0] += 1
+        tell_edited(edits)
         found_inf = not _all_true(finite)
         self._unscaled[id(optimizer)] = found_inf
 

@@ -68,7 +68,7 @@ from typing import Callable
 
 from ..autograd.source import SourceLocation
 from ..dtypes import FLOATING_NUMPY_DTYPES
-from ..nn import _clear_grads as clearing
+from ..nn import _grad_edits as grad_edits
 from ..optim import optimizer as optimizers
 from ..optim.lr_scheduler import base as schedulers
 from .findings import Finding
@@ -143,12 +143,24 @@ class OptimizerWatch:
     def start(self) -> None:
         optimizers.listeners.add(self)
         schedulers.listeners.add(self)
-        clearing.listeners.add(self)
+        grad_edits.listeners.add(self)
 
     def stop(self) -> None:
         optimizers.listeners.discard(self)
         schedulers.listeners.discard(self)
-        clearing.listeners.discard(self)
+        grad_edits.listeners.discard(self)
+
+    def edited(self, changes: list) -> None:
+        """Gradient-edit listener: clipping or unscaling rescaled gradients in place. A
+        gradient an optimizer stepped with stays that gradient (a step repeated on it, with no
+        backward since, is still a repeat); a gradient written otherwise (`copy_` of a new
+        estimate) is a new one."""
+        for entry in self.watched.values():
+            versions = entry.last_versions
+            for param, before in changes:
+                grad = param._grad
+                if grad is not None and versions.get(id(param)) == (before, id(grad._data)):
+                    versions[id(param)] = _version_of(grad)
 
     def cleared(self, params: list) -> None:
         """zero_grad() listener (a module's or an optimizer's): where it cleared gradients a

@@ -1,18 +1,12 @@
-"""Clearing gradients: shared by `Module.zero_grad` and `Optimizer.zero_grad`.
-
-`listeners` (a hook point: objects with `cleared(params)`) are told the parameters whose
-gradients a call cleared, after it (genesis.debug's optimizer watch names the line of a
-zero_grad() between backward and step).
-"""
+"""Clearing gradients: shared by `Module.zero_grad` and `Optimizer.zero_grad` (the
+parameters whose gradients a call cleared are told to `genesis.nn._grad_edits`' listeners)."""
 from __future__ import annotations
 
 from ..device import writeable
-from ..listeners import Listeners
 from ..tensor import wrap_array
+from ._grad_edits import tell_cleared
 
-__all__ = ["clear_grads", "listeners"]
-
-listeners = Listeners()
+__all__ = ["clear_grads"]
 
 
 def clear_grads(params, set_to_none: bool = True) -> None:
@@ -31,6 +25,4 @@ def clear_grads(params, set_to_none: bool = True) -> None:
         else:
             grad._data[...] = 0
             grad._version_counter[0] += 1
-    if listeners and cleared:
-        for listener in listeners:
-            listener.cleared(cleared)
+    tell_cleared(cleared)

@@ -1,5 +1,7 @@
 """`OptimizerWatch` rules on small loops, written as training loops are: each finding on the
 bug, none on its look-alike."""
+import pytest
+
 import genesis
 import genesis.nn as nn
 from genesis.debug.session import TraceSession
@@ -58,6 +60,28 @@ def test_an_estimate_written_into_the_same_grad_tensors_is_not_a_repeat():
                     param.grad.copy_(genesis.randn(*param.shape))
             optimizer.step()
     assert kinds(session) == []
+
+
+@pytest.mark.parametrize("clip", [lambda params: nn.utils.clip_grad_norm_(params, 0.01),
+                                  lambda params: nn.utils.clip_grad_value_(params, 0.001)],
+                         ids=["clip_grad_norm_", "clip_grad_value_"])
+def test_a_second_step_on_clipped_gradients_is_still_a_repeat(clip):
+    """Clipping edits the gradients in place (their version goes up), but they are still the
+    ones the previous step applied: stepping again on them is a repeat."""
+    x, y = regression()
+    model = nn.Linear(6, 1)
+    with TraceSession(check=False) as session:
+        optimizer = genesis.optim.SGD(model.parameters(), lr=0.01)
+        for _ in range(3):
+            optimizer.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            clip(model.parameters())
+            optimizer.step()
+            clip(model.parameters())
+            optimizer.step()  # bug: the same gradients again
+    found = session.result(script="t.py").findings
+    assert [finding.kind for finding in found] == ["step_without_backward"]
+    assert found[0].details["times"] == 3
 
 
 def test_steps_on_unchanged_gradients_before_any_backward_are_a_repeat():

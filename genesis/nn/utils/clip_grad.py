@@ -7,6 +7,7 @@ import numpy as np
 
 from ...device import cpu, transfer, writeable
 from ...tensor import Tensor, wrap_array
+from .._grad_edits import tell_edited
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
 
@@ -52,9 +53,10 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
     return wrap_array(total, device)
 
 
-def _scale_grad(param: Tensor, factor: float) -> None:
+def _scale_grad(param: Tensor, factor: float, edits: list) -> None:
     grad = param._grad
     if writeable(grad._data) and grad.grad_fn is None:
+        edits.append((param, grad._version_counter[0]))
         grad._data *= factor
         grad._version_counter[0] += 1
     else:
@@ -82,22 +84,27 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     scale = float(max_norm) / (float(total.item()) + 1e-6)
     if not scale < 1.0 and not math.isnan(scale):
         return total
+    edits = []
     with np.errstate(invalid="ignore"):  # a non-finite norm gives NaN gradients, as in PyTorch
         for param in params:
-            _scale_grad(param, scale)
+            _scale_grad(param, scale, edits)
+    tell_edited(edits)
     return total
 
 
 def clip_grad_value_(parameters, clip_value: float) -> None:
     """Clamp every gradient of `parameters` into [-clip_value, clip_value], in place."""
     clip_value = float(clip_value)
+    edits = []
     for param in _as_list(parameters):
         grad = param._grad
         if grad is None:
             continue
         xp = grad._device.xp
         if writeable(grad._data) and grad.grad_fn is None:
+            edits.append((param, grad._version_counter[0]))
             xp.clip(grad._data, -clip_value, clip_value, out=grad._data)
             grad._version_counter[0] += 1
         else:
             param._grad = wrap_array(xp.clip(grad._data, -clip_value, clip_value), grad._device)
+    tell_edited(edits)

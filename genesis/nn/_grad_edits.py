@@ -1,0 +1,40 @@
+"""The hook point of changes made to gradients outside a backward call: `listeners`
+(objects with `cleared(params)` and `edited(changes)`) are told
+
+- `cleared(params)`: `zero_grad()` (a module's or an optimizer's) set these parameters'
+  gradients to None or to zeros;
+- `edited(changes)`: gradient clipping or a GradScaler's unscaling rescaled or clamped
+  gradients in place, [(parameter, its gradient's version before)]: the same gradients,
+  edited (genesis.debug's optimizer watch tells a step repeated on them from one given new
+  gradients).
+
+>>> class Printer:
+...     def edited(self, changes):
+...         print([version for _, version in changes])
+>>> printer = Printer()
+>>> listeners.add(printer)
+>>> tell_edited([(None, 3)])
+[3]
+>>> listeners.discard(printer)
+"""
+from __future__ import annotations
+
+from ..listeners import Listeners
+
+__all__ = ["listeners", "tell_cleared", "tell_edited"]
+
+listeners = Listeners()
+
+
+def tell_cleared(params: list) -> None:
+    """Tell the listeners `zero_grad()` cleared the gradients of `params`."""
+    if listeners and params:
+        for listener in listeners:
+            listener.cleared(params)
+
+
+def tell_edited(changes: list) -> None:
+    """Tell the listeners gradients were edited in place: `changes` as `edited` takes them."""
+    if listeners and changes:
+        for listener in listeners:
+            listener.edited(changes)
