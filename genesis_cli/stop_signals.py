@@ -1,6 +1,10 @@
 """`StopSignals`: while a traced script runs, SIGTERM and SIGHUP (a job scheduler's stop, a
 closed terminal) first call `before_ending()`, then end the process by that signal, as they
-would have: its exit status still says it was killed.
+would have: its exit status still says it was killed. SIGINT raises KeyboardInterrupt as
+python's own handler does, once: a second SIGINT within `DUPLICATE_S` of the first is the
+same interrupt, which reached this process twice (a whole process group signalled without
+a terminal: `genesis trace`, in the group, passes on what it gets), and is dropped, so the
+script's cleanup and the trace's writing are not interrupted again.
 
 Only signals whose handling is the default are taken: a script that sets its own handler
 keeps it (and wins, set later), and a signal the process was started ignoring (`nohup`)
@@ -22,10 +26,14 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 
-__all__ = ["StopSignals"]
+__all__ = ["StopSignals", "DUPLICATE_S"]
 
-SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+# each signal taken, and the handling that is its default
+DEFAULTS = {signal.SIGTERM: signal.SIG_DFL, signal.SIGHUP: signal.SIG_DFL,
+            signal.SIGINT: signal.default_int_handler}
+DUPLICATE_S = 0.25  # a SIGINT this soon after another is the same one, come twice
 
 
 class StopSignals:
@@ -33,14 +41,17 @@ class StopSignals:
 
     def __init__(self, before_ending):
         self.before_ending = before_ending
-        self.taken = {}  # signal number -> the handling it had
+        self.taken = {}  # signal number -> our handler
         self.pid = os.getpid()
+        self.interrupted_at = None  # when the last SIGINT came (time.monotonic)
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():  # (handlers can't be set elsewhere)
-            for number in SIGNALS:
-                if signal.getsignal(number) is signal.SIG_DFL:
-                    self.taken[number] = signal.signal(number, self.handle)
+            for number, default in DEFAULTS.items():
+                if signal.getsignal(number) is default:
+                    ours = self.interrupt if number == signal.SIGINT else self.handle
+                    signal.signal(number, ours)
+                    self.taken[number] = ours
         if self.taken:
             _active.append(self)
         return self
@@ -48,9 +59,8 @@ class StopSignals:
     def __exit__(self, *exc_info) -> None:
         if self in _active:
             _active.remove(self)
-        for number, handling in self.taken.items():
-            if signal.getsignal(number) == self.handle:  # (not the script's own)
-                signal.signal(number, handling)
+        for number in self._ours():  # (not the script's own)
+            signal.signal(number, DEFAULTS[number])
 
     def handle(self, number: int, frame) -> None:
         """The handler: `before_ending()` (in this process only, not in a forked copy), then
@@ -62,8 +72,17 @@ class StopSignals:
             signal.signal(number, signal.SIG_DFL)
             os.kill(os.getpid(), number)
 
+    def interrupt(self, number: int, frame) -> None:
+        """The SIGINT handler: KeyboardInterrupt, as python's, unless it is the last one
+        come again."""
+        now = time.monotonic()
+        again = self.interrupted_at is not None and now - self.interrupted_at < DUPLICATE_S
+        self.interrupted_at = now
+        if not again:
+            raise KeyboardInterrupt
+
     def _ours(self) -> list:
-        return [number for number in self.taken if signal.getsignal(number) == self.handle]
+        return [number for number, ours in self.taken.items() if signal.getsignal(number) == ours]
 
 
 _active: list = []  # the StopSignals in force (one, while a script runs)
@@ -83,7 +102,7 @@ def _release_in_parent() -> None:
 def _default_in_child() -> None:
     for stops in _active:
         for number in stops._ours():
-            signal.signal(number, signal.SIG_DFL)
+            signal.signal(number, DEFAULTS[number])
     _active.clear()
     _release_in_parent()  # the mask as it was: a signal held back ends this process now
 

@@ -222,9 +222,13 @@ def _has_descriptor(stream) -> bool:
 
 
 class _signals_passed_to:
-    """While the child runs: Ctrl-C reaches it from the terminal (it is in our process group),
-    so this process ignores SIGINT and reports once the child has handled it; SIGTERM and
-    SIGHUP sent to this process are passed on to the child."""
+    """While the child runs, SIGTERM and SIGHUP sent to this process are passed on to the
+    child, and so is SIGINT unless a terminal sent it: a Ctrl-C reaches every process of the
+    terminal's foreground process group, the child with this one, and the child stops on
+    its own (passed on as well, it would be interrupted twice). A SIGINT this process gets
+    while it is not in a terminal's foreground (`timeout -s INT`, an IDE's stop button,
+    `kill -INT` of a background run) reaches only this process: it goes on to the child,
+    which stops as `python SCRIPT` stops on it."""
 
     PASSED = (signal.SIGTERM, signal.SIGHUP)
 
@@ -235,7 +239,7 @@ class _signals_passed_to:
     def __enter__(self):
         if threading.current_thread() is not threading.main_thread():
             return self  # signal handlers can only be set on the main thread
-        self.previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        self.previous[signal.SIGINT] = signal.signal(signal.SIGINT, self._interrupt)
         for number in self.PASSED:
             self.previous[number] = signal.signal(number, self._pass_on)
         return self
@@ -246,6 +250,26 @@ class _signals_passed_to:
         except OSError:
             pass
 
+    def _interrupt(self, number, frame) -> None:
+        if not _in_a_terminals_foreground():
+            self._pass_on(number, frame)
+
     def __exit__(self, *exc_info) -> None:
         for number, handler in self.previous.items():
             signal.signal(number, handler)
+
+
+def _in_a_terminals_foreground() -> bool:
+    """Whether this process is in the foreground process group of its controlling terminal
+    (where a Ctrl-C comes from, whatever its standard streams were redirected to); False
+    without one."""
+    try:
+        terminal = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
+    except OSError:  # no controlling terminal
+        return False
+    try:
+        return os.tcgetpgrp(terminal) == os.getpgrp()
+    except OSError:
+        return False
+    finally:
+        os.close(terminal)

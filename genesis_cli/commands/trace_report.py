@@ -65,7 +65,7 @@ def _how_it_ended(trace: Trace) -> str:
     return "raised an exception" if trace.script_error else f"exit status {trace.exit_code}"
 
 
-INTERRUPTED = "interrupted (Ctrl-C: KeyboardInterrupt)"
+INTERRUPTED = "interrupted (Ctrl-C or SIGINT: KeyboardInterrupt)"
 
 
 def interrupted(trace: Trace) -> bool:

@@ -12,6 +12,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from genesis.debug.trace import Trace
@@ -205,3 +206,43 @@ def test_a_forked_worker_stopped_by_sigterm_ends_at_once_and_leaves_the_run_alon
     """)
     output, saved = traced_to_its_end(tmp_path, script)
     assert "worker ended by signal 15 in under 5 s: True" in output and saved.steps_seen == 20
+
+
+@pytest.mark.parametrize("to_the_group", [False, True], ids=["alone", "its-process-group"])
+def test_sigint_without_a_terminal_interrupts_the_script_once(tmp_path, to_the_group):
+    """`timeout -s INT`, an IDE's stop button: SIGINT reaches genesis trace alone (no terminal
+    sent it), which passes it on; sent to the whole process group, it reaches the script's
+    process twice, and interrupts it once. Either way the script stops on one
+    KeyboardInterrupt as under python, the report says so, the files are written and genesis
+    trace ends by SIGINT."""
+    marker = tmp_path / "five-steps-done"
+    script = write_script(tmp_path, 10_000, f"""
+        if step == 4:
+            open({str(marker)!r}, "w").close()
+        time.sleep(0.01)
+    """)
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "genesis_cli", "trace", "--no-color", "--no-check", "--out", str(out),
+         str(script)],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)  # no controlling terminal: a SIGINT can only come from kill
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists() and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        assert marker.exists(), "the traced script never got going"
+        if to_the_group:
+            os.killpg(process.pid, signal.SIGINT)
+        else:
+            process.send_signal(signal.SIGINT)
+        output, errors = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == -signal.SIGINT, errors
+    assert errors.count("KeyboardInterrupt") == 1 and "genesis_cli" not in errors, errors
+    assert "script: interrupted (Ctrl-C or SIGINT: KeyboardInterrupt)" in " ".join(output.split())
+    saved = Trace.load(out / "trace.json")
+    assert saved.exit_code == -signal.SIGINT and saved.steps_seen >= 5
+    assert (out / "report.html").exists()

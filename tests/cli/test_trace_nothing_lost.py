@@ -465,7 +465,7 @@ def test_ctrl_c_in_the_script_ends_genesis_trace_as_python_ends(tmp_path):
                                     "    if step == 2:\n        raise KeyboardInterrupt\n")
     result = trace(script, tmp_path / "out")
     assert result.exit_code == 128 + signal.SIGINT, result.output
-    assert "script: interrupted (Ctrl-C: KeyboardInterrupt)" in " ".join(result.output.split())
+    assert "script: interrupted (Ctrl-C or SIGINT: KeyboardInterrupt)" in " ".join(result.output.split())
     assert Trace.load(tmp_path / "out" / "trace.json").exit_code == -signal.SIGINT
     plain = subprocess.run([sys.executable, str(script)], capture_output=True, cwd=tmp_path)
     traced = subprocess.run(genesis_command("trace", "-q", "--no-html", "--out", tmp_path / "o2",
