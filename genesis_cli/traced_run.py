@@ -39,7 +39,7 @@ from genesis.debug.session import TraceSession
 from .commands.trace_outputs import write_outputs
 from .metrics_sinks import MetricsSinks
 from .runner import ScriptNotFound, run_module, run_script
-from .stop_signals import StopSignals
+from .stop_signals import StopSignals, take_interrupts_once
 from .trace_settings import CHECKS_PER_SITE, EndingRequest, OutputSettings
 from .warm_child import RESULT_HEADER
 
@@ -49,6 +49,7 @@ __all__ = ["main", "send_result"]
 def main(argv: list | None = None) -> None:
     config = json.loads((argv if argv is not None else sys.argv)[1])
     started_in = os.getpid()
+    take_interrupts_once()  # a SIGINT sent to the process group comes here twice
     environment = dict(os.environ)  # genesis trace's: the report is made for its consoles
     result_fd = config["result_fd"]
     options = config["options"]
