@@ -2,7 +2,8 @@
 
 Told by `Tensor.backward` which tensor a backward call starts from, it keeps that value
 when the tensor is a one-element floating tensor (a loss), keyed by the step it starts
-(the number of backward calls finished before it). A GPU value waits in the session's
+(the number of backward calls finished before it). A loss a GradScaler scaled up is
+kept unscaled (`scale_of(tensor)` says by how much it was scaled). A GPU value waits in the session's
 `Readings` and crosses with the step's other figures. The first `limit` steps are kept
 (for `genesis diff`); a `series` (a bounded `StepSeries`, for the pictures) is told them all.
 
@@ -33,8 +34,10 @@ LIMIT = 20_000  # steps whose loss is kept (about 400 KB of trace.json)
 class LossWatch:
     """Keeps {step: loss}; `step()` says which step a backward call starting now is."""
 
-    def __init__(self, readings: Readings, step, limit: int = LIMIT, series=None):
+    def __init__(self, readings: Readings, step, limit: int = LIMIT, series=None,
+                 scale_of=lambda tensor: 1.0):
         self.readings, self.step, self.limit = readings, step, limit
+        self.scale_of = scale_of  # tensor -> the GradScaler scale it carries (1: none)
         self.losses: dict = {}
         self.series = series   # a StepSeries told every step's loss, however many (the pictures)
         self._last_step = -1
@@ -58,8 +61,9 @@ class LossWatch:
             self.losses[step] = None  # known once read (a GPU value at the next fetch)
         elif self.series is None:
             return
+        scale = self.scale_of(tensor)
         self.readings.read(tensor._device.xp, [tensor._data.reshape(1)],
-                           lambda values, step=step: self._read(step, values[0]))
+                           lambda values, step=step: self._read(step, values[0] / scale))
 
     def _read(self, step: int, value: float) -> None:
         if step < self.limit:

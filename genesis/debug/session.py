@@ -106,7 +106,7 @@ class TraceSession:
         self.history = RunHistory()
         self.activations = ActivationWatch(self.readings, root_prefix=self.recorder.scope.roots.prefix)
         self.losses = LossWatch(self.readings, step=lambda: self.params.steps,
-                                series=self.history.loss)
+                                series=self.history.loss, scale_of=self._scale_of)
         self.params.loss_at = self._loss_at  # gradients growing as the loss falls: no explosion
         self.optimizer_watch = OptimizerWatch(steps=lambda: self.params.steps,
                                               name_of=self.parameter_name, readings=self.readings)
@@ -308,6 +308,13 @@ class TraceSession:
                                     if child is not None):
             return scale
         return 1.0
+
+    def _scale_of(self, loss) -> float:
+        """The GradScaler scale `loss` carries when it is what `scaler.scale()` returned
+        last, else 1."""
+        if self._scaled is None or loss.grad_fn is None or self._scaled[0]() is not loss.grad_fn:
+            return 1.0
+        return self._scaled[1]
 
     # -- a GradScaler's calls ------------------------------------------------------------
     def loss_scaled(self, scaler, output, scale: float) -> None:

@@ -96,3 +96,25 @@ def test_a_step_taken_on_scaled_non_finite_gradients_is_found():
     kinds = [finding.kind for finding in trace.findings]
     assert kinds == ["nan_backward"] and trace.findings[0].op == "SqrtBackward"
     assert trace.meta["scaler_skips"] == 0
+
+
+def test_the_losses_kept_are_the_losses_not_the_scaled_ones():
+    """`scaler.scale(loss).backward()` starts from loss x scale; the run's losses (trace.json,
+    metrics.jsonl, the pictures) are the script's own, whatever the scale was that step."""
+    genesis.manual_seed(0)
+    model = Classifier()
+    optimizer = genesis.optim.SGD(model.parameters(), lr=0.1)
+    scaler = GradScaler(init_scale=2.0 ** 20, growth_interval=1)
+    losses = []
+    with TraceSession(steps=1) as session:
+        for _ in range(4):
+            x, y = genesis.randn(32, 16), genesis.randint(0, 4, (32,))
+            optimizer.zero_grad()
+            loss = nn.functional.cross_entropy(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            losses.append(loss.item())
+    kept = session.result(script="train.py").meta["losses"]
+    assert kept["steps"] == [0, 1, 2, 3]
+    assert kept["values"] == pytest.approx(losses, rel=1e-6)
