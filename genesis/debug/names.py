@@ -259,6 +259,30 @@ class RootModules:
                 self._parameters = found
             return self._parameters
 
+    def unregistered_parameter_names(self) -> dict:
+        """{id(tensor): (name, tensor)} for the parameters of modules a root's modules hold in
+        a plain list, tuple or dict attribute (`self.layers = [nn.Linear(...)]`), which
+        `named_parameters()` leaves out: named by that path ("hidden[0].weight")."""
+        registered = self.parameter_names()
+        found = {}
+        with self._lock:
+            roots = [(self.prefix(root.module), root.module) for root in self._roots.values()]
+        for prefix, module in roots:
+            for path, submodule in module.named_modules(prefix=prefix):
+                for attribute, value in vars(submodule).items():
+                    if attribute.startswith("_") or not isinstance(value, list | tuple | dict):
+                        continue
+                    items = value.items() if isinstance(value, dict) else enumerate(value)
+                    for key, held in items:
+                        if not is_module(held):
+                            continue
+                        where = f"{path}.{attribute}" if path else attribute
+                        where += f"[{key!r}]" if isinstance(value, dict) else f"[{key}]"
+                        for name, tensor in held.named_parameters():
+                            if isinstance(tensor, Tensor) and id(tensor) not in registered:
+                                found.setdefault(id(tensor), (f"{where}.{name}", tensor))
+        return found
+
 
 def user_namespaces(depth: int = 1) -> list:
     """[locals, globals] of the innermost frame outside genesis, `depth` frames above the

@@ -579,16 +579,28 @@ class OptimizerWatch:
         if not any(entry.steps >= 2 for entry in self.watched.values()):
             return []
         held = {id(param) for entry in self.watched.values() for param in entry.params()}
-        missing = []
+        missing, unregistered = [], []
         for key, tracked in params.tracked.items():
-            if key in held or tracked.rank < 2:
+            if key in held or not tracked.is_parameter:
                 continue
             readings = tracked.history.readings()
             weights = {weight for _, grad, weight in readings if grad}
             if len([1 for _, grad, _ in readings if grad]) >= 2 and len(weights) == 1:
                 missing.append(tracked.name)
+                if tracked.unregistered:
+                    unregistered.append(tracked.name)
         if not missing:
             return []
+        fix = ("Pass all the model's parameters to the optimizer (model.parameters(), or add a "
+               "parameter group for the module that was left out)")
+        if unregistered:
+            whose = ("It belongs" if len(missing) == 1 else "They belong") \
+                if len(unregistered) == len(missing) else f"{_listing(unregistered)} belong"
+            fix = (f"{whose} to modules held in a plain list, tuple or dict attribute, which "
+                   "nn.Module does not register: model.parameters() leaves them out. Hold them "
+                   "in nn.ModuleList or nn.ModuleDict"
+                   + ("" if len(unregistered) == len(missing) else
+                      "; pass the others to the optimizer too"))
         made = "; ".join(entry.made_words() for entry in self.watched.values())
         first = next(iter(self.watched.values()))
         return [Finding(
@@ -598,10 +610,8 @@ class OptimizerWatch:
             f"{_listing(missing)} received gradients, but no optimizer holds "
             f"{'it' if len(missing) == 1 else 'them'} ({made}) and "
             f"{'its' if len(missing) == 1 else 'their'} values never changed: "
-            f"{'it stays' if len(missing) == 1 else 'they stay'} as initialised. Pass all the "
-            "model's parameters to the optimizer (model.parameters(), or add a parameter group "
-            "for the module that was left out); if they are meant to stay fixed, set "
-            "requires_grad=False.",
+            f"{'it stays' if len(missing) == 1 else 'they stay'} as initialised. {fix}; if "
+            "they are meant to stay fixed, set requires_grad=False.",
             **_built_at(first),
             details={"parameters": missing})]
 

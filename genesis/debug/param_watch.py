@@ -95,6 +95,7 @@ class Tracked:
     rank: int = 1
     roles: set = field(default_factory=set)
     optimizer: str | None = None   # "SGD (lr=3.0) made at train.py:8", when one was given it
+    unregistered: bool = False     # a module's, held in a plain list/dict: not in parameters()
 
     @property
     def is_parameter(self) -> bool:

@@ -392,10 +392,17 @@ class TraceSession:
         self._recorded_models_params = dict(known)  # (later calls may name more models)
         for name, tensor in list(known.values()):
             self.params.track(name, tensor, rank=2)
+        unregistered = None  # worked out only when a module outside the roots' paths ran
         for key, (fallback, tensor) in list(self.uses.ran_with_grad.items()):
             entry = known.get(key)
+            if entry is None or entry[1] is not tensor:
+                if unregistered is None:
+                    unregistered = self.recorder.scope.roots.unregistered_parameter_names()
+                entry = unregistered.get(key)
             name, rank = (entry[0], 2) if entry is not None and entry[1] is tensor else (fallback, 1)
-            self.params.track(name, tensor, rank=rank, role="module")
+            tracked = self.params.track(name, tensor, rank=rank, role="module")
+            if tracked is not None and unregistered and key in unregistered:
+                tracked.unregistered = True
 
     def _stop_uses_once_stepped(self) -> None:
         """Stop noting uses and cuts once every optimizer seen has stepped."""

@@ -84,6 +84,22 @@ def test_a_layer_replaced_after_the_optimizer_was_built_is_said_to_be_no_longer_
     assert new.details["parameters"] == ["fc.weight#2", "fc.bias#2"]
 
 
+def test_layers_kept_in_a_plain_list_are_named_by_their_path_and_found_unoptimized(tmp_path):
+    """Modules in a plain list attribute are not registered: model.parameters() misses
+    them, so their gradients pile up and nothing applies them. They are named by the list's
+    path, and the finding says to hold them in an nn.ModuleList."""
+    script = DATA / "buggy_plain_list_layers.py"
+    result, traced = trace(tmp_path, script)
+    assert result.exit_code == 1
+    finding, = traced.findings
+    assert finding.kind == "not_optimized"
+    assert sorted(finding.details["parameters"]) == [
+        "hidden[0].bias", "hidden[0].weight", "hidden[1].bias", "hidden[1].weight"]
+    assert "plain list, tuple or dict attribute" in finding.message
+    assert "nn.ModuleList" in finding.message and "Pass all the model's" not in finding.message
+    assert {row.name for row in traced.parameters} >= set(finding.details["parameters"])
+
+
 def test_vanishing_gradient_is_found_with_its_rule_and_numbers(tmp_path):
     script = DATA / "buggy_vanishing.py"
     result, traced = trace(tmp_path, script)
