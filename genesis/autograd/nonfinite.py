@@ -120,6 +120,13 @@ class NonFiniteTracker:
         """Whether some live tensor carries what a watched op followed (or, on a GPU, may)."""
         return len(self._held) > 0
 
+    @property
+    def following_nothing(self) -> bool:
+        """Whether nothing is followed: no live tensor carries a followed value and no leaf's
+        gradient is known to be non-finite. An optimizer step that leaves its parameters
+        finite then changes nothing here (`judge_step` would only forget what is not held)."""
+        return not self.held_ids and not self._poisoned
+
     def hold(self, tensor: Tensor, origin: Origin | None = None) -> _Holder:
         """A new holder for what `tensor` (an op's output) carries."""
         holder = self._held[tensor] = _Holder(origin)

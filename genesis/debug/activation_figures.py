@@ -23,8 +23,11 @@ measured.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from ._finite_figures import dot_with_itself
 from ..ops.activation import Hardtanh, Relu
 from ..ops.reduce import Mean, Sum
 from ..ops.unary import Sigmoid, Tanh
@@ -123,15 +126,19 @@ class Figures:
         if kind == "relu" and units_axis is not None and \
                 size >= MIN_EXAMPLES * data.shape[units_axis]:
             others = tuple(axis for axis in range(data.ndim) if axis != units_axis % data.ndim)
-            alive = (data != 0).any(axis=others) if others else data != 0
+            nonzero = data != 0
+            alive = nonzero.any(axis=others) if others else nonzero
+            nonzero = xp.count_nonzero(nonzero)
+        else:
+            nonzero = xp.count_nonzero(data)
         if kind == "tanh":
             saturated = xp.count_nonzero(xp.abs(data) > SATURATION)
         elif kind == "sigmoid":
             saturated = xp.count_nonzero((data < 1 - SATURATION) | (data > SATURATION))
         finite = xp.count_nonzero(xp.isfinite(data)) if distribution else None
-        return cls(xp, kind, size, data.mean(dtype=xp.float64),
-                   data.var(dtype=xp.float64) * size, xp.count_nonzero(data), finite, saturated,
-                   alive, _sample(xp, data) if distribution else None)
+        mean, m2 = _mean_and_m2(xp, data)
+        return cls(xp, kind, size, mean, m2, nonzero, finite, saturated, alive,
+                   _sample(xp, data) if distribution else None)
 
     @property
     def units(self) -> int | None:
@@ -193,6 +200,25 @@ class Figures:
             non_finite, sample = int(values[position]), values[position + 1:]
         return {"mean": mean, "std": std, "zeros": zeros, "dead": dead, "alive": alive,
                 "saturated": saturated, "non_finite": non_finite, "sample": sample}
+
+
+def _mean_and_m2(xp, data) -> tuple:
+    """The mean of `data` and the sum of its squared deviations from it, in float64. A NumPy
+    float32/float64 array is summed in its own dtype, and the deviations from that mean (a
+    difference of nearby floats: exact) are squared and summed by `dot_with_itself`, then
+    corrected by their own mean: four passes and no widened copy, against seven for
+    `var(dtype=float64)`."""
+    flat = data.reshape(-1)
+    near = flat.mean() if xp is np and data.dtype in _OWN_DTYPE_SUMS and data.size else None
+    if near is None or not math.isfinite(near):  # (NaN/Inf: as var() says it)
+        return data.mean(dtype=xp.float64), data.var(dtype=xp.float64) * data.size
+    deviations = flat - near
+    offset = float(deviations.sum()) / flat.size  # the rest of the mean: rounding's size
+    m2 = float(dot_with_itself(np, deviations)) - offset * offset * flat.size
+    return np.float64(float(near) + offset), np.float64(max(m2, 0.0))
+
+
+_OWN_DTYPE_SUMS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _sample(xp, data):

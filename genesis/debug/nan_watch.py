@@ -144,10 +144,13 @@ class NaNWatch:
     def _backward(self, node, grad_outputs, grad_inputs, flowed_from) -> None:
         if engine.unwatched.depth:
             return
-        checked = _floating(grad_inputs)
-        if checked and checked[0][1]._device.xp is not np:
-            self._backward_on_device(node, grad_outputs, checked, flowed_from)
-            return
+        for gradient in grad_inputs:  # the first floating gradient's device decides
+            if isinstance(gradient, Tensor) and gradient._data.dtype in FLOATING_NUMPY_DTYPES:
+                if gradient._device.xp is not np:
+                    self._backward_on_device(node, grad_outputs, _floating(grad_inputs),
+                                             flowed_from)
+                    return
+                break
         self.tracker.backward(node, grad_outputs, grad_inputs, flowed_from)
 
     _backward.keeps_gradients = False  # counts during the call (engine.NodeChecker)
@@ -212,6 +215,8 @@ class NaNWatch:
         source = None
         for device, params in by_device.items():
             if device.xp is np:
+                if self.tracker.following_nothing and all(all_finite(param) for param in params):
+                    continue  # the usual step: finite values, nothing followed to update
                 stepped = [self._stepped(param, _finite_census(param)) for param in params]
                 if source is None and not all(census.finite for _, _, census, _, _ in stepped):
                     source = SourceLocation.capture()  # the step's line: needed only now

@@ -269,10 +269,12 @@ class OptimizerWatch:
         step = calls - 1
         entry.steps += 1
         entry.last_step_call = calls
-        entry.last_grads = {id(param): weakref.ref(param._grad) for param in entry.params()
-                            if param._grad is not None}
-        entry.last_versions = {id(param): _version_of(param._grad) for param in entry.params()
-                               if param._grad is not None}
+        entry.last_grads, entry.last_versions = last_grads, last_versions = {}, {}
+        for param in entry.params():
+            grad = param._grad
+            if grad is not None:
+                last_grads[id(param)] = weakref.ref(grad)
+                last_versions[id(param)] = _version_of(grad)
         if entry.last_grads:
             entry.steps_with_gradients += 1
         self._event(step, "step", entry.name)
@@ -291,19 +293,25 @@ class OptimizerWatch:
         for param, old in before.values():
             xp = param._device.xp
             grad = param._grad
-            rows = old.reshape(old.shape[0], -1) if old.ndim >= 2 else None
-            # (the weights' figures before old becomes the change: on a GPU the kernels run in
-            # this order)
-            weights = _row_squares(xp, rows) if rows is not None else None
-            size = xp.linalg.norm(old.reshape(-1))
-            xp.subtract(param._data, old, out=old)
-            figures = [xp.linalg.norm(old.reshape(-1)), size]  # the copy is ours: no new array
-            if grad is not None:
-                figures.append(xp.linalg.norm(grad._data.reshape(-1)))
-                if rows is not None:  # the same, on the rows (along dim 0) the gradient reached
+            if old.ndim < 2:
+                flat = old.reshape(-1)
+                size = xp.linalg.norm(flat)
+                xp.subtract(param._data, old, out=old)
+                figures = [xp.linalg.norm(flat), size]  # the copy is ours: no new array
+                if grad is not None:
+                    figures.append(xp.linalg.norm(grad._data.reshape(-1)))
+            else:  # the norms from the rows' (along dim 0), also summed where the gradient reached
+                rows = old.reshape(old.shape[0], -1)
+                # (the weights' figures before old becomes the change: on a GPU the kernels run
+                # in this order)
+                weights = _row_squares(xp, rows)
+                xp.subtract(param._data, old, out=old)
+                changes = _row_squares(xp, rows)
+                figures = [xp.sqrt(changes.sum()), xp.sqrt(weights.sum())]
+                if grad is not None:
                     reached = xp.any(grad._data.reshape(rows.shape[0], -1) != 0, axis=1)
-                    changes = _row_squares(xp, rows)
-                    figures += [xp.sqrt(xp.sum(xp.where(reached, changes, 0))),
+                    figures += [xp.linalg.norm(grad._data.reshape(-1)),
+                                xp.sqrt(xp.sum(xp.where(reached, changes, 0))),
                                 xp.sqrt(xp.sum(xp.where(reached, weights, 0))),
                                 xp.count_nonzero(reached) == reached.shape[0]]
             self.readings.read(xp, figures, lambda values, name=self._name(param), step=step:
@@ -633,9 +641,9 @@ class OptimizerWatch:
 
 def _row_squares(xp, rows):
     """The squared norm of each row of a 2-D array, summed in float32 at least (float16
-    squares overflow)."""
-    return xp.sum(xp.square(rows.astype(xp.promote_types(rows.dtype, xp.float32), copy=False)),
-                  axis=1)
+    squares overflow): one pass, without an array of the squares."""
+    rows = rows.astype(xp.promote_types(rows.dtype, xp.float32), copy=False)
+    return xp.einsum("ij,ij->i", rows, rows)
 
 
 def _version_of(grad) -> tuple:

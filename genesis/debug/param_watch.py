@@ -53,7 +53,10 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from statistics import median
 
+import numpy as np
+
 from ._census import SQUARE_SUMS
+from ._finite_figures import dot_with_itself
 from .findings import Finding
 from .norm_history import RECENT, NormHistory, ratio
 from .readings import Readings
@@ -176,6 +179,12 @@ class ParamWatch:
             if grad is not None:  # None: reached through autograd.grad, which fills no .grad
                 by_device.setdefault(grad._device, []).append((history, grad._data, tensor._data))
         for device, entries in by_device.items():
+            if device.xp is np:  # on the host: summed now (nothing to gain from batching)
+                for history, grad, weight in entries:
+                    history.set(step, math.sqrt(dot_with_itself(np, grad)) / scale,
+                                math.sqrt(dot_with_itself(np, weight)), overflow_expected=scale > 1)
+                continue
+
             def record(squares: list, entries=entries) -> None:
                 count = len(entries)
                 for (history, _, _), grad_total, weight_total in zip(entries, squares, squares[count:]):
