@@ -67,8 +67,9 @@ def main(argv: list | None = None) -> None:
     except (ImportError, OSError) as error:  # tensorboardX broken, or its folder unwritable
         _refuse(result_fd, journal, f"--tensorboard: {error}")
     torch_before_script = "torch" in sys.modules  # tensorboardX imports it when installed
-    try:
-        with sinks, session, _journal_before_exit(session, sinks), served:  # sinks close last
+    torch_meta = functools.partial(_real_torch_meta, options, torch_before_script)
+    try:  # (the sinks close last)
+        with sinks, session, _journal_before_exit(session, sinks, torch_meta), served:
             sinks.attach(session)
             outcome = _run_program(config)
             if os.getpid() != started_in:  # a forked copy of this process finished the script
@@ -84,9 +85,7 @@ def main(argv: list | None = None) -> None:
     # off (0.4 s each at 100,000 ops). What they make and drop is still collected.
     gc.freeze()
     trace = _checked_result(session, config, outcome)
-    if trace.steps_seen == 0 and not options.get("torch") and not torch_before_script \
-            and _imported_real_torch():
-        trace.meta["real_torch"] = True  # the report suggests --torch
+    trace.meta.update(torch_meta(trace.steps_seen))
     if isinstance(outcome.error, UnsupportedTorchAPI | UnsupportedTorchModule):
         trace.meta["unsupported_torch"] = {"name": outcome.error.torch_name,
                                            "where": outcome.error.where}
@@ -145,11 +144,13 @@ class _journal_before_exit:
     steps' lines are written, TensorBoard's queued events reach the disk). SIGTERM and
     SIGHUP (`genesis trace` passes on those it gets) do the same before they end the
     process (`StopSignals`). SIGKILL gives no process a chance to write: the journal stays
-    as it was last written."""
+    as it was last written. `meta(steps_seen)` gives more of the trace's meta to write (what
+    the finished trace would have had added: `_real_torch_meta`)."""
 
-    def __init__(self, session: TraceSession, sinks: MetricsSinks):
+    def __init__(self, session: TraceSession, sinks: MetricsSinks, meta):
         self.session = session
         self.sinks = sinks
+        self.meta = meta
         self.real_exit = os._exit
         self.stops = StopSignals(self._flush)
         self.pid = os.getpid()  # a process the script forks inherits this: it has nothing to write
@@ -165,7 +166,7 @@ class _journal_before_exit:
 
     def _flush(self) -> None:
         if os.getpid() == self.pid:
-            self.session.flush_journal()
+            self.session.flush_journal(meta=self.meta(self.session.params.steps))
             self.sinks.close()
 
     def _exit(self, status: int):
@@ -223,10 +224,15 @@ def _checked_result(session: TraceSession, config: dict, outcome):
         return result(progress=lambda done, total: advance() if 0 < done <= total else None)
 
 
-def _imported_real_torch() -> bool:
-    """Whether the script imported PyTorch itself (so its graphs were PyTorch's, not genesis's)."""
+def _real_torch_meta(options: dict, torch_before_script: bool, steps_seen: int) -> dict:
+    """{"real_torch": True}, for the report to suggest --torch, when genesis saw no backward
+    call and the script imported PyTorch itself (its graphs were PyTorch's, not genesis's:
+    not served by --torch, nor imported before it ran); else {}."""
     module = sys.modules.get("torch")
-    return module is not None and not is_served(module)
+    if steps_seen or options.get("torch") or torch_before_script or module is None \
+            or is_served(module):
+        return {}
+    return {"real_torch": True}
 
 
 def _wait_for_threads() -> None:

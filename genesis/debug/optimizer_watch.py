@@ -21,9 +21,11 @@ The findings, each with its rule:
   write through `.data` is invisible to version counters, here as in PyTorch.)
 - gradients_cleared: `optimizer.step()` after backward calls that gave some of its
   parameters gradients, when every one of those gradients has since been set to None or
-  overwritten with zeros (`zero_grad()` between `loss.backward()` and `step()`): the step
-  applies none of them. A gradient left as the backward wrote it, or replaced by a tensor
-  with a nonzero value (an all-reduced copy), is applied: no finding.
+  overwritten with zeros (`zero_grad()` between `loss.backward()` and `step()`, or clipping
+  to 0): the step applies none of them. A gradient left as the backward wrote it, or
+  replaced by a tensor with a nonzero value (an all-reduced copy), is applied: no finding.
+  The finding names the call that cleared them (zero_grad(), clip_grad_value_ or
+  clip_grad_norm_ to 0) where the gradients are as that call left them.
 - scheduler_order: a learning-rate scheduler stepped before its optimizer's first step
   (the schedule's first value is skipped), unless a GradScaler skipped that optimizer's
   steps (its first steps often are, and that is harmless). Steps are counted as the
@@ -103,10 +105,12 @@ class _Watched:
         self.repeated = []                  # (step, source): steps with no backward since the last
         self.given = {}                     # id(param) -> (param, grad, its version, step): the gradients
         #                                     backward calls wrote since its previous step
-        self.cleared = []                   # (step, source, [param names], where cleared or None):
-        #                                     steps that applied none
-        self.clearing = None                # the zero_grad() call that cleared a gradient of
-        #                                     `given` (its SourceLocation), since its previous step
+        self.cleared = []                   # (step, source, [param names], [(call or None, its
+        #                                     SourceLocation, "None" or "zeros", [param names])]):
+        #                                     steps that applied none, and how each was cleared
+        self.cleared_by = {}                # id(param) -> (call, SourceLocation, _state_of its
+        #                                     grad after): the clearing call (zero_grad, clipping
+        #                                     to 0) that last wrote a gradient of `given`
         self.before = None                  # {id(param): (param, copy of its array)} of a sampled step
         self.measuring_step = None
 
@@ -154,21 +158,31 @@ class OptimizerWatch:
         """Gradient-edit listener: clipping or unscaling rescaled gradients in place. A
         gradient an optimizer stepped with stays that gradient (a step repeated on it, with no
         backward since, is still a repeat); a gradient written otherwise (`copy_` of a new
-        estimate) is a new one."""
+        estimate) is a new one. A cleared gradient rescaled or clamped keeps its clearing call
+        (whether it is still all zeros is read at the step)."""
         for entry in self.watched.values():
             versions = entry.last_versions
             for param, before in changes:
                 grad = param._grad
-                if grad is not None and versions.get(id(param)) == (before, id(grad._data)):
+                if grad is None:
+                    continue
+                if versions.get(id(param)) == (before, id(grad._data)):
                     versions[id(param)] = _version_of(grad)
+                seen = entry.cleared_by.get(id(param))
+                if seen is not None and _unchanged(seen[2], grad, (before, id(grad._data))):
+                    entry.cleared_by[id(param)] = (*seen[:2], _state_of(grad))
 
-    def cleared(self, params: list) -> None:
-        """zero_grad() listener (a module's or an optimizer's): where it cleared gradients a
-        backward gave since an optimizer's previous step, the line is kept for the finding
-        should that step apply none of them (looked up only then)."""
+    def cleared(self, params: list, call: str) -> None:
+        """Gradient-clearing listener (zero_grad(), clipping to 0): where `call` cleared
+        gradients a backward gave since an optimizer's previous step, it is kept with its
+        line for the finding, should that step apply none of them."""
+        location = None
         for entry in self.watched.values():
-            if entry.given and any(id(param) in entry.given for param in params):
-                entry.clearing = SourceLocation.capture(max_frames=2)
+            for param in params:
+                if id(param) in entry.given:
+                    if location is None:
+                        location = SourceLocation.capture(max_frames=2)
+                    entry.cleared_by[id(param)] = (call, location, _state_of(param._grad))
 
     # -- what the optimizers do --------------------------------------------------------------
     def _watched(self, optimizer) -> _Watched:
@@ -242,7 +256,7 @@ class OptimizerWatch:
         given = list(entry.given.values())
         names = [self._name(param) for param, _, _, _ in given]
 
-        def judge(values, found=(step, source, names, entry.clearing)):
+        def judge(values, found=(step, source, names, self._clearings(entry))):
             norms = [self.grad_norm_at(param, at) for param, _, _, at in given]
             if not any(values) and any(norm is None or norm != 0 for norm in norms):
                 if not entry.cleared:
@@ -254,6 +268,20 @@ class OptimizerWatch:
             return
         self.readings.read(written[0]._device.xp, [grad._data.any() for grad in written], judge)
 
+    def _clearings(self, entry: _Watched) -> list:
+        """How the gradients `entry` was given were cleared: [(call, its SourceLocation, "None"
+        or "zeros", [param names])], call None where no clearing call seen left the gradient
+        as it is now."""
+        groups = {}
+        for key, (param, _, _, _) in entry.given.items():
+            grad = param._grad
+            seen = entry.cleared_by.get(key)
+            known = seen is not None and _unchanged(seen[2], grad)
+            call, location = seen[:2] if known else (None, None)
+            how = "None" if grad is None else "zeros"
+            groups.setdefault((call, location, how), []).append(self._name(param))
+        return [(*key, names) for key, names in groups.items()]
+
     @staticmethod
     def grad_norm_at(param, step: int) -> float | None:
         """The norm of `param`'s gradient as backward call `step` left it, where known (a
@@ -264,7 +292,7 @@ class OptimizerWatch:
         """Optimizer listener, after the update: measure it on a sampled step."""
         entry = self._watched(optimizer)
         entry.given = {}
-        entry.clearing = None
+        entry.cleared_by = {}
         calls = self.steps()
         step = calls - 1
         entry.steps += 1
@@ -461,30 +489,29 @@ class OptimizerWatch:
             details={"times": len(entry.repeated)})]
 
     def _cleared_finding(self, entry: _Watched) -> list:
+        """Located at the call that cleared every gradient where one did (and its line is
+        known), else at the step() call; the message says how each gradient was cleared."""
         if not entry.cleared:
             return []
-        step, source, names, clearing = entry.cleared[0]
+        step, source, names, clearings = entry.cleared[0]
         title = f"{entry.name}.step() ran after its gradients were cleared"
-        message = (f"At step {step}, backward gave {_listing(names)} gradients, but before "
-                   f"{entry.name}.step() every one of them was set to None or to zeros, so the "
-                   f"step applied none of them (it happened at {len(entry.cleared)} of "
+        opening = f"At step {step}, backward gave {_listing(names)} gradients, but "
+        applied = (f", so the step applied none of them (it happened at {len(entry.cleared)} of "
                    f"{entry.steps} steps). ")
-        if clearing is None:
-            return _steps_finding(entry, [found[:3] for found in entry.cleared],
-                                  "gradients_cleared", title, message + (
-                                      "Is zero_grad() called between loss.backward() and "
-                                      "optimizer.step()? Clear the gradients before "
-                                      "loss.backward() (or after step())."))
-        step_line = "?" if source is None else (
-            f"line {source.line}" if source.file == clearing.file
-            else f"{short_path(source.file)}:{source.line}")
-        message += (f"This zero_grad() cleared them, between the backward call and "
-                    f"{entry.name}.step() ({step_line}): move it before loss.backward() "
-                    "(or after step()).")
-        return [Finding("gradients_cleared", "error", title, message, function="zero_grad",
-                        source=_where(clearing), code=clearing.code, step=step,
-                        details={"steps_affected": len(entry.cleared), "steps": entry.steps,
-                                 "parameters": names, "step_call": _where(source)})]
+        fixes = " ".join(dict.fromkeys(_FIXES[call or how] for call, _, how, _ in clearings))
+        call, location, how, _ = clearings[0]
+        if len(clearings) == 1 and location is not None:
+            message = (f"{opening}this {call}() call set every one of them to {how} between the "
+                       f"backward call and {entry.name}.step() ({_line_words(source, location)})"
+                       f"{applied}{fixes}")
+            return [Finding("gradients_cleared", "error", title, message, function=call,
+                            source=_where(location), code=location.code, step=step,
+                            details={"steps_affected": len(entry.cleared), "steps": entry.steps,
+                                     "parameters": names, "step_call": _where(source)})]
+        told = "; ".join(_clearing_words(*clearing, source, every=len(clearings) == 1)
+                         for clearing in clearings)
+        return _steps_finding(entry, [found[:3] for found in entry.cleared], "gradients_cleared",
+                              title, f"{opening}before {entry.name}.step() {told}{applied}{fixes}")
 
     def _scheduler_finding(self) -> list:
         if not self.scheduler_early:
@@ -652,6 +679,20 @@ def _version_of(grad) -> tuple:
     return grad._version_counter[0], id(grad._data)
 
 
+def _state_of(grad) -> tuple | None:
+    """What tells whether a gradient was written later: None, or the gradient (weakly) and
+    its version."""
+    return None if grad is None else (weakref.ref(grad), _version_of(grad))
+
+
+def _unchanged(state: tuple | None, grad, version: tuple | None = None) -> bool:
+    """Whether `grad` is the gradient `state` was taken of, at the same version (`version`,
+    or its current one)."""
+    if state is None:
+        return grad is None
+    return grad is not None and state[0]() is grad and state[1] == (version or _version_of(grad))
+
+
 def _built_at(entry: _Watched) -> dict:
     """A finding's op, line and code: the optimizer, where it was built."""
     made = entry.made_at
@@ -672,6 +713,40 @@ def _at_step_call(entry: _Watched, source, step: int | None) -> dict:
     """A finding's op, line, code and step: a `step()` call of the optimizer, at `source`."""
     return {"function": f"{entry.name}.step", "source": _where(source),
             "code": source.code if source is not None else None, "step": step}
+
+
+_FIXES = {  # what to do, by the call that cleared the gradients, else by what they became
+    "zero_grad": "Call zero_grad() before loss.backward() (or after step()), not between the two.",
+    "clip_grad_value_": "clip_grad_value_ with clip_value 0 clamps every gradient to 0: pass "
+                        "the bound meant.",
+    "clip_grad_norm_": "clip_grad_norm_ with max_norm 0 scales every gradient to 0: pass the "
+                       "norm meant.",
+    "None": "Find what sets .grad to None between loss.backward() and optimizer.step() "
+            "(p.grad = None, say): clear gradients before loss.backward() or after step().",
+    "zeros": "Find what sets .grad to zeros between loss.backward() and optimizer.step() "
+             "(p.grad.zero_() or p.grad.mul_(0), say).",
+}
+
+
+def _clearing_words(call: str | None, location, how: str, names: list, step_call,
+                    every: bool) -> str:
+    """'clip_grad_value_() (line 11) set weight to zeros', 'bias was set to None': one
+    group of `_clearings`; `every`: the group is all the gradients."""
+    subject = "every one of them" if every else _listing(names)
+    if call is None:
+        return f"{subject} {'was' if every or len(names) == 1 else 'were'} set to {how}"
+    line = "" if location is None else f" ({_line_words(location, step_call)})"
+    return f"{call}(){line} set {subject} to {how}"
+
+
+def _line_words(source, beside) -> str:
+    """Where `source` is, as 'line N' when it is in the file of `beside` (a SourceLocation
+    or None)."""
+    if source is None:
+        return "?"
+    if beside is not None and source.file == beside.file:
+        return f"line {source.line}"
+    return f"{short_path(source.file)}:{source.line}"
 
 
 def _where(source) -> str | None:

@@ -14,12 +14,14 @@ never with an absolute scale, so small correct problems, and gradients shrinking
   call reached, not even through `genesis.autograd.grad`. Frozen ones (requires_grad
   False) are not tracked.
 - gradient always zero: every gradient it got was exactly zero. Not a finding for a module's
-  `bias` whose module's `weight` got a non-zero gradient in a backward call that gave the
-  bias its zero: gradient did reach the module's output there, and the bias's gradient (that
-  output gradient summed over every dimension but the bias's own) cancelled exactly. The loss
-  does not change with such a bias, by construction (a WGAN critic's last bias adds the same
-  constant to mean(C(fake)) and mean(C(real))): its status is "no effect on the loss", plain
-  information.
+  bias whose weight got a non-zero gradient in a backward call that gave the bias its zero
+  (`bias` and `weight`; `bias_X` and `weight_X`, as an RNN's `bias_ih_l0` and
+  `weight_ih_l0`; `X_bias` and `X_weight`, as attention's `in_proj_bias` and
+  `in_proj_weight`): gradient did reach what the bias is added to there, and the bias's
+  gradient (that gradient summed over every dimension but the bias's own) cancelled exactly.
+  The loss does not change with such a bias, by construction (a WGAN critic's last bias adds
+  the same constant to mean(C(fake)) and mean(C(real))): its status is "no effect on the
+  loss", plain information.
 - exploding: its gradient norm grew at least x1000 (the median of its last 3 readings
   against the median of its first 3 non-zero ones), rose over those last 3, and in each
   of them was above the norm of the weights themselves (grad/weight > 1), while the loss
@@ -217,15 +219,19 @@ class ParamWatch:
         return statuses
 
     def _cancels_out(self, entry: Tracked) -> bool:
-        """Whether `entry`, whose gradients were all exactly zero, is a module's `bias` whose
-        module's `weight` got a non-zero gradient in one of the recent backward calls that gave
-        the bias its zero. That weight's gradient is not zero only where the gradient of the
-        module's output is not; the bias's is that output gradient summed over every dimension
-        but its own, so there it cancelled, and no blocked flow (dead ReLUs, a product with 0)
-        explains it: the loss does not depend on the bias (a WGAN critic's last bias)."""
-        module, _, attribute = entry.name.rpartition(".")
-        weight = self._names.get(f"{module}.weight")
-        if entry.rank != 2 or attribute != "bias" or weight is None or weight.rank != 2:
+        """Whether `entry`, whose gradients were all exactly zero, is a module's bias whose
+        weight (`_weight_beside`) got a non-zero gradient in one of the recent backward calls
+        that gave the bias its zero. Each such bias is added to the product of its weight
+        with an input (a Linear's or a convolution's output, a norm's scaled values, an RNN's
+        gate pre-activations at each time step, attention's packed q, k, v): call that sum
+        s. The weight's gradient is s's gradient times that input, summed over the batch (and
+        the time steps), so it is not zero only where s's gradient is not; the bias's is s's
+        gradient summed over every dimension but its own (and the time steps), so there it
+        cancelled, and no blocked flow (dead ReLUs, a product with 0) explains it: the loss
+        does not depend on the bias (a WGAN critic's last bias). Another weight of the
+        module learning shows nothing of the kind (an RNN's other direction or layer)."""
+        weight = self._names.get(_weight_beside(entry.name))
+        if entry.rank != 2 or weight is None or weight.rank != 2:
             return False
         return any((weight.history.at(step) or 0.0) > 0.0
                    for step, _, _ in entry.history.readings())
@@ -606,6 +612,27 @@ def _span(steps: list) -> str:
 def _range(values: list) -> str:
     low, high = min(values), max(values)
     return f"{low:.3g}" if f"{low:.3g}" == f"{high:.3g}" else f"{low:.3g} to {high:.3g}"
+
+
+def _weight_beside(name: str) -> str | None:
+    """The name of the weight whose product the bias `name` of a module is added to, or None
+    where `name` is no such bias (of no module, or not named as one).
+
+    >>> _weight_beside("fc.bias"), _weight_beside("rnn.bias_hh_l1_reverse")
+    ('fc.weight', 'rnn.weight_hh_l1_reverse')
+    >>> _weight_beside("attn.in_proj_bias"), _weight_beside("bias"), _weight_beside("fc.biases")
+    ('attn.in_proj_weight', None, None)
+    """
+    module, _, attribute = name.rpartition(".")
+    if not module:
+        return None
+    if attribute == "bias":
+        return f"{module}.weight"
+    if attribute.startswith("bias_"):
+        return f"{module}.weight_{attribute[len('bias_'):]}"
+    if attribute.endswith("_bias"):
+        return f"{module}.{attribute[:-len('_bias')]}_weight"
+    return None
 
 
 def _listing(names: list) -> str:

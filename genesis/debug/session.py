@@ -343,12 +343,13 @@ class TraceSession:
         if self.journal is not None:
             self.journal.graph(graph_index, graph)
 
-    def flush_journal(self, wait_s: float = 1.0) -> None:
+    def flush_journal(self, wait_s: float = 1.0, meta: dict | None = None) -> None:
         """Bring the journal up to date now, with the run's history (the Training view of
         report.html) and losses, and send the step listeners the records of the steps so far,
         the last one's too: the process is about to end abruptly (`os._exit`, a SIGTERM).
-        Waits at most `wait_s` for a backward call's bookkeeping on another thread to finish;
-        the journal then stays as it was."""
+        `meta`: more entries for the trace's meta, known to the caller (genesis trace's
+        `real_torch`). Waits at most `wait_s` for a backward call's bookkeeping on another
+        thread to finish; the journal then stays as it was."""
         if (self.journal is None and not self._unsent and self._record is None) or \
                 not self.recorder.lock.acquire(timeout=wait_s):
             return
@@ -356,12 +357,14 @@ class TraceSession:
             self.readings.fetch()
             self._step_done(send=True)
             if self.journal is not None:
-                self._write_journal(force=True, last=True)
+                self._write_journal(force=True, ending=meta or {})
         finally:
             self.recorder.lock.release()
 
-    def _write_journal(self, force: bool, last: bool = False) -> None:
-        """New NaN/Inf findings, and (every few seconds, or now when `force`) the progress."""
+    def _write_journal(self, force: bool, ending: dict | None = None) -> None:
+        """New NaN/Inf findings, and (every few seconds, or now when `force`) the progress;
+        `ending` (the process is about to end): with the meta of `_last_progress`, and these
+        entries in it."""
         if self.nan_watch is not None:
             found = self.nan_watch.findings
             for finding, node in zip(found[self._journaled_findings:],
@@ -370,7 +373,8 @@ class TraceSession:
                 self.journal.finding(finding)
             self._journaled_findings = len(found)
         # the table is built only when due; the history only when the process is ending
-        self.journal.progress(self._last_progress if last else self.progress, force=force)
+        self.journal.progress(self.progress if ending is None else
+                              lambda: self._last_progress(ending), force=force)
 
     def progress(self) -> dict:
         """Where the run stands: backward calls seen and recorded, the parameter table."""
@@ -379,11 +383,12 @@ class TraceSession:
                 "steps_recorded": min(self.steps, self.params.steps), "parameters": rows,
                 "duration_s": time.perf_counter() - self._started}
 
-    def _last_progress(self) -> dict:
+    def _last_progress(self, meta: dict) -> dict:
         """`progress()` as the process ends abruptly: with the meta the pictures and `genesis
-        diff` read (the run's history and losses), too costly to write at every progress."""
+        diff` read (the run's history and losses), too costly to write at every progress, and
+        the entries of `meta`."""
         return {**self.progress(), "meta": {"losses": self.losses.to_dict(),
-                                            "history": self._history()}}
+                                            "history": self._history(), **meta}}
 
     def _track_module_parameters(self) -> None:
         """Parameters of every module seen in a forward, gradient or not (to spot missing ones);

@@ -25,4 +25,4 @@ def clear_grads(params, set_to_none: bool = True) -> None:
         else:
             grad._data[...] = 0
             grad._version_counter[0] += 1
-    tell_cleared(cleared)
+    tell_cleared(cleared, "zero_grad")

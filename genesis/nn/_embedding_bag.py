@@ -6,7 +6,9 @@ registry, which gradchecks it and compares it with PyTorch.
 Bags: a 2-D input (B, L) is B bags of L indices; a 1-D input is cut into bags at `offsets`
 (bag i runs from offsets[i] to offsets[i + 1], the last to the end of the input, or with
 `include_last_offset` to offsets[-1]). Indices equal to `padding_idx` are left out of their
-bag (a mean counts only the others); an empty bag gives zeros.
+bag (a mean counts only the others); an empty bag gives zeros. `scale_grad_by_freq` divides
+each row's gradient by how often its index occurs in the bags, as PyTorch documents it (the
+lookup's own scaling, `embedding(..., scale_grad_by_freq=True)`, over the indices kept).
 """
 from __future__ import annotations
 
@@ -86,7 +88,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
                   padding_idx: int | None = None) -> Tensor:
     """The `mode` ("sum", "mean" or "max") of the rows of `weight` picked by each bag of
     indices: a (bags, embedding_dim) tensor. `per_sample_weights` (mode "sum" only, the
-    input's shape) scales each row first. `sparse=True` is accepted and gives a dense
+    input's shape) scales each row first. `scale_grad_by_freq` (modes "sum" and "mean"):
+    the gradient of each row of `weight` is divided by how often its index occurs in the
+    mini-batch's bags (padding_idx aside). `sparse=True` is accepted and gives a dense
     gradient (genesis has no sparse tensors).
 
     >>> import genesis
@@ -98,9 +102,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     """
     if mode not in _MODES:
         raise ValueError(f"embedding_bag: mode has to be one of sum, mean or max, got {mode!r}")
-    if scale_grad_by_freq:
-        raise NotImplementedError("embedding_bag: scale_grad_by_freq=True is not supported; "
-                                  "leave it False")
+    if scale_grad_by_freq and mode == "max":
+        raise ValueError("embedding_bag: max mode does not support scaling the gradient by the "
+                         "frequency (scale_grad_by_freq=True); use mode 'sum' or 'mean'")
     if not isinstance(input, Tensor) or input._data.dtype.kind not in "iu":
         what = input.dtype if isinstance(input, Tensor) else type(input).__name__
         raise RuntimeError(f"embedding_bag: indices (input) must be an integer tensor, got {what}; "
@@ -132,7 +136,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     picked, bags = flat[keep], bag_of[keep]
     if max_norm is not None:
         _renorm_rows(weight, picked, max_norm, norm_type)
-    rows = embedding(wrap_array(picked, input._device), weight)
+    rows = embedding(wrap_array(picked, input._device), weight,
+                     scale_grad_by_freq=scale_grad_by_freq)
     if per_sample_weights is not None:
         positions = wrap_array(xp.nonzero(keep)[0], input._device)
         rows = rows * per_sample_weights.reshape(-1).index_select(0, positions).unsqueeze(1)

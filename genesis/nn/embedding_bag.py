@@ -17,7 +17,8 @@ class EmbeddingBag(Module):
     """A learnable (num_embeddings, embedding_dim) table, initialised N(0, 1), reduced per bag
     by `mode` ("sum", "mean" or "max"); `forward(input, offsets=None, per_sample_weights=None)`
     as `F.embedding_bag`. `padding_idx`: that row starts at zero, is left out of every bag
-    and receives no gradient.
+    and receives no gradient. `scale_grad_by_freq` (modes "sum" and "mean"): each row's
+    gradient is divided by how often its index occurs in the batch.
 
     >>> import genesis
     >>> bag = genesis.nn.EmbeddingBag(10, 3, mode="sum")

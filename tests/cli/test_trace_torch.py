@@ -2,6 +2,7 @@
 genesis lacks stops it with one line; a script traced without --torch that uses the real
 PyTorch is told so."""
 import json
+import signal
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,27 @@ def test_tracing_a_pytorch_script_without_torch_suggests_it(tmp_path):
     said = " ".join(result.output.split())
     assert "built its graphs with PyTorch itself" in said
     assert "genesis trace --torch" in said and trace["meta"]["real_torch"] is True
+
+
+def test_a_pytorch_script_stopped_by_sigterm_still_suggests_torch(tmp_path):
+    """SIGTERM ends the script's process before the script's end, where the hint is decided
+    otherwise: the process writes it down with the rest of what it keeps, and no traceback."""
+    pytest.importorskip("torch", reason="PyTorch is not installed")
+    script = tmp_path / "train.py"
+    script.write_text("import os\nimport signal\nimport torch\n"
+                      "w = torch.ones(3, requires_grad=True)\n"
+                      "for step in range(10):\n"
+                      "    (w * w).sum().backward()\n"
+                      "    if step == 2:\n"
+                      "        os.kill(os.getpid(), signal.SIGTERM)\n")
+    result, trace = traced(tmp_path, script)
+    assert result.exit_code == 128 + signal.SIGTERM, result.output
+    said = " ".join(result.output.split())
+    assert "script: was killed by SIGTERM (signal 15)" in said
+    assert "built its graphs with PyTorch itself" in said and "genesis trace --torch" in said
+    assert "Traceback" not in result.output
+    assert trace["meta"]["real_torch"] is True and trace["meta"]["finished"] is False
+    assert "history" in trace["meta"] and "losses" in trace["meta"]  # what it kept
 
 
 def test_quiet_summary_suggests_torch_too(tmp_path):

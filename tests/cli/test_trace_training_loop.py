@@ -5,10 +5,14 @@ optimizer, a NaN first born late in a long run (its step, op, module and line, a
 replay file of that step's leaves). The clean look-alikes (gradient accumulation, frozen
 layers, warm-up, a GAN, in-place zeroing) are in tests/cli/data/clean and give no findings
 (test_trace_clean_code.py)."""
+from typer.testing import CliRunner
+
 import genesis
 from genesis.debug.trace import Trace
+from genesis_cli.app import app
 from tests.cli.test_trace_cmd import BUGGY, trace
 from tests.helpers import line_of
+from tests.viz.html.test_page import script_blocks
 
 
 def the_finding(tmp_path, name: str, kind: str):
@@ -51,9 +55,36 @@ def test_zero_grad_between_backward_and_step_points_at_the_zero_grad(tmp_path):
     assert finding.source == f"{script}:{line_of(script, '    optimizer.zero_grad()  # bug')}"
     assert finding.details["step_call"] == f"{script}:{line_of(script, '    optimizer.step()')}"
     assert finding.step == 0 and finding.details["steps_affected"] == 20
-    assert (f"This zero_grad() cleared them, between the backward call and SGD.step() (line "
-            f"{line_of(script, '    optimizer.step()')}): move it before loss.backward()") in \
-        " ".join(output.split())
+    assert (f"this zero_grad() call set every one of them to None between the backward call "
+            f"and SGD.step() (line {line_of(script, '    optimizer.step()')}), so the step "
+            "applied none of them") in " ".join(output.split())
+    assert "Call zero_grad() before loss.backward()" in " ".join(output.split())
+
+
+def test_clipping_to_zero_is_named_in_the_console_the_json_and_the_page(tmp_path):
+    """No zero_grad() cleared these gradients: the finding names the clipping call, in the
+    three places it is read, and does not ask about zero_grad()."""
+    script = tmp_path / "clip_to_zero.py"
+    script.write_text(
+        "import genesis\nimport genesis.nn as nn\n"
+        "model = nn.Linear(3, 1)\noptimizer = genesis.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x = genesis.randn(16, 3)\n"
+        "for step in range(3):\n"
+        "    optimizer.zero_grad()\n"
+        "    (model(x) ** 2).mean().backward()\n"
+        "    nn.utils.clip_grad_value_(model.parameters(), 0.0)\n"
+        "    optimizer.step()\n")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["trace", "--no-color", "--out", str(out), str(script)])
+    assert result.exit_code == 1, result.output
+    (finding,) = Trace.load(out / "trace.json").findings
+    assert finding.kind == "gradients_cleared" and finding.function == "clip_grad_value_"
+    assert finding.source == f"{script}:{line_of(script, 'clip_grad_value_(')}"
+    said = "this clip_grad_value_() call set every one of them to zeros between the backward call"
+    page = script_blocks((out / "report.html").read_text(encoding="utf-8"))["genesis-data"]
+    (shown,) = page["findings"]
+    for text in (" ".join(result.output.split()), finding.message, shown["message"]):
+        assert said in text and "zero_grad" not in text
 
 
 def test_a_scheduler_stepped_before_its_optimizer(tmp_path):

@@ -114,19 +114,91 @@ def test_zero_grad_between_backward_and_step_is_found_at_the_zero_grad():
         assert found[0].details["parameters"] == ["weight", "bias"]
 
 
-def test_gradients_set_to_none_by_hand_before_a_step_are_found_at_the_step():
+def findings_of_a_loop(between, after=None, zero_grad_first: bool = True) -> list:
+    """The findings of 3 steps of a linear regression where `between(model, optimizer)` runs
+    between loss.backward() and optimizer.step(), and `after(model)` after the step; each step
+    starts with optimizer.zero_grad() if `zero_grad_first`."""
     x, y = regression()
     model = nn.Linear(6, 1)
     with TraceSession(check=False) as session:
         optimizer = genesis.optim.SGD(model.parameters(), lr=0.01)
         for _ in range(3):
+            if zero_grad_first:
+                optimizer.zero_grad()
             ((model(x) - y) ** 2).mean().backward()
-            for param in model.parameters():
-                param.grad = None  # bug: no zero_grad() to name, so the step is named
+            between(model, optimizer)
             optimizer.step()
-    found = session.result(script="t.py").findings
+            if after is not None:
+                with genesis.no_grad():
+                    after(model)
+    return session.result(script="t.py").findings
+
+
+def set_to_none(model, optimizer):
+    for param in model.parameters():
+        param.grad = None  # bug: no zero_grad() to name, so the step is named
+
+
+def zeroed_in_place(model, optimizer=None):
+    for param in model.parameters():
+        param.grad.mul_(0)
+
+
+def cleared_in_different_ways(model, optimizer):
+    model.weight.grad.mul_(0)                       # by hand
+    optimizer.zero_grad(set_to_none=False)          # zeroes both, then
+    nn.utils.clip_grad_value_([model.weight], 1.0)  # clamping leaves them zeros
+    model.bias.grad = None                          # and bias is set to None by hand
+
+
+def test_gradients_set_to_none_by_hand_before_a_step_are_found_at_the_step():
+    found = findings_of_a_loop(set_to_none, zero_grad_first=False)
     assert [finding.kind for finding in found] == ["gradients_cleared"]
-    assert "optimizer.step()" in found[0].code and "Is zero_grad() called" in found[0].message
+    assert "optimizer.step()" in found[0].code and "zero_grad" not in found[0].message
+    assert "every one of them was set to None, so" in found[0].message
+    assert "p.grad = None" in found[0].message
+
+
+@pytest.mark.parametrize("call, zero", [
+    ("clip_grad_value_", lambda model, _: nn.utils.clip_grad_value_(model.parameters(), 0.0)),
+    ("clip_grad_norm_", lambda model, _: nn.utils.clip_grad_norm_(model.parameters(), 0.0)),
+], ids=["clip_grad_value_", "clip_grad_norm_"])
+def test_clipping_to_zero_between_backward_and_step_is_found_at_the_clipping(call, zero):
+    found = findings_of_a_loop(zero)
+    assert [finding.kind for finding in found] == ["gradients_cleared"]
+    assert found[0].function == call and f"nn.utils.{call}(" in found[0].code
+    message = found[0].message
+    assert f"this {call}() call set every one of them to zeros" in message
+    assert f"{call} with" in message and "zero_grad" not in message
+
+
+def test_gradients_zeroed_in_place_by_hand_are_found_at_the_step_without_blaming_zero_grad():
+    found = findings_of_a_loop(zeroed_in_place)
+    assert [finding.kind for finding in found] == ["gradients_cleared"]
+    assert "optimizer.step()" in found[0].code and "zero_grad" not in found[0].message
+    assert "every one of them was set to zeros, so" in found[0].message
+
+
+def test_gradients_cleared_in_different_ways_are_each_named():
+    found = findings_of_a_loop(cleared_in_different_ways, zero_grad_first=False)
+    assert [finding.kind for finding in found] == ["gradients_cleared"]
+    assert "optimizer.step()" in found[0].code
+    message = found[0].message
+    assert "before SGD.step() zero_grad() (line " in message
+    assert ") set weight to zeros; bias was set to None, so" in message
+    assert "Call zero_grad() before loss.backward()" in message and "p.grad = None" in message
+
+
+@pytest.mark.parametrize("after_step", [
+    lambda model: nn.utils.clip_grad_value_(model.parameters(), 0.0),
+    lambda model: nn.utils.clip_grad_norm_(model.parameters(), 0.0),
+    zeroed_in_place,
+], ids=["clip_grad_value_", "clip_grad_norm_", "mul_"])
+def test_clipping_to_zero_or_zeroing_after_the_step_is_no_finding(after_step):
+    """The look-alike: the same calls after step() (a clearing in place of zero_grad)."""
+    found = findings_of_a_loop(lambda model, _: nn.utils.clip_grad_value_(model.parameters(), 0.5),
+                               after=after_step, zero_grad_first=False)
+    assert found == []
 
 
 def test_gradients_clipped_replaced_or_partly_cleared_before_a_step_are_applied():

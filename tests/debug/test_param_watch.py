@@ -331,6 +331,88 @@ def test_a_bias_is_judged_by_its_weight_in_the_same_backward_calls():
     assert "multiplies" not in finding.message
 
 
+@pytest.mark.parametrize("weight, bias", [
+    ("rnn.weight_ih_l0", "rnn.bias_ih_l0"),
+    ("rnn.weight_hh_l1_reverse", "rnn.bias_hh_l1_reverse"),
+    ("attn.in_proj_weight", "attn.in_proj_bias"),
+])
+def test_a_bias_named_after_its_weight_can_cancel_out(weight, bias):
+    watch = synthetic({weight: [(0.5, 1.0)] * 4, bias: [(0.0, 1.0)] * 4})
+    assert statuses(watch)[bias] == "no effect on the loss"
+    assert watch.findings(no_locate) == []
+
+
+@pytest.mark.parametrize("learning, bias", [
+    ("rnn.weight_ih_l0", "rnn.bias_ih_l0_reverse"),   # the other direction
+    ("rnn.weight_ih_l0", "rnn.bias_ih_l1"),           # another layer
+    ("rnn.weight_hh_l0", "rnn.bias_ih_l0"),           # another product
+    ("attn.in_proj_weight", "attn.bias_k"),           # a learned key, no weight_k
+])
+def test_a_bias_is_judged_by_its_own_weight_only(learning, bias):
+    """Another weight of the module learning says nothing about what this bias is added to."""
+    watch = synthetic({learning: [(0.5, 1.0)] * 4, bias: [(0.0, 1.0)] * 4})
+    assert statuses(watch)[bias] == "zero gradient"
+    finding, = watch.findings(no_locate)
+    assert finding.details["parameters"] == [bias]
+
+
+class RNNCritic(nn.Module):
+    """A bidirectional ReLU RNN over one time step whose outputs are summed into a score; its
+    biases start at 2 (every unit active), the reverse direction's at `reverse_bias`."""
+
+    def __init__(self, reverse_bias: float = 2.0):
+        super().__init__()
+        self.rnn = nn.RNN(2, 8, nonlinearity="relu", bidirectional=True)
+        with genesis.no_grad():
+            for name, param in self.rnn.named_parameters():
+                if name.startswith("bias"):
+                    param.fill_(reverse_bias if name.endswith("reverse") else 2.0)
+                else:
+                    param.mul_(0.1)
+
+    def forward(self, x):
+        state = genesis.rand(2, x.shape[1], 8)  # a different start state for each batch
+        out, _ = self.rnn(x, state)
+        return out.sum(dim=(0, 2))
+
+
+def test_rnn_biases_that_cancel_in_a_wgan_critic_have_no_effect_on_the_loss():
+    """mean(C(fake)) - mean(C(real)): each bias adds the same to both means, so its gradient
+    cancels exactly, while every weight beside it learns."""
+    genesis.manual_seed(0)
+    critic = RNNCritic()
+    optimizer = genesis.optim.SGD(critic.parameters(), lr=1e-3)
+    with TraceSession(check=False) as session:
+        for _ in range(4):
+            optimizer.zero_grad()
+            real, fake = genesis.randn(1, 64, 2) + 1, genesis.randn(1, 64, 2)
+            (critic(fake).mean() - critic(real).mean()).backward()
+            optimizer.step()
+    trace = session.result(script="t.py")
+    assert {row.name: row.status for row in trace.parameters if "bias" in row.name} == {
+        f"rnn.bias_{kind}_l0{direction}": "no effect on the loss"
+        for kind in ("ih", "hh") for direction in ("", "_reverse")}
+    assert {row.status for row in trace.parameters if "weight" in row.name} == {"ok"}
+    assert trace.findings == []
+
+
+def test_rnn_biases_of_a_dead_direction_are_a_finding_though_the_other_direction_learns():
+    genesis.manual_seed(0)
+    critic = RNNCritic(reverse_bias=-2.0)  # every reverse unit's ReLU is dead
+    optimizer = genesis.optim.SGD(critic.parameters(), lr=1e-3)
+    with TraceSession(check=False) as session:
+        for _ in range(4):
+            optimizer.zero_grad()
+            x = genesis.randn(1, 64, 2)
+            ((critic(x) - x.sum(dim=(0, 2))) ** 2).mean().backward()
+            optimizer.step()
+    trace = session.result(script="t.py")
+    dead = {f"rnn.{kind}_{part}_l0_reverse" for kind in ("weight", "bias") for part in ("ih", "hh")}
+    assert {row.name for row in trace.parameters if row.status == "zero gradient"} == dead
+    finding, = [finding for finding in trace.findings if finding.kind == "zero_gradient"]
+    assert set(finding.details["parameters"]) == dead
+
+
 def test_only_a_bias_can_cancel_out():
     """A 1-D weight (a LayerNorm's) with exact-zero gradients beside a learning bias
     multiplies zeros (a normalisation over a dimension of size 1)."""

@@ -7,7 +7,7 @@ import numpy as np
 
 from ...device import cpu, transfer, writeable
 from ...tensor import Tensor, wrap_array
-from .._grad_edits import tell_edited
+from .._grad_edits import tell_cleared, tell_edited
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
 
@@ -81,7 +81,8 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     total = get_total_norm(grads, norm_type, error_if_nonfinite)
     if not grads:
         return total
-    scale = float(max_norm) / (float(total.item()) + 1e-6)
+    norm = float(total.item())
+    scale = float(max_norm) / (norm + 1e-6)
     if not scale < 1.0 and not math.isnan(scale):
         return total
     edits = []
@@ -89,17 +90,20 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
         for param in params:
             _scale_grad(param, scale, edits)
     tell_edited(edits)
+    if scale == 0.0 and math.isfinite(norm):  # (max_norm 0): every gradient is now zeros
+        tell_cleared(params, "clip_grad_norm_")
     return total
 
 
 def clip_grad_value_(parameters, clip_value: float) -> None:
     """Clamp every gradient of `parameters` into [-clip_value, clip_value], in place."""
     clip_value = float(clip_value)
-    edits = []
+    edits, clipped = [], []
     for param in _as_list(parameters):
         grad = param._grad
         if grad is None:
             continue
+        clipped.append(param)
         xp = grad._device.xp
         if writeable(grad._data) and grad.grad_fn is None:
             edits.append((param, grad._version_counter[0]))
@@ -108,3 +112,5 @@ def clip_grad_value_(parameters, clip_value: float) -> None:
         else:
             param._grad = wrap_array(xp.clip(grad._data, -clip_value, clip_value), grad._device)
     tell_edited(edits)
+    if clip_value == 0.0:  # every gradient is now zeros (but for any NaN in it)
+        tell_cleared(clipped, "clip_grad_value_")
