@@ -91,7 +91,7 @@ class AveragedModel(Module):
         """One averaging step over detached tensors, by the rule this model was given. The
         default rule is the in-place one on CUDA and the one-tensor one elsewhere, as in
         PyTorch, whose CPU results it then matches bit for bit."""
-        if self.avg_fn is not None:
+        if self.avg_fn is not None and self.multi_avg_fn is None:
             for average, value in zip(averaged, current, strict=True):
                 average.copy_(self.avg_fn(average, value, self.n_averaged.to(average.device)))
             return
