@@ -52,6 +52,7 @@ MODULES = {
     "torch.optim": "genesis.optim",
     "torch.optim.optimizer": "genesis.optim.optimizer",
     "torch.optim.lr_scheduler": "genesis.optim.lr_scheduler",
+    "torch.optim.swa_utils": "genesis.optim.swa_utils",
     "torch.autograd": "genesis.autograd",
     "torch.autograd.function": "genesis.autograd.custom_function",
     "torch.autograd.functional": "genesis.autograd.functional",

@@ -1,6 +1,6 @@
 """Optimizers (`SGD`, `Adam`, `AdamW`, `Adamax`, `NAdam`, `RAdam`, `RMSprop`, `Adagrad`,
 `Adadelta`, `ASGD`, `Rprop`, `LBFGS`, and `SparseAdam`, which refuses the dense gradients
-genesis has) and `lr_scheduler`.
+genesis has), `lr_scheduler`, and `swa_utils` (weight averaging: SWA and EMA models).
 
 >>> import genesis
 >>> model = genesis.nn.Linear(2, 1)
@@ -8,7 +8,7 @@ genesis has) and `lr_scheduler`.
 >>> loss = model(genesis.ones(4, 2)).sum()
 >>> optimizer.zero_grad(); loss.backward(); optimizer.step()
 """
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
@@ -24,4 +24,5 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad",
-           "Adadelta", "ASGD", "Rprop", "LBFGS", "SparseAdam", "lr_scheduler"]
+           "Adadelta", "ASGD", "Rprop", "LBFGS", "SparseAdam", "lr_scheduler",
+           "swa_utils"]

@@ -2,7 +2,10 @@
 genesis lacks stops it with one line; a script traced without --torch that uses the real
 PyTorch is told so."""
 import json
+import re
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,6 +51,27 @@ def test_a_pytorch_wgan_has_no_findings_and_its_cancelling_bias_is_told_as_infor
     assert "INFO no effect on the loss" in said
     assert "so the loss cannot depend on it; not a finding" in said  # what the status means
     assert said.index("C.net.4.weight") < said.index("C.net.4.bias")  # after those that learn
+
+
+def test_swa_and_ema_training_has_no_findings(tmp_path):
+    """torch.optim.swa_utils as a PyTorch user writes it: the averaged models' parameters
+    (copies that no optimizer holds, updated under no_grad, no gradient) are no finding;
+    the learning rates (cosine, then SWALR) are PyTorch's."""
+    result, trace = traced(tmp_path, "swa_ema_training.py", "--torch", "--check-all")
+    assert result.exit_code == 0, result.output
+    assert trace["findings"] == [], [finding["title"] for finding in trace["findings"]]
+    status = {row["name"]: row["status"] for row in trace["parameters"]}
+    assert sorted(status) == ["bn1.bias", "bn1.weight", "fc1.bias", "fc1.weight", "fc2.bias",
+                              "fc2.weight"]
+    assert set(status.values()) == {"ok"}
+    assert "swa accuracy" in result.output and "ema accuracy" in result.output
+    pytest.importorskip("torch", reason="PyTorch is not installed")
+    pytorch = subprocess.run([sys.executable, str(SCRIPTS / "swa_ema_training.py")],
+                             capture_output=True, text=True, timeout=300)
+    assert pytorch.returncode == 0, pytorch.stderr
+    lrs = re.compile(r"lr (\S+)$", re.MULTILINE)
+    assert lrs.findall(result.output) == lrs.findall(pytorch.stdout) == [
+        "0.0933", "0.0750", "0.0500", "0.0350", "0.0200", "0.0200"]
 
 
 def test_an_unsupported_name_stops_the_script_with_one_line(tmp_path):

@@ -71,6 +71,13 @@ def test_missing_names_the_first_part_genesis_lacks(name, lacking):
     assert missing(name) == lacking
 
 
+@pytest.mark.parametrize("name", ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn",
+                                  "get_swa_multi_avg_fn", "get_ema_avg_fn", "get_swa_avg_fn"])
+def test_every_name_of_torch_optim_swa_utils_is_served(name):
+    assert missing("torch.optim.swa_utils") is None
+    assert missing(f"torch.optim.swa_utils.{name}") is None
+
+
 def test_a_script_that_does_not_parse_is_named_with_its_line():
     with pytest.raises(ScanError, match=r"^broken.py:2: does not parse"):
         torch_uses("import torch\ndef f(:\n", "broken.py")

@@ -14,11 +14,14 @@ def test_torch_and_its_modules_are_genesis_while_served():
         import torch.nn as nn
         import torch.nn.functional as F
         from torch.optim.lr_scheduler import StepLR
+        from torch.optim.swa_utils import AveragedModel
         from torch.utils.checkpoint import checkpoint
 
         assert is_served(torch) and is_served(nn)
         assert nn.Linear is genesis.nn.Linear and F.cross_entropy is genesis.nn.functional.cross_entropy
         assert StepLR is genesis.optim.lr_scheduler.StepLR
+        assert AveragedModel is genesis.optim.swa_utils.AveragedModel
+        assert torch.optim.swa_utils.SWALR is genesis.optim.swa_utils.SWALR
         assert checkpoint is genesis.utils.checkpoint.checkpoint
         assert torch.Tensor is genesis.Tensor and torch.float32 is genesis.float32
         assert torch.nn is nn and torch.nn.functional is F  # the same stand-ins by attribute
