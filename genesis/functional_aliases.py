@@ -132,11 +132,12 @@ def rms_norm(input: Tensor, normalized_shape, weight=None, eps: float | None = N
 
 def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
-    """`F.embedding(indices, weight)`: the weight first, and -1 for "no padding index"."""
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: scale_grad_by_freq and sparse gradients are not "
-                                  "supported by genesis; leave them False")
-    return F.embedding(indices, weight, None if padding_idx == -1 else padding_idx)
+    """`F.embedding(indices, weight)`: the weight first, and -1 for "no padding index".
+
+    `scale_grad_by_freq` and `sparse` mean what they mean to `F.embedding` (a dense gradient
+    either way: genesis has no sparse tensors)."""
+    return F.embedding(indices, weight, None if padding_idx == -1 else padding_idx,
+                       scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
 
 
 bilinear, cosine_similarity, pairwise_distance = F.bilinear, F.cosine_similarity, F.pairwise_distance

@@ -147,6 +147,10 @@ def test_as_tensor_and_asarray_share_memory_like_torch():
         x.reshape(2, 4, 1).repeat(1, 1, 3) * lib.arange(1., 4.), w, b, None, None, True, 0.1,
         1e-5, True)),
     ("embedding", lambda lib, x, w, b: lib.embedding(x, lib.tensor([[0, 1], [1, 0]]))),
+    ("embedding scale_grad_by_freq", lambda lib, x, w, b: lib.embedding(
+        x, lib.tensor([[0, 1], [1, 1]]), -1, True) * lib.arange(1., 5.)),
+    ("embedding scale_grad_by_freq padding", lambda lib, x, w, b: lib.embedding(
+        x, lib.tensor([[0, 1], [1, 0], [0, 0]]), 1, True) * lib.arange(1., 5.)),
     ("dropout off", lambda lib, x, w, b: lib.dropout(x, 0.5, False)),
     ("margin_ranking_loss", lambda lib, x, w, b: lib.margin_ranking_loss(
         x[0], x[1], lib.tensor([1., -1., 1., -1.]), 0.1, 0)),

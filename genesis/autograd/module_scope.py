@@ -22,7 +22,10 @@ read per op.
 
 Tools that must see every call as it happens (graph recording) add a
 `ModuleCallListener` to `listeners`; `Module.__call__` calls `enter(module)` /
-`exit(module)` around `forward` only while one listens.
+`exit(module)` around `forward` only while one listens. Tools that must know of the
+modules built while a forward runs (a layer made anew at each call) add a
+`ModuleBuildListener` to `build_listeners`; `Module.__init__` calls `built(module)`,
+as its construction starts, when a module call is in progress and one listens.
 """
 from __future__ import annotations
 
@@ -32,7 +35,8 @@ from typing import Protocol
 
 from ..listeners import Listeners
 
-__all__ = ["running", "call_order", "listeners", "enter", "exit", "ModuleCallListener"]
+__all__ = ["running", "call_order", "listeners", "enter", "exit", "ModuleCallListener",
+           "build_listeners", "built", "ModuleBuildListener"]
 
 
 class ModuleCallListener(Protocol):
@@ -45,7 +49,16 @@ class ModuleCallListener(Protocol):
         ...
 
 
+class ModuleBuildListener(Protocol):
+    """Told as a module's construction starts inside another module's forward (its
+    parameters are not made yet)."""
+
+    def built(self, module) -> None:
+        ...
+
+
 listeners: Listeners[ModuleCallListener] = Listeners()
+build_listeners: Listeners[ModuleBuildListener] = Listeners()
 
 call_order = itertools.count().__next__  # the `order` of the next module call
 
@@ -65,3 +78,8 @@ def enter(module) -> None:
 def exit(module) -> None:
     for listener in reversed(listeners):
         listener.exit(module)
+
+
+def built(module) -> None:
+    for listener in build_listeners:
+        listener.built(module)

@@ -30,6 +30,7 @@ KINDS = {
     "inplace_modified": ("error", "a saved tensor modified in place before backward"),
     "stale_backward": ("grad_mismatch", "a backward that reads state changed after its forward"),
     "script_error": ("error", "the script raised an exception"),
+    "built_in_forward": ("training", "a layer built anew in each forward: its parameters never train"),
     "not_optimized": ("training", "a parameter that gets gradients but no optimizer updates"),
     "not_updated": ("training", "a parameter an optimizer holds that its steps never change"),
     "gradient_accumulation": ("training", "gradients carried across optimizer steps: no zero_grad"),

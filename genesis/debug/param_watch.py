@@ -22,6 +22,10 @@ never with an absolute scale, so small correct problems, and gradients shrinking
   The loss does not change with such a bias, by construction (a WGAN critic's last bias adds
   the same constant to mean(C(fake)) and mean(C(real))): its status is "no effect on the
   loss", plain information.
+  The finding's explanation pairs the same way: a weight whose own bias learned multiplied
+  zeros (its input); with a bias at zero, what it is added to got no gradient (or only
+  gradient that cancelled); other parameters of the module learning (an RNN's other
+  direction or layer) show only that gradient reaches another part of it.
 - exploding: its gradient norm grew at least x1000 (the median of its last 3 readings
   against the median of its first 3 non-zero ones), rose over those last 3, and in each
   of them was above the norm of the weights themselves (grad/weight > 1), while the loss
@@ -360,31 +364,76 @@ class ParamWatch:
         source, code, graph, node = locate(entries[0])
         readings = sum(entry.history.reached for entry in entries)
         message = (f"every gradient {listed} received was exactly zero ({readings} reading"
-                   f"{'s' if readings != 1 else ''} in {self.steps} backward calls): ")
-        # a module parameter beside it with gradients: they do reach the module's output
-        learning = [entry.name for entry in self.tracked.values()
-                    if module is not None and entry not in entries and entry.rank == 2
-                    and entry.name.rpartition(".")[0] == module
-                    and (entry.history.largest or 0.0) > 0.0]
-        if learning and not any(entry.name.endswith(".bias") for entry in entries):
-            message += (f"{_listing(learning)} of the same module did get non-zero gradients, "
-                        "so gradient does reach the module: what it multiplies was all zeros "
-                        "(for a Linear or a convolution, its input: are the units of the layer "
-                        "before it dead?)")
-        elif learning:  # a bias that would be "no effect on the loss" had they learned then
-            message += (f"{_listing(learning)} of the same module did get non-zero gradients, "
-                        f"but in none of the recent backward calls that gave {listed} "
-                        f"{'their' if len(entries) > 1 else 'its'} zeros: in those, no gradient "
-                        "flowed back through the module's output, or what flowed cancelled out")
-        else:
-            message += ("no gradient flows back through its output (e.g. all the ReLUs after "
-                        "it are dead, or its output is multiplied by 0), or what flows back "
-                        "cancels exactly (e.g. the loss subtracts two uses of the module on the "
-                        "same input, f(x) - f(x)), or, for a weight, its input is all zeros "
-                        "(e.g. the ReLUs before it are dead)")
+                   f"{'s' if readings != 1 else ''} in {self.steps} backward calls): "
+                   + self._zero_gradient_cause([entry.name for entry in entries], module))
         return Finding("zero_gradient", "warning", f"{listed}: gradient always zero", message,
                        module=module, source=source, code=code, graph=graph, node=node,
                        details={"parameters": [entry.name for entry in entries]})
+
+    def _zero_gradient_cause(self, names: list, module) -> str:
+        """Why the parameters `names` of `module` got only zeros, as far as the module's other
+        parameters tell. A weight whose own bias (`_weight_beside`) learned multiplied zeros:
+        gradient reached the sum of its product and that bias. A bias whose own weight learned
+        got its zeros in other backward calls than the weight's. The other parameters of the
+        module learning (an RNN's other direction or layer) shows only that gradient reaches
+        part of the module; where `names` hold a bias, the gradient of the sum it is added to
+        summed to zero."""
+        siblings = [entry for entry in self.tracked.values() if module is not None
+                    and entry.rank == 2 and entry.name.rpartition(".")[0] == module]
+        learning = [entry.name for entry in siblings
+                    if entry.name not in names and (entry.history.largest or 0.0) > 0.0]
+        if not learning:
+            return ("no gradient flows back through its output (e.g. all the ReLUs after "
+                    "it are dead, or its output is multiplied by 0), or what flows back "
+                    "cancels exactly (e.g. the loss subtracts two uses of the module on the "
+                    "same input, f(x) - f(x)), or, for a weight, its input is all zeros "
+                    "(e.g. the ReLUs before it are dead)")
+        bias_of = {_weight_beside(entry.name): entry.name for entry in siblings}
+        fed_zeros = [name for name in names if bias_of.get(name) in learning]
+        apart = [name for name in names if _weight_beside(name) in learning]
+        rest = [name for name in names if name not in fed_zeros and name not in apart]
+        said = []
+        if fed_zeros:
+            what = ("what it multiplies was" if fed_zeros == names else
+                    f"what {_listing(fed_zeros)} {_verb(fed_zeros, 'multiplies', 'multiply')} "
+                    f"{_verb(fed_zeros, 'was', 'were')}")
+            said.append(f"{_listing([bias_of[name] for name in fed_zeros])} of the same module "
+                        f"did get non-zero gradients, so gradient does reach the module: {what} "
+                        "all zeros (for a Linear or a convolution, its input: are the units of "
+                        "the layer before it dead?)")
+        if apart:
+            said.append(f"{_listing([_weight_beside(name) for name in apart])} of the same "
+                        "module did get non-zero gradients, but in none of the recent backward "
+                        f"calls that gave {_listing(apart)} {_verb(apart, 'its', 'their')} "
+                        "zeros: in those, no gradient flowed back through what "
+                        f"{_verb(apart, 'it is', 'they are')} added to, or what flowed "
+                        "cancelled out")
+        if rest:
+            said.append(self._unpaired_zero_cause(rest, learning if not said else []))
+        return "; ".join(said)
+
+    @staticmethod
+    def _unpaired_zero_cause(names: list, learning: list) -> str:
+        """`_zero_gradient_cause` for parameters whose own weight or bias got only zeros too
+        (or has none), while `learning` (other parameters of the module) got gradients."""
+        said = (f"{_listing(learning)} of the same module did get non-zero gradients, so "
+                "gradient reaches another part of the module; " if learning else "")
+        biases = [name for name in names if _weight_beside(name) is not None]
+        bare = [name for name in names if _weight_beside(name) is None
+                and not any(_weight_beside(bias) == name for bias in biases)]
+        if biases:
+            said += (f"with {_listing(biases)} at zero, the gradient reaching what "
+                     f"{_verb(biases, 'it is', 'they are')} added to summed to exactly zero in "
+                     "every backward call: no gradient flows back there (e.g. all the ReLUs "
+                     "after that are dead, or that part of the module's output is multiplied by 0 "
+                     "or left out of the loss), or what flows back cancels exactly")
+        if bare:
+            said += ("; " if biases else "") + (
+                f"{_listing(bare)} {_verb(bare, 'has', 'have')} no bias beside "
+                f"{_verb(bare, 'it', 'them')} to tell more: no gradient flows back through "
+                f"{_verb(bare, 'its', 'their')} product, or what flows back cancels exactly, "
+                f"or what {_verb(bare, 'it multiplies', 'they multiply')} was all zeros")
+        return said
 
     def _exploding_finding(self, entries: list, locate, fading: list = ()) -> Finding:
         """`fading`: parameters whose gradients vanished meanwhile, told inside."""
@@ -633,6 +682,11 @@ def _weight_beside(name: str) -> str | None:
     if attribute.endswith("_bias"):
         return f"{module}.{attribute[:-len('_bias')]}_weight"
     return None
+
+
+def _verb(names: list, one: str, several: str) -> str:
+    """`one` for a single name, else `several` (a verb or pronoun agreeing with a listing)."""
+    return one if len(names) == 1 else several
 
 
 def _listing(names: list) -> str:

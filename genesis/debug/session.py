@@ -32,6 +32,7 @@ from ..listeners import Listeners
 from ..optim import optimizer as optimizers
 from .activation_watch import ActivationWatch
 from .findings import Finding
+from .forward_builds import ForwardBuilds
 from .blame import forward_input_names
 from .journal import Journal
 from .loss_watch import LossWatch
@@ -111,6 +112,7 @@ class TraceSession:
         self.optimizer_watch = OptimizerWatch(steps=lambda: self.params.steps,
                                               name_of=self.parameter_name, readings=self.readings)
         self.optimizer_watch.grad_norm_at = self.params.grad_norm_at  # zero as backward gave it?
+        self.forward_builds = ForwardBuilds()
         self.replay = NaNReplay(replay_dir, name_of=self.parameter_name)
         if self.nan_watch is not None:
             self.nan_watch.on_new_finding = self._nan_found
@@ -153,6 +155,7 @@ class TraceSession:
         self.losses.start()
         self.activations.start()
         self.optimizer_watch.start()
+        self.forward_builds.start()
         self.writes.start()
         self.writes.start_recording()
         engine.backward_listeners.add(self)
@@ -167,6 +170,7 @@ class TraceSession:
         self.losses.stop()
         self.activations.stop()
         self.optimizer_watch.stop()
+        self.forward_builds.stop()
         self.writes.stop()
         engine.backward_listeners.discard(self)
         optimizers.listeners.discard(self)
@@ -208,6 +212,7 @@ class TraceSession:
                 self._track_module_parameters()
             if completed:  # a backward that raised says nothing about which parameters get gradients
                 self.params.measure(reached=run, scale=self._loss_scale(run))
+                self.forward_builds.backward_finished(run, self.params.steps - 1)
                 if not grad_state.in_backward:
                     self.optimizer_watch.backward_finished()
             self.activations.step_finished(self.params.steps)
@@ -478,8 +483,11 @@ class TraceSession:
 
     def stepping(self, optimizer) -> None:
         """Optimizer listener: a step is about to update (the NaN replay keeps the leaves as
-        they were before it)."""
+        they were before it; the parameters built in a forward since its previous step are
+        looked for among those it updates)."""
         self.replay.stepping()
+        with self.recorder.lock:
+            self.forward_builds.stepping(optimizer)
 
     def stepped(self, optimizer) -> None:
         """Optimizer listener: an optimizer that steps wants gradients for its parameters;
@@ -518,6 +526,7 @@ class TraceSession:
                 findings.append(finding)
         findings.extend(self.params.findings(self._locate_parameter, self._explained))
         findings.extend(self.optimizer_watch.findings(self.params))
+        findings.extend(self.forward_builds.findings())
         findings.extend(self.activations.findings(lambda node: self.node_ids.get(node, (None, None))))
         if error is not None:
             findings.extend(self._error_findings(error))

@@ -73,6 +73,8 @@ class Module:
     def __init__(self) -> None:
         self.__dict__.update(training=True, _parameters={}, _buffers={},
                              _non_persistent_buffers=set(), _modules={}, _call_hooks=[])
+        if running.call is not None and module_scope.build_listeners:
+            module_scope.built(self)  # built inside a forward
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')

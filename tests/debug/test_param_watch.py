@@ -411,6 +411,43 @@ def test_rnn_biases_of_a_dead_direction_are_a_finding_though_the_other_direction
     assert {row.name for row in trace.parameters if row.status == "zero gradient"} == dead
     finding, = [finding for finding in trace.findings if finding.kind == "zero_gradient"]
     assert set(finding.details["parameters"]) == dead
+    # the forward direction learning says nothing of the reverse one's input
+    assert "what it multiplies" not in finding.message and "layer before it" not in finding.message
+    assert "of the same module did get non-zero gradients, so gradient reaches another part " \
+        "of the module" in finding.message
+    assert "at zero, the gradient reaching what they are added to summed to exactly zero" \
+        in finding.message
+
+
+def test_a_weight_without_a_bias_beside_it_is_told_every_possible_cause():
+    """A bias-free RNN's dead reverse direction beside a learning forward one: nothing tells
+    whether the gradient stopped after its weights or their input was zero."""
+    watch = synthetic({"rnn.weight_ih_l0": [(0.5, 1.0)] * 4,
+                       "rnn.weight_ih_l0_reverse": [(0.0, 1.0)] * 4})
+    finding, = watch.findings(no_locate)
+    assert finding.details["parameters"] == ["rnn.weight_ih_l0_reverse"]
+    assert "rnn.weight_ih_l0 of the same module did get non-zero gradients, so gradient reaches " \
+        "another part of the module" in finding.message
+    assert "no gradient flows back through its product, or what flows back cancels exactly, or " \
+        "what it multiplies was all zeros" in finding.message
+    assert "layer before it dead" not in finding.message
+
+
+def test_each_zero_parameter_is_explained_by_its_own_weight_or_bias():
+    """One direction's weight multiplied zeros (its bias learned); the other direction's
+    weight and bias both got zeros."""
+    watch = synthetic({"rnn.weight_ih_l0": [(0.0, 1.0)] * 4, "rnn.bias_ih_l0": [(0.5, 1.0)] * 4,
+                       "rnn.weight_ih_l0_reverse": [(0.0, 1.0)] * 4,
+                       "rnn.bias_ih_l0_reverse": [(0.0, 1.0)] * 4})
+    finding, = watch.findings(no_locate)
+    assert finding.message.endswith(
+        "rnn.bias_ih_l0 of the same module did get non-zero gradients, so gradient does reach the "
+        "module: what rnn.weight_ih_l0 multiplies was all zeros (for a Linear or a convolution, its "
+        "input: are the units of the layer before it dead?); with rnn.bias_ih_l0_reverse at zero, "
+        "the gradient reaching what it is added to summed to exactly zero in every backward call: "
+        "no gradient flows back there (e.g. all the ReLUs after that are dead, or that part of the "
+        "module's output is multiplied by 0 or left out of the loss), or what flows back cancels "
+        "exactly")
 
 
 def test_only_a_bias_can_cancel_out():

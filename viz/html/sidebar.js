@@ -58,10 +58,15 @@ function renderFindings(viewer, list, counter) {
     [finding.op, finding.module, finding.source].filter(Boolean).join(" · ")))));
 }
 
-// What an empty findings list means: nothing checked when no backward call was seen, and only
-// what was captured when the run did not finish (its gradient checks never ran).
+// What an empty findings list means: nothing checked when no backward call was seen (with the
+// --torch hint the console gives when the script's graphs were PyTorch's own), and only what
+// was captured when the run did not finish (its gradient checks never ran).
 function nothingFound(run) {
   if (run.script === null) return "nothing found";
+  if (!run.steps_seen && run.meta && run.meta.real_torch) {
+    return "nothing checked: the script built its graphs with PyTorch itself (it imported torch), "
+      + `so genesis saw no backward call. Run it on genesis with \`genesis trace --torch ${run.script}\`.`;
+  }
   if (!run.steps_seen) return "nothing checked: the script made no backward call";
   if (run.meta && run.meta.finished === false) {
     return "nothing found in what was captured; the run did not finish, so the gradient checks did not run";

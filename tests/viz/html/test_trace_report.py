@@ -13,6 +13,7 @@ from genesis.debug.trace import Trace
 from genesis_cli.app import app
 
 SCRIPT = Path(__file__).resolve().parents[3] / "examples" / "buggy" / "wrong_backward.py"
+TORCH_SCRIPT = Path(__file__).resolve().parents[2] / "cli" / "data" / "torch" / "classifier.py"
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +59,9 @@ def test_trace_report_search_and_zoom(session, traced):
 @pytest.mark.parametrize("steps_seen, meta, said", [
     (5, {}, "nothing found"),
     (0, {}, "nothing checked: the script made no backward call"),
+    (0, {"real_torch": True}, "nothing checked: the script built its graphs with PyTorch itself "
+     "(it imported torch), so genesis saw no backward call. Run it on genesis with "
+     "`genesis trace --torch train.py`."),
     (5, {"finished": False, "ended": "was killed by SIGTERM (signal 15)"},
      "nothing found in what was captured; the run did not finish, so the gradient checks did not run"),
 ])
@@ -68,3 +72,15 @@ def test_an_empty_findings_list_says_what_was_checked(session, tmp_path, steps_s
     viz.to_html(Trace(script="train.py", steps_seen=steps_seen, meta=meta), path)
     session.open(path)
     assert session.page.text_content("#findings-list") == said
+
+
+def test_a_pytorch_script_traced_without_torch_gets_the_hint_in_the_report(session, tmp_path):
+    """The --torch hint the console and --quiet line give is in report.html too."""
+    pytest.importorskip("torch", reason="PyTorch is not installed")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["trace", "--out", str(out), str(TORCH_SCRIPT)])
+    assert result.exit_code == 4, result.output  # nothing checked
+    session.open(out / "report.html")
+    said = session.page.text_content("#findings-list")
+    assert "built its graphs with PyTorch itself" in said
+    assert f"genesis trace --torch {TORCH_SCRIPT}" in said
