@@ -133,6 +133,8 @@ class ForwardBuilds:
     def stepping(self, optimizer) -> None:
         """Optimizer listener: whether the step about to run updates the new parameters reached
         since the previous step (a set no longer alive is held by no optimizer)."""
+        if not self.unjudged:
+            return  # the usual step: no new parameters to look for
         held = {id(param) for group in optimizer.param_groups for param in group["params"]}
         for site, refs in self.unjudged:
             if any(id(param) in held for param in _alive(refs)):
