@@ -183,13 +183,17 @@ class _HostBatch:
             self.flush()
         return stats
 
-    @_quietly
     def flush(self) -> None:
+        if not self._arrays:
+            return  # (read without the lock: an array added meanwhile waits for the next flush)
         with self._lock:
             arrays, targets = self._arrays, self._targets
             self._arrays, self._targets, self._entries = [], [], 0
-        if not arrays:
-            return
+        if arrays:
+            self._reduce(arrays, targets)
+
+    @_quietly
+    def _reduce(self, arrays: list, targets: list) -> None:
         sizes = np.fromiter(map(len, arrays), np.intp, len(arrays))
         starts = np.zeros(len(arrays), np.intp)
         np.cumsum(sizes[:-1], out=starts[1:])
