@@ -27,7 +27,7 @@ import numpy as np
 import typer
 
 import genesis
-from genesis.autograd import check_gradients
+from genesis.autograd import LeafModifiedInPlaceError, check_gradients
 from genesis.autograd.gradcheck import GradcheckWarning
 from genesis.autograd.gradcheck_report import CHECKS, GradcheckResult, Tolerances, format_report
 from genesis.compat import serve_torch
@@ -199,21 +199,17 @@ def _check_target(target, shapes: list, dtype, seed: int, options: CheckOptions)
         return result
 
     try:
-        result = options.run(call, inputs.args)
+        try:
+            result = options.run(call, inputs.args)
+        except LeafModifiedInPlaceError:
+            # It changes an input in place, which a leaf that requires grad can't take: check it
+            # on clones, as `F.apply(x.clone())` in PyTorch, of fresh inputs (its first call
+            # changed these).
+            inputs = build_inputs(target, shapes, dtype, seed, options.device)
+            inputs.description += "; passed as clones (it changes its inputs in place)"
+            result = options.run(lambda *args: call(*(_clone(arg) for arg in args)), inputs.args)
     except Exception as error:
-        text = _error_text(error, target)
-        if isinstance(error, RuntimeError) and "dtype" in str(error):
-            text += (f"\nThe inputs were {inputs.description}. If {target.name} makes tensors "
-                     "inside with a dtype of their own (a float32 constant), make them in its "
-                     "input's dtype (dtype=x.dtype): gradients are checked in float64.")
-        elif inputs.defaulted and isinstance(error, (ValueError, RuntimeError, IndexError)):
-            text += (f"\nThe inputs were {inputs.description}. If {target.name} needs other shapes, "
-                     "pass --shape once per input (e.g. --shape 3,4 --shape 4,5).")
-        elif inputs.random and isinstance(error, TypeError):
-            text += (f"\nThe inputs were {inputs.description}. If an input of {target.name} is not "
-                     "a tensor, annotate it (one annotated int, float or bool gets a made-up "
-                     "value) or give it a gradcheck_inputs() that returns its inputs.")
-        return Row(target.name, "ERROR", inputs.description, errors=[("", text)]), inputs
+        return _error_row(target, inputs, error), inputs
     checked = f"{inputs.description} -> {output_shapes[0]}"
     measured = result.ok or result.failed_check not in UNMEASURED
     status = "PASS" if result.ok else "SKIP" if result.failed_check == "kink" else "FAIL"
@@ -222,6 +218,33 @@ def _check_target(target, shapes: list, dtype, seed: int, options: CheckOptions)
               result.max_rel_error if measured else None,
               failures=[] if result.ok else [("", result)])
     return row, inputs
+
+
+def _clone(arg):
+    return arg.clone() if isinstance(arg, genesis.Tensor) else arg
+
+
+def _error_row(target, inputs, error: Exception) -> Row:
+    """The ERROR row of a target whose check raised, with a hint about its inputs."""
+    text = _error_text(error, target)
+    hint = _input_hint(target, inputs, error)
+    return Row(target.name, "ERROR", inputs.description,
+               errors=[("", f"{text}\n{hint}" if hint else text)])
+
+
+def _input_hint(target, inputs, error: Exception) -> str:
+    if isinstance(error, RuntimeError) and "dtype" in str(error):
+        return (f"The inputs were {inputs.description}. If {target.name} makes tensors "
+                "inside with a dtype of their own (a float32 constant), make them in its "
+                "input's dtype (dtype=x.dtype): gradients are checked in float64.")
+    if inputs.defaulted and isinstance(error, (ValueError, RuntimeError, IndexError)):
+        return (f"The inputs were {inputs.description}. If {target.name} needs other shapes, "
+                "pass --shape once per input (e.g. --shape 3,4 --shape 4,5).")
+    if inputs.random and isinstance(error, TypeError):
+        return (f"The inputs were {inputs.description}. If an input of {target.name} is not "
+                "a tensor, annotate it (one annotated int, float or bool gets a made-up "
+                "value) or give it a gradcheck_inputs() that returns its inputs.")
+    return ""
 
 
 # Failed checks that compare no gradients, or none that a difference says anything about

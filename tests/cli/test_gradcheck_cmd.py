@@ -715,3 +715,48 @@ def test_a_pytorch_file_is_checked_with_torch_and_named_as_pytorchs_without_it(t
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert "defines PyTorch Functions (Cube), not genesis ones" in " ".join(refused.stderr.split())
     assert "genesis gradcheck --torch" in refused.stderr
+
+
+IN_PLACE = """
+    import genesis
+
+
+    class Double_(genesis.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * FACTOR
+
+
+    def square_in_place(x):
+        x.mul_(3)
+        return x * x
+"""
+
+
+def in_place_functions(tmp_path, factor: int, module: str = "genesis") -> str:
+    source = textwrap.dedent(IN_PLACE).replace("FACTOR", str(factor)).replace("genesis", module)
+    return write(tmp_path, f"in_place_{module}_{factor}.py", source)
+
+
+def test_a_function_that_changes_its_input_in_place_is_checked_on_clones(tmp_path):
+    # A leaf that requires grad can't be changed in place: PyTorch users check such a Function
+    # as F.apply(x.clone()), and so does the command, saying so.
+    result = run(in_place_functions(tmp_path, 2))
+    assert result.exit_code == 0, result.output
+    assert verdicts(result.output) == {"in_place_genesis_2.py:Double_": "PASS"}
+    assert "passed as clones (it changes its inputs in place)" in " ".join(result.output.split())
+    plain = run(f"{in_place_functions(tmp_path, 2)}:square_in_place")
+    assert verdicts(plain.output) == {"in_place_genesis_2.py:square_in_place": "PASS"}, plain.output
+    wrong = run(in_place_functions(tmp_path, 3))
+    assert verdicts(wrong.output) == {"in_place_genesis_3.py:Double_": "FAIL"}
+    assert "analytical and numerical gradients differ" in wrong.output
+    torch = torch_or_skip()
+    double_ = targets.resolve(f"{in_place_functions(tmp_path, 2, 'torch')}:Double_")[0].obj
+    x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda x: double_.apply(x.clone()), (x,))
