@@ -225,9 +225,11 @@ def _clone(arg):
 
 
 def _error_row(target, inputs, error: Exception) -> Row:
-    """The ERROR row of a target whose check raised, with a hint about its inputs."""
+    """The ERROR row of a target whose check raised, with a hint about its inputs where the
+    error came out of its own code (not where gradcheck refused its outputs or the engine
+    refused what its backward returned: other inputs would not help there)."""
     text = _error_text(error, target)
-    hint = _input_hint(target, inputs, error)
+    hint = _input_hint(target, inputs, error) if _raised_in_target(error, target) else ""
     return Row(target.name, "ERROR", inputs.description,
                errors=[("", f"{text}\n{hint}" if hint else text)])
 

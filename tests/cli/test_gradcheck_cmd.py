@@ -760,3 +760,39 @@ def test_a_function_that_changes_its_input_in_place_is_checked_on_clones(tmp_pat
     double_ = targets.resolve(f"{in_place_functions(tmp_path, 2, 'torch')}:Double_")[0].obj
     x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(lambda x: double_.apply(x.clone()), (x,))
+
+
+def test_an_error_of_the_backward_or_the_outputs_gives_no_hint_about_inputs(tmp_path):
+    # The engine's refusal of backward's gradients and gradcheck's refusal of a float output
+    # came with "If ... needs other shapes, pass --shape" or "annotate the input": no other
+    # inputs would help. PyTorch's gradcheck refuses the same Functions.
+    path = write(tmp_path, "refused.py", """
+        import genesis
+
+
+        class OneGradientShort(genesis.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                return x * y
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+
+        class FloatOutput(genesis.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2, 3.0
+
+            @staticmethod
+            def backward(ctx, grad, unused):
+                return grad * 2
+    """)
+    result = run(path)
+    text = " ".join(result.output.split())
+    assert verdicts(result.output) == {"refused.py:OneGradientShort": "ERROR",
+                                       "refused.py:FloatOutput": "ERROR"}
+    assert "backward returned 1 gradient(s) but forward took 2 argument(s)" in text
+    assert "but output 1 is a float" in text
+    assert "The inputs were" not in text and "--shape once per input" not in text
