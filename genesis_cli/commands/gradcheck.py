@@ -32,6 +32,7 @@ from genesis.autograd.gradcheck import GradcheckWarning
 from genesis.autograd.gradcheck_report import CHECKS, GradcheckResult, Tolerances, format_report
 from genesis.compat import serve_torch
 from genesis.debug.compare import default_tolerances as dtype_tolerances
+from genesis.debug.node_check import declared_surrogate, surrogate_advice
 from genesis.ops.registry import all_ops
 
 from ..targets import (TargetError, build_inputs, on_device as _on, parse_device, parse_dtype,
@@ -55,6 +56,7 @@ class Row:
     failures: list = field(default_factory=list)   # (where, GradcheckResult); where may be ""
     errors: list = field(default_factory=list)     # (where, "Type: message ...")
     warnings: list = field(default_factory=list)   # warnings raised while checking, once each
+    advice: str = ""                    # after the failure's report: what the author may mean
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,8 @@ def check_target(target, shapes: list, dtype, seed: int, options: CheckOptions) 
 
 
 def _check_target(target, shapes: list, dtype, seed: int, options: CheckOptions) -> tuple:
+    if target.is_function_class and target.obj.surrogate_gradient:
+        return Row(target.name, "SKIP", "not checked: " + declared_surrogate(target.obj.__name__)), None
     try:
         inputs = build_inputs(target, shapes, dtype, seed, options.device)
     except TargetError as error:
@@ -216,7 +220,9 @@ def _check_target(target, shapes: list, dtype, seed: int, options: CheckOptions)
     row = Row(target.name, status, checked,
               result.max_abs_error if measured else None,
               result.max_rel_error if measured else None,
-              failures=[] if result.ok else [("", result)])
+              failures=[] if result.ok else [("", result)],
+              advice=surrogate_advice(target.obj.__name__)
+              if status == "FAIL" and target.is_function_class else "")
     return row, inputs
 
 
@@ -383,6 +389,8 @@ def _print_report(console, rows: list, ops: bool, options: CheckOptions) -> None
             where, result = row.failures[0]
             _heading(console, "SKIP" if row.status == "SKIP" else "FAIL", row.name, where)
             console.print(format_report(result), markup=False, soft_wrap=True)
+            if row.advice:
+                console.print("  " + row.advice, markup=False, soft_wrap=True)
             if len(row.failures) > 1:
                 console.print("also failing: " + ", ".join(other for other, _ in row.failures[1:]),
                               markup=False)
@@ -429,6 +437,7 @@ def _summary(rows: list, ops: bool, dtype, seed: int, options: CheckOptions, not
                      "max_abs_error": _finite(row.max_abs_error),
                      "max_rel_error": _finite(row.max_rel_error),
                      "failures": [_failure(where, result) for where, result in row.failures],
+                     "advice": row.advice or None,
                      "errors": [{"where": where or None, "message": text} for where, text in row.errors]}
                     for row in rows],
     }

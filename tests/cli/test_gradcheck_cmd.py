@@ -796,3 +796,36 @@ def test_an_error_of_the_backward_or_the_outputs_gives_no_hint_about_inputs(tmp_
     assert "backward returned 1 gradient(s) but forward took 2 argument(s)" in text
     assert "but output 1 is a float" in text
     assert "The inputs were" not in text and "--shape once per input" not in text
+
+
+SURROGATES = """
+    import genesis
+
+
+    class ReverseGradient(genesis.Function):
+        surrogate_gradient = DECLARED
+
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            return -grad
+"""
+
+
+def test_a_declared_surrogate_gradient_is_skipped_and_a_failing_function_is_told_of_it(tmp_path):
+    # `genesis trace` skips a Function declaring surrogate_gradient = True, as the README says
+    # "the checks" do; `genesis gradcheck` failed it all the same.
+    declared = write(tmp_path, "declared.py", SURROGATES.replace("DECLARED", "True"))
+    result = run(declared)
+    assert result.exit_code == 0, result.output
+    assert verdicts(result.output) == {"declared.py:ReverseGradient": "SKIP"}
+    assert "not checked: ReverseGradient declares a surrogate gradient (surrogate_gradient = " \
+           "True)" in " ".join(result.output.split())
+    undeclared = run(write(tmp_path, "undeclared.py", SURROGATES.replace("DECLARED", "False")))
+    assert verdicts(undeclared.output) == {"undeclared.py:ReverseGradient": "FAIL"}
+    assert "set surrogate_gradient = True on ReverseGradient: the checks then skip it" in \
+        " ".join(undeclared.output.split())
+    assert "surrogate_gradient" not in run(f"{SIGMOIDS}:GoodSigmoid").output
