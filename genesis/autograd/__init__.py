@@ -12,7 +12,8 @@ from .anomaly import (AnomalyError, detect_anomaly, is_anomaly_check_nan_enabled
                       set_detect_anomaly)
 from .engine import backward, grad
 from .graph_task import is_multithreading_enabled, set_multithreading_enabled
-from .function import AccumulateGrad, Function, Node, SavedTensorModifiedError
+from .function import (AccumulateGrad, Function, LeafModifiedInPlaceError, Node,
+                       SavedTensorModifiedError)
 from .custom_function import FunctionCtx, InplaceFunction, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                         no_grad, set_grad_enabled)
@@ -30,5 +31,6 @@ __all__ = ["Function", "Node", "AccumulateGrad", "backward", "grad", "no_grad", 
            "forward_ad", "graph",
            "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
            "AnomalyError", "FunctionCtx", "InplaceFunction", "once_differentiable",
-           "SavedTensorModifiedError", "SavedTensor", "set_multithreading_enabled",
+           "SavedTensorModifiedError", "LeafModifiedInPlaceError", "SavedTensor",
+           "set_multithreading_enabled",
            "is_multithreading_enabled", "is_view_replay_enabled"]

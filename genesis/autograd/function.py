@@ -49,7 +49,7 @@ from .saved_hooks import PackedSaved, pack as pack_with_hooks, state as saved_ho
 __all__ = ["Function", "Op", "OpObserver", "Node", "AccumulateGrad", "gradient_edge", "GradientEdge",
            "mark_view", "register_view_rebuilder", "refresh_stale_view", "move_retained_grad",
            "refuse_view_update", "observers",
-           "SavedTensorModifiedError", "DelayedError"]
+           "SavedTensorModifiedError", "LeafModifiedInPlaceError", "DelayedError"]
 
 class OpObserver(Protocol):
     """Called after every op call made outside the engine's backward pass (anomaly mode,
@@ -81,6 +81,12 @@ class SavedTensorModifiedError(RuntimeError):
     def __init__(self, message: str, node=None, index: int | None = None):
         super().__init__(message)
         self.node, self.index = node, index
+
+
+class LeafModifiedInPlaceError(RuntimeError):
+    """A leaf that requires grad (or a view of one) was changed in place while gradients were
+    recorded: by an in-place op, or by a custom Function that marked it dirty. A caller that
+    made the leaf itself (a gradient checker) can retry with a clone of it."""
 
 
 class Node:
@@ -689,10 +695,10 @@ def _check_dirty(dirty: tuple, args: tuple, graph: bool) -> tuple:
         base = tensor._view[0] if tensor._view is not None else tensor
         if graph and base.grad_fn is None and base._requires_grad:
             what = "a view of a leaf Variable" if base is not tensor else "a leaf Variable"
-            raise RuntimeError(f"{what} that requires grad is being used in an in-place "
-                               f"operation: the Function changed its input of shape "
-                               f"{tuple(tensor.shape)} in place (mark_dirty), but it is {what} "
-                               "that requires grad; pass a clone of it instead")
+            raise LeafModifiedInPlaceError(
+                f"{what} that requires grad is being used in an in-place operation: the "
+                f"Function changed its input of shape {tuple(tensor.shape)} in place "
+                f"(mark_dirty), but it is {what} that requires grad; pass a clone of it instead")
     return tuple(inputs)
 
 

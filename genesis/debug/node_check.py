@@ -71,7 +71,7 @@ from .node_verdict import FLOAT32, FLOAT64, NodeCheck, Tolerances
 from .rebuilt_call import CannotRerun, RebuiltCall
 
 __all__ = ["Invocation", "InvocationLog", "NodeCheck", "Tolerances", "FLOAT64", "FLOAT32",
-           "PER_SITE", "check_invocation"]
+           "PER_SITE", "check_invocation", "declared_surrogate", "surrogate_advice"]
 
 
 def check_invocation(invocation: Invocation, seed: int = 0) -> NodeCheck:
@@ -83,9 +83,7 @@ def check_invocation(invocation: Invocation, seed: int = 0) -> NodeCheck:
     if function.not_rerunnable:
         return NodeCheck("skipped", f"{function.node_name}: {function.not_rerunnable}")
     if function.surrogate_gradient:
-        return NodeCheck("skipped", f"{function.node_name} declares a surrogate gradient "
-                                    "(surrogate_gradient = True): its backward is not meant to be "
-                                    "the derivative of its forward")
+        return NodeCheck("skipped", declared_surrogate(function.node_name))
     places = (True, False) if _ran_on_a_gpu(invocation.args) else (True,)
     failed = {}   # in float64? -> why the re-run raised (the last place tried)
     for in_float64 in (True, False):
@@ -101,6 +99,19 @@ def check_invocation(invocation: Invocation, seed: int = 0) -> NodeCheck:
                for in_float64, why in failed.items()]
     return NodeCheck("skipped", "cannot be re-run on copies of its inputs, so it is not checked ("
                      + "; ".join(reasons) + ")")
+
+
+def declared_surrogate(name: str) -> str:
+    """Why a Function with `surrogate_gradient = True` is not checked."""
+    return (f"{name} declares a surrogate gradient (surrogate_gradient = True): its backward is "
+            "not meant to be the derivative of its forward")
+
+
+def surrogate_advice(name: str) -> str:
+    """What to tell the author of a custom Function whose backward failed a check."""
+    return (f"If {name}'s backward is meant to differ from its forward's derivative (a gradient "
+            "reversal layer, a surrogate gradient), set "
+            f"surrogate_gradient = True on {name}: the checks then skip it.")
 
 
 def _ran_on_a_gpu(args) -> bool:

@@ -39,7 +39,7 @@ from .loss_watch import LossWatch
 from .nan_watch import NaNWatch
 from .nan_replay import NaNReplay
 from .optimizer_watch import OptimizerWatch
-from .node_check import PER_SITE, InvocationLog, check_invocation
+from .node_check import PER_SITE, InvocationLog, check_invocation, surrogate_advice
 from .names import Names, user_namespace
 from .param_watch import ParamWatch
 from .module_paths import module_paths
@@ -600,10 +600,7 @@ class TraceSession:
                 "graph": graph, "node": node_id,  # measured only where elements disagree
                 "max_abs_error": verdict.max_abs_error if verdict.status == "fail" else None})
             if verdict.status == "fail":
-                advice = "" if invocation.function._builtin else (
-                    f"\nIf {name}'s backward is meant to differ from its forward's derivative (a "
-                    "gradient reversal layer, a surrogate gradient), set surrogate_gradient = True "
-                    f"on {name}: the checks then skip it.")
+                advice = "" if invocation.function._builtin else "\n" + surrogate_advice(name)
                 wrong = verdict.wrong_inputs()
                 findings.append(Finding(
                     "gradient_mismatch", "error",

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Protocol
 
 from ..autograd import function
-from ..autograd.function import cpu_scalars_moved, move_retained_grad, refuse_view_update
+from ..autograd.function import (LeafModifiedInPlaceError, cpu_scalars_moved, move_retained_grad,
+                                 refuse_view_update)
 from ..autograd.grad_mode import grad_state
 from ..autograd.saved_hooks import state as saved_hooks
 from ..inference_tensors import refuse_inference_tensor_update
@@ -160,7 +161,7 @@ def refuse_leaf_change(op: str, target: Tensor) -> None:
     base = target._view[0] if target._view is not None else target
     if base.grad_fn is None and base._requires_grad:
         what = "a view of a leaf Variable" if base is not target else "a leaf Variable"
-        raise RuntimeError(
+        raise LeafModifiedInPlaceError(
             f"{op}: {what} that requires grad is being used in an in-place operation: "
             f"{what.replace('Variable', 'tensor')} that requires grad (shape {tuple(base.shape)}) can't be changed in place "
             "while gradients are recorded. Wrap the update in "

@@ -27,11 +27,12 @@ import numpy as np
 import typer
 
 import genesis
-from genesis.autograd import check_gradients
+from genesis.autograd import LeafModifiedInPlaceError, check_gradients
 from genesis.autograd.gradcheck import GradcheckWarning
 from genesis.autograd.gradcheck_report import CHECKS, GradcheckResult, Tolerances, format_report
 from genesis.compat import serve_torch
 from genesis.debug.compare import default_tolerances as dtype_tolerances
+from genesis.debug.node_check import declared_surrogate, surrogate_advice
 from genesis.ops.registry import all_ops
 
 from ..targets import (TargetError, build_inputs, on_device as _on, parse_device, parse_dtype,
@@ -55,6 +56,7 @@ class Row:
     failures: list = field(default_factory=list)   # (where, GradcheckResult); where may be ""
     errors: list = field(default_factory=list)     # (where, "Type: message ...")
     warnings: list = field(default_factory=list)   # warnings raised while checking, once each
+    advice: str = ""                    # after the failure's report: what the author may mean
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,8 @@ def check_target(target, shapes: list, dtype, seed: int, options: CheckOptions) 
 
 
 def _check_target(target, shapes: list, dtype, seed: int, options: CheckOptions) -> tuple:
+    if target.is_function_class and target.obj.surrogate_gradient:
+        return Row(target.name, "SKIP", "not checked: " + declared_surrogate(target.obj.__name__)), None
     try:
         inputs = build_inputs(target, shapes, dtype, seed, options.device)
     except TargetError as error:
@@ -199,29 +203,56 @@ def _check_target(target, shapes: list, dtype, seed: int, options: CheckOptions)
         return result
 
     try:
-        result = options.run(call, inputs.args)
+        try:
+            result = options.run(call, inputs.args)
+        except LeafModifiedInPlaceError:
+            # It changes an input in place, which a leaf that requires grad can't take: check it
+            # on clones, as `F.apply(x.clone())` in PyTorch, of fresh inputs (its first call
+            # changed these).
+            inputs = build_inputs(target, shapes, dtype, seed, options.device)
+            inputs.description += "; passed as clones (it changes its inputs in place)"
+            result = options.run(lambda *args: call(*(_clone(arg) for arg in args)), inputs.args)
     except Exception as error:
-        text = _error_text(error, target)
-        if isinstance(error, RuntimeError) and "dtype" in str(error):
-            text += (f"\nThe inputs were {inputs.description}. If {target.name} makes tensors "
-                     "inside with a dtype of their own (a float32 constant), make them in its "
-                     "input's dtype (dtype=x.dtype): gradients are checked in float64.")
-        elif inputs.defaulted and isinstance(error, (ValueError, RuntimeError, IndexError)):
-            text += (f"\nThe inputs were {inputs.description}. If {target.name} needs other shapes, "
-                     "pass --shape once per input (e.g. --shape 3,4 --shape 4,5).")
-        elif inputs.random and isinstance(error, TypeError):
-            text += (f"\nThe inputs were {inputs.description}. If an input of {target.name} is not "
-                     "a tensor, annotate it (one annotated int, float or bool gets a made-up "
-                     "value) or give it a gradcheck_inputs() that returns its inputs.")
-        return Row(target.name, "ERROR", inputs.description, errors=[("", text)]), inputs
+        return _error_row(target, inputs, error), inputs
     checked = f"{inputs.description} -> {output_shapes[0]}"
     measured = result.ok or result.failed_check not in UNMEASURED
     status = "PASS" if result.ok else "SKIP" if result.failed_check == "kink" else "FAIL"
     row = Row(target.name, status, checked,
               result.max_abs_error if measured else None,
               result.max_rel_error if measured else None,
-              failures=[] if result.ok else [("", result)])
+              failures=[] if result.ok else [("", result)],
+              advice=surrogate_advice(target.obj.__name__)
+              if status == "FAIL" and target.is_function_class else "")
     return row, inputs
+
+
+def _clone(arg):
+    return arg.clone() if isinstance(arg, genesis.Tensor) else arg
+
+
+def _error_row(target, inputs, error: Exception) -> Row:
+    """The ERROR row of a target whose check raised, with a hint about its inputs where the
+    error came out of its own code (not where gradcheck refused its outputs or the engine
+    refused what its backward returned: other inputs would not help there)."""
+    text = _error_text(error, target)
+    hint = _input_hint(target, inputs, error) if _raised_in_target(error, target) else ""
+    return Row(target.name, "ERROR", inputs.description,
+               errors=[("", f"{text}\n{hint}" if hint else text)])
+
+
+def _input_hint(target, inputs, error: Exception) -> str:
+    if isinstance(error, RuntimeError) and "dtype" in str(error):
+        return (f"The inputs were {inputs.description}. If {target.name} makes tensors "
+                "inside with a dtype of their own (a float32 constant), make them in its "
+                "input's dtype (dtype=x.dtype): gradients are checked in float64.")
+    if inputs.defaulted and isinstance(error, (ValueError, RuntimeError, IndexError)):
+        return (f"The inputs were {inputs.description}. If {target.name} needs other shapes, "
+                "pass --shape once per input (e.g. --shape 3,4 --shape 4,5).")
+    if inputs.random and isinstance(error, TypeError):
+        return (f"The inputs were {inputs.description}. If an input of {target.name} is not "
+                "a tensor, annotate it (one annotated int, float or bool gets a made-up "
+                "value) or give it a gradcheck_inputs() that returns its inputs.")
+    return ""
 
 
 # Failed checks that compare no gradients, or none that a difference says anything about
@@ -358,6 +389,8 @@ def _print_report(console, rows: list, ops: bool, options: CheckOptions) -> None
             where, result = row.failures[0]
             _heading(console, "SKIP" if row.status == "SKIP" else "FAIL", row.name, where)
             console.print(format_report(result), markup=False, soft_wrap=True)
+            if row.advice:
+                console.print("  " + row.advice, markup=False, soft_wrap=True)
             if len(row.failures) > 1:
                 console.print("also failing: " + ", ".join(other for other, _ in row.failures[1:]),
                               markup=False)
@@ -404,6 +437,7 @@ def _summary(rows: list, ops: bool, dtype, seed: int, options: CheckOptions, not
                      "max_abs_error": _finite(row.max_abs_error),
                      "max_rel_error": _finite(row.max_rel_error),
                      "failures": [_failure(where, result) for where, result in row.failures],
+                     "advice": row.advice or None,
                      "errors": [{"where": where or None, "message": text} for where, text in row.errors]}
                     for row in rows],
     }

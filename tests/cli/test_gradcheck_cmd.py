@@ -715,3 +715,117 @@ def test_a_pytorch_file_is_checked_with_torch_and_named_as_pytorchs_without_it(t
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert "defines PyTorch Functions (Cube), not genesis ones" in " ".join(refused.stderr.split())
     assert "genesis gradcheck --torch" in refused.stderr
+
+
+IN_PLACE = """
+    import genesis
+
+
+    class Double_(genesis.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * FACTOR
+
+
+    def square_in_place(x):
+        x.mul_(3)
+        return x * x
+"""
+
+
+def in_place_functions(tmp_path, factor: int, module: str = "genesis") -> str:
+    source = textwrap.dedent(IN_PLACE).replace("FACTOR", str(factor)).replace("genesis", module)
+    return write(tmp_path, f"in_place_{module}_{factor}.py", source)
+
+
+def test_a_function_that_changes_its_input_in_place_is_checked_on_clones(tmp_path):
+    # A leaf that requires grad can't be changed in place: PyTorch users check such a Function
+    # as F.apply(x.clone()), and so does the command, saying so.
+    result = run(in_place_functions(tmp_path, 2))
+    assert result.exit_code == 0, result.output
+    assert verdicts(result.output) == {"in_place_genesis_2.py:Double_": "PASS"}
+    assert "passed as clones (it changes its inputs in place)" in " ".join(result.output.split())
+    plain = run(f"{in_place_functions(tmp_path, 2)}:square_in_place")
+    assert verdicts(plain.output) == {"in_place_genesis_2.py:square_in_place": "PASS"}, plain.output
+    wrong = run(in_place_functions(tmp_path, 3))
+    assert verdicts(wrong.output) == {"in_place_genesis_3.py:Double_": "FAIL"}
+    assert "analytical and numerical gradients differ" in wrong.output
+    torch = torch_or_skip()
+    double_ = targets.resolve(f"{in_place_functions(tmp_path, 2, 'torch')}:Double_")[0].obj
+    x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda x: double_.apply(x.clone()), (x,))
+
+
+def test_an_error_of_the_backward_or_the_outputs_gives_no_hint_about_inputs(tmp_path):
+    # The engine's refusal of backward's gradients and gradcheck's refusal of a float output
+    # came with "If ... needs other shapes, pass --shape" or "annotate the input": no other
+    # inputs would help. PyTorch's gradcheck refuses the same Functions.
+    path = write(tmp_path, "refused.py", """
+        import genesis
+
+
+        class OneGradientShort(genesis.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                return x * y
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+
+        class FloatOutput(genesis.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2, 3.0
+
+            @staticmethod
+            def backward(ctx, grad, unused):
+                return grad * 2
+    """)
+    result = run(path)
+    text = " ".join(result.output.split())
+    assert verdicts(result.output) == {"refused.py:OneGradientShort": "ERROR",
+                                       "refused.py:FloatOutput": "ERROR"}
+    assert "backward returned 1 gradient(s) but forward took 2 argument(s)" in text
+    assert "but output 1 is a float" in text
+    assert "The inputs were" not in text and "--shape once per input" not in text
+
+
+SURROGATES = """
+    import genesis
+
+
+    class ReverseGradient(genesis.Function):
+        surrogate_gradient = DECLARED
+
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            return -grad
+"""
+
+
+def test_a_declared_surrogate_gradient_is_skipped_and_a_failing_function_is_told_of_it(tmp_path):
+    # `genesis trace` skips a Function declaring surrogate_gradient = True, as the README says
+    # "the checks" do; `genesis gradcheck` failed it all the same.
+    declared = write(tmp_path, "declared.py", SURROGATES.replace("DECLARED", "True"))
+    result = run(declared)
+    assert result.exit_code == 0, result.output
+    assert verdicts(result.output) == {"declared.py:ReverseGradient": "SKIP"}
+    assert "not checked: ReverseGradient declares a surrogate gradient (surrogate_gradient = " \
+           "True)" in " ".join(result.output.split())
+    undeclared = run(write(tmp_path, "undeclared.py", SURROGATES.replace("DECLARED", "False")))
+    assert verdicts(undeclared.output) == {"undeclared.py:ReverseGradient": "FAIL"}
+    assert "set surrogate_gradient = True on ReverseGradient: the checks then skip it" in \
+        " ".join(undeclared.output.split())
+    assert "surrogate_gradient" not in run(f"{SIGMOIDS}:GoodSigmoid").output
