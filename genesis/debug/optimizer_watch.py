@@ -1,12 +1,14 @@
-"""`OptimizerWatch`: what the optimizers and schedulers of a run do, and the training-loop
-bugs that shows.
+"""`OptimizerWatch`: what the optimizers and schedulers of a run do, step by step, and the
+training-loop bugs that shows as the steps happen.
 
 It records each optimizer's parameter groups (and the line that built it), every
 `step()` and every scheduler step, and at the steps `sampled` picks, how far each
 parameter moved (|Δw|/|w|, from a copy of the parameters taken just before the update).
 A "step" below is a backward call, numbered from 0, as everywhere in a trace.
 
-The findings, each with its rule:
+The bugs it notes as the steps happen, each with its rule (the findings are built and
+worded in `genesis.debug.optimizer_findings`, which judges not_updated, not_optimized and
+update_ratio at the end, from what the watch measured):
 
 - gradient_accumulation: a parameter entered `optimizer.step()` with a gradient that
   had been accumulating since before that optimizer's previous step: the very gradient
@@ -31,20 +33,6 @@ The findings, each with its rule:
   steps (its first steps often are, and that is harmless). Steps are counted as the
   optimizer counts them for PyTorch's warning about the same mistake, so an optimizer with
   a `step` of its own counts too.
-- not_updated: an optimizer that stepped while every parameter it holds was frozen
-  (requires_grad=False); or a parameter that had a gradient at 3 or more measured steps, a gradient at
-  least 1/1000 of its weights' norm (a smaller one may vanish in rounding: a softmax bias
-  gets ~1e-9), and that no step of its optimizer ever changed (lr 0, say).
-- not_optimized: a module's parameter that received gradients in 2 or more backward
-  calls, that no optimizer holds while some optimizer stepped twice or more, and whose
-  values never changed (so nothing updates it by hand either).
-- update_ratio: among the parameters of 2 or more dimensions of one parameter group
-  (3 or more of them), one whose median update ratio |Δw|/|w| over the measured steps
-  is `RATIO_GAP` times above or below the median of the others (too high: unstable; too
-  low: not learning). Groups with different learning rates on purpose are not compared. The
-  ratio judged is taken on the rows (along dim 0) the step's gradient reached: an embedding
-  table, where a batch updates only the rows it looked up, moves little as a whole by nature
-  (the whole tensor's ratio is what the pictures show).
 
 >>> import genesis
 >>> w = genesis.nn.Parameter(genesis.ones(3))
@@ -65,7 +53,6 @@ from __future__ import annotations
 import math
 import weakref
 from collections import deque
-from statistics import median
 from typing import Callable
 
 from ..autograd.source import SourceLocation
@@ -73,55 +60,16 @@ from ..dtypes import FLOATING_NUMPY_DTYPES
 from ..nn import _grad_edits as grad_edits
 from ..optim import optimizer as optimizers
 from ..optim.lr_scheduler import base as schedulers
-from .findings import Finding
-from .parameter_uses import short_path
+from .optimizer_findings import optimizer_findings, source_text
 from .readings import Readings
 from .sampling import sampled
 from .step_series import StepSeries
+from .watched_optimizer import WatchedOptimizer
 
-__all__ = ["OptimizerWatch", "RATIO_GAP"]
+__all__ = ["OptimizerWatch"]
 
-RATIO_GAP = 1e3        # how far one parameter's update ratio is from the others' median
-MEASURED_AT_LEAST = 3  # measured steps before a parameter's updates are judged
 NOTICEABLE = 1e-3      # a gradient norm this far below the weight norm may vanish in rounding
 EVENTS_KEPT = 200      # first and last events kept for the pictures
-
-
-class _Watched:
-    """One optimizer: where it was built, its steps, and what its steps found."""
-
-    def __init__(self, optimizer, made_at: SourceLocation | None):
-        self.optimizer = optimizer          # kept alive, so its id stays its own
-        self.name = type(optimizer).__name__
-        self.made_at = made_at
-        self.steps = 0
-        self.steps_with_gradients = 0       # steps at which some parameter it holds had a .grad
-        self.last_step_call = None          # backward calls finished at its previous step
-        self.last_grads = {}                # id(param) -> weakref of the grad it stepped with
-        self.last_versions = {}             # id(param) -> (version, id of the array) of that grad
-        self.skipped = 0                    # steps a GradScaler skipped
-        self.lr = []                        # per group: StepSeries of its lr
-        self.stale = []                     # (step, source, [param names])
-        self.repeated = []                  # (step, source): steps with no backward since the last
-        self.given = {}                     # id(param) -> (param, grad, its version, step): the gradients
-        #                                     backward calls wrote since its previous step
-        self.cleared = []                   # (step, source, [param names], [(call or None, its
-        #                                     SourceLocation, "None" or "zeros", [param names])]):
-        #                                     steps that applied none, and how each was cleared
-        self.cleared_by = {}                # id(param) -> (call, SourceLocation, _state_of its
-        #                                     grad after): the clearing call (zero_grad, clipping
-        #                                     to 0) that last wrote a gradient of `given`
-        self.before = None                  # {id(param): (param, copy of its array)} of a sampled step
-        self.measuring_step = None
-
-    def made_words(self) -> str:
-        if self.made_at is None:
-            return self.name
-        return f"{self.name} (made at {short_path(self.made_at.file)}:{self.made_at.line})"
-
-    def params(self):
-        for group in self.optimizer.param_groups:
-            yield from group["params"]
 
 
 class OptimizerWatch:
@@ -133,7 +81,7 @@ class OptimizerWatch:
     def __init__(self, steps: Callable[[], int], name_of: Callable, readings: Readings | None = None):
         self.steps, self.name_of = steps, name_of
         self.readings = readings if readings is not None else Readings()
-        self.watched = {}           # id(optimizer) -> _Watched
+        self.watched = {}           # id(optimizer) -> WatchedOptimizer
         self.accumulating_since = {}  # id(param) -> backward call its current .grad began at
         self.grads_at_start = {}    # id(param) -> (grad, its version) as the backward call began
         self.update_ratios = {}     # parameter name -> StepSeries of |Δw|/|w|
@@ -185,16 +133,17 @@ class OptimizerWatch:
                     entry.cleared_by[id(param)] = (call, location, _state_of(param._grad))
 
     # -- what the optimizers do --------------------------------------------------------------
-    def _watched(self, optimizer) -> _Watched:
+    def _watched(self, optimizer) -> WatchedOptimizer:
         entry = self.watched.get(id(optimizer))
         if entry is None:
-            entry = self.watched[id(optimizer)] = _Watched(optimizer, None)
+            entry = self.watched[id(optimizer)] = WatchedOptimizer(optimizer, None)
         return entry
 
     def params_added(self, optimizer, params: list) -> None:
         """Optimizer listener: a parameter group was added; the first names the building line."""
         if id(optimizer) not in self.watched:
-            self.watched[id(optimizer)] = _Watched(optimizer, SourceLocation.capture(max_frames=2))
+            self.watched[id(optimizer)] = WatchedOptimizer(optimizer,
+                                                           SourceLocation.capture(max_frames=2))
 
     def stepping(self, optimizer) -> None:
         """Optimizer listener, before the update: judge the gradients it is about to use; on
@@ -213,7 +162,7 @@ class OptimizerWatch:
                             for param in entry.params()
                             if param._grad is not None and param._data.dtype in FLOATING_NUMPY_DTYPES}
 
-    def _judge_gradients(self, entry: _Watched, calls: int, step: int) -> None:
+    def _judge_gradients(self, entry: WatchedOptimizer, calls: int, step: int) -> None:
         """A step with the gradients of the step before (no backward since), or with gradients
         that kept accumulating since that step (nothing cleared them): noted, with the line
         of the `step()` call (looked up only then)."""
@@ -236,9 +185,9 @@ class OptimizerWatch:
             if not entry.stale:
                 self.live_findings += 1
             entry.stale.append((step, SourceLocation.capture(max_frames=2),
-                                [self._name(param) for param in stale]))
+                                [self.param_name(param) for param in stale]))
 
-    def _judge_cleared(self, entry: _Watched, step: int) -> None:
+    def _judge_cleared(self, entry: WatchedOptimizer, step: int) -> None:
         """A step none of whose gradients from the backward calls since its previous step
         is left, though one of them was not zero: each set to None, or written since and now
         all zeros (noted with the line of the `step()` call). Gradients that were zero as
@@ -254,7 +203,7 @@ class OptimizerWatch:
             written.append(grad)
         source = SourceLocation.capture(max_frames=2)
         given = list(entry.given.values())
-        names = [self._name(param) for param, _, _, _ in given]
+        names = [self.param_name(param) for param, _, _, _ in given]
 
         def judge(values, found=(step, source, names, self._clearings(entry))):
             norms = [self.grad_norm_at(param, at) for param, _, _, at in given]
@@ -268,7 +217,7 @@ class OptimizerWatch:
             return
         self.readings.read(written[0]._device.xp, [grad._data.any() for grad in written], judge)
 
-    def _clearings(self, entry: _Watched) -> list:
+    def _clearings(self, entry: WatchedOptimizer) -> list:
         """How the gradients `entry` was given were cleared: [(call, its SourceLocation, "None"
         or "zeros", [param names])], call None where no clearing call seen left the gradient
         as it is now."""
@@ -279,7 +228,7 @@ class OptimizerWatch:
             known = seen is not None and _unchanged(seen[2], grad)
             call, location = seen[:2] if known else (None, None)
             how = "None" if grad is None else "zeros"
-            groups.setdefault((call, location, how), []).append(self._name(param))
+            groups.setdefault((call, location, how), []).append(self.param_name(param))
         return [(*key, names) for key, names in groups.items()]
 
     @staticmethod
@@ -342,7 +291,7 @@ class OptimizerWatch:
                                 xp.sqrt(xp.sum(xp.where(reached, changes, 0))),
                                 xp.sqrt(xp.sum(xp.where(reached, weights, 0))),
                                 xp.count_nonzero(reached) == reached.shape[0]]
-            self.readings.read(xp, figures, lambda values, name=self._name(param), step=step:
+            self.readings.read(xp, figures, lambda values, name=self.param_name(param), step=step:
                                self._measured(name, step, *values))
 
     def _measured(self, name: str, step: int, change: float, size: float, pull: float = 0.0,
@@ -439,216 +388,16 @@ class OptimizerWatch:
                     rates[f"{entry.name}[{index}]"] = float(lr)
         return rates
 
-    def _name(self, param) -> str:
+    def param_name(self, param) -> str:
+        """`param`'s name in findings and pictures: `name_of`'s, else its shape."""
         return self.name_of(param) or f"a parameter of shape {tuple(param.shape)}"
+
 
     # -- the result ------------------------------------------------------------------------
     def findings(self, params) -> list:
-        """The findings (see the module docstring); `params` is the session's `ParamWatch`
-        (for not_optimized), or None."""
-        found = []
-        for entry in self.watched.values():
-            found.extend(self._accumulation_finding(entry))
-            found.extend(self._repeated_finding(entry))
-            found.extend(self._cleared_finding(entry))
-        found.extend(self._scheduler_finding())
-        found.extend(self._not_updated_findings())
-        found.extend(self._ratio_findings())
-        if params is not None:
-            found.extend(self._not_optimized_findings(params))
-        return found
-
-    def _accumulation_finding(self, entry: _Watched) -> list:
-        if not entry.stale:
-            return []
-        step, _, names = entry.stale[0]
-        return _steps_finding(
-            entry, entry.stale, "gradient_accumulation",
-            f"gradients accumulate across {entry.name}.step() calls: nothing clears them",
-            f"At step {step}, {_listing(names)} entered {entry.name}.step() with gradients summed "
-            f"over backward calls from before its previous step: nothing set .grad to None or "
-            f"to zeros between the two steps (no optimizer.zero_grad() or model.zero_grad()). "
-            f"It happened at {len(entry.stale)} of {entry.steps} steps. Every step then applies "
-            "the sum of all the gradients so far, not this batch's. Call optimizer.zero_grad() "
-            "before loss.backward() in each iteration; to accumulate over k batches on purpose, "
-            "call step() and zero_grad() together once every k backward calls.")
-
-    def _repeated_finding(self, entry: _Watched) -> list:
-        if not entry.repeated:
-            return []
-        step, source = entry.repeated[0]
-        when = f"At step {step}" if step >= 0 else "Before any backward call"
-        return [Finding(
-            "step_without_backward", "error",
-            f"{entry.name}.step() with no backward call since its previous step",
-            f"{when}, {entry.name}.step() ran again with no backward call since its "
-            f"previous step ({len(entry.repeated)} time(s) in the run): the parameters are "
-            "updated again with the same, old gradients. Call loss.backward() before each "
-            "optimizer.step(), once per step() (is step() in the wrong loop, or called twice?).",
-            **_at_step_call(entry, source, step if step >= 0 else None),
-            details={"times": len(entry.repeated)})]
-
-    def _cleared_finding(self, entry: _Watched) -> list:
-        """Located at the call that cleared every gradient where one did (and its line is
-        known), else at the step() call; the message says how each gradient was cleared."""
-        if not entry.cleared:
-            return []
-        step, source, names, clearings = entry.cleared[0]
-        title = f"{entry.name}.step() ran after its gradients were cleared"
-        opening = f"At step {step}, backward gave {_listing(names)} gradients, but "
-        applied = (f", so the step applied none of them (it happened at {len(entry.cleared)} of "
-                   f"{entry.steps} steps). ")
-        fixes = " ".join(dict.fromkeys(_FIXES[call or how] for call, _, how, _ in clearings))
-        call, location, how, _ = clearings[0]
-        if len(clearings) == 1 and location is not None:
-            message = (f"{opening}this {call}() call set every one of them to {how} between the "
-                       f"backward call and {entry.name}.step() ({_line_words(source, location)})"
-                       f"{applied}{fixes}")
-            return [Finding("gradients_cleared", "error", title, message, function=call,
-                            source=_where(location), code=location.code, step=step,
-                            details={"steps_affected": len(entry.cleared), "steps": entry.steps,
-                                     "parameters": names, "step_call": _where(source)})]
-        told = "; ".join(_clearing_words(*clearing, source, every=len(clearings) == 1)
-                         for clearing in clearings)
-        return _steps_finding(entry, [found[:3] for found in entry.cleared], "gradients_cleared",
-                              title, f"{opening}before {entry.name}.step() {told}{applied}{fixes}")
-
-    def _scheduler_finding(self) -> list:
-        if not self.scheduler_early:
-            return []
-        scheduler, optimizer, source, step = self.scheduler_early[0]
-        return [Finding(
-            "scheduler_order", "warning",
-            f"{scheduler}.step() called before {optimizer}.step()",
-            f"{scheduler}.step() ran before {optimizer} had taken any step, so the first value "
-            "of the learning-rate schedule is skipped (since PyTorch 1.1 the order is "
-            "optimizer.step() then scheduler.step()). Call scheduler.step() after "
-            "optimizer.step() (at the end of the iteration, or of the epoch).",
-            function=f"{scheduler}.step", source=_where(source),
-            code=source.code if source is not None else None, step=max(step, 0),
-            details={"scheduler": scheduler, "optimizer": optimizer})]
-
-    def _not_updated_findings(self) -> list:
-        found = []
-        for entry in self.watched.values():
-            params = list(entry.params())
-            # frozen now, and no step had a gradient to apply (a model trained, then frozen
-            # for analysis or as a teacher, is no finding)
-            if entry.steps and params and not entry.steps_with_gradients and \
-                    not any(param.requires_grad for param in params):
-                found.append(Finding(
-                    "not_updated", "error", f"{entry.name} holds only frozen parameters",
-                    f"Every parameter {entry.made_words()} holds has requires_grad=False, so none "
-                    f"gets a gradient and its {entry.steps} steps changed nothing. Were they "
-                    "frozen by mistake (requires_grad_(False) on the whole model, or the optimizer "
-                    "built after freezing the wrong part)?",
-                    **_built_at(entry),
-                    details={"parameters": [self._name(param) for param in params][:20],
-                             "frozen": True}))
-                continue
-            for index, group in enumerate(entry.optimizer.param_groups):
-                names = [self._name(param) for param in group["params"]]
-                frozen = [name for name in names if name in self.moved
-                          and self.moved[name][0] >= MEASURED_AT_LEAST and self.moved[name][1] == 0]
-                if not frozen:
-                    continue
-                lr = group.get("lr")
-                why = "its group's learning rate is 0" if lr == 0 else \
-                    f"its group's learning rate is {lr!r}"
-                found.append(Finding(
-                    "not_updated", "error",
-                    f"{entry.name} never changes {_listing(frozen)}",
-                    f"{_listing(frozen)} had gradients at {self.moved[frozen[0]][0]} measured steps "
-                    "(each at least 1/1000 of the weights' norm), "
-                    f"and no step of {entry.made_words()} changed {'them' if len(frozen) > 1 else 'it'}"
-                    f" ({why}; param_groups[{index}]). Give the group a learning rate above 0, or "
-                    "leave these parameters out of the optimizer (and set requires_grad=False) if "
-                    "they are meant to stay fixed.",
-                    **_built_at(entry),
-                    details={"parameters": frozen, "lr": lr, "group": index}))
-        return found
-
-    def _ratio_findings(self) -> list:
-        found = []
-        for entry in self.watched.values():
-            for group in entry.optimizer.param_groups:
-                medians = {}
-                for param in group["params"]:
-                    name = self._name(param)
-                    series = self.reached_ratios.get(name)
-                    if param.dim() < 2 or series is None:
-                        continue
-                    values = [value for _, value in series.values()
-                              if value is not None and math.isfinite(value) and value > 0]
-                    if len(values) >= MEASURED_AT_LEAST:
-                        medians[name] = median(values)
-                if len(medians) < 3:
-                    continue
-                for name, value in medians.items():
-                    others = median([other for key, other in medians.items() if key != name])
-                    if others <= 0:
-                        continue
-                    if value >= others * RATIO_GAP or value <= others / RATIO_GAP:
-                        found.append(self._ratio_finding(entry, name, value, others))
-        return found
-
-    def _ratio_finding(self, entry: _Watched, name: str, value: float, others: float) -> Finding:
-        high = value > others
-        return Finding(
-            "update_ratio", "warning",
-            f"{name} is updated {'far more' if high else 'far less'} than the other parameters",
-            f"Its median update ratio |Δw|/|w| per {entry.name} step is {value:.3g}, against "
-            f"{others:.3g} for the other weight matrices of its parameter group (x{RATIO_GAP:g} or "
-            "more apart, over the measured steps"
-            + (f"; taken on the rows its gradient reached, as it left rows out at "
-               f"{self.rows_left_out[name]} of those steps). " if name in self.rows_left_out
-               else "). ")
-            + ("Updates this large relative to the weights make training unstable: lower its "
-               "learning rate, or check its initialisation (weights near 0?)." if high else
-               "Updates this small relative to the weights mean it is not learning: check its "
-               "initialisation (weights far too large?) or whether its gradient is scaled down."),
-            **_built_at(entry),
-            details={"parameter": name, "ratio": value, "others": others})
-
-    def _not_optimized_findings(self, params) -> list:
-        if not any(entry.steps >= 2 for entry in self.watched.values()):
-            return []
-        held = {id(param) for entry in self.watched.values() for param in entry.params()}
-        missing, unregistered = [], []
-        for key, tracked in params.tracked.items():
-            if key in held or not tracked.is_parameter:
-                continue
-            readings = tracked.history.readings()
-            weights = {weight for _, grad, weight in readings if grad}
-            if len([1 for _, grad, _ in readings if grad]) >= 2 and len(weights) == 1:
-                missing.append(tracked.name)
-                if tracked.unregistered:
-                    unregistered.append(tracked.name)
-        if not missing:
-            return []
-        fix = ("Pass all the model's parameters to the optimizer (model.parameters(), or add a "
-               "parameter group for the module that was left out)")
-        if unregistered:
-            whose = ("It belongs" if len(missing) == 1 else "They belong") \
-                if len(unregistered) == len(missing) else f"{_listing(unregistered)} belong"
-            fix = (f"{whose} to modules held in a plain list, tuple or dict attribute, which "
-                   "nn.Module does not register: model.parameters() leaves them out. Hold them "
-                   "in nn.ModuleList or nn.ModuleDict"
-                   + ("" if len(unregistered) == len(missing) else
-                      "; pass the others to the optimizer too"))
-        made = "; ".join(entry.made_words() for entry in self.watched.values())
-        first = next(iter(self.watched.values()))
-        return [Finding(
-            "not_optimized", "error",
-            f"{_listing(missing)} get{'s' if len(missing) == 1 else ''} gradients but no "
-            "optimizer updates them",
-            f"{_listing(missing)} received gradients, but no optimizer holds "
-            f"{'it' if len(missing) == 1 else 'them'} ({made}) and "
-            f"{'its' if len(missing) == 1 else 'their'} values never changed: "
-            f"{'it stays' if len(missing) == 1 else 'they stay'} as initialised. {fix}; if "
-            "they are meant to stay fixed, set requires_grad=False.",
-            **_built_at(first),
-            details={"parameters": missing})]
+        """The findings (see `genesis.debug.optimizer_findings`); `params` is the session's
+        `ParamWatch` (for not_optimized), or None."""
+        return optimizer_findings(self, params)
 
     # -- the pictures ----------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -658,9 +407,9 @@ class OptimizerWatch:
             groups = []
             for index, group in enumerate(entry.optimizer.param_groups):
                 lr = entry.lr[index].to_dict() if index < len(entry.lr) else None
-                groups.append({"params": [self._name(param) for param in group["params"]],
+                groups.append({"params": [self.param_name(param) for param in group["params"]],
                                "lr": lr})
-            optimizers_seen.append({"name": entry.name, "made_at": _where(entry.made_at),
+            optimizers_seen.append({"name": entry.name, "made_at": source_text(entry.made_at),
                                     "steps": entry.steps, "groups": groups})
         return {"optimizers": optimizers_seen,
                 "events": self.events_first + list(self.events_last)}
@@ -692,67 +441,3 @@ def _unchanged(state: tuple | None, grad, version: tuple | None = None) -> bool:
         return grad is None
     return grad is not None and state[0]() is grad and state[1] == (version or _version_of(grad))
 
-
-def _built_at(entry: _Watched) -> dict:
-    """A finding's op, line and code: the optimizer, where it was built."""
-    made = entry.made_at
-    return {"function": entry.name, "source": _where(made),
-            "code": made.code if made is not None else None}
-
-
-def _steps_finding(entry: _Watched, found: list, kind: str, title: str, message: str) -> list:
-    """The finding of the steps `found` ((step, source, [parameter names]) each) of `entry`,
-    located at the first of them."""
-    step, source, names = found[0]
-    return [Finding(kind, "error", title, message, **_at_step_call(entry, source, step),
-                    details={"steps_affected": len(found), "steps": entry.steps,
-                             "parameters": names})]
-
-
-def _at_step_call(entry: _Watched, source, step: int | None) -> dict:
-    """A finding's op, line, code and step: a `step()` call of the optimizer, at `source`."""
-    return {"function": f"{entry.name}.step", "source": _where(source),
-            "code": source.code if source is not None else None, "step": step}
-
-
-_FIXES = {  # what to do, by the call that cleared the gradients, else by what they became
-    "zero_grad": "Call zero_grad() before loss.backward() (or after step()), not between the two.",
-    "clip_grad_value_": "clip_grad_value_ with clip_value 0 clamps every gradient to 0: pass "
-                        "the bound meant.",
-    "clip_grad_norm_": "clip_grad_norm_ with max_norm 0 scales every gradient to 0: pass the "
-                       "norm meant.",
-    "None": "Find what sets .grad to None between loss.backward() and optimizer.step() "
-            "(p.grad = None, say): clear gradients before loss.backward() or after step().",
-    "zeros": "Find what sets .grad to zeros between loss.backward() and optimizer.step() "
-             "(p.grad.zero_() or p.grad.mul_(0), say).",
-}
-
-
-def _clearing_words(call: str | None, location, how: str, names: list, step_call,
-                    every: bool) -> str:
-    """'clip_grad_value_() (line 11) set weight to zeros', 'bias was set to None': one
-    group of `_clearings`; `every`: the group is all the gradients."""
-    subject = "every one of them" if every else _listing(names)
-    if call is None:
-        return f"{subject} {'was' if every or len(names) == 1 else 'were'} set to {how}"
-    line = "" if location is None else f" ({_line_words(location, step_call)})"
-    return f"{call}(){line} set {subject} to {how}"
-
-
-def _line_words(source, beside) -> str:
-    """Where `source` is, as 'line N' when it is in the file of `beside` (a SourceLocation
-    or None)."""
-    if source is None:
-        return "?"
-    if beside is not None and source.file == beside.file:
-        return f"line {source.line}"
-    return f"{short_path(source.file)}:{source.line}"
-
-
-def _where(source) -> str | None:
-    return str(source) if source is not None else None
-
-
-def _listing(names: list) -> str:
-    shown = ", ".join(names[:4])
-    return shown + (f" and {len(names) - 4} more" if len(names) > 4 else "")
