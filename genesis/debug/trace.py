@@ -37,7 +37,7 @@ class ParameterRow:
     readings (steps with a gradient), non_finite (of those, NaN/Inf), and min, max, mean
     (of the finite norms) and last (None where there were none). Norms may be NaN or
     infinite. `status` is "ok", "no gradient", "not trained" (no gradient, and none
-    expected: see `genesis.debug.param_watch`), "zero gradient", "no effect on the loss" (a
+    expected: see `genesis.debug.param_status`), "zero gradient", "no effect on the loss" (a
     bias whose gradient was exactly zero while its module's weight learned in the same
     backward calls: not a finding), "exploding", "vanishing", "nan" or "not measured".
 
