@@ -8,7 +8,10 @@ CPUs). BLAS runs on one thread, so the count does not depend on scheduling. The 
 train_classifier's, as in `trace_step_costs.py`: plain, and under what `genesis trace
 --no-check` sets up in the script's process. Each is run for two numbers of steps; the
 difference, divided by the extra steps, is what one step of a long run costs, and the
-rest is the fixed part (imports, data, the recorded first step). The functions whose
+rest is the fixed part (imports, data, the recorded first step). Each mode runs once
+first, uncounted, so that every run reads its modules compiled: a run that compiled one
+and its partner that did not would differ by the compilation (millions of instructions,
+spread over the steps between the two runs). The functions whose
 counts grow most under the watch are listed too (callgrind's names: the interpreter's own
 functions stand for Python code).
 
@@ -56,17 +59,22 @@ def run_steps(mode: str, steps: int) -> None:
 def counted(mode: str, steps: int, folder: str) -> tuple:
     """(instructions in all, {function: instructions}) of one process running `steps`."""
     out = os.path.join(folder, f"{mode}.{steps}.out")
-    environment = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-                   "PYTHONPATH": ROOT}
-    environment.pop("PYTHONDONTWRITEBYTECODE", None)
     done = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
                            sys.executable, os.path.abspath(__file__), "--child", mode, str(steps)],
-                          capture_output=True, text=True, env=environment, cwd=ROOT)
+                          capture_output=True, text=True, env=_environment(), cwd=ROOT)
     if done.returncode != 0:
         raise SystemExit(f"{mode} {steps} steps failed:\n{done.stderr[-3000:]}")
     annotated = subprocess.run(["callgrind_annotate", "--threshold=100", out],
                                capture_output=True, text=True, check=True).stdout
     return _totals(annotated)
+
+
+def _environment() -> dict:
+    """One BLAS thread; compiled modules written and read (a sandbox may turn that off)."""
+    environment = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+                   "PYTHONPATH": ROOT}
+    environment.pop("PYTHONDONTWRITEBYTECODE", None)
+    return environment
 
 
 def _totals(annotated: str) -> tuple:
@@ -97,6 +105,9 @@ def main() -> None:
     if shutil.which("valgrind") is None or shutil.which("callgrind_annotate") is None:
         raise SystemExit("this benchmark counts instructions with Valgrind: apt-get install valgrind")
     few, many = options.steps
+    for mode in MODES:  # compiled modules cached first: a run that compiled them would count it
+        subprocess.run([sys.executable, os.path.abspath(__file__), "--child", mode, "1"],
+                       check=True, env=_environment(), cwd=ROOT, capture_output=True)
     with tempfile.TemporaryDirectory() as folder:
         keys = [(mode, steps) for mode in MODES for steps in (few, many)]
         with ThreadPoolExecutor(max_workers=min(len(keys), os.cpu_count() or 1)) as pool:
