@@ -146,15 +146,16 @@ def _page_data(value, namespace: dict) -> tuple:
 
 
 def _page_meta(meta: dict) -> dict:
-    """What the page reads of a trace's meta: its plain values (the run's table) and the
-    training history, which stays bounded however long the run; not the loss of every step
+    """What the page reads of a trace's meta: its plain values (the run's table), the
+    training history, which stays bounded however long the run, and the torch API the script
+    stopped at (the empty findings list names it); not the loss of every step
     (meta["losses"], kept for `genesis diff`), nor the other lists and tables.
 
     >>> _page_meta({"scaler_skips": 0, "losses": {"steps": [0], "values": [1.0]}, "history": {}})
     {'scaler_skips': 0, 'history': {}}
     """
     return {key: value for key, value in meta.items()
-            if key == "history" or not isinstance(value, dict | list)}
+            if key in ("history", "unsupported_torch") or not isinstance(value, dict | list)}
 
 
 def _leaf_rows(graph) -> list:

@@ -58,17 +58,36 @@ function renderFindings(viewer, list, counter) {
     [finding.op, finding.module, finding.source].filter(Boolean).join(" · ")))));
 }
 
-// What an empty findings list means: nothing checked when no backward call was seen (with the
-// --torch hint the console gives when the script's graphs were PyTorch's own), and only what
-// was captured when the run did not finish (its gradient checks never ran).
+// What an empty findings list means, in the console's words (trace_report.what_was_checked):
+// nothing checked when the capture was lost or no backward call was seen, saying why (the
+// script stopped at a torch API genesis does not serve, it raised, or its graphs were PyTorch's
+// own: with the --torch hint); only what was captured when the run did not finish.
 function nothingFound(run) {
   if (run.script === null) return "nothing found";
-  if (!run.steps_seen && run.meta && run.meta.real_torch) {
-    return "nothing checked: the script built its graphs with PyTorch itself (it imported torch), "
-      + `so genesis saw no backward call. Run it on genesis with \`genesis trace --torch ${run.script}\`.`;
+  const meta = run.meta || {};
+  if (meta.lost) {
+    return "nothing checked: what the script's process captured was lost with it (it ended "
+      + "before sending it, and without a writable output folder it kept no journal to read it "
+      + "from); give --out a writable folder to keep it";
   }
-  if (!run.steps_seen) return "nothing checked: the script made no backward call";
-  if (run.meta && run.meta.finished === false) {
+  if (!run.steps_seen) {
+    const unsupported = meta.unsupported_torch;
+    if (unsupported) {
+      const where = unsupported.where ? ` at ${unsupported.where}` : "";
+      return `nothing checked: the script stopped${where}, before its first backward call, `
+        + `at ${unsupported.name}, which genesis does not serve yet`;
+    }
+    if (run.script_error) {
+      return "nothing checked: the script raised before its first backward call "
+        + "(its traceback is under Run)";
+    }
+    if (meta.real_torch) {
+      return "nothing checked: the script built its graphs with PyTorch itself (it imported torch), "
+        + `so genesis saw no backward call. Run it on genesis with \`genesis trace --torch ${run.script}\`.`;
+    }
+    return "nothing checked: the script made no backward call";
+  }
+  if (meta.finished === false) {
     return "nothing found in what was captured; the run did not finish, so the gradient checks did not run";
   }
   return "nothing found";
