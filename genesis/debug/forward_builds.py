@@ -6,7 +6,9 @@ under the line that builds it: the innermost user frame outside an `__init__` (f
 built inside a block's `__init__`, the line in the forward that builds the block). Its own
 parameters (not its children's, nor ones it was handed: `nn.Sequential(self.body, ...)`)
 that require grad are its new ones. After each backward call the new parameters it reached
-are noted, and at each optimizer step whether that optimizer holds them.
+are noted, and at each optimizer step whether that optimizer holds them. `label_of` names
+the parameters of a line with a finding for the parameter table, which knows them only by
+their place in a graph ("input0").
 
 The finding, with its rule:
 
@@ -49,6 +51,7 @@ from dataclasses import dataclass, field
 from ..autograd import module_scope
 from ..autograd.source import SourceLocation
 from .findings import Finding
+from .parameter_uses import short_path
 
 __all__ = ["ForwardBuilds", "LIVE_PER_SITE"]
 
@@ -80,6 +83,8 @@ class ForwardBuilds:
         self.pending = []    # (weak reference to a module, its _Site) not reached yet
         self.unjudged = []   # (_Site, [weak references]) reached, waiting for an optimizer step
         self.sites = {}      # Frame -> _Site
+        self.origins = {}    # id(parameter) -> (weak reference, _Site, "Linear", "weight") of those reached
+        self._prune_origins_at = PRUNE_AT
 
     def start(self) -> None:
         module_scope.build_listeners.add(self)
@@ -114,14 +119,21 @@ class ForwardBuilds:
             module = ref()
             if module is None:
                 continue
-            params = [param for param in module.parameters(recurse=False) if param.requires_grad]
-            if not params:
+            named = [(name, param) for name, param in module.named_parameters(recurse=False)
+                     if param.requires_grad]
+            if not named:
                 continue  # none of its own, or not made yet (still building)
-            if any(_reached(param, reached) for param in params):
-                by_site.setdefault(site, []).extend(params)
+            if any(_reached(param, reached) for _, param in named):
+                by_site.setdefault(site, []).extend(param for _, param in named)
+                for name, param in named:
+                    self.origins[id(param)] = (weakref.ref(param), site, type(module).__name__, name)
             else:
                 waiting.append((ref, site))
         self.pending = waiting
+        if len(self.origins) >= self._prune_origins_at:  # (the sets of earlier calls are gone)
+            self.origins = {key: origin for key, origin in self.origins.items()
+                            if origin[0]() is not None}
+            self._prune_origins_at = max(PRUNE_AT, 2 * len(self.origins))
         for site, params in by_site.items():
             refs = [weakref.ref(param) for param in params]
             if not site.steps:
@@ -147,7 +159,7 @@ class ForwardBuilds:
         """One finding per line that built new parameters at each step, none of them trained."""
         found = []
         for site in self.sites.values():
-            if len(site.steps) < 2 or site.stepped_over < 2 or site.held or site.reused:
+            if not _never_trained(site):
                 continue
             frame, calls = site.frame, len(site.steps)
             shapes = ", ".join("x".join(map(str, shape)) or "scalar" for shape in site.shapes)
@@ -165,6 +177,21 @@ class ForwardBuilds:
                 details={"module": site.built, "forward_of": site.forward,
                          "backward_calls": calls, "shapes": [list(shape) for shape in site.shapes]}))
         return found
+
+
+    def label_of(self, tensor) -> str | None:
+        """"Linear built at model.py:12 (weight)" for `tensor`, a parameter built at a line
+        with a finding (its layer never trains), else None."""
+        origin = self.origins.get(id(tensor))
+        if origin is None or origin[0]() is not tensor or not _never_trained(origin[1]):
+            return None
+        _, site, built, name = origin
+        return f"{built} built at {short_path(site.frame.file)}:{site.frame.line} ({name})"
+
+
+def _never_trained(site: _Site) -> bool:
+    """The rule of the finding: see the module's docstring."""
+    return len(site.steps) >= 2 and site.stepped_over >= 2 and not site.held and not site.reused
 
 
 def _alive(refs: list) -> list:

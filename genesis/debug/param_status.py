@@ -1,6 +1,6 @@
 """The status of each leaf a `ParamWatch` tracks ("ok", "no gradient", "not trained", "zero
-gradient", "no effect on the loss", "exploding", "vanishing", "nan", "not measured"), and the
-rules that decide it from the norm histories.
+gradient", "no effect on the loss", "exploding", "vanishing", "nan", "not measured", "never
+trains"), and the rules that decide it from the norm histories.
 
 The rules compare a parameter with its own first steps and with the other parameters,
 never with an absolute scale, so small correct problems, and gradients shrinking toward
@@ -32,6 +32,8 @@ never with an absolute scale, so small correct problems, and gradients shrinking
   own first readings, while the others' median fell less than x1000 (a converged run is
   not vanishing). A bias (or other 1-D parameter) is vanishing with a weight of its module
   when its own ratio fell as far in those readings.
+- never trains: a leaf marked `never_trains`, a parameter of a layer built anew in each
+  forward (a finding of `genesis.debug.forward_builds`), whatever its gradients.
 """
 from __future__ import annotations
 
@@ -43,7 +45,10 @@ from .norm_history import NormHistory, ratio
 from .tracked_leaf import Tracked
 
 __all__ = ["parameter_statuses", "vanishing_facts", "exploding_facts", "weight_beside",
-           "unknown_loss", "EXPLODING_GROWTH", "VANISHING_GAP", "EXPLODING_RULE", "VANISHING_RULE"]
+           "unknown_loss", "EXPLODING_GROWTH", "VANISHING_GAP", "EXPLODING_RULE", "VANISHING_RULE",
+           "NEVER_TRAINS"]
+
+NEVER_TRAINS = "never trains"
 
 EXPLODING_GROWTH = 1e3   # growth of the gradient norm since the first readings
 EXPLODING_RATIO = 1.0    # grad/weight norm ratio above which a growing gradient outweighs its weights
@@ -67,10 +72,11 @@ VANISHING_RULE = (f"grad/weight norm ratio x{VANISHING_GAP:g} or more below the 
 
 def parameter_statuses(entries, names: dict, steps: int, loss_at) -> dict:
     """Tracked -> "ok", "no gradient", "not trained", "zero gradient", "no effect on the
-    loss", "exploding", "vanishing", "nan" or "not measured". "not trained": no gradient
-    reached it, and none was expected to (see `_expected`: a DQN's target network, a frozen
-    teacher); "no gradient" is a parameter that should have got one, a finding. "no effect
-    on the loss": a bias whose gradients cancelled (see `_cancels_out`), no finding.
+    loss", "exploding", "vanishing", "nan", "not measured" or "never trains". "not trained":
+    no gradient reached it, and none was expected to (see `_expected`: a DQN's target
+    network, a frozen teacher); "no gradient" is a parameter that should have got one, a
+    finding. "no effect on the loss": a bias whose gradients cancelled (see `_cancels_out`),
+    no finding. "never trains": marked `never_trains` (a finding of forward_builds).
     `entries`: the `Tracked` leaves (a view that can be read more than once), `names`: name
     -> Tracked, `steps`: the backward calls measured, `loss_at(step)`: a step's loss, where
     known."""
@@ -78,6 +84,9 @@ def parameter_statuses(entries, names: dict, steps: int, loss_at) -> dict:
     expected = _expected(entries)
     statuses = {}
     for entry in entries:
+        if entry.never_trains:
+            statuses[entry] = NEVER_TRAINS
+            continue
         status = _status(entry, vanishing, steps, loss_at)
         if status == "no gradient" and (entry not in expected or not entry.tensor.requires_grad):
             status = "not trained"

@@ -51,6 +51,13 @@ class RunHistory:
         """The scalar the backward call of `step` started from."""
         self.loss.add(step, value)
 
+    def rename(self, old: str, new: str) -> None:
+        """The samples taken under parameter name `old` are now `new`'s (a better name found
+        once the run is over)."""
+        for series in (self.grads, self.weights):
+            if old in series:
+                series[new] = series.pop(old)
+
     def sample_distributions(self, step: int, tensors: dict) -> None:
         """`tensors`: {parameter name: (gradient array or None, weight array, their array
         namespace)}; each array is sampled down to `MAX_VALUES` values and summarised by

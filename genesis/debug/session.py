@@ -524,6 +524,7 @@ class TraceSession:
             for finding, node in zip(self.nan_watch.findings, self.nan_watch.nodes):
                 finding.graph, finding.node = self.node_ids.get(node, (None, None))
                 findings.append(finding)
+        self._mark_built_in_forward()
         findings.extend(self.params.findings(self._locate_parameter, self._explained))
         findings.extend(self.optimizer_watch.findings(self.params))
         findings.extend(self.forward_builds.findings())
@@ -554,6 +555,27 @@ class TraceSession:
         if self.journal is not None:
             self.journal.end(trace)
         return trace
+
+    def _mark_built_in_forward(self) -> None:
+        """The parameter table's rows of a layer built anew in each forward (a finding): their
+        status says they never train, and one known only by its place in a graph ("input0")
+        is named after its layer and line ("Linear built at model.py:12 (weight)"), in the
+        graphs too (so the table's row still points at its leaf there)."""
+        renamed = {}
+        for entry in list(self.params.tracked.values()):
+            label = self.forward_builds.label_of(entry.tensor)
+            if label is not None:
+                entry.never_trains = True
+                if entry.rank < 2:
+                    old = entry.name
+                    renamed[id(entry.tensor)] = self.params.track(label, entry.tensor, rank=2).name
+                    self.history.rename(old, entry.name)
+        if not renamed:
+            return
+        for node, (graph_index, node_id) in self.node_ids.items():
+            if node.__class__ is AccumulateGrad and id(node.variable) in renamed:
+                described = self.recorder.graphs[graph_index].nodes[node_id]
+                described.name, described.kind = renamed[id(node.variable)], "param"
 
     def release(self) -> None:
         """Let go of the graphs recorded so far and of the autograd nodes they were made of

@@ -39,7 +39,9 @@ class ParameterRow:
     infinite. `status` is "ok", "no gradient", "not trained" (no gradient, and none
     expected: see `genesis.debug.param_status`), "zero gradient", "no effect on the loss" (a
     bias whose gradient was exactly zero while its module's weight learned in the same
-    backward calls: not a finding), "exploding", "vanishing", "nan" or "not measured".
+    backward calls: not a finding), "exploding", "vanishing", "nan", "not measured" or
+    "never trains" (of a layer built anew in each forward: see
+    `genesis.debug.forward_builds`).
 
     Rows made without `steps` number their history from 0.
     """

@@ -22,6 +22,7 @@ class Tracked:
     roles: set = field(default_factory=set)
     optimizer: str | None = None   # "SGD (lr=3.0) made at train.py:8", when one was given it
     unregistered: bool = False     # a module's, held in a plain list/dict: not in parameters()
+    never_trains: bool = False     # of a layer built anew in each forward (forward_builds)
 
     @property
     def is_parameter(self) -> bool:

@@ -18,7 +18,8 @@ from ..ui import new_table, status_text
 SEVERITY_STATUS = {"error": "FAIL", "warning": "WARN", "info": "INFO"}
 NO_EFFECT = "no effect on the loss"
 PARAMETER_STATUS = {"ok": "PASS", "no gradient": "WARN", "not trained": "INFO", NO_EFFECT: "INFO",
-                    "zero gradient": "WARN", "exploding": "WARN", "vanishing": "WARN", "nan": "FAIL"}
+                    "zero gradient": "WARN", "exploding": "WARN", "vanishing": "WARN", "nan": "FAIL",
+                    "never trains": "FAIL"}
 ROW_ORDER = {"ok": 1, NO_EFFECT: 2, "not trained": 2}  # the parameter table's order; problems are 0
 NO_EFFECT_NOTE = (f"{NO_EFFECT}: a bias whose gradient was exactly zero while its module's weight "
                   "learned: what flows back into the module cancels over the bias (as a WGAN "

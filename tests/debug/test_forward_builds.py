@@ -6,6 +6,7 @@ import inspect
 import genesis
 import genesis.nn as nn
 import genesis.nn.functional as F
+from genesis.debug.parameter_uses import short_path
 from genesis.debug.session import TraceSession
 
 
@@ -106,6 +107,43 @@ def test_a_block_built_in_forward_is_found_where_the_forward_builds_it():
     assert finding.source.endswith(f":{line_of(BlockInForward.forward, 'Block()(x)')}")
     assert finding.title.startswith("a new Block is built")
     assert "(8x4, 8, 1x8, 1)" in finding.message
+
+
+def _table_of(model_class) -> dict:
+    """{name: status} of the parameter table, and the names of the graphs' parameter leaves."""
+    model = model_class()
+    optimizer = genesis.optim.SGD(model.parameters(), lr=0.05)
+    with TraceSession(check=False) as session:
+        train(model, optimizer=optimizer)
+    trace = session.result(script="t.py")
+    leaves = {node.name for graph in trace.graphs for node in graph.nodes if node.kind == "param"}
+    return {row.name: row.status for row in trace.parameters}, leaves
+
+
+def test_the_parameters_of_a_layer_built_in_forward_are_named_and_never_train_in_the_table():
+    """Known to the graph only as inputs ("input0"): named after the layer and its line, in
+    the table and in the graph; the model's own parameters keep their rows."""
+    line = line_of(CalledInForward.forward, "nn.Linear(8, 1)")
+    table, leaves = _table_of(CalledInForward)
+    built = [f"Linear built at {short_path(__file__)}:{line} ({name})" for name in ("weight", "bias")]
+    assert table == {"body.weight": "ok", "body.bias": "ok",
+                     built[0]: "never trains", built[1]: "never trains"}
+    assert set(built) <= leaves
+
+
+def test_the_parameters_of_a_layer_assigned_in_forward_keep_their_attribute_name():
+    table, _ = _table_of(AssignedInForward)
+    assert table == {"body.weight": "ok", "body.bias": "ok",
+                     "head.weight": "never trains", "head.bias": "never trains"}
+
+
+def test_the_layers_of_a_block_built_in_forward_are_named_at_the_forward_line():
+    line = line_of(BlockInForward.forward, "Block()(x)")
+    table, _ = _table_of(BlockInForward)
+    built = f"Linear built at {short_path(__file__)}:{line}"
+    assert table == {"scale": "ok", f"{built} (weight)": "never trains",
+                     f"{built} (bias)": "never trains", f"{built} (weight)#2": "never trains",
+                     f"{built} (bias)#2": "never trains"}
 
 
 # -- look-alikes: no finding -----------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // The left column: how the run went, the findings (most severe first) and the parameters
 // with their gradient-norm histories.
-const BAD_STATUS = new Set(["no gradient", "zero gradient", "exploding", "vanishing", "nan"]);
+const BAD_STATUS = new Set(["no gradient", "zero gradient", "exploding", "vanishing", "nan",
+  "never trains"]);
 // Not a problem, said apart from "ok": no gradient reached it and none was expected to.
 const NOT_TRAINED = "not trained";
 const NOT_TRAINED_TITLE = "no gradient reached it, and none was expected to: it is in no optimizer "

@@ -398,3 +398,16 @@ def test_informational_parameter_statuses_come_last_with_their_explanation(sessi
     assert all(status.count() == 1 for status in statuses)
     assert "cancels" in statuses[0].get_attribute("title")
     assert "none was expected" in statuses[1].get_attribute("title")
+
+
+def test_a_parameter_that_never_trains_is_drawn_first_as_a_problem(session, model_trace, tmp_path):
+    """"never trains" (a layer built anew in each forward) is a problem, not "ok"."""
+    trace = copy.deepcopy(model_trace)
+    last = trace.parameters[-1]
+    last.status = "never trains"
+    path = tmp_path / "report.html"
+    reports.write(trace, path)
+    session.open(path)
+    first = session.page.locator("#parameters-table tr").first
+    assert first.locator(".param-name").text_content() == last.name
+    assert first.locator(".param-status.bad").text_content().endswith("never trains")
