@@ -278,7 +278,8 @@ def _batched_grad(outputs: tuple, inputs: tuple, grad_outputs, retain_graph, cre
                 f"{tuple(output.shape)}.")
         if batch is not None and gradient.shape[0] != batch:
             raise RuntimeError(f"is_grads_batched=True: grad_output[{index}] has a batch of "
-                               f"{gradient.shape[0]} rows, the ones before it {batch}")
+                               f"{gradient.shape[0]} row{'s' if gradient.shape[0] != 1 else ''}, "
+                               f"the ones before it {batch}")
         batch = gradient.shape[0]
     if retain_graph is None:
         retain_graph = create_graph
@@ -351,7 +352,9 @@ def _root_grads(tensors: tuple, grad_tensors) -> list:
         grad_tensors = [grad_tensors] * len(tensors) if grad_tensors is None else [grad_tensors]
     grad_tensors = list(grad_tensors)
     if len(grad_tensors) != len(tensors):
-        raise RuntimeError(f"got {len(grad_tensors)} gradients for {len(tensors)} outputs")
+        given, wanted = len(grad_tensors), len(tensors)
+        raise RuntimeError(f"got {given} gradient{'s' if given != 1 else ''} for {wanted} "
+                           f"output{'s' if wanted != 1 else ''}")
     grads = []
     for index, (tensor, gradient) in enumerate(zip(tensors, grad_tensors)):
         if gradient is None:

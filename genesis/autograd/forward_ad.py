@@ -417,8 +417,10 @@ def _custom_jvp(cls, ctx, args: tuple, tangents: tuple, outputs: tuple) -> tuple
     result = cls.jvp(_JvpContext(ctx), *given)
     results = result if result.__class__ is tuple else (result,)
     if len(results) != len(outputs):
-        raise RuntimeError(f"{cls.__name__}.jvp returned {len(results)} tangents, but forward "
-                           f"returned {len(outputs)} outputs: return one per output")
+        given, made = len(results), len(outputs)
+        raise RuntimeError(f"{cls.__name__}.jvp returned {given} tangent{'s' if given != 1 else ''}, "
+                           f"but forward returned {made} output{'s' if made != 1 else ''}: return "
+                           "one per output")
     non_differentiable = ctx._non_differentiable
     for index, (output, tangent) in enumerate(zip(outputs, results)):
         if tangent is None:

@@ -238,7 +238,8 @@ class Node:
         calling a grad_fn does in PyTorch; returns the gradients for the forward's inputs."""
         expected = len(self._output_meta)
         if len(grad_outputs) != expected:
-            raise TypeError(f"{type(self).__name__}: expected {expected} arguments, got "
+            raise TypeError(f"{type(self).__name__}: expected {expected} "
+                            f"argument{'s' if expected != 1 else ''}, got "
                             f"{len(grad_outputs)} instead (one gradient per output of its forward)")
         return self._forward_cls.backward(self, *grad_outputs)
 

@@ -73,7 +73,8 @@ def deterministic_forward_check(problem, tol: Tolerances) -> GradcheckResult | N
         if differs.any():
             return GradcheckResult(
                 ok=False, failed_check="nondeterministic", tolerances=tol,
-                detail=f"{int(differs.sum())} of {one.size} values of output "
+                detail=f"{int(differs.sum())} of {one.size} value{'s' if one.size != 1 else ''} "
+                       f"of output "
                        f"{problem.output_indices[i]} differ between two runs on the same inputs "
                        f"(by up to {float(np.nan_to_num(difference, nan=np.inf).max()):.3g})",
                 **problem.summary(i, None))
@@ -130,8 +131,9 @@ def _compare(problem, tol, max_report, i, j, analytical, numerical, connected) -
     kinks = int(on_kink.sum())
     failing &= ~on_kink
     measured["failing_entries"] = int(failing.sum())
-    detail = f"({kinks} more entries out of tolerance sit on a kink, where the backward's value is a " \
-             "valid sub-gradient: not counted)" if kinks else ""
+    sit = "entry out of tolerance sits" if kinks == 1 else "entries out of tolerance sit"
+    detail = f"({kinks} more {sit} on a kink, where the backward's value is a valid " \
+             "sub-gradient: not counted)" if kinks else ""
     if not connected:
         check = "missing_gradient"
     elif np.all(np.abs(numerical) <= tol.atol):

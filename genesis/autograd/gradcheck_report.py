@@ -165,7 +165,8 @@ def format_report(result: GradcheckResult) -> str:
     if result.total_entries:
         lines.append(f"  max abs error {result.max_abs_error:.6g}, max rel error "
                      f"{result.max_rel_error:.6g}; {result.failing_entries} of "
-                     f"{result.total_entries} entries out of tolerance")
+                     f"{result.total_entries} entr{'ies' if result.total_entries != 1 else 'y'} "
+                     "out of tolerance")
     if result.worst:
         lines.extend(_entries_table(result))
     if result.also_failing:
@@ -200,7 +201,8 @@ def _entries_table(result: GradcheckResult) -> list:
                      f"{entry.analytical:.6g}", f"{entry.numerical:.6g}", f"{entry.abs_error:.3g}"))
     widths = [max(len(row[column]) for row in rows) for column in range(5)]
     shown = len(result.worst)
-    heading = f"worst {shown} entries:" if result.failing_entries > shown else "entries out of tolerance:"
+    heading = (f"worst {shown} entries:" if shown != 1 else "worst entry:") \
+        if result.failing_entries > shown else "entries out of tolerance:"
     lines = [f"  {heading}"]
     for row in rows:
         cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1])]

@@ -47,7 +47,7 @@ class Census(NamedTuple):
         return " and ".join(kind for kind, count in (("NaN", self.nan), ("Inf", self.inf)) if count)
 
     def counted(self) -> str:
-        return f"{self.nan + self.inf} of {self.size} values"
+        return f"{self.nan + self.inf} of {self.size} value{'s' if self.size != 1 else ''}"
 
 
 def all_finite(tensor: Tensor) -> bool:

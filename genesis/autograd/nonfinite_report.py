@@ -126,8 +126,9 @@ def forward_message(origin: Origin, loss=None, wording: Wording = Wording()) -> 
     elif origin.came_in:
         kinds = " and ".join(dict.fromkeys(came.census.kinds() for came in origin.came_in))
         first = (f"anomaly detected in forward: {origin.op} produced NaN from inputs holding "
-                 f"{kinds} but no NaN{which}: {origin.census.nan} of {origin.census.size} values "
-                 "are NaN (0 * inf and inf - inf are NaN)")
+                 f"{kinds} but no NaN{which}: {origin.census.nan} of {origin.census.size} "
+                 f"value{'s' if origin.census.size != 1 else ''} "
+                 f"{'is' if origin.census.nan == 1 else 'are'} NaN (0 * inf and inf - inf are NaN)")
         lines = [first, "This is where the NaN was born:"]
     else:
         first = (f"anomaly detected in forward: {origin.op} produced {origin.census.kinds()} from "

@@ -270,7 +270,9 @@ class Graph:
 
     def __repr__(self) -> str:
         ops = sum(1 for node in self.nodes if node.kind == "op")
-        return f"<Graph: {ops} ops, {len(self.nodes)} nodes, {len(self.edges)} edges>"
+        nodes, edges = len(self.nodes), len(self.edges)
+        return (f"<Graph: {ops} op{'s' if ops != 1 else ''}, {nodes} node{'s' if nodes != 1 else ''}, "
+                f"{edges} edge{'s' if edges != 1 else ''}>")
 
 
 class NotebookDrawing(Protocol):

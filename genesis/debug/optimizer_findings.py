@@ -62,7 +62,8 @@ def _accumulation_finding(entry: WatchedOptimizer) -> list:
         f"At step {step}, {_listing(names)} entered {entry.name}.step() with gradients summed "
         f"over backward calls from before its previous step: nothing set .grad to None or "
         f"to zeros between the two steps (no optimizer.zero_grad() or model.zero_grad()). "
-        f"It happened at {len(entry.stale)} of {entry.steps} steps. Every step then applies "
+        f"It happened at {len(entry.stale)} of {entry.steps} "
+        f"step{'s' if entry.steps != 1 else ''}. Every step then applies "
         "the sum of all the gradients so far, not this batch's. Call optimizer.zero_grad() "
         "before loss.backward() in each iteration; to accumulate over k batches on purpose, "
         "call step() and zero_grad() together once every k backward calls.")
@@ -93,7 +94,7 @@ def _cleared_finding(entry: WatchedOptimizer) -> list:
     title = f"{entry.name}.step() ran after its gradients were cleared"
     opening = f"At step {step}, backward gave {_listing(names)} gradients, but "
     applied = (f", so the step applied none of them (it happened at {len(entry.cleared)} of "
-               f"{entry.steps} steps). ")
+               f"{entry.steps} step{'s' if entry.steps != 1 else ''}). ")
     fixes = " ".join(dict.fromkeys(_FIXES[call or how] for call, _, how, _ in clearings))
     call, location, how, _ = clearings[0]
     if len(clearings) == 1 and location is not None:
@@ -137,7 +138,8 @@ def _not_updated_findings(watch) -> list:
             found.append(Finding(
                 "not_updated", "error", f"{entry.name} holds only frozen parameters",
                 f"Every parameter {entry.made_words()} holds has requires_grad=False, so none "
-                f"gets a gradient and its {entry.steps} steps changed nothing. Were they "
+                f"gets a gradient and its {entry.steps} step{'s' if entry.steps != 1 else ''} "
+                "changed nothing. Were they "
                 "frozen by mistake (requires_grad_(False) on the whole model, or the optimizer "
                 "built after freezing the wrong part)?",
                 **_built_at(entry),

@@ -217,7 +217,7 @@ def _check_tensor(info, where: str) -> None:
     """[shape, dtype], then value statistics and gradient statistics (lists or dicts, or null)."""
     _typed(info, list, where)
     if not 2 <= len(info) <= 4:
-        raise ValueError(f"{where} has {len(info)} entries, expected 2 to 4 "
+        raise ValueError(f"{where} has {_entry_count(len(info))}, expected 2 to 4 "
                          "([shape, dtype, value statistics, gradient statistics])")
     _shape(info[0], _item(where, 0))
     _typed(info[1], str, _item(where, 1))
@@ -231,7 +231,7 @@ def _check_figures(figures, keys: tuple, needed: tuple, where: str) -> None:
     _typed(figures, (list, dict), where)
     if isinstance(figures, list):
         if len(figures) != len(keys):
-            raise ValueError(f"{where} has {len(figures)} entries, expected {len(keys)} "
+            raise ValueError(f"{where} has {_entry_count(len(figures))}, expected {len(keys)} "
                              f"({', '.join(keys)})")
         figures = dict(zip(keys, figures))
     for key in needed:
@@ -243,7 +243,7 @@ def _check_figures(figures, keys: tuple, needed: tuple, where: str) -> None:
 def _check_edge(edge, nodes: list, where: str) -> None:
     _typed(edge, list, where)
     if not 3 <= len(edge) <= 5:
-        raise ValueError(f"{where} has {len(edge)} entries, expected 3 to 5 "
+        raise ValueError(f"{where} has {_entry_count(len(edge))}, expected 3 to 5 "
                          "([source node, target node, input slot, output number, shape])")
     for position in range(min(len(edge), 4)):
         _typed(edge[position], int, _item(where, position))
@@ -337,7 +337,7 @@ def _shape(value, where: str) -> None:
 
 def _entries(value, types: tuple, where: str, layout: str) -> None:
     if len(_typed(value, list, where)) != len(types):
-        raise ValueError(f"{where} has {len(value)} entries, expected {len(types)} {layout}")
+        raise ValueError(f"{where} has {_entry_count(len(value))}, expected {len(types)} {layout}")
     for index, (entry, expected) in enumerate(zip(value, types)):
         _typed(entry, expected, _item(where, index))
 
@@ -371,6 +371,10 @@ def _versions(versions: tuple) -> str:
 
 def _count(number: int, what: str) -> str:
     return f"the graph has {number} {what}{'' if number == 1 else 's'}"
+
+
+def _entry_count(number: int) -> str:
+    return f"{number} entr{'y' if number == 1 else 'ies'}"
 
 
 def _at(where: str, key: str) -> str:

@@ -29,10 +29,12 @@ def _resolve_shape(shape: tuple, count: int, op: str) -> tuple:
         raise RuntimeError(f"{op}: only one dimension can be -1, got shape {shape}")
     if unknown:
         if known == 0 or count % known:
-            raise RuntimeError(f"{op}: shape {shape} is invalid for a tensor of {count} elements")
+            raise RuntimeError(f"{op}: shape {shape} is invalid for a tensor of {count} "
+                               f"element{'s' if count != 1 else ''}")
         shape = shape[:unknown[0]] + (count // known,) + shape[unknown[0] + 1:]
     elif known != count:
-        raise RuntimeError(f"{op}: shape {shape} is invalid for a tensor of {count} elements")
+        raise RuntimeError(f"{op}: shape {shape} is invalid for a tensor of {count} "
+                           f"element{'s' if count != 1 else ''}")
     return shape
 
 
@@ -160,7 +162,8 @@ def permute(input: Tensor, *dims) -> Tensor:
         dims = dims[0]
     dims = integers(dims, "dims must be ints, got", "permute")
     if len(dims) != input.ndim:
-        raise RuntimeError(f"permute: dims {tuple(dims)} has {len(dims)} entries for a tensor "
+        raise RuntimeError(f"permute: dims {tuple(dims)} has {len(dims)} "
+                           f"entr{'y' if len(dims) == 1 else 'ies'} for a tensor "
                            f"with {input.ndim} dimension(s); name each dimension once")
     dims = tuple(normalize_dim(d, input.ndim, "permute") for d in dims)
     if sorted(dims) != list(range(input.ndim)):

@@ -108,7 +108,8 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
     dim = _dim_of(input, dim, "kthvalue")
     extent = input.shape[dim]
     if not isinstance(k, int) or not 1 <= k <= extent:
-        raise RuntimeError(f"kthvalue: k ({k}) is out of range: dim {dim} has {extent} elements "
+        raise RuntimeError(f"kthvalue: k ({k}) is out of range: dim {dim} has {extent} "
+                           f"element{'s' if extent != 1 else ''} "
                            "(k counts from 1)")
     xp = input._device.xp
     order = _order(input, dim, descending=False)

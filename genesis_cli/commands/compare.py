@@ -114,7 +114,9 @@ def _print_report(console, name_a: str, name_b: str, inputs: str, result) -> Non
         if row.agree or not row.worst:
             continue
         console.print()
-        console.print(f"{row.name}: {row.differing} of {row.total} entries differ beyond "
+        console.print(f"{row.name}: {row.differing} of {row.total} "
+                      f"entr{'ies' if row.total != 1 else 'y'} "
+                      f"differ{'s' if row.differing == 1 else ''} beyond "
                       f"atol + rtol x |value|" + (f"; {row.note}" if row.note else ""), markup=False)
         worst = new_table(("index", "right"), ("A", "right"), ("B", "right"), ("A - B", "right"))
         for index, left, right in row.worst:

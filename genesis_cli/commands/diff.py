@@ -79,7 +79,8 @@ def diff_command(
 
 def _print_report(console, diff, names: tuple) -> None:
     for label, name, steps in (("A", names[0], diff.steps_seen[0]), ("B", names[1], diff.steps_seen[1])):
-        console.print(printable(f"{label} = {name} ({steps} steps)"), markup=False)
+        console.print(printable(f"{label} = {name} ({steps} step{'s' if steps != 1 else ''})"),
+                      markup=False)
     scripts = diff.scripts_in_words()
     if scripts is not None:
         console.print(printable(scripts), markup=False)
@@ -129,7 +130,9 @@ def _print_loss(console, loss) -> None:
     if loss is None:
         console.print("Loss: no step's loss is known in both runs.", markup=False)
     elif loss.first_step is None:
-        console.print(f"Loss: the same at all {loss.steps_compared} steps compared.", markup=False)
+        compared = loss.steps_compared
+        same = "at the one step" if compared == 1 else f"at all {compared} steps"
+        console.print(f"Loss: the same {same} compared.", markup=False)
     else:
         console.print(f"Loss: first differs at step {loss.first_step}: {_number(loss.loss_a)} in A, "
                       f"{_number(loss.loss_b)} in B.", markup=False)

@@ -344,8 +344,9 @@ def _check_samples(info, dtype, seed: int, options: CheckOptions) -> Row:
         if not result.ok:
             row.failures.append((where, result))
     without_grad = len(samples) - checked
-    row.checked = f"{checked} samples, {dtype.name}{_on(options.device)}" + (
-        f" ({without_grad} more with no input requiring grad)" if without_grad else "")
+    row.checked = (f"{checked} sample{'s' if checked != 1 else ''}, {dtype.name}"
+                   f"{_on(options.device)}"
+                   + (f" ({without_grad} more with no input requiring grad)" if without_grad else ""))
     row.status = "ERROR" if row.errors else "FAIL" if row.failures else "PASS" if checked else "SKIP"
     return row
 

@@ -327,5 +327,7 @@ def _describe(graph: Graph, number: int, total: int) -> str:
     ops = sum(1 for node in graph.nodes if node.kind == "op")
     marked = sorted({tag for node in graph.nodes for tag in node.findings})
     # (the graph's nodes: the drawing may fold them)
-    text = f"graph {number} of {total}, {ops} ops and {len(graph.nodes)} nodes in all"
+    nodes = len(graph.nodes)
+    text = (f"graph {number} of {total}, {ops} op{'s' if ops != 1 else ''} and "
+            f"{nodes} node{'s' if nodes != 1 else ''} in all")
     return text + (f", findings marked: {', '.join(marked)}" if marked else "")

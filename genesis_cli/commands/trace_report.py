@@ -43,7 +43,7 @@ def _header(console: Console, trace: Trace) -> None:
     command = printable(" ".join([short(trace.script), *trace.args]))
     console.print(Text.assemble(("genesis trace ", "bold"), command))
     graphs = trace.graph_summary()
-    sizes = ", ".join(f"{graph['ops']} ops" for graph in graphs)
+    sizes = ", ".join(f"{graph['ops']} op{'s' if graph['ops'] != 1 else ''}" for graph in graphs)
     devices = sorted({device for graph in graphs for device in graph["devices"] if device != "cpu"})
     on = f" on {', '.join(devices)}" if devices else ""  # a CPU run says nothing
     ended = _how_it_ended(trace)

@@ -346,6 +346,8 @@ def test_a_right_backward_at_a_kink_is_not_differentiable_there_not_wrong():
     wrong = check_gradients(DoubledRelu.apply, at_kink)
     assert wrong.failed_check == "values" and wrong.failing_entries == 1
     assert "2 more entries out of tolerance sit on a kink" in format_report(wrong)
+    one = check_gradients(DoubledRelu.apply, double([-1.0, 0.0, 2.0]))
+    assert "(1 more entry out of tolerance sits on a kink" in format_report(one)
     beyond = check_gradients(lambda x: Relu.apply(x) * 3, at_kink)
     assert beyond.failed_check == "kink"
     assert check_gradients(lambda x: x.clamp(min=0) + Relu.apply(x) * 0, double([-1.0, 2.0])).ok

@@ -42,6 +42,14 @@ def test_unknown_version_is_rejected_clearly():
         Graph.from_json(json.dumps(data))
 
 
+def test_a_malformed_entry_is_counted_in_words_that_agree():
+    x = genesis.randn(2, requires_grad=True)
+    data = json.loads(capture_graph(x.exp()).to_json())
+    data["edges"][0] = data["edges"][0][:1]
+    with pytest.raises(ValueError, match=r"has 1 entry, expected 3 to 5"):
+        Graph.from_json(json.dumps(data))
+
+
 def test_find_names_the_missing_node():
     with pytest.raises(KeyError, match="no node named 'nope'"):
         Graph().find("nope")

@@ -91,3 +91,10 @@ def test_reshaping_nodes_are_named_as_pytorch_names_them(change):
     ours = change(genesis.randn(2, 3, 1, requires_grad=True) * 1).grad_fn.name()
     theirs = change(torch.randn(2, 3, 1, requires_grad=True) * 1).grad_fn.name()
     assert ours == theirs
+
+
+def test_shape_errors_count_in_the_singular_for_one():
+    with pytest.raises(RuntimeError, match=r"invalid for a tensor of 1 element$"):
+        genesis.ones(1).reshape(2)
+    with pytest.raises(RuntimeError, match=r"dims \(0,\) has 1 entry for a tensor with 2"):
+        genesis.ones(2, 3).permute(0)
