@@ -48,6 +48,30 @@ def sigmoid_array(tensor) -> np.ndarray:
     return 1 / (1 + np.exp(-tensor._data))
 
 
+class Float32Sin(genesis.Function):
+    """float64 in and out, float32 inside (its outputs are rounded to float32 precision); its
+    backward is the exact derivative."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.float().sin().double()
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * x.cos()
+
+
+class Float32WrongSign(Float32Sin):
+    """Float32Sin with a planted bug: its backward has the wrong sign."""
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return -grad * x.cos()
+
+
 class Sigmoid(genesis.Function):
     """A user-defined sigmoid whose backward uses the saved output as a constant: its first
     derivative is right, its second is not recorded."""

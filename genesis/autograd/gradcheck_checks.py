@@ -10,7 +10,8 @@ floating outputs with their graph, and `evaluate()` for the numerical side.
   numbers inside make every finite difference noise).
 - `slow_check`: whole Jacobians, entry by entry, after a reentrancy check; entries out of
   tolerance only where the function has a kink (`gradcheck_kinks`) fail as "kink", not as a
-  wrong gradient.
+  wrong gradient, and those of a forward that rounds to a narrower dtype than its inputs'
+  (`gradcheck_precision`) as "low_precision_forward".
 - `fast_check`: one projection v^T J u per (output, input) pair; the exact
   check decides (and gives the table) when it finds a problem.
 - `undefined_grad_check`: undefined (None) or zero output gradients give None or zero
@@ -26,6 +27,7 @@ import numpy as np
 from .gradcheck_jacobians import (WrongGradientLayout, analytical_rows, flat_values,
                                   numerical_jacobians, numerical_projections, vjp_arrays)
 from .gradcheck_kinks import kink_entries
+from .gradcheck_precision import rounded_to
 from .gradcheck_report import GradcheckResult, Mismatch, Tolerances
 from .gradcheck_undefined import undefined_backward_failure
 
@@ -123,6 +125,16 @@ def _compare(problem, tol, max_report, i, j, analytical, numerical, connected) -
                     failing_entries=int(failing.sum()), total_entries=int(error.size))
     if not failing.any():
         return GradcheckResult(ok=True, **measured)
+    output, wide = problem.outputs[i], problem.inputs[j]
+    narrow = rounded_to(flat_values(output), flat_values(wide), error[failing], tol.eps)
+    if narrow is not None:
+        worst = _worst_entries(problem, i, j, analytical, numerical, error, failing, max_report)
+        detail = (f"(every value of output {problem.output_indices[i]} is exactly a {narrow} "
+                  f"value, while input {problem.input_indices[j]} is {wide.dtype.name}: the "
+                  f"forward rounds to {narrow} precision, and the errors are the size of that "
+                  f"rounding over a step of eps={tol.eps:g})")
+        return GradcheckResult(ok=False, failed_check="low_precision_forward", worst=worst,
+                               detail=detail, **measured, **problem.summary(i, j))
     on_kink = kink_entries(problem, i, j, analytical, failing, tol)
     if not (failing & ~on_kink).any():
         worst = _worst_entries(problem, i, j, analytical, numerical, error, failing, max_report)

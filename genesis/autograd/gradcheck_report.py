@@ -44,6 +44,12 @@ CHECKS = {
         "analytical and numerical gradients differ",
         "The backward formula disagrees with central finite differences. Check the derivative "
         "in backward; near a kink (relu or abs at 0, max with ties) move the inputs away from it."),
+    "low_precision_forward": (
+        "the forward computes at lower precision than its inputs' dtype",
+        "Its outputs are rounded to a narrower dtype than its inputs' (a .float() or a float32 "
+        "constant inside?), so central finite differences measure that rounding, not the "
+        "derivative: in this dtype the comparison is not meaningful and says nothing about the "
+        "backward. Compute the forward in its inputs' dtype to check the backward."),
     "kink": (
         "not differentiable here",
         "The entries out of tolerance sit on a kink (relu or abs at 0, max with ties): the "
@@ -177,7 +183,7 @@ def format_report(result: GradcheckResult) -> str:
 
 
 # The checks that compare Jacobians: their report names the pair as PyTorch's does.
-_JACOBIAN_CHECKS = {"values", "expected_zero", "missing_gradient"}
+_JACOBIAN_CHECKS = {"values", "expected_zero", "missing_gradient", "low_precision_forward"}
 
 
 def _where(result: GradcheckResult) -> str:

@@ -7,7 +7,7 @@ import pytest
 import genesis
 import genesis.nn.functional as F
 from genesis.autograd import GradcheckError, GradcheckWarning, check_gradients, format_report, gradcheck
-from tests.helpers import Sigmoid, sigmoid_array
+from tests.helpers import Float32Sin, Float32WrongSign, Sigmoid, sigmoid_array
 
 
 def double(values, requires_grad=True):
@@ -451,3 +451,15 @@ def test_non_finite_and_nondeterministic_failures_raise_what_pytorch_raises(x):
 
 def _torch(torch, tensor):
     return torch.tensor(tensor.detach().numpy(), requires_grad=True)
+
+
+def test_a_forward_rounding_to_float32_is_not_blamed_on_the_backward():
+    x = double([[0.3, -1.2, 0.7], [2.0, 0.05, -0.4]])
+    result = check_gradients(Float32Sin.apply, x)
+    assert result.failed_check == "low_precision_forward"
+    report = format_report(result)
+    assert "lower precision than its inputs' dtype" in report and "float32" in report
+    assert "The backward formula" not in report
+    wrong = check_gradients(Float32WrongSign.apply, x)  # errors far above the rounding
+    assert wrong.failed_check == "values" and "The backward formula" in format_report(wrong)
+

@@ -22,6 +22,7 @@ from tests.helpers import torch_or_skip, usage_error
 
 DATA = Path(__file__).parent / "data"
 SIGMOIDS = str(DATA / "sigmoids.py")
+HELPERS = str(Path(__file__).resolve().parents[1] / "helpers.py")   # Float32Sin, Float32WrongSign
 ANSI = "\x1b["
 
 
@@ -140,6 +141,62 @@ def test_a_right_backward_at_a_kink_is_skipped_as_trace_does_and_a_wrong_one_fai
     assert "The backward formula disagrees" not in skipped
     assert re.search(r"^kinks\.py:Relu\s+SKIP\s+-\s+-", result.output, flags=re.MULTILINE)
     assert run(f"{path}:Relu").exit_code == 0
+
+
+PLANTED = """
+    import genesis
+
+
+    class WrongSign(genesis.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sin()
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return -grad * x.cos()
+
+
+    W = genesis.arange(16, dtype=genesis.float64).reshape(4, 4) / 10   # not symmetric
+
+
+    class MissingTranspose(genesis.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x @ W
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad @ W   # grad @ W.T is right
+"""
+
+
+def test_a_forward_computing_in_float32_is_told_apart_from_a_wrong_backward(tmp_path):
+    """float64 in, float32 inside: the finite differences are rounding noise, so the FAIL
+    says so instead of blaming the (exact) backward; planted bugs are still blamed on the
+    backward, even in such a forward."""
+    path = write(tmp_path, "planted.py", PLANTED)
+    output = "".join(run(target).output for target in (f"{HELPERS}:Float32Sin",
+                                                      f"{HELPERS}:Float32WrongSign", path))
+    assert verdicts(output) == {"helpers.py:Float32Sin": "FAIL",
+                                "helpers.py:Float32WrongSign": "FAIL",
+                                "planted.py:WrongSign": "FAIL",
+                                "planted.py:MissingTranspose": "FAIL"}
+    reports = dict(re.findall(r"^FAIL  \w+\.py:(\w+)\n(.*?)(?=^FAIL  |^target |\Z)", output,
+                              flags=re.MULTILINE | re.DOTALL))
+    rounded = " ".join(reports["Float32Sin"].split())
+    assert "gradcheck failed: the forward computes at lower precision than its inputs' dtype" in rounded
+    assert "every value of output 0 is exactly a float32 value, while input 0 is float64" in rounded
+    assert "the comparison is not meaningful" in rounded
+    assert "The backward formula" not in rounded and "kink" not in rounded
+    assert "surrogate_gradient" not in rounded
+    for planted in ("Float32WrongSign", "WrongSign", "MissingTranspose"):
+        said = " ".join(reports[planted].split())
+        assert "gradcheck failed: analytical and numerical gradients differ" in said, planted
+        assert "The backward formula disagrees with central finite differences" in said
+        assert "lower precision" not in said
 
 
 def test_seed_changes_the_random_inputs():
