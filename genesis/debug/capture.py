@@ -41,7 +41,7 @@ def as_graph(value, namespace: dict | None = None) -> Graph:
     >>> import genesis
     >>> x = genesis.tensor([1.0], requires_grad=True)
     >>> as_graph(x.exp())
-    <Graph: 1 ops, 4 nodes, 3 edges>
+    <Graph: 1 op, 4 nodes, 3 edges>
     """
     if isinstance(value, Graph):
         return value

@@ -334,6 +334,6 @@ def test_calling_a_grad_fn_runs_its_backward_with_one_gradient_per_output():
     for library in _libraries():
         x = library.ones(1, requires_grad=True)
         y = x ** 2
-        with pytest.raises(TypeError, match="expected .* arguments, got .* instead"):
+        with pytest.raises(TypeError, match="expected .* arguments?, got .* instead"):
             y.grad_fn()
         assert y.grad_fn(library.ones(1)) is not None

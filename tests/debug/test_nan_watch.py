@@ -128,7 +128,7 @@ def test_a_nan_born_from_an_intended_inf_names_where_the_inf_came_from():
     (finding,) = watched(run)
     assert finding.title == "NaN born in forward: Mul"
     assert finding.source.endswith(f":{line_of(__file__, '-(target * logs)')}")
-    assert "Mul produced NaN from inputs holding Inf but no NaN: 1 of 3 values are NaN " \
+    assert "Mul produced NaN from inputs holding Inf but no NaN: 1 of 3 values is NaN " \
            "(0 * inf and inf - inf are NaN)" in finding.message
     assert f"Inf in Log (born there from finite inputs) at {__file__}:" \
            f"{line_of(__file__, 'logs = probabilities.log()')}" in finding.message

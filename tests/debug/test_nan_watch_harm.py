@@ -84,7 +84,7 @@ def test_a_step_that_overflows_a_parameter_is_found_at_the_step_naming_it():
     assert finding.source == here("# STEP") and finding.details["first_step"] == 0
     assert finding.title == "Inf written into fc.weight and 1 more by SGD.step"
     assert finding.message.startswith(
-        "SGD.step wrote Inf into fc.weight (3 of 3 values) and fc.bias (1 of 1 values).")
+        "SGD.step wrote Inf into fc.weight (3 of 3 values) and fc.bias (1 of 1 value).")
     assert "The gradients of fc.weight and fc.bias were finite: the update itself" in finding.message
     # what the next step's forward and backward made of it is listed inside, not found again
     assert any(line.startswith("Linear made NaN and Inf from it") for line in finding.details["knock_on"])
