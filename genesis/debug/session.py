@@ -46,6 +46,7 @@ from .module_paths import module_paths
 from .parameter_uses import Explanation, ParameterUses, short_path
 from .readings import Readings
 from .run_history import RunHistory, distribution_step
+from .softmax_loss import softmax_loss_findings
 from .stale_state import StaleStateWatch
 from .write_log import WriteLog
 from .record import record
@@ -528,6 +529,7 @@ class TraceSession:
         findings.extend(self.params.findings(self._locate_parameter, self._explained))
         findings.extend(self.optimizer_watch.findings(self.params))
         findings.extend(self.forward_builds.findings())
+        findings.extend(softmax_loss_findings(graphs))
         findings.extend(self.activations.findings(lambda node: self.node_ids.get(node, (None, None))))
         if error is not None:
             findings.extend(self._error_findings(error))
