@@ -3,7 +3,8 @@
 * `CENSUS`: how many entries of each array are finite and how many are NaN (the NaN/Inf
   watch takes it of an op's inputs and outputs at every call);
 * `SQUARE_SUMS`: the sum of each array's squares (the gradient norms of every parameter
-  after a backward call).
+  on a GPU after a backward call; `ParamWatch` sums host arrays itself, by
+  `_finite_figures.dot_with_itself`).
 
 On a GPU the arrays (float32 or float64, one dtype; up to MAX_TENSORS of them per launch)
 go to one `cupy.RawKernel`: each thread block takes a CHUNK of one array, sums its threads'
@@ -23,7 +24,7 @@ import numpy as np
 
 from ..ops._kernels import _KERNEL_DTYPES
 from ..ops._multi_tensor import CHUNK, MAX_TENSORS, THREADS, blocks_for, chunk_picks
-from ._finite_figures import FINITE_COUNT, NAN_COUNT, SQUARE_SUM, dot_with_itself
+from ._finite_figures import FINITE_COUNT, NAN_COUNT, SQUARE_SUM
 
 __all__ = ["ArraySums", "CENSUS", "SQUARE_SUMS", "ARRAY_SUMS"]
 
@@ -34,9 +35,8 @@ class ArraySums:
     """Per array, the sums of the C expressions `terms` (of each entry, `value`, of type T);
     `figures` are the same sums as reductions of one array, where no launch can take them."""
 
-    def __init__(self, name: str, terms: tuple, figures: tuple, on_host=None):
+    def __init__(self, name: str, terms: tuple, figures: tuple):
         self.name, self.terms, self.figures = name, terms, figures
-        self.on_host = on_host  # NumPy array -> its figures, where a direct call is quicker
         self._compiled: dict = {}  # (namespace, dtype, count) -> compiled kernel
         ARRAY_SUMS[name] = self
 
@@ -45,8 +45,6 @@ class ArraySums:
         gives the zeroed float64 slots the kernel adds into (a new array each call by
         default; `Readings.zeroed` shares one)."""
         xp = device.xp
-        if xp is np and self.on_host is not None:
-            return [figure for array in arrays for figure in self.on_host(array)]
         dtypes = {array.dtype for array in arrays}
         if getattr(xp, "__name__", "") != "cupy" or len(dtypes) != 1 or \
                 next(iter(dtypes)) not in _KERNEL_DTYPES:
@@ -135,4 +133,4 @@ extern "C" __global__ void {self.name}({pointers}, double* sums) {{
 CENSUS = ArraySums("genesis_census", ("isfinite(value) ? 1.0 : 0.0", "isnan(value) ? 1.0 : 0.0"),
                    (FINITE_COUNT, NAN_COUNT))
 SQUARE_SUMS = ArraySums("genesis_square_sums", ("(double) value * (double) value",),
-                        (SQUARE_SUM,), on_host=lambda array: (dot_with_itself(np, array),))
+                        (SQUARE_SUM,))
