@@ -151,6 +151,10 @@ class ActivationWatch:
             own). Keys are named at the end of each step, once every model of the step is known.
     """
 
+    # As an op observer it is not shown views of data (a DataLoader's samples, indexed out of
+    # the dataset): outside the graph, whose outputs `__call__` would pass over at once.
+    sees_data_views = False
+
     def __init__(self, readings: Readings | None = None, root_prefix=None):
         self.readings = readings if readings is not None else Readings()
         self.root_prefix = root_prefix if root_prefix is not None else RootModules().prefix

@@ -144,14 +144,30 @@ class NaNWatch:
     def _backward(self, node, grad_outputs, grad_inputs, flowed_from) -> None:
         if engine.unwatched.depth:
             return
-        for gradient in grad_inputs:  # the first floating gradient's device decides
-            if isinstance(gradient, Tensor) and gradient._data.dtype in FLOATING_NUMPY_DTYPES:
+        # Nothing to judge, the usual case, when the node is not a root (some node sent it
+        # gradient) and every gradient it returned is finite: all_finite's first test, inline.
+        settled = node in flowed_from
+        first = True
+        for gradient in grad_inputs:
+            if not isinstance(gradient, Tensor):
+                continue
+            data = gradient._data
+            if data.dtype not in FLOATING_NUMPY_DTYPES:
+                continue
+            if first:  # the first floating gradient's device decides
                 if gradient._device.xp is not np:
                     self._backward_on_device(node, grad_outputs, _floating(grad_inputs),
                                              flowed_from)
                     return
-                break
-        self.tracker.backward(node, grad_outputs, grad_inputs, flowed_from)
+                first = False
+            if settled:
+                if data.dtype in _DOT_DTYPES and type(data) is np.ndarray:
+                    flat = data.reshape(-1)
+                    settled = math.isfinite(flat.dot(flat))
+                else:
+                    settled = False
+        if not settled:
+            self.tracker.backward(node, grad_outputs, grad_inputs, flowed_from)
 
     _backward.keeps_gradients = False  # counts during the call (engine.NodeChecker)
 
@@ -215,7 +231,7 @@ class NaNWatch:
         source = None
         for device, params in by_device.items():
             if device.xp is np:
-                if self.tracker.following_nothing and all(all_finite(param) for param in params):
+                if self.tracker.following_nothing and _all_finite_on_host(params):
                     continue  # the usual step: finite values, nothing followed to update
                 stepped = [self._stepped(param, _finite_census(param)) for param in params]
                 if source is None and not all(census.finite for _, _, census, _, _ in stepped):
@@ -311,6 +327,20 @@ def _holder_or_parameter(tracker: NonFiniteTracker, tensor: Tensor) -> tuple:
     if holder is None and name is not None:
         holder = tracker.hold(tensor)
     return holder, name
+
+
+def _all_finite_on_host(tensors: list) -> bool:
+    """Whether every host tensor of `tensors` holds finite values: `all_finite`, its first
+    test inline (one BLAS call per float32/float64 array)."""
+    for tensor in tensors:
+        data = tensor._data
+        if data.dtype in _DOT_DTYPES and type(data) is np.ndarray:
+            flat = data.reshape(-1)
+            if math.isfinite(flat.dot(flat)):
+                continue
+        if not all_finite(tensor):
+            return False
+    return True
 
 
 def _finite_census(tensor: Tensor) -> Census:
