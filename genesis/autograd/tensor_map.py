@@ -60,6 +60,12 @@ class TensorMap:
         self[tensor] = value
         return value
 
+    def discard(self, tensor) -> None:
+        """Forget `tensor`'s value, if it has one."""
+        entry = self._entries.get(id(tensor))
+        if entry is not None and entry[0]() is tensor:
+            del self._entries[id(tensor)]
+
     def clear(self) -> None:
         self._entries.clear()
 

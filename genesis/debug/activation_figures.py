@@ -29,10 +29,12 @@ import numpy as np
 
 from ._finite_figures import dot_with_itself
 from ..ops.activation import Hardtanh, Relu
+from ..ops.elementwise import Mul
 from ..ops.reduce import Mean, Sum
 from ..ops.unary import Sigmoid, Tanh
+from ..tensor import Tensor
 
-__all__ = ["kind_of", "units_axis", "is_sum_or_mean", "Figures", "MIN_EXAMPLES", "SATURATION", "SAMPLE_VALUES"]
+__all__ = ["kind_of", "units_axis", "is_sum_or_mean", "multiplies", "Figures", "MIN_EXAMPLES", "SATURATION", "SAMPLE_VALUES"]
 
 MIN_EXAMPLES = 8      # values per unit below which "zero for every example" is not measured
 SATURATION = 0.99     # |tanh| above it, sigmoid below 1 - it or above it: saturated
@@ -74,6 +76,23 @@ def is_sum_or_mean(node) -> bool:
     (True, False)
     """
     return type(node)._forward_cls in (Sum, Mean)
+
+
+def multiplies(node, args: tuple, taken) -> bool:
+    """Whether `node` (a grad_fn, with its forward's `args`) multiplies the tensor `taken`
+    elementwise by another tensor of more than one value: `taken` is then a gate (an LSTM's
+    or a GRU's, a highway layer's, the sigmoid of x * sigmoid(x)), not a scale by a number.
+
+    >>> import genesis
+    >>> x = genesis.ones(2, 3, requires_grad=True)
+    >>> s = x.sigmoid()
+    >>> multiplies((s * x).grad_fn, (s, x), s), multiplies((s * 2).grad_fn, (s, 2), s)
+    (True, False)
+    """
+    if type(node)._forward_cls is not Mul or len(args) != 2:
+        return False
+    other = args[1] if args[0] is taken else args[0]
+    return other is not taken and isinstance(other, Tensor) and other._data.size > 1
 
 
 def units_axis(output, node) -> int | None:

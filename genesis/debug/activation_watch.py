@@ -37,7 +37,9 @@ than a sum or mean to one value per example or fewer (a relu only such a reducti
   10-30% dead units is normal: no finding.
 - saturated: a tanh/sigmoid output with at least half of its values saturated in each of
   its first 3 samples: saturated from the start, by the initialisation or the scale of the
-  inputs.
+  inputs. A sigmoid some op multiplies elementwise by another tensor is a gate (an LSTM's or
+  a GRU's, a highway layer's, the sigmoid of x * sigmoid(x)), open or shut by design (an
+  LSTM's forget gate set near 1 for a long memory): not judged.
 
 >>> import genesis
 >>> from genesis import nn
@@ -63,6 +65,7 @@ from ..autograd import function, module_scope
 from ..autograd.module_scope import running
 from ..autograd.source import SourceLocation
 from .activation_figures import (MIN_EXAMPLES, SATURATION, Figures, is_sum_or_mean, kind_of,
+                                 multiplies,
                                  units_axis)
 from .findings import Finding
 from .names import RootModules
@@ -84,7 +87,8 @@ DEAD_RULE = (f"a hidden layer (not the model's output) with at least {DEAD_SHARE
              f"every example of the batch, in each of its last {WINDOW} sampled steps ({WINDOW} "
              f"samples at least; units measured only with {MIN_EXAMPLES}+ values each), and "
              f"zero for all of the {EXAMPLES}+ examples of its latest samples together")
-SATURATED_RULE = (f"a hidden layer (not the model's output) with at least {SATURATED_SHARE:.0%} of "
+SATURATED_RULE = (f"a hidden layer (not the model's output, nor a sigmoid gating a product as an "
+                  f"LSTM's gates do) with at least {SATURATED_SHARE:.0%} of "
                   f"its outputs saturated (|tanh| > {SATURATION:g}; sigmoid < {1 - SATURATION:.2g} "
                   f"or > {SATURATION:g}) in each of its first {WINDOW} sampled steps")
 
@@ -94,7 +98,7 @@ class _Output:
     filed, whether it is the top module's output (`final`)."""
 
     __slots__ = ("order", "tensor", "figures", "op", "node", "node_name", "source", "owner",
-                 "module", "final", "fed_by", "examples", "feeds")
+                 "module", "final", "fed_by", "examples", "feeds", "gates")
 
     def __init__(self, tensor, figures: Figures, op: str, node, source, examples: int):
         self.order = 0      # when it was measured in the step: entries are listed in that order
@@ -107,6 +111,7 @@ class _Output:
         self.fed_by = None  # the key of the module call whose output the op took, if any
         self.examples = examples  # values per unit: the examples (and positions) it holds
         self.feeds = False  # an op took it on as a layer does (not a hinge loss's sum or mean)
+        self.gates = False  # a product took it on as a gate: times another tensor, elementwise
 
 
 class _Entry:
@@ -114,7 +119,7 @@ class _Entry:
     rules) the samples where this key's own forward made the output."""
 
     __slots__ = ("kind", "series", "values", "samples", "activity", "op", "source", "node",
-                 "node_name", "module", "final", "fed_by", "feeds")
+                 "node_name", "module", "final", "fed_by", "feeds", "gates")
 
     def __init__(self):
         self.kind = "other"
@@ -125,6 +130,7 @@ class _Entry:
         self.op = self.source = self.node = self.node_name = self.module = self.fed_by = None
         self.final = False  # its output was once the top module's
         self.feeds = False  # an op took its output on as a layer does (see _Output.feeds)
+        self.gates = False  # a product took its output on as a gate (see _Output.gates)
 
     def to_dict(self) -> dict:
         kept = {name: series.to_dict() for name, series in self.series.items()
@@ -217,9 +223,13 @@ class ActivationWatch:
         if self._outputs:  # does it take a measured output on, as a layer does?
             for arg in args:
                 taken = self._outputs.get(id(arg))
-                if taken is not None and taken.tensor is arg and not taken.feeds:
+                if taken is None or taken.tensor is not arg:
+                    continue
+                if not taken.feeds:
                     # a sum or mean to one value per example (or fewer) ends a hinge loss
                     taken.feeds = output._data.size > taken.examples or not is_sum_or_mean(node)
+                if not taken.gates and taken.figures.kind == "sigmoid":
+                    taken.gates = multiplies(node, args, arg)
         state = self._state
         state.ops += 1
         state.last = (node, output)
@@ -393,6 +403,7 @@ class ActivationWatch:
                 entry.fed_by = measured.fed_by
                 entry.final = entry.final or measured.final
                 entry.feeds = entry.feeds or measured.feeds
+                entry.gates = entry.gates or measured.gates
             latest[key] = {name: numbers[name] for name in ("mean", "std", "zeros", "dead",
                                                             "saturated")}
         if self._latest[0] != step:
@@ -420,7 +431,7 @@ class ActivationWatch:
                 facts = _dead(entry.samples, entry.activity)
                 if facts is not None:
                     found.append(self._finding("dead_activation", key, entry, facts, locate))
-            elif entry.kind in ("tanh", "sigmoid") and hidden:
+            elif entry.kind in ("tanh", "sigmoid") and hidden and not entry.gates:
                 facts = _saturated(entry.samples)
                 if facts is not None:
                     found.append(self._finding("saturated_activation", key, entry, facts, locate))

@@ -93,6 +93,9 @@ def _no_gradient(watch, entries: list, module, reason, locate) -> Finding:
                     "parameters with add_param_group).")
     elif reason is not None and reason.how == "used":
         message += " Is an output left out of the loss, or a branch not taken?"
+    elif reason is not None and reason.how == "function":
+        message += (f" Does {reason.function}.backward return None for that input (None means "
+                    "no gradient), or is the Function's output left out of the loss?")
     elif reason is not None:
         message += (f" Remove the cut if {'they' if plural else 'it'} should learn; if not, set "
                     "requires_grad=False (or leave it out of the optimizer).")

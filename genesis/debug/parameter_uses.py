@@ -16,7 +16,10 @@ to three hooks of the core:
   and so are `.item()` and `.tolist()`: the Python numbers they make are followed (as the
   same objects) into the ops that take them. An op whose result carries no gradient (an
   integer cast, argmax, a comparison) is a cut of what its inputs were computed from.
-  Each cut keeps, per leaf behind it, the ops between the leaf and the cut.
+  Each cut keeps, per leaf behind it, the ops between the leaf and the cut. A user's
+  `Function` runs its forward with gradients disabled, and joins the graph itself: what its
+  forward computes is no cut; the leaves behind its inputs are noted as passed through it
+  (its backward may return None for them).
 - `genesis.autograd.module_scope.listeners`: the modules whose forward ran with gradients
   enabled (their parameters are expected to get one).
 
@@ -70,7 +73,9 @@ class Cut:
 class Explanation:
     """Why a leaf may have received no gradient. `how` is ".detach()", ".detach_()",
     ".data" or "no_grad" (cut off there), "used" (an op with a graph took it as input, at
-    `source`, but nothing from it reached the loss), "unused" (no op took it as input) or
+    `source`, but nothing from it reached the loss), "function" (what was computed from it
+    went into the user's Function named `function`, at `source`, and no gradient came back
+    through it), "unused" (no op took it as input) or
     "unrecorded" (no op took it as input in the recorded steps, no model holding it ran in
     them, and backward calls followed that were not recorded: what happened is not known) or
     "replaced" (no op took it as input, and the model that ran holds another tensor under
@@ -79,6 +84,7 @@ class Explanation:
     how: str
     source: SourceLocation | None = None
     path: tuple = ()   # the ops from the leaf to the cut, in forward order
+    function: str | None = None  # the user's Function it went into ("function")
 
     def summary(self, plural: bool = False) -> str:
         """The reason in a few words, for a title."""
@@ -90,6 +96,8 @@ class Explanation:
             return "no longer in the model"
         if self.how == "used":
             return f"nothing computed from {'them' if plural else 'it'} reached the loss"
+        if self.how == "function":
+            return f"no gradient came back through {self.function}.backward"
         return f"cut off by {'genesis.no_grad()' if self.how == 'no_grad' else self.how}"
 
     def describe(self, plural: bool = False) -> str:
@@ -108,6 +116,9 @@ class Explanation:
         if self.how == "used":
             return (f"used in the forward{where}, but nothing computed from "
                     f"{'them' if plural else 'it'} reached the loss")
+        if self.how == "function":
+            return (f"what was computed from {'them' if plural else 'it'} went into the custom "
+                    f"Function {self.function}{where}, and no gradient came back through it")
         by = "genesis.no_grad() (gradients disabled)" if self.how == "no_grad" else self.how
         path = f", after {' -> '.join(self.path)}" if self.path else ""
         return f"cut off from the loss{where} by {by}{path}"
@@ -128,6 +139,8 @@ class ParameterUses:
         self._carriers = TensorMap()  # value computed past a cut -> that Cut
         self._numbers = {}        # id of a Python number made by .item()/.tolist() -> (it, Cut)
         self._walks = {}          # (how, source) -> graphs walked there
+        self._functions_of = TensorMap()  # leaf -> (name, source) of the first user Function
+        #                                   that took what was computed from it
         self._observer = self._observe
         self._cut_listener = self._cut
         self._active = False
@@ -169,6 +182,9 @@ class ParameterUses:
             cut = min(fed, key=lambda cut: cut.order)
             return Explanation(cut.how, cut.source, tuple(cut.paths.get(id(leaf), ())))
         use = self._uses.get(leaf)
+        through = self._functions_of.get(leaf)
+        if use is not None and through is not None:
+            return Explanation("function", through[1], function=through[0])
         if use is not None:
             return Explanation("used", use)
         return Explanation("unused")
@@ -202,6 +218,8 @@ class ParameterUses:
                     self._note_use(value, node)
             for carried in numbers:
                 self._fed(carried)
+            if not type(node)._forward_cls._builtin:
+                self._through_function(node, inputs, outputs)
             if grad_state.enabled and not any(isinstance(output, Tensor) and output._requires_grad
                                               for output in outputs):
                 # an op whose result carries no gradient (an integer cast, argmax, a
@@ -222,6 +240,26 @@ class ParameterUses:
             for output in outputs:
                 if isinstance(output, Tensor) and not output._requires_grad:
                     self._carriers[output] = cut
+
+    def _through_function(self, node, inputs: list, outputs) -> None:
+        """A user's Function joined a graph: its outputs, made in its forward with gradients
+        disabled, carry no cut (the Function's node links them to its inputs); the leaves
+        behind those inputs are noted as passed through it."""
+        for output in outputs:
+            if isinstance(output, Tensor):
+                self._carriers.discard(output)
+        name = type(node)._forward_cls.__name__
+        source = node._source if node._source is not None else SourceLocation.capture(max_frames=2)
+        key = ("function", name, source)
+        leaves = [value for value in inputs if value._requires_grad and value.grad_fn is None]
+        computed = [value for value in inputs if value._requires_grad and value.grad_fn is not None]
+        walks = self._walks.get(key, 0)
+        if computed and walks < WALKS_PER_SITE:
+            self._walks[key] = walks + 1
+            leaves += [leaf for leaf, _ in _leaves_behind(computed)]
+        for leaf in leaves:
+            if leaf not in self._functions_of:
+                self._functions_of[leaf] = (name, source)
 
     def _cut(self, tensor: Tensor, alias, how: str) -> None:
         if not tensor._requires_grad or engine.unwatched.depth or _called_from_genesis():

@@ -67,6 +67,27 @@ def test_a_parameter_without_gradient_says_why_and_where(tmp_path, name, paramet
         dict.fromkeys(parameters, "no gradient")
 
 
+def test_a_function_whose_backward_returns_none_is_named_not_a_no_grad_cut(tmp_path):
+    """The Function's forward runs with gradients disabled, as every Function's does: the
+    finding names the Function the gradient did not come back through, beside the gradient
+    check that finds its backward wrong."""
+    script = DATA / "buggy_function_returns_none.py"
+    result, traced = trace(tmp_path, script)
+    assert result.exit_code == 1
+    kinds = {finding.kind: finding for finding in traced.findings}
+    assert set(kinds) == {"gradient_mismatch", "no_gradient"}, traced.findings
+    finding = kinds["no_gradient"]
+    assert finding.details["parameters"] == ["fc1.weight", "fc1.bias"]
+    assert finding.details["reason"] == "function"
+    assert finding.title == ("fc1.weight and fc1.bias received no gradient: no gradient came "
+                             "back through Swish.backward")
+    line = line_of(script, "# USE: Swish")
+    assert finding.source == f"{script}:{line}"
+    assert "went into the custom Function Swish at " in finding.message
+    assert f"{script.name}:{line} (`" in finding.message
+    assert "no_grad" not in finding.message
+
+
 def test_a_layer_replaced_after_the_optimizer_was_built_is_said_to_be_no_longer_in_the_model(
         tmp_path):
     """The optimizer holds the old head (which nothing uses: no gradient, and no word of

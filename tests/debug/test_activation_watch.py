@@ -208,7 +208,8 @@ def test_a_hidden_layer_saturated_from_the_start_is_found_not_a_confident_output
     assert ("saturated_activation", "Net") not in kinds  # the model's output: not hidden
     (finding,) = [found for found in watch.findings() if found.kind == "saturated_activation"]
     assert finding.module == "act" and finding.step == 0 and finding.op == "TanhBackward"
-    assert "Rule: a hidden layer (not the model's output)" in finding.message
+    assert "Rule: a hidden layer (not the model's output, nor a sigmoid gating a product" \
+        in finding.message
 
 
 def test_a_classifier_whose_sigmoid_becomes_confident_is_not_a_finding():

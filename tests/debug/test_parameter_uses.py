@@ -73,6 +73,41 @@ def test_used_but_not_reaching_the_loss_and_never_used():
     assert uses.explain(unused).describe() == "never used in the forward"
 
 
+class Halve(genesis.autograd.Function):
+    """x / 2 whose backward gives no gradient: it returns None."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 0.5
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None
+
+
+def test_a_functions_forward_is_no_cut_and_its_none_gradient_is_named():
+    """A user's Function runs its forward with gradients disabled itself: no no_grad cut.
+    A leaf behind it that got no gradient is said to have gone into the Function."""
+    layer = nn.Linear(3, 2)
+    with ParameterUses() as uses:
+        (Halve.apply(layer(genesis.randn(4, 3))) * 3).sum(); line = here()
+    reason = uses.explain(layer.weight)
+    assert reason.how == "function" and reason.function == "Halve" and reason.source.line == line
+    assert not [cut for cut in uses.cuts.values() if cut.fed]
+    assert reason.summary() == "no gradient came back through Halve.backward"
+    assert "went into the custom Function Halve at" in reason.describe()
+
+
+def test_a_no_grad_cut_before_a_function_is_still_the_cut():
+    layer = nn.Linear(3, 2)
+    with ParameterUses() as uses:
+        with genesis.no_grad():
+            features = layer(genesis.randn(4, 3)); line = here()
+        Halve.apply(features.requires_grad_()).sum()
+    reason = uses.explain(layer.weight)
+    assert reason.how == "no_grad" and reason.source.line == line
+
+
 def test_cuts_that_never_feed_a_graph_are_not_blamed():
     """Logging a detached loss, an EMA copy, state_dict and init through .data: none of them
     took the parameter out of a graph that was used."""
