@@ -463,6 +463,7 @@ class TraceSession:
             made += f" made at {short_path(site.file)}:{site.line}"
         roots = self.recorder.scope.roots  # the modules called so far, else the script's
         namespace = user_namespace()
+        roots.regroup([namespace])  # modules called while the script's model was being built
         names = Names.from_namespace(namespace, roots=roots if len(roots) else None)
         script_names = None  # the script's models, for a model not called yet
         role = "optimizer" if id(optimizer) in self._stepped else None

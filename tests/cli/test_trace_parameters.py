@@ -161,3 +161,14 @@ def test_parameter_rows_carry_the_step_of_every_figure(tmp_path):
     row = traced.parameters[0]
     assert row.steps == list(range(160)) and len(row.history) == 160
     assert row.grad_norm == row.history[-1] and row.grad_norm_step == 159 and row.summary == []
+
+
+def test_parametrized_layers_are_named_by_their_path_in_the_model(tmp_path):
+    """spectral_norm and weight_norm call their parametrization while the layer is built,
+    before the model holding it exists: its tensors are still named by their path in the
+    model the optimizer is given (it was 'original' alone)."""
+    result, traced = trace(tmp_path, DATA / "clean_parametrized_layers.py")
+    assert result.exit_code == 0, result.output
+    assert [row.name for row in traced.parameters] == [
+        "0.bias", "0.parametrizations.weight.original0", "0.parametrizations.weight.original1",
+        "2.bias", "2.parametrizations.weight.original"]
