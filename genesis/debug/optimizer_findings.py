@@ -11,8 +11,10 @@ judged here, at the end, from what the watch measured:
   least 1/1000 of its weights' norm (a smaller one may vanish in rounding: a softmax bias
   gets ~1e-9), and that no step of its optimizer ever changed (lr 0, say).
 - not_optimized: a module's parameter that received gradients in 2 or more backward
-  calls, that no optimizer holds while some optimizer stepped twice or more, and whose
-  values never changed (so nothing updates it by hand either). When parameters an
+  calls, that no optimizer holds while some optimizer stepped twice or more, once at least
+  after its first gradient (gradients taken once training is over, as for a saliency map of
+  a reloaded model, are no finding), and whose values never changed (so nothing updates it
+  by hand either). When parameters an
   optimizer holds got their last gradient before these got their first (a model made anew
   after its optimizer), the finding names them and says so.
 - update_ratio: among the parameters of 2 or more dimensions of one parameter group
@@ -221,12 +223,14 @@ def _not_optimized_findings(watch, params) -> list:
         return []
     held = {id(param) for entry in watch.watched.values() for param in entry.params()}
     missing, unregistered, since = [], [], None
+    last_step_call = max(entry.last_step_call or 0 for entry in watch.watched.values())
     for key, tracked in params.tracked.items():
         if key in held or not tracked.is_parameter:
             continue
         readings = tracked.history.readings()
         weights = {weight for _, grad, weight in readings if grad}
-        if len([1 for _, grad, _ in readings if grad]) >= 2 and len(weights) == 1:
+        if len([1 for _, grad, _ in readings if grad]) >= 2 and len(weights) == 1 and \
+                last_step_call > readings[0][0]:  # (calls counted at a step: its step + 1)
             missing.append(tracked.name)
             since = readings[0][0] if since is None else min(since, readings[0][0])
             if tracked.unregistered:
