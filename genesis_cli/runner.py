@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import genesis
 from genesis.autograd.source import add_tool_directory
-from genesis.compat import UnsupportedTorchAPI, UnsupportedTorchModule
+from genesis.compat import UNSUPPORTED_ERRORS
 
 # Frames in these folders are genesis's own: a traceback folds them into one line.
 _GENESIS_DIRS = (os.path.dirname(os.path.abspath(genesis.__file__)) + os.sep,
@@ -197,7 +197,7 @@ def _exit_code(code) -> int:
 def _script_traceback(error: BaseException) -> str:
     """What is shown of the script's exception: one line for a torch name genesis does not
     serve (it names the name and the script's line already), else `_python_traceback`."""
-    if isinstance(error, UnsupportedTorchAPI | UnsupportedTorchModule):
+    if isinstance(error, UNSUPPORTED_ERRORS):
         return f"{type(error).__name__}: {error}\n"
     return _python_traceback(error)
 

@@ -32,7 +32,7 @@ import signal
 import sys
 import threading
 
-from genesis.compat import UnsupportedTorchAPI, UnsupportedTorchModule, is_served, serve_torch
+from genesis.compat import UNSUPPORTED_ERRORS, is_served, serve_torch
 from genesis.debug.journal import Journal
 from genesis.debug.session import TraceSession
 
@@ -86,7 +86,7 @@ def main(argv: list | None = None) -> None:
     gc.freeze()
     trace = _checked_result(session, config, outcome)
     trace.meta.update(torch_meta(trace.steps_seen))
-    if isinstance(outcome.error, UnsupportedTorchAPI | UnsupportedTorchModule):
+    if isinstance(outcome.error, UNSUPPORTED_ERRORS):
         trace.meta["unsupported_torch"] = {"name": outcome.error.torch_name,
                                            "where": outcome.error.where}
     trace.script = config.get("shown_script", trace.script)

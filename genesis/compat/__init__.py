@@ -4,6 +4,8 @@ script under), the errors for torch names genesis lacks, and the static scan beh
 from __future__ import annotations
 
 from .stand_in import TorchModule, is_served, serve_torch
-from .unsupported import UnsupportedTorchAPI, UnsupportedTorchModule
+from .unsupported import (UNSUPPORTED_ERRORS, UnsupportedTorchAPI, UnsupportedTorchImport,
+                          UnsupportedTorchModule)
 
-__all__ = ["serve_torch", "is_served", "TorchModule", "UnsupportedTorchAPI", "UnsupportedTorchModule"]
+__all__ = ["serve_torch", "is_served", "TorchModule", "UnsupportedTorchAPI", "UnsupportedTorchModule",
+           "UnsupportedTorchImport", "UNSUPPORTED_ERRORS"]

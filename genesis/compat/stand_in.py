@@ -24,7 +24,8 @@ import types
 from ..dtypes import show_dtypes_as
 from ..sizes import show_sizes_as
 from .torch_modules import MODULES, RENAMED
-from .unsupported import UnsupportedTorchAPI, UnsupportedTorchModule, script_location
+from .unsupported import (UnsupportedTorchAPI, UnsupportedTorchImport, UnsupportedTorchModule,
+                          script_location)
 
 __all__ = ["serve_torch", "TorchModule", "is_served", "resolve"]
 
@@ -38,6 +39,7 @@ class TorchModule(types.ModuleType):
     def __init__(self, name: str, target: types.ModuleType | None):
         super().__init__(name, f"{name}, served by genesis")
         self.__dict__["_genesis_target"] = target
+        self.__dict__["_missing"] = set()  # attributes looked up that genesis lacks
         self.__path__ = []  # a package: `import torch.nn.functional` works through it
         self.__file__ = getattr(target, "__file__", None)
 
@@ -50,6 +52,7 @@ class TorchModule(types.ModuleType):
         value = resolve(f"{self.__name__}.{attribute}", self.__dict__["_genesis_target"],
                         attribute)
         if value is _MISSING:
+            self.__dict__["_missing"].add(attribute)  # (for TorchFinder: see find_spec)
             raise UnsupportedTorchAPI(f"{self.__name__}.{attribute}", script_location(2))
         self.__dict__[attribute] = value
         return value
@@ -131,6 +134,12 @@ class TorchFinder(importlib.abc.MetaPathFinder):
         if fullname != "torch" and not fullname.startswith("torch."):
             return None
         if fullname not in MODULES:
+            parent, _, name = fullname.rpartition(".")
+            if name in getattr(sys.modules.get(parent), "_missing", ()):
+                # `from torch.fft import rfft`: Python looked rfft up on the module first, then
+                # tries it as a submodule, and turns a ModuleNotFoundError of that name into
+                # its own "cannot import name"; this error reaches the script instead
+                raise UnsupportedTorchImport(fullname, script_location(2))
             raise UnsupportedTorchModule(fullname, script_location(2))
         return importlib.util.spec_from_loader(fullname, self.loader, is_package=True)
 

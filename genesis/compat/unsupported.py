@@ -1,8 +1,9 @@
 """The errors a PyTorch script gets for a torch name genesis does not provide, and where in
 the script it was used.
 
-`UnsupportedTorchAPI` is an AttributeError and `UnsupportedTorchModule` a
-ModuleNotFoundError, so a script's own feature tests (`hasattr(torch, "stft")`,
+`UnsupportedTorchAPI` is an AttributeError, `UnsupportedTorchModule` a
+ModuleNotFoundError and `UnsupportedTorchImport` (a name taken by `from torch.fft import
+rfft`) an ImportError, so a script's own feature tests (`hasattr(torch, "stft")`,
 `try: import torch.distributed except ImportError:`) see what they would see on a
 PyTorch without the feature; a script that uses the name anyway stops with one line that
 names it, where it was used, and that genesis does not support it yet.
@@ -12,7 +13,8 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["UnsupportedTorchAPI", "UnsupportedTorchModule", "script_location", "UNSUPPORTED"]
+__all__ = ["UnsupportedTorchAPI", "UnsupportedTorchModule", "UnsupportedTorchImport",
+           "UNSUPPORTED_ERRORS", "script_location", "UNSUPPORTED"]
 
 _GENESIS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _IMPORT_MACHINERY = ("<frozen importlib", os.path.dirname(os.__file__) + os.sep + "importlib")
@@ -71,3 +73,21 @@ class UnsupportedTorchModule(ModuleNotFoundError):
     def __init__(self, name: str, where: str | None = None):
         super().__init__(_message(name, where), name=name)
         self.torch_name, self.where = name, where
+
+
+class UnsupportedTorchImport(ImportError):
+    """A torch name genesis does not provide, taken by `from torch.fft import rfft`: an
+    ImportError, as Python makes any failed `from ... import`, so a script's
+    `except ImportError:` fallback still runs.
+
+    >>> error = UnsupportedTorchImport("torch.fft.rfft", "train.py:2")
+    >>> isinstance(error, ImportError), error.torch_name
+    (True, 'torch.fft.rfft')
+    """
+
+    def __init__(self, name: str, where: str | None = None):
+        super().__init__(_message(name, where), name=name.rpartition(".")[0])
+        self.torch_name, self.where = name, where
+
+
+UNSUPPORTED_ERRORS = (UnsupportedTorchAPI, UnsupportedTorchModule, UnsupportedTorchImport)

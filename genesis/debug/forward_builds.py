@@ -178,6 +178,16 @@ class ForwardBuilds:
                          "backward_calls": calls, "shapes": [list(shape) for shape in site.shapes]}))
         return found
 
+    def built_in_forward(self, param) -> bool:
+        """Whether `param` belongs to a module built inside a forward (reached or not yet)."""
+        origin = self.origins.get(id(param))
+        if origin is not None and origin[0]() is param:
+            return True
+        for ref, _ in self.pending:
+            module = ref()
+            if module is not None and any(value is param for value in module._parameters.values()):
+                return True
+        return False
 
     def label_of(self, tensor) -> str | None:
         """"Linear built at model.py:12 (weight)" for `tensor`, a parameter built at a line

@@ -205,6 +205,19 @@ class RootModules:
             self._models += root.has_parameters
             self._names = self._parameters = None
 
+    def regroup(self, namespaces) -> None:
+        """Make each root that a module the script holds now has inside a part of that
+        module, as `note` would have if the module had existed at the root's call: a
+        parametrization that genesis calls while its layer is being built
+        (`spectral_norm(nn.Linear(4, 2))` inside `nn.Sequential(...)`) is named by its path
+        in the model the script then holds, not as a model of its own."""
+        with self._lock:
+            for root in list(self._roots.values()):
+                if id(root.module) in self._roots:
+                    container = _container_in(namespaces, root.module)
+                    if container is not None:
+                        self.note(container, namespaces)
+
     def __contains__(self, module) -> bool:
         return id(module) in self._roots or id(module) in self._parts
 

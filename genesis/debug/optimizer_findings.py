@@ -11,8 +11,12 @@ judged here, at the end, from what the watch measured:
   least 1/1000 of its weights' norm (a smaller one may vanish in rounding: a softmax bias
   gets ~1e-9), and that no step of its optimizer ever changed (lr 0, say).
 - not_optimized: a module's parameter that received gradients in 2 or more backward
-  calls, that no optimizer holds while some optimizer stepped twice or more, and whose
-  values never changed (so nothing updates it by hand either).
+  calls, that no optimizer holds while some optimizer stepped twice or more, once at least
+  after its first gradient (gradients taken once training is over, as for a saliency map of
+  a reloaded model, are no finding), and whose values never changed (so nothing updates it
+  by hand either). When parameters an
+  optimizer holds got their last gradient before these got their first (a model made anew
+  after its optimizer), the finding names them and says so.
 - update_ratio: among the parameters of 2 or more dimensions of one parameter group
   (3 or more of them), one whose median update ratio |Δw|/|w| over the measured steps
   is `RATIO_GAP` times above or below the median of the others (too high: unstable; too
@@ -218,20 +222,32 @@ def _not_optimized_findings(watch, params) -> list:
     if not any(entry.steps >= 2 for entry in watch.watched.values()):
         return []
     held = {id(param) for entry in watch.watched.values() for param in entry.params()}
-    missing, unregistered = [], []
+    missing, unregistered, since = [], [], None
+    last_step_call = max(entry.last_step_call or 0 for entry in watch.watched.values())
     for key, tracked in params.tracked.items():
         if key in held or not tracked.is_parameter:
             continue
         readings = tracked.history.readings()
         weights = {weight for _, grad, weight in readings if grad}
-        if len([1 for _, grad, _ in readings if grad]) >= 2 and len(weights) == 1:
+        if len([1 for _, grad, _ in readings if grad]) >= 2 and len(weights) == 1 and \
+                last_step_call > readings[0][0]:  # (calls counted at a step: its step + 1)
             missing.append(tracked.name)
+            since = readings[0][0] if since is None else min(since, readings[0][0])
             if tracked.unregistered:
                 unregistered.append(tracked.name)
     if not missing:
         return []
     fix = ("Pass all the model's parameters to the optimizer (model.parameters(), or add a "
            "parameter group for the module that was left out)")
+    left, holders = _left_behind(watch, params, since)
+    if left:
+        fix = (f"{_listing(left)}, which {' and '.join(holders)} "
+               f"hold{'s' if len(holders) == 1 else ''}, "
+               f"got no gradient from any backward call since step {since}, when these were "
+               "first reached: the model (or these layers) was made anew after the optimizer "
+               "was built, and the optimizer still holds the old tensors. Build the "
+               "optimizer from the new model's parameters (to resume a run, then load its "
+               "state_dict)")
     if unregistered:
         whose = ("It belongs" if len(missing) == 1 else "They belong") \
             if len(unregistered) == len(missing) else f"{_listing(unregistered)} belong"
@@ -253,6 +269,23 @@ def _not_optimized_findings(watch, params) -> list:
         "they are meant to stay fixed, set requires_grad=False.",
         **_built_at(first),
         details={"parameters": missing})]
+
+
+def _left_behind(watch, params, since: int) -> tuple:
+    """([names], [optimizer names]) of the parameters the optimizers hold whose last gradient
+    came before step `since`, and of the optimizers holding them: those of a model replaced
+    then, if the backward calls go on without them."""
+    left, holders = [], []
+    for entry in watch.watched.values():
+        for param in entry.params():
+            tracked = params.tracked.get(id(param))
+            if tracked is not None and tracked.tensor is param:
+                step, _ = tracked.history.last()
+                if step is not None and step < since:
+                    left.append(tracked.name)
+                    if entry.name not in holders:
+                        holders.append(entry.name)
+    return left, holders
 
 
 def _built_at(entry: WatchedOptimizer) -> dict:

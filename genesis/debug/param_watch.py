@@ -24,6 +24,7 @@ import math
 
 import numpy as np
 
+from ..autograd.function import AccumulateGrad
 from ._census import SQUARE_SUMS
 from ._finite_figures import dot_with_itself
 from .norm_history import RECENT, NormHistory
@@ -87,6 +88,19 @@ class ParamWatch:
             number += 1
             candidate = f"{name}#{number}"
         return candidate
+
+    def untracked(self, reached) -> list:
+        """The leaves a backward call sent gradient to (`reached`: its autograd nodes) that
+        are not tracked, in the order reached."""
+        found = []
+        for node in reached:
+            if node.__class__ is AccumulateGrad:
+                tensor = node.variable
+                if tensor is not None:
+                    entry = self.tracked.get(id(tensor))
+                    if entry is None or entry.tensor is not tensor:
+                        found.append(tensor)
+        return found
 
     def measure(self, reached=None, scale: float = 1.0) -> None:
         """Record one step: the norms of the gradients (and weights) of the leaves this

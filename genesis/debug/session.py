@@ -29,6 +29,7 @@ from ..autograd.source import SourceLocation
 from .. import amp
 from ..grad_state import grad_state
 from ..listeners import Listeners
+from ..nn.parameter import Parameter
 from ..optim import optimizer as optimizers
 from .activation_watch import ActivationWatch
 from .findings import Finding
@@ -211,6 +212,8 @@ class TraceSession:
             recorded = self._recording
             if recorded:  # once recording stops, the modules' parameters are all known
                 self._track_module_parameters()
+            if completed and not recorded and run is not None:
+                self._track_late_parameters(run)
             if completed:  # a backward that raised says nothing about which parameters get gradients
                 self.params.measure(reached=run, scale=self._loss_scale(run))
                 self.forward_builds.backward_finished(run, self.params.steps - 1)
@@ -415,6 +418,24 @@ class TraceSession:
             if tracked is not None and unregistered and key in unregistered:
                 tracked.unregistered = True
 
+    def _track_late_parameters(self, reached) -> None:
+        """Track the module parameters a backward call after the recorded steps reached for
+        the first time (a model made anew, or a layer replaced, after its optimizer was
+        built), under their paths in the script's models, as a recorded step would have:
+        so that gradients no optimizer applies are found there too. Parameters of layers
+        built inside a forward are left to `forward_builds`; other leaves (inputs that
+        require grad) are no parameters."""
+        new = [tensor for tensor in self.params.untracked(reached)
+               if isinstance(tensor, Parameter) and not self.forward_builds.built_in_forward(tensor)]
+        if not new:
+            return
+        names = Names.from_namespace(user_namespace())
+        order = {key: index for index, key in enumerate(names.roots.parameter_names())}
+        for tensor in sorted(new, key=lambda tensor: order.get(id(tensor), len(order))):
+            name, kind = names.leaf_name(tensor)
+            if kind == "param":
+                self.params.track(name, tensor, rank=2, role="module")
+
     def _stop_uses_once_stepped(self) -> None:
         """Stop noting uses and cuts once every optimizer seen has stepped."""
         if all(key in self._stepped for key in self.optimizer_watch.watched):
@@ -463,6 +484,7 @@ class TraceSession:
             made += f" made at {short_path(site.file)}:{site.line}"
         roots = self.recorder.scope.roots  # the modules called so far, else the script's
         namespace = user_namespace()
+        roots.regroup([namespace])  # modules called while the script's model was being built
         names = Names.from_namespace(namespace, roots=roots if len(roots) else None)
         script_names = None  # the script's models, for a model not called yet
         role = "optimizer" if id(optimizer) in self._stepped else None

@@ -1,12 +1,14 @@
-"""Probability distributions (PyTorch's `torch.distributions`): Normal, Uniform, Bernoulli,
-Categorical, and `kl_divergence` between two of a kind. Their log-probabilities, entropies
-and reparameterised samples (`rsample`) are compositions of genesis ops, so gradients flow
-to their parameters."""
+"""Probability distributions (PyTorch's `torch.distributions`): Normal, Uniform,
+MultivariateNormal, Bernoulli, Categorical, and `kl_divergence` between two of a kind.
+Their log-probabilities, entropies and reparameterised samples (`rsample`) are
+compositions of genesis ops, so gradients flow to their parameters."""
 from __future__ import annotations
 
 from .distribution import Distribution
 from .kl import kl_divergence
 from .discrete import Bernoulli, Categorical
 from .continuous import Normal, Uniform
+from .multivariate_normal import MultivariateNormal
 
-__all__ = ["Distribution", "Normal", "Uniform", "Bernoulli", "Categorical", "kl_divergence"]
+__all__ = ["Distribution", "Normal", "Uniform", "MultivariateNormal", "Bernoulli", "Categorical",
+           "kl_divergence"]

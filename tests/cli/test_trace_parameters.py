@@ -182,3 +182,33 @@ def test_parameter_rows_carry_the_step_of_every_figure(tmp_path):
     row = traced.parameters[0]
     assert row.steps == list(range(160)) and len(row.history) == 160
     assert row.grad_norm == row.history[-1] and row.grad_norm_step == 159 and row.summary == []
+
+
+def test_parametrized_layers_are_named_by_their_path_in_the_model(tmp_path):
+    """spectral_norm and weight_norm call their parametrization while the layer is built,
+    before the model holding it exists: its tensors are still named by their path in the
+    model the optimizer is given (it was 'original' alone)."""
+    result, traced = trace(tmp_path, DATA / "clean_parametrized_layers.py")
+    assert result.exit_code == 0, result.output
+    assert [row.name for row in traced.parameters] == [
+        "0.bias", "0.parametrizations.weight.original0", "0.parametrizations.weight.original1",
+        "2.bias", "2.parametrizations.weight.original"]
+
+
+def test_a_model_rebuilt_after_the_recorded_steps_without_its_optimizer_is_found(tmp_path):
+    """The model is made anew at step 10 (resuming from a state_dict) and the optimizer is
+    not: the new parameters, first reached long after the recorded step, are tracked under
+    their paths and found unoptimized, and the finding names the old ones the optimizer still
+    holds. Rebuilding the optimizer too (clean_model_rebuilt_with_its_optimizer.py) is clean."""
+    script = DATA / "buggy_model_rebuilt_mid_run.py"
+    result, traced = trace(tmp_path, script)
+    assert result.exit_code == 1, result.output
+    finding, = traced.findings
+    assert finding.kind == "not_optimized"
+    assert finding.details["parameters"] == ["hidden.weight#2", "hidden.bias#2", "out.weight#2",
+                                             "out.bias#2"]
+    said = " ".join(finding.message.split())
+    assert ("hidden.weight, hidden.bias, out.weight, out.bias, which Adam holds, got no gradient "
+            "from any backward call since step 10") in said
+    assert "the model (or these layers) was made anew after the optimizer was built" in said
+    assert finding.source == f"{script}:{line_of(script, 'optimizer = torch.optim.Adam(')}"

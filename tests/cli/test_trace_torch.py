@@ -87,6 +87,20 @@ def test_an_unsupported_name_stops_the_script_with_one_line(tmp_path):
             "serve yet" in said)
 
 
+def test_an_unsupported_name_taken_by_from_import_stops_the_script_with_one_line(tmp_path):
+    """It was Python's 'ImportError: cannot import name ... (genesis/__init__.py)', with a
+    traceback and no word that genesis lacks it."""
+    script = tmp_path / "train.py"
+    script.write_text("import torch\nfrom torch import nn, sparse_coo_tensor\n")
+    result, trace = traced(tmp_path, script, "--torch")
+    assert result.exit_code == 3
+    said = " ".join(result.output.split())
+    assert ("UnsupportedTorchImport: torch.sparse_coo_tensor is not supported by genesis yet "
+            "(used at ") in said and "train.py:2)" in said
+    assert "Traceback" not in result.output and "cannot import name" not in said
+    assert trace["meta"]["unsupported_torch"]["name"] == "torch.sparse_coo_tensor"
+
+
 def test_an_unsupported_module_stops_the_script_at_its_import(tmp_path):
     result, trace = traced(tmp_path, "distributed.py", "--torch")
     assert result.exit_code == 3

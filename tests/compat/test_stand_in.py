@@ -5,7 +5,8 @@ import sys
 import pytest
 
 import genesis
-from genesis.compat import UnsupportedTorchAPI, UnsupportedTorchModule, is_served, serve_torch
+from genesis.compat import (UnsupportedTorchAPI, UnsupportedTorchImport, UnsupportedTorchModule,
+                            is_served, serve_torch)
 
 
 def test_torch_and_its_modules_are_genesis_while_served():
@@ -81,6 +82,23 @@ def test_a_missing_module_names_itself_and_the_import_line():
     assert str(info.value).startswith("torch.fft is not supported by genesis yet (used at ")
     assert "test_stand_in.py:" in str(info.value)
     assert isinstance(info.value, ModuleNotFoundError)
+
+
+def test_a_missing_name_taken_by_from_import_names_itself_and_stays_an_import_error(tmp_path):
+    """`from torch import sparse_coo_tensor`: Python turned the stand-in's error into its
+    own 'cannot import name', which named neither genesis nor the line; an `except
+    ImportError` fallback still runs."""
+    script = tmp_path / "train.py"
+    script.write_text("import torch\ntry:\n    from torch import sparse_coo_tensor\n"
+                      "except ImportError:\n    fallback = True\n"
+                      "from torch.nn import Linear\nfrom torch import sparse_coo_tensor\n")
+    namespace = {"__name__": "__main__"}
+    with serve_torch(), pytest.raises(UnsupportedTorchImport) as info:
+        exec(compile(script.read_text(), str(script), "exec"), namespace)
+    assert namespace["fallback"] and namespace["Linear"] is genesis.nn.Linear
+    assert str(info.value).startswith("torch.sparse_coo_tensor is not supported by genesis yet "
+                                      f"(used at {script}:7)")
+    assert isinstance(info.value, ImportError) and info.value.torch_name == "torch.sparse_coo_tensor"
 
 
 def test_modules_that_import_fine_but_offer_nothing_yet_fail_at_use():

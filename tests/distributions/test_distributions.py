@@ -98,3 +98,46 @@ def test_kl_divergence_matches_pytorch():
         D.kl_divergence(D.Normal(0.0, 1.0), D.Uniform(0.0, 1.0))
     with pytest.raises(ValueError, match="either `probs` or `logits`"):
         D.Categorical()
+
+
+@pytest.mark.parametrize("given", ["covariance_matrix", "scale_tril", "precision_matrix"])
+def test_multivariate_normal_matches_pytorch_with_gradients(given):
+    torch = torch_or_skip()
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 3))
+    covariance = a @ a.T + np.eye(3)
+    matrix = {"covariance_matrix": covariance, "scale_tril": np.linalg.cholesky(covariance),
+              "precision_matrix": np.linalg.inv(covariance)}[given]
+    loc, t_loc = pair(torch, rng.standard_normal((2, 3)).tolist())  # a batch of 2
+    held, t_held = pair(torch, matrix.tolist())
+    value = rng.standard_normal((4, 2, 3)).tolist()
+    mine = D.MultivariateNormal(loc, **{given: held})
+    theirs = torch.distributions.MultivariateNormal(t_loc, **{given: t_held})
+    assert mine.batch_shape == tuple(theirs.batch_shape) == (2,)
+    assert mine.event_shape == tuple(theirs.event_shape) == (3,)
+    log_prob = mine.log_prob(genesis.tensor(value, dtype=genesis.float64))
+    t_log_prob = theirs.log_prob(torch.tensor(value, dtype=torch.float64))
+    np.testing.assert_allclose(log_prob.detach().numpy(), t_log_prob.detach().numpy(), rtol=1e-10)
+    for name in ("entropy",):
+        np.testing.assert_allclose(getattr(mine, name)().detach().numpy(),
+                                   getattr(theirs, name)().detach().numpy(), rtol=1e-10)
+    for name in ("variance", "covariance_matrix", "precision_matrix"):
+        np.testing.assert_allclose(getattr(mine, name).detach().numpy(),
+                                   getattr(theirs, name).detach().numpy(), rtol=1e-10, atol=1e-12)
+    (log_prob.sum() + mine.entropy().sum()).backward()
+    (t_log_prob.sum() + theirs.entropy().sum()).backward()
+    np.testing.assert_allclose(loc.grad.numpy(), t_loc.grad.numpy(), rtol=1e-9)
+    np.testing.assert_allclose(held.grad.numpy(), t_held.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_multivariate_normal_samples_have_its_covariance_and_carry_gradients():
+    genesis.manual_seed(0)
+    loc = genesis.tensor([1.0, -1.0], requires_grad=True)
+    covariance = genesis.tensor([[2.0, 0.5], [0.5, 1.0]])
+    draws = D.MultivariateNormal(loc, covariance_matrix=covariance).rsample((20000,))
+    assert draws.shape == (20000, 2)
+    np.testing.assert_allclose(np.cov(draws.detach().numpy().T), covariance.numpy(), atol=0.06)
+    draws.mean().backward()
+    np.testing.assert_allclose(loc.grad.numpy(), [0.5, 0.5], rtol=1e-3)  # a float32 sum of 20000
+    with pytest.raises(ValueError, match="Exactly one of"):
+        D.MultivariateNormal(loc, covariance_matrix=covariance, scale_tril=covariance)
