@@ -62,8 +62,9 @@ def watched(folder: str):
         yield session
 
 
-def step_times(data, steps: int, setting, on_step=None) -> list:
-    """Seconds of each step after WARM_UP, for a fresh model trained under `setting`."""
+def step_times(data, steps: int, setting, on_step=None, each_step=None) -> list:
+    """Seconds of each step after WARM_UP, for a fresh model trained under `setting`;
+    `on_step()` is called before step WARM_UP, `each_step()` before every step."""
     times = []
     with setting:
         loader = _batches(data)
@@ -72,6 +73,8 @@ def step_times(data, steps: int, setting, on_step=None) -> list:
         for step in range(steps):
             if step == WARM_UP and on_step is not None:
                 on_step()
+            if each_step is not None:
+                each_step()
             started = time.perf_counter()
             batch, target = next(loader)
             optimizer.zero_grad()
