@@ -28,13 +28,15 @@ import math
 import numpy as np
 
 from ._finite_figures import dot_with_itself
+from ..autograd.function import AccumulateGrad
 from ..ops.activation import Hardtanh, Relu
 from ..ops.elementwise import Mul
 from ..ops.reduce import Mean, Sum
 from ..ops.unary import Sigmoid, Tanh
 from ..tensor import Tensor
 
-__all__ = ["kind_of", "units_axis", "is_sum_or_mean", "multiplies", "Figures", "MIN_EXAMPLES", "SATURATION", "SAMPLE_VALUES"]
+__all__ = ["kind_of", "units_axis", "is_sum_or_mean", "multiplies", "computed_from", "Figures",
+           "MIN_EXAMPLES", "SATURATION", "SAMPLE_VALUES"]
 
 MIN_EXAMPLES = 8      # values per unit below which "zero for every example" is not measured
 SATURATION = 0.99     # |tanh| above it, sigmoid below 1 - it or above it: saturated
@@ -95,6 +97,77 @@ def multiplies(node, args: tuple, taken) -> bool:
     return other is not taken and isinstance(other, Tensor) and other._data.size > 1
 
 
+def computed_from(node, call, earlier: set, budget: int = 64):
+    """What the input of `node` (an activation's grad_fn, run in the module call `call`) is
+    computed from in that call's forward, as (what, where), or None where it reaches nothing
+    (made from the forward's inputs alone, or beyond `budget` ops).
+
+    The walk goes back through the forward's own ops, nearest first, and stops at an inner
+    module's output, a leaf (a parameter), an activation, and the inputs of the activations
+    walked from before (`earlier`, ids of nodes; this walk's own are added). `what`:
+    ("modules", the ids of the modules and leaves reached) or, where it reaches none,
+    ("activations", the names of the activations reached: an LSTM cell state's tanh is made
+    from gates only). `where`: the ids of the module calls, of the ops taking a leaf and of the
+    activations reached, all made anew each time a layer runs again.
+
+    Two ops of one call with the same `what` (and op, and line) and no `where` in common are
+    the same layer run again, as at each turn of a loop over time steps; layers in a loop
+    differ in their modules or parameters, and two gates cut from one product share it.
+
+    >>> import genesis
+    >>> from genesis.autograd.module_scope import running
+    >>> class Loop(genesis.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.fc, self.other = genesis.nn.Linear(2, 2), genesis.nn.Linear(2, 2)
+    ...     def forward(self, x):
+    ...         earlier = set()
+    ...         return [computed_from(y.grad_fn, running.call, earlier)
+    ...                 for y in (self.fc(x).relu(), self.fc(x).relu(), self.other(x).relu())]
+    >>> (what, where), (again, elsewhere), (other, _) = Loop()(genesis.ones(1, 2))
+    >>> what[0], what == again, not where & elsewhere, what == other
+    ('modules', True, True, False)
+    """
+    modules, activations, where = set(), set(), set()
+    waiting, seen, position = list(node._next_nodes), set(), 0
+    earlier.update(id(child) for child in waiting)
+    while position < len(waiting):
+        child = waiting[position]
+        position += 1
+        if child is None or id(child) in seen:
+            continue
+        if len(seen) >= budget:
+            return None
+        seen.add(id(child))
+        if type(child) is AccumulateGrad:  # a parameter taken as it is: `self.scale.tanh()`
+            modules.add(id(child))
+            where.add(id(node))
+            continue
+        made_in = child._module_call
+        if made_in is not call:
+            outer = made_in
+            while outer is not None and outer is not call:
+                outer = outer[1]
+            if outer is call and made_in[0] is not call[0]:  # an inner module's output
+                modules.add(id(made_in[0]))
+                where.add(made_in[2])
+            continue  # else made before the call: one of its inputs (or a leaf, no call)
+        kind, op = kind_of(child)
+        if kind != "other":
+            activations.add(op)
+            where.add(id(child))
+            continue
+        for grandchild in child._next_nodes:
+            if type(grandchild) is AccumulateGrad:
+                modules.add(id(grandchild))
+                where.add(id(child))
+            elif grandchild is not None and id(grandchild) not in earlier:
+                waiting.append(grandchild)
+    if modules:
+        return ("modules", frozenset(modules)), frozenset(where)
+    return (("activations", frozenset(activations)), frozenset(where)) if activations else None
+
+
 def units_axis(output, node) -> int | None:
     """The axis of an output's units: the channels (axis 1) of a conv-style output (4 or more
     dimensions, or 3 made from a convolution, a channel norm or a pooling: (N, C, L)), else
@@ -122,16 +195,18 @@ class Figures:
     deviations (`m2`), the counts of non-zero, finite and (tanh, sigmoid) saturated values,
     which units were non-zero for some example (`alive`, kind "relu", when measurable) and a
     `sample` of at most SAMPLE_VALUES values for the distribution (at the steps that take
-    one). `readable()` gives the arrays to read, `read()` the numbers from their values."""
+    one; of merged figures, drawn from each output's sample in proportion to its values, once
+    read). `readable()` gives the arrays to read, `read()` the numbers from their values."""
 
     __slots__ = ("xp", "kind", "count", "mean", "m2", "nonzero", "finite", "saturated",
-                 "alive", "sample")
+                 "alive", "sample", "parts")
 
     def __init__(self, xp, kind: str, count: int, mean, m2, nonzero, finite, saturated, alive,
                  sample):
         self.xp, self.kind, self.count, self.mean, self.m2 = xp, kind, count, mean, m2
         self.nonzero, self.finite, self.saturated, self.alive = nonzero, finite, saturated, alive
         self.sample = sample
+        self.parts = None  # merged: [(count, sample)] of each output, until the sample is drawn
 
     @classmethod
     def measure(cls, xp, data, kind: str, units_axis: int | None, distribution: bool = True):
@@ -166,8 +241,8 @@ class Figures:
 
     def merged(self, other: "Figures") -> "Figures":
         """The figures of this output and `other` together (another call of the same module
-        in the step, of the same kind); the sample stays this one's. Units are counted only
-        where both outputs have the same units."""
+        in the step, or another time step of a recurrent layer, of the same kind); the sample
+        is drawn from both. Units are counted only where both outputs have the same units."""
         count = self.count + other.count
         delta = other.mean - self.mean
         mean = self.mean + delta * (other.count / count)
@@ -180,11 +255,35 @@ class Figures:
             alive = self.alive | other.alive
         finite = self.finite + other.finite if self.finite is not None and \
             other.finite is not None else None
-        return Figures(self.xp, self.kind, count, mean, m2, self.nonzero + other.nonzero,
-                       finite, saturated, alive, self.sample)
+        parts = None
+        if (self.sample is not None or self.parts is not None) and \
+                (other.sample is not None or other.parts is not None):
+            parts = self.parts if self.parts is not None else [(self.count, self.sample)]
+            parts += other.parts if other.parts is not None else [(other.count, other.sample)]
+        together = Figures(self.xp, self.kind, count, mean, m2, self.nonzero + other.nonzero,
+                           finite, saturated, alive, None)
+        together.parts = parts
+        return together
+
+    def _draw_sample(self) -> None:
+        """The sample of merged figures, from each part's in proportion to its count."""
+        if self.parts is None:
+            return
+        parts, self.parts = self.parts, None
+        if sum(sample.size for _, sample in parts) <= SAMPLE_VALUES:
+            self.sample = self.xp.concatenate([sample for _, sample in parts])
+            return
+        drawn = []
+        for count, sample in parts:
+            take = min(sample.size, round(SAMPLE_VALUES * count / self.count))
+            if take:
+                spread = np.linspace(0, sample.size - 1, take).astype(np.int64)
+                drawn.append(sample[self.xp.asarray(spread)] if take < sample.size else sample)
+        self.sample = self.xp.concatenate(drawn)
 
     def readable(self) -> list:
         """The arrays to read, in the order `read` takes their values."""
+        self._draw_sample()
         xp, count = self.xp, self.count
         arrays = [self.mean, xp.sqrt(self.m2 / count), 1.0 - self.nonzero / count]
         if self.alive is not None:  # (the share of dead units is worked out on the host)
@@ -198,6 +297,7 @@ class Figures:
     @property
     def width(self) -> int:
         """How many floats the `readable()` arrays read as."""
+        self._draw_sample()
         return 3 + (self.alive.size if self.alive is not None else 0) + \
             (self.saturated is not None) + (1 + self.sample.size if self.sample is not None else 0)
 
@@ -206,6 +306,7 @@ class Figures:
         "std" (of the population), "zeros", "dead", "saturated" (fractions; None where not
         measured), "alive" (which units were non-zero for some example: a NumPy bool array,
         None where not measured), "non_finite", "sample" (None without a distribution)}."""
+        self._draw_sample()
         mean, std, zeros = values[:3]
         position = 3
         dead = alive = saturated = non_finite = sample = None
