@@ -28,15 +28,14 @@ import math
 import numpy as np
 
 from ._finite_figures import dot_with_itself
-from ..autograd.function import AccumulateGrad
 from ..ops.activation import Hardtanh, Relu
 from ..ops.elementwise import Mul
 from ..ops.reduce import Mean, Sum
 from ..ops.unary import Sigmoid, Tanh
 from ..tensor import Tensor
 
-__all__ = ["kind_of", "units_axis", "is_sum_or_mean", "multiplies", "computed_from", "Figures",
-           "MIN_EXAMPLES", "SATURATION", "SAMPLE_VALUES"]
+__all__ = ["kind_of", "units_axis", "is_sum_or_mean", "multiplies", "Figures", "MIN_EXAMPLES",
+           "SATURATION", "SAMPLE_VALUES"]
 
 MIN_EXAMPLES = 8      # values per unit below which "zero for every example" is not measured
 SATURATION = 0.99     # |tanh| above it, sigmoid below 1 - it or above it: saturated
@@ -95,77 +94,6 @@ def multiplies(node, args: tuple, taken) -> bool:
         return False
     other = args[1] if args[0] is taken else args[0]
     return other is not taken and isinstance(other, Tensor) and other._data.size > 1
-
-
-def computed_from(node, call, earlier: set, budget: int = 64):
-    """What the input of `node` (an activation's grad_fn, run in the module call `call`) is
-    computed from in that call's forward, as (what, where), or None where it reaches nothing
-    (made from the forward's inputs alone, or beyond `budget` ops).
-
-    The walk goes back through the forward's own ops, nearest first, and stops at an inner
-    module's output, a leaf (a parameter), an activation, and the inputs of the activations
-    walked from before (`earlier`, ids of nodes; this walk's own are added). `what`:
-    ("modules", the ids of the modules and leaves reached) or, where it reaches none,
-    ("activations", the names of the activations reached: an LSTM cell state's tanh is made
-    from gates only). `where`: the ids of the module calls, of the ops taking a leaf and of the
-    activations reached, all made anew each time a layer runs again.
-
-    Two ops of one call with the same `what` (and op, and line) and no `where` in common are
-    the same layer run again, as at each turn of a loop over time steps; layers in a loop
-    differ in their modules or parameters, and two gates cut from one product share it.
-
-    >>> import genesis
-    >>> from genesis.autograd.module_scope import running
-    >>> class Loop(genesis.nn.Module):
-    ...     def __init__(self):
-    ...         super().__init__()
-    ...         self.fc, self.other = genesis.nn.Linear(2, 2), genesis.nn.Linear(2, 2)
-    ...     def forward(self, x):
-    ...         earlier = set()
-    ...         return [computed_from(y.grad_fn, running.call, earlier)
-    ...                 for y in (self.fc(x).relu(), self.fc(x).relu(), self.other(x).relu())]
-    >>> (what, where), (again, elsewhere), (other, _) = Loop()(genesis.ones(1, 2))
-    >>> what[0], what == again, not where & elsewhere, what == other
-    ('modules', True, True, False)
-    """
-    modules, activations, where = set(), set(), set()
-    waiting, seen, position = list(node._next_nodes), set(), 0
-    earlier.update(id(child) for child in waiting)
-    while position < len(waiting):
-        child = waiting[position]
-        position += 1
-        if child is None or id(child) in seen:
-            continue
-        if len(seen) >= budget:
-            return None
-        seen.add(id(child))
-        if type(child) is AccumulateGrad:  # a parameter taken as it is: `self.scale.tanh()`
-            modules.add(id(child))
-            where.add(id(node))
-            continue
-        made_in = child._module_call
-        if made_in is not call:
-            outer = made_in
-            while outer is not None and outer is not call:
-                outer = outer[1]
-            if outer is call and made_in[0] is not call[0]:  # an inner module's output
-                modules.add(id(made_in[0]))
-                where.add(made_in[2])
-            continue  # else made before the call: one of its inputs (or a leaf, no call)
-        kind, op = kind_of(child)
-        if kind != "other":
-            activations.add(op)
-            where.add(id(child))
-            continue
-        for grandchild in child._next_nodes:
-            if type(grandchild) is AccumulateGrad:
-                modules.add(id(grandchild))
-                where.add(id(child))
-            elif grandchild is not None and id(grandchild) not in earlier:
-                waiting.append(grandchild)
-    if modules:
-        return ("modules", frozenset(modules)), frozenset(where)
-    return (("activations", frozenset(activations)), frozenset(where)) if activations else None
 
 
 def units_axis(output, node) -> int | None:

@@ -23,7 +23,7 @@ reductions (`genesis.debug.activation_figures`) and one transfer per step:
   Ops of a module's own loop over time steps (`h = torch.tanh(self.wx(x[:, t]) + self.wh(h))`)
   are filed once too: an op of the same name and line as an earlier one, computed from the
   same modules or parameters but not from the same module call, product or activation
-  (`activation_figures.computed_from`), is that layer again; a loop over layers computes
+  (`activation_roles.computed_from`), is that layer again; a loop over layers computes
   from others at each turn, and keeps one entry per layer.
 
 Figures: mean, standard deviation (of the population), fraction of exact zeros, fraction of
@@ -74,8 +74,9 @@ from collections import deque
 from ..autograd import function, module_scope
 from ..autograd.module_scope import running
 from ..autograd.source import SourceLocation
-from .activation_figures import (MIN_EXAMPLES, SATURATION, Figures, computed_from,
-                                 is_sum_or_mean, kind_of, multiplies, units_axis)
+from .activation_figures import (MIN_EXAMPLES, SATURATION, Figures, is_sum_or_mean, kind_of,
+                                 multiplies, units_axis)
+from .activation_roles import computed_from, roles, unit_words
 from .findings import Finding
 from .names import RootModules
 from .readings import Readings
@@ -290,7 +291,7 @@ class ActivationWatch:
             if measured is None or measured.tensor is not output:
                 kind, op = kind_of(node)
                 measured = self._measure(node, output, kind, op, None)
-            for inline, label in _roles(pending, measured):
+            for inline, label in roles(pending, measured):
                 self._file((*key, label), inline, key)
             self._file((*key, ""), measured, key)
             self._classes.setdefault(key, type(module).__name__)
@@ -474,7 +475,7 @@ class ActivationWatch:
         node = entry.node() if entry.node is not None else None
         graph, node_id = locate(node) if locate is not None and node is not None else (None, None)
         source = entry.source
-        where = f"the {entry.op}{_unit_words(entry.unit)} in {entry.module}'s forward" \
+        where = f"the {entry.op}{unit_words(entry.unit)} in {entry.module}'s forward" \
             if entry.module is not None and entry.module != key else \
             f"the output of {self._named(key)}"
         if entry.runs > 1:
@@ -528,55 +529,6 @@ class ActivationWatch:
         "zeros", "dead" (ReLU-like), "saturated" (tanh, sigmoid): Series, "values":
         [distribution sample]}}."""
         return {key: entry.to_dict() for key, entry in self.entries.items()}
-
-
-def _unit_words(unit: str | None) -> str:
-    """" of layer 1's reverse direction" for the unit "l1_reverse"; "" for none or the only one."""
-    if not unit:
-        return ""
-    layer, _, reverse = unit[1:].partition("_")
-    return f" of layer {layer}" + ("'s reverse direction" if reverse else "")
-
-
-def _roles(pending: list, output) -> list:
-    """(activation, label) of each activation a module call's forward ran, but its `output`:
-    the op's name, numbered ("tanh#2") among the ops of that name. A recurrent layer's ops
-    are numbered within their time step, under their unit ("l1_reverse.sigmoid#3": the third
-    sigmoid of each step of layer 1's reverse direction). Other ops share a label with an
-    earlier one of the same name and line, computed from the same modules or parameters but
-    from none of its module calls, products or activations (`computed_from`): the same layer
-    at another turn of a loop over time steps (`h = self.fc(x[:, t]).relu()`), where a loop
-    over layers computes from other parameters at each turn, and two gates cut from one
-    product share that product."""
-    counts, step_counts, labels, found = {}, {}, {}, []
-    for inline in pending:
-        if inline is output:
-            continue
-        if inline.step is not None:
-            _, unit, index = inline.step
-            role = (unit, index, inline.op)
-            number = step_counts[role] = step_counts.get(role, 0) + 1
-            label = (f"{unit}." if unit else "") + inline.op + (f"#{number}" if number > 1 else "")
-            found.append((inline, label))
-            continue
-        label = same = None
-        if inline.inputs is not None:
-            what, where = inline.inputs
-            same = labels.setdefault(
-                (inline.op, inline.source.frames[0] if inline.source is not None else None,
-                 what), [])
-            for taken in same:  # [label, where of every op under it]
-                if not taken[1] & where:
-                    label = taken[0]
-                    taken[1] = taken[1] | where
-                    break
-        if label is None:
-            number = counts[inline.op] = counts.get(inline.op, 0) + 1
-            label = inline.op + (f"#{number}" if number > 1 else "")
-            if same is not None:
-                same.append([label, where])
-        found.append((inline, label))
-    return found
 
 
 def _dead(samples: list, activity) -> dict | None:
