@@ -22,7 +22,11 @@ read per op.
 
 Tools that must see every call as it happens (graph recording) add a
 `ModuleCallListener` to `listeners`; `Module.__call__` calls `enter(module)` /
-`exit(module)` around `forward` only while one listens. Tools that must know of the
+`exit(module)` around `forward` only while one listens. A forward that runs a recurrence
+(`genesis.nn.RNN`, `LSTM`, `GRU`) says which time step of which of its units it runs with
+`time_step(unit, index)` (one tuple and a thread-local write a step), so a tool can file
+each op by its role in a step (the LSTM's output tanh) rather than by its order in the
+call (its 50th tanh). Tools that must know of the
 modules built while a forward runs (a layer made anew at each call) add a
 `ModuleBuildListener` to `build_listeners`; `Module.__init__` calls `built(module)`,
 as its construction starts, when a module call is in progress and one listens.
@@ -36,7 +40,7 @@ from typing import Protocol
 from ..listeners import Listeners
 
 __all__ = ["running", "call_order", "listeners", "enter", "exit", "ModuleCallListener",
-           "build_listeners", "built", "ModuleBuildListener"]
+           "build_listeners", "built", "ModuleBuildListener", "time_step"]
 
 
 class ModuleCallListener(Protocol):
@@ -65,9 +69,25 @@ call_order = itertools.count().__next__  # the `order` of the next module call
 
 class _Running(threading.local):
     call = None  # this thread's innermost module call in progress, or None outside any module
+    # (order of the call, unit, index): the time step that call's forward declared it runs
+    # (`time_step`); it holds only while `order` is that of the innermost call in progress
+    step = None
 
 
 running = _Running()
+
+
+def time_step(unit: str | None, index: int = 0) -> None:
+    """Declare, from a module's forward, that its ops from now on run time step `index` of
+    its recurrent unit `unit` (a name: "" for its only one, "l1_reverse" for layer 1's
+    reverse direction), until the next declaration; `unit` None: no time step any more.
+
+    >>> time_step("", 0)                     # outside a module call: nothing is declared
+    >>> running.step is None
+    True
+    """
+    call = running.call
+    running.step = None if call is None or unit is None else (call[2], unit, index)
 
 
 def enter(module) -> None:

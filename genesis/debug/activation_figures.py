@@ -34,7 +34,8 @@ from ..ops.reduce import Mean, Sum
 from ..ops.unary import Sigmoid, Tanh
 from ..tensor import Tensor
 
-__all__ = ["kind_of", "units_axis", "is_sum_or_mean", "multiplies", "Figures", "MIN_EXAMPLES", "SATURATION", "SAMPLE_VALUES"]
+__all__ = ["kind_of", "units_axis", "is_sum_or_mean", "multiplies", "Figures", "MIN_EXAMPLES",
+           "SATURATION", "SAMPLE_VALUES"]
 
 MIN_EXAMPLES = 8      # values per unit below which "zero for every example" is not measured
 SATURATION = 0.99     # |tanh| above it, sigmoid below 1 - it or above it: saturated
@@ -122,16 +123,18 @@ class Figures:
     deviations (`m2`), the counts of non-zero, finite and (tanh, sigmoid) saturated values,
     which units were non-zero for some example (`alive`, kind "relu", when measurable) and a
     `sample` of at most SAMPLE_VALUES values for the distribution (at the steps that take
-    one). `readable()` gives the arrays to read, `read()` the numbers from their values."""
+    one; of merged figures, drawn from each output's sample in proportion to its values, once
+    read). `readable()` gives the arrays to read, `read()` the numbers from their values."""
 
     __slots__ = ("xp", "kind", "count", "mean", "m2", "nonzero", "finite", "saturated",
-                 "alive", "sample")
+                 "alive", "sample", "parts")
 
     def __init__(self, xp, kind: str, count: int, mean, m2, nonzero, finite, saturated, alive,
                  sample):
         self.xp, self.kind, self.count, self.mean, self.m2 = xp, kind, count, mean, m2
         self.nonzero, self.finite, self.saturated, self.alive = nonzero, finite, saturated, alive
         self.sample = sample
+        self.parts = None  # merged: [(count, sample)] of each output, until the sample is drawn
 
     @classmethod
     def measure(cls, xp, data, kind: str, units_axis: int | None, distribution: bool = True):
@@ -166,8 +169,8 @@ class Figures:
 
     def merged(self, other: "Figures") -> "Figures":
         """The figures of this output and `other` together (another call of the same module
-        in the step, of the same kind); the sample stays this one's. Units are counted only
-        where both outputs have the same units."""
+        in the step, or another time step of a recurrent layer, of the same kind); the sample
+        is drawn from both. Units are counted only where both outputs have the same units."""
         count = self.count + other.count
         delta = other.mean - self.mean
         mean = self.mean + delta * (other.count / count)
@@ -180,11 +183,35 @@ class Figures:
             alive = self.alive | other.alive
         finite = self.finite + other.finite if self.finite is not None and \
             other.finite is not None else None
-        return Figures(self.xp, self.kind, count, mean, m2, self.nonzero + other.nonzero,
-                       finite, saturated, alive, self.sample)
+        parts = None
+        if (self.sample is not None or self.parts is not None) and \
+                (other.sample is not None or other.parts is not None):
+            parts = self.parts if self.parts is not None else [(self.count, self.sample)]
+            parts += other.parts if other.parts is not None else [(other.count, other.sample)]
+        together = Figures(self.xp, self.kind, count, mean, m2, self.nonzero + other.nonzero,
+                           finite, saturated, alive, None)
+        together.parts = parts
+        return together
+
+    def _draw_sample(self) -> None:
+        """The sample of merged figures, from each part's in proportion to its count."""
+        if self.parts is None:
+            return
+        parts, self.parts = self.parts, None
+        if sum(sample.size for _, sample in parts) <= SAMPLE_VALUES:
+            self.sample = self.xp.concatenate([sample for _, sample in parts])
+            return
+        drawn = []
+        for count, sample in parts:
+            take = min(sample.size, round(SAMPLE_VALUES * count / self.count))
+            if take:
+                spread = np.linspace(0, sample.size - 1, take).astype(np.int64)
+                drawn.append(sample[self.xp.asarray(spread)] if take < sample.size else sample)
+        self.sample = self.xp.concatenate(drawn)
 
     def readable(self) -> list:
         """The arrays to read, in the order `read` takes their values."""
+        self._draw_sample()
         xp, count = self.xp, self.count
         arrays = [self.mean, xp.sqrt(self.m2 / count), 1.0 - self.nonzero / count]
         if self.alive is not None:  # (the share of dead units is worked out on the host)
@@ -198,6 +225,7 @@ class Figures:
     @property
     def width(self) -> int:
         """How many floats the `readable()` arrays read as."""
+        self._draw_sample()
         return 3 + (self.alive.size if self.alive is not None else 0) + \
             (self.saturated is not None) + (1 + self.sample.size if self.sample is not None else 0)
 
@@ -206,6 +234,7 @@ class Figures:
         "std" (of the population), "zeros", "dead", "saturated" (fractions; None where not
         measured), "alive" (which units were non-zero for some example: a NumPy bool array,
         None where not measured), "non_finite", "sample" (None without a distribution)}."""
+        self._draw_sample()
         mean, std, zeros = values[:3]
         position = 3
         dead = alive = saturated = non_finite = sample = None

@@ -14,7 +14,17 @@ reductions (`genesis.debug.activation_figures`) and one transfer per step:
 - each ReLU-like, tanh and sigmoid op run inside a module's forward whose output is not that
   module's output (`x = self.fc(x).relu()`): filed under the module that ran it and the op,
   "MLP.relu" ("MLP.relu#2" for the second such op in one call); such ops run outside any
-  module under the op's name ("relu").
+  module under the op's name ("relu"). The ops of a recurrent layer's time steps (`nn.RNN`,
+  `LSTM`, `GRU`, and the cells, which declare each step) are filed by their role in a step,
+  every step together: "lstm.sigmoid" (the forget gate), "lstm.sigmoid#2" (input),
+  "lstm.tanh" (the cell candidate), "lstm.sigmoid#3" (output), "lstm.tanh#2" (tanh of the
+  cell state); a GRU's "gru.sigmoid" (reset), "gru.sigmoid#2" (update), "gru.tanh" (new);
+  in a stacked or bidirectional one, per layer and direction ("lstm.l1_reverse.tanh#2").
+  Ops of a module's own loop over time steps (`h = torch.tanh(self.wx(x[:, t]) + self.wh(h))`)
+  are filed once too: an op of the same name and line as an earlier one, computed from the
+  same modules or parameters but not from the same module call, product or activation
+  (`activation_roles.computed_from`), is that layer again; a loop over layers computes
+  from others at each turn, and keeps one entry per layer.
 
 Figures: mean, standard deviation (of the population), fraction of exact zeros, fraction of
 dead units (ReLU-like), fraction saturated (|tanh| > 0.99; sigmoid < 0.01 or > 0.99), and
@@ -65,8 +75,8 @@ from ..autograd import function, module_scope
 from ..autograd.module_scope import running
 from ..autograd.source import SourceLocation
 from .activation_figures import (MIN_EXAMPLES, SATURATION, Figures, is_sum_or_mean, kind_of,
-                                 multiplies,
-                                 units_axis)
+                                 multiplies, units_axis)
+from .activation_roles import computed_from, roles, unit_words
 from .findings import Finding
 from .names import RootModules
 from .readings import Readings
@@ -98,7 +108,8 @@ class _Output:
     filed, whether it is the top module's output (`final`)."""
 
     __slots__ = ("order", "tensor", "figures", "op", "node", "node_name", "source", "owner",
-                 "module", "final", "fed_by", "examples", "feeds", "gates")
+                 "module", "final", "fed_by", "examples", "feeds", "gates", "step", "inputs",
+                 "runs")
 
     def __init__(self, tensor, figures: Figures, op: str, node, source, examples: int):
         self.order = 0      # when it was measured in the step: entries are listed in that order
@@ -112,6 +123,9 @@ class _Output:
         self.examples = examples  # values per unit: the examples (and positions) it holds
         self.feeds = False  # an op took it on as a layer does (not a hinge loss's sum or mean)
         self.gates = False  # a product took it on as a gate: times another tensor, elementwise
+        self.step = None    # (call order, unit, index): the time step its call declared, if any
+        self.inputs = None  # what its input is computed from in its call (`computed_from`)
+        self.runs = 1       # the outputs of its key's own forward in the step (time steps)
 
 
 class _Entry:
@@ -119,7 +133,7 @@ class _Entry:
     rules) the samples where this key's own forward made the output."""
 
     __slots__ = ("kind", "series", "values", "samples", "activity", "op", "source", "node",
-                 "node_name", "module", "final", "fed_by", "feeds", "gates")
+                 "node_name", "module", "final", "fed_by", "feeds", "gates", "unit", "runs")
 
     def __init__(self):
         self.kind = "other"
@@ -131,6 +145,8 @@ class _Entry:
         self.final = False  # its output was once the top module's
         self.feeds = False  # an op took its output on as a layer does (see _Output.feeds)
         self.gates = False  # a product took its output on as a gate (see _Output.gates)
+        self.unit = None    # the recurrent unit whose time steps made it ("", "l1_reverse")
+        self.runs = 1       # how many outputs of its own it merged in its latest sample
 
     def to_dict(self) -> dict:
         kept = {name: series.to_dict() for name, series in self.series.items()
@@ -239,6 +255,12 @@ class ActivationWatch:
         source = node._source or SourceLocation.capture(max_frames=1)
         measured = self._measure(node, output, kind, op, source)
         call = running.call
+        if call is not None:
+            step = running.step
+            if step is not None and step[0] == call[2]:
+                measured.step = step
+            else:
+                measured.inputs = computed_from(node, call, self._walked)
         child = node._next_nodes[0] if node._next_nodes else None
         fed_by = child._module_call if child is not None else None
         with self._lock:
@@ -269,12 +291,8 @@ class ActivationWatch:
             if measured is None or measured.tensor is not output:
                 kind, op = kind_of(node)
                 measured = self._measure(node, output, kind, op, None)
-            counts = {}
-            for inline in pending:
-                if inline is not measured:
-                    number = counts[inline.op] = counts.get(inline.op, 0) + 1
-                    self._file((*key, inline.op + (f"#{number}" if number > 1 else "")),
-                               inline, key)
+            for inline, label in roles(pending, measured):
+                self._file((*key, label), inline, key)
             self._file((*key, ""), measured, key)
             self._classes.setdefault(key, type(module).__name__)
             if call[1] is None:
@@ -304,6 +322,8 @@ class ActivationWatch:
             self._filed[key] = [measured, own, measured.figures]
         elif filed[2].kind == measured.figures.kind:  # called again in the step: both count
             filed[2] = filed[2].merged(measured.figures)
+            if own and filed[1]:  # and what took its output on (see `_finish`)
+                filed.append(measured)
 
     def _key(self, call) -> tuple:
         """(id of the outermost module, path in it) of a module call: the module's path in
@@ -356,9 +376,14 @@ class ActivationWatch:
                 self._class_names[self._name(key)] = name
             self._clear()
             by_namespace = {}
-            for key, (measured, own, figures) in sorted(filed.items(),
-                                                        key=lambda item: item[1][0].order):
+            for key, (measured, own, figures, *again) in sorted(filed.items(),
+                                                                key=lambda item: item[1][0].order):
                 measured.tensor = None  # the figures are all it needs from now on
+                measured.runs += len(again)
+                for other in again:  # a hidden layer or a gate at any of its calls or steps
+                    other.tensor = None
+                    measured.feeds = measured.feeds or other.feeds
+                    measured.gates = measured.gates or other.gates
                 if own:
                     measured.module, measured.fed_by = self._name(measured.module), \
                         self._name(measured.fed_by)
@@ -404,6 +429,8 @@ class ActivationWatch:
                 entry.final = entry.final or measured.final
                 entry.feeds = entry.feeds or measured.feeds
                 entry.gates = entry.gates or measured.gates
+                entry.unit = measured.step[1] if measured.step is not None else None
+                entry.runs = measured.runs
             latest[key] = {name: numbers[name] for name in ("mean", "std", "zeros", "dead",
                                                             "saturated")}
         if self._latest[0] != step:
@@ -414,10 +441,12 @@ class ActivationWatch:
         self._pending = {}   # module call's order (None: outside modules) -> activations it ran
         self._outputs = {}   # id(output) -> _Output, within the outermost call under way
         self._filed = {}     # key -> [first _Output, whether this key's forward made it,
-        #                      the Figures of all its calls in the step]
+        #                      the Figures of all its calls in the step, the other _Outputs
+        #                      its own forward made]
         self._paths = {}     # module call's order -> its key
         self._measured = 0   # outputs measured in the step
         self._classes = {}   # module call's key -> its class name
+        self._walked = set()  # ids of the nodes `computed_from` walked from in the step
 
     # -- what was seen --------------------------------------------------------------------
     def findings(self, locate=None) -> list:
@@ -446,8 +475,13 @@ class ActivationWatch:
         node = entry.node() if entry.node is not None else None
         graph, node_id = locate(node) if locate is not None and node is not None else (None, None)
         source = entry.source
-        where = f"the {entry.op} in {entry.module}'s forward" if entry.module is not None and \
-            entry.module != key else f"the output of {self._named(key)}"
+        where = f"the {entry.op}{unit_words(entry.unit)} in {entry.module}'s forward" \
+            if entry.module is not None and entry.module != key else \
+            f"the output of {self._named(key)}"
+        if entry.runs > 1:
+            where += (f" (all its time steps together: {entry.runs} in the last sample)"
+                      if entry.unit is not None else
+                      f" (all its runs in a step together: {entry.runs} in the last sample)")
         if entry.fed_by is not None and entry.fed_by != entry.module:
             where += f" (on the output of {self._named(entry.fed_by)})"
         shares = ", ".join(f"{share:.0%}" for share in facts["shares"])

@@ -6,7 +6,9 @@ and the same options: `num_layers`, `bias`, `batch_first`, `dropout` between lay
 (`genesis.nn.utils.rnn`): each sequence runs for its own length, the output is packed like
 the input and the final states come in the batch's original order. Each step is written with ops, so
 gradients (of any order) come from them; the input projections of a whole sequence are one
-matrix product, only the hidden-state products run step by step.
+matrix product, only the hidden-state products run step by step. Each step declares itself
+(`genesis.autograd.module_scope.time_step`) with its unit: "" for a one-layer, one-direction
+layer, else "l{k}" or "l{k}_reverse" as in the parameters' names.
 
 Gates: LSTM (input, forget, cell, output) = chunks of x W_ih^T + b_ih + h W_hh^T + b_hh;
 c' = f * c + i * g, h' = o * tanh(c'). GRU (reset, update, new): r, z from the summed
@@ -20,9 +22,11 @@ projections, n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn)), h' = (1 - z) * n
 """
 from __future__ import annotations
 
+import itertools
 import math
 
 from ..autograd.grad_mode import grad_state
+from ..autograd.module_scope import time_step
 from ..creation import empty, zeros
 from ..dtypes import float32
 from ..ops.activation import relu
@@ -223,14 +227,28 @@ class RNNBase(Module):
 
             def output_of(h):
                 return h
+        # Each step declares itself, so that tools file its ops by their role in a step (the
+        # output tanh of layer 1's reverse direction), not by their order in the call.
+        unit = f"l{layer}" + ("_reverse" if direction else "") \
+            if self.num_layers > 1 or self.bidirectional else ""
+        count = itertools.count()
+
+        def declared_step(projected_rows, state):
+            time_step(unit, next(count))
+            return step(projected_rows, state)
+
         if batch_sizes is not None:
-            return run_packed(projected, state, batch_sizes, step, output_of, reverse=direction == 1)
-        steps = range(input.shape[0] - 1, -1, -1) if direction else range(input.shape[0])
-        outputs = [None] * input.shape[0]
-        for t in steps:
-            state = step(projected[t], state)
-            outputs[t] = output_of(state)
-        return stack(outputs), state
+            outputs, state = run_packed(projected, state, batch_sizes, declared_step, output_of,
+                                        reverse=direction == 1)
+        else:
+            steps = range(input.shape[0] - 1, -1, -1) if direction else range(input.shape[0])
+            outputs = [None] * input.shape[0]
+            for t in steps:
+                state = declared_step(projected[t], state)
+                outputs[t] = output_of(state)
+            outputs = stack(outputs)
+        time_step(None)
+        return outputs, state
 
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"
@@ -295,7 +313,8 @@ class GRU(RNNBase):
 
 # -- single steps -------------------------------------------------------------------------------
 class RNNCellBase(Module):
-    """One step of RNN, LSTM or GRU for an input of shape (N, input_size) or (input_size,)."""
+    """One step of RNN, LSTM or GRU for an input of shape (N, input_size) or (input_size,);
+    it declares itself a time step, as the layers' steps do."""
 
     gates = 1
 
@@ -349,8 +368,10 @@ class RNNCell(RNNCellBase):
 
     def forward(self, input: Tensor, hx=None) -> Tensor:
         input, h, batched = self._prepared(input, hx)
+        time_step("", 0)
         h = _rnn_step(linear(input, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh,
                       tanh if self.nonlinearity == "tanh" else relu)
+        time_step(None)
         return h if batched else h.squeeze(0)
 
 
@@ -361,8 +382,10 @@ class LSTMCell(RNNCellBase):
 
     def forward(self, input: Tensor, hx=None) -> tuple:
         input, state, batched = self._prepared(input, hx)
+        time_step("", 0)
         h, c = _lstm_step(linear(input, self.weight_ih, self.bias_ih), tuple(state),
                           self.weight_hh, self.bias_hh, None)
+        time_step(None)
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
 
 
@@ -373,5 +396,7 @@ class GRUCell(RNNCellBase):
 
     def forward(self, input: Tensor, hx=None) -> Tensor:
         input, h, batched = self._prepared(input, hx)
+        time_step("", 0)
         h = _gru_step(linear(input, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
+        time_step(None)
         return h if batched else h.squeeze(0)
