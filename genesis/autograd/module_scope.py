@@ -29,7 +29,12 @@ each op by its role in a step (the LSTM's output tanh) rather than by its order 
 call (its 50th tanh). Tools that must know of the
 modules built while a forward runs (a layer made anew at each call) add a
 `ModuleBuildListener` to `build_listeners`; `Module.__init__` calls `built(module)`,
-as its construction starts, when a module call is in progress and one listens.
+as its construction starts, when a module call is in progress and one listens. Tools
+that must know when a model is switched between training and evaluation add a
+`ModeListener` to `mode_listeners`; `Module.train()` (and so `eval()`) calls
+`mode_set(module, mode)` once its whole tree is set, for a call the script made (not for
+the calls on its descendants that it makes, nor for those an overridden `train()` of a
+descendant makes meanwhile), when one listens.
 """
 from __future__ import annotations
 
@@ -40,7 +45,8 @@ from typing import Protocol
 from ..listeners import Listeners
 
 __all__ = ["running", "call_order", "listeners", "enter", "exit", "ModuleCallListener",
-           "build_listeners", "built", "ModuleBuildListener", "time_step"]
+           "build_listeners", "built", "ModuleBuildListener", "time_step", "mode_listeners",
+           "mode_set", "ModeListener"]
 
 
 class ModuleCallListener(Protocol):
@@ -61,8 +67,16 @@ class ModuleBuildListener(Protocol):
         ...
 
 
+class ModeListener(Protocol):
+    """Told when `train(mode)` or `eval()` has set the mode of `module` and its descendants."""
+
+    def mode_set(self, module, mode: bool) -> None:
+        ...
+
+
 listeners: Listeners[ModuleCallListener] = Listeners()
 build_listeners: Listeners[ModuleBuildListener] = Listeners()
+mode_listeners: Listeners[ModeListener] = Listeners()
 
 call_order = itertools.count().__next__  # the `order` of the next module call
 
@@ -72,6 +86,7 @@ class _Running(threading.local):
     # (order of the call, unit, index): the time step that call's forward declared it runs
     # (`time_step`); it holds only while `order` is that of the innermost call in progress
     step = None
+    setting_modes = 0  # `train()` calls in progress on this thread (a tree is set recursively)
 
 
 running = _Running()
@@ -103,3 +118,8 @@ def exit(module) -> None:
 def built(module) -> None:
     for listener in build_listeners:
         listener.built(module)
+
+
+def mode_set(module, mode: bool) -> None:
+    for listener in mode_listeners:
+        listener.mode_set(module, mode)

@@ -38,6 +38,7 @@ KINDS = {
     "gradients_cleared": ("training", "an optimizer step after its gradients were cleared"),
     "scheduler_order": ("training", "a learning-rate scheduler stepped before its optimizer"),
     "update_ratio": ("training", "a parameter whose updates are orders of magnitude off the others'"),
+    "left_in_eval_mode": ("training", "training steps run in eval mode: a model.eval() not undone"),
     "softmax_into_loss": ("training", "softmax probabilities given to a loss that wants logits or log-probabilities"),
     "dead_activation": ("activation", "a layer whose ReLU-like outputs are zero for every input"),
     "saturated_activation": ("activation", "a layer whose tanh/sigmoid outputs are saturated"),

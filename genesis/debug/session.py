@@ -37,6 +37,7 @@ from .forward_builds import ForwardBuilds
 from .blame import forward_input_names
 from .journal import Journal
 from .loss_watch import LossWatch
+from .mode_watch import ModeWatch
 from .nan_watch import NaNWatch
 from .nan_replay import NaNReplay
 from .optimizer_watch import OptimizerWatch
@@ -115,6 +116,7 @@ class TraceSession:
                                               name_of=self.parameter_name, readings=self.readings)
         self.optimizer_watch.grad_norm_at = self.params.grad_norm_at  # zero as backward gave it?
         self.forward_builds = ForwardBuilds()
+        self.modes = ModeWatch(root_prefix=self.recorder.scope.roots.prefix)
         self.replay = NaNReplay(replay_dir, name_of=self.parameter_name)
         if self.nan_watch is not None:
             self.nan_watch.on_new_finding = self._nan_found
@@ -158,6 +160,7 @@ class TraceSession:
         self.activations.start()
         self.optimizer_watch.start()
         self.forward_builds.start()
+        self.modes.start()
         self.writes.start()
         self.writes.start_recording()
         engine.backward_listeners.add(self)
@@ -173,6 +176,7 @@ class TraceSession:
         self.activations.stop()
         self.optimizer_watch.stop()
         self.forward_builds.stop()
+        self.modes.stop()
         self.writes.stop()
         engine.backward_listeners.discard(self)
         optimizers.listeners.discard(self)
@@ -217,6 +221,7 @@ class TraceSession:
             if completed:  # a backward that raised says nothing about which parameters get gradients
                 self.params.measure(reached=run, scale=self._loss_scale(run))
                 self.forward_builds.backward_finished(run, self.params.steps - 1)
+                self.modes.backward_finished(run, self.params.steps - 1)
                 if not grad_state.in_backward:
                     self.optimizer_watch.backward_finished()
             self.activations.step_finished(self.params.steps)
@@ -511,6 +516,7 @@ class TraceSession:
         self.replay.stepping()
         with self.recorder.lock:
             self.forward_builds.stepping(optimizer)
+            self.modes.stepping(optimizer)
 
     def stepped(self, optimizer) -> None:
         """Optimizer listener: an optimizer that steps wants gradients for its parameters;
@@ -551,6 +557,7 @@ class TraceSession:
         findings.extend(self.params.findings(self._locate_parameter, self._explained))
         findings.extend(self.optimizer_watch.findings(self.params))
         findings.extend(self.forward_builds.findings())
+        findings.extend(self.modes.findings())
         findings.extend(softmax_loss_findings(graphs))
         findings.extend(self.activations.findings(lambda node: self.node_ids.get(node, (None, None))))
         if error is not None:

@@ -444,8 +444,14 @@ class Module:
         if not isinstance(mode, bool):
             raise ValueError(f"training mode is expected to be a bool, got {type(mode).__name__}")
         self.training = mode
-        for module in self.children():
-            module.train(mode)
+        running.setting_modes += 1
+        try:
+            for module in self.children():
+                module.train(mode)
+        finally:
+            running.setting_modes -= 1
+        if module_scope.mode_listeners and not running.setting_modes:
+            module_scope.mode_set(self, mode)  # the outermost call: the one the script made
         return self
 
     def eval(self) -> "Module":
