@@ -12,10 +12,12 @@ makes (`genesis.autograd.module_scope.mode_listeners`), with its line; after the
 starts, and after each such call, it listens to module calls until WINDOW_STEPS optimizer
 steps have run (then nothing, until the next mode change). There it notes the calls of the
 modules whose mode matters made with grad enabled, and their mode; after each backward call,
-those that ran in its graph (their call, or when it left no node in the graph, as Dropout in
-eval mode leaves none, the call around it, made ops the backward reached); at each optimizer
-step, which of those backward calls gave gradients to parameters it updates (held, with a
-gradient): those are *training steps*.
+for each of those that ran in its graph, the parameters whose gradients passed through it:
+those its ops' gradients flow on to (Dropout in eval mode makes no op: those of the module
+call that made its input, the last one started before it in the same model call with ops
+in the graph); at each optimizer step, which of those parameters it updates (holds, with a
+gradient). A backward call that gave gradients to parameters a step then updates is a
+*training step*, for the modules those gradients passed through.
 
 The finding, with its rule:
 
@@ -24,13 +26,14 @@ The finding, with its rule:
   an ancestor of theirs (not on the module itself: `bn.eval()` on each BatchNorm, freezing
   its statistics, is done on purpose) set them to eval mode and no train() call set them
   back before that step's forward; they were still in eval mode when the optimizer stepped,
-  and it updated parameters of the module the call was made on that the backward reached.
-  Found at the line of that call, naming the modules and the first training step affected.
-  Validation with `model.eval()` then `model.train()`, BatchNorm frozen from the first step
-  on, a teacher in eval mode (its parameters are not stepped), a whole model fine-tuned in
-  eval mode from the start, `model.eval()` inside a step undone before the step (adversarial
-  examples, a gradient penalty), evaluation after training, EMA copies, and a model whose
-  modules' mode does not matter are no finding.
+  and it updated parameters of the module the call was made on whose gradients passed
+  through them. Found at the line of that call, naming the modules and the first training
+  step affected. Validation with `model.eval()` then `model.train()`, BatchNorm frozen from
+  the first step on, a teacher in eval mode (its parameters are not stepped), a whole model
+  fine-tuned in eval mode from the start, a head trained on features computed in eval mode
+  (no updated parameter below them), `model.eval()` inside a step undone before the step
+  (adversarial examples, a gradient penalty), evaluation after training, EMA copies, and a
+  model whose modules' mode does not matter are no finding.
 
 >>> import genesis
 >>> from genesis import nn
@@ -55,6 +58,7 @@ The finding, with its rule:
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import types
@@ -77,6 +81,7 @@ from .names import RootModules
 __all__ = ["ModeWatch", "reads_training", "mode_matters", "WINDOW_STEPS"]
 
 WINDOW_STEPS = 2  # optimizer steps watched after the start and after each mode change
+CALLS_KEPT = 4096  # calls not in a graph yet, kept for the next backward calls (the newest)
 NAMED = 6         # modules a finding names at most (the rest are counted)
 NOT_FORWARD = frozenset({"train", "eval", "__init__", "extra_repr", "__repr__", "__setstate__"})
 SET_ASIDE = (("track_running_stats", False), ("p", 0), ("dropout", 0))  # mode changes nothing
@@ -168,7 +173,7 @@ class ModeWatch:
         self._listening = False
         self._steps_left = 0        # optimizer steps until the module calls go unheard again
         self._clock = 0             # train()/eval() calls heard of
-        self._calls = []            # (module call, training, clock) since the last backward call
+        self._calls = []            # (module call, training, clock) not in a backward's graph yet
         self._pending = []          # (step, ids of parameters reached, calls) since the last step
         self._stepped = False       # an optimizer stepped since the last backward call
         self._switches = weakref.WeakKeyDictionary()  # module -> its latest _Switch
@@ -225,48 +230,56 @@ class ModeWatch:
             return
         if self._stepped:
             self._pending, self._stepped = [], False
-        calls, self._calls = self._calls, []
+        calls = self._calls
         if not calls or run is None:
             return
-        in_graph, reached = set(), set()  # module calls (by order) with ops it reached
         nodes = set(run)
         nodes.update(run.values())
         nodes.discard(None)
+        masks, params = _parameters_below(nodes)
+        below, in_graph = {}, {}  # module call's order -> parameters below its ops; the call
         for node in nodes:
-            if node.__class__ is AccumulateGrad:
-                if node.variable is not None:
-                    reached.add(id(node.variable))
-                continue
-            call = node._module_call
-            while call is not None and call[2] not in in_graph:
-                in_graph.add(call[2])
+            mask, call = masks[node], node._module_call
+            while call is not None:
+                below[call[2]] = below.get(call[2], 0) | mask
+                in_graph[call[2]] = call
                 call = call[1]
-        kept = [noted for noted in calls if _ran_in(noted[0], in_graph)]
+        orders = sorted(in_graph)
+        kept, left = [], []
+        for call, training, clock in calls:
+            key = call[2] if call[2] in below else _input_call(call, orders, in_graph)
+            if key is not None:
+                kept.append((call, training, clock, below[key]))
+            else:
+                left.append((call, training, clock))
+        self._calls = left[-CALLS_KEPT:]  # a forward may come before another model's backward
         if kept:
-            self._pending.append((step, reached, kept))
+            self._pending.append((step, params, kept))
 
     def stepping(self, optimizer) -> None:
-        """Optimizer listener: the backward calls since the last step whose parameters this
-        step updates were training steps; judge the modes their modules ran in."""
+        """Optimizer listener: the backward calls since the last step that gave gradients to
+        parameters this step updates were training steps; judge the modes their modules ran
+        in."""
         if not self._listening:
             return
         self._stepped = True
         if self._pending:
             updated = {id(param) for group in optimizer.param_groups for param in group["params"]
                        if param.grad is not None}
-            for step, reached, calls in self._pending:
-                if not reached.isdisjoint(updated):
-                    self._judge(step, reached & updated, calls, optimizer)
+            for step, params, calls in self._pending:
+                self._judge(step, params, _mask(params, updated), calls, optimizer)
         self._steps_left -= 1
         if self._steps_left <= 0:
             self._listen(False)
 
-    def _judge(self, step: int, updated: set, calls: list, optimizer) -> None:
-        owners_updated = {}  # id(owner) -> whether this step updated a parameter of it
-        for call, training, clock in calls:
+    def _judge(self, step: int, params: list, updated: int, calls: list, optimizer) -> None:
+        """`updated`: the mask of `params` (the parameters the backward call reached) this
+        step updates; each call's mask: the parameters whose gradient passed through it."""
+        owned = {}  # id(module an eval() call was made on) -> the mask of its parameters
+        for call, training, clock, below in calls:
             module = call[0]
-            if module.training is not training or not mode_matters(module):
-                continue  # its mode changed before the step (set back for the loss), or is moot
+            if not below & updated or module.training is not training or not mode_matters(module):
+                continue  # not trained by this step; set back before it (for the loss); moot
             if training:
                 self._trained[module] = (step, clock)
                 continue
@@ -277,10 +290,10 @@ class ModeWatch:
             owner = switch.owner()
             if owner is None:
                 continue
-            if id(owner) not in owners_updated:
-                owners_updated[id(owner)] = any(id(param) in updated for param in owner.parameters())
-            if not owners_updated[id(owner)]:
-                continue
+            if id(owner) not in owned:
+                owned[id(owner)] = _mask(params, {id(param) for param in owner.parameters()})
+            if not below & updated & owned[id(owner)]:
+                continue  # the step updated none of that module's parameters through it
             site = self._sites.get(switch.site)
             if site is None:
                 site = self._sites[switch.site] = _Site(switch.site, owner, type(optimizer).__name__)
@@ -308,16 +321,18 @@ class ModeWatch:
         call_text = called.group(0) if called else f"train(False) on {owner}"
         receiver = called.group(1) if called else None
         still = all(not module.training for module in modules)
+        they = "They" if len(modules) > 1 else "It"
         message = (
             f"This call set {owner} to eval mode, and no train() call set it back before "
             f"training step {first}: that step's forward ran {listed} in eval mode, and "
-            f"{site.optimizer}.step() updated {owner}'s parameters with the gradients of its "
-            f"backward call. {'They' if len(modules) > 1 else 'It'} had run in train mode in "
-            f"training step {trained}. {_effects(modules)}"
-            + (f" {'They were' if len(modules) > 1 else 'It was'} still in eval mode when the "
+            f"{site.optimizer}.step() updated parameters of {owner} whose gradients passed "
+            f"through {'them' if len(modules) > 1 else 'it'}. {they} had run in train mode in "
+            f"earlier training steps (step {trained} among them). {_effects(modules)}"
+            + (f" {they} {'were' if len(modules) > 1 else 'was'} still in eval mode when the "
                "run ended." if still else "")
             + f" Call {f'{receiver}.train()' if receiver else f'train() on {owner}'} before "
-            "training resumes (at the start of each epoch, after validation); to keep a layer "
+            "training resumes (once the evaluation it was set for is done, or at the start of each "
+            "epoch); to keep a layer "
             "frozen on purpose, set that layer itself to eval mode (bn.eval()).")
         return Finding(
             "left_in_eval_mode", "warning", f"training went on in eval mode after {call_text}",
@@ -327,11 +342,59 @@ class ModeWatch:
                                  "still_in_eval_mode": still})
 
 
-def _ran_in(call, in_graph: set) -> bool:
-    """Whether a module call ran in a graph whose calls are `in_graph`: the call around it
-    made ops there (the module's own, if it made any, are among them; Dropout in eval mode
-    makes none); an outermost call, when it made ops there itself."""
-    return (call[1] or call)[2] in in_graph
+def _input_call(call, orders: list, in_graph: dict):
+    """For a module call with no ops in the graph (Dropout in eval mode passes its input
+    through), the order of the call that made its input, as far as the graph tells: the
+    call with ops there that started last before it, in the same model call, outside the
+    calls around it; None when there is none (its input reached no parameter)."""
+    around, outermost = set(), call
+    while outermost[1] is not None:
+        outermost = outermost[1]
+        around.add(outermost[2])
+    for index in range(bisect.bisect_left(orders, call[2]) - 1, -1, -1):
+        order = orders[index]
+        if order in around:
+            continue
+        candidate = in_graph[order]
+        while candidate[1] is not None:
+            candidate = candidate[1]
+        return order if candidate is outermost else None
+    return None
+
+
+def _parameters_below(nodes: set) -> tuple:
+    """({node: the mask of the parameters its gradient flows on to}, [id of the parameter
+    of each bit]) for the nodes a backward call ran (children first, without recursion)."""
+    masks, params = {}, []
+    for start in nodes:
+        stack = [(start, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if not expanded:
+                if node not in masks:
+                    stack.append((node, True))
+                    stack.extend((child, False) for child in node._next_nodes
+                                 if child is not None and child in nodes and child not in masks)
+                continue
+            mask = 0
+            if node.__class__ is AccumulateGrad:
+                if node.variable is not None:
+                    mask = 1 << len(params)
+                    params.append(id(node.variable))
+            else:
+                for child in node._next_nodes:
+                    mask |= masks.get(child, 0)
+            masks[node] = mask
+    return masks, params
+
+
+def _mask(params: list, ids: set) -> int:
+    """The mask of the parameters of `params` whose ids are in `ids`."""
+    mask = 0
+    for bit, key in enumerate(params):
+        if key in ids:
+            mask |= 1 << bit
+    return mask
 
 
 def _effects(modules: list) -> str:
