@@ -145,7 +145,7 @@ class _Switch:
     site: object        # the autograd.source.Frame of the call, or None
     clock: int          # mode changes heard of so far, this one included
     direct: bool        # made on the module itself
-    sets: bool          # the module's mode after the call is the one the call asked for
+    evals: bool         # a train(False) call that left the module in eval mode
 
 
 @dataclass(eq=False)
@@ -212,7 +212,7 @@ class ModeWatch:
             site, owner = _call_site(module), weakref.ref(module)
             for inner in concerned:
                 self._switches[inner] = _Switch(owner, site, self._clock, inner is module,
-                                                inner.training is mode)
+                                                not mode and not inner.training)
         self._watch_steps()
 
     def enter(self, module) -> None:
@@ -284,7 +284,7 @@ class ModeWatch:
                 self._trained[module] = (step, clock)
                 continue
             switch, trained = self._switches.get(module), self._trained.get(module)
-            if switch is None or trained is None or switch.direct or not switch.sets or \
+            if switch is None or trained is None or switch.direct or not switch.evals or \
                     switch.site is None or not trained[1] < switch.clock <= clock:
                 continue
             owner = switch.owner()
@@ -331,9 +331,9 @@ class ModeWatch:
             + (f" {they} {'were' if len(modules) > 1 else 'was'} still in eval mode when the "
                "run ended." if still else "")
             + f" Call {f'{receiver}.train()' if receiver else f'train() on {owner}'} before "
-            "training resumes (once the evaluation it was set for is done, or at the start of each "
-            "epoch); to keep a layer "
-            "frozen on purpose, set that layer itself to eval mode (bn.eval()).")
+            "training resumes (once the evaluation it was set for is done, or at the start of "
+            "each epoch); to keep a layer frozen on purpose, set that layer itself to eval mode "
+            "(bn.eval()).")
         return Finding(
             "left_in_eval_mode", "warning", f"training went on in eval mode after {call_text}",
             message, module=owner, source=str(site.frame), code=site.frame.code or None,
