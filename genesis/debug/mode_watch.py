@@ -174,7 +174,9 @@ class ModeWatch:
         self._steps_left = 0        # optimizer steps until the module calls go unheard again
         self._clock = 0             # train()/eval() calls heard of
         self._calls = []            # (module call, training, clock) not in a backward's graph yet
-        self._pending = []          # (step, ids of parameters reached, calls) since the last step
+        self._pending = []          # (step, [ids of the parameters reached], [(call, training,
+        #                             clock, mask of those its gradients passed through)]),
+        #                             the backward calls since the last optimizer step
         self._stepped = False       # an optimizer stepped since the last backward call
         self._switches = weakref.WeakKeyDictionary()  # module -> its latest _Switch
         self._trained = weakref.WeakKeyDictionary()   # module -> (step, clock) last in train mode
