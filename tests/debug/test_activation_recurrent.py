@@ -8,22 +8,8 @@ import pytest
 
 import genesis
 import genesis.nn as nn
-from genesis.debug.activation_watch import ActivationWatch
+from tests.debug.activations import watched
 from genesis.nn.utils.rnn import pack_padded_sequence
-
-
-def watched(model, steps: int, make) -> ActivationWatch:
-    """`steps` forward and backward calls of `model` on `make()`, watched."""
-    genesis.manual_seed(0)
-    watch = ActivationWatch()
-    watch.start()
-    try:
-        for step in range(steps):
-            model(make()).pow(2).mean().backward()
-            watch.step_finished(step + 1)
-    finally:
-        watch.stop()
-    return watch
 
 
 class Last(nn.Module):
