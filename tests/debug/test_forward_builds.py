@@ -1,13 +1,12 @@
 """`ForwardBuilds` on small training loops: a layer built anew in each forward is found at
 the line that builds it; the look-alikes (lazy modules, a layer built once and kept, a model
 and optimizer per fold or trial, constant weights, fresh noise) give no finding at all."""
-import inspect
-
 import genesis
 import genesis.nn as nn
 import genesis.nn.functional as F
 from genesis.debug.parameter_uses import short_path
 from genesis.debug.session import TraceSession
+from tests.debug.traced import line_of, traced
 
 
 def train(model, steps=4, optimizer=None, make_optimizer=None):
@@ -23,17 +22,6 @@ def train(model, steps=4, optimizer=None, make_optimizer=None):
         optimizer.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         optimizer.step()
-
-
-def traced(run) -> list:
-    with TraceSession(check=False) as session:
-        run()
-    return session.result(script="t.py").findings
-
-
-def line_of(function, text: str) -> int:
-    lines, start = inspect.getsourcelines(function)
-    return start + next(number for number, line in enumerate(lines) if text in line)
 
 
 class CalledInForward(nn.Module):

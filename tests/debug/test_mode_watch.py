@@ -4,14 +4,13 @@ look-alikes (validation then train(), BatchNorm frozen on purpose, a teacher, fi
 in eval mode from the start, eval() inside a step undone before it, a linear probe, modules
 whose mode changes nothing) give no finding. The watch listens to module calls only for a
 few steps after each mode change."""
-import inspect
 
 import genesis
 import genesis.nn as nn
 import genesis.nn.functional as F
 from genesis.autograd import module_scope
 from genesis.debug.mode_watch import WINDOW_STEPS, ModeWatch, mode_matters, reads_training
-from genesis.debug.session import TraceSession
+from tests.debug.traced import line_of, traced
 
 
 class Net(nn.Module):
@@ -44,17 +43,6 @@ def step(model, optimizer, x):
     optimizer.zero_grad()
     ((model(x) - 1) ** 2).mean().backward()
     optimizer.step()
-
-
-def traced(run) -> list:
-    with TraceSession(check=False) as session:
-        run()
-    return session.result(script="t.py").findings
-
-
-def line_of(function, text: str) -> int:
-    lines, start = inspect.getsourcelines(function)
-    return start + next(number for number, line in enumerate(lines) if text in line)
 
 
 def validation(model, x):
