@@ -1,3 +1,5 @@
+import signal
+
 import numpy as np
 import pytest
 
@@ -6,6 +8,13 @@ import genesis
 # Scripts the tests run (as `python SCRIPT`, under `genesis trace`, or scan) are data, not
 # test modules: --doctest-modules must not import them (one starts torch.distributed).
 collect_ignore_glob = ["cli/data/*", "cli/data/*/*", "compat/programs/*"]
+
+# A test run started in the background of a non-interactive shell (`pytest &`) ignores
+# SIGINT, and so would every process the tests start (an ignored signal stays ignored
+# across exec): the Ctrl-C tests would find their SIGINT lost. Handled here, it is back to
+# the default in those processes, as under a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)

@@ -501,14 +501,19 @@ def test_ops_usage_errors():
     assert "--shape is for targets" in usage_error(run("--ops", "mul", "--shape", "3"))
 
 
-def test_full_ops_sweep_as_json():
-    result = run("--ops", "--json")
+def test_ops_sweep_as_json():
+    """A sweep's JSON: every selected op in registry order, the non-differentiable ones
+    skipped. (Every op's gradient is checked against finite differences by
+    tests/ops/test_registry.py; a sweep of all 351 here would take a minute again.)"""
+    result = run("--ops", "--filter", "log", "--json")
     assert result.exit_code == 0
     summary = json.loads(result.stdout)
     assert summary["ok"] and summary["mode"] == "ops"
-    assert [row["name"] for row in summary["results"]] == [info.name for info in all_ops()]
+    selected = [info for info in all_ops() if "log" in info.name]
+    assert [row["name"] for row in summary["results"]] == [info.name for info in selected]
     skipped = {row["name"] for row in summary["results"] if row["status"] == "SKIP"}
-    assert skipped == {info.name for info in all_ops() if not info.differentiable}
+    assert skipped == {info.name for info in selected if not info.differentiable}
+    assert skipped and len(skipped) < len(selected)  # both kinds are in the selection
 
 
 class _WrongExp(genesis.Function):
