@@ -96,5 +96,6 @@ RENAMED = {
     "torch.__version__": "genesis.compat.torch_backends.TORCH_VERSION",
     "torch._unique": "genesis.compat.torch_VF._unique",
     "torch._unique2": "genesis.compat.torch_VF._unique2",
+    "torch.tensor": "genesis.compat.torch_tensor.tensor",  # PyTorch's dtypes for NumPy data
     "torch.autograd.torch": "torch",  # torch/autograd imports torch; old scripts reach it there
 }

@@ -142,7 +142,8 @@ def test_star_imports_take_the_names_genesis_exports():
              namespace)
     assert namespace["Dataset"] is genesis.utils.data.Dataset
     assert namespace["DataLoader"] is genesis.utils.data.DataLoader
-    assert namespace["Linear"] is genesis.nn.Linear and namespace["tensor"] is genesis.tensor
+    assert namespace["Linear"] is genesis.nn.Linear
+    assert namespace["tensor"] is genesis.compat.torch_tensor.tensor  # PyTorch's dtypes for NumPy data
 
 
 def test_one_device_parallel_and_accelerator():
@@ -217,3 +218,36 @@ def test_sizes_print_as_torchs_while_genesis_serves_torch():
         assert isinstance(x.shape, torch.Size) and str(x.shape) == "torch.Size([2, 3])"
         assert repr(x.size()[1:]) == "torch.Size([3])"
     assert repr(genesis.ones(2, 3).shape) == "genesis.Size([2, 3])"  # put back afterwards
+
+
+NUMPY_DATA = {  # what torch.tensor is given -> PyTorch's dtype for it (2.13)
+    "float64 array": (lambda np: np.array([1.0, 2.0]), "float64"),
+    "float64 0-d array": (lambda np: np.array(1.5), "float64"),
+    "float64 scalar": (lambda np: np.float64(1.0), "float64"),
+    "float16 array": (lambda np: np.ones(2, dtype=np.float16), "float16"),
+    "int16 array": (lambda np: np.array([1, 2], dtype=np.int16), "int16"),
+    "bool array": (lambda np: np.array([True]), "bool"),
+    "float64 scalar in a list of floats": (lambda np: [np.float64(1.0), 2.0], "float64"),
+    "nested": (lambda np: [[np.float64(1.0)], [2.0]], "float64"),
+    "float32 and float64 scalars": (lambda np: [np.float32(1.0), np.float64(2.0)], "float64"),
+    "int64 scalar and a float": (lambda np: [np.int64(1), 2.5], "float32"),
+    "float16 scalar and a float": (lambda np: [np.float16(1.0), 2.5], "float32"),
+    "uint8 and int8 scalars": (lambda np: [np.uint8(1), np.int8(1)], "int16"),
+    "no NumPy value": (lambda np: [1.0, 2.0], "float32"),
+}
+
+
+@pytest.mark.parametrize("case", NUMPY_DATA)
+def test_torch_tensor_keeps_numpy_dtypes_as_pytorch_does(case):
+    """`torch.tensor(numpy data)` is PyTorch's dtype under genesis (genesis.tensor itself gives
+    a float64 array the default float32, as the Genesis specification asks)."""
+    import numpy as np
+    make, expected = NUMPY_DATA[case]
+    real = sys.modules.get("torch")
+    if real is not None and not is_served(real):
+        assert str(real.tensor(make(np)).dtype) == f"torch.{expected}"
+    with serve_torch():
+        import torch
+        made = torch.tensor(make(np), requires_grad=expected.startswith("float"))
+        assert made.dtype is getattr(genesis, expected)
+    assert genesis.tensor(np.array([1.0])).dtype is genesis.float32
