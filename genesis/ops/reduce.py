@@ -17,6 +17,7 @@ from ..autograd.function import Op
 from ..dtypes import get_dtype
 from ..tensor import Tensor, wrap_array
 from . import samples
+from ._blocked_sums import in_blocks, summed
 from ._operands import normalize_dim, normalize_dims, saved_with_input
 from .gradient_rules import run_rule
 from .join import cat
@@ -96,13 +97,15 @@ def _on_kept_dims(derivative, keeps_out: bool, m, g, *operands):
 
 
 def _sum(ctx, a, dims, keepdim, dtype):
-    return a._data.sum(axis=dims, keepdims=keepdim, dtype=dtype)
+    return summed(a._data, dims, keepdim, dtype)
 
 
 def _mean(ctx, a, dims, keepdim, dtype):
     if dtype is None:
         _require_floating(a, "mean")
     ctx.count = reduced_count(a._data.shape, dims)
+    if in_blocks(a._data, dims, dtype):  # NumPy's mean adds the rows one by one (see summed)
+        return np.divide(summed(a._data, dims, keepdim, dtype), ctx.count, dtype=np.float32)
     return a._data.mean(axis=dims, keepdims=keepdim, dtype=dtype)
 
 

@@ -124,3 +124,24 @@ def test_mean_takes_a_dtype():
 def test_mean_with_a_dtype_matches_pytorch():
     torch = torch_or_skip()
     assert _mean_with_dtype(genesis) == _mean_with_dtype(torch)
+
+
+@pytest.mark.parametrize("op", ["sum", "mean"])
+@pytest.mark.parametrize("shape, dims, keepdim", [
+    ((100_000, 16), 0, False),      # a long batch axis: a bias gradient's sum
+    ((4_099, 3, 5), (0, 2), True),  # rows that do not fill the last block, two dims
+    ((1_023, 8), 0, False),         # too few rows for blocks: NumPy's own sum
+])
+def test_float32_sums_over_a_long_batch_axis_are_as_precise_as_pytorchs(op, shape, dims, keepdim):
+    """NumPy adds the rows of an axis-0 sum one by one (1e-5 relative off over 100,000 float32
+    rows); genesis sums them in blocks, near PyTorch's cascade."""
+    rows = (np.random.default_rng(0).standard_normal(shape) + 3).astype(np.float32)
+    exact = rows.astype(np.float64).sum(dims, keepdims=keepdim)
+    if op == "mean":
+        exact /= rows.size // exact.size
+    made = getattr(genesis.tensor(rows), op)(dims, keepdim=keepdim)
+    assert made.dtype is genesis.float32 and made.shape == exact.shape
+    np.testing.assert_allclose(made.numpy(), exact, rtol=2e-6)
+    torch = torch_or_skip()
+    theirs = getattr(torch.tensor(rows), op)(dims, keepdim=keepdim).numpy()
+    np.testing.assert_allclose(made.numpy(), theirs, rtol=2e-6)
