@@ -14,13 +14,15 @@ squeeze, unsqueeze, transpose, permute, a dtype or device copy, clone/contiguous
 - the tensor a Gather takes its values from, the gathered values then squeezed and negated
   (through a Where that zeroes ignored targets, for class weights): the negative
   log-likelihood of `F.nll_loss` / `nn.NLLLoss`, which expect log-probabilities (the same
-  graph as `-probs.gather(1, y[:, None]).squeeze(1)` written out).
+  graph as `-probs.gather(1, y[:, None]).squeeze(1)` written out);
+- input 0 of `F.kl_div` / `nn.KLDivLoss` (one KLDiv node), which holds log-probabilities
+  (distillation's student, given as `softmax(s / T)` instead of `log_softmax(s / T)`).
 
 The finding sits at the loss op's line and names the module whose forward ran the softmax
 (when one did). Any other op between the two (a `log()`, a clamp, a matmul) ends the path:
 `softmax(x).log()` into nll_loss, an attention softmax followed by a linear head, softmax
 taken for metrics beside a loss on the logits, and probabilities given as a *target*
-(distillation's soft labels, kl_div's target) are no finding. A softmax computed without
+(distillation's soft labels, kl_div's target: input 1) are no finding. A softmax computed without
 gradient (under no_grad, or of a detached tensor) is in no graph.
 
 >>> import genesis
@@ -73,7 +75,7 @@ def softmax_loss_findings(graphs: list) -> list:
 
 
 def _losses_fed(graph: Graph, consumers: dict, softmax: GraphNode) -> list:
-    """(loss node, "cross_entropy" | "log_softmax" | "nll", pass-through ops on the way, the
+    """(loss node, "cross_entropy" | "log_softmax" | "nll" | "kl_div", pass-through ops on the way, the
     edge into the loss node) for each loss the softmax's output reaches."""
     found = []
     pending = [(softmax.id, ())]
@@ -94,6 +96,8 @@ def _losses_fed(graph: Graph, consumers: dict, softmax: GraphNode) -> list:
                 found.append((node, "log_softmax", through, edge))
             elif node.function == "Gather" and edge.index == 0 and _negated(graph, consumers, node):
                 found.append((node, "nll", through, edge))
+            elif node.function == "KLDiv" and edge.index == 0:
+                found.append((node, "kl_div", through, edge))
     return found
 
 
@@ -159,6 +163,17 @@ def _finding(graph: Graph, graph_index: int, softmax: GraphNode, loss: GraphNode
                    "cross_entropy against class probabilities applies log_softmax to its input: "
                    "pass it the logits (the softmax's input); for log-probabilities, take "
                    "log_softmax of the logits.")
+    elif kind == "kl_div":
+        title = "softmax probabilities passed to kl_div as its input, which holds log-probabilities"
+        message = (f"The input of this kl_div is the output of {made}{via} that is, "
+                   "probabilities, but kl_div(input, target) reads its input as "
+                   "log-probabilities (only the target is probabilities, unless "
+                   "log_target=True). It computes target * (log(target) - p) with the "
+                   "probabilities p in place of their logs: not the divergence (it can go "
+                   "below zero), and minimising it moves the probability onto the class where "
+                   "the target is largest instead of toward the target distribution. Pass "
+                   "log_softmax of the logits as the input (e.g. F.log_softmax(student / T, "
+                   "dim=-1)).")
     else:
         title = "softmax probabilities used as log-probabilities in a negative log-likelihood"
         message = (f"This loss takes -input[target] of the output of {made}"

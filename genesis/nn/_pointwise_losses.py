@@ -399,13 +399,41 @@ def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: b
     """KL(target || exp(input)) pointwise: xlogy(target, target) - target * input (PyTorch's
     composition, so the target's gradient log(target) + 1 - input is nan at target 0).
     `input` holds log-probabilities; "batchmean" divides the sum by the batch size (the true KL)."""
-    if log_target:
-        loss = exp(target) * (target - input)
-    else:
-        loss = xlogy(target, target) - target * input
+    loss = KLDiv.apply(input, target, bool(log_target))
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
     return reduce_loss(loss, reduction, "kl_div")
+
+
+class KLDiv(Op):
+    """kl_div's loss per element in one node whose input 0 is `input`, the log-probabilities
+    (where genesis.debug's softmax_into_loss rule looks for softmax probabilities given
+    instead); the values and gradients of PyTorch's composition xlogy(t, t) - t * x
+    (exp(t) * (t - x) with log_target), the target's gradient nan where it is 0."""
+
+    @staticmethod
+    @ignore_float_errors
+    def forward(ctx, input, target, log_target):
+        ctx.save_for_backward(input, target)
+        ctx.log_target = log_target
+        xp = input._device.xp
+        x, t = input._data, target._data
+        if log_target:
+            return xp.exp(t) * (t - x)
+        return xp.where(t != t, t, xp.where(t == 0, 0, t * xp.log(t))) - t * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        weight = exp(target) if ctx.log_target else target
+        to_input = -(weight * grad) if needs[0] else None
+        to_target = None
+        if needs[1] and ctx.log_target:  # exp(t) (t - x), differentiated
+            to_target = weight * (target - input + 1) * grad
+        elif needs[1]:  # through xlogy(t, t) as PyTorch: xlogy(t != 0, t) + t / t, nan at 0
+            to_target = (xlogy(target != 0, target) + target / target - input) * grad
+        return to_input, to_target, None
 
 
 def _pair_samples(make_input, make_target, rng, **kwargs) -> list:

@@ -1,5 +1,5 @@
 """Softmax probabilities given to a loss that wants logits (cross_entropy) or
-log-probabilities (nll_loss), found at the loss's line with the module whose softmax made
+log-probabilities (nll_loss, kl_div's input), found at the loss's line with the module whose softmax made
 them. The clean look-alikes (log_softmax + nll_loss, softmax(x).log() + nll_loss, softmax
 for metrics, distillation's soft targets, attention softmax, label smoothing) are in
 tests/cli/data/clean and give no findings (test_trace_clean_code.py)."""
@@ -39,3 +39,13 @@ def test_softmax_viewed_into_nll_loss(tmp_path):
     assert finding.details["through"] == ["View"] and finding.details["loss"] == "nll"
     assert "which is what nll_loss (nn.NLLLoss) computes; it expects log-probabilities" in output
     assert "Use log_softmax instead of softmax" in output
+
+
+def test_distillation_giving_kl_div_the_students_probabilities(tmp_path):
+    script, finding, output = the_finding(tmp_path, "softmax_into_kl_div.py")
+    assert finding.source == f"{script}:{line_of(script, '# BUG')}"
+    assert finding.op == "KLDivBackward" and finding.details["loss"] == "kl_div"
+    assert finding.title == ("softmax probabilities passed to kl_div as its input, which holds "
+                             "log-probabilities")
+    assert "reads its input as log-probabilities" in output
+    assert "F.log_softmax(student / T, dim=-1)" in output

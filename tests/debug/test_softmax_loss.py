@@ -32,8 +32,13 @@ def scores():
     (lambda x: F.nll_loss(F.softmax(x, 1), TARGET), [("nll", [])]),
     (lambda x: F.nll_loss(F.softmax(x, 1), genesis.tensor([0, 1, -100, 2]),
                           weight=genesis.tensor([1., 2., 1.])), [("nll", [])]),
+    (lambda x: F.kl_div(F.softmax(x / 2, dim=-1), F.softmax(genesis.randn(4, 3) / 2, dim=-1),
+                        reduction="batchmean"), [("kl_div", [])]),
+    (lambda x: genesis.nn.KLDivLoss(reduction="batchmean", log_target=True)(
+        x.softmax(1).view(4, 3), F.log_softmax(genesis.randn(4, 3), 1)), [("kl_div", ["View"])]),
 ], ids=["cross_entropy", "cast", "transposes, weights", "label smoothing",
-        "probability targets", "nll_loss", "nll_loss weighted, ignored"])
+        "probability targets", "nll_loss", "nll_loss weighted, ignored", "kl_div",
+        "KLDivLoss, log targets"])
 def test_probabilities_into_a_loss_are_found(make, expected):
     assert found(make(scores())) == expected
 
@@ -50,8 +55,11 @@ def test_probabilities_into_a_loss_are_found(make, expected):
     lambda x: F.cross_entropy((x.softmax(1) @ genesis.randn(3, 3)), TARGET),
     lambda x: -(x.softmax(1).gather(1, TARGET[:, None])).sum(),
     lambda x: F.cross_entropy(x, TARGET, label_smoothing=0.2),
+    lambda x: F.kl_div(F.softmax(x, 1).log(), F.softmax(genesis.randn(4, 3), 1), reduction="batchmean"),
+    lambda x: F.kl_div(F.log_softmax(genesis.randn(4, 3), 1), F.softmax(x, 1), reduction="batchmean"),
 ], ids=["logits", "log_softmax", "log", "clamp_min log", "softmax for metrics",
-        "soft targets", "kl_div target", "softmax then linear", "gather, not squeezed", "label smoothing on logits"])
+        "soft targets", "kl_div target", "softmax then linear", "gather, not squeezed", "label smoothing on logits",
+        "kl_div of softmax's log", "kl_div target needing gradient"])
 def test_look_alikes_are_not(make):
     assert found(make(scores())) == []
 
