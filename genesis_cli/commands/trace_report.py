@@ -166,6 +166,8 @@ def what_was_checked(trace: Trace) -> str:
 
     >>> what_was_checked(Trace(script="x.py", steps_seen=0))
     'Nothing was checked: the script made no backward call, so there were no gradients to check.'
+    >>> what_was_checked(Trace(script="x.py", steps_seen=0, meta={"finished": False}))[:69]
+    'Nothing was checked: the script made no backward call before it ended'
     >>> print(what_was_checked(Trace(script="x.py", steps_seen=1, meta={
     ...     "options": {"anomaly": False}, "calls_not_rechecked": 2,
     ...     "checks": [{"status": "pass"}, {"status": "skipped"}]})))
@@ -188,6 +190,9 @@ def what_was_checked(trace: Trace) -> str:
             return (f"Nothing was checked: the script built its graphs with PyTorch itself (it "
                     f"imported torch), so genesis saw no backward call. Run it on genesis with "
                     f"`genesis trace --torch {trace.script}`.")
+        if trace.meta.get("finished") is False:  # killed, or os._exit, before the first one
+            return ("Nothing was checked: the script made no backward call before it ended, so "
+                    "there were no gradients to check.")
         return ("Nothing was checked: the script made no backward call, so there were no "
                 "gradients to check.")
     options = trace.meta.get("options", {})

@@ -484,3 +484,13 @@ def test_ctrl_c_while_genesis_trace_parses_its_command_line_ends_quietly(tmp_pat
                                env={**environment(), "PYTHONPATH": path})
     assert completed.returncode == -signal.SIGINT, completed.stderr
     assert "Traceback" not in completed.stderr and not (tmp_path / "out").exists()
+
+
+def test_a_script_that_ends_abruptly_before_backward_says_so(tmp_path):
+    """os._exit before the first backward call: nothing was checked because the script made
+    no backward call *before it ended*, not because it makes none."""
+    script = write_script(tmp_path, "import os\nmodel(genesis.randn(2, 4))\nos._exit(0)\n")
+    result = trace(script, tmp_path / "out")
+    output = " ".join(result.output.split())
+    assert "The run did not finish" in output, result.output
+    assert "Nothing was checked: the script made no backward call before it ended" in output

@@ -86,6 +86,9 @@ function nothingFound(run) {
       return "nothing checked: the script built its graphs with PyTorch itself (it imported torch), "
         + `so genesis saw no backward call. Run it on genesis with \`genesis trace --torch ${run.script}\`.`;
     }
+    if (meta.finished === false) {
+      return "nothing checked: the script made no backward call before it ended";
+    }
     return "nothing checked: the script made no backward call";
   }
   if (meta.finished === false) {

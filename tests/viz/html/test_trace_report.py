@@ -59,6 +59,8 @@ def test_trace_report_search_and_zoom(session, traced):
 @pytest.mark.parametrize("steps_seen, meta, error, said", [
     (5, {}, None, "nothing found"),
     (0, {}, None, "nothing checked: the script made no backward call"),
+    (0, {"finished": False}, None, "nothing checked: the script made no backward call before "
+     "it ended"),
     (0, {"real_torch": True}, None, "nothing checked: the script built its graphs with PyTorch "
      "itself (it imported torch), so genesis saw no backward call. Run it on genesis with "
      "`genesis trace --torch train.py`."),
