@@ -69,6 +69,14 @@ class ParamWatch:
             entry.roles.add(role)
         return entry
 
+    def put_in_order(self, order: dict) -> None:
+        """Order the tracked leaves by `order` (id(tensor) -> rank: the models' order), those
+        it does not rank after the others, as they were. The parameter table and the
+        findings that list parameters follow it, not the order they were first seen in
+        (an optimizer's groups, then a backward call's, which runs from the last layer)."""
+        ranked = sorted(self.tracked.items(), key=lambda item: order.get(item[0], len(order)))
+        self.tracked = dict(ranked)
+
     def grad_norm_at(self, tensor, step: int) -> float | None:
         """The norm of `tensor`'s gradient as backward call `step` left it, while that step is
         recent (None: not tracked, no gradient then, or too long ago)."""

@@ -422,6 +422,11 @@ class TraceSession:
             tracked = self.params.track(name, tensor, rank=rank, role="module")
             if tracked is not None and unregistered and key in unregistered:
                 tracked.unregistered = True
+        # the models' order (their parameters'), then the unregistered ones' as their modules ran
+        order = {key: rank for rank, key in enumerate(known)}
+        for key in self.uses.ran_with_grad:
+            order.setdefault(key, len(order))
+        self.params.put_in_order(order)
 
     def _track_late_parameters(self, reached) -> None:
         """Track the module parameters a backward call after the recorded steps reached for
