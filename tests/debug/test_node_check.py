@@ -275,3 +275,38 @@ def test_ctc_loss_with_pytorchs_gradient_is_skipped_not_failed():
     assert genesis.autograd.gradcheck(lambda x: F.ctc_loss(
         F.log_softmax(x, -1), genesis.tensor([[1, 2, 2], [3, 4, 0]]), genesis.tensor([6, 5]),
         genesis.tensor([3, 2])), (logits.detach().double().requires_grad_(),))
+
+
+WEIGHTS = genesis.randn(16, 8)  # float32, closed over: the float64 re-run cannot use them
+
+
+def _projected_tanh(factor):
+    class ProjectedTanh(genesis.autograd.Function):
+        """tanh(x @ WEIGHTS), its weights float32 whatever x is."""
+
+        @staticmethod
+        def forward(ctx, x):
+            out = (x @ WEIGHTS).tanh()
+            ctx.save_for_backward(out)
+            return out
+
+        @staticmethod
+        def backward(ctx, grad):
+            out, = ctx.saved_tensors
+            return ((grad * (1 - out * out)) @ WEIGHTS.T) * factor
+    return ProjectedTanh
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_call_that_cannot_rerun_in_float64_is_checked_in_float32_without_false_alarms(seed):
+    """Its float64 re-run raises (float32 weights): it is checked in its own float32, with
+    float32's step and tolerances: a right backward passes on curved outputs, a wrong one
+    fails, and the verdict says in which precision."""
+    genesis.manual_seed(seed)
+    x = genesis.randn(32, 16, requires_grad=True)
+    right = _checks(lambda: _projected_tanh(1).apply(x))["ProjectedTanh"]
+    assert right.status == "pass", right.reason
+    assert "checked in float32: its float64 re-run failed" in right.reason
+    assert "expected both operands to have the same dtype" in right.reason
+    wrong = _checks(lambda: _projected_tanh(1.05).apply(x))["ProjectedTanh"]
+    assert wrong.status == "fail" and "checked in float32" in wrong.reason
