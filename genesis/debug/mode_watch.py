@@ -329,8 +329,8 @@ class ModeWatch:
                 continue  # the step updated none of that module's parameters through it
             site = self._sites.get(switch.site)
             if site is None:
-                site = self._sites[switch.site] = _Site(switch.site, owner, type(optimizer).__name__,
-                                                        switch.owner is None)
+                site = _Site(switch.site, owner, type(optimizer).__name__, switch.owner is None)
+                self._sites[switch.site] = site
             if module not in site.modules:
                 site.modules[module] = (call, step, trained[0])
 

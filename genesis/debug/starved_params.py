@@ -32,7 +32,8 @@ def fold_starved(findings: list, graphs: list) -> list:
     folded = set()
     for dead in findings:
         if dead.kind != "dead_activation" or dead.graph is None or dead.node is None or \
-                dead.details.get("dead_units") != dead.details.get("units"):
+                dead.details.get("units") is None or \
+                dead.details.get("dead_units") != dead.details["units"]:
             continue
         graph = graphs[dead.graph]
         upstream, fed = _starved(graph, dead.node)
@@ -51,9 +52,10 @@ def fold_starved(findings: list, graphs: list) -> list:
                 why = (f"{'they multiply' if len(names) > 1 else 'it multiplies'} the all-zero "
                        f"output of {layer}")
             else:
-                why = (f"{', '.join(name for name in names if name in upstream)} only get "
-                       f"gradient through {layer}, {', '.join(name for name in names if name in fed)} "
-                       "multiply its all-zero output")
+                behind = ", ".join(name for name in names if name in upstream)
+                after = ", ".join(name for name in names if name not in upstream)
+                why = (f"{behind} only get gradient through {layer}, {after} multiply its "
+                       "all-zero output")
             add_knock_on(dead, f"{finding.title} ({why})", limit=len(findings))
     return [finding for finding in findings if id(finding) not in folded]
 

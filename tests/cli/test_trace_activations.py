@@ -29,7 +29,8 @@ def test_the_layers_a_dead_relu_starves_are_told_in_its_finding_not_apart(tmp_pa
     assert result.exit_code == 1, result.output
     (finding,) = Trace.load(out / "trace.json").findings
     assert finding.kind == "dead_activation" and finding.module == "3"
-    assert finding.source == f"{script}:{line_of(script, 'loss = nn.functional.mse_loss(model(x), y)')}"
+    line = line_of(script, "loss = nn.functional.mse_loss(model(x), y)")
+    assert finding.source == f"{script}:{line}"
     assert finding.details["starved"] == ["0.weight", "0.bias", "2.weight", "2.bias", "4.weight"]
     assert finding.details["knock_on"] == [
         "0.weight and 0.bias: gradient always zero (every gradient path to them passes through 3)",
