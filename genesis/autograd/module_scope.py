@@ -34,7 +34,9 @@ that must know when a model is switched between training and evaluation add a
 `ModeListener` to `mode_listeners`; `Module.train()` (and so `eval()`) calls
 `mode_set(module, mode)` once its whole tree is set, for a call the script made (not for
 the calls on its descendants that it makes, nor for those an overridden `train()` of a
-descendant makes meanwhile), when one listens.
+descendant makes meanwhile), when one listens; `Module.__setattr__` calls
+`mode_assigned(module, mode)` when the script sets `module.training` by hand (outside
+`train()`), when one listens.
 """
 from __future__ import annotations
 
@@ -46,7 +48,7 @@ from ..listeners import Listeners
 
 __all__ = ["running", "call_order", "listeners", "enter", "exit", "ModuleCallListener",
            "build_listeners", "built", "ModuleBuildListener", "time_step", "mode_listeners",
-           "mode_set", "ModeListener"]
+           "mode_set", "mode_assigned", "ModeListener"]
 
 
 class ModuleCallListener(Protocol):
@@ -72,6 +74,9 @@ class ModeListener(Protocol):
 
     def mode_set(self, module, mode: bool) -> None:
         ...
+
+    def mode_assigned(self, module, mode) -> None:
+        """The script assigned `module.training = mode` itself (its descendants unchanged)."""
 
 
 listeners: Listeners[ModuleCallListener] = Listeners()
@@ -123,3 +128,8 @@ def built(module) -> None:
 def mode_set(module, mode: bool) -> None:
     for listener in mode_listeners:
         listener.mode_set(module, mode)
+
+
+def mode_assigned(module, mode) -> None:
+    for listener in mode_listeners:
+        listener.mode_assigned(module, mode)

@@ -517,7 +517,9 @@ class ActivationWatch:
                        node=node_id, step=step,
                        details={"activation": key, "op": entry.op,
                                 "rule": DEAD_RULE if kind == "dead_activation" else SATURATED_RULE,
-                                "steps": facts["steps"], "shares": facts["shares"]})
+                                "steps": facts["steps"], "shares": facts["shares"],
+                                **({"dead_units": facts["dead"], "units": facts["units"]}
+                                   if kind == "dead_activation" else {})})
 
     def latest(self, step: int) -> dict:
         """{key: {"mean", "std", "zeros", "dead", "saturated"}} measured at `step` ({} if it

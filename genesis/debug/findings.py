@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-__all__ = ["Finding", "KINDS", "SEVERITY_ORDER"]
+__all__ = ["Finding", "KINDS", "SEVERITY_ORDER", "add_knock_on", "MAX_KNOCK_ON"]
 
 # kind -> (tag drawn on the graph node, what it means)
 KINDS = {
@@ -44,6 +44,7 @@ KINDS = {
     "saturated_activation": ("activation", "a layer whose tanh/sigmoid outputs are saturated"),
 }
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+MAX_KNOCK_ON = 5  # effects of one finding listed in its message
 
 
 @dataclass
@@ -91,3 +92,21 @@ class Finding:
     @classmethod
     def from_dict(cls, data: dict) -> "Finding":
         return cls(**data)
+
+
+def add_knock_on(finding: Finding, line: str, limit: int = MAX_KNOCK_ON) -> None:
+    """Add to `finding`'s message (and to its `details["knock_on"]`) an effect it had that is
+    not a finding of its own; at most `limit` of them, each once.
+
+    >>> finding = Finding("dead_activation", "warning", "dead relu units in 3")
+    >>> add_knock_on(finding, "0.weight: gradient always zero")
+    >>> finding.message, finding.details["knock_on"]
+    ('\\nWhat followed from it (not reported separately):\\n  0.weight: gradient always zero', ['0.weight: gradient always zero'])
+    """
+    effects = finding.details.setdefault("knock_on", [])
+    if line in effects or len(effects) >= limit:
+        return
+    if not effects:
+        finding.message += "\nWhat followed from it (not reported separately):"
+    effects.append(line)
+    finding.message += f"\n  {line}"

@@ -8,7 +8,9 @@ unless it sets the mode aside: `track_running_stats=False` (batch statistics eit
 or a dropout rate (`p` or `dropout`) of 0.
 
 What the watch observes, at little cost: `Module.train()` tells it of each call the script
-makes (`genesis.autograd.module_scope.mode_listeners`), with its line; after the run
+makes (`genesis.autograd.module_scope.mode_listeners`), with its line, and
+`Module.__setattr__` of each `training` the script sets by hand (`m.training = False`,
+outside train() and the overrides of it), with its line; after the run
 starts, and after each such call, it listens to module calls until WINDOW_STEPS optimizer
 steps have run (then nothing, until the next mode change). There it notes the calls of the
 modules whose mode matters made with grad enabled, and their mode; after each backward call,
@@ -34,6 +36,14 @@ The finding, with its rule:
   (no updated parameter below them), `model.eval()` inside a step undone before the step
   (adversarial examples, a gradient penalty), evaluation after training, EMA copies, and a
   model whose modules' mode does not matter are no finding.
+
+  A mode set by hand (`for m in model.modules(): m.training = False`,
+  `model.drop.training = False`) is judged the same way, with the model the module ran in
+  as the module the call was made on, and found at the assignment's line; there the module
+  itself may be the one set (nothing else is), but normalisation layers (BatchNorm,
+  InstanceNorm) are not judged where the line set only such layers to eval mode (statistics
+  frozen by hand on purpose, as `bn.eval()`). Setting `training` back to True by hand undoes
+  it, as train() does.
 
 >>> import genesis
 >>> from genesis import nn
@@ -85,6 +95,8 @@ CALLS_KEPT = 4096  # calls not in a graph yet, kept for the next backward calls 
 NAMED = 6         # modules a finding names at most (the rest are counted)
 NOT_FORWARD = frozenset({"train", "eval", "__init__", "extra_repr", "__repr__", "__setstate__"})
 SET_ASIDE = (("track_running_stats", False), ("p", 0), ("dropout", 0))  # mode changes nothing
+NORMS = (_BatchNorm, _InstanceNorm)  # their mode set by hand alone: statistics frozen on purpose
+ASSIGNED = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\]]*\])*)\.training\s*=\s*False\b")
 EVAL_CALL = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\]]*\])*)"
                        r"\.(?:eval\(\s*\)|train\(\s*(?:mode\s*=\s*)?False\s*\))")
 
@@ -141,8 +153,9 @@ def mode_matters(module) -> bool:
 class _Switch:
     """One train()/eval() call the script made, as it concerns one module below it."""
 
-    owner: object       # weak reference to the module the call was made on
-    site: object        # the autograd.source.Frame of the call, or None
+    owner: object       # weak reference to the module the call was made on; None for a mode
+    #                     set by hand (`m.training = False`): the model the module ran in
+    site: object        # the autograd.source.Frame of the call or assignment, or None
     clock: int          # mode changes heard of so far, this one included
     direct: bool        # made on the module itself
     evals: bool         # a train(False) call that left the module in eval mode
@@ -155,6 +168,7 @@ class _Site:
     frame: object
     owner: object       # the module the call was made on (held: named at the end)
     optimizer: str
+    by_hand: bool       # an assignment to `training`, not a train()/eval() call
     modules: dict = field(default_factory=dict)  # module -> (its call, first step, train step)
 
 
@@ -181,6 +195,8 @@ class ModeWatch:
         self._switches = weakref.WeakKeyDictionary()  # module -> its latest _Switch
         self._trained = weakref.WeakKeyDictionary()   # module -> (step, clock) last in train mode
         self._sites = {}            # Frame -> _Site
+        self._unfreezing = set()    # Frames that set by hand a module other than a norm layer
+        #                             to eval mode (not only freezing BatchNorm statistics)
 
     # -- listening -------------------------------------------------------------------
     def start(self) -> None:
@@ -215,6 +231,16 @@ class ModeWatch:
             for inner in concerned:
                 self._switches[inner] = _Switch(owner, site, self._clock, inner is module,
                                                 not mode and not inner.training)
+        self._watch_steps()
+
+    def mode_assigned(self, module, mode) -> None:
+        """Mode listener: the script assigned `module.training = mode` by hand."""
+        self._clock += 1
+        site = _call_site(module, assigned=True) if mode_matters(module) else None
+        if site is not None:
+            self._switches[module] = _Switch(None, site, self._clock, False, not mode)
+            if not mode and not isinstance(module, NORMS):
+                self._unfreezing.add(site)
         self._watch_steps()
 
     def enter(self, module) -> None:
@@ -289,7 +315,12 @@ class ModeWatch:
             if switch is None or trained is None or switch.direct or not switch.evals or \
                     switch.site is None or not trained[1] < switch.clock <= clock:
                 continue
-            owner = switch.owner()
+            if switch.owner is None:  # set by hand: frozen statistics alone are on purpose
+                if isinstance(module, NORMS) and switch.site not in self._unfreezing:
+                    continue
+                owner = _outermost(call)
+            else:
+                owner = switch.owner()
             if owner is None:
                 continue
             if id(owner) not in owned:
@@ -298,7 +329,8 @@ class ModeWatch:
                 continue  # the step updated none of that module's parameters through it
             site = self._sites.get(switch.site)
             if site is None:
-                site = self._sites[switch.site] = _Site(switch.site, owner, type(optimizer).__name__)
+                site = _Site(switch.site, owner, type(optimizer).__name__, switch.owner is None)
+                self._sites[switch.site] = site
             if module not in site.modules:
                 site.modules[module] = (call, step, trained[0])
 
@@ -319,6 +351,8 @@ class ModeWatch:
                            for name, module in zip(names[:NAMED], modules))
         if len(names) > NAMED:
             listed += f" and {len(names) - NAMED} more"
+        if site.by_hand:
+            return _assigned_finding(site, names, listed, modules, owner, first, trained)
         called = EVAL_CALL.search(site.frame.code)
         call_text = called.group(0) if called else f"train(False) on {owner}"
         receiver = called.group(1) if called else None
@@ -342,6 +376,35 @@ class ModeWatch:
             step=first, details={"modules": names, "owner": owner, "first_step": first,
                                  "train_step": trained, "optimizer": site.optimizer,
                                  "still_in_eval_mode": still})
+
+
+def _assigned_finding(site: _Site, names: list, listed: str, modules: list, owner: str,
+                      first: int, trained: int) -> Finding:
+    """The finding of a line that set `training = False` by hand."""
+    assigned = ASSIGNED.search(site.frame.code)
+    text = assigned.group(0) if assigned else "training = False"
+    still = all(not module.training for module in modules)
+    plural = len(modules) > 1
+    they, them = ("They", "them") if plural else ("It", "it")
+    message = (
+        f"This line set `training` to False by hand (not through train() or eval()) on "
+        f"{listed}; nothing set {them} back before training step {first}: that step's "
+        f"forward ran {them} in eval mode, and {site.optimizer}.step() updated parameters "
+        f"of {owner} whose gradients passed through {them}. {they} had run in train mode in "
+        f"earlier training steps (step {trained} among them). {_effects(modules)}"
+        + (f" {they} {'were' if plural else 'was'} still in eval mode when the run ended."
+           if still else "")
+        + f" Call train() on {owner} (or set `training` back to True) before training "
+        "resumes; to freeze normalisation statistics on purpose, set only the norm layers' "
+        "`training` to False"
+        + ("; to turn dropout off for good, set its p to 0." if any(
+            isinstance(module, Dropout) for module in modules) else "."))
+    return Finding(
+        "left_in_eval_mode", "warning", f"training went on in eval mode after {text}",
+        message, module=owner, source=str(site.frame), code=site.frame.code or None,
+        step=first, details={"modules": names, "owner": owner, "first_step": first,
+                             "train_step": trained, "optimizer": site.optimizer,
+                             "still_in_eval_mode": still, "by_hand": True})
 
 
 def _input_call(call, orders: list, in_graph: dict):
@@ -416,6 +479,13 @@ def _effects(modules: list) -> str:
     return f"In eval mode {text}."
 
 
+def _outermost(call):
+    """The module of the outermost call around module call `call` (the model it ran in)."""
+    while call[1] is not None:
+        call = call[1]
+    return call[0]
+
+
 def _owner_name(owner, call, root_prefix) -> str:
     """The path of the module an eval() call was made on, in the model whose call ran the
     modules it set (the model itself by its class name)."""
@@ -430,9 +500,11 @@ def _owner_name(owner, call, root_prefix) -> str:
     return type(owner).__name__
 
 
-def _call_site(module):
+def _call_site(module, assigned: bool = False):
     """The script's line that called train()/eval() on `module`: the innermost user frame
-    outside the overrides of train() and eval() in its classes."""
+    outside the overrides of train() and eval() in its classes. `assigned`: the line that set
+    `module.training`, None where an override of train() or eval() set it (that call is
+    the script's mode change, heard as such)."""
     location = SourceLocation.capture(max_frames=6)
     if location is None:
         return None
@@ -442,6 +514,8 @@ def _call_site(module):
     for frame in location.frames:
         if not any(_in_code(frame, code) for code in overrides):
             return frame
+        if assigned:
+            return None
     return None
 
 

@@ -38,12 +38,11 @@ from ..autograd.source import SourceLocation
 from ..dtypes import FLOATING_NUMPY_DTYPES
 from ..tensor import Tensor
 from ._census import CENSUS
-from .findings import Finding
+from .findings import Finding, add_knock_on
 from .readings import Readings
 
 __all__ = ["NaNWatch"]
 
-MAX_KNOCK_ON = 5  # effects of one finding listed in its message
 _DOT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -310,13 +309,7 @@ class NaNWatch:
     @staticmethod
     def _knock_on(finding: Finding, line: str) -> None:
         """Add to `finding`'s message an effect it had that is not a finding of its own."""
-        effects = finding.details.setdefault("knock_on", [])
-        if line in effects or len(effects) >= MAX_KNOCK_ON:
-            return
-        if not effects:
-            finding.message += "\nWhat followed from it (not reported separately):"
-        effects.append(line)
-        finding.message += f"\n  {line}"
+        add_knock_on(finding, line)
 
 
 def _holder_or_parameter(tracker: NonFiniteTracker, tensor: Tensor) -> tuple:

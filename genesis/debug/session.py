@@ -49,6 +49,7 @@ from .parameter_uses import Explanation, ParameterUses, short_path
 from .readings import Readings
 from .run_history import RunHistory, distribution_step
 from .softmax_loss import softmax_loss_findings
+from .starved_params import fold_starved
 from .stale_state import StaleStateWatch
 from .write_log import WriteLog
 from .record import record
@@ -567,6 +568,7 @@ class TraceSession:
         findings.extend(self.activations.findings(lambda node: self.node_ids.get(node, (None, None))))
         if error is not None:
             findings.extend(self._error_findings(error))
+        findings = fold_starved(findings, graphs)
         findings.sort(key=Finding.sort_key)
         for finding in findings:
             if finding.graph is not None and finding.node is not None:

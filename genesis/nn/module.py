@@ -292,6 +292,8 @@ class Module:
             state["_buffers"][name] = value
         else:
             object.__setattr__(self, name, value)
+            if name == "training" and module_scope.mode_listeners and not running.setting_modes:
+                module_scope.mode_assigned(self, value)  # set by hand, not by train()
 
     def _forget(self, name: str, keeping: str) -> None:
         """Drop `name` from every table but `keeping`, where it is about to be replaced in
@@ -443,9 +445,9 @@ class Module:
         """Set training mode (affects Dropout, BatchNorm...) here and in every descendant."""
         if not isinstance(mode, bool):
             raise ValueError(f"training mode is expected to be a bool, got {type(mode).__name__}")
-        self.training = mode
         running.setting_modes += 1
         try:
+            self.training = mode
             for module in self.children():
                 module.train(mode)
         finally:

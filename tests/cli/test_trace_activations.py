@@ -21,3 +21,20 @@ def test_a_dead_relu_layer_is_named_with_its_module_line_and_step(tmp_path):
     history = loaded.meta["history"]["activations"]
     assert list(history) == ["hidden", "Regressor.relu", "out", "Regressor"]
     assert min(history["Regressor.relu"]["dead"]["values"]) >= 0.5
+
+
+def test_the_layers_a_dead_relu_starves_are_told_in_its_finding_not_apart(tmp_path):
+    script = BUGGY / "dead_relu_cascade.py"
+    result, out = trace(tmp_path, script)
+    assert result.exit_code == 1, result.output
+    (finding,) = Trace.load(out / "trace.json").findings
+    assert finding.kind == "dead_activation" and finding.module == "3"
+    line = line_of(script, "loss = nn.functional.mse_loss(model(x), y)")
+    assert finding.source == f"{script}:{line}"
+    assert finding.details["starved"] == ["0.weight", "0.bias", "2.weight", "2.bias", "4.weight"]
+    assert finding.details["knock_on"] == [
+        "0.weight and 0.bias: gradient always zero (every gradient path to them passes through 3)",
+        "2.weight and 2.bias: gradient always zero (every gradient path to them passes through 3)",
+        "4.weight: gradient always zero (it multiplies the all-zero output of 3)"]
+    said = " ".join(result.output.split())
+    assert "Findings (1)" in said and "What followed from it (not reported separately):" in said

@@ -5,7 +5,9 @@ tests/cli/data/eval_mode (validation then train(), early stopping, BatchNorm fro
 purpose, a distillation teacher, fine-tuning in eval mode from the start, eval() inside a
 step for adversarial examples or a gradient penalty, evaluation after training, an EMA
 copy, a model whose modules' mode changes nothing, a GAN that samples in eval mode) give no
-findings. The same bug in a PyTorch script is found under --torch."""
+findings. The same bug written by hand (`m.training = False` on every module, or on a
+Dropout) is found at the assignment's line; modes set back by hand each epoch and BatchNorm
+frozen by hand are not. The same bug in a PyTorch script is found under --torch."""
 import json
 from pathlib import Path
 
@@ -53,7 +55,8 @@ def test_every_look_alike_the_rule_promises_is_here():
         "clean_validate_then_train", "clean_early_stopping", "clean_frozen_batchnorm",
         "clean_distillation_teacher", "clean_finetune_in_eval_mode",
         "clean_adversarial_examples", "clean_gradient_penalty_in_eval",
-        "clean_eval_after_training", "clean_ema_eval", "clean_no_mode_dependent_modules"}
+        "clean_eval_after_training", "clean_ema_eval", "clean_no_mode_dependent_modules",
+        "clean_modes_set_by_hand_each_epoch"}
 
 
 @pytest.mark.parametrize("name, marker, modules, first, owner", BUGGY,
@@ -73,6 +76,31 @@ def test_training_left_in_eval_mode_is_found_at_the_eval_line(tmp_path, name, ma
     receiver = marker.strip().rsplit(".", 1)[0]
     assert f"Call {receiver}.train() before training resumes" in said
     assert f"no train() call set it back before training step {first}" in said
+
+
+# script, its assignment line, the modules named, the first training step affected
+BY_HAND = [
+    ("buggy_modes_set_by_hand.py", "        module.training = False", ["bn", "drop"], 4),
+    ("buggy_dropout_off_by_hand.py", "    model.drop.training = False", ["drop"], 4),
+]
+
+
+@pytest.mark.parametrize("name, marker, modules, first", BY_HAND,
+                         ids=[entry[0][:-3] for entry in BY_HAND])
+def test_a_mode_set_by_hand_is_found_at_the_assignment_line(tmp_path, name, marker, modules,
+                                                            first):
+    script = SCRIPTS / name
+    result, trace = traced(tmp_path, script)
+    assert result.exit_code == 1, result.output
+    (finding,) = trace.findings
+    assert finding.kind == "left_in_eval_mode" and finding.details["by_hand"]
+    assert finding.source == f"{script}:{line_of(script, marker)}"
+    assert finding.title == f"training went on in eval mode after {marker.strip()}"
+    assert finding.details["modules"] == modules and finding.step == first
+    assert finding.module == "Classifier"
+    said = " ".join(result.output.split())
+    assert "This line set `training` to False by hand (not through train() or eval())" in said
+    assert "Call train() on Classifier (or set `training` back to True)" in said
 
 
 @pytest.mark.parametrize("script", CLEAN, ids=lambda path: path.stem)

@@ -68,12 +68,15 @@ def test_modules_that_set_the_mode_aside_do_not_count():
     assert mode_matters(nn.LSTM(3, 3, num_layers=2, dropout=0.2))
 
 
-def test_train_tells_its_listeners_once_per_call_the_script_makes():
+def test_train_and_assignments_tell_their_listeners_once_per_change_the_script_makes():
     heard = []
 
     class Listener:
         def mode_set(self, module, mode):
             heard.append((type(module).__name__, mode, module.training, model.drop.training))
+
+        def mode_assigned(self, module, mode):
+            heard.append(("assigned", type(module).__name__, mode, module.training))
 
     model, listener = Net(), Listener()
     module_scope.mode_listeners.add(listener)
@@ -81,10 +84,12 @@ def test_train_tells_its_listeners_once_per_call_the_script_makes():
         model.eval()
         model.head.train()
         model.train(True)
+        model.drop.training = False
+        model.drop.p = 0.25  # not a mode
     finally:
         module_scope.mode_listeners.discard(listener)
     assert heard == [("Net", False, False, False), ("Linear", True, True, False),
-                     ("Net", True, True, True)]
+                     ("Net", True, True, True), ("assigned", "Dropout", False, False)]
 
 
 def test_validation_without_train_is_found_at_the_eval_line():
@@ -298,9 +303,9 @@ def test_module_calls_are_heard_only_for_a_few_steps_after_each_mode_change():
     assert watch not in module_scope.listeners and watch not in module_scope.mode_listeners
 
 
-def test_a_mode_set_by_assignment_is_blamed_on_no_train_call():
-    """`training` assigned by hand is not heard of: the train() call before it, which put the
-    module in train mode, is not what left it in eval mode."""
+def test_a_mode_set_by_assignment_is_found_at_the_assignment_line():
+    """`training` assigned by hand is heard as a mode change: the train() call before it,
+    which put the module in train mode, is not blamed; the assignment is."""
     genesis.manual_seed(0)
     model, x = Net(), genesis.randn(32, 4)
     optimizer = genesis.optim.SGD(model.parameters(), lr=0.01)
@@ -311,5 +316,26 @@ def test_a_mode_set_by_assignment_is_blamed_on_no_train_call():
                 model.train()
                 model.drop.training = False
             step(model, optimizer, x)
+
+    (finding,) = traced(run)
+    assert finding.source.endswith(f":{line_of(run, 'model.drop.training = False')}")
+    assert finding.title == "training went on in eval mode after model.drop.training = False"
+    assert finding.details["modules"] == ["drop"] and finding.details["by_hand"]
+
+
+def test_batchnorm_frozen_by_hand_and_modes_set_back_by_hand_are_no_finding():
+    genesis.manual_seed(0)
+    model, x = Net(), genesis.randn(32, 4)
+    optimizer = genesis.optim.SGD(model.parameters(), lr=0.01)
+
+    def run():
+        for epoch in range(4):
+            for module in model.modules():
+                module.training = True
+            if epoch >= 1:  # statistics frozen by hand after an epoch
+                model.bn.training = False
+            step(model, optimizer, x)
+            for module in model.modules():  # a validation pass
+                module.training = False
 
     assert traced(run) == []
