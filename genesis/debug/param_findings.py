@@ -15,15 +15,16 @@ RNN's other direction or layer) show only that gradient reaches another part of 
 from __future__ import annotations
 
 from .findings import Finding
-from .param_status import (EXPLODING_RULE, NEVER_TRAINS, VANISHING_RULE, exploding_facts,
-                           vanishing_facts, weight_beside)
+from .param_status import (EXPLODING_RULE, NEVER_TRAINS, SET_BY_HAND, VANISHING_RULE,
+                           exploding_facts, vanishing_facts, weight_beside)
 from .tracked_leaf import Tracked
 
 __all__ = ["parameter_findings"]
 
 # statuses that are no finding of these (NaN: told where it was born; "never trains": a layer
 # built in each forward, told by forward_builds)
-NO_FINDING = ("ok", "nan", "not measured", "not trained", "no effect on the loss", NEVER_TRAINS)
+NO_FINDING = ("ok", "nan", "not measured", "not trained", "no effect on the loss", NEVER_TRAINS,
+              SET_BY_HAND)
 
 
 def parameter_findings(watch, locate, explain=None) -> list:
