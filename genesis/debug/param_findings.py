@@ -82,10 +82,11 @@ def _no_gradient(watch, entries: list, module, reason, locate) -> Finding:
         message += (f" No op took {them} as input while the steps were recorded: a layer "
                     "defined but not called in forward, or a parameter the model never uses?")
     elif reason is not None and reason.how == "unrecorded":
-        message += (f" {'Their' if plural else 'Its'} model ran only in later backward calls "
-                    "than those recorded (genesis trace records the first --steps): trace "
+        message += (f" If {'their' if plural else 'its'} model ran only in later backward calls "
+                    "than those recorded (genesis trace records the first --steps), trace "
                     "again with --steps covering one of them to see where the path to the "
-                    "loss is cut.")
+                    "loss is cut; if it never ran, is it a layer defined but not called, or a "
+                    "parameter the model never uses?")
     elif reason is not None and reason.how == "replaced":
         message += (f" The optimizer still updates the old {'ones' if plural else 'one'}, "
                     "which the forward no "
