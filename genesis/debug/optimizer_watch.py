@@ -154,7 +154,8 @@ class OptimizerWatch:
         entry = self._watched(optimizer)
         calls = self.steps()
         step = calls - 1
-        self.stepped_with_grad.update(id(param) for param in entry.params() if param._grad is not None)
+        self.stepped_with_grad.update(id(param) for param in entry.params()
+                                      if param._grad is not None)
         if entry.last_step_call is not None:
             self._judge_gradients(entry, calls, step)
         if entry.given:

@@ -29,8 +29,9 @@ class Independent(Distribution):
                  validate_args=None):
         batch = base_distribution.batch_shape
         if not 0 <= reinterpreted_batch_ndims <= len(batch):
-            raise ValueError(f"Expected reinterpreted_batch_ndims <= len(base_distribution.batch_shape), "
-                             f"actual {reinterpreted_batch_ndims} vs {len(batch)}")
+            raise ValueError("Expected reinterpreted_batch_ndims <= "
+                             "len(base_distribution.batch_shape), actual "
+                             f"{reinterpreted_batch_ndims} vs {len(batch)}")
         self.base_dist = base_distribution
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
         split = len(batch) - reinterpreted_batch_ndims
@@ -66,4 +67,4 @@ class Independent(Distribution):
         return sum_rightmost(self.base_dist.entropy(), self.reinterpreted_batch_ndims)
 
     def __repr__(self) -> str:
-        return (f"Independent({self.base_dist!r}, {self.reinterpreted_batch_ndims})")
+        return f"Independent({self.base_dist!r}, {self.reinterpreted_batch_ndims})"

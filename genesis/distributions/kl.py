@@ -29,5 +29,5 @@ def kl_divergence(p, q) -> Tensor:
         return p.probs * (p.logits.sigmoid().log() - q.logits.sigmoid().log()) + \
             (1 - p.probs) * ((-p.logits).sigmoid().log() - (-q.logits).sigmoid().log())
     raise NotImplementedError(f"kl_divergence of {type(q).__name__} from {type(p).__name__} is not "
-                              "supported by genesis yet (it has Normal, Bernoulli and Categorical pairs, and "
-                              "Independent pairs of them)")
+                              "supported by genesis yet (it has Normal, Bernoulli and Categorical "
+                              "pairs, and Independent pairs of them)")
