@@ -20,7 +20,13 @@ judged here, at the end, from what the watch measured:
 - update_ratio: among the parameters of 2 or more dimensions of one parameter group
   (3 or more of them), one whose median update ratio |Δw|/|w| over the measured steps
   is `RATIO_GAP` times above or below the median of the others (too high: unstable; too
-  low: not learning). Groups with different learning rates on purpose are not compared. The
+  low: not learning). Groups with different learning rates on purpose are not compared, nor
+  are parameters that were all zeros at a measured step (zero-initialised by design, as the
+  last layer of a residual branch in Fixup or adaLN-Zero, or LoRA's B: grown from nothing,
+  their ratio at step k is about 1/k whatever the learning rate) or whose gradient was all
+  zeros at one where others' was not (the layers behind such a zero layer, LoRA's A: their
+  gradients stay small until it grows, by design too); either would skew the median the
+  others are judged against. The
   ratio judged is taken on the rows (along dim 0) the step's gradient reached: an embedding
   table, where a batch updates only the rows it looked up, moves little as a whole by nature
   (the whole tensor's ratio is what the pictures show).
@@ -178,10 +184,12 @@ def _ratio_findings(watch) -> list:
     for entry in watch.watched.values():
         for group in entry.optimizer.param_groups:
             medians = {}
+            gated = _gated(watch, [watch.param_name(param) for param in group["params"]])
             for param in group["params"]:
                 name = watch.param_name(param)
                 series = watch.reached_ratios.get(name)
-                if param.dim() < 2 or series is None:
+                if param.dim() < 2 or series is None or name in watch.grown_from_zero \
+                        or name in gated:
                     continue
                 values = [value for _, value in series.values()
                           if value is not None and math.isfinite(value) and value > 0]
@@ -196,6 +204,15 @@ def _ratio_findings(watch) -> list:
                 if value >= others * RATIO_GAP or value <= others / RATIO_GAP:
                     found.append(_ratio_finding(watch, entry, name, value, others))
     return found
+
+
+def _gated(watch, names: list) -> set:
+    """Those of `names` whose gradient was all zeros at a measured step where another's was
+    not: behind a layer that was zero then (at steps where all were zero, a hinge loss was
+    satisfied, say)."""
+    silent = {name: watch.silent_steps.get(name, set()) for name in names}
+    everyone = set.intersection(*silent.values()) if silent else set()
+    return {name for name, steps in silent.items() if steps - everyone}
 
 
 def _ratio_finding(watch, entry: WatchedOptimizer, name: str, value: float,

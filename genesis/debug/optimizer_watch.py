@@ -88,6 +88,9 @@ class OptimizerWatch:
         self.moved = {}             # parameter name -> [measured steps with a gradient, changed]
         self.reached_ratios = {}    # the same on the rows the gradient reached (2+ dimensions)
         self.rows_left_out = {}     # parameter name -> measured steps where it did not reach all
+        self.grown_from_zero = set()  # names of parameters measured while all zeros
+        self.silent_steps = {}      # parameter name -> measured steps its gradient was all zeros
+        self.stepped_with_grad = set()  # ids of parameters an optimizer stepped with a .grad
         self.scheduler_early = []   # (scheduler name, optimizer name, source, step)
         self.events_first, self.events_last = [], deque(maxlen=EVENTS_KEPT)
         self.live_findings = 0      # findings known so far (for a live display)
@@ -151,6 +154,8 @@ class OptimizerWatch:
         entry = self._watched(optimizer)
         calls = self.steps()
         step = calls - 1
+        self.stepped_with_grad.update(id(param) for param in entry.params()
+                                      if param._grad is not None)
         if entry.last_step_call is not None:
             self._judge_gradients(entry, calls, step)
         if entry.given:
@@ -294,13 +299,17 @@ class OptimizerWatch:
             self.readings.read(xp, figures, lambda values, name=self.param_name(param), step=step:
                                self._measured(name, step, *values))
 
-    def _measured(self, name: str, step: int, change: float, size: float, pull: float = 0.0,
+    def _measured(self, name: str, step: int, change: float, size: float, pull: float | None = None,
                   reached_change: float | None = None, reached_size: float | None = None,
                   all_rows: bool = True) -> None:
         """The norms of one parameter's update, of its weights before it and of its gradient;
         for a tensor of 2+ dimensions, the update's and the weights' on the rows the gradient
         reached, and whether it reached them all."""
-        if pull > size * NOTICEABLE or (size == 0.0 and pull > 0.0):
+        if pull == 0.0:
+            self.silent_steps.setdefault(name, set()).add(step)
+        if size == 0.0:
+            self.grown_from_zero.add(name)  # zero-initialised: no scale to judge its updates by
+        if pull is not None and (pull > size * NOTICEABLE or (size == 0.0 and pull > 0.0)):
             counts = self.moved.setdefault(name, [0, 0])  # a gradient a step should show
             counts[0] += 1
             counts[1] += change != 0.0

@@ -15,15 +15,16 @@ RNN's other direction or layer) show only that gradient reaches another part of 
 from __future__ import annotations
 
 from .findings import Finding
-from .param_status import (EXPLODING_RULE, NEVER_TRAINS, VANISHING_RULE, exploding_facts,
-                           vanishing_facts, weight_beside)
+from .param_status import (EXPLODING_RULE, NEVER_TRAINS, SET_BY_HAND, VANISHING_RULE,
+                           exploding_facts, vanishing_facts, weight_beside)
 from .tracked_leaf import Tracked
 
 __all__ = ["parameter_findings"]
 
 # statuses that are no finding of these (NaN: told where it was born; "never trains": a layer
 # built in each forward, told by forward_builds)
-NO_FINDING = ("ok", "nan", "not measured", "not trained", "no effect on the loss", NEVER_TRAINS)
+NO_FINDING = ("ok", "nan", "not measured", "not trained", "no effect on the loss", NEVER_TRAINS,
+              SET_BY_HAND)
 
 
 def parameter_findings(watch, locate, explain=None) -> list:
@@ -81,10 +82,11 @@ def _no_gradient(watch, entries: list, module, reason, locate) -> Finding:
         message += (f" No op took {them} as input while the steps were recorded: a layer "
                     "defined but not called in forward, or a parameter the model never uses?")
     elif reason is not None and reason.how == "unrecorded":
-        message += (f" {'Their' if plural else 'Its'} model ran only in later backward calls "
-                    "than those recorded (genesis trace records the first --steps): trace "
+        message += (f" If {'their' if plural else 'its'} model ran only in later backward calls "
+                    "than those recorded (genesis trace records the first --steps), trace "
                     "again with --steps covering one of them to see where the path to the "
-                    "loss is cut.")
+                    "loss is cut; if it never ran, is it a layer defined but not called, or a "
+                    "parameter the model never uses?")
     elif reason is not None and reason.how == "replaced":
         message += (f" The optimizer still updates the old {'ones' if plural else 'one'}, "
                     "which the forward no "

@@ -1,6 +1,6 @@
 """The status of each leaf a `ParamWatch` tracks ("ok", "no gradient", "not trained", "zero
 gradient", "no effect on the loss", "exploding", "vanishing", "nan", "not measured", "never
-trains"), and the rules that decide it from the norm histories.
+trains", "gradient set by hand"), and the rules that decide it from the norm histories.
 
 The rules compare a parameter with its own first steps and with the other parameters,
 never with an absolute scale, so small correct problems, and gradients shrinking toward
@@ -9,7 +9,9 @@ never with an absolute scale, so small correct problems, and gradients shrinking
 - received no gradient: a parameter (given to an optimizer that stepped; where no
   optimizer stepped, of a module whose forward ran with grad enabled) that no backward
   call reached, not even through `genesis.autograd.grad`. Frozen ones (requires_grad
-  False) are not tracked.
+  False) are not tracked. One whose optimizer stepped with a `.grad` all the same
+  (set by hand, as Reptile's meta-update or evolution strategies do) is "gradient set by
+  hand", plain information.
 - gradient always zero: every gradient it got was exactly zero. Not a finding for a module's
   bias whose weight got a non-zero gradient in a backward call that gave the bias its zero
   (`bias` and `weight`; `bias_X` and `weight_X`, as an RNN's `bias_ih_l0` and
@@ -46,9 +48,10 @@ from .tracked_leaf import Tracked
 
 __all__ = ["parameter_statuses", "vanishing_facts", "exploding_facts", "weight_beside",
            "unknown_loss", "EXPLODING_GROWTH", "VANISHING_GAP", "EXPLODING_RULE", "VANISHING_RULE",
-           "NEVER_TRAINS"]
+           "NEVER_TRAINS", "SET_BY_HAND"]
 
 NEVER_TRAINS = "never trains"
+SET_BY_HAND = "gradient set by hand"
 
 EXPLODING_GROWTH = 1e3   # growth of the gradient norm since the first readings
 EXPLODING_RATIO = 1.0    # grad/weight norm ratio above which a growing gradient outweighs its weights
@@ -72,7 +75,9 @@ VANISHING_RULE = (f"grad/weight norm ratio x{VANISHING_GAP:g} or more below the 
 
 def parameter_statuses(entries, names: dict, steps: int, loss_at) -> dict:
     """Tracked -> "ok", "no gradient", "not trained", "zero gradient", "no effect on the
-    loss", "exploding", "vanishing", "nan", "not measured" or "never trains". "not trained":
+    loss", "exploding", "vanishing", "nan", "not measured", "never trains" or "gradient set
+    by hand" (no backward reached it, but its optimizer stepped with a .grad the script set,
+    no finding). "not trained":
     no gradient reached it, and none was expected to (see `_expected`: a DQN's target
     network, a frozen teacher); "no gradient" is a parameter that should have got one, a
     finding. "no effect on the loss": a bias whose gradients cancelled (see `_cancels_out`),
@@ -88,7 +93,9 @@ def parameter_statuses(entries, names: dict, steps: int, loss_at) -> dict:
             statuses[entry] = NEVER_TRAINS
             continue
         status = _status(entry, vanishing, steps, loss_at)
-        if status == "no gradient" and (entry not in expected or not entry.tensor.requires_grad):
+        if status == "no gradient" and entry.grad_set_by_hand:
+            status = SET_BY_HAND
+        elif status == "no gradient" and (entry not in expected or not entry.tensor.requires_grad):
             status = "not trained"
         elif status == "zero gradient" and _cancels_out(entry, names):
             status = "no effect on the loss"

@@ -153,8 +153,8 @@ class ParamWatch:
     # -- what the histories say --------------------------------------------------
     def statuses(self) -> dict:
         """Tracked -> its status: "ok", "no gradient", "not trained", "zero gradient", "no
-        effect on the loss", "exploding", "vanishing", "nan", "not measured" or "never
-        trains" (see `genesis.debug.param_status`)."""
+        effect on the loss", "exploding", "vanishing", "nan", "not measured", "never trains"
+        or "gradient set by hand" (see `genesis.debug.param_status`)."""
         return parameter_statuses(self.tracked.values(), self._names, self.steps, self.loss_at)
 
     def rows(self) -> list:

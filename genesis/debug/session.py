@@ -560,6 +560,7 @@ class TraceSession:
                 finding.graph, finding.node = self.node_ids.get(node, (None, None))
                 findings.append(finding)
         self._mark_built_in_forward()
+        self._mark_gradients_set_by_hand()
         findings.extend(self.params.findings(self._locate_parameter, self._explained))
         findings.extend(self.optimizer_watch.findings(self.params))
         findings.extend(self.forward_builds.findings())
@@ -593,6 +594,15 @@ class TraceSession:
         if self.journal is not None:
             self.journal.end(trace)
         return trace
+
+    def _mark_gradients_set_by_hand(self) -> None:
+        """The parameters no backward call reached whose optimizer still stepped with a .grad:
+        one the script set by hand (Reptile's meta-update, evolution strategies), so they
+        train, and their status says so rather than "no gradient"."""
+        stepped = self.optimizer_watch.stepped_with_grad
+        for entry in self.params.tracked.values():
+            if not entry.history.reached and id(entry.tensor) in stepped:
+                entry.grad_set_by_hand = True
 
     def _mark_built_in_forward(self) -> None:
         """The parameter table's rows of a layer built anew in each forward (a finding): their

@@ -39,9 +39,10 @@ class ParameterRow:
     infinite. `status` is "ok", "no gradient", "not trained" (no gradient, and none
     expected: see `genesis.debug.param_status`), "zero gradient", "no effect on the loss" (a
     bias whose gradient was exactly zero while its module's weight learned in the same
-    backward calls: not a finding), "exploding", "vanishing", "nan", "not measured" or
+    backward calls: not a finding), "exploding", "vanishing", "nan", "not measured",
     "never trains" (of a layer built anew in each forward: see
-    `genesis.debug.forward_builds`).
+    `genesis.debug.forward_builds`) or "gradient set by hand" (no backward reached it, but its
+    optimizer stepped with a .grad the script set: not a finding).
 
     Rows made without `steps` number their history from 0.
     """

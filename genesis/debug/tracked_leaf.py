@@ -23,6 +23,7 @@ class Tracked:
     optimizer: str | None = None   # "SGD (lr=3.0) made at train.py:8", when one was given it
     unregistered: bool = False     # a module's, held in a plain list/dict: not in parameters()
     never_trains: bool = False     # of a layer built anew in each forward (forward_builds)
+    grad_set_by_hand: bool = False  # no backward reached it, yet its optimizer stepped on a .grad
 
     @property
     def is_parameter(self) -> bool:

@@ -1,5 +1,6 @@
 """Probability distributions (PyTorch's `torch.distributions`): Normal, Uniform,
-MultivariateNormal, Bernoulli, Categorical, and `kl_divergence` between two of a kind.
+MultivariateNormal, Bernoulli, Categorical, Independent (a batch read as one event), and
+`kl_divergence` between two of a kind.
 Their log-probabilities, entropies and reparameterised samples (`rsample`) are
 compositions of genesis ops, so gradients flow to their parameters."""
 from __future__ import annotations
@@ -9,6 +10,7 @@ from .kl import kl_divergence
 from .discrete import Bernoulli, Categorical
 from .continuous import Normal, Uniform
 from .multivariate_normal import MultivariateNormal
+from .independent import Independent
 
 __all__ = ["Distribution", "Normal", "Uniform", "MultivariateNormal", "Bernoulli", "Categorical",
-           "kl_divergence"]
+           "Independent", "kl_divergence"]

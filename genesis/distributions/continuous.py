@@ -46,6 +46,10 @@ class Normal(Distribution):
     def variance(self) -> Tensor:
         return self.scale ** 2
 
+    @property
+    def stddev(self) -> Tensor:
+        return self.scale   # as PyTorch: not sqrt(scale²), which may differ in the last bit
+
     def rsample(self, sample_shape=()) -> Tensor:
         shape = self._extended(sample_shape)
         noise = generator_for(self.loc._device).standard_normal(shape).astype(self.loc._data.dtype)

@@ -17,14 +17,18 @@ from ..ui import new_table, status_text
 
 SEVERITY_STATUS = {"error": "FAIL", "warning": "WARN", "info": "INFO"}
 NO_EFFECT = "no effect on the loss"
+SET_BY_HAND = "gradient set by hand"
 PARAMETER_STATUS = {"ok": "PASS", "no gradient": "WARN", "not trained": "INFO", NO_EFFECT: "INFO",
-                    "zero gradient": "WARN", "exploding": "WARN", "vanishing": "WARN", "nan": "FAIL",
-                    "never trains": "FAIL"}
-ROW_ORDER = {"ok": 1, NO_EFFECT: 2, "not trained": 2}  # the parameter table's order; problems are 0
+                    SET_BY_HAND: "INFO", "zero gradient": "WARN", "exploding": "WARN",
+                    "vanishing": "WARN", "nan": "FAIL", "never trains": "FAIL"}
+# the parameter table's order; problems are 0
+ROW_ORDER = {"ok": 1, NO_EFFECT: 2, "not trained": 2, SET_BY_HAND: 2}
 NO_EFFECT_NOTE = (f"{NO_EFFECT}: a bias whose gradient was exactly zero while its module's weight "
                   "learned: what flows back into the module cancels over the bias (as a WGAN "
                   "critic's last bias does in mean(C(fake)) - mean(C(real))), so the loss cannot "
                   "depend on it; not a finding")
+SET_BY_HAND_NOTE = (f"{SET_BY_HAND}: no backward call reached it, but its optimizer stepped with a "
+                    ".grad the script set (as Reptile's meta-update does); not a finding")
 CHECK_STATUS = {"pass": "PASS", "fail": "FAIL", "skipped": "SKIP", "error": "ERROR"}
 MAX_PARAMETER_ROWS = 40
 
@@ -105,6 +109,8 @@ def _parameters(console: Console, trace: Trace) -> None:
                            "any clipping)", style="dim"))
     if any(row.status == NO_EFFECT for row in rows):
         console.print(Text(NO_EFFECT_NOTE, style="dim"))
+    if any(row.status == SET_BY_HAND for row in rows):
+        console.print(Text(SET_BY_HAND_NOTE, style="dim"))
     console.print()
 
 

@@ -250,6 +250,35 @@ def test_a_weight_updated_orders_of_magnitude_less_than_the_others():
     assert "far less" in found[0].title and "not learning" in found[0].message
 
 
+def test_zero_initialised_residual_branches_are_no_outlier():
+    """Each block's last layer starts at zero (Fixup, zero_init_residual, adaLN-Zero): its
+    update ratio is about 1/k at step k, and the layer before it gets no gradient at first and
+    small ones until it grows. Neither is compared with the others, so plain SGD on such a
+    model, which trains well, is no finding."""
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2 = nn.Linear(64, 64), nn.Linear(64, 64)
+            nn.init.zeros_(self.fc2.weight)
+            nn.init.zeros_(self.fc2.bias)
+
+        def forward(self, x):
+            return x + self.fc2(genesis.relu(self.fc1(x)))
+
+    genesis.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 64), Block(), Block(), Block(), nn.Linear(64, 1))
+    optimizer = genesis.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x = genesis.randn(64, 6)
+    y = x.sum(dim=1, keepdim=True)
+    with TraceSession(check=False) as session:
+        for _ in range(8):
+            optimizer.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            optimizer.step()
+    assert kinds(session) == []
+
+
 def test_embedding_tables_are_judged_on_the_rows_a_batch_looked_up():
     genesis.manual_seed(0)
     center, context, projection = nn.Embedding(20000, 8), nn.Embedding(20000, 8), nn.Linear(8, 8)

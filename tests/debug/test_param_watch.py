@@ -607,3 +607,34 @@ def test_a_layer_fed_only_zeros_is_still_found():
     assert status["0.weight"] == "zero gradient" and status["0.bias"] == "ok"
     assert finding.details["parameters"] == ["0.weight"]
     assert "what it multiplies was all zeros" in finding.message
+
+
+def test_a_gradient_set_by_hand_is_no_finding_and_said_so():
+    """Reptile: no backward reaches the meta-model; its .grad is set by hand from adapted
+    copies and its optimizer steps on it. Its parameters train: "gradient set by hand", no
+    finding. One of them the script leaves without a .grad still gets no gradient."""
+    import copy
+    genesis.manual_seed(0)
+    x = genesis.randn(16, 2)
+    with TraceSession(check=False) as session:
+        meta = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1))
+        forgotten = nn.Linear(2, 1)
+        optimizer = genesis.optim.Adam([*meta.parameters(), *forgotten.parameters()], lr=0.01)
+        for _ in range(3):
+            learner = copy.deepcopy(meta)
+            inner = genesis.optim.SGD(learner.parameters(), lr=0.1)
+            for _ in range(2):
+                inner.zero_grad()
+                ((learner(x) - x.sum(1, keepdim=True)) ** 2).mean().backward()
+                inner.step()
+            optimizer.zero_grad()
+            for p, q in zip(meta.parameters(), learner.parameters()):
+                p.grad = (p - q).detach()
+            optimizer.step()
+    trace = session.result(script="t.py")
+    rows = {row.name: row.status for row in trace.parameters}
+    assert [rows[f"meta.{name}"] for name in ("0.weight", "0.bias", "2.weight", "2.bias")] == \
+        ["gradient set by hand"] * 4
+    finding, = trace.findings
+    assert finding.kind == "no_gradient"
+    assert finding.details["parameters"] == ["forgotten.weight", "forgotten.bias"]

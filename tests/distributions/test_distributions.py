@@ -100,6 +100,40 @@ def test_kl_divergence_matches_pytorch():
         D.Categorical()
 
 
+def test_independent_normal_matches_pytorch_with_gradients():
+    """A diagonal Gaussian policy: Independent(Normal(mean, std), 1), its shapes, log_prob,
+    entropy, moments and the KL between two of them, with gradients to mean and std."""
+    torch = torch_or_skip()
+    rng = np.random.default_rng(0)
+    loc, t_loc = pair(torch, rng.standard_normal((4, 3)).tolist())
+    scale, t_scale = pair(torch, rng.uniform(0.5, 2.0, (3,)).tolist())
+    value = rng.standard_normal((5, 4, 3)).tolist()
+    mine = D.Independent(D.Normal(loc, scale), 1)
+    theirs = torch.distributions.Independent(torch.distributions.Normal(t_loc, t_scale), 1)
+    assert (mine.batch_shape, mine.event_shape) == (tuple(theirs.batch_shape), tuple(theirs.event_shape)) \
+        == ((4,), (3,))
+    assert mine.has_rsample and tuple(mine.rsample((2,)).shape) == (2, 4, 3)
+    log_prob = mine.log_prob(genesis.tensor(value, dtype=genesis.float64))
+    t_log_prob = theirs.log_prob(torch.tensor(value, dtype=torch.float64))
+    np.testing.assert_allclose(log_prob.detach().numpy(), t_log_prob.detach().numpy(), rtol=1e-12)
+    for name in ("mean", "variance", "stddev"):
+        np.testing.assert_allclose(getattr(mine, name).detach().numpy(),
+                                   getattr(theirs, name).detach().numpy(), rtol=1e-12)
+    other = D.Independent(D.Normal(loc.detach() + 1, scale.detach() * 2), 1)
+    t_other = torch.distributions.Independent(torch.distributions.Normal(t_loc.detach() + 1, t_scale.detach() * 2), 1)
+    kl, t_kl = D.kl_divergence(mine, other), torch.distributions.kl_divergence(theirs, t_other)
+    assert kl.shape == (4,)
+    np.testing.assert_allclose(kl.detach().numpy(), t_kl.detach().numpy(), rtol=1e-12)
+    (log_prob.sum() + mine.entropy().sum() + kl.sum()).backward()
+    (t_log_prob.sum() + theirs.entropy().sum() + t_kl.sum()).backward()
+    np.testing.assert_allclose(loc.grad.numpy(), t_loc.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(scale.grad.numpy(), t_scale.grad.numpy(), rtol=1e-12)
+    with pytest.raises(NotImplementedError, match="not supported by genesis yet"):
+        D.kl_divergence(mine, D.Independent(D.Normal(loc, scale), 2))
+    with pytest.raises(ValueError, match="reinterpreted_batch_ndims"):
+        D.Independent(D.Normal(loc, scale), 3)
+
+
 @pytest.mark.parametrize("given", ["covariance_matrix", "scale_tril", "precision_matrix"])
 def test_multivariate_normal_matches_pytorch_with_gradients(given):
     torch = torch_or_skip()

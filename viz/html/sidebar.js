@@ -8,10 +8,14 @@ const NOT_TRAINED_TITLE = "no gradient reached it, and none was expected to: it 
   + "that stepped (or, where none stepped, in no module whose forward ran with grad enabled)";
 // Not a problem either: a bias the loss cannot depend on (its gradient cancels exactly).
 const NO_EFFECT = "no effect on the loss";
+// Nor one trained on gradients the script computed itself (Reptile's meta-update).
+const SET_BY_HAND = "gradient set by hand";
 const INFO_TITLES = {
   [NOT_TRAINED]: NOT_TRAINED_TITLE,
   [NO_EFFECT]: "its gradient was exactly zero while its module's weight learned: what flows back "
     + "into the module cancels over this bias, so the loss cannot depend on it (not a finding)",
+  [SET_BY_HAND]: "no backward call reached it, but its optimizer stepped with a .grad the script "
+    + "set (as Reptile's meta-update does): not a finding",
 };
 const PARAMETER_ROWS = 200;  // drawn at once; the rest on request
 

@@ -381,23 +381,26 @@ def test_graph_repr_html_works_inside_a_notebook_output(session, model_trace):
 
 def test_informational_parameter_statuses_come_last_with_their_explanation(session, model_trace,
                                                                             tmp_path):
-    """"no effect on the loss" (a bias whose gradient cancels) and "not trained" are no
-    problems: drawn after the parameters that learn, in the info style, with a title that
-    says what they mean."""
+    """"no effect on the loss" (a bias whose gradient cancels), "not trained" and "gradient
+    set by hand" are no problems: drawn after the parameters that learn, in the info style,
+    with a title that says what they mean."""
     trace = copy.deepcopy(model_trace)
-    first, second = trace.parameters[0], trace.parameters[1]
-    first.status, second.status = "no effect on the loss", "not trained"
+    first, second, third = trace.parameters[:3]
+    first.status, second.status, third.status = \
+        "no effect on the loss", "not trained", "gradient set by hand"
     path = tmp_path / "report.html"
     reports.write(trace, path)
     session.open(path)
     rows = session.page.locator("#parameters-table tr")
     assert rows.count() == len(trace.parameters)
-    last_two = [rows.nth(rows.count() - 2), rows.nth(rows.count() - 1)]
-    assert [row.locator(".param-name").text_content() for row in last_two] == [first.name, second.name]
-    statuses = [row.locator(".param-status.info") for row in last_two]
+    last = [rows.nth(rows.count() - 3 + i) for i in range(3)]
+    assert [row.locator(".param-name").text_content() for row in last] == \
+        [first.name, second.name, third.name]
+    statuses = [row.locator(".param-status.info") for row in last]
     assert all(status.count() == 1 for status in statuses)
     assert "cancels" in statuses[0].get_attribute("title")
     assert "none was expected" in statuses[1].get_attribute("title")
+    assert "the script set" in statuses[2].get_attribute("title")
 
 
 def test_a_parameter_that_never_trains_is_drawn_first_as_a_problem(session, model_trace, tmp_path):
