@@ -90,7 +90,7 @@ class OptimizerWatch:
         self.rows_left_out = {}     # parameter name -> measured steps where it did not reach all
         self.grown_from_zero = set()  # names of parameters measured while all zeros
         self.silent_steps = {}      # parameter name -> measured steps its gradient was all zeros
-        self.stepped_with_grad = set()  # ids of parameters an optimizer stepped with a .grad
+        self.stepped_with_grad = set()  # ids of parameters an optimizer stepped with a non-zero .grad
         self.scheduler_early = []   # (scheduler name, optimizer name, source, step)
         self.events_first, self.events_last = [], deque(maxlen=EVENTS_KEPT)
         self.live_findings = 0      # findings known so far (for a live display)
@@ -154,8 +154,11 @@ class OptimizerWatch:
         entry = self._watched(optimizer)
         calls = self.steps()
         step = calls - 1
-        self.stepped_with_grad.update(id(param) for param in entry.params()
-                                      if param._grad is not None)
+        for param in entry.params():  # (a gradient looked at until it is not all zeros)
+            grad = param._grad
+            if grad is not None and id(param) not in self.stepped_with_grad and \
+                    bool(grad._data.any()):
+                self.stepped_with_grad.add(id(param))
         if entry.last_step_call is not None:
             self._judge_gradients(entry, calls, step)
         if entry.given:

@@ -612,14 +612,16 @@ def test_a_layer_fed_only_zeros_is_still_found():
 def test_a_gradient_set_by_hand_is_no_finding_and_said_so():
     """Reptile: no backward reaches the meta-model; its .grad is set by hand from adapted
     copies and its optimizer steps on it. Its parameters train: "gradient set by hand", no
-    finding. One of them the script leaves without a .grad still gets no gradient."""
+    finding. Those the script leaves without a .grad, or with one it only filled with zeros,
+    still get no gradient."""
     import copy
     genesis.manual_seed(0)
     x = genesis.randn(16, 2)
     with TraceSession(check=False) as session:
         meta = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1))
-        forgotten = nn.Linear(2, 1)
-        optimizer = genesis.optim.Adam([*meta.parameters(), *forgotten.parameters()], lr=0.01)
+        forgotten, zeroed = nn.Linear(2, 1), nn.Linear(2, 1)
+        optimizer = genesis.optim.Adam([*meta.parameters(), *forgotten.parameters(),
+                                        *zeroed.parameters()], lr=0.01)
         for _ in range(3):
             learner = copy.deepcopy(meta)
             inner = genesis.optim.SGD(learner.parameters(), lr=0.1)
@@ -630,11 +632,13 @@ def test_a_gradient_set_by_hand_is_no_finding_and_said_so():
             optimizer.zero_grad()
             for p, q in zip(meta.parameters(), learner.parameters()):
                 p.grad = (p - q).detach()
+            for p in zeroed.parameters():
+                p.grad = genesis.zeros_like(p)  # filled in by hand, never given a gradient
             optimizer.step()
     trace = session.result(script="t.py")
     rows = {row.name: row.status for row in trace.parameters}
     assert [rows[f"meta.{name}"] for name in ("0.weight", "0.bias", "2.weight", "2.bias")] == \
         ["gradient set by hand"] * 4
-    finding, = trace.findings
-    assert finding.kind == "no_gradient"
-    assert finding.details["parameters"] == ["forgotten.weight", "forgotten.bias"]
+    assert [(finding.kind, finding.details["parameters"]) for finding in trace.findings] == [
+        ("no_gradient", ["forgotten.weight", "forgotten.bias"]),
+        ("no_gradient", ["zeroed.weight", "zeroed.bias"])]
