@@ -90,8 +90,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     indices: a (bags, embedding_dim) tensor. `per_sample_weights` (mode "sum" only, the
     input's shape) scales each row first. `scale_grad_by_freq` (modes "sum" and "mean"):
     the gradient of each row of `weight` is divided by how often its index occurs in the
-    mini-batch's bags (padding_idx aside). `sparse=True` is accepted and gives a dense
-    gradient (genesis has no sparse tensors).
+    mini-batch's bags (padding_idx aside). `sparse=True`: a dense gradient, which
+    `SparseAdam` accepts (see `embedding`).
 
     >>> import genesis
     >>> import genesis.nn.functional as F
@@ -137,7 +137,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     if max_norm is not None:
         _renorm_rows(weight, picked, max_norm, norm_type)
     rows = embedding(wrap_array(picked, input._device), weight,
-                     scale_grad_by_freq=scale_grad_by_freq)
+                     scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
     if per_sample_weights is not None:
         positions = wrap_array(xp.nonzero(keep)[0], input._device)
         rows = rows * per_sample_weights.reshape(-1).index_select(0, positions).unsqueeze(1)

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from .. import sparse_gradients
 from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..device import host_numbers
@@ -271,7 +272,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     `padding_idx`: that row gets no gradient. `max_norm`: rows looked up are
     first renormalised in place to at most that `norm_type`-norm. `scale_grad_by_freq`:
     each row's gradient is divided by how often its index occurs in `input`.
-    `sparse=True` is accepted and gives a dense gradient (genesis has no sparse tensors).
+    `sparse=True`: the gradient is dense (genesis has no sparse tensors), zero in the rows
+    not looked up, and `SparseAdam` accepts it (`genesis.sparse_gradients`).
 
     >>> import genesis
     >>> import genesis.nn.functional as F
@@ -287,6 +289,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         padding_idx %= weight.shape[0]
     if max_norm is not None:
         _renorm_rows(weight, input._data, max_norm, norm_type)
+    if sparse:
+        sparse_gradients.mark(weight)
     return EmbeddingFunction.apply(weight, input, padding_idx, bool(scale_grad_by_freq))
 
 

@@ -16,8 +16,8 @@ class Embedding(Module):
     """Rows of a learnable (num_embeddings, embedding_dim) table, initialised N(0, 1).
 
     `padding_idx`: that row starts at zero and receives no gradient. `scale_grad_by_freq`:
-    each row's gradient is divided by how often its index occurs in the input. `sparse=True`
-    is accepted and gives a dense gradient (genesis has no sparse tensors).
+    each row's gradient is divided by how often its index occurs in the input. `sparse=True`:
+    the gradient is dense (genesis has no sparse tensors), and `SparseAdam` accepts it.
 
     >>> import genesis
     >>> table = genesis.nn.Embedding(10, 3, padding_idx=0)

@@ -304,7 +304,39 @@ def test_sparse_adam_refuses_dense_gradients_like_pytorch():
         errors.append(str(error.value))
         assert w.tolist() == [1.0, 1.0] and not optimizer.state
     assert errors[0].startswith(errors[1])
-    assert "genesis has no sparse gradients" in errors[0]
+    assert "takes the gradients of embeddings made with sparse=True" in errors[0]
+
+
+@pytest.mark.parametrize("options", [dict(), dict(padding_idx=3), dict(maximize=True, lr=0.2)],
+                         ids=["plain", "padding_idx", "maximize"])
+def test_sparse_adam_on_a_sparse_embedding_matches_pytorch(options):
+    """A skip-gram-like table (sparse=True) trained by SparseAdam: only the rows looked up
+    move, with PyTorch's lazy Adam; a row never looked up keeps its value and state."""
+    torch = torch_or_skip()
+    rng = np.random.default_rng(0)
+    start, targets = rng.standard_normal((10, 4)), rng.standard_normal((6, 4))
+    batches = [rng.integers(0, 9, 6) for _ in range(8)]  # row 9 never looked up
+    padding_idx = options.get("padding_idx")
+    optimizer_options = {key: value for key, value in options.items() if key != "padding_idx"}
+    results = []
+    for lib in (genesis, torch):
+        table = lib.nn.Embedding(10, 4, sparse=True, padding_idx=padding_idx).double()
+        with lib.no_grad():
+            table.weight.copy_(lib.tensor(start, dtype=lib.float64))
+        optimizer = lib.optim.SparseAdam(table.parameters(), **{"lr": 0.05, **optimizer_options})
+        for batch in batches:
+            optimizer.zero_grad()
+            ((table(lib.tensor(batch)) - lib.tensor(targets, dtype=lib.float64)) ** 2).sum().backward()
+            optimizer.step()
+        state = optimizer.state[table.weight]
+        results.append((table.weight.detach().numpy(), state["exp_avg"].numpy(),
+                        state["exp_avg_sq"].numpy(), float(state["step"])))
+    (weights, m, v, steps), (their_weights, their_m, their_v, their_steps) = results
+    np.testing.assert_allclose(weights, their_weights, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(m, their_m, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(v, their_v, rtol=1e-12, atol=1e-14)
+    assert steps == their_steps == len(batches)
+    np.testing.assert_array_equal(weights[9], start[9])
 
 
 def test_torch_optim_names_resolve_under_the_compatibility_layer():
