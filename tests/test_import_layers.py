@@ -19,7 +19,7 @@ LAYERS = (
     ("base", ("genesis.dtypes", "genesis.device", "genesis.cuda", "genesis.random",
               "genesis.sizes", "genesis.utils.atomic_file", "genesis.listeners", "genesis.threads", "genesis.cpu_workers",
               "genesis.layouts", "genesis.inference_tensors", "genesis.grad_state",
-              "genesis.determinism")),
+              "genesis.determinism", "genesis.sparse_gradients")),
     ("core", ("genesis.tensor", "genesis._tensor_str", "genesis.autograd.function",
               "genesis.autograd.engine", "genesis.autograd.graph_task", "genesis.autograd.grad_mode",
               "genesis.autograd.hooks",

@@ -409,14 +409,13 @@ def test_rnn_biases_of_a_dead_direction_are_a_finding_though_the_other_direction
     trace = session.result(script="t.py")
     dead = {f"rnn.{kind}_{part}_l0_reverse" for kind in ("weight", "bias") for part in ("ih", "hh")}
     assert {row.name for row in trace.parameters if row.status == "zero gradient"} == dead
-    finding, = [finding for finding in trace.findings if finding.kind == "zero_gradient"]
-    assert set(finding.details["parameters"]) == dead
+    # told once, by the dead layer's finding, as what followed from it (findings.add_knock_on)
+    finding, = trace.findings
+    assert finding.kind == "dead_activation" and set(finding.details["starved"]) == dead
+    assert "gradient always zero (every gradient path to them passes through " \
+           "rnn.l0_reverse.relu)" in finding.message
     # the forward direction learning says nothing of the reverse one's input
     assert "what it multiplies" not in finding.message and "layer before it" not in finding.message
-    assert "of the same module did get non-zero gradients, so gradient reaches another part " \
-        "of the module" in finding.message
-    assert "at zero, the gradient reaching what they are added to summed to exactly zero" \
-        in finding.message
 
 
 def test_a_weight_without_a_bias_beside_it_is_told_every_possible_cause():
@@ -586,10 +585,12 @@ def test_a_linear_after_which_every_relu_is_dead_is_still_found():
     status, findings = _zero_gradient_run(dead)
     assert status == {"0.weight": "zero gradient", "0.bias": "zero gradient",
                       "2.weight": "zero gradient", "2.bias": "ok"}
-    told = {finding.module: finding for finding in findings if finding.kind == "zero_gradient"}
-    assert told["0"].details["parameters"] == ["0.weight", "0.bias"]
-    assert "no gradient flows back through its output" in told["0"].message
-    assert "what it multiplies was all zeros" in told["2"].message
+    finding, = findings  # the dead ReLU's, which tells what it starved
+    assert finding.kind == "dead_activation"
+    assert finding.details["starved"] == ["0.weight", "0.bias", "2.weight"]
+    assert "0.weight and 0.bias: gradient always zero (every gradient path to them passes " \
+           "through 1)" in finding.message
+    assert "2.weight: gradient always zero (it multiplies the all-zero output of 1)" in finding.message
 
 
 def test_a_branch_multiplied_by_zero_is_still_found():
