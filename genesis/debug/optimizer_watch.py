@@ -50,6 +50,8 @@ update_ratio at the end, from what the watch measured):
 """
 from __future__ import annotations
 
+import functools
+
 import math
 import weakref
 from collections import deque
@@ -156,9 +158,9 @@ class OptimizerWatch:
         step = calls - 1
         for param in entry.params():  # (a gradient looked at until it is not all zeros)
             grad = param._grad
-            if grad is not None and id(param) not in self.stepped_with_grad and \
-                    bool(grad._data.any()):
-                self.stepped_with_grad.add(id(param))
+            if grad is not None and id(param) not in self.stepped_with_grad:
+                self.readings.read(param._device.xp, [grad._data.any()],  # (no sync on a GPU)
+                                   functools.partial(self._stepped_with, id(param)))
         if entry.last_step_call is not None:
             self._judge_gradients(entry, calls, step)
         if entry.given:
@@ -169,6 +171,11 @@ class OptimizerWatch:
             entry.before = {id(param): (param, param._device.xp.array(param._data, copy=True))
                             for param in entry.params()
                             if param._grad is not None and param._data.dtype in FLOATING_NUMPY_DTYPES}
+
+    def _stepped_with(self, key: int, values: list) -> None:
+        """A step used parameter `key`'s gradient, which was not all zeros if `values[0]`."""
+        if values[0]:
+            self.stepped_with_grad.add(key)
 
     def _judge_gradients(self, entry: WatchedOptimizer, calls: int, step: int) -> None:
         """A step with the gradients of the step before (no backward since), or with gradients
