@@ -643,3 +643,35 @@ def test_a_gradient_set_by_hand_is_no_finding_and_said_so():
     assert [(finding.kind, finding.details["parameters"]) for finding in trace.findings] == [
         ("no_gradient", ["forgotten.weight", "forgotten.bias"]),
         ("no_gradient", ["zeroed.weight", "zeroed.bias"])]
+
+
+def test_a_bidirectional_rnn_whose_reverse_half_is_never_used_is_told_so():
+    """The reverse direction's output is sliced away before the head: its parameters get
+    exactly zero gradient while the forward direction's learn, and no layer is dead to
+    explain it, so the zero-gradient finding itself says where gradient stops."""
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.GRU(3, 8, batch_first=True, bidirectional=True)
+            self.head = nn.Linear(8, 2)
+
+        def forward(self, x):
+            out, _ = self.rnn(x)
+            return self.head(out[..., :8])  # the reverse half is never used
+
+    genesis.manual_seed(0)
+    model = Tagger()
+    optimizer = genesis.optim.Adam(model.parameters(), lr=1e-2)
+    with TraceSession(check=False) as session:
+        for _ in range(4):
+            loss = model(genesis.randn(4, 5, 3)).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    finding, = session.result(script="t.py").findings
+    reverse = [f"rnn.{kind}_{part}_l0_reverse" for kind in ("weight", "bias") for part in ("ih", "hh")]
+    assert finding.kind == "zero_gradient" and sorted(finding.details["parameters"]) == sorted(reverse)
+    said = " ".join(finding.message.split())
+    assert "of the same module did get non-zero gradients, so gradient reaches another part of " \
+           "the module" in said
+    assert "the gradient reaching what they are added to summed to exactly zero" in said
