@@ -1,98 +1,76 @@
-"""The cyclic garbage collector waits while genesis records a step, from the first op of
-its forward to the end of its backward call (the graph it keeps grows all that time), and
-is exactly as the script left it afterwards, whatever happened."""
-from __future__ import annotations
-
+"""The collector's pause around a recorded step: a pause that leaves many new container
+objects ends in one full collection, not three walks over them; a short one in none."""
 import gc
+import weakref
 
 import pytest
 
-import genesis
-from genesis.debug import record
+from genesis.debug.gc_pause import SWEEP_AT_LEAST, GCPause
 
 
-def seen_in_backward(x):
-    """A hook that notes whether the collector is on while backward runs through `x`."""
+class _Cycle:
+    def __init__(self):
+        self.me = self
+
+
+@pytest.fixture
+def collections():
+    """The generations collected, in order, while the test runs (the collector on)."""
     seen = []
 
-    def hook(grad):
-        seen.append(gc.isenabled())
-
-    x.register_hook(hook)
-    return seen
-
-
-def test_a_recorded_backward_runs_without_cycle_collection_then_turns_it_back_on():
-    w = genesis.randn(3, requires_grad=True)
-    with record():
-        y = w * 2
-        seen = seen_in_backward(y)
-        y.sum().backward()
-        assert seen == [False] and gc.isenabled()
-    z = w * 3
-    seen = seen_in_backward(z)
-    z.sum().backward()
-    assert seen == [True]  # nothing is paused when nothing records
-
-
-def test_a_backward_that_raises_turns_the_collector_back_on():
-    w = genesis.randn(3, requires_grad=True)
-
-    def broken(grad):
-        raise RuntimeError("hook failed")
-
-    with record():
-        y = w * 2
-        y.register_hook(broken)
-        with pytest.raises(RuntimeError, match="hook failed"):
-            y.sum().backward()
-    assert gc.isenabled()
-
-
-def test_a_script_that_turned_the_collector_off_keeps_it_off():
-    w = genesis.randn(3, requires_grad=True)
-    gc.disable()
+    def note(phase, info):
+        if phase == "stop":
+            seen.append(info["generation"])
+    was_enabled = gc.isenabled()
+    gc.enable()
+    gc.collect()
+    gc.callbacks.append(note)
     try:
-        with record():
-            (w * 2).sum().backward()
-        assert not gc.isenabled()
+        yield seen
     finally:
-        gc.enable()
+        gc.callbacks.remove(note)
+        (gc.enable if was_enabled else gc.disable)()
 
 
-def test_a_recorded_forward_pauses_the_collector_until_its_backward_ends():
-    w = genesis.randn(3, requires_grad=True)
-    with record():
-        assert gc.isenabled()                    # nothing recorded yet
-        with genesis.no_grad():
-            w * 2                                # no graph: nothing to keep
-        assert gc.isenabled()
-        y = (w * 2).exp()
-        assert not gc.isenabled()                # the step's graph is growing
-        y.sum().backward()
-        assert gc.isenabled()                    # filed: the collector is back
-        w * 3                                    # a forward no backward call follows
-        assert not gc.isenabled()
-    assert gc.isenabled()                        # the recorder's end turns it back on
+def test_a_pause_that_made_many_objects_ends_in_one_full_collection(collections):
+    pause = GCPause()
+    pause.pause()
+    young = max(SWEEP_AT_LEAST, len(gc.get_objects(2)) // 4) + 1000
+    kept = [[] for _ in range(young)]  # a recorded graph: alive after the pause
+    garbage = weakref.ref(_Cycle())   # cyclic garbage made during the pause
+    assert collections == [] and garbage() is not None
+    pause.resume()
+    assert collections == [2]
+    assert garbage() is None  # found by that collection
+    assert len(kept) == young
 
 
-def test_forwards_on_several_threads_each_hold_their_pause():
-    import threading
-    w = genesis.randn(3, requires_grad=True)
-    ready, done = threading.Event(), threading.Event()
+def test_a_short_pause_collects_nothing_at_its_end(collections):
+    pause = GCPause()
+    pause.pause()
+    kept = [[] for _ in range(100)]
+    pause.resume()
+    assert collections == [] and gc.isenabled()
+    assert len(kept) == 100
 
-    def other():
-        y = w * 2
-        ready.set()
-        done.wait(5)
-        y.sum().backward()
 
-    with record():
-        thread = threading.Thread(target=other)
-        thread.start()
-        ready.wait(5)
-        (w * 4).sum().backward()                 # this thread's step ends: the other's goes on
-        assert not gc.isenabled()
-        done.set()
-        thread.join()
-        assert gc.isenabled()
+def test_nested_pauses_collect_once_at_the_outermost_end(collections):
+    pause = GCPause()
+    pause.pause()
+    pause.pause()
+    kept = [[] for _ in range(max(SWEEP_AT_LEAST, len(gc.get_objects(2)) // 4) + 1000)]
+    pause.resume()
+    assert collections == [] and not gc.isenabled()
+    pause.resume()
+    assert collections == [2] and gc.isenabled()
+    assert kept
+
+
+def test_a_pause_with_the_collector_off_leaves_it_off(collections):
+    gc.disable()
+    pause = GCPause()
+    pause.pause()
+    kept = [[] for _ in range(SWEEP_AT_LEAST + 1000)]
+    pause.resume()
+    assert collections == [] and not gc.isenabled()
+    assert kept
