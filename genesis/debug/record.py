@@ -230,11 +230,16 @@ class record:
         step = graph.steps[0]
         norms = {node.name: (node.outputs[0].grad or {}).get("norm")
                  for node in graph.nodes if node.kind in ("param", "input")}
+        # Filed under the hash of its structure, not the structure itself (a 100,000-op
+        # graph's key is 27 MB of tuples): a graph filed under the same hash has its key
+        # made again to compare.
         key = graph.structure_key()
-        filed = self._by_structure.get(key)
+        same_hash = self._by_structure.setdefault(hash(key), [])
+        filed = next((entry for entry in same_hash if entry[0].structure_key() == key), None)
+        del key
         if filed is None:
             graph.grad_norms = {name: [norm] for name, norm in norms.items()}
-            self._by_structure[key] = (graph, len(self._graphs))
+            same_hash.append((graph, len(self._graphs)))
             self._graphs.append(graph)
             return len(self._graphs) - 1
         existing, index = filed
