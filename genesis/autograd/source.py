@@ -126,8 +126,14 @@ class SourceLocation:
         walk of the stack and a dictionary lookup each, not new objects.
         """
         frame = sys._getframe(skip)
-        found = []  # (code, line) of the user frames, innermost first
-        while frame is not None and len(found) < max_frames:
+        # The user frames, innermost first, and (id of its code, instruction offset) of each
+        # as the cache's key. Neither the code object nor the line number serves: hashing a
+        # code object hashes all its constants (the code of every function a module
+        # defines among them), and a frame's line number is found by reading its code's line
+        # table from the start; each took over 10 us for a loop at the end of a long script.
+        # An id stays its code object's while the cache keeps that object (`_KEPT_CODES`).
+        frames, key = [], []
+        while frame is not None and len(frames) < max_frames:
             code = frame.f_code
             kind = _FILE_KINDS.get(code.co_filename)
             if kind is None:
@@ -135,25 +141,42 @@ class SourceLocation:
             if kind is _SKIP:
                 frame = frame.f_back
                 continue
-            if kind is _LIBRARY and found:
+            if kind is _LIBRARY and frames:
                 break
-            found.append((code, frame.f_lineno))
+            frames.append(frame)
+            key.append((id(code), frame.f_lasti))
             frame = frame.f_back
-        if not found:
+        if not frames:
             return None
-        key = tuple(found)
+        key = tuple(key)
         location = _LOCATIONS.get(key)
         if location is None:
-            if len(_LOCATIONS) >= _MAX_LOCATIONS:
-                _LOCATIONS.clear()
-            location = _LOCATIONS[key] = cls(tuple(Frame(code.co_filename, line, code.co_name)
-                                                   for code, line in found))
+            location = cls._first_seen(key, frames)
+        return location
+
+    @classmethod
+    def _first_seen(cls, key: tuple, frames: list):
+        """The location of `frames`, filed under `key`: the one already made for the same
+        lines where there is one (the ops of one line share it)."""
+        if len(_LOCATIONS) >= _MAX_LOCATIONS:
+            _LOCATIONS.clear()
+            _BY_LINES.clear()
+            _KEPT_CODES.clear()
+        lines = tuple(Frame(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+                      for frame in frames)
+        location = _BY_LINES.get(lines)
+        if location is None:
+            location = _BY_LINES[lines] = cls(lines)
+        _LOCATIONS[key] = location
+        _KEPT_CODES.update((id(frame.f_code), frame.f_code) for frame in frames)
         return location
 
 
 _SKIP, _LIBRARY, _USER = "skip", "library", "user"
 _FILE_KINDS: dict = {}   # file name -> _SKIP (genesis, runpy), _LIBRARY or _USER
-_LOCATIONS: dict = {}    # ((code, line), ...) -> the SourceLocation of those frames
+_LOCATIONS: dict = {}    # ((id of code, instruction offset), ...) -> the SourceLocation there
+_BY_LINES: dict = {}     # (Frame, ...) -> the SourceLocation of those lines
+_KEPT_CODES: dict = {}   # id -> code object, for each code object a key of _LOCATIONS names
 _MAX_LOCATIONS = 65536   # distinct call sites kept (a code object kept alive is small)
 
 
