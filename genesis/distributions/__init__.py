@@ -1,16 +1,16 @@
-"""Probability distributions (PyTorch's `torch.distributions`): Normal, Uniform,
-MultivariateNormal, Bernoulli, Categorical, Independent (a batch read as one event), and
-`kl_divergence` between two of a kind.
-Their log-probabilities, entropies and reparameterised samples (`rsample`) are
-compositions of genesis ops, so gradients flow to their parameters."""
+"""Probability distributions (PyTorch's `torch.distributions`), with `constraints`,
+`transforms` and `kl_divergence`. Their log-probabilities, entropies and reparameterised
+samples (`rsample`) are compositions of genesis ops, so gradients flow to their parameters."""
 from __future__ import annotations
 
+from . import constraints, transforms
 from .distribution import Distribution
 from .kl import kl_divergence
 from .discrete import Bernoulli, Categorical
 from .continuous import Normal, Uniform
 from .multivariate_normal import MultivariateNormal
 from .independent import Independent
+from .transformed_distribution import TransformedDistribution
 
 __all__ = ["Distribution", "Normal", "Uniform", "MultivariateNormal", "Bernoulli", "Categorical",
-           "Independent", "kl_divergence"]
+           "Independent", "TransformedDistribution", "constraints", "kl_divergence", "transforms"]
