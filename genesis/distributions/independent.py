@@ -23,7 +23,7 @@ class Independent(Distribution):
     >>> import genesis
     >>> from genesis.distributions import Normal
     >>> d = Independent(Normal(genesis.zeros(3, 2), genesis.ones(3, 2)), 1)
-    >>> d.batch_shape, d.event_shape, tuple(d.log_prob(genesis.zeros(3, 2)).shape)
+    >>> tuple(d.batch_shape), tuple(d.event_shape), tuple(d.log_prob(genesis.zeros(3, 2)).shape)
     ((3,), (2,), (3,))
     """
 
