@@ -11,6 +11,12 @@ from .continuous import Normal, Uniform
 from .multivariate_normal import MultivariateNormal
 from .independent import Independent
 from .transformed_distribution import TransformedDistribution
+from .cauchy import Cauchy
+from .exponential import Exponential
+from .gumbel import Gumbel
+from .laplace import Laplace
+from .log_normal import LogNormal
 
 __all__ = ["Distribution", "Normal", "Uniform", "MultivariateNormal", "Bernoulli", "Categorical",
-           "Independent", "TransformedDistribution", "constraints", "kl_divergence", "transforms"]
+           "Independent", "TransformedDistribution", "LogNormal", "Laplace",
+           "Exponential", "Cauchy", "Gumbel", "constraints", "kl_divergence", "transforms"]
