@@ -16,7 +16,12 @@ from .exponential import Exponential
 from .gumbel import Gumbel
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .binomial import Binomial
+from .geometric import Geometric
+from .one_hot_categorical import OneHotCategorical
+from .poisson import Poisson
 
 __all__ = ["Distribution", "Normal", "Uniform", "MultivariateNormal", "Bernoulli", "Categorical",
            "Independent", "TransformedDistribution", "LogNormal", "Laplace",
-           "Exponential", "Cauchy", "Gumbel", "constraints", "kl_divergence", "transforms"]
+           "Exponential", "Cauchy", "Gumbel", "OneHotCategorical", "Poisson",
+           "Geometric", "Binomial", "constraints", "kl_divergence", "transforms"]
