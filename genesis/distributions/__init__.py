@@ -20,8 +20,11 @@ from .binomial import Binomial
 from .geometric import Geometric
 from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
+from .beta import Beta
+from .dirichlet import Dirichlet
+from .gamma import Gamma
 
 __all__ = ["Distribution", "Normal", "Uniform", "MultivariateNormal", "Bernoulli", "Categorical",
            "Independent", "TransformedDistribution", "LogNormal", "Laplace",
            "Exponential", "Cauchy", "Gumbel", "OneHotCategorical", "Poisson",
-           "Geometric", "Binomial", "constraints", "kl_divergence", "transforms"]
+           "Geometric", "Binomial", "Gamma", "Beta", "Dirichlet", "constraints", "kl_divergence", "transforms"]
