@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from . import constraints, transforms
 from .distribution import Distribution
-from .kl import kl_divergence
+from .kl import kl_divergence, register_kl
 from .discrete import Bernoulli, Categorical
 from .continuous import Normal, Uniform
 from .multivariate_normal import MultivariateNormal
@@ -23,8 +23,10 @@ from .poisson import Poisson
 from .beta import Beta
 from .dirichlet import Dirichlet
 from .gamma import Gamma
+from .mixture_same_family import MixtureSameFamily
 
 __all__ = ["Distribution", "Normal", "Uniform", "MultivariateNormal", "Bernoulli", "Categorical",
            "Independent", "TransformedDistribution", "LogNormal", "Laplace",
            "Exponential", "Cauchy", "Gumbel", "OneHotCategorical", "Poisson",
-           "Geometric", "Binomial", "Gamma", "Beta", "Dirichlet", "constraints", "kl_divergence", "transforms"]
+           "Geometric", "Binomial", "Gamma", "Beta", "Dirichlet",
+           "MixtureSameFamily", "register_kl", "constraints", "kl_divergence", "transforms"]
