@@ -87,7 +87,7 @@ class Uniform(Distribution):
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
-        return constraints.half_open_interval(self.low, self.high)
+        return constraints.interval(self.low, self.high)
 
     @property
     def mean(self) -> Tensor:
