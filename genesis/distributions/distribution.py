@@ -25,10 +25,24 @@ class Distribution:
     arg_constraints: dict = {}
     support = None
     batched_params: tuple = ()
+    _validate_args = True   # the default for validate_args=None (set_default_validate_args)
+
+    @staticmethod
+    def set_default_validate_args(value: bool) -> None:
+        """Whether distributions made with validate_args=None check their arguments and values
+        (True by default, as PyTorch's under `python` without -O).
+
+        >>> Distribution.set_default_validate_args(False)
+        >>> Distribution.set_default_validate_args(True)
+        """
+        if value not in (True, False):
+            raise ValueError
+        Distribution._validate_args = value
 
     def __init__(self, batch_shape: tuple = (), event_shape: tuple = (), validate_args=None):
         self.batch_shape, self.event_shape = Size(batch_shape), Size(event_shape)
-        self._validate_args = True if validate_args is None else bool(validate_args)
+        if validate_args is not None:
+            self._validate_args = bool(validate_args)
         if self._validate_args:
             for name, constraint in self.arg_constraints.items():
                 if constraints.is_dependent(constraint) or name not in vars(self):
@@ -41,11 +55,6 @@ class Distribution:
                         f"Expected parameter {name} ({type(value).__name__} of shape "
                         f"{tuple(value.shape)}) of distribution {self!r} to satisfy the constraint "
                         f"{constraint!r}, but found invalid values:\n{value}")
-
-    def _check(self, valid: bool, message: str) -> None:
-        """Raise ValueError(message) when checking is on and `valid` is False."""
-        if self._validate_args and not valid:
-            raise ValueError(message)
 
     def _validate_sample(self, value) -> None:
         """PyTorch's checks of a value given to log_prob: a tensor, of a shape that broadcasts

@@ -71,3 +71,19 @@ def test_float32_parameters_give_float32_results(name):
     assert mine.log_prob(point).dtype == genesis.float32
     if name != "Categorical":
         assert mine.sample().dtype == genesis.float32
+
+
+def test_set_default_validate_args_turns_the_checks_off_and_on():
+    D.Distribution.set_default_validate_args(False)
+    try:
+        assert D.Normal(0.0, -1.0).batch_shape == ()
+        assert D.Exponential(1.0).log_prob(genesis.tensor(-1.0)).item() == pytest.approx(1.0)
+        assert D.Normal(0.0, -1.0, validate_args=True) is None  # never reached
+    except ValueError as error:
+        assert "Expected parameter scale" in str(error)
+    finally:
+        D.Distribution.set_default_validate_args(True)
+    with pytest.raises(ValueError, match="Expected parameter scale"):
+        D.Normal(0.0, -1.0)
+    with pytest.raises(ValueError):
+        D.Distribution.set_default_validate_args("yes")
