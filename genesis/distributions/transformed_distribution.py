@@ -9,7 +9,7 @@ from ..tensor import Tensor
 from . import constraints
 from .distribution import Distribution
 from .independent import Independent, sum_rightmost
-from .transforms import ComposeTransform, Transform
+from .transform_base import ComposeTransform, Transform
 
 __all__ = ["TransformedDistribution"]
 

@@ -16,261 +16,22 @@ from __future__ import annotations
 import math
 import numbers
 
-from ..creation import full_like, zeros_like
+from ..creation import full_like, ones_like
+from ..nn._composite_functions import logsigmoid
 from ..ops.composites import broadcast_shapes
+from ..ops.pad import pad
 from ..ops.smooth_activation import softplus
 from ..dtypes import finfo
 from ..tensor import Tensor
 from . import constraints
 from .independent import sum_rightmost
+from .transform_base import ComposeTransform, Transform, identity_transform
+from .utils import broadcast_all
 
-__all__ = ["AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform",
-           "SoftmaxTransform", "SoftplusTransform", "TanhTransform", "Transform",
+__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
+           "IndependentTransform", "PowerTransform", "SigmoidTransform", "SoftmaxTransform",
+           "SoftplusTransform", "StickBreakingTransform", "TanhTransform", "Transform",
            "identity_transform"]
-
-
-class Transform:
-    """y = f(x): `__call__` maps forward, `inv` is the inverse transform, and
-    `log_abs_det_jacobian(x, y)` is log |df/dx| elementwise (over the batch, with the event
-    dimensions of `domain` summed). `cache_size` 0 (no cache) or 1 (the last pair)."""
-
-    bijective = False
-    domain = constraints.real
-    codomain = constraints.real
-
-    def __init__(self, cache_size: int = 0):
-        if cache_size not in (0, 1):
-            raise ValueError("cache_size must be 0 or 1")
-        self._cache_size = cache_size
-        self._cached_x_y = (None, None)
-        self._inv = None
-
-    @property
-    def event_dim(self) -> int:
-        if self.domain.event_dim == self.codomain.event_dim:
-            return self.domain.event_dim
-        raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
-
-    @property
-    def inv(self) -> "Transform":
-        """The inverse transform, x = f⁻¹(y); it shares this transform's cache."""
-        if self._inv is None:
-            self._inv = _InverseTransform(self)
-        return self._inv
-
-    @property
-    def sign(self):
-        """+1 or -1 where f is monotone increasing or decreasing (elementwise for Affine)."""
-        raise NotImplementedError
-
-    def with_cache(self, cache_size: int = 1) -> "Transform":
-        if self._cache_size == cache_size:
-            return self
-        return type(self)(cache_size=cache_size)
-
-    def __call__(self, x: Tensor) -> Tensor:
-        if self._cache_size == 0:
-            return self._call(x)
-        x_old, y_old = self._cached_x_y
-        if x is x_old:
-            return y_old
-        y = self._call(x)
-        self._cached_x_y = (x, y)
-        return y
-
-    def _inv_call(self, y: Tensor) -> Tensor:
-        if self._cache_size == 0:
-            return self._inverse(y)
-        x_old, y_old = self._cached_x_y
-        if y is y_old:
-            return x_old
-        x = self._inverse(y)
-        self._cached_x_y = (x, y)
-        return x
-
-    def _call(self, x: Tensor) -> Tensor:
-        raise NotImplementedError
-
-    def _inverse(self, y: Tensor) -> Tensor:
-        raise NotImplementedError
-
-    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
-        raise NotImplementedError
-
-    def forward_shape(self, shape):
-        return shape
-
-    def inverse_shape(self, shape):
-        return shape
-
-    def __eq__(self, other) -> bool:
-        return type(other) is type(self) and type(self).__init__ is Transform.__init__ or other is self
-
-    def __ne__(self, other) -> bool:
-        return not self.__eq__(other)
-
-    __hash__ = object.__hash__
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
-
-
-class _InverseTransform(Transform):
-    """f⁻¹ for a transform f; made by `f.inv`, and its `inv` is f again."""
-
-    def __init__(self, transform: Transform):
-        super().__init__(cache_size=transform._cache_size)
-        self._inv = transform
-
-    @property
-    def domain(self):
-        return self._inv.codomain
-
-    @property
-    def codomain(self):
-        return self._inv.domain
-
-    @property
-    def bijective(self) -> bool:
-        return self._inv.bijective
-
-    @property
-    def sign(self):
-        return self._inv.sign
-
-    @property
-    def inv(self) -> Transform:
-        return self._inv
-
-    def with_cache(self, cache_size: int = 1) -> Transform:
-        return self.inv.with_cache(cache_size).inv
-
-    def __call__(self, x: Tensor) -> Tensor:
-        return self._inv._inv_call(x)
-
-    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
-        return -self._inv.log_abs_det_jacobian(y, x)
-
-    def forward_shape(self, shape):
-        return self._inv.inverse_shape(shape)
-
-    def inverse_shape(self, shape):
-        return self._inv.forward_shape(shape)
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, _InverseTransform) and self._inv == other._inv
-
-    __hash__ = object.__hash__
-
-    def __repr__(self) -> str:
-        return f"_InverseTransform({self._inv!r})"
-
-
-class ComposeTransform(Transform):
-    """`parts` applied in order: parts[-1](...parts[0](x)).
-
-    >>> import genesis
-    >>> ComposeTransform([]).log_abs_det_jacobian(genesis.ones(2), genesis.ones(2)).tolist()
-    [0.0, 0.0]
-    """
-
-    def __init__(self, parts: list, cache_size: int = 0):
-        if cache_size:
-            parts = [part.with_cache(cache_size) for part in parts]
-        super().__init__(cache_size=cache_size)
-        self.parts = list(parts)
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, ComposeTransform) and self.parts == other.parts
-
-    __hash__ = object.__hash__
-
-    @property
-    def domain(self):
-        if not self.parts:
-            return constraints.real
-        domain = self.parts[0].domain
-        event_dim = self.parts[-1].codomain.event_dim
-        for part in reversed(self.parts):
-            event_dim += part.domain.event_dim - part.codomain.event_dim
-            event_dim = max(event_dim, part.domain.event_dim)
-        if event_dim > domain.event_dim:
-            domain = constraints.independent(domain, event_dim - domain.event_dim)
-        return domain
-
-    @property
-    def codomain(self):
-        if not self.parts:
-            return constraints.real
-        codomain = self.parts[-1].codomain
-        event_dim = self.parts[0].domain.event_dim
-        for part in self.parts:
-            event_dim += part.codomain.event_dim - part.domain.event_dim
-            event_dim = max(event_dim, part.codomain.event_dim)
-        if event_dim > codomain.event_dim:
-            codomain = constraints.independent(codomain, event_dim - codomain.event_dim)
-        return codomain
-
-    @property
-    def bijective(self) -> bool:
-        return all(part.bijective for part in self.parts)
-
-    @property
-    def sign(self):
-        sign = 1
-        for part in self.parts:
-            sign = sign * part.sign
-        return sign
-
-    @property
-    def inv(self) -> Transform:
-        if self._inv is None:
-            self._inv = ComposeTransform([part.inv for part in reversed(self.parts)])
-            self._inv._inv = self
-        return self._inv
-
-    def with_cache(self, cache_size: int = 1) -> Transform:
-        if self._cache_size == cache_size:
-            return self
-        return ComposeTransform(self.parts, cache_size=cache_size)
-
-    def __call__(self, x: Tensor) -> Tensor:
-        for part in self.parts:
-            x = part(x)
-        return x
-
-    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
-        if not self.parts:
-            return zeros_like(x)
-        xs = [x]
-        for part in self.parts[:-1]:
-            xs.append(part(xs[-1]))
-        xs.append(y)
-        total = None
-        event_dim = self.domain.event_dim
-        for part, part_x, part_y in zip(self.parts, xs[:-1], xs[1:]):
-            term = sum_rightmost(part.log_abs_det_jacobian(part_x, part_y),
-                                 event_dim - part.domain.event_dim)
-            total = term if total is None else total + term
-            event_dim += part.codomain.event_dim - part.domain.event_dim
-        return total
-
-    def forward_shape(self, shape):
-        for part in self.parts:
-            shape = part.forward_shape(shape)
-        return shape
-
-    def inverse_shape(self, shape):
-        for part in reversed(self.parts):
-            shape = part.inverse_shape(shape)
-        return shape
-
-    def __repr__(self) -> str:
-        inner = ",\n    ".join(repr(part) for part in self.parts)
-        return f"{type(self).__name__}(\n    {inner}\n)"
-
-
-identity_transform = ComposeTransform([])
 
 
 class ExpTransform(Transform):
@@ -449,3 +210,149 @@ class SoftmaxTransform(Transform):
         return shape
 
     inverse_shape = forward_shape
+
+
+class AbsTransform(Transform):
+    """y = |x|; not bijective (its inverse picks the non-negative root)."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+
+    def _call(self, x):
+        return x.abs()
+
+    def _inverse(self, y):
+        return y
+
+
+class PowerTransform(Transform):
+    """y = x ** exponent on the positive reals."""
+
+    domain = constraints.positive
+    codomain = constraints.positive
+    bijective = True
+
+    def __init__(self, exponent, cache_size: int = 0):
+        super().__init__(cache_size=cache_size)
+        self.exponent, = broadcast_all(exponent)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return PowerTransform(self.exponent, cache_size=cache_size)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, PowerTransform) and bool((self.exponent == other.exponent).all().item())
+
+    __hash__ = object.__hash__
+
+    @property
+    def sign(self):
+        return self.exponent.sign()
+
+    def _call(self, x):
+        return x.pow(self.exponent)
+
+    def _inverse(self, y):
+        return y.pow(1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x, y):
+        return (self.exponent * y / x).abs().log()
+
+    def forward_shape(self, shape):
+        return broadcast_shapes(tuple(shape), tuple(self.exponent.shape))
+
+    inverse_shape = forward_shape
+
+
+class IndependentTransform(Transform):
+    """`base_transform` over events of `reinterpreted_batch_ndims` more dimensions: its
+    log-det-Jacobian is summed over them."""
+
+    def __init__(self, base_transform: Transform, reinterpreted_batch_ndims: int, cache_size: int = 0):
+        super().__init__(cache_size=cache_size)
+        self.base_transform = base_transform.with_cache(cache_size)
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return IndependentTransform(self.base_transform, self.reinterpreted_batch_ndims, cache_size=cache_size)
+
+    @property
+    def domain(self):
+        return constraints.independent(self.base_transform.domain, self.reinterpreted_batch_ndims)
+
+    @property
+    def codomain(self):
+        return constraints.independent(self.base_transform.codomain, self.reinterpreted_batch_ndims)
+
+    @property
+    def bijective(self) -> bool:
+        return self.base_transform.bijective
+
+    @property
+    def sign(self):
+        return self.base_transform.sign
+
+    def _call(self, x):
+        if x.dim() < self.domain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform(x)
+
+    def _inverse(self, y):
+        if y.dim() < self.codomain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform.inv(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return sum_rightmost(self.base_transform.log_abs_det_jacobian(x, y), self.reinterpreted_batch_ndims)
+
+    def forward_shape(self, shape):
+        return self.base_transform.forward_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self.base_transform.inverse_shape(shape)
+
+    def __repr__(self) -> str:
+        return f"IndependentTransform({self.base_transform!r}, {self.reinterpreted_batch_ndims})"
+
+
+class StickBreakingTransform(Transform):
+    """R^(K-1) -> the K-simplex by stick breaking: zᵢ = sigmoid(xᵢ - log(K - i)) of what is
+    left, yᵢ = zᵢ ∏_{j<i} (1 - zⱼ), y_K the rest. Bijective, unlike SoftmaxTransform."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+    bijective = True
+
+    @staticmethod
+    def _log_offset(like: Tensor, count: int) -> Tensor:
+        """log(K - i) for i = 1..count: the shift that makes x = 0 the uniform point."""
+        return (count + 1 - ones_like(like[..., :count]).cumsum(-1)).log()
+
+    def _call(self, x):
+        info = finfo(x.dtype)
+        z = (x - self._log_offset(x, x.shape[-1])).sigmoid().clamp(min=info.tiny, max=1.0 - info.eps)
+        z_cumprod = (1 - z).cumprod(-1)
+        return pad(z, (0, 1), value=1.0) * pad(z_cumprod, (1, 0), value=1.0)
+
+    def _inverse(self, y):
+        y_crop = y[..., :-1]
+        offset = y.shape[-1] - ones_like(y_crop).cumsum(-1)
+        left = (1 - y_crop.cumsum(-1)).clamp(min=finfo(y.dtype).tiny)
+        return y_crop.log() - left.log() + offset.log()
+
+    def log_abs_det_jacobian(self, x, y):
+        shifted = x - self._log_offset(x, x.shape[-1])
+        return (-shifted + logsigmoid(shifted) + y[..., :-1].log()).sum(-1)
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return tuple(shape[:-1]) + (shape[-1] + 1,)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return tuple(shape[:-1]) + (shape[-1] - 1,)

@@ -192,3 +192,41 @@ def test_sac_actor_loss_matches_pytorch():
     t_loss.backward()
     for mine_leaf, their_leaf in zip(mine, theirs):
         np.testing.assert_allclose(mine_leaf.grad.numpy(), their_leaf.grad.numpy(), rtol=1e-10, atol=1e-14)
+
+
+def test_stick_breaking_power_abs_and_independent_transforms_match_pytorch():
+    torch = torch_or_skip()
+    TT = torch.distributions.transforms
+    rows = [[0.3, -1.2, 2.0], [0.0, 0.5, -0.5]]
+    scale = [2.0, -1.0, 0.5]
+    cases = [
+        (T.StickBreakingTransform(), TT.StickBreakingTransform(), rows),
+        (T.PowerTransform(genesis.tensor(2.5, dtype=genesis.float64)), TT.PowerTransform(torch.tensor(2.5, dtype=torch.float64)),
+         [[0.3, 1.2, 2.0]]),
+        (T.IndependentTransform(T.AffineTransform(1.0, genesis.tensor(scale, dtype=genesis.float64)), 1),
+         TT.IndependentTransform(TT.AffineTransform(1.0, torch.tensor(scale, dtype=torch.float64)), 1), rows),
+    ]
+    for mine, theirs, value in cases:
+        x = genesis.tensor(value, dtype=genesis.float64, requires_grad=True)
+        tx = torch.tensor(value, dtype=torch.float64, requires_grad=True)
+        y, ty = mine(x), theirs(tx)
+        ladj, tladj = mine.log_abs_det_jacobian(x, y), theirs.log_abs_det_jacobian(tx, ty)
+        np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-12, err_msg=repr(mine))
+        np.testing.assert_allclose(ladj.detach().numpy(), tladj.detach().numpy(), rtol=1e-12, err_msg=repr(mine))
+        np.testing.assert_allclose(mine.inv(y.detach()).numpy(), value, rtol=1e-10, atol=1e-12, err_msg=repr(mine))
+        (y.sum() + ladj.sum()).backward()
+        (ty.sum() + tladj.sum()).backward()
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-14, err_msg=repr(mine))
+        assert repr(mine.domain) == repr(theirs.domain) and repr(mine.codomain) == repr(theirs.codomain)
+        assert tuple(mine.forward_shape((2, 3))) == tuple(theirs.forward_shape((2, 3)))
+        forward = tuple(theirs.forward_shape((2, 3)))
+        assert tuple(mine.inverse_shape(forward)) == tuple(theirs.inverse_shape(forward)) == (2, 3)
+    assert T.AbsTransform()(genesis.tensor([-2.0])).tolist() == [2.0] and not T.AbsTransform().bijective
+    logistic_normal = D.TransformedDistribution(D.Normal(genesis.zeros(4, 2, dtype=genesis.float64), 1.0),
+                                                T.StickBreakingTransform())
+    t_logistic_normal = torch.distributions.TransformedDistribution(
+        torch.distributions.Normal(torch.zeros(4, 2, dtype=torch.float64), 1.0), TT.StickBreakingTransform())
+    assert logistic_normal.batch_shape == (4,) and logistic_normal.event_shape == (3,)
+    point = [[0.2, 0.3, 0.5]] * 4
+    np.testing.assert_allclose(logistic_normal.log_prob(genesis.tensor(point, dtype=genesis.float64)).numpy(),
+                               t_logistic_normal.log_prob(torch.tensor(point, dtype=torch.float64)).numpy(), rtol=1e-12)
