@@ -85,7 +85,11 @@ class Transform:
         return shape
 
     def __eq__(self, other) -> bool:
-        return type(other) is type(self) and type(self).__init__ is Transform.__init__ or other is self
+        # a transform without parameters of its own equals any other of its class
+        # (ExpTransform() == ExpTransform(), as in PyTorch); others compare their parameters
+        if other is self:
+            return True
+        return type(other) is type(self) and type(self).__init__ is Transform.__init__
 
     def __ne__(self, other) -> bool:
         return not self.__eq__(other)
