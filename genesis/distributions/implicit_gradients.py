@@ -68,15 +68,23 @@ def _beta_series(xp, x, a, b, lower: bool):
     return total_t, total_u
 
 
+def _series_length(xp, x, a, b):
+    """About how many terms the series in x takes: its terms grow while
+    (a+b+n) x > a+1+n, then shrink by about x each. Taking the shorter of the two series
+    also keeps away from the side where the terms grow huge (the far tail)."""
+    growing = xp.maximum(0.0, ((a + b) * x - a - 1) / (1 - x))
+    return growing + 40 / -xp.log(xp.clip(x, 1e-300, 1 - 1e-16))
+
+
 @ignore_float_errors
 def beta_sample_derivative(xp, x, a, b):
     """d x / d a for x ~ Beta(a, b), b held fixed.
 
-    Below the mean, I_x(a, b) = x^a (1-x)^b / (a B(a, b)) Σ tₙ with t₀ = 1 and
+    In x, I_x(a, b) = x^a (1-x)^b / (a B(a, b)) Σ tₙ with t₀ = 1 and
     tₙ₊₁ = tₙ x (a+b+n) / (a+1+n), all terms positive; d log tₙ / da = Dₙ =
     Σ_{k<n} 1/(a+b+k) - 1/(a+1+k), and dividing by the density leaves
     dx/da = -(x(1-x)/a) [(log x - 1/a - ψ(a) + ψ(a+b)) T + U].
-    Above it, I_x(a, b) = 1 - I_{1-x}(b, a) and the same series in 1 - x (with b+1 below,
+    In 1 - x, I_x(a, b) = 1 - I_{1-x}(b, a) and the same series in 1 - x (with b+1 below,
     Dₙ = Σ_{k<n} 1/(a+b+k)) gives dx/da = (x(1-x)/b) [(log x - ψ(a) + ψ(a+b)) T + U].
     """
     x, a, b = xp.broadcast_arrays(*(xp.asarray(v, dtype="float64") for v in (x, a, b)))
@@ -84,7 +92,7 @@ def beta_sample_derivative(xp, x, a, b):
     x, a, b = (v.reshape(-1) for v in (x, a, b))
     result = xp.zeros(x.shape)
     inside = (x > 0) & (x < 1)
-    lower = inside & (x <= a / (a + b))
+    lower = inside & (_series_length(xp, x, a, b) <= _series_length(xp, 1 - x, b, a))
     upper = inside & ~lower
     for chosen, is_lower in ((lower, True), (upper, False)):
         xs, as_, bs = x[chosen], a[chosen], b[chosen]
