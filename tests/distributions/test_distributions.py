@@ -175,3 +175,17 @@ def test_multivariate_normal_samples_have_its_covariance_and_carry_gradients():
     np.testing.assert_allclose(loc.grad.numpy(), [0.5, 0.5], rtol=1e-3)  # a float32 sum of 20000
     with pytest.raises(ValueError, match="Exactly one of"):
         D.MultivariateNormal(loc, covariance_matrix=covariance, scale_tril=covariance)
+
+
+def test_the_first_families_match_pytorch_in_every_method_with_gradients():
+    """mode, icdf, stddev and the rest that Normal, Uniform, Bernoulli and Categorical gained."""
+    torch = torch_or_skip()
+    from tests.distributions.torch_pairs import check_against_torch
+    check_against_torch(torch, "Bernoulli", dict(probs=[0.2, 0.5, 0.9]), [1.0, 0.0, 1.0], methods=("log_prob",))
+    check_against_torch(torch, "Bernoulli", dict(logits=[0.2, -3.0, 9.0]), [1.0, 0.0, 1.0], methods=("log_prob",))
+    check_against_torch(torch, "Normal", dict(loc=[[0.2], [1.0]], scale=[0.5, 2.0]), [0.3, 0.1],
+                        value_for={"icdf": [0.2, 0.9]})
+    check_against_torch(torch, "Uniform", dict(low=[[0.2], [1.0]], high=[3.5, 2.0]), [1.3, 1.9],
+                        value_for={"icdf": [0.2, 0.9]})
+    check_against_torch(torch, "Categorical", dict(logits=[[0.2, -1.0, 3.0], [0.0, 0.0, 1.0]]), [0, 2],
+                        methods=(), properties=("mean", "mode", "variance"))
