@@ -1,16 +1,32 @@
-"""Probability distributions (PyTorch's `torch.distributions`): Normal, Uniform,
-MultivariateNormal, Bernoulli, Categorical, Independent (a batch read as one event), and
-`kl_divergence` between two of a kind.
-Their log-probabilities, entropies and reparameterised samples (`rsample`) are
-compositions of genesis ops, so gradients flow to their parameters."""
+"""Probability distributions (PyTorch's `torch.distributions`), with `constraints`,
+`transforms` and `kl_divergence`. Their log-probabilities, entropies and reparameterised
+samples (`rsample`) are compositions of genesis ops, so gradients flow to their parameters."""
 from __future__ import annotations
 
+from . import constraints, transforms
 from .distribution import Distribution
-from .kl import kl_divergence
+from .kl import kl_divergence, register_kl
 from .discrete import Bernoulli, Categorical
 from .continuous import Normal, Uniform
 from .multivariate_normal import MultivariateNormal
 from .independent import Independent
+from .transformed_distribution import TransformedDistribution
+from .cauchy import Cauchy
+from .exponential import Exponential
+from .gumbel import Gumbel
+from .laplace import Laplace
+from .log_normal import LogNormal
+from .binomial import Binomial
+from .geometric import Geometric
+from .one_hot_categorical import OneHotCategorical
+from .poisson import Poisson
+from .beta import Beta
+from .dirichlet import Dirichlet
+from .gamma import Gamma
+from .mixture_same_family import MixtureSameFamily
 
 __all__ = ["Distribution", "Normal", "Uniform", "MultivariateNormal", "Bernoulli", "Categorical",
-           "Independent", "kl_divergence"]
+           "Independent", "TransformedDistribution", "LogNormal", "Laplace",
+           "Exponential", "Cauchy", "Gumbel", "OneHotCategorical", "Poisson",
+           "Geometric", "Binomial", "Gamma", "Beta", "Dirichlet",
+           "MixtureSameFamily", "register_kl", "constraints", "kl_divergence", "transforms"]

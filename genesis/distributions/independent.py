@@ -3,7 +3,9 @@ dimensions, as PyTorch's `torch.distributions.Independent` (a diagonal Gaussian 
 `Independent(Normal(mean, std), 1)`)."""
 from __future__ import annotations
 
+from ..sizes import Size
 from ..tensor import Tensor
+from . import constraints
 from .distribution import Distribution
 
 __all__ = ["Independent"]
@@ -21,7 +23,7 @@ class Independent(Distribution):
     >>> import genesis
     >>> from genesis.distributions import Normal
     >>> d = Independent(Normal(genesis.zeros(3, 2), genesis.ones(3, 2)), 1)
-    >>> d.batch_shape, d.event_shape, tuple(d.log_prob(genesis.zeros(3, 2)).shape)
+    >>> tuple(d.batch_shape), tuple(d.event_shape), tuple(d.log_prob(genesis.zeros(3, 2)).shape)
     ((3,), (2,), (3,))
     """
 
@@ -38,9 +40,34 @@ class Independent(Distribution):
         super().__init__(batch[:split], batch[split:] + base_distribution.event_shape,
                          validate_args=validate_args)
 
+    arg_constraints: dict = {}
+
     @property
     def has_rsample(self) -> bool:
         return self.base_dist.has_rsample
+
+    @property
+    def has_enumerate_support(self) -> bool:
+        return False if self.reinterpreted_batch_ndims > 0 else self.base_dist.has_enumerate_support
+
+    @constraints.dependent_property
+    def support(self):
+        support = self.base_dist.support
+        return constraints.independent(support, self.reinterpreted_batch_ndims) \
+            if self.reinterpreted_batch_ndims else support
+
+    def expand(self, batch_shape, _instance=None) -> "Independent":
+        batch_shape = Size(batch_shape)
+        reinterpreted = tuple(self.event_shape[:self.reinterpreted_batch_ndims])
+        new = Independent.__new__(Independent)
+        new.__dict__.update(self.__dict__)
+        new.base_dist = self.base_dist.expand(tuple(batch_shape) + reinterpreted)
+        new.batch_shape = batch_shape
+        return new
+
+    @property
+    def mode(self) -> Tensor:
+        return self.base_dist.mode
 
     @property
     def mean(self) -> Tensor:

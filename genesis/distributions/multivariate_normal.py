@@ -8,6 +8,7 @@ from ..linalg import cholesky, inv, solve_triangular
 from ..random import generator_for
 from ..ops.composites import broadcast_shapes
 from ..tensor import Tensor, wrap_array
+from . import constraints
 from .distribution import Distribution
 
 __all__ = ["MultivariateNormal"]
@@ -24,7 +25,10 @@ class MultivariateNormal(Distribution):
     -1.837877
     """
 
+    arg_constraints = {"loc": constraints.real_vector}
+    support = constraints.real_vector
     has_rsample = True
+    batched_params = ("loc", "scale_tril")
 
     def __init__(self, loc: Tensor, covariance_matrix: Tensor | None = None,
                  precision_matrix: Tensor | None = None, scale_tril: Tensor | None = None,
@@ -50,6 +54,10 @@ class MultivariateNormal(Distribution):
         return self.loc
 
     @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
     def covariance_matrix(self) -> Tensor:
         return self.scale_tril @ self.scale_tril.mT
 
@@ -71,6 +79,8 @@ class MultivariateNormal(Distribution):
         return self.loc + (self.scale_tril @ noise.unsqueeze(-1)).squeeze(-1)
 
     def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
         diff = value - self.loc
         k = self.event_shape[0]
         tril = self.scale_tril.expand(tuple(diff.shape[:-1]) + (k, k))

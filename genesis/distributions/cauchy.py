@@ -1,0 +1,60 @@
+"""Cauchy(loc, scale): the Lorentz density, with no mean or variance."""
+from __future__ import annotations
+
+import math
+
+from ..tensor import Tensor
+from . import constraints
+from .distribution import Distribution
+from .utils import broadcast_all, draw
+
+__all__ = ["Cauchy"]
+
+
+class Cauchy(Distribution):
+    """Cauchy(loc, scale): density 1 / (π scale (1 + ((x - loc) / scale)²)).
+
+    >>> import genesis
+    >>> Cauchy(0.0, 1.0).cdf(genesis.tensor(1.0)).item()
+    0.75
+    """
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+    batched_params = ("loc", "scale")
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = broadcast_all(loc, scale)
+        super().__init__(tuple(self.loc.shape), validate_args=validate_args)
+
+    @property
+    def mean(self) -> Tensor:
+        return self._filled(self.loc, float("nan"))
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
+    def variance(self) -> Tensor:
+        return self._filled(self.loc, float("inf"))
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        return self.loc + draw(self.loc, "standard_cauchy", self._extended(sample_shape)) * self.scale
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return -math.log(math.pi) - self.scale.log() - (((value - self.loc) / self.scale) ** 2).log1p()
+
+    def cdf(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return ((value - self.loc) / self.scale).atan() / math.pi + 0.5
+
+    def icdf(self, value: Tensor) -> Tensor:
+        return (math.pi * (value - 0.5)).tan() * self.scale + self.loc
+
+    def entropy(self) -> Tensor:
+        return math.log(4 * math.pi) + self.scale.log()
