@@ -102,9 +102,11 @@ Sub = _arithmetic_op("Sub", "a - b (not defined for bools, as in PyTorch).", "su
 Mul = _arithmetic_op("Mul", "a * b.", "multiply",
                      (lambda m, g, a, b, out: g * b, lambda m, g, a, b, out: g * a),
                      (("b",), ("a",)))
+# d/db is -g * (a / b) / b from the operands, as PyTorch's: saving the output instead would
+# refuse a backward after a legal in-place write to it (`(a / b).detach().clamp_(...)`)
 Div = _arithmetic_op("Div", "a / b (true division: integer inputs give float32).", "true_divide",
-                     (lambda m, g, a, b, out: g / b, lambda m, g, a, b, out: -g * out / b),
-                     (("b",), ("b", "out")), true_division=True)
+                     (lambda m, g, a, b, out: g / b, lambda m, g, a, b, out: -g * (a / b / b)),
+                     (("b",), ("a", "b")), true_division=True)
 
 
 class Pow(Op):

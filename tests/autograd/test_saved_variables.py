@@ -67,6 +67,18 @@ def test_a_saved_output_shares_the_outputs_version_counter(lib):
     assert as_list(saved) == as_list(y)
 
 
+@pytest.mark.parametrize("lib", libraries(), ids=["genesis", "torch"])
+def test_a_division_saves_its_operands_so_its_output_may_be_written_in_place(lib):
+    # (a / b).detach() shares the output's version counter: a clamp_ there must not refuse
+    # the backward, since the gradient reads only a and b
+    a, b = leaf(lib), leaf(lib, (2.0, 4.0, -8.0))
+    ratio = a / b
+    ratio.detach().clamp_(-0.1, 0.1)
+    ratio.sum().backward()
+    assert as_list(a.grad) == [0.5, 0.25, -0.125]
+    assert np.allclose(as_list(b.grad), [-0.125, 0.0625, -0.03125])
+
+
 def test_genesis_names_saved_values_by_position_unless_the_op_declares_them():
     a = leaf(genesis)
     assert saved_variables.saved_names((a * a).grad_fn) == ("self", "other", None)
