@@ -41,7 +41,10 @@ class Cauchy(Distribution):
         return self._filled(self.loc, float("inf"))
 
     def rsample(self, sample_shape=()) -> Tensor:
-        return self.loc + draw(self.loc, "standard_cauchy", self._extended(sample_shape)) * self.scale
+        # tan(π (u - 1/2)) of a uniform u, as PyTorch's cauchy_ draws: CuPy's generator has no
+        # standard_cauchy
+        standard = (math.pi * (draw(self.loc, "random", self._extended(sample_shape)) - 0.5)).tan()
+        return self.loc + standard * self.scale
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
