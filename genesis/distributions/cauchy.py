@@ -4,14 +4,13 @@ from __future__ import annotations
 import math
 
 from ..tensor import Tensor
-from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all, draw
+from .location_scale import LocationScale
+from .utils import draw
 
 __all__ = ["Cauchy"]
 
 
-class Cauchy(Distribution):
+class Cauchy(LocationScale):
     """Cauchy(loc, scale): density 1 / (π scale (1 + ((x - loc) / scale)²)).
 
     >>> import genesis
@@ -19,22 +18,9 @@ class Cauchy(Distribution):
     0.75
     """
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-    batched_params = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(tuple(self.loc.shape), validate_args=validate_args)
-
     @property
     def mean(self) -> Tensor:
         return self._filled(self.loc, float("nan"))
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:

@@ -8,12 +8,13 @@ from ..ops.unary import erf
 from ..tensor import Tensor
 from . import constraints
 from .distribution import Distribution
+from .location_scale import LocationScale
 from .utils import broadcast_all, draw
 
 __all__ = ["Normal", "Uniform"]
 
 
-class Normal(Distribution):
+class Normal(LocationScale):
     """N(loc, scale²).
 
     >>> import genesis
@@ -21,21 +22,8 @@ class Normal(Distribution):
     -0.9189385...
     """
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-    batched_params = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(tuple(self.loc.shape), validate_args=validate_args)
-
     @property
     def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
         return self.loc
 
     @property

@@ -1,17 +1,15 @@
 """Laplace(loc, scale): the double-exponential density exp(-|x - loc| / scale) / (2 scale)."""
 from __future__ import annotations
 
-
 from ..dtypes import finfo
 from ..tensor import Tensor
-from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all, draw
+from .location_scale import LocationScale
+from .utils import draw
 
 __all__ = ["Laplace"]
 
 
-class Laplace(Distribution):
+class Laplace(LocationScale):
     """Laplace(loc, scale) on the real line.
 
     >>> import genesis
@@ -19,21 +17,8 @@ class Laplace(Distribution):
     -0.693147...
     """
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-    batched_params = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(tuple(self.loc.shape), validate_args=validate_args)
-
     @property
     def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
         return self.loc
 
     @property
