@@ -5,7 +5,7 @@ from ..creation import arange
 from ..tensor import Tensor
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, draw, logits_to_probs, probs_to_logits
+from .utils import binary_parameters, draw
 
 __all__ = ["Binomial"]
 
@@ -29,16 +29,8 @@ class Binomial(Distribution):
     batched_params = ("total_count", "probs", "logits")
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.to(self.probs.dtype)
-            self.logits = probs_to_logits(self.probs, is_binary=True)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.to(self.logits.dtype)
-            self.probs = logits_to_probs(self.logits, is_binary=True)
+        count, self.probs, self.logits = binary_parameters(probs, logits, total_count)
+        self.total_count = count.to(self.probs.dtype)
         super().__init__(tuple(self.probs.shape), validate_args=validate_args)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)

@@ -11,14 +11,10 @@ from ..dtypes import finfo
 from ..tensor import Tensor
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, draw, logits_to_probs, probs_to_logits
+from .utils import (binary_parameters, broadcast_all, draw, logits_to_probs, probs_to_logits,
+                    require_probs_or_logits)
 
 __all__ = ["Bernoulli", "Categorical"]
-
-
-def _one_of(probs, logits, name: str) -> None:
-    if (probs is None) == (logits is None):
-        raise ValueError(f"{name}: either `probs` or `logits` must be specified, but not both.")
 
 
 class Bernoulli(Distribution):
@@ -34,13 +30,7 @@ class Bernoulli(Distribution):
     batched_params = ("probs", "logits")
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits, "Bernoulli")
-        if probs is not None:
-            self.probs, = broadcast_all(probs)
-            self.logits = probs_to_logits(self.probs, is_binary=True)
-        else:
-            self.logits, = broadcast_all(logits)
-            self.probs = logits_to_probs(self.logits, is_binary=True)
+        self.probs, self.logits = binary_parameters(probs, logits)
         super().__init__(tuple(self.probs.shape), validate_args=validate_args)
 
     @property
@@ -88,7 +78,7 @@ class Categorical(Distribution):
     batched_params = ("probs", "logits")
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits, "Categorical")
+        require_probs_or_logits(probs, logits)
         if probs is not None:
             if probs.dim() < 1:
                 raise ValueError("`probs` parameter must be at least one-dimensional.")

@@ -8,7 +8,7 @@ from ..ops.where import where
 from ..tensor import Tensor
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, draw, logits_to_probs, probs_to_logits
+from .utils import binary_parameters, broadcast_all, draw
 
 __all__ = ["Geometric"]
 
@@ -26,14 +26,7 @@ class Geometric(Distribution):
     batched_params = ("probs", "logits")
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.probs, = broadcast_all(probs)
-            self.logits = probs_to_logits(self.probs, is_binary=True)
-        else:
-            self.logits, = broadcast_all(logits)
-            self.probs = logits_to_probs(self.logits, is_binary=True)
+        self.probs, self.logits = binary_parameters(probs, logits)
         super().__init__(tuple(self.probs.shape), validate_args=validate_args)
         if self._validate_args and probs is not None and not bool((self.probs > 0).all().item()):
             raise ValueError(f"Expected parameter probs ({type(self.probs).__name__} of shape "

@@ -48,6 +48,29 @@ def logits_to_probs(logits: Tensor, is_binary: bool = False) -> Tensor:
     return logits.sigmoid() if is_binary else softmax(logits, -1)
 
 
+def require_probs_or_logits(probs, logits) -> None:
+    """PyTorch's ValueError unless exactly one of `probs` and `logits` is given."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+
+
+def binary_parameters(probs, logits, *others) -> tuple:
+    """(`others`..., probs, logits) of a family of one success probability (Bernoulli,
+    Geometric, Binomial) given as `probs` or as `logits`, broadcast with `others`.
+
+    >>> import genesis
+    >>> count, probs, logits = binary_parameters(None, genesis.tensor([0.0, 2.0]), 3)
+    >>> count.tolist(), [round(p, 4) for p in probs.tolist()]
+    ([3.0, 3.0], [0.5, 0.8808])
+    """
+    require_probs_or_logits(probs, logits)
+    if probs is not None:
+        *others, probs = broadcast_all(*others, probs)
+        return (*others, probs, probs_to_logits(probs, is_binary=True))
+    *others, logits = broadcast_all(*others, logits)
+    return (*others, logits_to_probs(logits, is_binary=True), logits)
+
+
 def draw(like: Tensor, method: str, shape: tuple, *args):
     """A tensor of `shape` drawn by the device generator's `method` (`standard_normal`,
     `random`, ...), in `like`'s dtype and on its device; no gradient."""

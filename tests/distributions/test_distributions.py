@@ -96,7 +96,7 @@ def test_kl_divergence_matches_pytorch():
                                    torch.distributions.kl_divergence(tp, tq).numpy(), rtol=1e-5)
     with pytest.raises(NotImplementedError, match="No KL"):
         D.kl_divergence(D.Normal(0.0, 1.0), D.Categorical(probs=genesis.tensor([1.0])))
-    with pytest.raises(ValueError, match="either `probs` or `logits`"):
+    with pytest.raises(ValueError, match="Either `probs` or `logits`"):
         D.Categorical()
 
 
