@@ -39,6 +39,7 @@ class Readings:
         self.transfers = 0     # host syncs made by fetch(), for tests and benchmarks
         self._waiting = []     # (namespace, figures, then) in the order read
         self._scratch = {}     # id(namespace) -> (zeroed buffer, slots handed out)
+        self._slots = {}       # id(slot) -> (slot, its buffer, where it starts there)
         self._on_fetch = []    # host batches flushed at the start of every fetch()
 
     def __len__(self) -> int:
@@ -70,7 +71,9 @@ class Readings:
         if buffer is None or used + count > buffer.size:
             buffer, used = xp.zeros(max(count, _SCRATCH), xp.float64), 0
         self._scratch[id(xp)] = (buffer, used + count)
-        return buffer[used:used + count]
+        slot = buffer[used:used + count]
+        self._slots[id(slot)] = (slot, buffer, used)  # (the slot kept: its id stays its own)
+        return slot
 
     def on_fetch(self, flush) -> None:
         """Call `flush()` at the start of every `fetch()` from now on."""
@@ -82,15 +85,60 @@ class Readings:
         for flush in self._on_fetch:
             flush()
         waiting, self._waiting = self._waiting, []
+        slots, self._slots = self._slots, {}
         self._scratch.clear()  # slots read from now on come from a fresh buffer
         if not waiting:
             return
         values = {}
         for xp in {id(entry[0]): entry[0] for entry in waiting}.values():
-            flat = [xp.asarray(figure, dtype=xp.float64).reshape(-1)
-                    for entry in waiting if entry[0] is xp for figure in entry[1]]
-            values[id(xp)] = iter(xp.concatenate(flat).tolist() if flat else [])
+            figures = [figure for entry in waiting if entry[0] is xp for figure in entry[1]]
+            values[id(xp)] = iter(_transferred(xp, figures, slots))
             self.transfers += 1
         for xp, figures, then in waiting:
             taken = values[id(xp)]
             then([next(taken) for figure in figures for _ in range(figure.size)])
+
+
+def _slot_of(figure, slots: dict):
+    """(buffer, start) of a figure that is a slot `Readings.zeroed` handed out; else None."""
+    slot = slots.get(id(figure))
+    return slot[1:] if slot is not None and slot[0] is figure else None
+
+
+def _transferred(xp, figures: list, slots: dict) -> list:
+    """The values of `figures` (device arrays of namespace `xp`), in order, as floats, from
+    one transfer. The zeroed buffers that slots were cut from cross whole, as far as they
+    were used, and the other figures laid end to end after them: most figures of a step are
+    such slots, so the transfer is one copy, or one concatenation of a few pieces, instead of
+    a concatenation of every figure (a host call per figure, and one kernel argument each).
+    """
+    ends = {}  # id(buffer) -> [buffer, end of the slots read from it]
+    others = []
+    for figure in figures:
+        slot = _slot_of(figure, slots)
+        if slot is None:
+            others.append(xp.asarray(figure, dtype=xp.float64).reshape(-1))
+            continue
+        buffer, start = slot
+        used = ends.setdefault(id(buffer), [buffer, 0])
+        used[1] = max(used[1], start + figure.size)
+    offsets, pieces, at = {}, [], 0
+    for key, (buffer, end) in ends.items():
+        offsets[key] = at
+        pieces.append(buffer[:end])
+        at += end
+    pieces += others
+    if not pieces:
+        return []
+    flat = (xp.concatenate(pieces) if len(pieces) > 1 else pieces[0]).tolist()
+    values, rest = [], at
+    for figure in figures:
+        slot = _slot_of(figure, slots)
+        size = figure.size
+        if slot is None:
+            values += flat[rest:rest + size]
+            rest += size
+        else:
+            begin = offsets[id(slot[0])] + slot[1]
+            values += flat[begin:begin + size]
+    return values
