@@ -143,7 +143,7 @@ class Details {
     const boxes = [];
     this.viewer.data.findings.forEach((finding, index) => {
       if (finding.graph === graphIndex && wanted.has(finding.node)) {
-        boxes.push(findingBox(finding, index === activeFinding));
+        boxes.push(findingBox(this.viewer, finding, index, index === activeFinding));
       }
     });
     return boxes.length ? [el("h4", null, "Findings"), ...boxes] : [];
@@ -151,7 +151,7 @@ class Details {
 
   finding(index) {
     const finding = this.viewer.data.findings[index];
-    this.show([el("h3", { id: "details-title" }, finding.title), findingBox(finding, true)]);
+    this.show([el("h3", { id: "details-title" }, finding.title), findingBox(this.viewer, finding, index, true)]);
   }
 }
 
@@ -162,26 +162,33 @@ function moduleText(graph, path) {
   return (path === "" ? "(top module)" : path) + (className ? ` (${className})` : "");
 }
 
-function findingBox(finding, active) {
+// Finding `index` of the run. Its knock-on effects (`details.knock_on`, also the tail of its
+// message, for the console) are shown once, as a list with links, not in the message above it:
+// a list reads better than indented lines in a monospace block, and only the list can link.
+function findingBox(viewer, finding, index, active) {
   const where = [finding.op,
     finding.function && finding.function !== finding.op ? `Function ${finding.function}` : null,
     finding.module ? `module ${finding.module}` : null, finding.source].filter(Boolean).join(" · ");
-  const message = finding.message;
+  const details = finding.details || {};
+  const knockOn = knockOnLines(details);
+  const message = knockOn.length ? withoutKnockOn(finding.message || "", knockOn) : finding.message;
   return el("div", { className: `finding-box ${finding.severity}${active ? " active" : ""}` },
     el("div", null, el("span", { className: `badge ${finding.severity}` }, finding.severity),
       el("strong", null, finding.title)),
     message ? el(message.includes("\n") ? "pre" : "p", { className: "message" }, message) : null,
+    knockOn.length ? knockOnBlock(viewer, index, knockOn, details.starved) : null,
     where ? el("div", { className: "finding-where" }, where) : null,
     finding.code ? el("pre", { className: "code" }, finding.code) : null,
-    detailsBlock(finding.details || {}));
+    detailsBlock(details, knockOn.length ? ["knock_on", "starved"] : []));
 }
 
-// Kind-specific details: lists of records (e.g. a gradient check's worst entries) as
-// tables, everything else as key/value rows.
-function detailsBlock(details) {
+// Kind-specific details (but the keys in `shown`, drawn elsewhere): lists of records (e.g. a
+// gradient check's worst entries) as tables, everything else as key/value rows.
+function detailsBlock(details, shown = []) {
   const rows = [];
   const tables = [];
   for (const [key, value] of Object.entries(details)) {
+    if (shown.includes(key)) continue;
     const title = key.replace(/_/g, " ");
     const isRecordList = Array.isArray(value) && value.length > 0
       && value.every((item) => item !== null && typeof item === "object" && !Array.isArray(item));
@@ -189,6 +196,68 @@ function detailsBlock(details) {
     else rows.push([title, formatPrecise(value)]);
   }
   return el("div", { className: "finding-details" }, rows.length ? kvTable(rows) : null, tables);
+}
+
+// -- what followed from a finding (genesis.debug.findings.add_knock_on) ----------------
+const KNOCK_ON_HEADING = "\nWhat followed from it (not reported separately):";
+
+function knockOnLines(details) {
+  return Array.isArray(details.knock_on) ? details.knock_on.filter((line) => typeof line === "string") : [];
+}
+
+// The message without the heading and lines add_knock_on appended to it (the last of each).
+function withoutKnockOn(message, lines) {
+  let text = removeLast(message, KNOCK_ON_HEADING);
+  for (const line of lines) text = removeLast(text, `\n  ${line}`);
+  return text;
+}
+
+function removeLast(text, part) {
+  const at = text.lastIndexOf(part);
+  return at < 0 ? text : text.slice(0, at) + text.slice(at + part.length);
+}
+
+// One item a line. The parameters the finding starved (`details.starved`, from
+// genesis.debug.starved_params) are links that show them, as their rows under Parameters do;
+// "at step N" is a link to that step on the Training charts where the run has them. Anything
+// else, and every line of a trace from before `starved`, is text.
+function knockOnBlock(viewer, index, lines, starved) {
+  const names = Array.isArray(starved) ? starved.filter((name) => typeof name === "string" && name) : [];
+  const pattern = knockOnPattern(names);
+  return el("div", { className: "knock-on" },
+    el("h4", null, "What followed from it ", el("span", { className: "finding-where" }, "(not reported separately)")),
+    el("ul", { className: "knock-on-list" }, lines.map((line) => el("li", null, linkedLine(viewer, index, line, pattern)))));
+}
+
+// A name where it stands alone (not part of a longer name: "0.weight" is not in "10.weight"
+// nor in "0.weight_g"), longest first; or "at step N".
+function knockOnPattern(names) {
+  const escape = (name) => name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const alternatives = [...new Set(names)].sort((a, b) => b.length - a.length).map(escape);
+  const name = alternatives.length ? `(?<![\\w.])(?<name>${alternatives.join("|")})(?!\\w|\\.\\w)|` : "";
+  return new RegExp(`${name}\\bat (?<stepText>step (?<step>\\d+))\\b`, "g");
+}
+
+function linkedLine(viewer, index, line, pattern) {
+  const parts = [];
+  let at = 0;
+  for (const match of line.matchAll(pattern)) {
+    const { name, stepText } = match.groups;
+    const step = Number(match.groups.step);
+    let link = null;
+    if (name !== undefined) {
+      link = linkButton(name, () => viewer.jumpToLeaf(name), "show this parameter (as its row under Parameters does)");
+    } else if (viewer.training.hasStep(step)) {
+      link = linkButton(stepText, () => viewer.training.focusStep(step, index),
+        `show step ${step} (backward call ${step + 1}) on the Training charts`);
+    }
+    if (!link) continue;
+    const end = match.index + match[0].length;
+    parts.push(line.slice(at, end - link.textContent.length), link);
+    at = end;
+  }
+  parts.push(line.slice(at));
+  return parts;
 }
 
 function recordTable(records) {

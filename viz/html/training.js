@@ -112,6 +112,21 @@ class TrainingView {
     else this.viewer.$("training-gradients").scrollIntoView({ block: "start" });
   }
 
+  // Whether this view has charts with step `step` on them (a link to it leads somewhere).
+  hasStep(step) {
+    return Boolean(this.history) && !historyIsEmpty(this.history) && Number.isInteger(step)
+      && step >= 0 && step < (this.history.steps_seen || 0);
+  }
+
+  // Another step of finding `index` (a later effect its box names): the finding, with the
+  // marker at that step.
+  focusStep(step, index) {
+    this.focusFinding(index);
+    this.setMarker(step);
+    this.renderFocus();
+    this.panel.scrollTop = 0;
+  }
+
   focusParameter(name) {
     this.show(true);
     this.activeFinding = null;
