@@ -25,7 +25,7 @@ loader = DataLoader(dataset, batch_size=32, shuffle=False)
 class SimCLR(nn.Module):
     def __init__(self):
         super().__init__()
-        self.encoder = nn.Sequential(nn.Linear(8, 32), nn.BatchNorm1d(32), nn.ReLU(), nn.Linear(32, 16))
+        self.encoder = nn.Sequential(nn.Linear(8, 32, bias=False), nn.BatchNorm1d(32), nn.ReLU(), nn.Linear(32, 16))
         self.projector = nn.Sequential(nn.ReLU(), nn.Linear(16, 16), nn.GELU(), nn.Linear(16, 8))
 
     def forward(self, x):
