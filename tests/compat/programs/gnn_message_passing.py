@@ -1,7 +1,7 @@
 """A graph neural network on small random graphs, written without a GNN library as
 tutorials do: an edge_index of shape (2, E), messages gathered with index_select,
 aggregated with index_add_ (sum), scatter_reduce (mean and amax, include_self=False) and
-a normalised sparse adjacency (torch.sparse_coo_tensor, torch.sparse.mm) for a GCN layer;
+a normalised adjacency built with index_put_(accumulate=True) for a GCN layer;
 graph-level readout by scatter_add_ over a batch vector, BCEWithLogits on graph labels,
 and a node-level auxiliary loss with F.one_hot targets."""
 import os
