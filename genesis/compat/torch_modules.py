@@ -46,6 +46,7 @@ MODULES = {
     "torch.nn.utils.rnn": "genesis.nn.utils.rnn",
     "torch.nn.utils.parametrize": "genesis.nn.utils.parametrize",
     "torch.nn.utils.parametrizations": "genesis.nn.utils.parametrizations",
+    "torch.nn.utils.prune": "genesis.nn.utils.prune",
     "torch.nn.utils.weight_norm": "genesis.nn.utils.weight_norm",
     "torch.nn.utils.spectral_norm": "genesis.nn.utils.spectral_norm",
     "torch.nn.parallel": "genesis.nn.parallel",
