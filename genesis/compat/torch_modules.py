@@ -47,6 +47,8 @@ MODULES = {
     "torch.nn.utils.parametrize": "genesis.nn.utils.parametrize",
     "torch.nn.utils.parametrizations": "genesis.nn.utils.parametrizations",
     "torch.nn.utils.prune": "genesis.nn.utils.prune",
+    "torch.nn.utils.fusion": "genesis.nn.utils.fusion",
+    "torch.nn.utils.stateless": "genesis.compat.torch_nn_utils_stateless",
     "torch.nn.utils.weight_norm": "genesis.nn.utils.weight_norm",
     "torch.nn.utils.spectral_norm": "genesis.nn.utils.spectral_norm",
     "torch.nn.parallel": "genesis.nn.parallel",
