@@ -1,16 +1,13 @@
 """The orthogonal parametrization of `torch.nn.utils.parametrizations.orthogonal`: a weight
 (or batch of matrices) kept orthogonal as the image of a skew-symmetric matrix under the
-matrix exponential or the Cayley map, times a fixed orthogonal `base` when trivialized.
-
-The Householder map (PyTorch's default for non-square weights) needs
-`linalg.householder_product`, which genesis does not have yet: asking for it is a clear
-error, not a different map."""
+matrix exponential or the Cayley map, or as a product of Householder reflectors (the
+default for non-square weights), times a fixed orthogonal `base` when trivialized."""
 from __future__ import annotations
 
 from ...autograd.grad_mode import no_grad
 from ...creation import eye, randn, zeros_like
 from ...dtypes import finfo
-from ...ops.decompositions import linalg_qr
+from ...ops.householder import geqrf, householder_product
 from ...ops.join import cat
 from ...ops.linear_systems import solve
 from ...ops.matrix_functions import matrix_exp
@@ -30,8 +27,8 @@ def _is_orthogonal(Q: Tensor) -> bool:
 
 def _make_orthogonal(A: Tensor) -> Tensor:
     """The Q of A = QR with diag(R) non-negative (A tall)."""
-    Q, R = linalg_qr(A)
-    return Q * R.diagonal(dim1=-2, dim2=-1).sign().unsqueeze(-2)
+    X, tau = geqrf(A)
+    return householder_product(X, tau) * X.diagonal(dim1=-2, dim2=-1).sign().unsqueeze(-2)
 
 
 class Orthogonal(Module):
@@ -39,10 +36,6 @@ class Orthogonal(Module):
 
     def __init__(self, weight: Tensor, orthogonal_map: str, *, use_trivialization: bool = True):
         super().__init__()
-        if orthogonal_map == "householder":
-            raise NotImplementedError(
-                "orthogonal: the 'householder' map (PyTorch's default for non-square weights) "
-                "is not supported by genesis yet; pass orthogonal_map='matrix_exp' or 'cayley'")
         self.shape = tuple(weight.shape)
         self.orthogonal_map = orthogonal_map
         self.use_trivialization = use_trivialization
@@ -55,17 +48,23 @@ class Orthogonal(Module):
         if transposed:
             X = X.mT
             n, k = k, n
-        X = X.tril()
-        if n != k:
-            X = cat([X, zeros_like(X[..., :1]).expand(*X.shape[:-1], n - k)], dim=-1)
-        A = X - X.mT
-        if self.orthogonal_map == "matrix_exp":
-            Q = matrix_exp(A)
+        if self.orthogonal_map == "householder":
+            A = X.tril(diagonal=-1)
+            tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
+            signs = X.diagonal(dim1=-2, dim2=-1).int().to(dtype=X.dtype)  # truncated, as PyTorch's
+            Q = householder_product(A, tau) * signs.unsqueeze(-2)
         else:
-            identity = eye(n, dtype=A.dtype, device=A.device)
-            Q = solve(identity - 0.5 * A, identity + 0.5 * A)
-        if n != k:
-            Q = Q[..., :k]
+            X = X.tril()
+            if n != k:
+                X = cat([X, zeros_like(X[..., :1]).expand(*X.shape[:-1], n - k)], dim=-1)
+            A = X - X.mT
+            if self.orthogonal_map == "matrix_exp":
+                Q = matrix_exp(A)
+            else:
+                identity = eye(n, dtype=A.dtype, device=A.device)
+                Q = solve(identity - 0.5 * A, identity + 0.5 * A)
+            if n != k:
+                Q = Q[..., :k]
         if self.use_trivialization:
             Q = self.base @ Q
         return Q.mT if transposed else Q
@@ -75,15 +74,22 @@ class Orthogonal(Module):
             if tuple(Q.shape) != self.shape:
                 raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. "
                                  f"Got a tensor of shape {tuple(Q.shape)}.")
-            if not self.use_trivialization:
-                raise NotImplementedError(
-                    "It is not possible to assign to the matrix exponential or the Cayley "
-                    "parametrizations when use_trivialization=False.")
             Q_init = Q
             n, k = Q.shape[-2], Q.shape[-1]
-            if n < k:
+            transposed = n < k
+            if transposed:
                 Q = Q.mT
                 n, k = k, n
+            if not self.use_trivialization:
+                if self.orthogonal_map != "householder":
+                    raise NotImplementedError(
+                        "It is not possible to assign to the matrix exponential or the Cayley "
+                        "parametrizations when use_trivialization=False.")
+                A, tau = geqrf(Q)  # reflectors whose product is Q, the signs on the diagonal
+                signs = A.diagonal(dim1=-2, dim2=-1).sign()
+                signs = signs * (1 - 2 * (tau == 0.0).to(dtype=signs.dtype))
+                A.diagonal(dim1=-2, dim2=-1).copy_(signs)
+                return A.mT if transposed else A
             if n == k:
                 Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
             else:
