@@ -100,6 +100,8 @@ MODULES = {
     "torch.distributions.cauchy": "genesis.distributions.cauchy",
     "torch.distributions.gumbel": "genesis.distributions.gumbel",
     "torch.distributions.one_hot_categorical": "genesis.distributions.one_hot_categorical",
+    "torch.distributions.relaxed_bernoulli": "genesis.distributions.relaxed",
+    "torch.distributions.relaxed_categorical": "genesis.distributions.relaxed",
     "torch.distributions.poisson": "genesis.distributions.poisson",
     "torch.distributions.geometric": "genesis.distributions.geometric",
     "torch.distributions.binomial": "genesis.distributions.binomial",
