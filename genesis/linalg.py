@@ -4,7 +4,8 @@ gradients), `vector_norm`, `matrix_norm`, `norm`; the decompositions `svd`, `svd
 `eigh`, `eigvalsh` (`genesis.ops.decompositions`); `pinv`, `lstsq`, `matrix_exp`,
 `matrix_rank` (`genesis.ops.matrix_functions`); the triangular and LU solves
 `solve_triangular`, `lu_factor`, `lu`, `lu_solve`, `inv_ex`, `cholesky_ex`
-(`genesis.ops.triangular_systems`); `cross`, `vecdot`, `multi_dot`, `diagonal`.
+(`genesis.ops.triangular_systems`); `householder_product` (`genesis.ops.householder`);
+`cross`, `vecdot`, `multi_dot`, `diagonal`.
 eig and eigvals are missing: their results are complex, and genesis has no complex dtype.
 
 >>> import genesis
@@ -19,6 +20,7 @@ from .ops.decompositions import eigh, eigvalsh
 from .ops.decompositions import linalg_qr as qr
 from .ops.decompositions import linalg_svd as svd
 from .ops.decompositions import svdvals
+from .ops.householder import householder_product
 from .ops.linalg_composites import cross, diagonal, matrix_norm, multi_dot, norm, vecdot
 from .ops.linear_systems import cholesky, det, inverse as inv, slogdet, solve
 from .ops.matrix_composites import matrix_power
@@ -33,4 +35,4 @@ from .ops.triangular_systems import solve_triangular
 __all__ = ["inv", "det", "slogdet", "solve", "cholesky", "vector_norm", "matrix_norm", "matrix_power",
            "norm", "svd", "svdvals", "qr", "eigh", "eigvalsh", "pinv", "lstsq", "matrix_exp",
            "matrix_rank", "cross", "vecdot", "multi_dot", "diagonal", "solve_triangular",
-           "lu_factor", "lu", "lu_solve", "inv_ex", "cholesky_ex"]
+           "lu_factor", "lu", "lu_solve", "inv_ex", "cholesky_ex", "householder_product"]

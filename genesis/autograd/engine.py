@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+from collections.abc import Mapping
 from typing import Protocol
 
 import numpy as np
@@ -198,8 +199,12 @@ class EmptyInputsError(ValueError, RuntimeError):
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=None, is_grads_batched=False, materialize_grads=False) -> tuple:
+         only_inputs=True, allow_unused=None, is_grads_batched=False,
+         materialize_grads=False) -> tuple | dict:
     """Return the gradients of `outputs` w.r.t. `inputs` without touching `.grad`.
+
+    `inputs` given as a dict (say `dict(model.named_parameters())`) gives a dict of the
+    gradients under the same keys. `only_inputs` is PyTorch's deprecated, ignored flag.
 
     With `is_grads_batched=True`, the first dimension of each of `grad_outputs` is a batch:
     each row gives one vector-Jacobian product, and each result has that batch dimension.
@@ -210,6 +215,18 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     >>> dx, genesis.autograd.grad(dx, x)[0]
     (tensor(27., grad_fn=<MulBackward0>), tensor(18.))
     """
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to "
+                      "True). To accumulate gradient for other parts of the graph, please use "
+                      "torch.autograd.backward.", FutureWarning, stacklevel=2)
+    if type(inputs) is dict:
+        gradients = grad(outputs, tuple(inputs.values()), grad_outputs, retain_graph,
+                         create_graph, allow_unused=allow_unused,
+                         is_grads_batched=is_grads_batched, materialize_grads=materialize_grads)
+        return dict(zip(inputs, gradients))
+    if isinstance(inputs, Mapping):
+        raise TypeError(f"`inputs` argument to `grad()` must be a dict, not "
+                        f"{type(inputs).__name__}. Other Mapping types are not supported.")
     outputs = _as_tuple(outputs)
     inputs_tuple = _as_tuple(inputs)
     if not inputs_tuple:

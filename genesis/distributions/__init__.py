@@ -18,15 +18,18 @@ from .laplace import Laplace
 from .log_normal import LogNormal
 from .binomial import Binomial
 from .geometric import Geometric
-from .one_hot_categorical import OneHotCategorical
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .poisson import Poisson
 from .beta import Beta
 from .dirichlet import Dirichlet
 from .gamma import Gamma
 from .mixture_same_family import MixtureSameFamily
+from .relaxed import (ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli,
+                      RelaxedOneHotCategorical)
 
 __all__ = ["Distribution", "Normal", "Uniform", "MultivariateNormal", "Bernoulli", "Categorical",
            "Independent", "TransformedDistribution", "LogNormal", "Laplace",
            "Exponential", "Cauchy", "Gumbel", "OneHotCategorical", "Poisson",
            "Geometric", "Binomial", "Gamma", "Beta", "Dirichlet",
-           "MixtureSameFamily", "register_kl", "constraints", "kl_divergence", "transforms"]
+           "MixtureSameFamily", "OneHotCategoricalStraightThrough", "RelaxedBernoulli",
+           "LogitRelaxedBernoulli", "RelaxedOneHotCategorical", "ExpRelaxedCategorical", "register_kl", "constraints", "kl_divergence", "transforms"]

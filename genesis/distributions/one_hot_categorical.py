@@ -1,6 +1,7 @@
 """OneHotCategorical: a Categorical whose samples are one-hot vectors over the categories."""
 from __future__ import annotations
 
+from ..autograd.grad_mode import no_grad
 from ..nn._composite_functions import one_hot
 from ..sizes import Size
 from ..tensor import Tensor
@@ -8,7 +9,7 @@ from . import constraints
 from .discrete import Categorical
 from .distribution import Distribution
 
-__all__ = ["OneHotCategorical"]
+__all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 class OneHotCategorical(Distribution):
@@ -79,3 +80,20 @@ class OneHotCategorical(Distribution):
         values = one_hot(self._categorical.enumerate_support(False).reshape(-1), n).to(probs.dtype)
         values = values.view((n,) + (1,) * len(self.batch_shape) + (n,))
         return values.expand((n,) + tuple(self.batch_shape) + (n,)) if expand else values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical whose `rsample` passes gradients straight through to the
+    probabilities: the one-hot sample plus (probs - probs.detach()) (a world model's discrete
+    latents)."""
+
+    has_rsample = True
+
+    def sample(self, sample_shape=()) -> Tensor:
+        with no_grad():
+            return self._sample(sample_shape)
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())

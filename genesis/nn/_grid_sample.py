@@ -106,7 +106,12 @@ def _padded(coordinate: Tensor, size: int, padding_mode: str, align_corners: boo
         coordinate = _reflect(coordinate, 0, 2 * (size - 1)) if align_corners else \
             _reflect(coordinate, -1, 2 * size - 1)
     if padding_mode in ("border", "reflection"):
-        coordinate = coordinate.clamp(0, size - 1)
+        # PyTorch's clip_coordinates_set_grad: points on the edges count as outside, so the
+        # clamp passes no gradient there (a plain clamp would, and the point's out-of-range
+        # corner, which reads zero, would then add a slope the padded image does not have)
+        inside = wrap_array((coordinate._data > 0) & (coordinate._data < size - 1),
+                            coordinate._device)
+        coordinate = where(inside, coordinate, coordinate.clamp(0, size - 1).detach())
     return coordinate
 
 

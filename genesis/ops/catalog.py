@@ -22,7 +22,7 @@ from . import (activation, arrangement, binary_math, broadcast, clamp, compariso
                statistics, tensor_attributes, tensor_info, ternary, unary, views, where)
 from . import adaptive_pooling, conv_transpose, convolution, linear_systems, pad, pooling, window
 from . import number_functions, special_functions
-from . import decompositions, linalg_composites, lobpcg, matrix_functions, triangular_systems
+from . import decompositions, householder, linalg_composites, lobpcg, matrix_functions, triangular_systems
 from . import array_utilities, foreach, scatter_family, signal_windows, storage, view_func
 from .registry import register_family
 
@@ -36,7 +36,7 @@ FAMILIES = (elementwise, division, ternary, unary, rounding, binary_math, where,
             statistics, arrangement, matrix_composites, inplace_variants, scans,
             inplace_shapes, tensor_attributes, inplace_functions, copy_variants, scatter_family,
             array_utilities, signal_windows, triangular_systems, decompositions, matrix_functions,
-            linalg_composites, lobpcg, special_functions, number_functions, storage, foreach,
+            linalg_composites, householder, lobpcg, special_functions, number_functions, storage, foreach,
             view_func)
 
 

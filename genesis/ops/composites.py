@@ -29,7 +29,7 @@ from .sorting import sort
 from .where import where
 
 __all__ = ["hstack", "vstack", "dstack", "column_stack", "row_stack", "atleast_1d", "atleast_2d",
-           "atleast_3d", "broadcast_tensors", "broadcast_shapes", "meshgrid", "diff", "cdist",
+           "atleast_3d", "broadcast_tensors", "broadcast_shapes", "meshgrid", "diff", "gradient", "cdist",
            "tensordot", "take", "repeat_interleave", "nan_to_num", "logit", "xlogy", "median",
            "count_nonzero", "bincount", "unique", "tril_indices", "triu_indices"]
 
@@ -160,6 +160,74 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
             break
         out = out.narrow(dim, 1, extent - 1) - out.narrow(dim, 0, extent - 1)
     return out
+
+
+def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tuple:
+    """Estimates of the derivative of `input` along each of `dim` (all dims by default) by
+    central differences inside and one-sided ones (first or second order) at the edges, as
+    numpy.gradient; `spacing` is one step for all dims, a step per dim, or per dim a 1-D
+    tensor of coordinates. Differentiable in `input`.
+
+    >>> import genesis
+    >>> gradient(genesis.tensor([0., 1., 4., 9., 16.]))[0].tolist()
+    [1.0, 2.0, 4.0, 6.0, 7.0]
+    """
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    dims = list(range(input.ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    dims = [normalize_dim(d, input.ndim, "gradient") for d in dims]
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            where = (f"'self.dim() = {input.ndim}', since dim argument was not given"
+                     if dim is None else f"'len(dim) = {len(dims)}'")
+            raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar, or a "
+                               f"list of length equal to {where}, but got a list of length "
+                               f"{len(spacing)}")
+        steps = list(spacing)
+    else:
+        steps = [spacing] * len(dims)
+    if any(input.shape[d] < edge_order + 1 for d in dims):
+        raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+    values = input if input.is_floating_point() else input.float()
+    return tuple(_gradient_along(values, d, step, edge_order) for d, step in zip(dims, steps))
+
+
+def _gradient_along(f: Tensor, dim: int, step, edge_order: int) -> Tensor:
+    n = f.shape[dim]
+
+    def at(start, length):
+        return f.narrow(dim, start, length)
+
+    def along(coefficient: Tensor) -> Tensor:  # a 1-D coefficient broadcast along `dim`
+        return coefficient.reshape((-1,) + (1,) * (f.ndim - dim - 1))
+
+    if not isinstance(step, Tensor):
+        h = float(step)
+        inside = (at(2, n - 2) - at(0, n - 2)) / (2 * h)
+        if edge_order == 1:
+            first, last = (at(1, 1) - at(0, 1)) / h, (at(n - 1, 1) - at(n - 2, 1)) / h
+        else:
+            first = (-1.5 * at(0, 1) + 2 * at(1, 1) - 0.5 * at(2, 1)) / h
+            last = (0.5 * at(n - 3, 1) - 2 * at(n - 2, 1) + 1.5 * at(n - 1, 1)) / h
+        return cat([first, inside, last], dim)
+    x = step.to(f.dtype)
+    dx = x[1:] - x[:-1]
+    dx1, dx2 = dx[:-1], dx[1:]
+    a = -dx2 / (dx1 * (dx1 + dx2))
+    b = (dx2 - dx1) / (dx1 * dx2)
+    c = dx1 / (dx2 * (dx1 + dx2))
+    inside = along(a) * at(0, n - 2) + along(b) * at(1, n - 2) + along(c) * at(2, n - 2)
+    if edge_order == 1:
+        first = (at(1, 1) - at(0, 1)) / dx[0]
+        last = (at(n - 1, 1) - at(n - 2, 1)) / dx[-1]
+    else:
+        d1, d2 = dx[0], dx[1]
+        first = (-(2 * d1 + d2) / (d1 * (d1 + d2)) * at(0, 1) + (d1 + d2) / (d1 * d2) * at(1, 1)
+                 - d1 / (d2 * (d1 + d2)) * at(2, 1))
+        d1, d2 = dx[-2], dx[-1]
+        last = (d2 / (d1 * (d1 + d2)) * at(n - 3, 1) - (d2 + d1) / (d1 * d2) * at(n - 2, 1)
+                + (2 * d2 + d1) / (d2 * (d1 + d2)) * at(n - 1, 1))
+    return cat([first, inside, last], dim)
 
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str | None = None) -> Tensor:

@@ -1,6 +1,7 @@
 """The backward engine: routing, accumulation, retain_graph, create_graph, depth."""
 import gc
 import sys
+import types
 import weakref
 
 import numpy as np
@@ -138,6 +139,23 @@ def test_grad_materialize_and_grad_outputs():
     other = genesis.tensor([5.0], requires_grad=True)
     gx, go = grad(x * 2, (x, other), grad_outputs=genesis.tensor([1.0, 10.0]), materialize_grads=True)
     assert gx.tolist() == [2.0, 20.0] and go.tolist() == [0.0]
+
+
+def test_grad_of_a_dict_of_inputs_is_a_dict_under_the_same_keys():
+    model = genesis.nn.Linear(2, 1)
+    x = genesis.tensor([[1.0, 2.0]])
+    grads = grad(model(x).sum(), dict(model.named_parameters()))
+    assert list(grads) == ["weight", "bias"]
+    assert grads["weight"].tolist() == [[1.0, 2.0]] and grads["bias"].tolist() == [1.0]
+    with pytest.raises(TypeError, match="must be a dict"):
+        grad(model(x).sum(), types.MappingProxyType(dict(model.named_parameters())))
+
+
+def test_grad_accepts_the_deprecated_only_inputs_flag():
+    x = genesis.tensor(2.0, requires_grad=True)
+    assert grad(x * x, x, only_inputs=True)[0].item() == 4.0
+    with pytest.warns(FutureWarning, match="only_inputs argument is deprecated"):
+        assert grad(x * x, x, only_inputs=False)[0].item() == 4.0
 
 
 def test_backward_inputs_restricts_accumulation():

@@ -45,6 +45,30 @@ def test_grid_sample_matches_pytorch(dims, mode, padding_mode, align_corners):
         np.testing.assert_allclose(grid.grad.numpy(), their_grid.grad.numpy(), rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("dims, padding_mode, align_corners", list(itertools.product(
+    (2, 3), ("border", "reflection"), (False, True))))
+def test_points_on_the_edges_pass_no_grid_gradient_through_the_padding_as_pytorchs(
+        dims, padding_mode, align_corners):
+    """The identity grid puts points exactly on the edge pixels: PyTorch counts them as
+    outside the clamp (zero gradient along that axis), not as reading a zero corner beyond."""
+    torch = torch_or_skip()
+    size = (2, 2, 4, 5) if dims == 2 else (1, 2, 3, 4, 5)
+    identity = np.concatenate([np.eye(dims), np.zeros((dims, 1))], 1)[None].repeat(size[0], 0)
+    points = torch.nn.functional.affine_grid(torch.tensor(identity), size, align_corners).numpy()
+    points = points + np.where(data(points.shape, 4) > 0.5, 0.0, 0.3)  # some beyond the edges too
+    image = data(size)
+    grid, their_grid = leaf(points), torch.tensor(points, requires_grad=True)
+    out = F.grid_sample(genesis.tensor(image, dtype=genesis.float64), grid, "bilinear", padding_mode,
+                        align_corners)
+    their = torch.nn.functional.grid_sample(torch.tensor(image), their_grid, "bilinear", padding_mode,
+                                            align_corners)
+    np.testing.assert_allclose(out.detach().numpy(), their.detach().numpy(), rtol=1e-10, atol=1e-12)
+    weights = data(tuple(out.shape), 5)
+    (out * genesis.tensor(weights, dtype=genesis.float64)).sum().backward()
+    (their * torch.tensor(weights)).sum().backward()
+    np.testing.assert_allclose(grid.grad.numpy(), their_grid.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
 @pytest.mark.parametrize("mode, padding_mode, align_corners", [
     ("bilinear", "zeros", False), ("bilinear", "reflection", True), ("bicubic", "border", False)])
 def test_grid_sample_gradients_against_finite_differences(mode, padding_mode, align_corners):

@@ -142,3 +142,53 @@ def test_gradients_at_the_domain_edge_match_pytorch(name, function, values):
     ours, theirs = _gradients_in_both(torch, function, *values)
     for mine, reference in zip(ours, theirs):
         np.testing.assert_allclose(mine, reference, rtol=1e-6)
+
+
+GRADIENT_CASES = [
+    ("1-d", (7,), {}),
+    ("spacing", (3, 5), {"spacing": 0.5}),
+    ("spacing per dim", (3, 5), {"spacing": [2.0, 0.25]}),
+    ("one dim", (3, 4, 5), {"dim": 1}),
+    ("dims", (3, 4, 5), {"dim": [2, 0], "spacing": [1.5, 3.0]}),
+    ("edge order 2", (4, 6), {"edge_order": 2}),
+    ("coordinates", (5, 4), {"spacing": ([0.0, 1.0, 3.0, 3.5, 6.0], [0.0, 0.5, 2.0, 4.0]),
+                             "edge_order": 1}),
+    ("coordinates edge order 2", (6,), {"spacing": ([0.0, 1.0, 1.5, 3.0, 3.2, 5.0],), "edge_order": 2}),
+]
+
+
+@pytest.mark.parametrize("name, shape, kwargs", GRADIENT_CASES, ids=[c[0] for c in GRADIENT_CASES])
+def test_gradient_matches_pytorch_with_its_own_gradient(name, shape, kwargs):
+    torch = torch_or_skip()
+    values = np.random.default_rng(0).standard_normal(shape)
+    outs, leaves = [], []
+    for lib in (genesis, torch):
+        x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+        spacing = kwargs.get("spacing", 1)
+        if isinstance(spacing, tuple):  # coordinates
+            spacing = tuple(lib.tensor(c, dtype=lib.float64) for c in spacing)
+        result = lib.gradient(x, **{**kwargs, "spacing": spacing})
+        weights = [np.random.default_rng(k + 1).standard_normal(tuple(r.shape)) for k, r in enumerate(result)]
+        sum((r * lib.tensor(w, dtype=lib.float64)).sum() for r, w in zip(result, weights)).backward()
+        outs.append(result)
+        leaves.append(x)
+    assert len(outs[0]) == len(outs[1])
+    for mine, theirs in zip(*outs):
+        np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(leaves[0].grad.numpy(), leaves[1].grad.numpy(), rtol=1e-12, atol=1e-12)
+    assert genesis.autograd.gradcheck(lambda x: genesis.gradient(x, **{**kwargs, "spacing": tuple(
+        genesis.tensor(c, dtype=genesis.float64) for c in kwargs["spacing"])} if isinstance(
+        kwargs.get("spacing"), tuple) else kwargs), (genesis.tensor(values, dtype=genesis.float64,
+                                                                    requires_grad=True),))
+
+
+def test_gradient_of_integers_is_float_and_refusals_match_pytorch():
+    torch = torch_or_skip()
+    assert genesis.gradient(genesis.arange(4))[0].dtype == genesis.float32
+    for lib in (genesis, torch):
+        with pytest.raises(RuntimeError, match="at least edge_order\\+1"):
+            lib.gradient(lib.ones(2), edge_order=2)
+        with pytest.raises(RuntimeError, match="only supports edge_order=1 and edge_order=2"):
+            lib.gradient(lib.ones(4), edge_order=3)
+        with pytest.raises(RuntimeError, match="since dim argument was not given, but got a list of length 1"):
+            lib.gradient(lib.ones(3, 3), spacing=[1.0])

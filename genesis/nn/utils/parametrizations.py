@@ -4,7 +4,8 @@
 `weight_norm` splits a weight into a magnitude `original0` (g) and a direction
 `original1` (v), weight = g * v / ||v||; `spectral_norm` divides a weight by an estimate of
 its largest singular value, refined by power iteration at each read in training mode (the
-vectors are the buffers `_u` and `_v`), so a GAN critic stays 1-Lipschitz.
+vectors are the buffers `_u` and `_v`), so a GAN critic stays 1-Lipschitz; `orthogonal`
+keeps a weight orthogonal (see `_orthogonal`).
 
 >>> import genesis
 >>> layer = weight_norm(genesis.nn.Linear(4, 3))
@@ -21,8 +22,9 @@ from ..conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..module import Module
 from . import parametrize
 from ._norm_math import as_matrix, norm_except_dim, weight_from_norm
+from ._orthogonal import ORTHOGONAL_MAPS, Orthogonal
 
-__all__ = ["weight_norm", "spectral_norm"]
+__all__ = ["weight_norm", "spectral_norm", "orthogonal"]
 
 
 class _WeightNorm(Module):
@@ -107,4 +109,26 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
         dim = 1 if isinstance(module, ConvTranspose1d | ConvTranspose2d | ConvTranspose3d) else 0
     parametrize.register_parametrization(
         module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
+    return module
+
+
+def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
+               use_trivialization: bool = True) -> Module:
+    """Keep `module.<name>` (a matrix or a batch of them) orthogonal: the matrix exponential
+    (the default for square weights) or the Cayley map of a skew-symmetric matrix; with
+    `use_trivialization`, starting from the current weight made orthogonal (its `base`)."""
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} "
+                         "dimensions.")
+    if orthogonal_map is None:
+        orthogonal_map = "matrix_exp" if weight.shape[-2] == weight.shape[-1] else "householder"
+    if orthogonal_map not in ORTHOGONAL_MAPS:
+        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
+                         f"Got: {orthogonal_map}")
+    parametrize.register_parametrization(
+        module, name, Orthogonal(weight, orthogonal_map, use_trivialization=use_trivialization),
+        unsafe=True)
     return module
