@@ -171,7 +171,8 @@ def _raise(defect: Defect):
     raise AnomalyError(defect.message)
 
 
-_tracker = NonFiniteTracker(_raise, received_non_finite=True, nan_at_birth=True, wording=Wording(
+_tracker = NonFiniteTracker(_raise, received_non_finite=True, nan_at_birth=True,
+                            gradient_at_birth=True, wording=Wording(
     forward_advice="If non-finite values are expected here, pass check_forward=False to detect_anomaly.",
     backward_advice="If non-finite gradients are expected here, pass check_nan=False to detect_anomaly.",
     unknown_source="(unknown: the op ran before anomaly detection was turned on, or inside backward)"))

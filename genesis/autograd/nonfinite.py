@@ -12,9 +12,14 @@ holds it although the op's inputs did not) is followed from op to op, and is a d
 
 So a NaN computed and then discarded (`where(h > 0, h.log(), 0)`, where the log's NaN is
 never picked) and an intended -inf that softmax, exp or max consume (a causal attention
-mask) are no defects. A NaN/Inf returned by a backward that received finite gradients is a
-defect at once (the classic trap: `where(x > 0, x.sqrt(), 0)` at x == 0, whose backward
-divides by zero although its forward is finite).
+mask) are no defects. A NaN/Inf returned by a backward that received finite gradients is
+born there (the classic trap: `where(x > 0, x.sqrt(), 0)` at x == 0, whose backward divides
+by zero although its forward is finite), and a defect once it does harm: it reaches a
+leaf's gradient, or a gradient the backward call hands back (an input of `autograd.grad`)
+or never passes on. One that a later backward drops is none: a padded query's attention row
+masked to all -inf makes softmax's forward NaN and its backward NaN, `nan_to_num` keeps it
+out of the loss and masked_fill's backward zeroes it before any parameter. Anomaly mode,
+as PyTorch's, tells it at once (`gradient_at_birth`).
 
 Every non-finite value carries its *origin*: the op call where it was born (for a NaN born
 of an Inf, 0 * inf or inf - inf, also where that Inf came from), where it came in (a number
@@ -54,6 +59,7 @@ from ..tensor import Tensor
 from .nonfinite_counts import Census, all_finite, flat_arguments, input_shapes
 from .nonfinite_report import (Defect, Origin, Wording, backward_message, forward_message, listing,
                                path_to, step_defect)
+from .function import AccumulateGrad
 from .source import SourceLocation
 from .tensor_map import TensorMap
 
@@ -70,13 +76,27 @@ class _Holder:
         self.origin = origin
 
 
+class _Unharmed:
+    """A NaN/Inf born in a backward, not told yet: the defect, the origins its forward saw, the
+    nodes whose backward called this one's (checkpoint's recomputation), and the report once
+    it is told."""
+
+    __slots__ = ("defect", "saw", "callers", "told")
+
+    def __init__(self, defect: Defect, saw: list, callers: list):
+        self.defect, self.saw, self.callers, self.told = defect, saw, callers, None
+
+
 class NonFiniteTracker:
     """Follows non-finite values from op to op and into backward, calling `tell(defect)` for
     each defect the rule finds (see the module docstring); what `tell` returns is kept as the
     report the defect's origins were told in, and `note(report, line)` (when given) hears of
     each knock-on effect of a told defect that is not a defect of its own. With
     `nan_at_birth`, a NaN born in forward is told at once (anomaly mode raises there), not
-    once it does harm. `wording` gives the tool's own advice lines; `name_of(tensor)` (when given) names a parameter, so a
+    once it does harm; with `gradient_at_birth`, a NaN/Inf born in a backward likewise.
+    Without it, `node_ran(node)` must hear of every node run while one waits (`sent_unharmed`
+    is not empty) that `judge_backward` does not see, and `backward_done()` of the end of each
+    outermost backward call. `wording` gives the tool's own advice lines; `name_of(tensor)` (when given) names a parameter, so a
     value that came in through one is said to come through it (not "input 1").
 
     `forward` is an observer (`genesis.autograd.function.observers`) and `backward` a node
@@ -89,7 +109,7 @@ class NonFiniteTracker:
     def __init__(self, tell: Callable[[Defect], object],
                  note: Callable[[object, str], None] | None = None,
                  received_non_finite: bool = False, nan_at_birth: bool = False,
-                 wording: Wording = Wording(),
+                 gradient_at_birth: bool = False, wording: Wording = Wording(),
                  name_of: Callable[[Tensor], str | None] | None = None):
         self._tell = tell
         self._note = note                          # note(told, line): a knock-on, in words
@@ -99,6 +119,9 @@ class NonFiniteTracker:
         # tell a NaN born in forward at once, not when it does harm (anomaly mode, which
         # raises: the traceback then points at the line that made it)
         self._nan_at_birth = nan_at_birth
+        # tell a NaN/Inf born in a backward at once, not when it reaches a leaf's gradient
+        # (anomaly mode, which raises there)
+        self._gradient_at_birth = gradient_at_birth
         self._wording = wording
         self._name_of = name_of
         self._held = TensorMap()                   # tensor -> _Holder of what it carries
@@ -109,6 +132,9 @@ class NonFiniteTracker:
         self._poisoned = weakref.WeakKeyDictionary()
         # node -> the report of a defect told in a backward call made inside its backward
         self._told_inside = weakref.WeakKeyDictionary()
+        # node -> the _Unharmed gradient defect sent to it, until the node runs (`node_ran`)
+        self._sent_unharmed = weakref.WeakKeyDictionary()
+        self.sent_unharmed = self._sent_unharmed  # (read per node by callers: no call when empty)
 
     # -- what tensors carry ------------------------------------------------------------
     def holder_of(self, tensor: Tensor) -> _Holder | None:
@@ -230,6 +256,8 @@ class NonFiniteTracker:
         """One backward: `returned` are (input index, Census) of its gradients (the finite ones
         may be left out), `incoming_finite` whether the gradients it received were, `roots`
         what `roots()` said."""
+        if self._sent_unharmed:
+            self._sent_unharmed.pop(node, None)  # it ran: what it was sent goes on from here
         if roots:
             self._reached_the_loss(node, roots)
         index, census = next(((i, c) for i, c in returned if not c.finite), (None, None))
@@ -254,12 +282,33 @@ class NonFiniteTracker:
         message = backward_message(node, index, census, flowed_from, saw, incoming_finite,
                                    self._wording)
         steps = path_to(node, flowed_from)
-        told = self._report(Defect("backward", title, message, type(node), node, node._source,
-                                   index, tuple(type(step).__name__ for step in steps) + (index,),
-                                   steps[0]), saw)
-        self._pass_on(node, returned, told)
-        for caller in _callers(node, flowed_from):
-            self._told_inside[caller] = told
+        born = _Unharmed(Defect("backward", title, message, type(node), node, node._source, index,
+                                tuple(type(step).__name__ for step in steps) + (index,), steps[0]),
+                         saw, _callers(node, flowed_from))
+        self._pass_on(node, returned, self._told_now(born) if self._gradient_at_birth else born)
+
+    def node_ran(self, node) -> None:
+        """`node`'s backward has run: a NaN/Inf sent to it went on through `judge_backward`
+        (or the node dropped it)."""
+        self._sent_unharmed.pop(node, None)
+
+    def backward_done(self) -> None:
+        """An outermost backward call has ended: a NaN/Inf gradient sent to a node that never
+        ran left the call unused by the graph (an input of `autograd.grad`, or a gradient
+        `backward(inputs=...)` stopped at) and is told; one every node it reached dropped
+        is forgotten."""
+        waiting = list(self._sent_unharmed.values())
+        self._sent_unharmed.clear()
+        for born in waiting:
+            self._told_now(born)
+
+    def _told_now(self, born: "_Unharmed"):
+        """The report of `born`, telling it if it was not told yet."""
+        if born.told is None:
+            born.told = self._report(born.defect, born.saw)
+            for caller in born.callers:
+                self._told_inside[caller] = born.told
+        return born.told
 
     def judge_step(self, step: str, source: SourceLocation | None, parameters: list) -> list:
         """An optimizer step (`step`: "Adam.step", called at `source`) has updated its
@@ -316,13 +365,22 @@ class NonFiniteTracker:
         return told
 
     def _pass_on(self, node, returned: list, told) -> None:
-        """Note `told` as what made the gradients `node` sends on non-finite."""
+        """Note `told` (a report, or an _Unharmed gradient defect) as what made the gradients
+        `node` sends on non-finite. An _Unharmed one reaching a leaf's gradient is told."""
         if told is None:
             return
         children = node._next_nodes
         for index, census in returned:
             if not census.finite and index < len(children) and children[index] is not None:
-                self._poisoned[children[index]] = told
+                child = children[index]
+                if isinstance(told, _Unharmed):
+                    if told.told is not None:
+                        told = told.told
+                    elif child.__class__ is AccumulateGrad:  # harm: a leaf's gradient
+                        told = self._told_now(told)
+                    else:
+                        self._sent_unharmed[child] = told
+                self._poisoned[child] = told
 
     def _nan_born(self, node, census: Census, nr: int, count: int, shapes: str,
                   came_in: list) -> Origin:

@@ -81,6 +81,7 @@ class NaNWatch:
         function.observers.discard(self)
         engine.node_checkers.discard(self._backward)
         self.readings.fetch()
+        self.backward_done()  # (a session calls it after each outermost backward call)
         self._file_pending()
 
     # -- a GradScaler's decisions --------------------------------------------------------
@@ -167,6 +168,8 @@ class NaNWatch:
                     settled = False
         if not settled:
             self.tracker.backward(node, grad_outputs, grad_inputs, flowed_from)
+        elif self.tracker.sent_unharmed:  # a NaN/Inf sent to it, if any, stopped here
+            self.tracker.node_ran(node)
 
     _backward.keeps_gradients = False  # counts during the call (engine.NodeChecker)
 
@@ -212,6 +215,12 @@ class NaNWatch:
             incoming_finite = finite_elsewhere and all(census.finite for census in counted.values())
             self.tracker.judge_backward(node, incoming_finite, returned, flowed_from, roots)
         self.readings.read(device.xp, _counts(device, checked, here, self.readings), judge)
+
+    def backward_done(self) -> None:
+        """An outermost backward call has ended and its figures are judged: a NaN/Inf born
+        in its backward that no node passed on to a leaf is told only if it left the call
+        (`NonFiniteTracker.backward_done`)."""
+        self.tracker.backward_done()
 
     # -- after an optimizer step ---------------------------------------------------------
     def optimizer_stepped(self, optimizer) -> None:

@@ -228,6 +228,8 @@ class TraceSession:
             self.activations.step_finished(self.params.steps)
             self.readings.fetch()  # what this step's hooks took on a GPU: one transfer
             if self.nan_watch is not None:
+                if not grad_state.in_backward:
+                    self.nan_watch.backward_done()
                 self.nan_watch.step = self.params.steps
                 self.replay.step_done()
             step = self.params.steps - 1

@@ -218,6 +218,70 @@ def test_softmax_of_a_fully_masked_row_is_a_nan_finding_naming_the_mask():
     assert "brought in by a number argument (-inf)" in finding.message
 
 
+class PaddedAttention(nn.Module):
+    """Attention over padded sequences, as people write it: a padded query sees no key, so
+    its row of scores is all -inf, softmax makes it NaN, and nan_to_num zeroes it."""
+
+    def __init__(self, width: int = 8):
+        super().__init__()
+        self.query = nn.Linear(width, width)
+
+    def forward(self, x, lengths):
+        padding = genesis.arange(x.shape[1], device=x.device)[None, :] >= lengths[:, None]
+        mask = padding[:, None, :] | padding[:, :, None]
+        scores = self.query(x) @ x.transpose(1, 2) / math.sqrt(x.shape[-1])
+        weights = genesis.nan_to_num(F.softmax(scores.masked_fill(mask, float("-inf")), dim=-1))
+        return weights @ x
+
+
+def _padded_attention_step(to_device=lambda value: value, start=lambda: None):
+    """Findings of two traced steps of PaddedAttention, and its weight's gradient."""
+    genesis.manual_seed(0)
+    attention = to_device(PaddedAttention())
+    x, lengths = to_device(genesis.randn(2, 5, 8)), to_device(genesis.tensor([5, 3]))
+    start()
+    with TraceSession(steps=1, check=False) as session:
+        for _ in range(2):
+            attention.zero_grad()
+            attention(x, lengths).pow(2).mean().backward()
+    return session.result().findings, attention.query.weight.grad
+
+
+def test_a_gradient_nan_that_a_later_backward_drops_is_no_finding():
+    # softmax's backward turns the NaN rows into NaN gradients, and masked_fill's backward
+    # zeroes them before any parameter: the gradients are right, nothing to report
+    findings, gradient = _padded_attention_step()
+    assert findings == []
+    assert np.isfinite(gradient.numpy()).all()
+
+
+def test_the_gpu_path_also_lets_a_dropped_gradient_nan_pass(counted_gpu):
+    findings, gradient = _padded_attention_step(counted_gpu, counted_gpu.counting)
+    assert findings == []
+
+
+def test_a_gradient_nan_handed_back_by_autograd_grad_is_a_finding():
+    x = genesis.tensor([0.0, 4.0], requires_grad=True)
+    with TraceSession(steps=1, check=False) as session:
+        middle = x * 1.0
+        (gradient,) = genesis.autograd.grad(middle.sqrt().sum(), [middle])  # Inf at 0
+    (finding,) = session.result().findings
+    assert finding.title == "Inf produced by its backward: SqrtBackward"
+    assert np.isinf(gradient.numpy()[0])
+
+
+def test_a_dropped_gradient_nan_does_not_hide_one_that_reaches_a_parameter():
+    genesis.manual_seed(0)
+    attention = PaddedAttention()
+    scale = genesis.zeros(1, requires_grad=True)
+    with TraceSession(steps=1, check=False) as session:
+        out = attention(genesis.randn(2, 5, 8), genesis.tensor([5, 3]))
+        (out.pow(2).mean() + scale.sqrt().sum()).backward()   # sqrt's gradient at 0 is Inf
+    (finding,) = session.result().findings
+    assert finding.title == "Inf produced by its backward: SqrtBackward"
+    assert np.isinf(scale.grad.numpy()).all()
+
+
 # -- the same findings on the GPU path ------------------------------------------------
 
 @pytest.fixture
