@@ -331,6 +331,20 @@ class RebuiltCall:
                 return self.verdict("skipped", surrogate + (f"; {note}" if note else ""),
                                     checked, skipped)
             note = "; ".join([surrogate] + ([note] if note else []))
+        passed = self.passed_through({self.leaf_positions.index(entry["input"]) for entry in mismatches},
+                                     compared)
+        if passed:  # an identity forward with a scaled backward: a gradient reversal layer
+            mismatches = [entry for entry in mismatches if entry["input"] not in passed]
+            reversal = "; ".join(
+                f"its forward returns input {position} unchanged and its backward multiplies the "
+                f"gradient by {scale:.6g} there: a gradient reversal (or scaling) layer, as in "
+                "domain-adversarial training, whose backward is meant to differ from the "
+                "forward's derivative, so finite differences cannot check it"
+                for position, scale in passed.items())
+            if not mismatches:
+                return self.verdict("skipped", reversal + (f"; {note}" if note else ""),
+                                    checked, skipped)
+            note = "; ".join([reversal] + ([note] if note else []))
         if mismatches:
             mismatches.sort(key=lambda entry: -_finite_or_inf(entry["abs_error"]))
             reason = "the backward disagrees with finite differences" + (f" ({note})" if note else "")
@@ -349,6 +363,31 @@ class RebuiltCall:
             return self.verdict("skipped", f"finite differences undefined at every sampled "
                                 f"element ({note})", 0, skipped)
         return self.verdict("pass", note, checked, skipped)
+
+    def passed_through(self, numbers: set, compared: dict) -> dict:
+        """{input position: the factor} for the leaves among `numbers` (leaf numbers) that an
+        output of the forward is, value for value, and whose checked gradient entries are all
+        that one factor (not 1) times the numerical ones: an identity whose backward scales."""
+        if not numbers:
+            return {}
+        outputs = [output._host_array() for output in self._outputs(self.args)]
+        found = {}
+        for number in numbers:
+            leaf = np.asarray(self._host_copies()[number])
+            if not any(output.shape == leaf.shape and np.array_equal(output, leaf)
+                       for output in outputs):
+                continue
+            position = self.leaf_positions[number]
+            _, analytical, numerical = compared.get(position, ((), (), ()))
+            pairs = [(a, n) for a, n in zip(analytical, numerical) if abs(n) > self.tolerances.atol]
+            if not pairs:
+                continue
+            scale = pairs[0][0] / pairs[0][1]
+            tol = self.tolerances
+            if scale != 1.0 and all(abs(a - scale * n) <= tol.atol + tol.rtol * abs(scale * n)
+                                    for a, n in pairs):
+                found[position] = scale
+        return found
 
     def blame(self, mismatches: list, compared: dict, analytical: list) -> list:
         """Per input with a wrong gradient: its name in forward's signature, the line its

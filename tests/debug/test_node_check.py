@@ -210,20 +210,48 @@ class ScaledRound(genesis.autograd.Function):
         return grad, grad * 3
 
 
-def _reversal(declared: bool):
+def _reversal(declared: bool, scale: float = 1.0):
     class GradReverse(genesis.autograd.Function):
-        """Identity in forward, minus the gradient in backward (domain adaptation)."""
+        """`scale` times its input in forward, minus the gradient in backward (domain
+        adaptation's reversal layer when `scale` is 1)."""
 
         surrogate_gradient = declared
 
         @staticmethod
         def forward(ctx, x):
-            return x.clone()
+            return x.clone() if scale == 1.0 else x * scale
 
         @staticmethod
         def backward(ctx, grad):
             return -grad
     return GradReverse
+
+
+class ReversalWithStrength(genesis.autograd.Function):
+    """DANN's layer as PyTorch users write it: view_as in forward, -lambda * grad in backward."""
+
+    @staticmethod
+    def forward(ctx, x, strength):
+        ctx.strength = strength
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.neg() * ctx.strength, None
+
+
+class HalfSquare(genesis.autograd.Function):
+    """x ** 2 with its backward off by a factor of two: a constant factor is a bug here."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        return grad * x
 
 
 def test_a_straight_through_estimator_of_a_flat_forward_is_skipped_not_failed():
@@ -243,16 +271,33 @@ def test_a_flat_input_does_not_excuse_a_wrong_gradient_of_another_input():
 
 def test_a_declared_surrogate_gradient_is_skipped_and_an_undeclared_one_fails():
     x = genesis.randn(4, requires_grad=True)
-    declared = _checks(lambda: _reversal(True).apply(x))["GradReverse"]
+    declared = _checks(lambda: _reversal(True, scale=2.0).apply(x))["GradReverse"]
     assert declared.status == "skipped" and "declares a surrogate gradient" in declared.reason
-    assert _checks(lambda: _reversal(False).apply(x))["GradReverse"].status == "fail"
+    assert _checks(lambda: _reversal(False, scale=2.0).apply(x))["GradReverse"].status == "fail"
+
+
+def test_a_gradient_reversal_layer_is_skipped_as_one_without_being_declared():
+    # its forward returns the input unchanged: a backward scaling the gradient can only be
+    # meant (PyTorch programs written for torch cannot declare it)
+    x = genesis.randn(3, 4, requires_grad=True)
+    check = _checks(lambda: ReversalWithStrength.apply(x * 2, 0.3))["ReversalWithStrength"]
+    assert check.status == "skipped"
+    assert check.reason.startswith("its forward returns input 0 unchanged and its backward "
+                                   "multiplies the gradient by -0.3 there: a gradient reversal")
+    assert _checks(lambda: _reversal(False).apply(x))["GradReverse"].status == "skipped"
+
+
+def test_a_gradient_off_by_a_constant_factor_still_fails():
+    x = genesis.randn(5, requires_grad=True)
+    check = _checks(lambda: HalfSquare.apply(x))["HalfSquare"]
+    assert check.status == "fail" and "reversal" not in check.reason
 
 
 def test_a_failing_custom_function_is_told_how_to_declare_a_deliberate_surrogate():
     from genesis.debug.session import TraceSession
     x = genesis.randn(4, requires_grad=True)
     with TraceSession() as session:
-        _reversal(False).apply(x).sum().backward()
+        _reversal(False, scale=2.0).apply(x).sum().backward()
     finding, = session.result(script="inline").findings
     assert finding.kind == "gradient_mismatch"
     assert finding.message.endswith("set surrogate_gradient = True on GradReverse: the checks "
