@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from ..autograd.function import Op
+from ..autograd.grad_mode import grad_state
 from ..ops._kernels import MEAN_OF_REDUCED, Elementwise, Reduction
 from ..ops._operands import ignore_float_errors
 from ..ops.gradient_rules import array_math, run_rule
@@ -20,7 +21,7 @@ from ..ops.samples import away_from, positive, values
 from ..ops.unary import abs, exp
 from ..ops.composites import xlogy
 from ..ops.where import where
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap_array
 from ._composite_functions import logsigmoid
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
@@ -409,23 +410,35 @@ class KLDiv(Op):
     """kl_div's loss per element in one node whose input 0 is `input`, the log-probabilities
     (where genesis.debug's softmax_into_loss rule looks for softmax probabilities given
     instead); the values and gradients of PyTorch's composition xlogy(t, t) - t * x
-    (exp(t) * (t - x) with log_target), the target's gradient nan where it is 0."""
+    (exp(t) * (t - x) with log_target), the target's gradient nan where it is 0.
+
+    What it reads is what that composition saves: the target, and the input only for the
+    target's gradient; with log_target, neither (a plain backward reads the forward's exp(t)
+    and t - x; a create_graph backward differentiates them, so reads and checks both). An
+    in-place write to what is not read leaves the backward free to run, as in PyTorch."""
 
     @staticmethod
     @ignore_float_errors
     def forward(ctx, input, target, log_target):
-        ctx.save_for_backward(input, target)
         ctx.log_target = log_target
         xp = input._device.xp
         x, t = input._data, target._data
         if log_target:
-            return xp.exp(t) * (t - x)
+            ctx.save_for_backward(input, target)
+            ctx.exp_target, ctx.difference = xp.exp(t), t - x
+            return ctx.exp_target * ctx.difference
+        ctx.save_for_backward(input if ctx.needs_input_grad[1] else None, target)
         return xp.where(t != t, t, xp.where(t == 0, 0, t * xp.log(t))) - t * x
 
     @staticmethod
     def backward(ctx, grad):
-        input, target = ctx.saved_tensors
         needs = ctx.needs_input_grad
+        if ctx.log_target and not grad_state.enabled:
+            weight = wrap_array(ctx.exp_target, grad._device)
+            return (-(weight * grad) if needs[0] else None,
+                    weight * (wrap_array(ctx.difference, grad._device) + 1) * grad
+                    if needs[1] else None, None)
+        input, target = ctx.saved_tensors
         weight = exp(target) if ctx.log_target else target
         to_input = -(weight * grad) if needs[0] else None
         to_target = None
