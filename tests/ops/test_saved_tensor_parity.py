@@ -51,11 +51,7 @@ _COPIES_BROADCAST = ("PyTorch's matmul reshapes an operand broadcast over batch 
                      "a transposed one) into a copy, and keeps the copy; genesis's matmul "
                      "broadcasts without copying and keeps the operand itself: matching it means "
                      "copying in every such forward")
-_COPIES_PADDED = ("PyTorch's convolution with padding='same' and an even kernel zero-pads a copy "
-                  "of the input and keeps the copy; genesis pads inside its windows and keeps "
-                  "the input itself: matching it means copying in the forward")
-KNOWN_FALSE_ALARMS = {("matmul", 6): _COPIES_BROADCAST, ("matmul", 7): _COPIES_BROADCAST,
-                      ("conv1d", 2): _COPIES_PADDED, ("conv2d", 2): _COPIES_PADDED}
+KNOWN_FALSE_ALARMS = {("matmul", 6): _COPIES_BROADCAST, ("matmul", 7): _COPIES_BROADCAST}
 
 _RTOL, _ATOL = 1e-7, 1e-9
 
