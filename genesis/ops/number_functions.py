@@ -15,6 +15,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..autograd.function import Op
+from ..autograd.grad_mode import no_grad
 from ..dtypes import FLOATING_NUMPY_DTYPES, float64
 from ..tensor import Tensor, wrap_array
 from . import samples
@@ -182,7 +183,8 @@ class Ldexp(Op):
 
     @staticmethod
     def forward(ctx, a, b):
-        out = a * _power_of_two(b)
+        with no_grad():  # genesis's product and exp2 (their dtypes), recording no nodes: the
+            out = a * _power_of_two(b)  # output kept is the one returned, checked for writes
         needs_a, needs_b = ctx.needs_input_grad
         ctx.save_for_backward(b if needs_a else None, out if needs_b else None)
         return out
