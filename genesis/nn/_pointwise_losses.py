@@ -235,8 +235,8 @@ class BinaryCrossEntropy(Op):
         loss = (t - 1) * xp.maximum(xp.log1p(-x), floor) - t * xp.maximum(xp.log(x), floor)
         if weight is not None:
             loss = loss * weight._data
-        ctx.save_for_backward(input, target)
-        ctx.weight, ctx.reduction = weight, reduction
+        ctx.save_for_backward(input, target, weight)  # the weight too: checked for writes
+        ctx.reduction = reduction
         if reduction == "none":
             return loss
         return xp.asarray(quiet_mean(loss, {}) if reduction == "mean" else loss.sum())
@@ -244,8 +244,8 @@ class BinaryCrossEntropy(Op):
     @staticmethod
     @ignore_float_errors
     def backward(ctx, grad):
-        input, target = ctx.saved_tensors
-        weight, reduction = ctx.weight, ctx.reduction
+        input, target, weight = ctx.saved_tensors
+        reduction = ctx.reduction
         needs = ctx.needs_input_grad
         to_input = (BinaryCrossEntropyGrad.apply(grad, input, target, weight, reduction)
                     if needs[0] else None)
@@ -272,15 +272,15 @@ class BinaryCrossEntropyGrad(Op):
         gradient = grad._data * (x - t) / xp.maximum((1 - x) * x, floor)
         if weight is not None:
             gradient = gradient * weight._data
-        ctx.save_for_backward(grad, input, target)
-        ctx.weight, ctx.reduction = weight, reduction
+        ctx.save_for_backward(grad, input, target, weight)
+        ctx.reduction = reduction
         return _divided_by_count(gradient, input, reduction)
 
     @staticmethod
     @ignore_float_errors
     def backward(ctx, grad_grad):
-        grad, input, target = ctx.saved_tensors
-        weight, reduction = ctx.weight, ctx.reduction
+        grad, input, target, weight = ctx.saved_tensors
+        reduction = ctx.reduction
         needs = ctx.needs_input_grad
         x, t, eps = input, target, _BCE_EPSILON
         to_grad = to_input = to_target = None
@@ -369,30 +369,30 @@ class BinaryCrossEntropyWithLogits(Op):
         device = input._device
         arrays = (input._data, target._data, 1.0 if weight is None else weight._data,
                   1.0 if pos_weight is None else pos_weight._data)
-        ctx.arrays, ctx.reduction = arrays, reduction
-        ctx.weight, ctx.pos_weight = weight, pos_weight
-        ctx.save_for_backward(input, target)
+        ctx.reduction = reduction
+        ctx.save_for_backward(input, target, weight, pos_weight)  # weights checked for writes
         return _reduced_loss(_BCE_LOGITS, device, arrays, reduction)
 
     @staticmethod
     @ignore_float_errors
     def backward(ctx, grad):
-        input, target = ctx.saved_tensors
-        _, _, w, pw = ctx.arrays
+        input, target, weight, pos_weight = ctx.saved_tensors
+        w = 1.0 if weight is None else weight._data
+        pw = 1.0 if pos_weight is None else pos_weight._data
         needs = ctx.needs_input_grad
-        scale = _gradient_scale(1.0, ctx.arrays, ctx.reduction)
+        scale = _gradient_scale(1.0, (input._data, target._data, w, pw), ctx.reduction)
         to_input = to_target = None
         if needs[0]:
             # the target as a Tensor: under create_graph the gradient depends on it too
             to_input = run_rule(_bce_logits_rule, grad, input, target, w, pw, scale,
                                 fused=_fused_bce_logits_grad)
         if needs[1]:
-            if ctx.pos_weight is None:
+            if pos_weight is None:
                 to_target = -input * (grad * scale)
             else:
-                to_target = (logsigmoid(-input) - logsigmoid(input) * ctx.pos_weight) * (grad * scale)
-            if ctx.weight is not None:
-                to_target = to_target * ctx.weight
+                to_target = (logsigmoid(-input) - logsigmoid(input) * pos_weight) * (grad * scale)
+            if weight is not None:
+                to_target = to_target * weight
         return to_input, to_target, None, None, None
 
 
