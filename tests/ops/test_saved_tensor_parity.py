@@ -49,11 +49,7 @@ EXTRA_SAMPLES = {"matmul": (6, 7), "einsum": (5, 6, 15), "conv1d": (2,), "conv2d
                  "kl_div": (3, 7), "scaled_dot_product_attention": (3,),
                  "pow": (8, 12, 14, 15), "float_power": (8,), "clamp": (7,)}
 # (op, sample index) pairs where genesis still raises and PyTorch does not, with the reason.
-_COPIES_BROADCAST = ("PyTorch's matmul reshapes an operand broadcast over batch dims (or folds "
-                     "a transposed one) into a copy, and keeps the copy; genesis's matmul "
-                     "broadcasts without copying and keeps the operand itself: matching it means "
-                     "copying in every such forward")
-KNOWN_FALSE_ALARMS = {("matmul", 6): _COPIES_BROADCAST, ("matmul", 7): _COPIES_BROADCAST}
+KNOWN_FALSE_ALARMS: dict = {}
 
 _RTOL, _ATOL = 1e-7, 1e-9
 
