@@ -36,11 +36,19 @@ def causal_mask(target_length: int, source_length: int, like: Tensor) -> Tensor:
 
 
 def attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, dropout_p: float,
-              training: bool, scale: float | None = None) -> tuple:
+              training: bool, scale: float | None = None, split_scale: bool = False) -> tuple:
     """softmax(query @ key^T * scale + mask) @ value over the last two dims; returns the output
-    and the attention weights (after dropout, as PyTorch's MultiheadAttention returns them)."""
+    and the attention weights (after dropout, as PyTorch's MultiheadAttention returns them).
+
+    `split_scale` scales both sides by sqrt(scale), as PyTorch's scaled_dot_product_attention
+    (its math kernel): the product then keeps no view of the key itself, and an in-place write
+    to the key after the forward leaves the backward free to run, as there."""
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    scores = (query * scale) @ key.transpose(-2, -1)
+    if split_scale and scale > 0:
+        root = math.sqrt(scale)
+        scores = (query * root) @ (key.transpose(-2, -1) * root)
+    else:
+        scores = (query * scale) @ key.transpose(-2, -1)
     if mask is not None:
         scores = scores + mask
     weights = softmax(scores, -1)
@@ -79,7 +87,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
             raise RuntimeError("scaled_dot_product_attention: pass either attn_mask or "
                                "is_causal=True, not both")
         mask = causal_mask(query.shape[-2], key.shape[-2], query)
-    output, _ = attention(query, key, value, mask, dropout_p, True, scale)
+    output, _ = attention(query, key, value, mask, dropout_p, True, scale, split_scale=True)
     return output
 
 

@@ -128,6 +128,11 @@ class CrossEntropy(Op):
 
     Per position: loss = log(sum_c exp(x_c - m)) - (x_target - m), m the largest x; the
     gradient is (softmax(x) - onehot(target)) * grad, over the positions for "mean".
+
+    A plain backward reads the forward's log-probabilities, not the input (as PyTorch's
+    log_softmax + nll_loss, which keep the log-probabilities): an in-place write to the input
+    after the forward leaves it free to run. A create_graph backward differentiates
+    softmax(input), so it reads the saved input, checked for such writes.
     """
 
     autocast_policy = "float32"
@@ -153,16 +158,17 @@ class CrossEntropy(Op):
             ctx.save_for_backward(input)
             ctx.log_probabilities, ctx.index, ctx.axis, ctx.scale, ctx.reduction = \
                 log_probabilities, index, axis, scale, reduction
+            ctx.dtype = data.dtype
         return device.xp.asarray(loss, dtype=data.dtype)
 
     @staticmethod
     @ignore_float_errors
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
-        device, axis = input._device, ctx.axis
+        device, axis = grad._device, ctx.axis
         if ctx.reduction == "none":
             grad = grad.unsqueeze(axis)
         if grad_state.enabled:  # create_graph: the rule, as ops (softmax of the input)
+            (input,) = ctx.saved_tensors
             onehot = device.xp.zeros(input.shape, input._data.dtype)
             device.xp.put_along_axis(onehot, ctx.index, 1, axis)
             local = softmax(input, axis) - wrap_array(onehot, device)
@@ -171,8 +177,9 @@ class CrossEntropy(Op):
         # forward's log-probabilities (tests/ops/test_rule_executors.py checks it agrees)
         log_probabilities = ctx.log_probabilities
         dx = CROSS_ENTROPY_GRAD(device, log_probabilities, ctx.index, grad._data, ctx.scale,
-                                 input.shape[axis], math.prod(log_probabilities.shape[axis + 1:]))
-        return wrap_array(dx.astype(input._data.dtype, copy=False), device), None, None
+                                 log_probabilities.shape[axis],
+                                 math.prod(log_probabilities.shape[axis + 1:]))
+        return wrap_array(dx.astype(ctx.dtype, copy=False), device), None, None
 
 
 class WeightedCrossEntropy(Op):
@@ -184,7 +191,8 @@ class WeightedCrossEntropy(Op):
     (0 for ignored positions). The gradient is (softmax(x) * sum_c A[i, c] - A) * grad,
     exactly 0 at ignored positions. "mean" divides by the summed target weights; where they
     are 0 (every target ignored, or of weight 0), the loss is nan and so is the gradient
-    of the positions not ignored, as PyTorch's (its nll part is 0 / 0).
+    of the positions not ignored, as PyTorch's (its nll part is 0 / 0). A plain backward reads
+    the forward's softmax, not the input (see CrossEntropy).
     """
 
     autocast_policy = "float32"
@@ -205,6 +213,7 @@ class WeightedCrossEntropy(Op):
             ctx.probabilities = exps / sums
             ctx.axis, ctx.coefficients, ctx.kept, ctx.reduction, ctx.denominator = \
                 axis, coefficients, kept, reduction, denominator
+            ctx.dtype = data.dtype
         if reduction == "mean":  # (a where, not an if: no wait for a GPU)
             loss = xp.where(denominator == 0, np.nan, loss.sum() / denominator)
         elif reduction == "sum":
@@ -213,16 +222,16 @@ class WeightedCrossEntropy(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
-        axis, coefficients = ctx.axis, ctx.coefficients
-        device = input.device
+        axis, coefficients, dtype = ctx.axis, ctx.coefficients, ctx.dtype
+        device = grad._device
         if grad_state.enabled:  # create_graph: the softmax as an op, differentiated too
+            (input,) = ctx.saved_tensors
             probabilities = softmax(input, axis)
         else:  # the forward's softmax
-            probabilities = wrap_array(ctx.probabilities.astype(input._data.dtype, copy=False), device)
-        totals = coefficients.sum(axis=axis, keepdims=True).astype(input._data.dtype, copy=False)
+            probabilities = wrap_array(ctx.probabilities.astype(dtype, copy=False), device)
+        totals = coefficients.sum(axis=axis, keepdims=True).astype(dtype, copy=False)
         local = probabilities * wrap_array(totals, device) - wrap_array(
-            coefficients.astype(input._data.dtype, copy=False), device)
+            coefficients.astype(dtype, copy=False), device)
         if ctx.reduction == "none":
             grad = grad.unsqueeze(axis)
         elif ctx.reduction == "mean":

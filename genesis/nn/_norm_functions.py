@@ -240,7 +240,12 @@ def _normalize_forward(ctx, input, weight, bias, dims, eps, centered: bool = Tru
         saved, ctx.mean = None, mean
     else:
         saved = wrap_array(normalized, device)
-    ctx.save_for_backward(input, weight, saved, wrap_array(rstd, device))
+    # The input and weight are read only for the input's gradient (the parameters' come from
+    # the normalised input): unless it is needed, a write to them after the forward leaves the
+    # backward free to run, as PyTorch's rms_norm
+    needs_input = ctx.needs_input_grad[0]
+    ctx.save_for_backward(input if needs_input else None, weight if needs_input else None, saved,
+                          wrap_array(rstd, device))
     return out, mean, variance
 
 
@@ -251,7 +256,12 @@ def _as_affine(array, affine_shape):
 def _normalize_backward(ctx, grad) -> tuple:
     input, weight, normalized, rstd = ctx.saved_tensors
     needs, shapes, targets = ctx.needs_input_grad, ctx.affine_shapes, ctx.param_shapes
-    if grad_state.enabled:  # create_graph: the rule, as ops on the input (differentiable)
+    if grad_state.enabled and input is None:  # only the parameters' gradients, as ops
+        grads = (None, sum_to_shape(grad * normalized, shapes[0]) if needs[1] else None,
+                 sum_to_shape(grad, shapes[1]) if needs[2] else None)
+        grads = tuple(g if g is None or t is None or g.shape == t else g.reshape(t)
+                      for g, t in zip(grads, (None,) + targets))  # parameters' own shapes
+    elif grad_state.enabled:  # create_graph: the rule, as ops on the input (differentiable)
         if weight is not None and shapes[0] != targets[0]:
             weight = weight.reshape(shapes[0])
         grads = _normalization_rule(grad, input, weight, shapes, ctx.dims, ctx.eps, needs,

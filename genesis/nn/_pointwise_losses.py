@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from ..autograd.function import Op
+from ..autograd.grad_mode import grad_state
 from ..ops._kernels import MEAN_OF_REDUCED, Elementwise, Reduction
 from ..ops._operands import ignore_float_errors
 from ..ops.gradient_rules import array_math, run_rule
@@ -20,7 +21,7 @@ from ..ops.samples import away_from, positive, values
 from ..ops.unary import abs, exp
 from ..ops.composites import xlogy
 from ..ops.where import where
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap_array
 from ._composite_functions import logsigmoid
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
@@ -234,8 +235,8 @@ class BinaryCrossEntropy(Op):
         loss = (t - 1) * xp.maximum(xp.log1p(-x), floor) - t * xp.maximum(xp.log(x), floor)
         if weight is not None:
             loss = loss * weight._data
-        ctx.save_for_backward(input, target)
-        ctx.weight, ctx.reduction = weight, reduction
+        ctx.save_for_backward(input, target, weight)  # the weight too: checked for writes
+        ctx.reduction = reduction
         if reduction == "none":
             return loss
         return xp.asarray(quiet_mean(loss, {}) if reduction == "mean" else loss.sum())
@@ -243,8 +244,8 @@ class BinaryCrossEntropy(Op):
     @staticmethod
     @ignore_float_errors
     def backward(ctx, grad):
-        input, target = ctx.saved_tensors
-        weight, reduction = ctx.weight, ctx.reduction
+        input, target, weight = ctx.saved_tensors
+        reduction = ctx.reduction
         needs = ctx.needs_input_grad
         to_input = (BinaryCrossEntropyGrad.apply(grad, input, target, weight, reduction)
                     if needs[0] else None)
@@ -271,15 +272,15 @@ class BinaryCrossEntropyGrad(Op):
         gradient = grad._data * (x - t) / xp.maximum((1 - x) * x, floor)
         if weight is not None:
             gradient = gradient * weight._data
-        ctx.save_for_backward(grad, input, target)
-        ctx.weight, ctx.reduction = weight, reduction
+        ctx.save_for_backward(grad, input, target, weight)
+        ctx.reduction = reduction
         return _divided_by_count(gradient, input, reduction)
 
     @staticmethod
     @ignore_float_errors
     def backward(ctx, grad_grad):
-        grad, input, target = ctx.saved_tensors
-        weight, reduction = ctx.weight, ctx.reduction
+        grad, input, target, weight = ctx.saved_tensors
+        reduction = ctx.reduction
         needs = ctx.needs_input_grad
         x, t, eps = input, target, _BCE_EPSILON
         to_grad = to_input = to_target = None
@@ -368,30 +369,30 @@ class BinaryCrossEntropyWithLogits(Op):
         device = input._device
         arrays = (input._data, target._data, 1.0 if weight is None else weight._data,
                   1.0 if pos_weight is None else pos_weight._data)
-        ctx.arrays, ctx.reduction = arrays, reduction
-        ctx.weight, ctx.pos_weight = weight, pos_weight
-        ctx.save_for_backward(input, target)
+        ctx.reduction = reduction
+        ctx.save_for_backward(input, target, weight, pos_weight)  # weights checked for writes
         return _reduced_loss(_BCE_LOGITS, device, arrays, reduction)
 
     @staticmethod
     @ignore_float_errors
     def backward(ctx, grad):
-        input, target = ctx.saved_tensors
-        _, _, w, pw = ctx.arrays
+        input, target, weight, pos_weight = ctx.saved_tensors
+        w = 1.0 if weight is None else weight._data
+        pw = 1.0 if pos_weight is None else pos_weight._data
         needs = ctx.needs_input_grad
-        scale = _gradient_scale(1.0, ctx.arrays, ctx.reduction)
+        scale = _gradient_scale(1.0, (input._data, target._data, w, pw), ctx.reduction)
         to_input = to_target = None
         if needs[0]:
             # the target as a Tensor: under create_graph the gradient depends on it too
             to_input = run_rule(_bce_logits_rule, grad, input, target, w, pw, scale,
                                 fused=_fused_bce_logits_grad)
         if needs[1]:
-            if ctx.pos_weight is None:
+            if pos_weight is None:
                 to_target = -input * (grad * scale)
             else:
-                to_target = (logsigmoid(-input) - logsigmoid(input) * ctx.pos_weight) * (grad * scale)
-            if ctx.weight is not None:
-                to_target = to_target * ctx.weight
+                to_target = (logsigmoid(-input) - logsigmoid(input) * pos_weight) * (grad * scale)
+            if weight is not None:
+                to_target = to_target * weight
         return to_input, to_target, None, None, None
 
 
@@ -409,23 +410,35 @@ class KLDiv(Op):
     """kl_div's loss per element in one node whose input 0 is `input`, the log-probabilities
     (where genesis.debug's softmax_into_loss rule looks for softmax probabilities given
     instead); the values and gradients of PyTorch's composition xlogy(t, t) - t * x
-    (exp(t) * (t - x) with log_target), the target's gradient nan where it is 0."""
+    (exp(t) * (t - x) with log_target), the target's gradient nan where it is 0.
+
+    What it reads is what that composition saves: the target, and the input only for the
+    target's gradient; with log_target, neither (a plain backward reads the forward's exp(t)
+    and t - x; a create_graph backward differentiates them, so reads and checks both). An
+    in-place write to what is not read leaves the backward free to run, as in PyTorch."""
 
     @staticmethod
     @ignore_float_errors
     def forward(ctx, input, target, log_target):
-        ctx.save_for_backward(input, target)
         ctx.log_target = log_target
         xp = input._device.xp
         x, t = input._data, target._data
         if log_target:
-            return xp.exp(t) * (t - x)
+            ctx.save_for_backward(input, target)
+            ctx.exp_target, ctx.difference = xp.exp(t), t - x
+            return ctx.exp_target * ctx.difference
+        ctx.save_for_backward(input if ctx.needs_input_grad[1] else None, target)
         return xp.where(t != t, t, xp.where(t == 0, 0, t * xp.log(t))) - t * x
 
     @staticmethod
     def backward(ctx, grad):
-        input, target = ctx.saved_tensors
         needs = ctx.needs_input_grad
+        if ctx.log_target and not grad_state.enabled:
+            weight = wrap_array(ctx.exp_target, grad._device)
+            return (-(weight * grad) if needs[0] else None,
+                    weight * (wrap_array(ctx.difference, grad._device) + 1) * grad
+                    if needs[1] else None, None)
+        input, target = ctx.saved_tensors
         weight = exp(target) if ctx.log_target else target
         to_input = -(weight * grad) if needs[0] else None
         to_target = None

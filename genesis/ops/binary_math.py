@@ -26,24 +26,32 @@ def _floating_operands(a, b, op: str):
     return x, y
 
 
-def _binary_op(name: str, doc: str, ufunc: str, derivatives, *, saves_output: bool = False,
-               integers: str = "promote", quiet: bool = False):
+def _binary_op(name: str, doc: str, ufunc: str, derivatives, *,
+               reads=(("a", "b"), ("a", "b")), integers: str = "promote", quiet: bool = False):
     """A Function `name` computing the xp ufunc `ufunc` of two broadcast inputs, with gradient
     `derivatives` = (d/da, d/db), each a function of (m, grad, a, b, out): the op's gradient
     rule, run by genesis.ops.gradient_rules on the arrays in a plain backward and on the
-    Tensors under create_graph (so the gradient is differentiable again). `out` is None unless
-    `saves_output`. `integers`: "promote" (integer inputs give float32) or "refuse" (PyTorch
-    defines the op for floating point only). `quiet` ops return inf/nan without warnings."""
+    Tensors under create_graph (so the gradient is differentiable again). `reads` names, for
+    each derivative, which of "a", "b" and "out" it reads (as PyTorch's formula): forward keeps
+    a value only while a derivative that reads it is needed, the others are None. `integers`:
+    "promote" (integer inputs give float32) or "refuse" (PyTorch defines the op for floating
+    point only). `quiet` ops return inf/nan without warnings."""
     gradient_a, gradient_b = derivatives
     floating = float_operands if integers == "promote" else _floating_operands
+    # for each needs_input_grad: whether forward keeps a, b and out
+    keeps = {needs: tuple(any(need and value in read for read, need in zip(reads, needs))
+                          for value in ("a", "b", "out"))
+             for needs in ((False, False), (True, False), (False, True), (True, True))}
 
     def forward(ctx, a, b):
         x, y = floating(a, b, name.lower())
         device = device_of(a, b)
         out = getattr(device.xp, ufunc)(x, y)
-        if saves_output:
+        keep_a, keep_b, keep_out = keeps[ctx.needs_input_grad]
+        if keep_out:
             out = wrap_array(out, device)
-        ctx.save_for_backward(a, b, out if saves_output else None)
+        ctx.save_for_backward(a if keep_a else None, b if keep_b else None,
+                              out if keep_out else None)
         return out
 
     def backward(ctx, grad):
@@ -61,7 +69,7 @@ Atan2 = _binary_op("Atan2", "The angle of the point (b, a): atan(a / b) in the r
                                lambda m, g, a, b, out: -g * a / m.nonzero_divisor(a * a + b * b)))
 Hypot = _binary_op("Hypot", "sqrt(a^2 + b^2), without overflow for large inputs.", "hypot",
                    (lambda m, g, a, b, out: g / out * a, lambda m, g, a, b, out: g / out * b),
-                   saves_output=True, integers="refuse")
+                   reads=(("a", "out"), ("b", "out")), integers="refuse")
 Logaddexp = _binary_op("Logaddexp", "log(exp(a) + exp(b)), computed without overflow.",
                        "logaddexp", (lambda m, g, a, b, out: g / (1 + m.exp(b - a)),
                                      lambda m, g, a, b, out: g / (1 + m.exp(a - b))),

@@ -20,6 +20,7 @@ from ._operands import rounded_product
 from .registry import OpInfo, Sample
 from ._window_kernels import columns
 from .gradient_rules import run_rule
+from .pad import pad
 from .window import as_tuple, check_positive
 from .window_geometry import Windows
 
@@ -159,7 +160,16 @@ def convolution(op: str, dims: int, input: Tensor, weight: Tensor, bias, stride,
     stride = as_tuple(stride, dims, "stride", op)
     dilation = as_tuple(dilation, dims, "dilation", op)
     check_positive(op, stride=stride, dilation=dilation)
-    windows = Windows(kernel, stride, dilation, _padding(op, padding, kernel, dilation, stride))
+    amounts = _padding(op, padding, kernel, dilation, stride)
+    if any(before != after for before, after in amounts):
+        # 'same' with an even dilated kernel, as PyTorch: the odd extra unit is a zero-padded
+        # copy of the input (a node of its own), and the convolution pads symmetrically. The
+        # convolution keeps that copy, so an in-place write to the input after the forward
+        # leaves the backward free to run, as in PyTorch.
+        input = pad(input, tuple(amount for before, after in reversed(amounts)
+                                 for amount in (0, after - before)))
+        amounts = tuple((before, before) for before, _ in amounts)
+    windows = Windows(kernel, stride, dilation, amounts)
     spatial = tuple(input.shape[-dims:])
     padded = windows.padded_size(spatial)
     if any(span > size for span, size in zip(windows.span, padded)):

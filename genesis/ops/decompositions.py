@@ -154,14 +154,14 @@ class QRDecomposition(Op):
         if mode == "r":
             q = xp.zeros((0,), r.dtype)
         q, r = wrap_array(q, a._device), wrap_array(r, a._device)
-        ctx.mode = mode
-        ctx.save_for_backward(a, q, r)
+        ctx.mode, ctx.matrix_shape = mode, a.shape[-2:]
+        ctx.save_for_backward(q, r)  # not A: PyTorch's rule reads Q and R only
         return q, r
 
     @staticmethod
     def backward(ctx, grad_q, grad_r):
-        a, q, r = ctx.saved_tensors
-        m, n = a.shape[-2:]
+        q, r = ctx.saved_tensors
+        m, n = ctx.matrix_shape
         if ctx.mode == "r":
             raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed "
                                "when mode='r'. Please use linalg.qr(A, mode='reduced') if you are "
@@ -172,10 +172,9 @@ class QRDecomposition(Op):
         if m >= n:
             return _qr_backward_tall(q, r, grad_q, grad_r), None
         # A = [X | Y] with X square: X = Q R_X, Y = Q R_Y.
-        r_x = r.narrow(-1, 0, m)
+        r_x, r_y = r.narrow(-1, 0, m), r.narrow(-1, m, n - m)
         grad_r_x, grad_r_y = grad_r.narrow(-1, 0, m), grad_r.narrow(-1, m, n - m)
-        y = a.narrow(-1, m, n - m)
-        grad_x = _qr_backward_tall(q, r_x, grad_q + y @ grad_r_y.mT, grad_r_x)
+        grad_x = _qr_backward_tall(q, r_x, grad_q + q @ (r_y @ grad_r_y.mT), grad_r_x)
         return cat([grad_x, q @ grad_r_y], -1), None
 
 

@@ -36,8 +36,15 @@ class Einsum(Op):
     @staticmethod
     def forward(ctx, equation, *operands):
         ctx.equation = equation
-        if any(ctx.needs_input_grad):
-            ctx.save_for_backward(*operands)
+        needs = ctx.needs_input_grad[1:]
+        if any(needs):
+            # an operand's gradient reads the other operands, never its own values: each is
+            # kept only for another's gradient (as PyTorch's products keep them), so an
+            # in-place write to one that no gradient reads leaves the backward free to run
+            ctx.shapes = tuple(operand.shape for operand in operands)
+            ctx.save_for_backward(*(operand if any(need for other, need in enumerate(needs)
+                                                   if other != index) else None
+                                    for index, operand in enumerate(operands)))
         arrays = common_dtype_arrays(operands)
         xp = operands[0]._device.xp
         dtype = arrays[0].dtype
@@ -59,14 +66,17 @@ class Einsum(Op):
         subscripts = inputs.split(",")
         grads = [None]
         for index, needed in enumerate(ctx.needs_input_grad[1:]):
-            grads.append(_operand_grad(grad, output, operands, subscripts, index) if needed else None)
+            grads.append(_operand_grad(grad, output, operands, subscripts, index, ctx.shapes[index])
+                         if needed else None)
         return tuple(grads)
 
 
-def _operand_grad(grad: Tensor, output: str, operands, subscripts: list, index: int) -> Tensor:
-    """The gradient for operand `index`: an einsum of `grad` with the other operands."""
+def _operand_grad(grad: Tensor, output: str, operands, subscripts: list, index: int,
+                  shape: tuple) -> Tensor:
+    """The gradient for operand `index` (of `shape`): an einsum of `grad` with the other
+    operands."""
     target = subscripts[index]
-    extents = dict(zip(target, operands[index].shape))
+    extents = dict(zip(target, shape))
     unique, repeats = _renamed_repeats(target, set("".join(subscripts)))
     terms = [output] + [s for i, s in enumerate(subscripts) if i != index]
     tensors = [grad] + [t for i, t in enumerate(operands) if i != index]

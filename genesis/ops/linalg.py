@@ -1,7 +1,12 @@
 """Matrix products."""
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from ..autograd.function import Op
+from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor
 from . import samples
 from ._operands import operands, rounded_product
@@ -72,7 +77,32 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     if inner_a != inner_b:
         raise RuntimeError(f"matmul: shapes {tuple(input.shape)} and {tuple(other.shape)} can't be "
                            f"multiplied: the inner dimensions {inner_a} and {inner_b} differ")
+    if grad_state.enabled and (input.ndim > 2 or other.ndim > 2):
+        input, other = _copied_where_pytorch_copies(input, other)
     return MatMul.apply(input, other)
+
+
+def _copied_where_pytorch_copies(a: Tensor, b: Tensor) -> tuple:
+    """(a, b), an operand replaced by a copy of it (a Clone node) where PyTorch's matmul keeps a
+    copy for the backward rather than the operand: b when a 1-D or 2-D `a` that requires grad
+    meets a batched b (PyTorch folds b^T into a matrix), otherwise, in a batched product, an
+    operand broadcast over batch dims (PyTorch expands and reshapes it). An in-place write to
+    the operand after the forward then leaves the backward free to run, as in PyTorch. Only an
+    operand that the backward keeps (the other requires grad) is copied."""
+    if a.ndim <= 2 < b.ndim and a.requires_grad:
+        return a, b.clone()
+    if b.ndim <= 2 < a.ndim or a.shape[:-2] == b.shape[:-2]:  # PyTorch folds a's batch dims
+        return a, b                                   # into its rows, or nothing is broadcast
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    if math.prod(batch) <= 1:
+        return a, b
+
+    def broadcast(operand: Tensor) -> bool:
+        own = operand.shape[:-2] if operand.ndim > 1 else ()
+        return (1,) * (len(batch) - len(own)) + tuple(own) != tuple(batch)
+
+    return (a.clone() if b.requires_grad and broadcast(a) else a,
+            b.clone() if a.requires_grad and broadcast(b) else b)
 
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:

@@ -4,16 +4,18 @@ nextafter, ldexp, frexp, float_power, sgn, and the integer gcd and lcm.
 Gradients follow PyTorch: copysign's flows to its first input (sign-flipped where the sign
 changed, 0 where the input is 0) and none to the second; nextafter's passes through to its
 first input; frexp's mantissa has gradient 2^-exponent; heaviside has none (its backward
-raises, as PyTorch's); ldexp and float_power are compositions whose gradients are their
-parts'.
+raises, as PyTorch's); ldexp's flows as PyTorch's, from `other` and the output; float_power
+is a composition whose gradient is its parts'.
 """
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 
 import numpy as np
 
 from ..autograd.function import Op
+from ..autograd.grad_mode import no_grad
 from ..dtypes import FLOATING_NUMPY_DTYPES, float64
 from ..tensor import Tensor, wrap_array
 from . import samples
@@ -45,7 +47,8 @@ class Copysign(Op):
         device = device_of(a, b)
         x, y = _arrays(*float_operands(a, b, "copysign"), device)
         out = wrap_array(device.xp.copysign(x, y), device)
-        ctx.save_for_backward(a, out)
+        # as PyTorch's: the input and output only for d/da (d/db is 0)
+        ctx.save_for_backward(*((a, out) if ctx.needs_input_grad[0] else (None, None)))
         ctx.b_is_tensor = isinstance(b, Tensor)
         return out
 
@@ -171,7 +174,34 @@ def ldexp(input, other) -> Tensor:
     >>> genesis.ldexp(genesis.tensor([1.0, 3.0]), genesis.tensor([3, -1]))
     tensor([8.0000, 1.5000])
     """
-    return input * exp2(other)
+    return Ldexp.apply(input, other)
+
+
+class Ldexp(Op):
+    """input * 2^other; d/d(input) = 2^other, d/d(other) = out * log 2. As PyTorch's, it keeps
+    `other` and the output (not the input), each only for the gradient that reads it."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        with no_grad():  # genesis's product and exp2 (their dtypes), recording no nodes: the
+            out = a * _power_of_two(b)  # output kept is the one returned, checked for writes
+        needs_a, needs_b = ctx.needs_input_grad
+        ctx.save_for_backward(b if needs_a else None, out if needs_b else None)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        b, out = ctx.saved_tensors
+        needs_a, needs_b = ctx.needs_input_grad
+        return (grad * _power_of_two(b) if needs_a else None,
+                grad * out * _LN2 if needs_b else None)
+
+
+def _power_of_two(exponent):
+    return exp2(exponent) if isinstance(exponent, Tensor) else 2.0 ** exponent
+
+
+_LN2 = math.log(2.0)
 
 
 def float_power(input, exponent) -> Tensor:

@@ -23,7 +23,7 @@ from ._operands import (as_floating, device_of, float_operands, ignore_float_err
 from .fill import copy_
 from .inplace import apply_inplace
 from .registry import OpInfo, Sample
-from .unary import cos, exp, log, sign
+from .unary import cos, exp, log, sign, sin
 from .where import where
 
 # PyTorch's top-level names; erfcx, i0e, i1, i1e, ndtri, log_ndtr and zeta are torch.special's
@@ -45,13 +45,18 @@ def _in_float64(xp, compute, array, *more):
     return compute(xp, array.astype(np.float64), *wide).astype(array.dtype)
 
 
-def _special_op(name: str, doc: str, compute, derivative):
+def _special_op(name: str, doc: str, compute, derivative, reads=("x", "out")):
     """A one-input Function `name` computing `compute(xp, x)` on float64 arrays, with
-    gradient `derivative(grad, x, out)` in genesis ops (the saved input and output)."""
+    gradient `derivative(grad, x, out)` in genesis ops. `reads` names which of the input "x"
+    and the output "out" the derivative reads, as PyTorch's formula does: only those are saved
+    (the other is passed as None), so an in-place write to the other one after the forward
+    leaves the backward free to run, as in PyTorch."""
+    keep_x, keep_out = "x" in reads, "out" in reads
+
     def forward(ctx, a):
         device = a._device
         out = wrap_array(_in_float64(device.xp, compute, as_floating(a._data)), device)
-        ctx.save_for_backward(a, out)
+        ctx.save_for_backward(a if keep_x else None, out if keep_out else None)
         return out
 
     def backward(ctx, grad):
@@ -72,35 +77,43 @@ def _not_zero(x: Tensor) -> Tensor:
     return where(x == 0, 1.0, x)
 
 
+def _sinc_derivative(g: Tensor, x: Tensor) -> Tensor:
+    """PyTorch's sinc_backward, from the input alone: g (πx cos πx - sin πx) / (π x²), and 0
+    where π x² is 0."""
+    pi_x = math.pi * x
+    pi_x_squared = x * x * math.pi
+    zero = pi_x_squared == 0
+    return where(zero, 0.0, g * (pi_x * cos(pi_x) - sin(pi_x)) / where(zero, 1.0, pi_x_squared))
+
+
 # name, what it computes, its array function, its derivative (of grad, input x and output out)
 Lgamma = _special_op("Lgamma", "log |Γ(x)|; inf at the poles 0, -1, -2, ...", _gamma.lgamma,
-                     lambda g, x, out: g * digamma(x))
+                     lambda g, x, out: g * digamma(x), reads=("x",))
 Digamma = _special_op("Digamma", "ψ(x) = Γ'(x) / Γ(x); -inf at +0, nan at the negative "
                       "integers, as PyTorch.", _gamma.digamma,
-                      lambda g, x, out: g * polygamma(1, x))
+                      lambda g, x, out: g * polygamma(1, x), reads=("x",))
 Erfc = _special_op("Erfc", "1 - erf(x), accurate where it is tiny.", _error_functions.erfc,
-                   lambda g, x, out: g * ((-2 / _SQRT_PI) * exp(-(x * x))))
+                   lambda g, x, out: g * ((-2 / _SQRT_PI) * exp(-(x * x))), reads=("x",))
 Erfcx = _special_op("Erfcx", "exp(x^2) erfc(x), finite for large x.", _error_functions.erfcx,
                     lambda g, x, out: g * (2 * x * out - 2 / _SQRT_PI))
 Erfinv = _special_op("Erfinv", "The inverse of erf on [-1, 1] (±inf at ±1, nan outside).",
                      _error_functions.erfinv,
-                     lambda g, x, out: g * ((_SQRT_PI / 2) * exp(out * out)))
+                     lambda g, x, out: g * ((_SQRT_PI / 2) * exp(erfinv(x) ** 2)), reads=("x",))
 Ndtri = _special_op("Ndtri", "The standard normal quantile function, the inverse of ndtr.",
                     _error_functions.ndtri,
-                    lambda g, x, out: g * (_SQRT_2PI * exp(out * out / 2)))
+                    lambda g, x, out: g * (_SQRT_2PI * exp(out * out / 2)), reads=("out",))
 LogNdtr = _special_op("LogNdtr", "log of the standard normal distribution function.",
                       _error_functions.log_ndtr,
                       lambda g, x, out: g * (exp(-(out + x * x / 2)) / _SQRT_2PI))
 I0 = _special_op("I0", "The modified Bessel function of the first kind, order 0.", _bessel.i0,
-                 lambda g, x, out: g * i1(x))
+                 lambda g, x, out: g * i1(x), reads=("x",))
 I0e = _special_op("I0e", "exp(-|x|) i0(x).", _bessel.i0e,
                   lambda g, x, out: g * (i1e(x) - sign(x) * out))
 I1 = _special_op("I1", "The modified Bessel function of the first kind, order 1.", _bessel.i1,
                  lambda g, x, out: g * where(x == 0, 0.5, i0(x) - out / _not_zero(x)))
 Sinc = _special_op("Sinc", "sin(πx) / (πx), 1 at 0; its gradient (cos(πx) - sinc(x)) / x is 0 "
                   "at 0, as PyTorch's.", lambda xp, x: _sinc_array(xp, x),
-                  lambda g, x, out: g * where(x == 0, 0.0, (cos(math.pi * _not_zero(x)) - out)
-                                              / _not_zero(x)))
+                  lambda g, x, out: _sinc_derivative(g, x), reads=("x",))
 I1e = _special_op("I1e", "exp(-|x|) i1(x).", _bessel.i1e,
                   lambda g, x, out: g * where(x == 0, 0.5,
                                               i0e(x) - out * (sign(x) + 1 / _not_zero(x))))
@@ -114,7 +127,8 @@ def _entr_array(xp, x):
 
 
 Entr = _special_op("Entr", "-x log x; its gradient -(1 + log x) is inf at 0 and nan below, as "
-                   "PyTorch's.", _entr_array, lambda g, x, out: g * -(1 + log(x)))
+                   "PyTorch's.", _entr_array, lambda g, x, out: g * -(1 + log(x)),
+                   reads=("x",))
 
 
 class Polygamma(Op):
