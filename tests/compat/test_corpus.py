@@ -2,8 +2,10 @@
 them run unchanged under `genesis trace --torch`, to the end, with zero findings; with
 PyTorch importable, they start from PyTorch's initial weights and match its losses step
 for step within float32 tolerance."""
+import atexit
+import functools
+import importlib.util
 import json
-import os
 import re
 import subprocess
 import sys
@@ -15,6 +17,7 @@ from typer.testing import CliRunner
 
 from genesis_cli.app import app
 
+ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = sorted((Path(__file__).parent / "programs").glob("*.py"))
 LOSS = re.compile(r"^loss (\d+) (.+)$", re.MULTILINE)
 
@@ -32,15 +35,37 @@ def test_the_corpus_covers_what_programs_do():
 def _with_torch(program: Path, tmp_path: Path):
     """PyTorch's losses for `program`, and the file of its initial weights; (None, None)
     without PyTorch."""
-    try:
-        import torch  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("torch") is None:
         return None, None
     weights = tmp_path / "initial.npz"
-    run = subprocess.run([sys.executable, str(program)], capture_output=True, text=True,
-                         env={**os.environ, "SAVE_WEIGHTS": str(weights)}, timeout=300)
-    assert run.returncode == 0, run.stderr
-    return losses(run.stdout), weights
+    stdout, stderr = tmp_path / "torch.out", tmp_path / "torch.err"
+    returncode = _torch_runner().run(program, {"SAVE_WEIGHTS": str(weights)}, stdout, stderr)
+    assert returncode == 0, stderr.read_text()
+    return losses(stdout.read_text()), weights
+
+
+class _TorchRunner:
+    """tests/compat/torch_runner.py in a process of its own: this worker's PyTorch runs."""
+
+    def __init__(self):
+        self.process = subprocess.Popen([sys.executable, "-m", "tests.compat.torch_runner"],
+                                        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True)
+
+    def run(self, program: Path, env: dict, stdout: Path, stderr: Path) -> int:
+        request = {"program": str(program), "env": env, "stdout": str(stdout), "stderr": str(stderr)}
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        answer = self.process.stdout.readline()
+        assert answer, "tests/compat/torch_runner.py ended (see its output above)"
+        return json.loads(answer)["returncode"]
+
+
+@functools.cache
+def _torch_runner() -> _TorchRunner:
+    runner = _TorchRunner()
+    atexit.register(runner.process.stdin.close)
+    return runner
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda path: path.stem)
