@@ -51,16 +51,9 @@ class LogitRelaxedBernoulli(Distribution):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
-    """A sample in (0, 1) that approaches a Bernoulli(probs) draw as temperature -> 0."""
-
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.unit_interval
-    has_rsample = True
-
-    def __init__(self, temperature: Tensor, probs=None, logits=None, validate_args=None):
-        super().__init__(LogitRelaxedBernoulli(temperature, probs, logits), SigmoidTransform(),
-                         validate_args=validate_args)
+class _Relaxed(TransformedDistribution):
+    """A relaxed distribution as a transform of its base: the base's temperature, logits and
+    probabilities are its own."""
 
     @property
     def temperature(self) -> Tensor:
@@ -73,6 +66,18 @@ class RelaxedBernoulli(TransformedDistribution):
     @property
     def probs(self) -> Tensor:
         return self.base_dist.probs
+
+
+class RelaxedBernoulli(_Relaxed):
+    """A sample in (0, 1) that approaches a Bernoulli(probs) draw as temperature -> 0."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, temperature: Tensor, probs=None, logits=None, validate_args=None):
+        super().__init__(LogitRelaxedBernoulli(temperature, probs, logits), SigmoidTransform(),
+                         validate_args=validate_args)
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -112,7 +117,7 @@ class ExpRelaxedCategorical(Distribution):
         return (score - logsumexp(score, -1, keepdim=True)).sum(-1) + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_Relaxed):
     """A point of the simplex that approaches a one-hot Categorical draw as temperature -> 0
     (the Gumbel-softmax distribution)."""
 
@@ -123,15 +128,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     def __init__(self, temperature: Tensor, probs=None, logits=None, validate_args=None):
         super().__init__(ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args),
                          ExpTransform(), validate_args=validate_args)
-
-    @property
-    def temperature(self) -> Tensor:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs

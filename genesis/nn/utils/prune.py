@@ -229,37 +229,38 @@ class Identity(BasePruningMethod):
         return default_mask
 
 
-class RandomUnstructured(BasePruningMethod):
+class _Unstructured(BasePruningMethod):
+    """Prunes `amount` (a fraction, or a count) of the entries, those `_chosen` picks."""
+
+    PRUNING_TYPE = "unstructured"
+
+    def __init__(self, amount):
+        _validate_amount_init(amount)
+        self.amount = amount
+
+    def compute_mask(self, t, default_mask):
+        count = _count_to_prune(self.amount, t.numel())
+        if count == 0:
+            return default_mask.clone()
+        return _zero_flat(default_mask, self._chosen(t, count))
+
+    def _chosen(self, t, count: int):
+        """The flat indices of the `count` entries of `t` to prune."""
+        raise NotImplementedError
+
+
+class RandomUnstructured(_Unstructured):
     """Prunes `amount` (a fraction, or a count) of the entries, chosen at random."""
 
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount):
-        _validate_amount_init(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        count = _count_to_prune(self.amount, t.numel())
-        if count == 0:
-            return default_mask.clone()
-        return _zero_flat(default_mask, topk(rand_like(t).reshape(-1), k=count).indices)
+    def _chosen(self, t, count: int):
+        return topk(rand_like(t).reshape(-1), k=count).indices
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_Unstructured):
     """Prunes `amount` (a fraction, or a count) of the entries of smallest magnitude."""
 
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount):
-        _validate_amount_init(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        count = _count_to_prune(self.amount, t.numel())
-        if count == 0:
-            return default_mask.clone()
-        return _zero_flat(default_mask, topk(t.detach().abs().reshape(-1), k=count,
-                                             largest=False).indices)
+    def _chosen(self, t, count: int):
+        return topk(t.detach().abs().reshape(-1), k=count, largest=False).indices
 
 
 class RandomStructured(BasePruningMethod):
