@@ -322,7 +322,10 @@ def test_ctc_loss_with_pytorchs_gradient_is_skipped_not_failed():
         genesis.tensor([3, 2])), (logits.detach().double().requires_grad_(),))
 
 
-WEIGHTS = genesis.randn(16, 8)  # float32, closed over: the float64 re-run cannot use them
+# float32, closed over: the float64 re-run cannot use them. Drawn from a seeded generator and
+# scaled so that x @ WEIGHTS keeps tanh curved (drawn from the global generator at import, the
+# test's order decided them, and a draw saturating tanh hid the wrong backward's 5%)
+WEIGHTS = genesis.tensor(np.random.default_rng(0).standard_normal((16, 8)).astype(np.float32) * 0.25)
 
 
 def _projected_tanh(factor):
