@@ -1,6 +1,7 @@
 """Runs corpus programs with PyTorch as `python PROGRAM` would, paying `import torch` (seconds)
-once: it imports torch, then forks itself for each program, whose child runs the program as
-`__main__` with its stdout and stderr in files. One JSON request a line on stdin
+once, with the torch._dynamo that every optimizer's first step imports: it imports them,
+then forks itself for each program, whose child runs the program as `__main__` with its
+stdout and stderr in files. One JSON request a line on stdin
 ({"program", "env", "stdout", "stderr"}), one JSON answer a line on stdout ({"returncode"}).
 
 Run: python -m tests.compat.torch_runner   (tests/compat/test_corpus.py starts it)
@@ -38,6 +39,9 @@ def _run_child(request: dict) -> int:
 
 def serve() -> None:
     import torch  # noqa: F401  (what every program imports: once, before the forks)
+    # The first optimizer step imports torch._dynamo (about 820 modules, 2 s): once here,
+    # not in every program's child.
+    import torch._dynamo  # noqa: F401
     answers = sys.stdout
     for line in sys.stdin:
         request = json.loads(line)
