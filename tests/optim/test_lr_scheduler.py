@@ -307,3 +307,36 @@ def test_stepping_the_scheduler_before_the_optimizer_warns_like_pytorch(order):
                 "hand-written": 0}[order]
     assert _stepped_before_warnings(genesis, order) == _stepped_before_warnings(torch, order) \
         == expected
+
+
+def _tensor_lr_run(lib, name, options, steps):
+    """A schedule over an Adam whose lr is a float64 Tensor: the lr each step, and whether
+    the group still holds that very tensor (schedulers fill it in place, as PyTorch's do)."""
+    lr = lib.tensor(0.1, dtype=lib.float64)
+    optimizer = lib.optim.Adam([lib.zeros(2, requires_grad=True)], lr=lr)
+    options = {key: value[0] if key in ("base_lr", "max_lr") and isinstance(value, list) else value
+               for key, value in options.items()}  # one group here
+    scheduler = getattr(lib.optim.lr_scheduler, name)(optimizer, **options)
+    seen = []
+    for _ in range(steps):
+        optimizer.step()
+        if name == "ReduceLROnPlateau":
+            scheduler.step(1.0)
+        else:
+            scheduler.step()
+        seen.append((float(lr), optimizer.param_groups[0]["lr"] is lr))
+    return seen, float(optimizer.param_groups[0]["initial_lr"]) if name != "ReduceLROnPlateau" else None
+
+
+@pytest.mark.parametrize("name, options", SCHEDULES + [("ReduceLROnPlateau", dict(patience=1))],
+                         ids=[f"{n}-{i}" for i, (n, _) in enumerate(SCHEDULES)] + ["plateau"])
+def test_a_tensor_lr_is_filled_in_place_like_pytorch(name, options):
+    """The group keeps the script's lr tensor, its value follows the schedule, and
+    `initial_lr` is a copy the schedule's fills leave alone."""
+    torch = torch_or_skip()
+    steps = options.get("total_steps", 12) - 1 if name == "OneCycleLR" else 12
+    ours = _tensor_lr_run(genesis, name, options, steps)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = _tensor_lr_run(torch, name, options, steps)
+    assert ours == theirs

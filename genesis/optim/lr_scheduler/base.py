@@ -22,9 +22,10 @@ import warnings
 from typing import Protocol
 
 from ...listeners import Listeners
-from ..optimizer import Optimizer
+from ...tensor import Tensor
+from ..optimizer import Optimizer, scalar
 
-__all__ = ["LRScheduler", "listeners", "SchedulerListener", "tell_stepped"]
+__all__ = ["LRScheduler", "listeners", "SchedulerListener", "tell_stepped", "set_group_value"]
 
 
 class SchedulerListener(Protocol):
@@ -52,6 +53,23 @@ STEPPED_BEFORE_OPTIMIZER_WARNING = (
     "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate")
 
 
+def set_group_value(group: dict, key: str, value) -> None:
+    """Set a param group's `key` (its "lr") to `value`; a Tensor held there (a Tensor lr) is
+    filled in place, as PyTorch's schedulers do, so the optimizer and the script keep the one
+    tensor they share.
+
+    >>> import genesis
+    >>> lr = genesis.tensor(0.1)
+    >>> group = {"lr": lr}
+    >>> set_group_value(group, "lr", 0.05); group["lr"] is lr, round(lr.item(), 4)
+    (True, 0.05)
+    """
+    if isinstance(group[key], Tensor):
+        group[key].fill_(scalar(value))
+    else:
+        group[key] = value
+
+
 def tell_stepped(scheduler) -> None:
     """Tell the listeners that `scheduler` is stepped (from every scheduler's `step`)."""
     if listeners and not getattr(scheduler, "_is_initial", False):
@@ -69,8 +87,10 @@ class LRScheduler:
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
         if last_epoch == -1:
-            for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
+            for group in optimizer.param_groups:  # a Tensor lr is filled in place: copied here
+                initial = group["lr"]
+                group.setdefault("initial_lr", initial.clone() if isinstance(initial, Tensor)
+                                 else initial)
         else:
             for index, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
@@ -121,7 +141,7 @@ class LRScheduler:
             self.last_epoch = epoch
             lrs = self._closed_form() if hasattr(self, "_closed_form") else self.get_lr()
         for group, lr in zip(self.optimizer.param_groups, lrs):
-            group["lr"] = lr
+            set_group_value(group, "lr", lr)
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
     def get_last_lr(self) -> list:

@@ -17,7 +17,7 @@ import math
 import types
 
 from ..optimizer import Optimizer
-from .base import LRScheduler, per_group, tell_stepped
+from .base import LRScheduler, per_group, set_group_value, tell_stepped
 
 __all__ = ["OneCycleLR", "CyclicLR", "CosineAnnealingWarmRestarts"]
 
@@ -167,7 +167,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             self.T_i, self.T_cur = self.T_0, epoch
         self.last_epoch = math.floor(epoch)
         for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
-            group["lr"] = lr
+            set_group_value(group, "lr", lr)
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
 
@@ -189,7 +189,7 @@ class CyclicLR(LRScheduler):
         base_lrs = per_group("base_lr", optimizer, base_lr)
         if last_epoch == -1:
             for group, lr in zip(optimizer.param_groups, base_lrs):
-                group["lr"] = lr
+                set_group_value(group, "lr", lr)
         self.max_lrs = per_group("max_lr", optimizer, max_lr)
         up = float(step_size_up)
         down = float(step_size_down) if step_size_down is not None else up

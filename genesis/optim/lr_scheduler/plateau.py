@@ -5,7 +5,7 @@ import math
 import warnings
 
 from ..optimizer import Optimizer
-from .base import EPOCH_DEPRECATION_WARNING, per_group
+from .base import EPOCH_DEPRECATION_WARNING, per_group, set_group_value
 
 __all__ = ["ReduceLROnPlateau"]
 
@@ -71,7 +71,7 @@ class ReduceLROnPlateau:
                 old = float(group["lr"])
                 new = max(old * self.factor, min_lr)
                 if old - new > self.eps:
-                    group["lr"] = new
+                    set_group_value(group, "lr", new)
             self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 

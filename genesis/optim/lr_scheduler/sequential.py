@@ -5,7 +5,7 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from ..optimizer import Optimizer
-from .base import tell_stepped
+from .base import set_group_value, tell_stepped
 from .plateau import ReduceLROnPlateau
 
 __all__ = ["SequentialLR", "ChainedScheduler"]
@@ -40,7 +40,7 @@ class SequentialLR:
         self.optimizer, self._schedulers, self._milestones = optimizer, list(schedulers), list(milestones)
         self.last_epoch = last_epoch + 1
         for group in optimizer.param_groups:
-            group["lr"] = group["initial_lr"]
+            set_group_value(group, "lr", group["initial_lr"])
         for scheduler in self._schedulers:  # undo the step each made at construction
             scheduler.last_epoch -= 1
         first = self._schedulers[bisect_right(self._milestones, 0)]
