@@ -1,5 +1,5 @@
 """Optimizers (`SGD`, `Adam`, `AdamW`, `Adamax`, `NAdam`, `RAdam`, `RMSprop`, `Adagrad`,
-`Adadelta`, `ASGD`, `Rprop`, `LBFGS`, and `SparseAdam`, which refuses the dense gradients
+`Adadelta`, `Adafactor`, `ASGD`, `Rprop`, `LBFGS`, and `SparseAdam`, which refuses the dense gradients
 genesis has), `lr_scheduler`, and `swa_utils` (weight averaging: SWA and EMA models).
 
 >>> import genesis
@@ -10,6 +10,7 @@ genesis has), `lr_scheduler`, and `swa_utils` (weight averaging: SWA and EMA mod
 """
 from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adamax import Adamax
@@ -24,5 +25,5 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad",
-           "Adadelta", "ASGD", "Rprop", "LBFGS", "SparseAdam", "lr_scheduler",
+           "Adadelta", "Adafactor", "ASGD", "Rprop", "LBFGS", "SparseAdam", "lr_scheduler",
            "swa_utils"]

@@ -40,7 +40,7 @@ def _train(device: str, steps: int = 4, optimizer_class=genesis.optim.Adam, **op
 
 @pytest.mark.parametrize("optimizer_class, options", [
     (genesis.optim.Adam, {}), (genesis.optim.SGD, {"momentum": 0.9}),
-    (genesis.optim.AdamW, {"weight_decay": 0.1})])
+    (genesis.optim.AdamW, {"weight_decay": 0.1}), (genesis.optim.Adafactor, {"weight_decay": 0.1})])
 def test_training_steps_match_the_cpu(cuda, optimizer_class, options):
     cpu_losses, cpu_params = _train("cpu", optimizer_class=optimizer_class, **options)
     gpu_losses, gpu_params = _train(cuda, optimizer_class=optimizer_class, **options)
