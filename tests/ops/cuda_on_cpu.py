@@ -10,8 +10,13 @@ a shared library with g++.
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
+import functools
+import pathlib
+import shutil
 import subprocess
+import tempfile
 
 SHIM = """#include <atomic>
 #include <barrier>
@@ -57,20 +62,41 @@ extern "C" void run(unsigned int blocks, unsigned int threads, {parameters}) {{
 """
 
 
-def compile_library(folder, stem: str, text: str) -> ctypes.CDLL:
+_FLAGS = ["-std=c++20", "-O1", "-pthread", "-fPIC"]
+
+
+def compile_library(folder, stem: str, text: str, options=()) -> ctypes.CDLL:
     """C++ `text` compiled with g++ as a shared library in `folder`, and loaded."""
     path = folder / f"{stem}.cpp"
     path.write_text(text)
     library = folder / f"{stem}.so"
-    result = subprocess.run(["g++", "-std=c++20", "-O1", "-pthread", "-shared", "-fPIC",
-                             "-o", str(library), str(path)], capture_output=True, text=True)
+    result = subprocess.run(["g++", *_FLAGS, *options, "-shared", "-o", str(library), str(path)],
+                            capture_output=True, text=True)
     assert result.returncode == 0, f"{stem} does not compile:\n{result.stderr}"
     return ctypes.CDLL(str(library))
 
 
 def build(folder, stem: str, source: str) -> ctypes.CDLL:
-    """`SHIM` + `source` (a kernel's text and its `launcher`) as a loaded shared library."""
-    return compile_library(folder, stem, SHIM + source)
+    """`SHIM` + `source` (a kernel's text and its `launcher`) as a loaded shared library.
+    The shim's standard headers take most of a compile: they are compiled once per process
+    as a precompiled header, which each kernel's compile includes."""
+    header = _precompiled_shim()
+    if header is None:
+        return compile_library(folder, stem, SHIM + source)
+    return compile_library(folder, stem, source, ("-include", str(header)))
+
+
+@functools.cache
+def _precompiled_shim():
+    """`SHIM` as a header with its precompiled form beside it (g++ uses the .gch when the
+    flags match), or None where g++ cannot precompile it."""
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="genesis_shim_"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    header = folder / "genesis_shim.h"
+    header.write_text(SHIM)
+    result = subprocess.run(["g++", *_FLAGS, "-x", "c++-header", str(header),
+                             "-o", str(header) + ".gch"], capture_output=True, text=True)
+    return header if result.returncode == 0 else None
 
 
 def library_cache(folder, text_of, compile=compile_library):
