@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import warnings
 
+from ..utils.atomic_file import write_atomic
 from .chrome_trace import write_chrome_trace
 from .events import EventList, build_events
 from .recorder import Recorder, record_function, recording
@@ -116,10 +117,9 @@ class profile:
         lines = []
         for event in self._check_finished():
             if event.stack:
-                frames = ";".join(reversed(event.stack + [event.name]))
+                frames = ";".join([*reversed(event.stack), event.name])
                 lines.append(f"{frames} {int(getattr(event, metric))}\n")
-        with open(path, "w") as handle:
-            handle.writelines(lines)
+        write_atomic(path, lines)
 
     def __str__(self) -> str:
         return self.table() if self.function_events is not None else "<unfinished profile>"

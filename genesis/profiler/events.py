@@ -228,9 +228,8 @@ def build_events(spans: list, origin_ns: int, device_times: dict | None = None) 
                               (span.start_ns - origin_ns) / 1000, (span.end_ns - origin_ns) / 1000,
                               span.input_shapes, span.stack, span.allocated,
                               span.device_allocated, device_time, span.device_index)
-        event.start_ns, event.end_ns = span.start_ns, span.end_ns
         stack = open_by_thread.setdefault(span.thread, [])
-        while stack and stack[-1].end_ns < span.end_ns:  # ended before this one did
+        while stack and stack[-1].time_range.end < event.time_range.end:  # ended before it did
             stack.pop()
         if stack:
             event.cpu_parent = stack[-1]

@@ -214,3 +214,13 @@ def test_the_legacy_autograd_profiler_records_the_same_rows():
     assert {row.key for row in prof.key_averages()} == {"genesis::mul", "genesis::sum",
                                                         "SumBackward", "MulBackward"}
     assert "Self CPU time total" in prof.table()
+
+
+def test_export_stacks_writes_one_line_per_call_with_its_frames(tmp_path):
+    with profile(with_stack=True) as prof:
+        genesis.ones(2) * 2
+    path = tmp_path / "stacks.txt"
+    prof.export_stacks(str(path))
+    (line,) = path.read_text().splitlines()
+    frames, value = line.rsplit(" ", 1)
+    assert frames.endswith(";genesis::mul") and "test_export_stacks" in frames and int(value) >= 0
