@@ -94,7 +94,11 @@ class Recorder:
     """Keeps a `Span` for each op, backward node and `record_function` block run while it
     is attached: input shapes with `record_shapes`, allocated bytes with `profile_memory`,
     the Python stack (outside genesis) with `with_stack`, and the GPU time of ops on a
-    CuPy GPU with `time_device` (CUDA events; nothing on the CPU or a fake GPU)."""
+    CuPy GPU with `time_device` (nothing on the CPU or a fake GPU).
+
+    A GPU time is the time between two CUDA events recorded on the current stream before
+    and after the op, as PyTorch's legacy `use_cuda` profiler measured it: the op's
+    kernels, plus any wait for the CPU to launch them while the GPU had nothing queued."""
 
     def __init__(self, record_shapes: bool = False, profile_memory: bool = False,
                  with_stack: bool = False, time_device: bool = False):
@@ -178,7 +182,7 @@ class Recorder:
                     span.allocated += data.nbytes
                 else:
                     span.device_allocated += data.nbytes
-            if parent is not None:
+            if parent is not None and parent.kind != "user_annotation":  # (a block returns nothing)
                 if parent.child_outputs is None:
                     parent.child_outputs = set()
                 parent.child_outputs.add(id(data))
