@@ -48,7 +48,7 @@ from .serialization import load, save
 from . import debug, linalg
 from . import cuda
 
-from . import amp, distributions, special, testing, utils
+from . import amp, distributions, profiler, special, testing, utils
 from . import library
 from .amp import GradScaler, autocast
 from . import func

@@ -33,6 +33,11 @@ class Listeners(list, Generic[L]):
         """Start telling `listener`."""
         self.append(listener)
 
+    def add_first(self, listener: L) -> None:
+        """Start telling `listener`, before those already listening (a profiler: its timing
+        of a call should not include the other listeners' work on it)."""
+        self.insert(0, listener)
+
     def discard(self, listener: L) -> None:
         """Stop telling `listener` (nothing happens if it is not listening)."""
         if listener in self:

@@ -34,7 +34,8 @@ from .hooks import checked_gradient, checked_gradients, describe_hook, run_hook
 from .saved_hooks import state as saved_hooks
 from .unbroadcast import sum_to_shape
 
-__all__ = ["backward", "grad", "node_checkers", "backward_listeners", "failure_listeners",
+__all__ = ["backward", "grad", "node_checkers", "node_start_observers", "backward_listeners",
+           "failure_listeners", "NodeStartObserver",
            "unwatched", "NodeChecker", "BackwardListener", "FailureListener",
            "current_graph_task_id", "will_engine_execute_node",
            "current_graph_task_execution_order", "running_node"]
@@ -52,6 +53,14 @@ class NodeChecker(Protocol):
     keeps_gradients: bool
 
     def __call__(self, node, grad_outputs: list, grad_inputs: tuple, flowed_from: dict) -> None:
+        ...
+
+
+class NodeStartObserver(Protocol):
+    """Called before each node's backward runs (the profiler notes when it started; the node
+    checkers are told when it ended)."""
+
+    def __call__(self, node) -> None:
         ...
 
 
@@ -77,6 +86,7 @@ class FailureListener(Protocol):
 
 
 node_checkers: Listeners[NodeChecker] = Listeners()
+node_start_observers: Listeners[NodeStartObserver] = Listeners()
 backward_listeners: Listeners[BackwardListener] = Listeners()
 failure_listeners: Listeners[FailureListener] = Listeners()
 
@@ -435,6 +445,7 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None, for_g
     ready = [node for node in root_nodes if dependencies[node] == 0]
     captured = {}
     checkers = list(node_checkers) if node_checkers else ()
+    starters = list(node_start_observers) if node_start_observers else None
     # Gradients the engine may add into and hand over (see the module docstring): none when
     # creating a graph (gradients are recorded) or when checkers may keep them.
     lending = create_graph or bool(checkers) and any(
@@ -494,6 +505,9 @@ def run_graph(roots, root_grads, retain_graph, create_graph, targets=None, for_g
             if runs is not None and node not in runs:
                 _release_children(node, dependencies, runs, ready)
                 continue
+            if starters is not None:
+                for starter in starters:
+                    starter(node)
             grad_inputs = _call_backward(node, grads)
             if not retain_graph and node._saved is not None:
                 node._release()

@@ -48,7 +48,7 @@ from .saved_hooks import PackedSaved, pack as pack_with_hooks, state as saved_ho
 
 __all__ = ["Function", "Op", "OpObserver", "Node", "AccumulateGrad", "gradient_edge", "GradientEdge",
            "mark_view", "register_view_rebuilder", "refresh_stale_view", "move_retained_grad",
-           "refuse_view_update", "observers",
+           "refuse_view_update", "observers", "start_observers", "OpStartObserver",
            "SavedTensorModifiedError", "LeafModifiedInPlaceError", "DelayedError"]
 
 class OpObserver(Protocol):
@@ -66,6 +66,18 @@ class OpObserver(Protocol):
 
 
 observers: Listeners[OpObserver] = Listeners()
+
+
+class OpStartObserver(Protocol):
+    """Called before every op call runs (inside the engine's backward pass too), with the
+    op's Function class and arguments: the profiler notes when the op started. The call's
+    end is told to `observers`; an op that raises has a start and no end."""
+
+    def __call__(self, cls: type, args: tuple) -> None:
+        ...
+
+
+start_observers: Listeners[OpStartObserver] = Listeners()
 
 _FREED = ("freed",)
 _CONSUMED = ("consumed",)  # read once by a Function with clear_saved_tensors_on_access
@@ -459,6 +471,9 @@ class Function:
         """Run forward and, when gradients are needed, link the result into the graph."""
         if dispatch_modes.active and cls._builtin and dispatch_modes.local.modes:
             return dispatch_modes.run(cls, args, kwargs)
+        if start_observers:
+            for observer in start_observers:
+                observer(cls, args)
         if cls.autocast_policy is not None and grad_state.autocast_dtype is not None:
             args = _autocast_arguments(cls.autocast_policy, args)
         ctx = _new_object(cls._backward_cls)

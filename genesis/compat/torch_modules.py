@@ -61,6 +61,10 @@ MODULES = {
     "torch.autograd.functional": "genesis.autograd.functional",
     "torch.autograd.graph": "genesis.autograd.graph",
     "torch.autograd.gradcheck": "genesis.autograd.gradcheck",
+    "torch.autograd.profiler": "genesis.profiler.autograd_profiler",
+    "torch.autograd.profiler_util": "genesis.profiler.events",
+    "torch.profiler": "genesis.profiler",
+    "torch.profiler.profiler": "genesis.profiler",
     "torch.autograd._functions": "genesis.compat.torch_autograd_functions",  # the attribute stays the function
     "torch._C": "genesis.compat.torch_C",
     "torch._C._nn": "genesis.compat.torch_C_nn",
