@@ -47,7 +47,7 @@ def chrome_trace(events, base_time_ns: int = 0, metadata: dict | None = None) ->
         if event.stack:
             args["Call stack"] = ";".join(event.stack)
         trace_events.append({
-            "ph": "X", "cat": _CATEGORY[event.kind], "name": event.name, "pid": pid,
+            "ph": "X", "cat": _CATEGORY[event.kind], "name": event.trace_name, "pid": pid,
             "tid": event.thread, "ts": round(event.time_range.start, 3),
             "dur": round(event.time_range.elapsed_us(), 3), "args": args})
     trace = {"schemaVersion": 1, "displayTimeUnit": "ms", "baseTimeNanoseconds": base_time_ns,

@@ -44,6 +44,11 @@ class FunctionEvent:
     def __init__(self, id: int, name: str, kind: str, thread: int, start_us: float,
                  end_us: float, input_shapes: list, stack: list, allocated: int,
                  device_allocated: int, device_time: float | None, device_index: int | None):
+        # PyTorch names every step "ProfilerStep*", so that key_averages adds the steps up;
+        # the Chrome trace keeps each step's own "ProfilerStep#N" (`trace_name`)
+        self.trace_name = name
+        if name.startswith("ProfilerStep#"):
+            name = "ProfilerStep*"
         self.id, self.name, self.kind, self.thread = id, name, kind, thread
         self.time_range = Interval(start_us, end_us)
         self.input_shapes, self.stack = input_shapes, stack

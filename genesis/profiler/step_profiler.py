@@ -11,7 +11,7 @@ cycle to `on_trace_ready`, with PyTorch's state machine (warnings included).
 ...         y = genesis.ones(3) * step
 ...         prof.step()
 >>> len(cycles), [row.key for row in prof.key_averages()]
-(2, ['ProfilerStep#6', 'genesis::mul', 'ProfilerStep#7'])
+(2, ['ProfilerStep*', 'genesis::mul'])
 """
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """torch.profiler.profile's steps: the schedule decides which steps are recorded,
-`on_trace_ready` gets each finished cycle, "ProfilerStep#N" rows mark the steps."""
+`on_trace_ready` gets each finished cycle, "ProfilerStep#N" events mark the steps (added up
+as "ProfilerStep*" by key_averages, as PyTorch's)."""
 import warnings
 
 import pytest
@@ -18,10 +19,13 @@ def test_on_trace_ready_gets_each_active_cycle_with_its_steps():
     seen = []
     with profile(schedule=schedule(wait=1, warmup=1, active=2, repeat=2),
                  on_trace_ready=lambda prof: seen.append(
-                     (prof.step_num, sorted(row.key for row in prof.key_averages())))) as prof:
+                     (prof.step_num, {row.key: row.count for row in prof.key_averages()},
+                      sorted(event.trace_name for event in prof.events()
+                             if event.name == "ProfilerStep*")))) as prof:
         run_steps(prof, 10)
-    assert seen == [(4, ["ProfilerStep#2", "ProfilerStep#3", "genesis::mul"]),
-                    (8, ["ProfilerStep#6", "ProfilerStep#7", "genesis::mul"])]
+    counts = {"ProfilerStep*": 2, "genesis::mul": 2}
+    assert seen == [(4, counts, ["ProfilerStep#2", "ProfilerStep#3"]),
+                    (8, counts, ["ProfilerStep#6", "ProfilerStep#7"])]
     assert {row.key: row.count for row in prof.key_averages()}["genesis::mul"] == 2
 
 
@@ -31,7 +35,7 @@ def test_a_cycle_cut_short_by_stop_is_still_handed_on():
                  on_trace_ready=lambda prof: seen.append(prof.step_num)) as prof:
         run_steps(prof, 3)  # steps 1 and 2 record; stop comes in step 3 (RECORD)
     assert seen == [3]
-    steps = sorted(row.key for row in prof.key_averages() if row.key.startswith("ProfilerStep"))
+    steps = sorted(event.trace_name for event in prof.events() if event.name == "ProfilerStep*")
     assert steps == ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"]
 
 
