@@ -1,6 +1,7 @@
 """The collectives of `torch.distributed` on a world of one process: every reduction of one
 tensor is that tensor (a sum, mean, max, min or product of one value), so `all_reduce`
-leaves its tensor as it is; a gather or scatter copies the one part into its place. Each
+leaves its tensor as it is (ReduceOp.AVG divides it by 1 in place, as PyTorch's gloo
+divides its sum); a gather or scatter copies the one part into its place. Each
 checks its arguments as PyTorch does and, with `async_op=True`, returns a finished `Work`.
 
 >>> from .rendezvous import init_process_group
@@ -109,8 +110,16 @@ def _check_op(op, tensor: Tensor) -> None:
     if not isinstance(op, RedOpType):
         raise TypeError(f"op must be a ReduceOp (ReduceOp.SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR "
                         f"or BXOR), got {op!r}")
-    if op in _BITWISE and (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
+    if op in _BITWISE and (tensor.dtype.is_floating_point or tensor.is_complex()):
         raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype")
+
+
+def _finish_average(tensor: Tensor, op, group: ProcessGroup | None) -> None:
+    """ReduceOp.AVG: the sum divided by the world size, in place, as PyTorch's gloo does it
+    (an autograd-recorded `div_`: a leaf that requires grad refuses it, a tensor saved for
+    backward is then at a newer version, an integer tensor cannot hold the quotient)."""
+    if op is RedOpType.AVG:
+        tensor.div_((default_group() if group is None else group).size())
 
 
 def _require_group(group: ProcessGroup | None) -> None:
@@ -164,6 +173,7 @@ def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group: ProcessGroup | None = Non
     _check_tensor(tensor)
     _require_group(group)
     _check_op(op, tensor)
+    _finish_average(tensor, op, group)
     return _finish(async_op, tensor)
 
 
@@ -174,6 +184,7 @@ def reduce(tensor: Tensor, dst: int | None = None, op=ReduceOp.SUM,
     _check_tensor(tensor)
     _check_root("reduce", _root(dst, group_dst), group)
     _check_op(op, tensor)
+    _finish_average(tensor, op, group)
     return _finish(async_op, tensor)
 
 
@@ -239,6 +250,7 @@ def reduce_scatter(output: Tensor, input_list: list, op=ReduceOp.SUM,
     _check_one_part(input_list, "input list", "reduce_scatter")
     _check_op(op, output)
     _copy(output, input_list[0], "reduce_scatter")
+    _finish_average(output, op, group)
     return _finish(async_op, output)
 
 
@@ -250,6 +262,7 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op=ReduceOp.SUM,
     _require_group(group)
     _check_op(op, output)
     _copy(output, input, "reduce_scatter_tensor", reshape=True)
+    _finish_average(output, op, group)
     return _finish(async_op, output)
 
 
