@@ -67,13 +67,13 @@ def test_feature_tests_see_a_torch_without_the_feature():
         assert getattr(torch.backends, "mps", None) is not None
         assert not torch.backends.mps.is_available()
         with pytest.raises(ImportError):
-            import torch.distributed  # noqa: F401
+            import torch.fx  # noqa: F401
         try:
-            import torch.distributed  # noqa: F401,F811
-            distributed = True
+            import torch.fx  # noqa: F401,F811
+            fx = True
         except ImportError:
-            distributed = False
-        assert not distributed
+            fx = False
+        assert not fx
 
 
 def test_a_missing_module_names_itself_and_the_import_line():
