@@ -157,8 +157,9 @@ def test_one_device_parallel_and_accelerator():
         if not torch.cuda.is_available():
             assert torch.accelerator.current_accelerator() is None
             assert not torch.accelerator.is_available() and torch.accelerator.device_count() == 0
-        with pytest.raises(UnsupportedTorchAPI, match="DistributedDataParallel"):
-            torch.nn.parallel.DistributedDataParallel  # noqa: B018
+        assert torch.nn.parallel.DistributedDataParallel is genesis.nn.parallel.DistributedDataParallel
+        with pytest.raises(UnsupportedTorchAPI, match="torch.nn.parallel.replicate"):
+            torch.nn.parallel.replicate  # noqa: B018
         assert torch.testing.assert_close(torch.ones(1), torch.ones(1)) is None
 
 
