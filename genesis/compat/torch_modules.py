@@ -53,7 +53,6 @@ MODULES = {
     "torch.nn.utils.spectral_norm": "genesis.nn.utils.spectral_norm",
     "torch.nn.parallel": "genesis.nn.parallel",
     "torch.nn.parallel.distributed": "genesis.nn.distributed_data_parallel",
-    "torch.nn.parallel.data_parallel": "genesis.nn.parallel",
     "torch.distributed": "genesis.distributed",
     "torch.optim": "genesis.optim",
     "torch.optim.optimizer": "genesis.optim.optimizer",
