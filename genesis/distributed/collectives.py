@@ -135,7 +135,8 @@ def _root(given: int | None, group_rank: int | None) -> int:
 def _copy(destination: Tensor, source: Tensor, operation: str, reshape: bool = False) -> None:
     """Copy `source` into `destination`, of its shape (or, with `reshape`, of its size: the
     one-tensor forms take a flat or a stacked output)."""
-    if destination.shape != source.shape and not (reshape and destination.numel() == source.numel()):
+    same_size = reshape and destination.numel() == source.numel()
+    if destination.shape != source.shape and not same_size:
         raise RuntimeError(f"{operation}: invalid tensor size (expected {tuple(source.shape)}, "
                            f"got {tuple(destination.shape)})")
     with no_grad():

@@ -50,9 +50,9 @@ def gather_object(obj, object_gather_list: list | None = None, dst: int | None =
     object_gather_list[0] = _sent(obj)
 
 
-def scatter_object_list(scatter_object_output_list: list, scatter_object_input_list: list | None = None,
-                        src: int | None = None, group: ProcessGroup | None = None,
-                        group_src: int | None = None) -> None:
+def scatter_object_list(scatter_object_output_list: list,
+                        scatter_object_input_list: list | None = None, src: int | None = None,
+                        group: ProcessGroup | None = None, group_src: int | None = None) -> None:
     """Give each process its object of `src`'s input list: this one gets the first."""
     _check_root("scatter", _root(src, group_src), group)
     if scatter_object_input_list is None:

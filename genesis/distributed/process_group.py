@@ -128,7 +128,8 @@ def get_rank(group: ProcessGroup | None = None) -> int:
 
     >>> get_rank()
     Traceback (most recent call last):
-    ValueError: Default process group has not been initialized, please make sure to call init_process_group.
+    ValueError: Default process group has not been initialized, please make sure to call
+    init_process_group.
     """
     return _group(group).rank()
 

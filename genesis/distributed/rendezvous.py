@@ -27,8 +27,8 @@ class OneProcessOnly(RuntimeError):
     """A distributed run of more than one process (or a rank other than 0): genesis runs
     one process.
 
-    >>> str(OneProcessOnly(2, 1, "the environment (WORLD_SIZE, RANK)")).split(":")[0]
-    'init_process_group was asked for world_size=2, rank=1 (from the environment (WORLD_SIZE, RANK))'
+    >>> str(OneProcessOnly(2, 1, "the environment (RANK, WORLD_SIZE)")).split(": ")[1]
+    'genesis runs one process, so a distributed run has world size 1 and rank 0. Run the ...'
     """
 
     def __init__(self, world_size: int, rank: int, source: str):

@@ -60,8 +60,10 @@ def test_reduce_op_names_and_values_are_pytorchs(torch_gloo):
 def test_async_op_returns_a_finished_work(torch_gloo, one_process):
     torch = pytest.importorskip("torch")
     mine, theirs = pair(torch)
-    work, their_work = dist.all_reduce(mine, async_op=True), torch_gloo.all_reduce(theirs, async_op=True)
-    assert (work.wait(), work.is_completed()) == (their_work.wait(), their_work.is_completed()) == (True, True)
+    work = dist.all_reduce(mine, async_op=True)
+    their_work = torch_gloo.all_reduce(theirs, async_op=True)
+    assert (work.wait(), work.is_completed()) == (True, True)
+    assert (their_work.wait(), their_work.is_completed()) == (True, True)
     assert work.result()[0] is mine and dist.barrier(async_op=True).wait()
     assert dist.broadcast(mine, 0, async_op=True).is_completed()
 

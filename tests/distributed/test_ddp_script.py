@@ -56,6 +56,6 @@ def test_the_ddp_script_launched_for_two_processes_says_genesis_runs_one(tmp_pat
             "argument rank and the argument world_size): genesis runs one process") in said
     assert "`torchrun --nproc_per_node=1` (WORLD_SIZE=1, RANK=0)" in said
     line = line_of(SCRIPT, "dist.init_process_group(")
-    assert f"ddp_training.py\", line {line}, in setup" in said  # the script's line, in its traceback
+    assert f"ddp_training.py\", line {line}, in setup" in said  # the script's line
     assert "the script raised before its first backward call" in said
     assert trace["steps_seen"] == 0 and "OneProcessOnly" in trace["script_error"]

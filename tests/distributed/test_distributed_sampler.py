@@ -80,6 +80,7 @@ def test_an_invalid_rank_is_pytorchs_error(replicas, rank):
 def test_a_data_loader_reads_the_part():
     import genesis
     dataset = TensorDataset(genesis.arange(10))
-    loader = DataLoader(dataset, batch_size=2, sampler=DistributedSampler(dataset, 2, 1, shuffle=False))
+    sampler = DistributedSampler(dataset, num_replicas=2, rank=1, shuffle=False)
+    loader = DataLoader(dataset, batch_size=2, sampler=sampler)
     assert [batch[0].tolist() for batch in loader] == [[1, 3], [5, 7], [9]]
     assert dist.is_initialized() is False

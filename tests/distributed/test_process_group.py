@@ -50,7 +50,8 @@ def test_calls_before_init_raise_what_pytorch_raises(real_dist, name, arguments)
     torch = pytest.importorskip("torch")
     genesis_arguments = [genesis.ones(2) if argument == "tensor" else argument
                          for argument in arguments]
-    torch_arguments = [torch.ones(2) if argument == "tensor" else argument for argument in arguments]
+    torch_arguments = [torch.ones(2) if argument == "tensor" else argument
+                       for argument in arguments]
     got = outcome(lambda: getattr(dist, name)(*genesis_arguments))
     expected = outcome(lambda: getattr(real_dist, name)(*torch_arguments))
     assert got == expected and got[1] is not None
@@ -72,11 +73,13 @@ def test_the_same_calls_give_the_same_answers_as_pytorch(torch_gloo, one_process
         assert getattr(dist, name)() == getattr(torch_gloo, name)(), name
     assert dist.get_process_group_ranks(dist.group.WORLD) == \
         torch_gloo.get_process_group_ranks(torch_gloo.group.WORLD) == [0]
-    assert dist.get_global_rank(dist.group.WORLD, 0) == torch_gloo.get_global_rank(torch_gloo.group.WORLD, 0)
-    assert dist.get_group_rank(dist.group.WORLD, 0) == torch_gloo.get_group_rank(torch_gloo.group.WORLD, 0)
+    for name in ("get_global_rank", "get_group_rank"):
+        assert getattr(dist, name)(dist.group.WORLD, 0) == \
+            getattr(torch_gloo, name)(torch_gloo.group.WORLD, 0) == 0
     mine, theirs = dist.new_group([0]), torch_gloo.new_group([0])
     assert (mine.rank(), mine.size(), dist.get_world_size(mine), dist.get_rank(mine)) == \
-        (theirs.rank(), theirs.size(), torch_gloo.get_world_size(theirs), torch_gloo.get_rank(theirs))
+        (theirs.rank(), theirs.size(), torch_gloo.get_world_size(theirs),
+         torch_gloo.get_rank(theirs))
     assert dist.get_backend(mine) == torch_gloo.get_backend(theirs) == "gloo"
 
 
@@ -85,7 +88,8 @@ def test_a_second_init_raises_as_pytorch(torch_gloo, one_process):
                                                   world_size=1, rank=0))
     expected = outcome(lambda: torch_gloo.init_process_group("gloo", store=torch_gloo.HashStore(),
                                                              world_size=1, rank=0))
-    assert got == expected == (None, ("ValueError", "trying to initialize the default process group twice!"))
+    assert got == expected == (None, ("ValueError",
+                                      "trying to initialize the default process group twice!"))
 
 
 def test_destroy_twice_raises_as_pytorch(torch_gloo, one_process):
@@ -113,13 +117,22 @@ def test_env_rendezvous_wants_what_pytorch_wants(clean_environment, real_dist, s
 
 
 @pytest.mark.parametrize("init_method, arguments, expected", [
-    ("tcp://127.0.0.1:29500", {"world_size": 1}, ("ValueError", "Error initializing torch.distributed using tcp:// rendezvous: rank parameter missing")),
-    ("tcp://127.0.0.1:29500", {"rank": 0}, ("ValueError", "Error initializing torch.distributed using tcp:// rendezvous: world size parameter missing")),
-    ("file:///tmp/genesis-no-file", {"world_size": 1}, ("ValueError", "Error initializing torch.distributed using file:// rendezvous: rank parameter missing")),
-    ("foo://x", {"world_size": 1, "rank": 0}, ("RuntimeError", "No rendezvous handler for foo://")),
+    ("tcp://127.0.0.1:29500", {"world_size": 1}, "tcp:// rendezvous: rank parameter missing"),
+    ("tcp://127.0.0.1:29500", {"rank": 0}, "tcp:// rendezvous: world size parameter missing"),
+    ("file:///tmp/genesis-no-file", {"world_size": 1},
+     "file:// rendezvous: rank parameter missing"),
 ])
-def test_url_rendezvous_errors_are_pytorchs(clean_environment, init_method, arguments, expected):
-    assert outcome(lambda: dist.init_process_group("gloo", init_method=init_method, **arguments))[1] == expected
+def test_url_rendezvous_errors_are_pytorchs(clean_environment, real_dist, init_method, arguments,
+                                            expected):
+    got = outcome(lambda: dist.init_process_group("gloo", init_method=init_method, **arguments))
+    assert got == outcome(lambda: real_dist.init_process_group("gloo", init_method=init_method,
+                                                               **arguments))
+    assert got[1] == ("ValueError", f"Error initializing torch.distributed using {expected}")
+
+
+def test_an_unknown_rendezvous_is_pytorchs_error(clean_environment):
+    with pytest.raises(RuntimeError, match="^No rendezvous handler for foo://$"):
+        dist.init_process_group("gloo", init_method="foo://x", world_size=1, rank=0)
 
 
 @pytest.mark.parametrize("init_method, arguments", [
@@ -173,7 +186,8 @@ def test_more_than_one_process_is_a_clear_error(torchrun_environment, setting, a
     message = str(info.value)
     assert said in message
     assert "genesis runs one process" in message
-    assert "without torchrun, or with `torchrun --nproc_per_node=1` (WORLD_SIZE=1, RANK=0)" in message
+    assert ("without torchrun, or with `torchrun --nproc_per_node=1` (WORLD_SIZE=1, RANK=0)"
+            in message)
     assert isinstance(info.value, RuntimeError) and not dist.is_initialized()
 
 
