@@ -6,8 +6,8 @@ import pytest
 import genesis
 
 # Scripts the tests run (as `python SCRIPT`, under `genesis trace`, or scan) are data, not
-# test modules: --doctest-modules must not import them (one starts torch.distributed).
-collect_ignore_glob = ["cli/data/*", "cli/data/*/*", "compat/programs/*"]
+# test modules: --doctest-modules must not import them (one starts a distributed run).
+collect_ignore_glob = ["cli/data/*", "cli/data/*/*", "compat/programs/*", "distributed/data/*"]
 
 # A test run started in the background of a non-interactive shell (`pytest &`) ignores
 # SIGINT, and so would every process the tests start (an ignored signal stays ignored

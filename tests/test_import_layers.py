@@ -32,7 +32,7 @@ LAYERS = (
     ("ops", ("genesis.ops", "genesis.creation", "genesis.linalg")),
     ("library", ("genesis.nn", "genesis.optim", "genesis.amp", "genesis.utils",
                  "genesis.serialization", "genesis.saved_storages", "genesis.rng", "genesis.autograd",
-                 "genesis.library", "genesis.profiler")),
+                 "genesis.library", "genesis.profiler", "genesis.distributed")),
     ("debug", ("genesis.debug",)),
     ("genesis", ("genesis",)),
     ("compat", ("genesis.compat",)),

@@ -4,7 +4,7 @@ the script it was used.
 `UnsupportedTorchAPI` is an AttributeError, `UnsupportedTorchModule` a
 ModuleNotFoundError and `UnsupportedTorchImport` (a name taken by `from torch.fft import
 rfft`) an ImportError, so a script's own feature tests (`hasattr(torch, "stft")`,
-`try: import torch.distributed except ImportError:`) see what they would see on a
+`try: import torch.fx except ImportError:`) see what they would see on a
 PyTorch without the feature; a script that uses the name anyway stops with one line that
 names it, where it was used, and that genesis does not support it yet.
 """
@@ -68,7 +68,7 @@ class UnsupportedTorchAPI(AttributeError):
 
 
 class UnsupportedTorchModule(ModuleNotFoundError):
-    """A torch module genesis does not provide (`import torch.distributed`)."""
+    """A torch module genesis does not provide (`import torch.fx`)."""
 
     def __init__(self, name: str, where: str | None = None):
         super().__init__(_message(name, where), name=name)

@@ -1,12 +1,14 @@
 """`DataParallel` on the one device genesis computes on: it runs the wrapped module as it
 is (PyTorch's own DataParallel does the same with one device), keeping its `.module` and
 the "module." prefix of its state dict keys, so programs that wrap their model run and
-save checkpoints PyTorch can read."""
+save checkpoints PyTorch can read. `DistributedDataParallel` (torch.nn.parallel's too) does
+the same in a distributed run of one process."""
 from __future__ import annotations
 
+from .distributed_data_parallel import DistributedDataParallel
 from .module import Module
 
-__all__ = ["DataParallel"]
+__all__ = ["DataParallel", "DistributedDataParallel"]
 
 
 class DataParallel(Module):

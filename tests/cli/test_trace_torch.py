@@ -102,11 +102,11 @@ def test_an_unsupported_name_taken_by_from_import_stops_the_script_with_one_line
 
 
 def test_an_unsupported_module_stops_the_script_at_its_import(tmp_path):
-    result, trace = traced(tmp_path, "distributed.py", "--torch")
+    result, trace = traced(tmp_path, "unsupported_module.py", "--torch")
     assert result.exit_code == 3
     said = " ".join(result.output.split())
-    assert "UnsupportedTorchModule: torch.distributed is not supported by genesis yet" in said
-    assert "distributed.py:2)" in said
+    assert "UnsupportedTorchModule: torch.fx is not supported by genesis yet" in said
+    assert "unsupported_module.py:2)" in said
 
 
 def test_tracing_a_pytorch_script_without_torch_suggests_it(tmp_path):

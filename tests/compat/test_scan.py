@@ -63,7 +63,7 @@ def test_lines_are_the_uses_lines():
     ("torch.nn.Linear", None), ("torch.optim.lr_scheduler.StepLR", None),
     ("torch.backends.cudnn.benchmark", None), ("torch.__version__", None),
     ("torch.nn.Module.zero_grad", None),
-    ("torch.fft.rfft", "torch.fft"), ("torch.distributed", "torch.distributed"),
+    ("torch.fft.rfft", "torch.fft"), ("torch.fx", "torch.fx"), ("torch.distributed.all_reduce", None),
     ("torch.sparse_coo_tensor", "torch.sparse_coo_tensor"), ("torch.onnx.export", "torch.onnx.export"),
     ("torch.nn.Module.no_such_method", "torch.nn.Module.no_such_method"),
 ])
