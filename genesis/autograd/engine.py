@@ -865,9 +865,16 @@ def _accumulate_leaf(node, grads: list, create_graph: bool, capture, captured, o
         gradient = _run_accumulator_prehooks(node, gradient)
     existing = variable._grad
     if existing is None:
-        # with create_graph, a copy made by a recorded copy_ (PyTorch's CopyBackwards node)
-        variable._grad = gradient.new_empty(gradient.shape).copy_(gradient) if create_graph \
-            else _as_leaf_grad(gradient, owned)
+        laid_out = None  # a new array in the leaf's layout, where PyTorch's .grad has it
+        if not variable._data.flags.c_contiguous and (
+                create_graph or gradient._data.strides != variable._data.strides):
+            laid_out = _dense_layout_like(gradient._device.xp, variable._data, gradient._data.dtype)
+        if laid_out is not None:  # with create_graph, the copy_ is recorded (CopyBackwards)
+            variable._grad = wrap_array(laid_out, gradient._device).copy_(gradient)
+        elif create_graph:  # a copy made by a recorded copy_ (PyTorch's CopyBackwards node)
+            variable._grad = gradient.new_empty(gradient.shape).copy_(gradient)
+        else:
+            variable._grad = _as_leaf_grad(gradient, owned)
         gradient = variable._grad  # the node's hooks see .grad itself, as PyTorch's (it steals)
     elif create_graph or not writeable(existing._data):
         variable._grad = existing + gradient
@@ -896,6 +903,19 @@ def _run_accumulator_prehooks(node, gradient: Tensor) -> Tensor:
         if replacement is not None:
             gradient = checked_gradients(hook, where, replacement, (gradient,), "grad_outputs")[0]
     return gradient
+
+
+def _dense_layout_like(xp, array, dtype):
+    """A new uninitialised array of `array`'s shape in its memory order, where its elements
+    are dense and non-overlapping (a transposed or permuted tensor), else None (row-major
+    then): PyTorch's gradient layout contract for a leaf's first `.grad`."""
+    expected = array.itemsize
+    for stride, size in sorted((stride, size) for stride, size in zip(array.strides, array.shape)
+                               if size != 1):
+        if stride != expected:
+            return None
+        expected *= size
+    return xp.empty_like(array, dtype=dtype)  # (order "K": the strides' order)
 
 
 def _as_leaf_grad(gradient: Tensor, owned: bool) -> Tensor:

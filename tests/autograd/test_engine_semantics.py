@@ -426,3 +426,26 @@ def test_the_current_node_and_a_hook_registered_during_its_backward_as_in_pytorc
         assert seen == ["ExpBackward0"]
         assert given == [()]  # its grad_outputs were consumed before it existed
         assert a.grad.tolist() == pytest.approx((a.detach().exp() / 2).tolist())
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_a_leafs_first_grad_takes_its_layout_when_dense(lib, create_graph):
+    """PyTorch's gradient layout contract: a transposed or permuted leaf gets a .grad with
+    its own strides; one with gaps or overlaps (a slice with a step, an expand) a
+    row-major one. Hooks see that .grad, and a second backward adds into it."""
+    transposed = lib.ones(3, 2).t().requires_grad_()
+    (transposed * transposed).sum().backward(create_graph=create_graph)
+    assert transposed.grad.stride() == (1, 2) and transposed.grad.tolist() == [[2.0] * 3] * 2
+    assert transposed.grad.requires_grad == create_graph
+    if not create_graph:
+        (transposed * 2).sum().backward()
+        assert transposed.grad.stride() == (1, 2) and transposed.grad.tolist() == [[4.0] * 3] * 2
+    permuted = lib.arange(24.).reshape(2, 3, 4).permute(2, 0, 1).requires_grad_()
+    seen = []
+    permuted.register_post_accumulate_grad_hook(lambda tensor: seen.append(tensor.grad.stride()))
+    (permuted * 3).sum().backward()
+    assert seen == [(1, 12, 4)] and permuted.grad.stride() == (1, 12, 4)
+    for leaf in (lib.ones(4, 6)[:, ::2], lib.ones(4, 6).t()[::2], lib.ones(3, 1).expand(3, 2)):
+        leaf.requires_grad_()
+        (leaf * 2).sum().backward()
+        assert leaf.grad.is_contiguous() and set(leaf.grad.flatten().tolist()) == {2.0}
