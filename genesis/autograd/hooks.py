@@ -35,11 +35,14 @@ class RemovableHandle:
     []
     """
 
-    __slots__ = ("_hooks", "_hook")
+    __slots__ = ("_hooks", "_hook", "id")
+    next_id = 0  # each handle's `id`, counted up as PyTorch's
 
     def __init__(self, hooks: list, hook):
         hooks.append(hook)
         self._hooks, self._hook = hooks, hook
+        self.id = RemovableHandle.next_id
+        RemovableHandle.next_id += 1
 
     def remove(self) -> None:
         try:

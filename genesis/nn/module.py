@@ -37,7 +37,9 @@ from ._backward_hooks import BackwardHook
 from .parameter import Buffer, Parameter
 from ._clear_grads import clear_grads
 
-__all__ = ["Module", "IncompatibleKeys"]
+__all__ = ["Module", "IncompatibleKeys", "register_module_forward_pre_hook",
+           "register_module_forward_hook", "register_module_full_backward_pre_hook",
+           "register_module_full_backward_hook"]
 
 
 class IncompatibleKeys(NamedTuple):
@@ -63,6 +65,46 @@ _REGISTERED_BY = {"forward_pre": "register_forward_pre_hook", "forward": "regist
                   "backward": "register_full_backward_hook",
                   "backward_pre": "register_full_backward_pre_hook"}
 
+# The hooks of every module's call (register_module_forward_hook...): they run before each
+# module's own, in the order registered, as PyTorch's global module hooks
+_global_call_hooks: list = []
+
+
+def _add_global_hook(kind: str, hook, with_kwargs: bool = False,
+                     always_call: bool = False) -> RemovableHandle:
+    function = checked_hook(hook, "register_module_" + _REGISTERED_BY[kind].removeprefix("register_"))
+    return RemovableHandle(_global_call_hooks, _Hook(kind, function, with_kwargs, always_call))
+
+
+def register_module_forward_pre_hook(hook) -> RemovableHandle:
+    """`hook(module, args)` before every module's forward (see Module.register_forward_pre_hook)."""
+    return _add_global_hook("forward_pre", hook)
+
+
+def register_module_forward_hook(hook, *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:
+    """`hook(module, args, output)` after every module's forward (see
+    Module.register_forward_hook).
+
+    >>> import genesis
+    >>> handle = register_module_forward_hook(lambda module, args, out: out + 1)
+    >>> genesis.nn.Identity()(genesis.tensor([1.]))
+    tensor([2.])
+    >>> handle.remove()
+    """
+    return _add_global_hook("forward", hook, with_kwargs, always_call)
+
+
+def register_module_full_backward_pre_hook(hook) -> RemovableHandle:
+    """`hook(module, grad_output)` for every module (see Module.register_full_backward_pre_hook)."""
+    return _add_global_hook("backward_pre", hook)
+
+
+def register_module_full_backward_hook(hook) -> RemovableHandle:
+    """`hook(module, grad_input, grad_output)` for every module (see
+    Module.register_full_backward_hook)."""
+    return _add_global_hook("backward", hook)
+
 
 class Module:
     """Base class for all layers and models: subclass it, set parts in `__init__`, define `forward`."""
@@ -83,7 +125,7 @@ class Module:
         outer = running.call
         running.call = (self, outer, call_order())  # a module call: the ops made now remember it
         try:
-            if self._call_hooks or module_scope.listeners:
+            if self._call_hooks or _global_call_hooks or module_scope.listeners:
                 return self._call_observed(args, kwargs)
             return self.forward(*args, **kwargs)
         finally:
@@ -94,7 +136,7 @@ class Module:
         if listening:
             module_scope.enter(self)
         try:
-            if self._call_hooks:
+            if self._call_hooks or _global_call_hooks:
                 return self._call_with_hooks(args, kwargs)
             return self.forward(*args, **kwargs)
         finally:
@@ -102,7 +144,7 @@ class Module:
                 module_scope.exit(self)
 
     def _call_with_hooks(self, args: tuple, kwargs: dict):
-        hooks = list(self._call_hooks)
+        hooks = _global_call_hooks + self._call_hooks
         result = None
         ran = set()  # the positions in `hooks` of the forward hooks with always_call that ran
         try:
