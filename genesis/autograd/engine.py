@@ -290,9 +290,10 @@ def _batched_grad(outputs: tuple, inputs: tuple, grad_outputs, retain_graph, cre
             raise RuntimeError(
                 "If `is_grads_batched=True`, we interpret the first dimension of each "
                 "grad_output as the batch dimension. The sizes of the remaining dimensions are "
-                f"expected to match the shape of corresponding output, but grad_output[{index}] "
-                f"has a shape of {tuple(gradient.shape)} and output[{index}] has a shape of "
-                f"{tuple(output.shape)}.")
+                "expected to match the shape of corresponding output, but a mismatch was "
+                f"detected: grad_output[{index}] has a shape of {tuple(gradient.shape[1:])} "
+                f"after its batch dimension (in all {tuple(gradient.shape)}) and output[{index}] "
+                f"has a shape of {tuple(output.shape)}.")
         if batch is not None and gradient.shape[0] != batch:
             raise RuntimeError(f"is_grads_batched=True: grad_output[{index}] has a batch of "
                                f"{gradient.shape[0]} row{'s' if gradient.shape[0] != 1 else ''}, "

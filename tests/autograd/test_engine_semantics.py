@@ -2,6 +2,7 @@
 that never arrive, callbacks queued during backward, backward called inside a backward
 (deeply too), hook order and arguments, what a hook may ask of the running pass, batched
 gradients and anomaly mode's reports."""
+import re
 import warnings
 
 import numpy as np
@@ -339,6 +340,11 @@ def test_batched_grad_outputs_give_one_row_each(lib, create_graph):
     assert scalar_rows.tolist() == [[[1.0, 1.0], [1.0, 1.0]], [[2.0, 2.0], [2.0, 2.0]]]
     with pytest.raises(RuntimeError, match="If `is_grads_batched=True`, we interpret the first"):
         lib.autograd.grad(x * 2, (x,), (lib.ones(2, 2),), is_grads_batched=True)
+    if lib is genesis:  # the shape after the batch dimension, the one that does not match
+        with pytest.raises(RuntimeError, match=re.escape(
+                "mismatch was detected: grad_output[0] has a shape of (2,) after its batch "
+                "dimension (in all (3, 2)) and output[0] has a shape of (2, 2)")):
+            lib.autograd.grad(x * 2, (x,), (lib.ones(3, 2),), is_grads_batched=True)
 
 
 # -- anomaly mode ------------------------------------------------------------------------------
