@@ -691,6 +691,7 @@ def _check_dirty(dirty: tuple, args: tuple, graph: bool) -> tuple:
                           UserWarning, stacklevel=4)
             continue
         inputs.append(tensor)
+        tensor._version_counter[0] += 1  # changed by the Function, as PyTorch counts it
         if graph and tensor._view is not None and tensor._view[2] is not None:
             refuse_view_update(tensor, "mark_dirty")
         base = tensor._view[0] if tensor._view is not None else tensor
