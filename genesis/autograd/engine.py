@@ -30,7 +30,7 @@ from .function import AccumulateGrad, GradientEdge, gradient_edge
 from .grad_mode import grad_state
 from .graph_task import (NESTED_PER_THREAD, GraphTask, current, current_graph_task_id,
                          on_fresh_thread, running as _running, will_engine_execute_node)
-from .hooks import checked_gradient, checked_gradients, describe_hook, run_hook
+from .hooks import checked_gradient, checked_node_gradients, describe_hook, run_hook
 from .saved_hooks import state as saved_hooks
 from .unbroadcast import sum_to_shape
 
@@ -719,7 +719,8 @@ def _call_backward(node, grads: list) -> tuple:
             where = lambda: f"a pre-hook of {type(node).__name__}"
             replacement = run_hook(hook, (tuple(grads),), where)
             if replacement is not None:
-                grads = list(checked_gradients(hook, where, replacement, tuple(grads), "grad_outputs"))
+                grads = list(checked_node_gradients(hook, where, replacement, tuple(grads),
+                                                    "grad_outputs"))
     if node._materialize_grads and (len(grads) > 1 or grads[0] is None):
         _materialize(node, grads)  # outputs that got no gradient get zeros
     hooks_before = len(node._hooks)
@@ -748,7 +749,7 @@ def _call_backward(node, grads: list) -> tuple:
             given = tuple(grads) if index < hooks_before else ()
             replacement = run_hook(hook, (result, given), where)
             if replacement is not None:
-                result = checked_gradients(hook, where, replacement, result, "grad_inputs")
+                result = checked_node_gradients(hook, where, replacement, result, "grad_inputs")
     return result
 
 
@@ -902,7 +903,8 @@ def _run_accumulator_prehooks(node, gradient: Tensor) -> Tensor:
         where = lambda: "a pre-hook of AccumulateGrad"
         replacement = run_hook(hook, ((gradient,),), where)
         if replacement is not None:
-            gradient = checked_gradients(hook, where, replacement, (gradient,), "grad_outputs")[0]
+            gradient = checked_node_gradients(hook, where, replacement, (gradient,),
+                                              "grad_outputs")[0]
     return gradient
 
 
