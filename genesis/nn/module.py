@@ -34,12 +34,16 @@ from ..dtypes import get_dtype
 from ..ops.convert import _parse_to
 from ..tensor import Tensor
 from ._backward_hooks import BackwardHook
+from .module_hooks import (REGISTERED_BY, Hook, attach_legacy_backward_hooks, global_call_hooks,
+                           register_module_backward_hook, register_module_forward_hook,
+                           register_module_forward_pre_hook, register_module_full_backward_hook,
+                           register_module_full_backward_pre_hook)
 from .parameter import Buffer, Parameter
 from ._clear_grads import clear_grads
 
 __all__ = ["Module", "IncompatibleKeys", "register_module_forward_pre_hook",
            "register_module_forward_hook", "register_module_full_backward_pre_hook",
-           "register_module_full_backward_hook"]
+           "register_module_full_backward_hook", "register_module_backward_hook"]
 
 
 class IncompatibleKeys(NamedTuple):
@@ -52,58 +56,6 @@ class IncompatibleKeys(NamedTuple):
         if not self.missing_keys and not self.unexpected_keys:
             return "<All keys matched successfully>"
         return f"IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
-
-
-class _Hook(NamedTuple):
-    kind: str            # "forward_pre", "forward", "backward", "backward_pre"
-    function: object
-    with_kwargs: bool
-    always_call: bool = False  # a forward hook also run when the call raises
-
-
-_REGISTERED_BY = {"forward_pre": "register_forward_pre_hook", "forward": "register_forward_hook",
-                  "backward": "register_full_backward_hook",
-                  "backward_pre": "register_full_backward_pre_hook"}
-
-# The hooks of every module's call (register_module_forward_hook...): they run before each
-# module's own, in the order registered, as PyTorch's global module hooks
-_global_call_hooks: list = []
-
-
-def _add_global_hook(kind: str, hook, with_kwargs: bool = False,
-                     always_call: bool = False) -> RemovableHandle:
-    function = checked_hook(hook, "register_module_" + _REGISTERED_BY[kind].removeprefix("register_"))
-    return RemovableHandle(_global_call_hooks, _Hook(kind, function, with_kwargs, always_call))
-
-
-def register_module_forward_pre_hook(hook) -> RemovableHandle:
-    """`hook(module, args)` before every module's forward (see Module.register_forward_pre_hook)."""
-    return _add_global_hook("forward_pre", hook)
-
-
-def register_module_forward_hook(hook, *, with_kwargs: bool = False,
-                                 always_call: bool = False) -> RemovableHandle:
-    """`hook(module, args, output)` after every module's forward (see
-    Module.register_forward_hook).
-
-    >>> import genesis
-    >>> handle = register_module_forward_hook(lambda module, args, out: out + 1)
-    >>> genesis.nn.Identity()(genesis.tensor([1.]))
-    tensor([2.])
-    >>> handle.remove()
-    """
-    return _add_global_hook("forward", hook, with_kwargs, always_call)
-
-
-def register_module_full_backward_pre_hook(hook) -> RemovableHandle:
-    """`hook(module, grad_output)` for every module (see Module.register_full_backward_pre_hook)."""
-    return _add_global_hook("backward_pre", hook)
-
-
-def register_module_full_backward_hook(hook) -> RemovableHandle:
-    """`hook(module, grad_input, grad_output)` for every module (see
-    Module.register_full_backward_hook)."""
-    return _add_global_hook("backward", hook)
 
 
 class Module:
@@ -125,7 +77,7 @@ class Module:
         outer = running.call
         running.call = (self, outer, call_order())  # a module call: the ops made now remember it
         try:
-            if self._call_hooks or _global_call_hooks or module_scope.listeners:
+            if self._call_hooks or global_call_hooks or module_scope.listeners:
                 return self._call_observed(args, kwargs)
             return self.forward(*args, **kwargs)
         finally:
@@ -136,7 +88,7 @@ class Module:
         if listening:
             module_scope.enter(self)
         try:
-            if self._call_hooks or _global_call_hooks:
+            if self._call_hooks or global_call_hooks:
                 return self._call_with_hooks(args, kwargs)
             return self.forward(*args, **kwargs)
         finally:
@@ -144,7 +96,7 @@ class Module:
                 module_scope.exit(self)
 
     def _call_with_hooks(self, args: tuple, kwargs: dict):
-        hooks = _global_call_hooks + self._call_hooks
+        hooks = global_call_hooks + self._call_hooks
         result = None
         ran = set()  # the positions in `hooks` of the forward hooks with always_call that ran
         try:
@@ -182,6 +134,9 @@ class Module:
                     result = replacement
             if backward_hook is not None:
                 result = backward_hook.wrap_outputs(result)
+            legacy = [hook for kind, hook, _, _ in hooks if kind == "legacy_backward"]
+            if legacy:
+                attach_legacy_backward_hooks(self, legacy, result)
             return result
         except Exception:
             self._run_always_called_hooks(hooks, ran, args, kwargs, result)
@@ -210,7 +165,7 @@ class Module:
     # -- hooks ------------------------------------------------------------------
     def _add_hook(self, kind: str, hook, prepend: bool, with_kwargs: bool = False,
                   always_call: bool = False) -> RemovableHandle:
-        entry = _Hook(kind, checked_hook(hook, _REGISTERED_BY[kind]), with_kwargs, always_call)
+        entry = Hook(kind, checked_hook(hook, REGISTERED_BY[kind]), with_kwargs, always_call)
         handle = RemovableHandle(self._call_hooks, entry)
         if prepend:
             self._call_hooks.insert(0, self._call_hooks.pop())
@@ -244,7 +199,21 @@ class Module:
         """`hook(module, grad_input, grad_output)` runs when the gradients w.r.t. the module's
         inputs are computed; it may return a replacement `grad_input` (one entry per
         positional argument, None for non-tensors)."""
+        self._refuse_mixed_backward_hooks("legacy_backward")
         return self._add_hook("backward", hook, prepend)
+
+    def register_backward_hook(self, hook):
+        """PyTorch's deprecated backward hook: `hook(module, grad_input, grad_output)` is a hook
+        of the graph node that made the module's (first tensor) output, so `grad_input` holds
+        that node's input gradients, which are the module's own only for a one-op module. Use
+        `register_full_backward_hook`."""
+        self._refuse_mixed_backward_hooks("backward")
+        return self._add_hook("legacy_backward", hook, False)
+
+    def _refuse_mixed_backward_hooks(self, other: str) -> None:
+        if any(entry.kind == other for entry in self._call_hooks):
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on "
+                               "a single Module. Please use only one of them.")
 
     def register_full_backward_pre_hook(self, hook, *, prepend: bool = False):
         """`hook(module, grad_output)` runs when the gradients w.r.t. the module's outputs

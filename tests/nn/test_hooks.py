@@ -1,4 +1,6 @@
 """Module hooks (forward, forward pre, full backward, backward pre) and the module_scope hook point."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -295,6 +297,34 @@ def test_hook_handles_have_increasing_ids_as_in_pytorch():
         x = lib.ones(2, requires_grad=True) * 1
         first, second = x.register_hook(lambda g: g), lib.nn.Identity().register_forward_hook(print)
         assert second.id > first.id
+
+
+def _legacy_hook_log(lib) -> tuple:
+    log = []
+    layer = lib.nn.Sigmoid()
+    handle = layer.register_backward_hook(lambda module, grad_in, grad_out: log.append(
+        (type(module).__name__, [g.tolist() for g in grad_in], [g.tolist() for g in grad_out]))
+        or (grad_in[0] * 0 + 1,))
+    x = lib.zeros(2, requires_grad=True)
+    layer(x).sum().backward()
+    handle.remove()
+    layer(x).sum().backward()
+    with pytest.raises(RuntimeError, match="Cannot use both regular backward hooks and full"):
+        layer.register_backward_hook(print)
+        layer.register_full_backward_hook(print)
+    return log, x.grad.tolist()
+
+
+def test_the_deprecated_backward_hook_is_a_hook_of_the_outputs_node_as_in_pytorch():
+    """register_backward_hook: grad_input is what the node that made the output gives its
+    inputs (here Sigmoid's, the module's own), and the hook may replace it; it cannot be
+    mixed with full backward hooks on one module."""
+    torch = torch_or_skip()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = _legacy_hook_log(torch)
+    got = _legacy_hook_log(genesis)
+    assert got == expected and got[1] == [1.25, 1.25]
 
 
 def test_module_scope_listener_sees_nested_enter_and_exit(recorder):
