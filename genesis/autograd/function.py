@@ -70,8 +70,10 @@ observers: Listeners[OpObserver] = Listeners()
 _FREED = ("freed",)
 _CONSUMED = ("consumed",)  # read once by a Function with clear_saved_tensors_on_access
 # genesis.autograd.saved_variables registers how `grad_fn._saved_<name>` and
-# `grad_fn._raw_saved_<name>` are read: lookup(node, attribute name)
+# `grad_fn._raw_saved_<name>` are read: lookup(node, attribute name), and how they are
+# listed for dir(grad_fn): names(node), the attribute names
 saved_lookups = []
+saved_listings = []
 
 
 class SavedTensorModifiedError(RuntimeError):
@@ -129,6 +131,12 @@ class Node:
             if name.startswith(("_saved_", "_raw_saved_")) and saved_lookups:
                 return saved_lookups[0](self, name)  # PyTorch's names for what a node saved
             raise AttributeError(f"{type(self).__name__} has no attribute {name!r}") from None
+
+    def __dir__(self):
+        """The attributes, with the `_saved_<name>` ones of what the node saved (tools that
+        draw graphs, torchviz's show_saved, find them by dir())."""
+        names = super().__dir__()
+        return names + saved_listings[0](self) if saved_listings else names
 
     # -- identity -----------------------------------------------------------
     @classmethod
