@@ -246,8 +246,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if grad_outputs is not None and not isinstance(grad_outputs, Tensor):
             grad_outputs = [list(grad_outputs)[index] for index in kept]
         if not outputs:
-            return tuple(wrap_array(t._device.xp.zeros_like(t._data), t._device)
-                         for t in inputs_tuple)
+            return tuple(_materialized_zeros(t, create_graph) for t in inputs_tuple)
     grads = _root_grads(tuple(_stand_in(output) for output in outputs), grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
@@ -263,7 +262,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                     + ("materialize_grads cannot be used when the given input is a GradientEdge"
                        if materialize_grads else "pass allow_unused=True to get None for it"))
             if materialize_grads:
-                gradient = wrap_array(tensor._device.xp.zeros_like(tensor._data), tensor._device)
+                gradient = _materialized_zeros(tensor, create_graph)
             elif not allow_unused:
                 raise RuntimeError(
                     f"The differentiated Tensor at index {index} appears to not have been used in "
@@ -272,6 +271,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                     "is the desired behavior (the gradient is then None).")
         result.append(gradient)
     return tuple(result)
+
+
+def _materialized_zeros(tensor: Tensor, create_graph: bool) -> Tensor:
+    """The zeros `materialize_grads` gives an input no gradient reached: a leaf that requires
+    grad under create_graph (so a further grad through it works), as PyTorch's."""
+    zeros = wrap_array(tensor._device.xp.zeros_like(tensor._data), tensor._device)
+    zeros._requires_grad = create_graph
+    return zeros
 
 
 def _batched_grad(outputs: tuple, inputs: tuple, grad_outputs, retain_graph, create_graph,

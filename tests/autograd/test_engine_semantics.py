@@ -455,3 +455,17 @@ def test_a_leafs_first_grad_takes_its_layout_when_dense(lib, create_graph):
         leaf.requires_grad_()
         (leaf * 2).sum().backward()
         assert leaf.grad.is_contiguous() and set(leaf.grad.flatten().tolist()) == {2.0}
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_materialized_zeros_require_grad_under_create_graph(lib, create_graph):
+    """materialize_grads: an input no gradient reached gets zeros, which require grad exactly
+    under create_graph (a leaf, so a further grad through them gives zeros, not an error)."""
+    x, unused = lib.ones(2, requires_grad=True), lib.ones(2, requires_grad=True)
+    gx, gu = lib.autograd.grad((x * x).sum(), (x, unused), materialize_grads=True,
+                               create_graph=create_graph)
+    assert gu.tolist() == [0.0, 0.0] and gu.requires_grad == create_graph and gu.grad_fn is None
+    assert gx.requires_grad == create_graph
+    if create_graph:
+        (second,) = lib.autograd.grad((gx + gu).sum(), unused, materialize_grads=True)
+        assert second.tolist() == [0.0, 0.0]
