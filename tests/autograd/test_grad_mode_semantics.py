@@ -191,3 +191,15 @@ def test_modes_clone_into_a_new_mode_of_the_same_kind():
         copy = library.set_grad_enabled(False).clone()  # sets the mode at once, as the first
         assert copy.mode is False and not library.is_grad_enabled()
         library.set_grad_enabled(True)
+
+
+def test_data_and_detach_are_inference_tensors_exactly_when_the_tensor_is():
+    """`.data` and `.detach()` of a tensor take its inference-ness, not the current mode's:
+    an inference tensor's stay inference tensors outside the mode, a normal tensor's are
+    normal inside it."""
+    for library in _libraries():
+        normal = library.ones(2)
+        with library.inference_mode():
+            inside = library.ones(2)
+            assert not normal.data.is_inference() and not normal.detach().is_inference()
+        assert inside.data.is_inference() and inside.detach().is_inference()
