@@ -875,8 +875,8 @@ def _accumulate_leaf(node, grads: list, create_graph: bool, capture, captured, o
     existing = variable._grad
     if existing is None:
         laid_out = None  # a new array in the leaf's layout, where PyTorch's .grad has it
-        if not variable._data.flags.c_contiguous and (
-                create_graph or gradient._data.strides != variable._data.strides):
+        if (create_graph or gradient._data.strides != variable._data.strides) and \
+                not variable._data.flags.c_contiguous:
             laid_out = _dense_layout_like(gradient._device.xp, variable._data, gradient._data.dtype)
         if laid_out is not None:  # with create_graph, the copy_ is recorded (CopyBackwards)
             variable._grad = wrap_array(laid_out, gradient._device).copy_(gradient)
