@@ -497,7 +497,13 @@ def _inplace(cls, target: Tensor, args: tuple, kwargs: dict) -> Tensor:
     with _suspend:
         if not found:
             return apply_inplace(cls, target, *args, **kwargs)
-        (new,) = _linearized(cls, (target,) + args, kwargs, tangents)[:1]
+        inputs = (target,) + args
+        if grad_state.enabled and (_any_requires_grad(inputs) or _any_requires_grad(tangents)):
+            # the tangent keeps a graph that may save the target: save it as it is before
+            # the change (a recorded copy, which the change below leaves alone)
+            before = target.clone()
+            inputs = tuple(before if arg is target else arg for arg in inputs)
+        (new,) = _linearized(cls, inputs, kwargs, tangents)[:1]
         apply_inplace(cls, target, *args, **kwargs)
         if new is not None:
             _store_inplace(target, new)
@@ -516,6 +522,10 @@ def _store_inplace(target: Tensor, new: Tensor) -> None:
         _set_tangent(target, existing)
     if existing is None:
         _set_tangent(target, new)
+        return
+    leaf_requiring_grad = existing.grad_fn is None and existing._requires_grad
+    if new._requires_grad and grad_state.enabled and not leaf_requiring_grad:
+        existing.copy_(new)  # recorded: the tangent stays differentiable through the primals
         return
     existing._device.xp.copyto(existing._data, new._data, casting="same_kind")
     existing._version_counter[0] += 1
