@@ -361,8 +361,11 @@ class Tensor:
 
     @property
     def data(self) -> "Tensor":
-        """The same storage as a tensor outside the graph (changes are not tracked)."""
+        """The same storage as a tensor outside the graph (changes are not tracked): a new
+        version counter, of an inference tensor exactly when this is one (whatever the mode)."""
         alias = wrap_array(self._data, self._device)
+        if alias._version_counter.__class__ is not self._version_counter.__class__:
+            alias._version_counter = self._version_counter.__class__((0,))
         if cut_listeners:
             _tell_cut(self, alias, ".data")
         return alias

@@ -9,7 +9,7 @@ import genesis
 from genesis import nn
 from genesis.compat import serve_torch
 from genesis.func import (functional_call, grad, grad_and_value, hessian, jacfwd, jacrev, jvp,
-                          stack_module_state, vjp, vmap)
+                          linearize, stack_module_state, vjp, vmap)
 from tests.helpers import torch_or_skip
 
 
@@ -296,6 +296,20 @@ def test_jvp_result_is_differentiable_like_torchs():
     mine.sum().backward()
     theirs.sum().backward()
     close(gx.grad, tx.grad)
+
+
+def test_linearize_matches_torch_and_its_jvp_fn_can_be_called_again():
+    torch = torch_or_skip()
+    (gx, tx), (gy, ty) = both(*arrays((3,), (3,)), requires_grad=True)
+    (gu, tu), (gv, tv) = both(*arrays((3,), (3,), seed=1))
+    mine, mine_fn = linearize(two_outputs(genesis), gx, gy)
+    theirs, theirs_fn = torch.func.linearize(two_outputs(torch), tx, ty)
+    close(mine, theirs)
+    for _ in range(2):
+        close(mine_fn(gu, gv), theirs_fn(tu, tv))
+    close(mine_fn(gv, gu), theirs_fn(tv, tu))
+    with pytest.raises(RuntimeError):
+        mine_fn(gu)
 
 
 # -- jacrev, jacfwd, hessian ---------------------------------------------------------------

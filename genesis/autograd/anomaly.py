@@ -74,13 +74,17 @@ def is_anomaly_enabled() -> bool:
 
 
 def is_anomaly_check_nan_enabled() -> bool:
-    """Whether anomaly detection checks backward results for NaN/Inf.
+    """The `check_nan` flag of the anomaly mode last set: whether anomaly detection, when
+    on, checks backward results for NaN/Inf. As PyTorch's, True outside anomaly mode (the
+    default) and False only after check_nan=False.
 
-    >>> with detect_anomaly():
+    >>> with detect_anomaly(check_nan=False):
     ...     is_anomaly_check_nan_enabled()
+    False
+    >>> is_anomaly_check_nan_enabled()
     True
     """
-    return _mode.enabled and _mode.check_nan
+    return _mode.check_nan
 
 
 def _apply(mode: _Mode) -> None:

@@ -30,7 +30,7 @@ from .function import AccumulateGrad, GradientEdge, gradient_edge
 from .grad_mode import grad_state
 from .graph_task import (NESTED_PER_THREAD, GraphTask, current, current_graph_task_id,
                          on_fresh_thread, running as _running, will_engine_execute_node)
-from .hooks import checked_gradient, checked_gradients, describe_hook, run_hook
+from .hooks import checked_gradient, checked_node_gradients, describe_hook, run_hook
 from .saved_hooks import state as saved_hooks
 from .unbroadcast import sum_to_shape
 
@@ -256,8 +256,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if grad_outputs is not None and not isinstance(grad_outputs, Tensor):
             grad_outputs = [list(grad_outputs)[index] for index in kept]
         if not outputs:
-            return tuple(wrap_array(t._device.xp.zeros_like(t._data), t._device)
-                         for t in inputs_tuple)
+            return tuple(_materialized_zeros(t, create_graph) for t in inputs_tuple)
     grads = _root_grads(tuple(_stand_in(output) for output in outputs), grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
@@ -273,7 +272,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                     + ("materialize_grads cannot be used when the given input is a GradientEdge"
                        if materialize_grads else "pass allow_unused=True to get None for it"))
             if materialize_grads:
-                gradient = wrap_array(tensor._device.xp.zeros_like(tensor._data), tensor._device)
+                gradient = _materialized_zeros(tensor, create_graph)
             elif not allow_unused:
                 raise RuntimeError(
                     f"The differentiated Tensor at index {index} appears to not have been used in "
@@ -282,6 +281,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                     "is the desired behavior (the gradient is then None).")
         result.append(gradient)
     return tuple(result)
+
+
+def _materialized_zeros(tensor: Tensor, create_graph: bool) -> Tensor:
+    """The zeros `materialize_grads` gives an input no gradient reached: a leaf that requires
+    grad under create_graph (so a further grad through it works), as PyTorch's."""
+    zeros = wrap_array(tensor._device.xp.zeros_like(tensor._data), tensor._device)
+    zeros._requires_grad = create_graph
+    return zeros
 
 
 def _batched_grad(outputs: tuple, inputs: tuple, grad_outputs, retain_graph, create_graph,
@@ -300,9 +307,10 @@ def _batched_grad(outputs: tuple, inputs: tuple, grad_outputs, retain_graph, cre
             raise RuntimeError(
                 "If `is_grads_batched=True`, we interpret the first dimension of each "
                 "grad_output as the batch dimension. The sizes of the remaining dimensions are "
-                f"expected to match the shape of corresponding output, but grad_output[{index}] "
-                f"has a shape of {tuple(gradient.shape)} and output[{index}] has a shape of "
-                f"{tuple(output.shape)}.")
+                "expected to match the shape of corresponding output, but a mismatch was "
+                f"detected: grad_output[{index}] has a shape of {tuple(gradient.shape[1:])} "
+                f"after its batch dimension (in all {tuple(gradient.shape)}) and output[{index}] "
+                f"has a shape of {tuple(output.shape)}.")
         if batch is not None and gradient.shape[0] != batch:
             raise RuntimeError(f"is_grads_batched=True: grad_output[{index}] has a batch of "
                                f"{gradient.shape[0]} row{'s' if gradient.shape[0] != 1 else ''}, "
@@ -732,7 +740,8 @@ def _call_backward(node, grads: list) -> tuple:
             where = lambda: f"a pre-hook of {type(node).__name__}"
             replacement = run_hook(hook, (tuple(grads),), where)
             if replacement is not None:
-                grads = list(checked_gradients(hook, where, replacement, tuple(grads), "grad_outputs"))
+                grads = list(checked_node_gradients(hook, where, replacement, tuple(grads),
+                                                    "grad_outputs"))
     if node._materialize_grads and (len(grads) > 1 or grads[0] is None):
         _materialize(node, grads)  # outputs that got no gradient get zeros
     hooks_before = len(node._hooks)
@@ -761,7 +770,7 @@ def _call_backward(node, grads: list) -> tuple:
             given = tuple(grads) if index < hooks_before else ()
             replacement = run_hook(hook, (result, given), where)
             if replacement is not None:
-                result = checked_gradients(hook, where, replacement, result, "grad_inputs")
+                result = checked_node_gradients(hook, where, replacement, result, "grad_inputs")
     return result
 
 
@@ -879,9 +888,16 @@ def _accumulate_leaf(node, grads: list, create_graph: bool, capture, captured, o
         gradient = _run_accumulator_prehooks(node, gradient)
     existing = variable._grad
     if existing is None:
-        # with create_graph, a copy made by a recorded copy_ (PyTorch's CopyBackwards node)
-        variable._grad = gradient.new_empty(gradient.shape).copy_(gradient) if create_graph \
-            else _as_leaf_grad(gradient, owned)
+        laid_out = None  # a new array in the leaf's layout, where PyTorch's .grad has it
+        if (create_graph or gradient._data.strides != variable._data.strides) and \
+                not variable._data.flags.c_contiguous:
+            laid_out = _dense_layout_like(gradient._device.xp, variable._data, gradient._data.dtype)
+        if laid_out is not None:  # with create_graph, the copy_ is recorded (CopyBackwards)
+            variable._grad = wrap_array(laid_out, gradient._device).copy_(gradient)
+        elif create_graph:  # a copy made by a recorded copy_ (PyTorch's CopyBackwards node)
+            variable._grad = gradient.new_empty(gradient.shape).copy_(gradient)
+        else:
+            variable._grad = _as_leaf_grad(gradient, owned)
         gradient = variable._grad  # the node's hooks see .grad itself, as PyTorch's (it steals)
     elif create_graph or not writeable(existing._data):
         variable._grad = existing + gradient
@@ -908,8 +924,22 @@ def _run_accumulator_prehooks(node, gradient: Tensor) -> Tensor:
         where = lambda: "a pre-hook of AccumulateGrad"
         replacement = run_hook(hook, ((gradient,),), where)
         if replacement is not None:
-            gradient = checked_gradients(hook, where, replacement, (gradient,), "grad_outputs")[0]
+            gradient = checked_node_gradients(hook, where, replacement, (gradient,),
+                                              "grad_outputs")[0]
     return gradient
+
+
+def _dense_layout_like(xp, array, dtype):
+    """A new uninitialised array of `array`'s shape in its memory order, where its elements
+    are dense and non-overlapping (a transposed or permuted tensor), else None (row-major
+    then): PyTorch's gradient layout contract for a leaf's first `.grad`."""
+    expected = array.itemsize
+    for stride, size in sorted((stride, size) for stride, size in zip(array.strides, array.shape)
+                               if size != 1):
+        if stride != expected:
+            return None
+        expected *= size
+    return xp.empty_like(array, dtype=dtype)  # (order "K": the strides' order)
 
 
 def _as_leaf_grad(gradient: Tensor, owned: bool) -> Tensor:

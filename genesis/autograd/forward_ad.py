@@ -324,6 +324,15 @@ def _propagate(cls, ctx, args: tuple, kwargs: dict, outputs: tuple) -> None:
             _set_tangent(output, tangent)
 
 
+def _any_requires_grad(values: tuple) -> bool:
+    """Whether any tensor among `values` (or in a list or tuple among them) requires grad."""
+    for value in values:
+        for item in value if value.__class__ in (list, tuple) else (value,):
+            if isinstance(item, Tensor) and item._requires_grad:
+                return True
+    return False
+
+
 def _linearized(cls, args: tuple, kwargs: dict, tangents: tuple) -> tuple:
     """The output tangents of `cls` at `args`, from its backward rule: with v the output
     gradients, J t = d/dv <J^T v, t>. Runs the op again on leaf copies of the inputs that
@@ -333,15 +342,18 @@ def _linearized(cls, args: tuple, kwargs: dict, tangents: tuple) -> tuple:
             f"forward-mode AD through {cls.node_name}, a random op, is not supported: genesis "
             "derives tangents by running the op again, which would draw new random numbers")
     primals, flat_tangents = [], []
-    keep_graph = grad_state.enabled and any(
-        t._requires_grad for tangent in tangents if tangent is not None
-        for t in (tangent if tangent.__class__ is list else [tangent]) if t is not None)
+    # the tangents are differentiable (double backward through forward AD) when a tangent or
+    # an argument requires grad: J t depends on the primals as much as on t
+    keep_graph = grad_state.enabled and (_any_requires_grad(args) or _any_requires_grad(tangents))
 
     def leaf(arg, tangent):
         if tangent is None:
             return arg
-        copy = wrap_array(arg._data, arg._device)
-        copy._requires_grad = True
+        if keep_graph and arg._requires_grad:  # a differentiable stand-in for this one use
+            copy = _Alias.apply(arg)
+        else:
+            copy = wrap_array(arg._data, arg._device)
+            copy._requires_grad = True
         primals.append(copy)
         # an alias: an inference tensor's own version counter would refuse being saved
         flat_tangents.append(tangent if keep_graph else wrap_array(tangent._data, tangent._device))
@@ -485,7 +497,13 @@ def _inplace(cls, target: Tensor, args: tuple, kwargs: dict) -> Tensor:
     with _suspend:
         if not found:
             return apply_inplace(cls, target, *args, **kwargs)
-        (new,) = _linearized(cls, (target,) + args, kwargs, tangents)[:1]
+        inputs = (target,) + args
+        if grad_state.enabled and (_any_requires_grad(inputs) or _any_requires_grad(tangents)):
+            # the tangent keeps a graph that may save the target: save it as it is before
+            # the change (a recorded copy, which the change below leaves alone)
+            before = target.clone()
+            inputs = tuple(before if arg is target else arg for arg in inputs)
+        (new,) = _linearized(cls, inputs, kwargs, tangents)[:1]
         apply_inplace(cls, target, *args, **kwargs)
         if new is not None:
             _store_inplace(target, new)
@@ -504,6 +522,10 @@ def _store_inplace(target: Tensor, new: Tensor) -> None:
         _set_tangent(target, existing)
     if existing is None:
         _set_tangent(target, new)
+        return
+    leaf_requiring_grad = existing.grad_fn is None and existing._requires_grad
+    if new._requires_grad and grad_state.enabled and not leaf_requiring_grad:
+        existing.copy_(new)  # recorded: the tangent stays differentiable through the primals
         return
     existing._device.xp.copyto(existing._data, new._data, casting="same_kind")
     existing._version_counter[0] += 1

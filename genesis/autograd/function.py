@@ -82,8 +82,10 @@ start_observers: Listeners[OpStartObserver] = Listeners()
 _FREED = ("freed",)
 _CONSUMED = ("consumed",)  # read once by a Function with clear_saved_tensors_on_access
 # genesis.autograd.saved_variables registers how `grad_fn._saved_<name>` and
-# `grad_fn._raw_saved_<name>` are read: lookup(node, attribute name)
+# `grad_fn._raw_saved_<name>` are read: lookup(node, attribute name), and how they are
+# listed for dir(grad_fn): names(node), the attribute names
 saved_lookups = []
+saved_listings = []
 
 
 class SavedTensorModifiedError(RuntimeError):
@@ -141,6 +143,12 @@ class Node:
             if name.startswith(("_saved_", "_raw_saved_")) and saved_lookups:
                 return saved_lookups[0](self, name)  # PyTorch's names for what a node saved
             raise AttributeError(f"{type(self).__name__} has no attribute {name!r}") from None
+
+    def __dir__(self):
+        """The attributes, with the `_saved_<name>` ones of what the node saved (tools that
+        draw graphs, torchviz's show_saved, find them by dir())."""
+        names = super().__dir__()
+        return names + saved_listings[0](self) if saved_listings else names
 
     # -- identity -----------------------------------------------------------
     @classmethod
@@ -706,6 +714,7 @@ def _check_dirty(dirty: tuple, args: tuple, graph: bool) -> tuple:
                           UserWarning, stacklevel=4)
             continue
         inputs.append(tensor)
+        tensor._version_counter[0] += 1  # changed by the Function, as PyTorch counts it
         if graph and tensor._view is not None and tensor._view[2] is not None:
             refuse_view_update(tensor, "mark_dirty")
         base = tensor._view[0] if tensor._view is not None else tensor

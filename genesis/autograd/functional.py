@@ -311,7 +311,7 @@ def _product(outputs, outputs_tuple, roots, wrt, v, like, like_tuple, create_gra
              strict: bool, stage: str) -> tuple:
     """(the function's outputs, the gradient of `roots` w.r.t. `wrt` weighted by `v`), zeros
     filled in for unused `like` entries, each unpacked as the caller passed it."""
-    with set_grad_enabled(create_graph or is_grad_enabled()):
+    with set_grad_enabled(bool(create_graph) or is_grad_enabled()):
         grads = _grad_of_used(roots, wrt, v, create_graph)
         result = _fill_in_zeros(grads, like, strict, create_graph, stage)
     return (_unpack(_finish(outputs, create_graph), outputs_tuple),

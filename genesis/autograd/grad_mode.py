@@ -48,6 +48,10 @@ class _GradModeContext:
     def _restore(self, previous) -> None:
         grad_state.enabled, grad_state.enabled_in_inference = previous
 
+    def clone(self):
+        """A new mode object like this one (PyTorch's `_DecoratorContextManager.clone`)."""
+        return self.__class__()
+
     def __enter__(self):
         self._previous = self._switch()
         return self
@@ -162,6 +166,13 @@ class inference_mode(_GradModeContext):
     def __init__(self, mode: bool = True):
         self.enabled = bool(mode)
 
+    @property
+    def mode(self) -> bool:
+        return self.enabled
+
+    def clone(self):
+        return self.__class__(self.enabled)
+
     def _switch(self):
         previous = grad_state.enabled, grad_state.enabled_in_inference, inference_state.depth
         grad_state.enabled_in_inference = False
@@ -206,8 +217,19 @@ class set_grad_enabled(_GradModeContext):
     """
 
     def __init__(self, mode: bool):
-        self._mode = bool(mode)
+        if mode.__class__ is not bool:  # as PyTorch's: a truthy 1 or "no" is a mistake
+            raise TypeError("set_grad_enabled(): argument 'enabled' (position 1) must be bool, "
+                            f"not {type(mode).__name__}")
+        self._mode = mode
         self._previous = self._switch()
+
+    @property
+    def mode(self) -> bool:
+        return self._mode
+
+    def clone(self):
+        """A new set_grad_enabled(self.mode): like the first, it sets the mode at once."""
+        return self.__class__(self._mode)
 
     def __enter__(self):
         return self  # already switched when made; __exit__ restores what was before

@@ -23,7 +23,7 @@ from ..sizes import describe_value
 from ..tensor import Tensor
 
 __all__ = ["RemovableHandle", "describe_hook", "checked_hook", "run_hook", "checked_gradient",
-           "checked_gradients", "hook_error"]
+           "checked_gradients", "checked_node_gradients", "hook_error"]
 
 
 class RemovableHandle:
@@ -35,11 +35,14 @@ class RemovableHandle:
     []
     """
 
-    __slots__ = ("_hooks", "_hook")
+    __slots__ = ("_hooks", "_hook", "id")
+    next_id = 0  # each handle's `id`, counted up as PyTorch's
 
     def __init__(self, hooks: list, hook):
         hooks.append(hook)
         self._hooks, self._hook = hooks, hook
+        self.id = RemovableHandle.next_id
+        RemovableHandle.next_id += 1
 
     def remove(self) -> None:
         try:
@@ -140,6 +143,23 @@ def checked_gradients(hook, where, new, old: tuple, what: str = "grads") -> tupl
     return tuple(value if value is None or before is None and isinstance(value, Tensor)
                  else checked_gradient(hook, where, value, before, f"{what}[{index}]")
                  for index, (value, before) in enumerate(zip(new, old)))
+
+
+def checked_node_gradients(hook, where, new, old: tuple, what: str) -> tuple:
+    """The replacement a hook of a graph node (`grad_fn.register_hook`/`register_prehook`)
+    returned, checked as PyTorch checks it: a tuple (a TypeError for a lone Tensor or any
+    other value), None wherever `old` has None (a RuntimeError: the node has no gradient
+    there to replace), each other entry as `checked_gradients` requires."""
+    if new.__class__ not in (tuple, list):
+        raise hook_error(TypeError, hook, f"{_text(where)}, expected tuple, but hook returned "
+                         f"'{type(new).__name__}': return a tuple of {len(old)} gradient(s) "
+                         f"({what}: Tensor or None each)")
+    for index, (value, before) in enumerate(zip(new, old)):
+        if before is None and value is not None:
+            raise hook_error(RuntimeError, hook, f"{_text(where)}, can't replace a None gradient "
+                             f"with a non-None value: {what}[{index}] is None (no gradient flows "
+                             "there), so the hook must leave it None")
+    return checked_gradients(hook, where, new, old, what)
 
 
 def hook_error(kind: type, hook, message: str) -> Exception:

@@ -24,8 +24,8 @@ from __future__ import annotations
 import re
 
 from ..tensor import Tensor, wrap_array
-from .function import (Node, _CONSUMED, _FREED, _freed_message, gradient_edge, saved_lookups,
-                       unpack_saved)
+from .function import (Node, _CONSUMED, _FREED, _freed_message, gradient_edge, saved_listings,
+                       saved_lookups, unpack_saved)
 from .saved_hooks import PackedSaved, pack_with, state as hooks_state
 
 __all__ = ["SavedTensor", "saved_names", "make_saved_tensor"]
@@ -208,4 +208,21 @@ def make_saved_tensor(tensor: Tensor, is_output: bool = False) -> SavedTensor:
     return SavedTensor._of(holder, 0)
 
 
+def _listing(node: Node) -> list:
+    """`_saved_<name>` and `_raw_saved_<name>` for each value `node` saved under a name (only
+    `_saved_` for a value that is not a tensor), for dir(node); none once they are freed."""
+    saved = node._saved
+    if node._forward_cls is None or not node._next_nodes or saved is None or saved is _FREED \
+            or saved is _CONSUMED:
+        return []
+    listed = []
+    for name, (value, _, _) in zip(saved_names(node), saved):
+        if name is not None:
+            listed.append(f"_saved_{name}")
+            if value is None or isinstance(value, Tensor | PackedSaved):
+                listed.append(f"_raw_saved_{name}")
+    return listed
+
+
 saved_lookups[:] = [_lookup]
+saved_listings[:] = [_listing]

@@ -1,5 +1,5 @@
 """Function transforms built on genesis's reverse mode: `grad`, `grad_and_value`, `vjp`,
-`jvp`, `jacrev`, `jacfwd` and `hessian`, as in `torch.func`.
+`jvp`, `linearize`, `jacrev`, `jacfwd` and `hessian`, as in `torch.func`.
 
 Each call runs the function on private copies of the differentiated inputs (fresh leaves
 that require grad, or aliases of inputs that already do) and asks the engine for their
@@ -27,7 +27,7 @@ from ..tensor import Tensor
 from .pytree import flatten, tree_map, unflatten
 from .vmap import RANDOMNESS
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"]
 
 
 def grad_and_value(func, argnums=0, has_aux: bool = False):
@@ -178,6 +178,24 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
     if has_aux:
         return result, products, tree_map(lambda leaf: _release(leaf, private, outer), aux)
     return result, products
+
+
+def linearize(func, *primals) -> tuple:
+    """`(func(*primals), jvp_fn)`: `jvp_fn(*tangents)` is the Jacobian-vector product of
+    `func` at `primals`, as `torch.func.linearize`. Genesis keeps no linearized graph:
+    each `jvp_fn` call is a `jvp` at the same primals (same values, more work).
+
+    >>> import genesis
+    >>> output, jvp_fn = linearize(lambda x: x ** 2, genesis.tensor([1., 2.]))
+    >>> output, jvp_fn(genesis.tensor([1., 1.]))
+    (tensor([1., 4.]), tensor([2., 4.]))
+    """
+    output = func(*primals)
+
+    def jvp_fn(*tangents):
+        return jvp(func, primals, tangents)[1]
+
+    return output, jvp_fn
 
 
 def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None):

@@ -34,10 +34,16 @@ from ..dtypes import get_dtype
 from ..ops.convert import _parse_to
 from ..tensor import Tensor
 from ._backward_hooks import BackwardHook
+from .module_hooks import (REGISTERED_BY, Hook, attach_legacy_backward_hooks, global_call_hooks,
+                           register_module_backward_hook, register_module_forward_hook,
+                           register_module_forward_pre_hook, register_module_full_backward_hook,
+                           register_module_full_backward_pre_hook)
 from .parameter import Buffer, Parameter
 from ._clear_grads import clear_grads
 
-__all__ = ["Module", "IncompatibleKeys"]
+__all__ = ["Module", "IncompatibleKeys", "register_module_forward_pre_hook",
+           "register_module_forward_hook", "register_module_full_backward_pre_hook",
+           "register_module_full_backward_hook", "register_module_backward_hook"]
 
 
 class IncompatibleKeys(NamedTuple):
@@ -50,18 +56,6 @@ class IncompatibleKeys(NamedTuple):
         if not self.missing_keys and not self.unexpected_keys:
             return "<All keys matched successfully>"
         return f"IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
-
-
-class _Hook(NamedTuple):
-    kind: str            # "forward_pre", "forward", "backward", "backward_pre"
-    function: object
-    with_kwargs: bool
-    always_call: bool = False  # a forward hook also run when the call raises
-
-
-_REGISTERED_BY = {"forward_pre": "register_forward_pre_hook", "forward": "register_forward_hook",
-                  "backward": "register_full_backward_hook",
-                  "backward_pre": "register_full_backward_pre_hook"}
 
 
 class Module:
@@ -83,7 +77,7 @@ class Module:
         outer = running.call
         running.call = (self, outer, call_order())  # a module call: the ops made now remember it
         try:
-            if self._call_hooks or module_scope.listeners:
+            if self._call_hooks or global_call_hooks or module_scope.listeners:
                 return self._call_observed(args, kwargs)
             return self.forward(*args, **kwargs)
         finally:
@@ -94,7 +88,7 @@ class Module:
         if listening:
             module_scope.enter(self)
         try:
-            if self._call_hooks:
+            if self._call_hooks or global_call_hooks:
                 return self._call_with_hooks(args, kwargs)
             return self.forward(*args, **kwargs)
         finally:
@@ -102,7 +96,7 @@ class Module:
                 module_scope.exit(self)
 
     def _call_with_hooks(self, args: tuple, kwargs: dict):
-        hooks = list(self._call_hooks)
+        hooks = global_call_hooks + self._call_hooks
         result = None
         ran = set()  # the positions in `hooks` of the forward hooks with always_call that ran
         try:
@@ -140,6 +134,9 @@ class Module:
                     result = replacement
             if backward_hook is not None:
                 result = backward_hook.wrap_outputs(result)
+            legacy = [hook for kind, hook, _, _ in hooks if kind == "legacy_backward"]
+            if legacy:
+                attach_legacy_backward_hooks(self, legacy, result)
             return result
         except Exception:
             self._run_always_called_hooks(hooks, ran, args, kwargs, result)
@@ -168,7 +165,7 @@ class Module:
     # -- hooks ------------------------------------------------------------------
     def _add_hook(self, kind: str, hook, prepend: bool, with_kwargs: bool = False,
                   always_call: bool = False) -> RemovableHandle:
-        entry = _Hook(kind, checked_hook(hook, _REGISTERED_BY[kind]), with_kwargs, always_call)
+        entry = Hook(kind, checked_hook(hook, REGISTERED_BY[kind]), with_kwargs, always_call)
         handle = RemovableHandle(self._call_hooks, entry)
         if prepend:
             self._call_hooks.insert(0, self._call_hooks.pop())
@@ -202,7 +199,21 @@ class Module:
         """`hook(module, grad_input, grad_output)` runs when the gradients w.r.t. the module's
         inputs are computed; it may return a replacement `grad_input` (one entry per
         positional argument, None for non-tensors)."""
+        self._refuse_mixed_backward_hooks("legacy_backward")
         return self._add_hook("backward", hook, prepend)
+
+    def register_backward_hook(self, hook):
+        """PyTorch's deprecated backward hook: `hook(module, grad_input, grad_output)` is a hook
+        of the graph node that made the module's (first tensor) output, so `grad_input` holds
+        that node's input gradients, which are the module's own only for a one-op module. Use
+        `register_full_backward_hook`."""
+        self._refuse_mixed_backward_hooks("backward")
+        return self._add_hook("legacy_backward", hook, False)
+
+    def _refuse_mixed_backward_hooks(self, other: str) -> None:
+        if any(entry.kind == other for entry in self._call_hooks):
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on "
+                               "a single Module. Please use only one of them.")
 
     def register_full_backward_pre_hook(self, hook, *, prepend: bool = False):
         """`hook(module, grad_output)` runs when the gradients w.r.t. the module's outputs

@@ -217,6 +217,16 @@ def test_set_detect_anomaly_as_a_call_and_as_a_context():
         set_detect_anomaly(False)
 
 
+def test_the_check_nan_flag_reads_as_torchs_outside_anomaly_mode():
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    for library in (torch, genesis):
+        seen = [library.is_anomaly_check_nan_enabled()]
+        with library.autograd.set_detect_anomaly(False, check_nan=False):
+            seen.append(library.is_anomaly_check_nan_enabled())
+        seen.append(library.is_anomaly_check_nan_enabled())
+        assert seen == [True, False, True] and not library.is_anomaly_enabled()
+
+
 def test_other_tools_hooks_are_left_alone():
     def other(*args):
         pass

@@ -2,6 +2,7 @@
 that never arrive, callbacks queued during backward, backward called inside a backward
 (deeply too), hook order and arguments, what a hook may ask of the running pass, batched
 gradients and anomaly mode's reports."""
+import re
 import warnings
 
 import numpy as np
@@ -339,6 +340,11 @@ def test_batched_grad_outputs_give_one_row_each(lib, create_graph):
     assert scalar_rows.tolist() == [[[1.0, 1.0], [1.0, 1.0]], [[2.0, 2.0], [2.0, 2.0]]]
     with pytest.raises(RuntimeError, match="If `is_grads_batched=True`, we interpret the first"):
         lib.autograd.grad(x * 2, (x,), (lib.ones(2, 2),), is_grads_batched=True)
+    if lib is genesis:  # the shape after the batch dimension, the one that does not match
+        with pytest.raises(RuntimeError, match=re.escape(
+                "mismatch was detected: grad_output[0] has a shape of (2,) after its batch "
+                "dimension (in all (3, 2)) and output[0] has a shape of (2, 2)")):
+            lib.autograd.grad(x * 2, (x,), (lib.ones(3, 2),), is_grads_batched=True)
 
 
 # -- anomaly mode ------------------------------------------------------------------------------
@@ -426,3 +432,40 @@ def test_the_current_node_and_a_hook_registered_during_its_backward_as_in_pytorc
         assert seen == ["ExpBackward0"]
         assert given == [()]  # its grad_outputs were consumed before it existed
         assert a.grad.tolist() == pytest.approx((a.detach().exp() / 2).tolist())
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_a_leafs_first_grad_takes_its_layout_when_dense(lib, create_graph):
+    """PyTorch's gradient layout contract: a transposed or permuted leaf gets a .grad with
+    its own strides; one with gaps or overlaps (a slice with a step, an expand) a
+    row-major one. Hooks see that .grad, and a second backward adds into it."""
+    transposed = lib.ones(3, 2).t().requires_grad_()
+    (transposed * transposed).sum().backward(create_graph=create_graph)
+    assert transposed.grad.stride() == (1, 2) and transposed.grad.tolist() == [[2.0] * 3] * 2
+    assert transposed.grad.requires_grad == create_graph
+    if not create_graph:
+        (transposed * 2).sum().backward()
+        assert transposed.grad.stride() == (1, 2) and transposed.grad.tolist() == [[4.0] * 3] * 2
+    permuted = lib.arange(24.).reshape(2, 3, 4).permute(2, 0, 1).requires_grad_()
+    seen = []
+    permuted.register_post_accumulate_grad_hook(lambda tensor: seen.append(tensor.grad.stride()))
+    (permuted * 3).sum().backward()
+    assert seen == [(1, 12, 4)] and permuted.grad.stride() == (1, 12, 4)
+    for leaf in (lib.ones(4, 6)[:, ::2], lib.ones(4, 6).t()[::2], lib.ones(3, 1).expand(3, 2)):
+        leaf.requires_grad_()
+        (leaf * 2).sum().backward()
+        assert leaf.grad.is_contiguous() and set(leaf.grad.flatten().tolist()) == {2.0}
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_materialized_zeros_require_grad_under_create_graph(lib, create_graph):
+    """materialize_grads: an input no gradient reached gets zeros, which require grad exactly
+    under create_graph (a leaf, so a further grad through them gives zeros, not an error)."""
+    x, unused = lib.ones(2, requires_grad=True), lib.ones(2, requires_grad=True)
+    gx, gu = lib.autograd.grad((x * x).sum(), (x, unused), materialize_grads=True,
+                               create_graph=create_graph)
+    assert gu.tolist() == [0.0, 0.0] and gu.requires_grad == create_graph and gu.grad_fn is None
+    assert gx.requires_grad == create_graph
+    if create_graph:
+        (second,) = lib.autograd.grad((gx + gu).sum(), unused, materialize_grads=True)
+        assert second.tolist() == [0.0, 0.0]

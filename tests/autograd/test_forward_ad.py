@@ -170,6 +170,61 @@ def test_backward_through_primal_and_tangent():
     assert gbar.tolist() == [3.0, 3.0]
 
 
+def _tangent_gradients(lib, forward_ad, primal_values, tangent_values):
+    """Gradients of sum(tangent of f) with f(x, w) = sin(x * x) * w + exp(x) + x * x (the
+    last in place): through the primal x (a non-leaf), the tangent and the other argument w,
+    none of them a dual."""
+    leaf = lib.tensor(primal_values, dtype=lib.float64, requires_grad=True)
+    tangent = lib.tensor(tangent_values, dtype=lib.float64, requires_grad=True)
+    other = lib.tensor([0.5, -2.0], dtype=lib.float64, requires_grad=True)
+    with forward_ad.dual_level():
+        dual = forward_ad.make_dual(leaf * 1, tangent)
+        result = forward_ad.unpack_dual((dual * dual).sin() * other + dual.exp()).tangent
+        changed = dual * 1
+        changed.mul_(dual)  # an in-place op updates the tangent it had, recorded too
+        result = result + forward_ad.unpack_dual(changed).tangent
+        result.sum().backward()
+    return [t.grad.tolist() for t in (leaf, tangent, other)]
+
+
+def test_tangents_are_differentiable_through_the_primals_as_in_torch():
+    """The tangent J(x) t depends on x (and on the other arguments), not only on t:
+    double backward through forward AD (forward-over-reverse) needs that gradient."""
+    torch = torch_or_skip()
+    import torch.autograd.forward_ad as torch_fwAD
+    got = _tangent_gradients(genesis, fwAD, [1.0, 2.0], [1.0, 3.0])
+    expected = _tangent_gradients(torch, torch_fwAD, [1.0, 2.0], [1.0, 3.0])
+    for ours, theirs in zip(got, expected):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10)
+
+
+def test_a_tangent_changed_in_place_keeps_its_gradient_as_in_torch():
+    """An in-place op on a dual updates its tangent; the gradient of that tangent w.r.t. a
+    tangent that requires grad sees the values before the change (the primal here does
+    not require grad)."""
+    torch = torch_or_skip()
+    import torch.autograd.forward_ad as torch_fwAD
+    results = []
+    for lib, forward_ad in ((genesis, fwAD), (torch, torch_fwAD)):
+        tangent = lib.tensor([1.0, 3.0], dtype=lib.float64, requires_grad=True)
+        with forward_ad.dual_level():
+            dual = forward_ad.make_dual(lib.tensor([1.0, 2.0], dtype=lib.float64), tangent)
+            changed = dual * 1
+            changed.mul_(dual)
+            changed.add_(changed.exp() * dual)
+            forward_ad.unpack_dual(changed).tangent.sum().backward()
+        results.append(tangent.grad.tolist())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-12)
+
+
+def test_tangent_made_under_no_grad_records_nothing():
+    weight = genesis.tensor([1.0, 2.0], requires_grad=True)
+    with fwAD.dual_level(), genesis.no_grad():
+        dual = fwAD.make_dual(weight, genesis.tensor([1.0, 1.0]))
+        tangent = fwAD.unpack_dual(dual * dual).tangent
+    assert not tangent.requires_grad and tangent.tolist() == [2.0, 4.0]
+
+
 def test_inplace_updates_tangent_and_views():
     foo, bar = genesis.rand(2, dtype=genesis.float64), genesis.ones(2, dtype=genesis.float64)
     with fwAD.dual_level():

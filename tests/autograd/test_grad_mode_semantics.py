@@ -170,3 +170,36 @@ def test_enable_grad_inside_inference_mode_records_nothing():
 def test_enable_grad_inside_inference_mode_as_in_pytorch():
     torch = torch_or_skip()
     assert _grad_mode_inside_inference_mode(genesis) == _grad_mode_inside_inference_mode(torch)
+
+
+@pytest.mark.parametrize("value", [1, 0, None, "no", 1.0])
+def test_set_grad_enabled_takes_only_a_bool(value):
+    for library in _libraries():
+        with pytest.raises(TypeError, match="argument 'enabled' .* must be bool"):
+            library.set_grad_enabled(value)
+        assert library.is_grad_enabled()  # unchanged by the refused call
+
+
+def test_modes_clone_into_a_new_mode_of_the_same_kind():
+    for library in _libraries():
+        for mode in (library.no_grad(), library.enable_grad(), library.inference_mode(False)):
+            copy = mode.clone()
+            assert type(copy) is type(mode) and copy is not mode
+        assert library.inference_mode(False).clone().mode is False
+        with library.no_grad().clone():
+            assert not library.is_grad_enabled()
+        copy = library.set_grad_enabled(False).clone()  # sets the mode at once, as the first
+        assert copy.mode is False and not library.is_grad_enabled()
+        library.set_grad_enabled(True)
+
+
+def test_data_and_detach_are_inference_tensors_exactly_when_the_tensor_is():
+    """`.data` and `.detach()` of a tensor take its inference-ness, not the current mode's:
+    an inference tensor's stay inference tensors outside the mode, a normal tensor's are
+    normal inside it."""
+    for library in _libraries():
+        normal = library.ones(2)
+        with library.inference_mode():
+            inside = library.ones(2)
+            assert not normal.data.is_inference() and not normal.detach().is_inference()
+        assert inside.data.is_inference() and inside.detach().is_inference()

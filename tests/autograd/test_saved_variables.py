@@ -396,3 +396,17 @@ def test_a_tensor_cached_twice_and_removed_once_is_not_cached(lib):
         assert not C._is_cached_tensor(x)
     finally:
         C._set_cached_tensors_enabled(False)
+
+
+def test_dir_of_a_node_lists_its_saved_values_as_torchs():
+    """dir(grad_fn) lists `_saved_<name>`/`_raw_saved_<name>` (torchviz's show_saved finds
+    them so), for tensors saved by an op as PyTorch names them."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    listed = []
+    for lib in (genesis, torch):
+        a, b = lib.ones(2, requires_grad=True), lib.ones(2, requires_grad=True)
+        nodes = ((a * b).grad_fn, a.exp().grad_fn, a.sigmoid().grad_fn)
+        listed.append([sorted(name for name in dir(node) if name.startswith(("_saved_", "_raw_saved_"))
+                              and "sym" not in name) for node in nodes])
+    assert listed[0] == listed[1]
+    assert listed[0][0] == ["_raw_saved_other", "_raw_saved_self", "_saved_other", "_saved_self"]

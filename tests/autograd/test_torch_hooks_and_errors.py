@@ -162,3 +162,30 @@ def test_decorating_a_class_with_a_grad_mode_warns_as_torch():
             @library.no_grad()
             class Model:
                 pass
+
+
+def _register_node_hook(lib, kind: str, returned):
+    """x * c (c a constant: the node's grad_inputs are (gradient, None)), or a row of
+    x.unbind(0) (the other row's grad_output None), with a node hook returning `returned`."""
+    x = lib.ones(2, 3, requires_grad=True)
+    if kind == "hook":
+        out = x[0] * lib.ones(3)
+        out.grad_fn.register_hook(lambda grad_inputs, grad_outputs: returned(lib, grad_inputs))
+    else:
+        out = x.unbind(0)[0]
+        out.grad_fn.register_prehook(lambda grad_outputs: returned(lib, grad_outputs))
+    out.sum().backward()
+    return x.grad
+
+
+@pytest.mark.parametrize("kind", ["hook", "prehook"])
+def test_node_hooks_return_a_tuple_and_leave_none_gradients_none_as_in_torch(kind):
+    """A hook of a graph node (grad_fn.register_hook/register_prehook) returns None or a
+    tuple: a lone Tensor is a TypeError, a gradient in place of a None one a RuntimeError."""
+    for library in _libraries():
+        with pytest.raises(TypeError, match="expected tuple, but hook returned 'Tensor'"):
+            _register_node_hook(library, kind, lambda lib, grads: grads[0] * 2)
+        with pytest.raises(RuntimeError, match="can't replace a None gradient with a non-None value"):
+            _register_node_hook(library, kind, lambda lib, grads: (grads[0], lib.ones(3)))
+        kept = _register_node_hook(library, kind, lambda lib, grads: (grads[0] * 2, None))
+        assert kept[0].tolist() == [2.0] * 3 and kept[1].tolist() == [0.0] * 3

@@ -1,4 +1,6 @@
 """Module hooks (forward, forward pre, full backward, backward pre) and the module_scope hook point."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -240,6 +242,89 @@ def recorder():
     module_scope.listeners.append(listener)
     yield listener
     module_scope.listeners.remove(listener)
+
+
+def _global_hook_log(lib) -> list:
+    """What the global module hooks (register_module_*) and a module's own hooks see, in the
+    order they run, for a model around a Linear layer; then nothing once removed."""
+    hooks = genesis.nn.module if lib is genesis else lib.nn.modules.module
+    log = []
+
+    class Model(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = lib.nn.Linear(2, 2)
+
+        def forward(self, x, scale=2.0):
+            return self.linear(x) * scale
+
+    model = Model()
+    model.register_forward_hook(lambda module, args, out: log.append(("own forward",)))
+    model.register_full_backward_hook(lambda module, grad_in, grad_out: log.append(("own backward",)))
+    name = lambda module: type(module).__name__
+    handles = [
+        hooks.register_module_forward_pre_hook(lambda module, args: log.append(("pre", name(module)))),
+        hooks.register_module_forward_hook(
+            lambda module, args, kwargs, out: log.append(("forward", name(module), sorted(kwargs))),
+            with_kwargs=True),
+        hooks.register_module_full_backward_pre_hook(
+            lambda module, grad_out: log.append(("backward pre", name(module)))),
+        hooks.register_module_full_backward_hook(
+            lambda module, grad_in, grad_out: log.append(
+                ("backward", name(module), [g is None for g in grad_in]))),
+        hooks.register_module_forward_hook(lambda module, args, out: out * 10),
+    ]
+    x = lib.ones(1, 2, requires_grad=True)
+    outputs = [model(x, scale=3.0)]
+    outputs[0].sum().backward()
+    for handle in handles:
+        handle.remove()
+    outputs.append(model(x))
+    outputs[1].sum().backward()
+    return log, [output.shape for output in outputs], x.grad.shape
+
+
+def test_global_module_hooks_run_before_each_modules_own_as_in_pytorch():
+    torch = torch_or_skip()
+    got, expected = _global_hook_log(genesis), _global_hook_log(torch)
+    assert got[0] == expected[0] and got[0][0] == ("pre", "Model")
+    assert [list(shape) for shape in got[1]] == [list(shape) for shape in expected[1]]
+
+
+def test_hook_handles_have_increasing_ids_as_in_pytorch():
+    torch = torch_or_skip()
+    for lib in (genesis, torch):
+        x = lib.ones(2, requires_grad=True) * 1
+        first, second = x.register_hook(lambda g: g), lib.nn.Identity().register_forward_hook(print)
+        assert second.id > first.id
+
+
+def _legacy_hook_log(lib) -> tuple:
+    log = []
+    layer = lib.nn.Sigmoid()
+    handle = layer.register_backward_hook(lambda module, grad_in, grad_out: log.append(
+        (type(module).__name__, [g.tolist() for g in grad_in], [g.tolist() for g in grad_out]))
+        or (grad_in[0] * 0 + 1,))
+    x = lib.zeros(2, requires_grad=True)
+    layer(x).sum().backward()
+    handle.remove()
+    layer(x).sum().backward()
+    with pytest.raises(RuntimeError, match="Cannot use both regular backward hooks and full"):
+        layer.register_backward_hook(print)
+        layer.register_full_backward_hook(print)
+    return log, x.grad.tolist()
+
+
+def test_the_deprecated_backward_hook_is_a_hook_of_the_outputs_node_as_in_pytorch():
+    """register_backward_hook: grad_input is what the node that made the output gives its
+    inputs (here Sigmoid's, the module's own), and the hook may replace it; it cannot be
+    mixed with full backward hooks on one module."""
+    torch = torch_or_skip()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = _legacy_hook_log(torch)
+    got = _legacy_hook_log(genesis)
+    assert got == expected and got[1] == [1.25, 1.25]
 
 
 def test_module_scope_listener_sees_nested_enter_and_exit(recorder):

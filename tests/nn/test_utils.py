@@ -7,7 +7,7 @@ import pytest
 
 import genesis
 from genesis import nn
-from genesis.nn.utils import clip_grad_norm_, clip_grad_value_, get_total_norm
+from genesis.nn.utils import clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from tests.helpers import torch_or_skip
 
 
@@ -20,7 +20,7 @@ def _params_with_grads(lib, grads, dtype):
     return params
 
 
-@pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, math.inf])
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, math.inf, -math.inf, 0.0])
 @pytest.mark.parametrize("max_norm", [0.5, 1e3])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_clip_grad_norm_matches_pytorch(norm_type, max_norm, dtype):
@@ -29,13 +29,28 @@ def test_clip_grad_norm_matches_pytorch(norm_type, max_norm, dtype):
     grads = [rng.standard_normal(shape) for shape in ((3, 4), (5,), (2, 2, 2))]
     ours = _params_with_grads(genesis, grads, dtype)
     theirs = _params_with_grads(torch, grads, dtype)
-    total = clip_grad_norm_(ours, max_norm, norm_type)
+    total = clip_grad_norm_(ours, max_norm, norm_type, foreach=True)
     torch_total = torch.nn.utils.clip_grad_norm_(theirs, max_norm, norm_type, foreach=False)
     assert total.shape == () and total.dtype == getattr(genesis, np.dtype(dtype).name)
     rtol = 1e-6 if dtype == np.float32 else 1e-12
     assert total.item() == pytest.approx(torch_total.item(), rel=rtol)
     for mine, reference in zip(ours, theirs):
         np.testing.assert_allclose(mine.grad.numpy(), reference.grad.numpy(), rtol=rtol, atol=1e-7)
+
+
+def test_clip_grads_with_norm_scales_by_a_norm_given_as_pytorchs():
+    """The second half of clip_grad_norm_, with a total norm from get_total_norm (here of more
+    gradients than those clipped); foreach= is accepted everywhere, as PyTorch's."""
+    torch = torch_or_skip()
+    grads = [np.array([3.0, 4.0]), np.array([12.0])]
+    results = []
+    for lib, clip in ((genesis, clip_grads_with_norm_), (torch, torch.nn.utils.clip_grads_with_norm_)):
+        params = _params_with_grads(lib, grads, np.float64)
+        total = lib.nn.utils.get_total_norm([p.grad for p in params], foreach=False)
+        clip(params[:1], 1.0, total, foreach=False)
+        lib.nn.utils.clip_grad_value_(params[1:], 5.0, foreach=False)
+        results.append([total.item()] + [value for p in params for value in p.grad.tolist()])
+    assert results[0] == pytest.approx(results[1], rel=1e-12) and results[0][0] == 13.0
 
 
 def test_clip_grad_norm_single_tensor_no_grads_and_nonfinite():

@@ -9,7 +9,7 @@ from ...device import cpu, transfer, writeable
 from ...tensor import Tensor, wrap_array
 from .._grad_edits import tell_cleared, tell_edited
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
 
 
 def _as_list(parameters) -> list:
@@ -22,14 +22,20 @@ def _norm(array, xp, norm_type: float):
         return xp.zeros((), array.dtype)
     if norm_type == math.inf:
         return xp.abs(flat).max()
+    if norm_type == -math.inf:
+        return xp.abs(flat).min()
+    if norm_type == 0.0:  # the number of non-zero entries, as torch.linalg.vector_norm
+        return xp.asarray(xp.count_nonzero(flat), array.dtype)
     if norm_type == 2.0:
         return xp.sqrt(xp.dot(flat, flat))
     return (xp.abs(flat) ** norm_type).sum() ** (1.0 / norm_type)
 
 
-def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = False) -> Tensor:
-    """The `norm_type`-norm of all `tensors` together (as if concatenated), as a 0-d tensor
-    on the first tensor's device.
+def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach=None) -> Tensor:
+    """The `norm_type`-norm of all `tensors` together: the norm of their norms (for a p-norm,
+    as if concatenated), as a 0-d tensor on the first tensor's device. `foreach` (PyTorch's
+    choice of fused kernels) changes nothing here.
 
     >>> import genesis
     >>> genesis.nn.utils.get_total_norm([genesis.tensor([3.]), genesis.tensor([4.])])
@@ -64,11 +70,12 @@ def _scale_grad(param: Tensor, factor: float, edits: list) -> None:
 
 
 def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
-                    error_if_nonfinite: bool = False) -> Tensor:
+                    error_if_nonfinite: bool = False, foreach=None) -> Tensor:
     """Scale the gradients of `parameters` in place so that their total norm is at most
     `max_norm`; returns the total norm before clipping (a 0-d tensor).
 
     The scale is max_norm / (total_norm + 1e-6), applied only when below 1 (as in PyTorch).
+    `foreach` (PyTorch's choice of fused kernels) changes nothing here.
 
     >>> import genesis
     >>> w = genesis.tensor([3., 4.], requires_grad=True)
@@ -77,14 +84,29 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     (tensor(5.), tensor([0.6000, 0.8000]))
     """
     params = [p for p in _as_list(parameters) if p._grad is not None]
-    grads = [p._grad for p in params]
-    total = get_total_norm(grads, norm_type, error_if_nonfinite)
-    if not grads:
-        return total
-    norm = float(total.item())
+    total = get_total_norm([p._grad for p in params], norm_type, error_if_nonfinite)
+    clip_grads_with_norm_(params, max_norm, total)
+    return total
+
+
+def clip_grads_with_norm_(parameters, max_norm: float, total_norm, foreach=None) -> None:
+    """Scale the gradients of `parameters` in place by max_norm / (total_norm + 1e-6) where
+    that is below 1: the second half of `clip_grad_norm_`, given a total norm computed
+    before (by `get_total_norm`, perhaps over more gradients than these).
+
+    >>> import genesis
+    >>> w = genesis.tensor([3., 4.], requires_grad=True)
+    >>> w.grad = genesis.tensor([3., 4.])
+    >>> genesis.nn.utils.clip_grads_with_norm_([w], 1.0, genesis.tensor(10.)); w.grad
+    tensor([0.3000, 0.4000])
+    """
+    params = [p for p in _as_list(parameters) if p._grad is not None]
+    if not params:
+        return
+    norm = float(total_norm.item() if isinstance(total_norm, Tensor) else total_norm)
     scale = float(max_norm) / (norm + 1e-6)
     if not scale < 1.0 and not math.isnan(scale):
-        return total
+        return
     edits = []
     with np.errstate(invalid="ignore"):  # a non-finite norm gives NaN gradients, as in PyTorch
         for param in params:
@@ -92,11 +114,11 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     tell_edited(edits)
     if scale == 0.0 and math.isfinite(norm):  # (max_norm 0): every gradient is now zeros
         tell_cleared(params, "clip_grad_norm_")
-    return total
 
 
-def clip_grad_value_(parameters, clip_value: float) -> None:
-    """Clamp every gradient of `parameters` into [-clip_value, clip_value], in place."""
+def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
+    """Clamp every gradient of `parameters` into [-clip_value, clip_value], in place
+    (`foreach`, PyTorch's choice of fused kernels, changes nothing here)."""
     clip_value = float(clip_value)
     edits, clipped = [], []
     for param in _as_list(parameters):
