@@ -143,6 +143,23 @@ def _copy(destination: Tensor, source: Tensor, operation: str, reshape: bool = F
         destination.copy_(source.reshape(destination.shape))
 
 
+def _check_rooted_list(operation: str, tensor: Tensor, parts: list | None, root: int | None,
+                       group_root: int | None, group: ProcessGroup | None, role: str) -> None:
+    """PyTorch's checks of gather's and scatter's arguments, in its order: the list of parts
+    (`gather_list`, `scatter_list`) given on the root rank (`role`: "destination" or
+    "source") and on no other, and one part on one process."""
+    _check_tensor(tensor)
+    rank = _root(root, group_root)
+    _require_group(group)
+    argument = f"``{operation}_list``"
+    if rank == 0 and parts is None:
+        raise ValueError(f"Argument {argument} must be specified on {role} rank.")
+    if rank != 0 and parts is not None:
+        raise ValueError(f"Argument {argument} must NOT be specified on non-{role} ranks.")
+    _check_root(operation, rank, group)
+    _check_one_part(parts, f"{operation} list", operation)
+
+
 def _check_one_part(parts: list, name: str, operation: str) -> None:
     if len(parts) != 1:
         raise RuntimeError(f"{operation}: invalid {name} (expected length 1, one per process, "
@@ -213,15 +230,7 @@ def gather(tensor: Tensor, gather_list: list | None = None, dst: int | None = No
            group: ProcessGroup | None = None, async_op: bool = False,
            group_dst: int | None = None):
     """Gather every process's `tensor` into `dst`'s `gather_list`."""
-    _check_tensor(tensor)
-    root = _root(dst, group_dst)
-    _require_group(group)
-    if root == 0 and gather_list is None:
-        raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-    if root != 0 and gather_list is not None:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
-    _check_root("gather", root, group)
-    _check_one_part(gather_list, "gather list", "gather")
+    _check_rooted_list("gather", tensor, gather_list, dst, group_dst, group, "destination")
     _copy(gather_list[0], tensor, "gather")
     return _finish(async_op, *gather_list)
 
@@ -230,15 +239,7 @@ def scatter(tensor: Tensor, scatter_list: list | None = None, src: int | None = 
             group: ProcessGroup | None = None, async_op: bool = False,
             group_src: int | None = None):
     """Give each process its part of `src`'s `scatter_list`: this one gets the first."""
-    _check_tensor(tensor)
-    root = _root(src, group_src)
-    _require_group(group)
-    if root == 0 and scatter_list is None:
-        raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
-    if root != 0 and scatter_list is not None:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
-    _check_root("scatter", root, group)
-    _check_one_part(scatter_list, "scatter list", "scatter")
+    _check_rooted_list("scatter", tensor, scatter_list, src, group_src, group, "source")
     _copy(tensor, scatter_list[0], "scatter")
     return _finish(async_op, tensor)
 

@@ -35,7 +35,17 @@ class Interval(NamedTuple):
         return self.end - self.start
 
 
-class FunctionEvent:
+class _CudaNames:
+    """PyTorch's older names for the device figures (`cuda_time_total` for
+    `device_time_total`, ...), on events and their averages."""
+
+    cuda_time_total = property(lambda self: self.device_time_total)
+    self_cuda_time_total = property(lambda self: self.self_device_time_total)
+    cuda_memory_usage = property(lambda self: self.device_memory_usage)
+    self_cuda_memory_usage = property(lambda self: self.self_device_memory_usage)
+
+
+class FunctionEvent(_CudaNames):
     """One timed call: an op, a backward node or a `record_function` block.
 
     `device_time` is the GPU time measured around it (CUDA events), None where none was.
@@ -89,11 +99,6 @@ class FunctionEvent:
             return 0.0
         return max(0.0, self.device_time - sum(child.device_time_total for child in self.cpu_children))
 
-    # PyTorch's older names for the device figures
-    cuda_time_total = property(lambda self: self.device_time_total)
-    self_cuda_time_total = property(lambda self: self.self_device_time_total)
-    cuda_memory_usage = property(lambda self: self.device_memory_usage)
-    self_cuda_memory_usage = property(lambda self: self.self_device_memory_usage)
 
     def __repr__(self) -> str:
         return (f"<FunctionEvent id={self.id} name={self.name} thread={self.thread} "
@@ -102,7 +107,7 @@ class FunctionEvent:
                 f"input_shapes={self.input_shapes} cpu_memory_usage={self.cpu_memory_usage}>")
 
 
-class FunctionEventAvg:
+class FunctionEventAvg(_CudaNames):
     """The calls of one key (a name; with the input shapes or stack when grouped by them)
     added up: totals, `count`, and averages (`cpu_time`, `device_time`)."""
 
@@ -138,10 +143,6 @@ class FunctionEventAvg:
     self_cpu_time = property(lambda self: self.self_cpu_time_total / self.count if self.count else 0.0)
     device_time = property(lambda self: self.device_time_total / self.count if self.count else 0.0)
     cuda_time = device_time
-    cuda_time_total = property(lambda self: self.device_time_total)
-    self_cuda_time_total = property(lambda self: self.self_device_time_total)
-    cuda_memory_usage = property(lambda self: self.device_memory_usage)
-    self_cuda_memory_usage = property(lambda self: self.self_device_memory_usage)
 
     def __repr__(self) -> str:
         return (f"<FunctionEventAvg key={self.key} self_cpu_time={self.self_cpu_time_total:.3f}us "

@@ -1,6 +1,7 @@
-"""Adafactor against PyTorch's: factored second moments for matrices (and stacks of them),
-a full one for vectors and 0-d parameters; every option, the state, state dicts both ways,
-tensor lr, schedules, and PyTorch's argument checks."""
+"""Adafactor against PyTorch's: factored second moments for stacks of matrices and a full one
+for 0-d parameters, state dicts both ways, tensor lr, schedules, and PyTorch's argument
+checks (its 30-step and float32 comparisons, option by option, are in
+test_adamax_nadam_radam_asgd_rprop.py)."""
 import numpy as np
 import pytest
 
@@ -8,32 +9,8 @@ import genesis
 from genesis import optim
 from genesis.compat import serve_torch
 from tests.helpers import torch_or_skip
-from tests.optim.test_adamax_nadam_radam_asgd_rprop import (_assert_same_state, _converted,
-                                                             _initial_arrays, _loss, _parameters,
-                                                             _steps, _train)
-
-CONFIGS = [
-    dict(),
-    dict(lr=0.05, weight_decay=0.1, foreach=False),
-    dict(lr=0.05, eps=(1e-3, 1e-2), d=1.5, beta2_decay=-0.5),
-    dict(lr=0.2),  # rho_t = 1 / sqrt(t) from step 26 on
-    dict(maximize=True),
-]
-IDS = ["-".join(f"{key}={value}" for key, value in options.items()) or "defaults"
-       for options in CONFIGS]
-
-
-@pytest.mark.parametrize("options", CONFIGS, ids=IDS)
-def test_thirty_steps_and_the_state_match_pytorch(options):
-    torch = torch_or_skip()
-    arrays = _initial_arrays()
-    ours, our_optimizer = _train(genesis, "Adafactor", options, arrays)
-    theirs, their_optimizer = _train(torch, "Adafactor", options, arrays)
-    for mine, reference in zip(ours, theirs):
-        np.testing.assert_allclose(mine.detach().numpy(), reference.detach().numpy(), rtol=0, atol=1e-10)
-    _assert_same_state(our_optimizer, their_optimizer)
-    assert our_optimizer.state_dict()["param_groups"] == their_optimizer.state_dict()["param_groups"]
-
+from tests.optim.test_adamax_nadam_radam_asgd_rprop import (_converted, _initial_arrays,
+                                                             _parameters, _steps, _train)
 
 def _stacked_loss(params):
     """A stack of matrices (factored over its last two dims) and a 0-d scale."""
@@ -59,25 +36,6 @@ def test_a_stack_of_matrices_and_a_number_match_pytorch():
         results.append([p.detach().numpy() for p in params])
     for mine, reference in zip(*results):
         np.testing.assert_allclose(mine, reference, rtol=0, atol=1e-10)
-
-
-def test_float32_steps_match_pytorch_given_the_same_gradients():
-    torch = torch_or_skip()
-    arrays = [a.astype(np.float32) for a in _initial_arrays()]
-    theirs, ours = _parameters(torch, arrays), _parameters(genesis, arrays)
-    their_optimizer, our_optimizer = torch.optim.Adafactor(theirs), optim.Adafactor(ours)
-    x = torch.from_numpy(arrays[3])
-    for _ in range(30):
-        their_optimizer.zero_grad()
-        _loss(theirs, x).backward()
-        for mine, reference in zip(ours, theirs):
-            mine.grad = genesis.from_numpy(reference.grad.numpy().copy())
-        their_optimizer.step()
-        our_optimizer.step()
-    for mine, reference in zip(ours, theirs):
-        assert mine.dtype == genesis.float32
-        np.testing.assert_allclose(mine.detach().numpy(), reference.detach().numpy(), rtol=0, atol=1e-6)
-    _assert_same_state(our_optimizer, their_optimizer, atol=1e-6)
 
 
 def test_a_tensor_lr_and_a_schedule_change_the_steps_like_pytorch():

@@ -1,4 +1,4 @@
-"""Adamax, NAdam, RAdam, ASGD, Rprop (and SparseAdam) against PyTorch's: 30 steps on a small
+"""Adamax, NAdam, RAdam, ASGD, Rprop (and SparseAdam; Adafactor's 30 steps) against PyTorch's: 30 steps on a small
 tanh layer from the same weights in float64, then the parameters and every state entry;
 argument checks, defaults, state dicts (in both directions), tensor lr and schedulers."""
 import numpy as np
@@ -32,6 +32,11 @@ CONFIGS = [
     ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), foreach=False)),
     ("Rprop", dict(lr=0.05, step_sizes=(1e-3, 0.06))),  # both clamps reached
     ("Rprop", dict(lr=0.01, maximize=True)),
+    ("Adafactor", dict()),  # (its other checks: test_adafactor.py)
+    ("Adafactor", dict(lr=0.05, weight_decay=0.1, foreach=False)),
+    ("Adafactor", dict(lr=0.05, eps=(1e-3, 1e-2), d=1.5, beta2_decay=-0.5)),
+    ("Adafactor", dict(lr=0.2)),  # rho_t = 1 / sqrt(t) from step 26 on
+    ("Adafactor", dict(maximize=True)),
 ]
 IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in options.items())}" for name, options in CONFIGS]
 NAMES = ["Adamax", "NAdam", "RAdam", "ASGD", "Rprop"]
