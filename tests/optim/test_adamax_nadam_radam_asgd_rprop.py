@@ -202,7 +202,7 @@ def _converted(state_dict: dict, to_tensor) -> dict:
             "param_groups": state_dict["param_groups"]}
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", NAMES + ["Adafactor"])
 def test_state_dicts_load_across_genesis_and_pytorch(name):
     """A state dict saved by either (its tensors converted) continues in the other as it would
     have in the first, loading's casts included (NAdam's mu_product, ASGD's eta and mu take
