@@ -20,7 +20,9 @@ never with an absolute scale, so small correct problems, and gradients shrinking
   gradient (that gradient summed over every dimension but the bias's own) cancelled exactly.
   The loss does not change with such a bias, by construction (a WGAN critic's last bias adds
   the same constant to mean(C(fake)) and mean(C(real))): its status is "no effect on the
-  loss", plain information.
+  loss", plain information. So is a parameter no backward call reached that the loss
+  depends on only through a derivative it drops out of (`differentiated_away`: score
+  matching's loss is built from dE/dx, which an energy network's last bias does not change).
 - exploding: its gradient norm grew at least x1000 (the median of its last 3 readings
   against the median of its first 3 non-zero ones), rose over those last 3, and in each
   of them was above the norm of the weights themselves (grad/weight > 1), while the loss
@@ -81,7 +83,8 @@ def parameter_statuses(entries, names: dict, steps: int, loss_at) -> dict:
     no gradient reached it, and none was expected to (see `_expected`: a DQN's target
     network, a frozen teacher); "no gradient" is a parameter that should have got one, a
     finding. "no effect on the loss": a bias whose gradients cancelled (see `_cancels_out`),
-    no finding. "never trains": marked `never_trains` (a finding of forward_builds).
+    or a leaf that drops out of the derivative the loss is built from (see the module
+    docstring), no finding. "never trains": marked `never_trains` (a finding of forward_builds).
     `entries`: the `Tracked` leaves (a view that can be read more than once), `names`: name
     -> Tracked, `steps`: the backward calls measured, `loss_at(step)`: a step's loss, where
     known."""
@@ -97,6 +100,8 @@ def parameter_statuses(entries, names: dict, steps: int, loss_at) -> dict:
             status = SET_BY_HAND
         elif status == "no gradient" and (entry not in expected or not entry.tensor.requires_grad):
             status = "not trained"
+        elif status == "no gradient" and entry.differentiated_away:
+            status = "no effect on the loss"
         elif status == "zero gradient" and _cancels_out(entry, names):
             status = "no effect on the loss"
         statuses[entry] = status

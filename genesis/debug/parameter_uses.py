@@ -23,6 +23,13 @@ to three hooks of the core:
 - `genesis.autograd.module_scope.listeners`: the modules whose forward ran with gradients
   enabled (their parameters are expected to get one).
 
+An op that joins a graph while a backward pass runs is part of a derivative being built
+(`autograd.grad(..., create_graph=True)`, as score matching, gradient penalties and PINNs
+do): the leaves taken by the op whose backward made it are noted as *differentiated
+through*. A leaf that enters its output only additively (an energy network's last bias)
+drops out of that derivative; if nothing else reaches the loss from it, the loss does not
+depend on it, by construction (`differentiated_away`).
+
 Calls marked `genesis.autograd.engine.unwatched` (gradcheck's evaluations) are skipped.
 
 >>> import genesis
@@ -141,7 +148,8 @@ class ParameterUses:
         self._walks = {}          # (how, source) -> graphs walked there
         self._functions_of = TensorMap()  # leaf -> (name, source) of the first user Function
         #                                   that took what was computed from it
-        self._observer = self._observe
+        self._differentiated = TensorMap()  # leaf -> True: taken by an op whose backward
+        #                                     built a derivative (create_graph)
         self._cut_listener = self._cut
         self._active = False
 
@@ -149,7 +157,7 @@ class ParameterUses:
     def start(self) -> None:
         if self._active:
             return
-        function.observers.add(self._observer)
+        function.observers.add(self)
         cut_listeners.add(self._cut_listener)
         module_scope.listeners.add(self)
         self._active = True
@@ -157,7 +165,7 @@ class ParameterUses:
     def stop(self) -> None:
         if not self._active:
             return
-        function.observers.discard(self._observer)
+        function.observers.discard(self)
         cut_listeners.discard(self._cut_listener)
         module_scope.listeners.discard(self)
         self._carriers.clear()
@@ -189,6 +197,13 @@ class ParameterUses:
             return Explanation("used", use)
         return Explanation("unused")
 
+    def differentiated_away(self, leaf: Tensor) -> bool:
+        """Whether `leaf`, used in the forward with no cut behind it, was taken by an op the
+        script differentiated with create_graph=True (see the module docstring): a leaf that
+        then gets no gradient is one the loss, built from that derivative, does not depend
+        on (an energy network's last bias under score matching)."""
+        return leaf in self._differentiated and self.explain(leaf).how == "used"
+
     def first_use(self, leaf: Tensor) -> SourceLocation | None:
         """Where an op with a graph first took `leaf` as input, if one did."""
         return self._uses.get(leaf)
@@ -204,8 +219,16 @@ class ParameterUses:
         pass
 
     # -- the core's hooks ----------------------------------------------------------------
-    def _observe(self, node, args, outputs) -> None:
+    sees_backward = True  # (as an op observer: the ops of a derivative being built too)
+
+    def __call__(self, node, args, outputs) -> None:
+        """As an op observer (`genesis.autograd.function.OpObserver`): note the op's uses,
+        cuts and carriers; in a backward pass, only the leaves differentiated through."""
         if engine.unwatched.depth:
+            return
+        if grad_state.in_backward:
+            if node._next_nodes:  # joined a graph: a derivative being built (create_graph)
+                self._note_differentiated(engine.running_node())
             return
         inputs = _tensors(args)
         numbers = self._carried_numbers(args) if self._numbers else []
@@ -287,6 +310,14 @@ class ParameterUses:
     def _fed(self, cut: Cut) -> None:
         cut.fed = True
         cut.fed_in.add(self.steps())
+
+    def _note_differentiated(self, node) -> None:
+        """The leaves `node` (whose backward builds a derivative now) took as inputs."""
+        if node is None:
+            return
+        for child in node._next_nodes:
+            if child.__class__ is AccumulateGrad and child.variable is not None:
+                self._differentiated[child.variable] = True
 
     def _note_use(self, leaf: Tensor, node) -> None:
         if leaf not in self._uses:

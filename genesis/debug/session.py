@@ -563,6 +563,7 @@ class TraceSession:
                 findings.append(finding)
         self._mark_built_in_forward()
         self._mark_gradients_set_by_hand()
+        self._mark_differentiated_away()
         findings.extend(self.params.findings(self._locate_parameter, self._explained))
         findings.extend(self.optimizer_watch.findings(self.params))
         findings.extend(self.forward_builds.findings())
@@ -605,6 +606,15 @@ class TraceSession:
         for entry in self.params.tracked.values():
             if not entry.history.reached and id(entry.tensor) in stepped:
                 entry.grad_set_by_hand = True
+
+    def _mark_differentiated_away(self) -> None:
+        """The parameters no backward call reached that were taken only by ops the script
+        differentiated with create_graph=True and that drop out of that derivative (see
+        `ParameterUses.differentiated_away`): the loss does not depend on them, by
+        construction; their status says so rather than "no gradient"."""
+        for entry in self.params.tracked.values():
+            if not entry.history.reached and self.uses.differentiated_away(entry.tensor):
+                entry.differentiated_away = True
 
     def _mark_built_in_forward(self) -> None:
         """The parameter table's rows of a layer built anew in each forward (a finding): their

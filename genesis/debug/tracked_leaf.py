@@ -24,6 +24,8 @@ class Tracked:
     unregistered: bool = False     # a module's, held in a plain list/dict: not in parameters()
     never_trains: bool = False     # of a layer built anew in each forward (forward_builds)
     grad_set_by_hand: bool = False  # no backward reached it, yet its optimizer stepped on a .grad
+    differentiated_away: bool = False  # no backward reached it: it drops out of the derivative
+    #                                    (create_graph) the loss is built from
 
     @property
     def is_parameter(self) -> bool:

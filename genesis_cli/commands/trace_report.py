@@ -23,10 +23,13 @@ PARAMETER_STATUS = {"ok": "PASS", "no gradient": "WARN", "not trained": "INFO", 
                     "vanishing": "WARN", "nan": "FAIL", "never trains": "FAIL"}
 # the parameter table's order; problems are 0
 ROW_ORDER = {"ok": 1, NO_EFFECT: 2, "not trained": 2, SET_BY_HAND: 2}
-NO_EFFECT_NOTE = (f"{NO_EFFECT}: a bias whose gradient was exactly zero while its module's weight "
-                  "learned: what flows back into the module cancels over the bias (as a WGAN "
-                  "critic's last bias does in mean(C(fake)) - mean(C(real))), so the loss cannot "
-                  "depend on it; not a finding")
+NO_EFFECT_NOTE = (f"{NO_EFFECT}: the loss cannot depend on it, by construction: a bias whose "
+                  "gradient was exactly zero while its module's weight learned (what flows back "
+                  "into the module cancels over the bias, as a WGAN critic's last bias does in "
+                  "mean(C(fake)) - mean(C(real))), or a parameter with no gradient (-) that the "
+                  "loss reaches only through a derivative it drops out of (an energy's last bias "
+                  "under score matching, whose loss is built from autograd.grad(..., "
+                  "create_graph=True)); not a finding")
 SET_BY_HAND_NOTE = (f"{SET_BY_HAND}: no backward call reached it, but its optimizer stepped with a "
                     ".grad the script set (as Reptile's meta-update does); not a finding")
 CHECK_STATUS = {"pass": "PASS", "fail": "FAIL", "skipped": "SKIP", "error": "ERROR"}

@@ -155,10 +155,10 @@ def test_a_loop_cut_at_one_line_is_one_cut():
 def test_hooks_are_empty_unless_a_session_records():
     assert not cut_listeners and not optimizers.listeners
     with TraceSession(steps=1) as session:
-        assert cut_listeners and optimizers.listeners and session.uses._observer in function.observers
+        assert cut_listeners and optimizers.listeners and session.uses in function.observers
         w = genesis.ones(2, requires_grad=True)
         (w * 2).sum().backward()
-        assert not cut_listeners and session.uses._observer not in function.observers
+        assert not cut_listeners and session.uses not in function.observers
         assert optimizers.listeners  # cheap: told only when an optimizer is made
     assert not cut_listeners and not optimizers.listeners
     assert session.uses not in module_scope.listeners
@@ -338,3 +338,53 @@ def test_an_integer_cast_and_a_comparison_are_cuts():
     assert reason.how == "a comparison (>) (its result carries no gradient)"
     assert reason.source.line == compare_line
     assert uses.explain(body.weight).how == "used"  # the parameter the loss does reach
+
+
+class Energy(nn.Module):
+    """E(x), and a penalty on its features from a second head."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(2, 8), nn.Softplus(), nn.Linear(8, 1))
+        self.penalty = nn.Linear(8, 1)
+
+    def forward(self, x):
+        hidden = self.body[1](self.body[0](x))
+        return self.body[2](hidden).sum(), self.penalty(hidden).pow(2).mean()
+
+
+def _score_matching(with_penalty: bool):
+    """Train E on a loss built from its score dE/dx (denoising/sliced score matching), and
+    the penalty when `with_penalty`: E's last bias adds a constant to E, so dE/dx cannot
+    depend on it."""
+    genesis.manual_seed(0)
+    model = Energy()
+    optimizer = genesis.optim.Adam(model.parameters(), lr=1e-2)
+    with TraceSession(check=False) as session:
+        for _ in range(3):
+            x = genesis.randn(16, 2).requires_grad_()
+            energy, penalty = model(x)
+            score, = genesis.autograd.grad(energy, x, create_graph=True)
+            loss = (score ** 2).sum(-1).mean() + 2 * (score * genesis.randn(16, 2)).sum(-1).mean()
+            if with_penalty:
+                loss = loss + penalty
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    return session.result(script="t.py")
+
+
+def test_a_bias_that_drops_out_of_the_derivative_the_loss_is_built_from_is_no_finding():
+    trace = _score_matching(with_penalty=True)
+    assert trace.findings == []
+    row, = [row for row in trace.parameters if row.name == "body.2.bias"]
+    assert row.status == "no effect on the loss"
+
+
+def test_a_term_left_out_of_a_loss_built_from_a_derivative_is_still_found():
+    """The penalty computed but left out of the loss: its head was never differentiated
+    through, so its parameters getting no gradient is a finding."""
+    trace = _score_matching(with_penalty=False)
+    finding, = trace.findings
+    assert finding.title == ("penalty.weight and penalty.bias received no gradient: "
+                             "nothing computed from them reached the loss")
