@@ -212,12 +212,12 @@ class DTypeOverflowError(OverflowError, ValueError, RuntimeError):
 def value_range(dtype: DType) -> tuple:
     """The smallest and largest value of `dtype` (finite ones for floating dtypes).
 
-    >>> value_range(uint8), value_range(float16)
-    ((0, 255), (-65504.0, 65504.0))
+    >>> value_range(uint8), value_range(float16), value_range(bfloat16)
+    ((0, 255), (-65504.0, 65504.0), (-3.3895313892515355e+38, 3.3895313892515355e+38))
     """
     bounds = _RANGES.get(dtype)
     if bounds is None:
-        info = np.finfo(dtype.numpy_dtype) if dtype.is_floating_point else np.iinfo(dtype.numpy_dtype)
+        info = finfo(dtype) if dtype.is_floating_point else np.iinfo(dtype.numpy_dtype)
         kind = builtins.float if dtype.is_floating_point else builtins.int
         bounds = _RANGES[dtype] = (kind(info.min), kind(info.max))
     return bounds

@@ -24,6 +24,7 @@ import numpy as np
 from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..device import device_mismatch_message
+from ..dtypes import finfo, float32
 from ..ops._kernels import fusing_pays
 from ..ops.broadcast import sum_to_shape
 from ..ops.registry import OpInfo, Sample
@@ -72,13 +73,14 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x**2) + eps) over the trailing dims, times `weight`; `eps` defaults to
-    the dtype's machine epsilon (as in PyTorch)."""
+    the machine epsilon of the dtype it is computed in (as in PyTorch): float32's for a
+    float16/bfloat16 input, computed in float32."""
     dims = _trailing_dims(input, normalized_shape, "rms_norm")
     if not input.is_floating_point():  # (bfloat16 included)
         raise RuntimeError(f"rms_norm: needs a floating point input, got {input.dtype.name}; "
                            "convert first with .float()")
     if eps is None:
-        eps = float(np.finfo(input._data.dtype).eps)
+        eps = finfo(float32 if input.dtype.itemsize == 2 else input.dtype).eps
     return RMSNormFunction.apply(input, weight, dims, float(eps))
 
 
@@ -223,6 +225,9 @@ def _normalize_forward(ctx, input, weight, bias, dims, eps, centered: bool = Tru
         out, normalized, mean, variance, rstd = normalize_forward(device, x, w, b, dims, eps,
                                                                   centered)
     else:  # the same formulas as array calls, in place where possible
+        if x.dtype.itemsize == 2:  # float16/bfloat16: computed in float32, the output rounded
+            x = x.astype(np.float32)  # once (as PyTorch's CPU kernels do)
+            w, b = (None if p is None else p.astype(np.float32) for p in (w, b))
         mean = x.mean(axis=dims, keepdims=True) if centered else None
         centered_x = x - mean if centered else x
         variance = (centered_x * centered_x).mean(axis=dims, keepdims=True)
@@ -235,6 +240,8 @@ def _normalize_forward(ctx, input, weight, bias, dims, eps, centered: bool = Tru
         out = normalized * w if w is not None else normalized
         if b is not None:
             out = out + b
+        if out.dtype != input._data.dtype:  # (the 2-byte floats computed in float32)
+            out = out.astype(input._data.dtype)
     if out is normalized:  # no affine part: the output is returned, and may be changed in place
         out = wrap_array(out, device)  # later (ReLU(inplace=True)): backward recomputes it
         saved, ctx.mean = None, mean
@@ -294,6 +301,9 @@ def _array_grads(grad: Tensor, weight, normalized: Tensor, rstd: Tensor, shapes:
         return tuple(None if array is None else wrap_array(array, device) for array in
                      normalize_backward(device, g, weight, n, rstd._data, shapes, targets, dims,
                                         needs, centered))
+    if g.dtype.itemsize == 2:  # float16/bfloat16: in float32, as the forward (the engine
+        g = g.astype(np.float32)  # rounds each gradient to its input's dtype once)
+        weight = None if weight is None else weight.astype(np.float32)
     grad_times_n = g * n
     grad_weight = wrap_array(summed_to(xp, grad_times_n, shapes[0], targets[0]), device) \
         if needs[1] else None

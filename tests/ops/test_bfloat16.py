@@ -158,3 +158,40 @@ def test_bfloat16_functions_without_a_gradient_match_pytorch():
     np.testing.assert_array_equal(mantissa.float().numpy(), expected.mantissa.float().numpy())
     np.testing.assert_array_equal(exponent.numpy(), expected.exponent.numpy())
     assert genesis.tensor([0.2, 0.7]).to(genesis.bfloat16).bernoulli().dtype is genesis.bfloat16
+
+
+def test_a_python_number_can_be_written_into_bfloat16():
+    """full / fill_ / setitem check that the number fits the dtype; NumPy's finfo does not
+    know bfloat16, so each died with "data type bfloat16 not inexact"."""
+    if genesis.bfloat16.numpy_dtype is None:
+        pytest.skip("ml_dtypes is not installed, so there is no bfloat16")
+    assert genesis.full((2,), float("-inf"), dtype=genesis.bfloat16).tolist() == [-np.inf] * 2
+    filled = genesis.zeros(3, dtype=genesis.bfloat16).fill_(2.0)
+    filled[0] = 0.5
+    assert filled.dtype is genesis.bfloat16 and filled.tolist() == [0.5, 2.0, 2.0]
+    with pytest.raises(genesis.dtypes.DTypeOverflowError, match="does not fit genesis.bfloat16"):
+        genesis.full((1,), 1e39, dtype=genesis.bfloat16)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name", ["layer_norm", "rms_norm", "group_norm"])
+def test_a_2_byte_norm_is_computed_in_float32_and_rounded_once_as_pytorch(dtype, name):
+    """PyTorch's CPU norms compute a float16/bfloat16 input in float32 and round the output
+    once; computed in the input's dtype, half of a LayerNorm's bfloat16 outputs were 1-2 units
+    of the last place off, and a bfloat16 RMSNorm without eps died (NumPy's finfo)."""
+    if getattr(genesis, dtype).numpy_dtype is None:
+        pytest.skip("ml_dtypes is not installed, so there is no bfloat16")
+    torch = torch_or_skip()
+    rng = np.random.default_rng(0)
+    data = (rng.standard_normal((6, 8, 5)) * 3 + 1).astype(np.float32)
+    weight = np.linspace(0.5, 1.5, 8 if name == "group_norm" else 5).astype(np.float32)
+    outs = []
+    for lib in (genesis, torch):
+        F, low = lib.nn.functional, getattr(lib, dtype)
+        x, w = lib.tensor(data).to(low), lib.tensor(weight).to(low)
+        out = {"layer_norm": lambda: F.layer_norm(x, (5,), w, w + 1),
+               "rms_norm": lambda: F.rms_norm(x, (5,), w),
+               "group_norm": lambda: F.group_norm(x, 2, w, w + 1)}[name]()
+        assert str(out.dtype).split(".")[1] == dtype
+        outs.append(out.float().numpy())
+    np.testing.assert_array_equal(*outs)
