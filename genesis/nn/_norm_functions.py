@@ -225,7 +225,8 @@ def _normalize_forward(ctx, input, weight, bias, dims, eps, centered: bool = Tru
         out, normalized, mean, variance, rstd = normalize_forward(device, x, w, b, dims, eps,
                                                                   centered)
     else:  # the same formulas as array calls, in place where possible
-        if x.dtype.itemsize == 2:  # float16/bfloat16: computed in float32, the output rounded
+        narrow = x.dtype if x.dtype.itemsize == 2 else None
+        if narrow is not None:  # float16/bfloat16: computed in float32, the output rounded
             x = x.astype(np.float32)  # once (as PyTorch's CPU kernels do)
             w, b = (None if p is None else p.astype(np.float32) for p in (w, b))
         mean = x.mean(axis=dims, keepdims=True) if centered else None
@@ -240,8 +241,8 @@ def _normalize_forward(ctx, input, weight, bias, dims, eps, centered: bool = Tru
         out = normalized * w if w is not None else normalized
         if b is not None:
             out = out + b
-        if out.dtype != input._data.dtype:  # (the 2-byte floats computed in float32)
-            out = out.astype(input._data.dtype)
+        if narrow is not None:
+            out = out.astype(narrow)
     if out is normalized:  # no affine part: the output is returned, and may be changed in place
         out = wrap_array(out, device)  # later (ReLU(inplace=True)): backward recomputes it
         saved, ctx.mean = None, mean
