@@ -35,7 +35,7 @@ from typing import Protocol
 
 from .gc_pause import paused_gc
 from .json_values import dumps, number, numbers
-from .stats import GRAD_KEYS, VALUE_KEYS
+from .stats import GRAD_KEYS, VALUE_KEYS, BatchedStats
 from .validation import check_graph
 
 __all__ = ["Graph", "GraphNode", "Edge", "TensorInfo", "Source", "SCHEMA_VERSION", "NODE_KINDS",
@@ -335,6 +335,15 @@ def _unpickled(nodes: list, edges: list, rest: str) -> Graph:
     return Graph._assembled(map(json.loads, nodes), map(json.loads, edges), json.loads(rest))
 
 
+def _listed(stats, keys: tuple):
+    """How trace.json writes statistics: the list of their values when their keys are the
+    usual `keys` in order, else the mapping as it is."""
+    if stats.__class__ is BatchedStats:
+        listed = stats.values_if_keys(keys)
+        return dict(stats.items()) if listed is None else listed
+    return [*stats.values()] if (*stats,) == keys else stats
+
+
 def _list(shape):
     return None if shape is None else list(shape)
 
@@ -352,12 +361,10 @@ def _node_to_dict(node: GraphNode, sources: dict) -> dict:
         stats, grad = info.stats, info.grad  # (the usual keys, in order: a list of the values)
         if grad is not None:
             outputs.append([list(info.shape), info.dtype,
-                            None if stats is None else [*stats.values()] if (*stats,) == VALUE_KEYS
-                            else stats,
-                            [*grad.values()] if (*grad,) == GRAD_KEYS else grad])
+                            None if stats is None else _listed(stats, VALUE_KEYS),
+                            _listed(grad, GRAD_KEYS)])
         elif stats is not None:
-            outputs.append([list(info.shape), info.dtype,
-                            [*stats.values()] if (*stats,) == VALUE_KEYS else stats])
+            outputs.append([list(info.shape), info.dtype, _listed(stats, VALUE_KEYS)])
         else:
             outputs.append([list(info.shape), info.dtype])
     data = {"id": node.id, "kind": node.kind, "name": node.name, "outputs": outputs}

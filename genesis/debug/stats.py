@@ -10,13 +10,14 @@ over the finite entries in one pass (`_finite_figures`), so no host decision is
 needed in between, and the figures wait on the device: `value_stats_later` and
 `grad_stats_later` hand them to a `Readings` and return a dict that is filled
 when it fetches (the recorder fetches once per backward call, not once per
-tensor). `value_stats` and `grad_stats` fetch at once.
+tensor). `value_stats` and `grad_stats` fetch at once and give dicts.
 
 Small host arrays (up to `BATCHED_SIZE` entries, most op outputs of a long chain
 of small tensors) wait too: a copy of each joins a batch whose figures are taken
 together, a few NumPy reductions over all of them, when the `Readings` fetches.
 A dozen reductions of one tiny array cost more than the op that made it; the
-batch makes it about a microsecond.
+batch makes it about a microsecond. Their statistics are read-only mappings
+(`BatchedStats`), rows of a table per batch, empty until it is flushed.
 
 >>> import numpy as np
 >>> value_stats(np.array([1.0, -3.0, float("nan")]))
@@ -29,6 +30,8 @@ from __future__ import annotations
 import math
 import threading
 import weakref
+from collections import deque
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -36,11 +39,14 @@ from ..device import device, namespace_of
 from . import _finite_figures as figures
 from .readings import Readings
 
-__all__ = ["value_stats", "grad_stats", "value_stats_later", "grad_stats_later", "VALUE_KEYS",
-           "GRAD_KEYS"]
+__all__ = ["value_stats", "grad_stats", "value_stats_later", "grad_stats_later", "BatchedStats",
+           "VALUE_KEYS", "GRAD_KEYS"]
 
 VALUE_KEYS = ("min", "max", "mean", "abs_mean", "nan", "inf")    # value statistics, in order
 GRAD_KEYS = ("norm", "max_abs", "nan", "inf", "zero_fraction")  # gradient statistics, in order
+COUNT_KEYS = frozenset(("nan", "inf"))  # the statistics that count entries (integers)
+# the statistics of the finite entries: None where an array has none
+OF_FINITE_KEYS = frozenset(("min", "max", "mean", "abs_mean", "norm", "max_abs"))
 
 # Sums over arrays holding inf and -inf are nan, and say so; the finite part is taken next.
 _quietly = np.errstate(invalid="ignore", over="ignore")
@@ -66,10 +72,10 @@ def _now(later, array) -> dict:
     readings = Readings()
     stats = later(array, readings, _device_of(array))
     readings.fetch()
-    return stats
+    return dict(stats.items())
 
 
-def value_stats_later(array, readings: Readings, device) -> dict:
+def value_stats_later(array, readings: Readings, device) -> Mapping:
     """`value_stats(array)` (`device`: the array's genesis device), filled when `readings`
     fetches; at once for a NumPy array that is empty, not floating or bigger than
     `BATCHED_SIZE` entries."""
@@ -79,7 +85,7 @@ def value_stats_later(array, readings: Readings, device) -> dict:
                   _values_of(None, 0, 0))
 
 
-def grad_stats_later(array, readings: Readings, device) -> dict:
+def grad_stats_later(array, readings: Readings, device) -> Mapping:
     """`grad_stats(array)`, filled as `value_stats_later` fills its figures."""
     if _batched(array, device):
         return _batches_of(readings)[1].add(array)
@@ -161,22 +167,21 @@ def _batched(array, device) -> bool:
 class _HostBatch:
     """Copies of small host arrays waiting for their statistics, taken for all of them at
     once by `flush`: `columns(flat, starts, sizes)` reduces the arrays laid end to end in
-    `flat` and gives one column per statistic, `keys` in order."""
+    `flat` and gives one column per statistic, `keys` in order. Each array's statistics
+    are a `BatchedStats` row of the `_Table` its flush makes."""
 
     def __init__(self, columns, keys: tuple):
         self._columns, self._keys = columns, keys
         self._lock = threading.Lock()  # backward calls on several threads add here
-        # flat copies and the dicts to fill, side by side: no pair object per array for the
-        # garbage collector to track (dicts of numbers and arrays it does not)
-        self._arrays, self._targets = [], []
+        self._arrays = []              # flat copies, in the order added
+        self._table = _Pending()       # what the rows of those copies will read
         self._entries = 0
 
-    def add(self, array) -> dict:
-        stats = {}
+    def add(self, array) -> BatchedStats:
         copy = array.reshape(-1).copy()  # the array may be changed in place before the flush
         with self._lock:
+            stats = BatchedStats(self._table, len(self._arrays))
             self._arrays.append(copy)
-            self._targets.append(stats)
             self._entries += copy.size
             full = self._entries >= _BATCH_ENTRIES
         if full:
@@ -187,24 +192,127 @@ class _HostBatch:
         if not self._arrays:
             return  # (read without the lock: an array added meanwhile waits for the next flush)
         with self._lock:
-            arrays, targets = self._arrays, self._targets
-            self._arrays, self._targets, self._entries = [], [], 0
+            arrays, pending = self._arrays, self._table
+            self._arrays, self._table, self._entries = [], _Pending(), 0
         if arrays:
-            self._reduce(arrays, targets)
+            pending.table = self._reduce(arrays)
 
     @_quietly
-    def _reduce(self, arrays: list, targets: list) -> None:
+    def _reduce(self, arrays: list) -> "_Table":
         sizes = np.fromiter(map(len, arrays), np.intp, len(arrays))
         starts = np.zeros(len(arrays), np.intp)
         np.cumsum(sizes[:-1], out=starts[1:])
-        columns = self._columns(np.concatenate(arrays, dtype=np.float64), starts, sizes)
-        keys = self._keys
-        for stats, row in zip(targets, zip(*columns)):
-            stats.update(zip(keys, row))
+        columns, counts = self._columns(np.concatenate(arrays, dtype=np.float64), starts, sizes)
+        return _Table(self._keys, columns, counts)
 
 
-def _value_columns(flat, starts, sizes) -> list:
-    """min, max, mean, abs_mean, nan, inf of each array laid end to end in `flat`."""
+class _Pending:
+    """The table a batch's rows read, set when the batch is flushed (None until then)."""
+
+    __slots__ = ("table",)
+
+    def __init__(self):
+        self.table = None
+
+
+class _Table:
+    """The statistics of one flushed batch: a row per array, a column per key. Columns of
+    counts (`COUNT_KEYS`) hold integers, the others floats; those of the finite entries
+    (`OF_FINITE_KEYS`) are None where an array had no finite entry (its count is 0).
+
+    Rows are read one by one (a trace written goes through all of them in order, the
+    values and the gradients of each node, from two tables at a time): the `KEPT_LISTED`
+    tables read last keep their rows as Python lists."""
+
+    __slots__ = ("keys", "rows", "integers", "of_finite", "empty", "_lists")
+    KEPT_LISTED = 4
+    _listed_recently = deque()  # the tables whose rows are kept as lists, oldest first
+
+    def __init__(self, keys: tuple, columns: list, counts):
+        self.keys = keys
+        self.rows = np.stack(columns, axis=1).astype(np.float64, copy=False)
+        self.integers = tuple(position for position, key in enumerate(keys) if key in COUNT_KEYS)
+        self.of_finite = tuple(position for position, key in enumerate(keys) if key in OF_FINITE_KEYS)
+        self.empty = np.flatnonzero(counts == 0).tolist()
+        self._lists = None
+
+    def values(self, row: int) -> list:
+        lists = self._lists
+        if lists is None:
+            lists = self._listed()
+        return list(lists[row])
+
+    def _listed(self) -> list:
+        recent = _Table._listed_recently
+        if len(recent) >= self.KEPT_LISTED:
+            recent.popleft()._lists = None
+        lists = self.rows.tolist()
+        for position in self.integers:
+            for values, count in zip(lists, self.rows[:, position].astype(np.int64).tolist()):
+                values[position] = count
+        for row in self.empty:
+            for position in self.of_finite:
+                lists[row][position] = None
+        recent.append(self)
+        self._lists = lists
+        return lists
+
+
+class BatchedStats(Mapping):
+    """One array's statistics from a host batch: a read-only mapping with the keys and values
+    of the dict `value_stats` or `grad_stats` gives, read from its batch's table (96 bytes
+    where the dict and its floats took about 280: a long recorded chain has a pair per op).
+    Empty until the batch is flushed, as the dict was until it was filled.
+
+    >>> readings = Readings()
+    >>> stats = value_stats_later(np.array([1.0, -3.0]), readings, device("cpu"))
+    >>> len(stats)
+    0
+    >>> readings.fetch()
+    >>> stats["min"], stats == {"min": -3.0, "max": 1.0, "mean": -1.0, "abs_mean": 2.0, "nan": 0, "inf": 0}
+    (-3.0, True)
+    """
+
+    __slots__ = ("_pending", "_row")
+
+    def __init__(self, pending: _Pending, row: int):
+        self._pending, self._row = pending, row
+
+    def __getitem__(self, key):
+        table = self._pending.table
+        if table is None or key not in table.keys:
+            raise KeyError(key)
+        return table.values(self._row)[table.keys.index(key)]
+
+    def __iter__(self):
+        table = self._pending.table
+        return iter(() if table is None else table.keys)
+
+    def __len__(self) -> int:
+        table = self._pending.table
+        return 0 if table is None else len(table.keys)
+
+    def values(self) -> list:
+        """The values in key order, as a list (one read of the table's row)."""
+        table = self._pending.table
+        return [] if table is None else table.values(self._row)
+
+    def values_if_keys(self, keys: tuple) -> list | None:
+        """`values()` when the keys are `keys` in that order (the usual statistics), else None."""
+        table = self._pending.table
+        return table.values(self._row) if table is not None and table.keys == keys else None
+
+    def items(self) -> list:
+        table = self._pending.table
+        return [] if table is None else list(zip(table.keys, table.values(self._row)))
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+
+def _value_columns(flat, starts, sizes) -> tuple:
+    """(min, max, mean, abs_mean, nan, inf of each array laid end to end in `flat`, the
+    count of each one's finite entries)."""
     finite = np.isfinite(flat)
     if finite.all():
         count, nan, kept = sizes, np.zeros_like(sizes), flat
@@ -215,14 +323,13 @@ def _value_columns(flat, starts, sizes) -> list:
         low = np.minimum.reduceat(np.where(finite, flat, np.inf), starts)
         high = np.maximum.reduceat(np.where(finite, flat, -np.inf), starts)
         kept = np.where(finite, flat, 0.0)
-    columns = [low, high, np.add.reduceat(kept, starts) / count,
-               np.add.reduceat(np.abs(kept), starts) / count]
-    return _none_where_empty([column.tolist() for column in columns], count) + \
-        [nan.tolist(), (sizes - count - nan).tolist()]
+    return [low, high, np.add.reduceat(kept, starts) / count,
+            np.add.reduceat(np.abs(kept), starts) / count, nan, sizes - count - nan], count
 
 
-def _grad_columns(flat, starts, sizes) -> list:
-    """norm, max_abs, nan, inf, zero_fraction of each array laid end to end in `flat`."""
+def _grad_columns(flat, starts, sizes) -> tuple:
+    """(norm, max_abs, nan, inf, zero_fraction of each array laid end to end in `flat`, the
+    count of each one's finite entries)."""
     finite = np.isfinite(flat)
     zero_fraction = (sizes - np.add.reduceat((flat != 0).astype(np.intp), starts)) / sizes
     if finite.all():
@@ -234,16 +341,7 @@ def _grad_columns(flat, starts, sizes) -> list:
         flat = np.where(finite, flat, 0.0)
     norm = np.sqrt(np.add.reduceat(flat * flat, starts))
     max_abs = np.maximum.reduceat(np.abs(flat), starts)
-    return _none_where_empty([norm.tolist(), max_abs.tolist()], count) + \
-        [nan.tolist(), (sizes - count - nan).tolist(), zero_fraction.tolist()]
-
-
-def _none_where_empty(columns: list, count) -> list:
-    """None in `columns` for the arrays without a finite entry."""
-    for index in np.flatnonzero(count == 0).tolist():
-        for column in columns:
-            column[index] = None
-    return columns
+    return [norm, max_abs, nan, sizes - count - nan, zero_fraction], count
 
 
 _BATCHES = {}  # id(Readings) -> (its value batch, its gradient batch), while it lives

@@ -131,3 +131,38 @@ def test_a_recorded_step_has_every_statistic_filled():
     for node in ops:
         assert list(node.outputs[0].stats) == list(stats.VALUE_KEYS)
         assert list(node.outputs[0].grad) == list(stats.GRAD_KEYS)
+
+
+def test_batched_statistics_are_compact_read_only_rows_of_their_batch():
+    """A batched array's statistics are a `BatchedStats` row: a mapping equal to the dict
+    of the same figures, with integer counts and None where no entry is finite, empty until
+    the fetch; rows of many batches read in any order give their own figures."""
+    rng = np.random.default_rng(1)
+    readings = Readings()
+    arrays = [rng.standard_normal(5) for _ in range(7)] + [np.array([np.nan, np.inf])]
+    values = [stats.value_stats_later(array, readings, CPU) for array in arrays]
+    grads = [stats.grad_stats_later(array, readings, CPU) for array in arrays]
+    assert isinstance(values[0], stats.BatchedStats) and len(values[0]) == 0 and dict(values[0]) == {}
+    readings.fetch()
+    for array, found_values, found_grads in zip(arrays, values, grads):
+        assert_figures(found_values, reference_values(array))
+        assert_figures(found_grads, reference_grads(array))
+        assert type(found_values["nan"]) is int and type(found_grads["inf"]) is int
+    assert values[-1]["min"] is None and grads[-1]["norm"] is None and grads[-1]["zero_fraction"] == 0.0
+    assert values[1] == dict(values[1].items()) and values[1] != dict(grads[1].items())
+    assert values[0].values_if_keys(stats.VALUE_KEYS) == list(values[0].values())
+    assert values[0].values_if_keys(stats.GRAD_KEYS) is None
+    assert repr(values[-1]) == repr(reference_values(arrays[-1]))
+    with pytest.raises(KeyError):
+        values[0]["norm"]
+    # more batches than the tables kept as lists, read across all of them, twice
+    batches = []
+    for number in range(stats._Table.KEPT_LISTED + 3):
+        batch_readings = Readings()
+        batches.append([(array, stats.value_stats_later(array, batch_readings, CPU))
+                        for array in (np.full(3, float(number)), np.arange(4.0) * number)])
+        batch_readings.fetch()
+    for _ in range(2):
+        for pairs in batches:
+            for array, found in pairs:
+                assert_figures(found, reference_values(array))
