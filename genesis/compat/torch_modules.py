@@ -122,6 +122,9 @@ MODULES = {
     "torch.backends.cudnn": "genesis.compat.torch_backends.cudnn",
     "torch.backends.cuda": "genesis.compat.torch_backends.cuda",
     "torch.backends.mps": "genesis.compat.torch_backends.mps",
+    "torch.xpu": "genesis.compat.torch_xpu",
+    "torch.version": "genesis.compat.torch_version",
+    "torch.hub": "genesis.compat.torch_hub",
     # import fine, offer nothing yet
     "torch.onnx": None,
     "torch.jit": "genesis.compat.torch_jit",
@@ -131,6 +134,7 @@ MODULES = {
 # torch name -> the genesis name of the same thing, where they differ
 RENAMED = {
     "torch.__version__": "genesis.compat.torch_backends.TORCH_VERSION",
+    "torch.version.__version__": "genesis.compat.torch_backends.TORCH_VERSION",
     "torch._unique": "genesis.compat.torch_VF._unique",
     "torch._unique2": "genesis.compat.torch_VF._unique2",
     "torch.tensor": "genesis.compat.torch_tensor.tensor",  # PyTorch's dtypes for NumPy data
