@@ -24,6 +24,7 @@ from . import adaptive_pooling, conv_transpose, convolution, linear_systems, pad
 from . import number_functions, special_functions
 from . import decompositions, householder, linalg_composites, lobpcg, matrix_functions, triangular_systems
 from . import array_utilities, foreach, scatter_family, signal_windows, storage, view_func
+from .out_forms import OUT_FORMS, with_out
 from .registry import register_family
 
 __all__ = ["FAMILIES", "public_functions"]
@@ -41,11 +42,14 @@ FAMILIES = (elementwise, division, ternary, unary, rounding, binary_math, where,
 
 
 def public_functions() -> dict:
-    """Every function the families export, by name (becomes `genesis.<name>`)."""
+    """Every function the families export, by name (becomes `genesis.<name>`); those PyTorch
+    gives an `out=` and their family writes without one get it here (see `out_forms`)."""
     functions = {}
     for family in FAMILIES:
         for name in family.__all__:
             functions[name] = getattr(family, name)
+    for name in OUT_FORMS:
+        functions[name] = with_out(name, functions[name])
     return functions
 
 
