@@ -139,4 +139,7 @@ RENAMED = {
     "torch._unique2": "genesis.compat.torch_VF._unique2",
     "torch.tensor": "genesis.compat.torch_tensor.tensor",  # PyTorch's dtypes for NumPy data
     "torch.autograd.torch": "torch",  # torch/autograd imports torch; old scripts reach it there
+    **{f"torch.cuda.{name}": f"genesis.ops.cuda_tensor_types.{name}"  # the legacy CUDA types
+       for name in ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor",
+                    "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor")},
 }
