@@ -125,6 +125,8 @@ MODULES = {
     "torch.xpu": "genesis.compat.torch_xpu",
     "torch.version": "genesis.compat.torch_version",
     "torch.hub": "genesis.compat.torch_hub",
+    "torch.multiprocessing": "genesis.multiprocessing",
+    "torch.multiprocessing.spawn": "genesis.multiprocessing.spawn",
     # import fine, offer nothing yet
     "torch.onnx": None,
     "torch.jit": "genesis.compat.torch_jit",

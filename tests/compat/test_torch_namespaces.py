@@ -86,3 +86,16 @@ def test_hub_tqdm_without_tqdm_counts_bytes_as_pytorchs_fallback(capsys):
             iter(progress_type(total=3))
         written.append(capsys.readouterr().err)
     assert written[0] == written[1] == "\r25.0%\n\r3.0 bytesnote\n\n"
+
+
+def test_multiprocessing_is_served_with_tensor_sharing():
+    import multiprocessing
+
+    import genesis
+    with serve_torch():
+        import torch
+        import torch.multiprocessing as mp
+        assert mp.Process is multiprocessing.Process and mp.cpu_count() == multiprocessing.cpu_count()
+        assert mp.spawn is genesis.multiprocessing.spawn
+        model = torch.nn.Linear(2, 1)
+        assert model.share_memory() is model and model.weight.is_shared()
