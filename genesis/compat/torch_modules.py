@@ -56,10 +56,15 @@ MODULES = {
     "torch.distributed": "genesis.distributed",
     "torch.optim": "genesis.optim",
     "torch.optim.optimizer": "genesis.optim.optimizer",
+    **{f"torch.optim.{name}": f"genesis.optim.{name}"  # `from torch.optim.adam import Adam`
+       for name in ("adadelta", "adagrad", "adam", "adamax", "asgd", "lbfgs", "nadam", "radam",
+                    "rmsprop", "rprop", "sgd", "sparse_adam")},
+    "torch.optim.adamw": "genesis.optim.adam",  # AdamW lives beside Adam
     "torch.optim.lr_scheduler": "genesis.optim.lr_scheduler",
     "torch.optim.swa_utils": "genesis.optim.swa_utils",
     "torch.autograd": "genesis.autograd",
     "torch.autograd.function": "genesis.autograd.custom_function",
+    "torch.autograd.variable": "genesis.autograd.variable",
     "torch.autograd.functional": "genesis.autograd.functional",
     "torch.autograd.graph": "genesis.autograd.graph",
     "torch.autograd.gradcheck": "genesis.autograd.gradcheck",
@@ -81,6 +86,9 @@ MODULES = {
     "torch.library": "genesis.library",
     "torch.utils.data": "genesis.utils.data",
     "torch.utils.data.distributed": "genesis.utils.data.distributed",
+    "torch.utils.data.sampler": "genesis.utils.data.sampler",
+    "torch.utils.data.dataset": "genesis.utils.data.dataset",
+    "torch.utils.data.dataloader": "genesis.utils.data",  # DataLoader, default_collate, ...
     "torch.amp": "genesis.amp",
     "torch.cuda": "genesis.cuda",
     "torch.cuda.amp": "genesis.compat.torch_cuda_amp",

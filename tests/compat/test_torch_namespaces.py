@@ -99,3 +99,27 @@ def test_multiprocessing_is_served_with_tensor_sharing():
         assert mp.spawn is genesis.multiprocessing.spawn
         model = torch.nn.Linear(2, 1)
         assert model.share_memory() is model and model.weight.is_shared()
+
+
+def test_the_data_optim_and_variable_submodules_scripts_import_from():
+    import genesis
+    with serve_torch():
+        from torch.autograd.variable import Variable
+        from torch.optim.adam import Adam
+        from torch.optim.adamw import AdamW
+        from torch.optim.sgd import SGD
+        from torch.utils.data.dataloader import DataLoader, default_collate
+        from torch.utils.data.dataset import Dataset, TensorDataset
+        from torch.utils.data.sampler import Sampler, SubsetRandomSampler
+    assert (Adam, AdamW, SGD) == (genesis.optim.Adam, genesis.optim.AdamW, genesis.optim.SGD)
+    assert Variable is genesis.autograd.Variable and DataLoader is genesis.utils.data.DataLoader
+    assert default_collate is genesis.utils.data.default_collate
+    assert (Dataset, TensorDataset) == (genesis.utils.data.Dataset, genesis.utils.data.TensorDataset)
+    assert (Sampler, SubsetRandomSampler) == (genesis.utils.data.Sampler,
+                                              genesis.utils.data.SubsetRandomSampler)
+
+
+def test_the_scan_counts_a_genesis_module_that_is_no_served_torch_module_as_missing():
+    from genesis.compat.scan import missing
+    assert missing("torch.utils.data.sampler") is None
+    assert missing("torch.nn.modules.utils") == "torch.nn.modules.utils"  # genesis.nn.utils is another thing
