@@ -13,6 +13,7 @@ tensor(0.)
 from __future__ import annotations
 
 from .nn import functional as F
+from .nn._composite_functions import _feature_dropout
 from .tensor import Tensor
 
 __all__ = ["dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout", "layer_norm",
@@ -42,9 +43,12 @@ def dropout(input: Tensor, p: float, train: bool) -> Tensor:
 
 
 def feature_dropout(input: Tensor, p: float, train: bool, inplace: bool = False) -> Tensor:
-    """Dropout of whole channels (dim 1), as `F.dropout1d/2d/3d` do for their ranks."""
-    by_rank = {4: F.dropout2d, 5: F.dropout3d}
-    return by_rank.get(input.ndim, F.dropout1d)(input, p, training=train, inplace=inplace)
+    """Dropout of whole features: each (input[0], input[1]) index is kept or zeroed across the
+    other dimensions, for any input of at least 2 dimensions (the kernel under
+    `F.dropout1d/2d/3d`, as PyTorch's)."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    return _feature_dropout(input, p, train)
 
 
 def dropout_(input: Tensor, p: float, train: bool) -> Tensor:

@@ -410,7 +410,7 @@ class Tensor:
     def is_quantized(self): ...  # genesis.ops.tensor_attributes
     def is_same_size(self, other: Tensor) -> bool: ...  # genesis.ops.tensor_info
     def is_set_to(self, other: Tensor) -> bool: ...  # genesis.ops.tensor_attributes
-    def is_shared(self) -> bool: ...  # genesis.ops.tensor_attributes
+    def is_shared(self) -> bool: ...  # genesis.ops.shared_storage
     def is_signed(self) -> bool: ...  # genesis.ops.tensor_info
     @property
     def is_sparse(self): ...  # genesis.ops.tensor_attributes
@@ -621,6 +621,7 @@ class Tensor:
     def sgn_(self) -> Tensor: ...  # genesis.ops.number_functions
     @property
     def shape(self) -> Size: ...
+    def share_memory_(self) -> Tensor: ...  # genesis.ops.shared_storage
     def short(self, memory_format=None): ...  # genesis.ops.convert
     def sigmoid(self, *, out=None) -> Tensor: ...  # genesis.ops.unary
     def sigmoid_(self) -> Tensor: ...  # genesis.ops.unary

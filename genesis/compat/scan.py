@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import types
 from dataclasses import dataclass
 
 from .stand_in import _MISSING, resolve
@@ -93,7 +94,8 @@ def _dotted(node: ast.Attribute, chains: set) -> str | None:
 
 def missing(name: str) -> str | None:
     """The first part of the torch name `name` that genesis does not serve (a module, or an
-    attribute on the way), or None when genesis serves all of it."""
+    attribute on the way), or None when genesis serves all of it. A name that is a genesis
+    module but no served torch module counts as missing: `import` of it would fail."""
     parts = name.split(".")
     served = max((count for count in range(1, len(parts) + 1)
                   if ".".join(parts[:count]) in MODULES), default=0)
@@ -109,4 +111,6 @@ def missing(name: str) -> str | None:
             value = getattr(value, parts[count - 1], _MISSING)
         if value is _MISSING:
             return prefix
+    if isinstance(value, types.ModuleType) and name not in MODULES:
+        return name
     return None

@@ -14,11 +14,15 @@ ModuleNotFoundError) where the script imports it.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib
 import importlib.abc
 import importlib.util
+import os
+import shutil
 import sys
+import tempfile
 import types
 
 from ..dtypes import show_dtypes_as
@@ -27,7 +31,7 @@ from .torch_modules import MODULES, RENAMED
 from .unsupported import (UnsupportedTorchAPI, UnsupportedTorchImport, UnsupportedTorchModule,
                           script_location)
 
-__all__ = ["serve_torch", "TorchModule", "is_served", "resolve"]
+__all__ = ["serve_torch", "serve_torch_from_now_on", "TorchModule", "is_served", "resolve"]
 
 
 class TorchModule(types.ModuleType):
@@ -152,13 +156,21 @@ def is_served(module) -> bool:
 @contextlib.contextmanager
 def serve_torch():
     """While inside, `import torch` and its modules give genesis's stand-ins; the real
-    torch (if it was imported) is put back afterwards."""
+    torch (if it was imported) is put back afterwards.
+
+    Processes started meanwhile with the spawn or forkserver method (a DataLoader's
+    workers, `torch.multiprocessing.spawn`) run a fresh interpreter that imports the script
+    again: the folder `_child_path()` puts on `sys.path` (after the script's folder, before
+    any installed torch), which they inherit, holds a `torch` that serves genesis to them
+    too (this process's finder comes before it)."""
     finder = TorchFinder()
     put_aside = {name: module for name, module in sys.modules.items()
                  if name == "torch" or name.startswith("torch.")}
     for name in put_aside:
         del sys.modules[name]
     sys.meta_path.insert(0, finder)
+    child_path = _child_path()
+    sys.path.insert(1, child_path)  # after the script's folder, which a runner sets as sys.path[0]
     dtypes_shown_as, sizes_shown_as = show_dtypes_as("torch"), show_sizes_as("torch")
     try:
         yield
@@ -166,6 +178,42 @@ def serve_torch():
         show_dtypes_as(dtypes_shown_as)
         show_sizes_as(sizes_shown_as)
         sys.meta_path.remove(finder)
+        if child_path in sys.path:
+            sys.path.remove(child_path)
         for name in [name for name in sys.modules if name == "torch" or name.startswith("torch.")]:
             del sys.modules[name]
         sys.modules.update(put_aside)
+
+
+def serve_torch_from_now_on() -> types.ModuleType:
+    """Serve genesis as `torch` in this process for good (what the `torch` of `_child_path()`
+    calls in a spawned child); returns the `torch` stand-in."""
+    for name in [name for name in sys.modules if name == "torch" or name.startswith("torch.")]:
+        del sys.modules[name]
+    if not any(isinstance(entry, TorchFinder) for entry in sys.meta_path):
+        sys.meta_path.insert(0, TorchFinder())
+    show_dtypes_as("torch")
+    show_sizes_as("torch")
+    return importlib.import_module("torch")
+
+
+# The `torch` package a spawned child finds first on its inherited sys.path: it replaces
+# itself by genesis's stand-in (an import returns what sys.modules holds when it ends).
+_CHILD_TORCH = (
+    '"""torch, served by genesis to a process started from a script genesis serves it to."""\n'
+    "import sys\n"
+    "from genesis.compat.stand_in import serve_torch_from_now_on\n"
+    "sys.modules[__name__] = serve_torch_from_now_on()\n")
+_child_folder: list = []  # the folder, made once per process
+
+
+def _child_path() -> str:
+    """A folder holding the `torch` package above (made on first use, in the temp folder)."""
+    if not _child_folder:
+        folder = tempfile.mkdtemp(prefix="genesis-served-torch-")
+        os.mkdir(os.path.join(folder, "torch"))
+        with open(os.path.join(folder, "torch", "__init__.py"), "w", encoding="utf-8") as handle:
+            handle.write(_CHILD_TORCH)
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        _child_folder.append(folder)
+    return _child_folder[0]

@@ -56,10 +56,15 @@ MODULES = {
     "torch.distributed": "genesis.distributed",
     "torch.optim": "genesis.optim",
     "torch.optim.optimizer": "genesis.optim.optimizer",
+    **{f"torch.optim.{name}": f"genesis.optim.{name}"  # `from torch.optim.adam import Adam`
+       for name in ("adadelta", "adagrad", "adam", "adamax", "asgd", "lbfgs", "nadam", "radam",
+                    "rmsprop", "rprop", "sgd", "sparse_adam")},
+    "torch.optim.adamw": "genesis.optim.adam",  # AdamW lives beside Adam
     "torch.optim.lr_scheduler": "genesis.optim.lr_scheduler",
     "torch.optim.swa_utils": "genesis.optim.swa_utils",
     "torch.autograd": "genesis.autograd",
     "torch.autograd.function": "genesis.autograd.custom_function",
+    "torch.autograd.variable": "genesis.autograd.variable",
     "torch.autograd.functional": "genesis.autograd.functional",
     "torch.autograd.graph": "genesis.autograd.graph",
     "torch.autograd.gradcheck": "genesis.autograd.gradcheck",
@@ -81,6 +86,9 @@ MODULES = {
     "torch.library": "genesis.library",
     "torch.utils.data": "genesis.utils.data",
     "torch.utils.data.distributed": "genesis.utils.data.distributed",
+    "torch.utils.data.sampler": "genesis.utils.data.sampler",
+    "torch.utils.data.dataset": "genesis.utils.data.dataset",
+    "torch.utils.data.dataloader": "genesis.utils.data",  # DataLoader, default_collate, ...
     "torch.amp": "genesis.amp",
     "torch.cuda": "genesis.cuda",
     "torch.cuda.amp": "genesis.compat.torch_cuda_amp",
@@ -122,6 +130,11 @@ MODULES = {
     "torch.backends.cudnn": "genesis.compat.torch_backends.cudnn",
     "torch.backends.cuda": "genesis.compat.torch_backends.cuda",
     "torch.backends.mps": "genesis.compat.torch_backends.mps",
+    "torch.xpu": "genesis.compat.torch_xpu",
+    "torch.version": "genesis.compat.torch_version",
+    "torch.hub": "genesis.compat.torch_hub",
+    "torch.multiprocessing": "genesis.multiprocessing",
+    "torch.multiprocessing.spawn": "genesis.multiprocessing.spawn",
     # import fine, offer nothing yet
     "torch.onnx": None,
     "torch.jit": "genesis.compat.torch_jit",
@@ -131,8 +144,12 @@ MODULES = {
 # torch name -> the genesis name of the same thing, where they differ
 RENAMED = {
     "torch.__version__": "genesis.compat.torch_backends.TORCH_VERSION",
+    "torch.version.__version__": "genesis.compat.torch_backends.TORCH_VERSION",
     "torch._unique": "genesis.compat.torch_VF._unique",
     "torch._unique2": "genesis.compat.torch_VF._unique2",
     "torch.tensor": "genesis.compat.torch_tensor.tensor",  # PyTorch's dtypes for NumPy data
     "torch.autograd.torch": "torch",  # torch/autograd imports torch; old scripts reach it there
+    **{f"torch.cuda.{name}": f"genesis.ops.cuda_tensor_types.{name}"  # the legacy CUDA types
+       for name in ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor",
+                    "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor")},
 }

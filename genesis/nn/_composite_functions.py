@@ -5,6 +5,8 @@ activations (`logsigmoid`, `softsign`, `tanhshrink`, `hardshrink`, `softshrink`,
 `pairwise_distance`), channel dropout (`dropout1d/2d/3d`) and `one_hot`."""
 from __future__ import annotations
 
+import warnings
+
 from ..creation import zeros
 from ..dtypes import int64
 from ..ops.smooth_activation import softplus
@@ -123,34 +125,93 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return out
 
 
-def _channel_dropout(input: Tensor, p: float, training: bool, spatial: int, op: str) -> Tensor:
-    """Zero whole channels (every spatial position of a (sample, channel)) with probability
-    p, scaling the kept ones by 1 / (1 - p)."""
-    if not 0 <= p <= 1:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if input.ndim not in (spatial + 1, spatial + 2):
-        raise RuntimeError(f"{op}: expected {spatial + 1}D or {spatial + 2}D input, got shape "
-                           f"{tuple(input.shape)}")
+def _feature_dropout(input: Tensor, p: float, training: bool) -> Tensor:
+    """Zero whole features (each (input[0], input[1]) index across the remaining dimensions)
+    with probability p, scaling the kept ones by 1 / (1 - p): PyTorch's feature_dropout,
+    which the channel dropouts below run on inputs of the rank each expects."""
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     if not training or p == 0:
         return input
     if p == 1:
         return input * 0.0
-    kept_shape = tuple(input.shape[:input.ndim - spatial]) + (1,) * spatial
+    kept_shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
     draws = generator_for(input._device).random(kept_shape)
     mask = wrap_array(((draws >= p) / (1 - p)).astype(input._data.dtype), input._device)
     return input * mask
 
 
+def _check_probability(p: float) -> None:
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _warn_unusual_rank(op: str, rank: int, usual: str, spatial: str) -> None:
+    warnings.warn(f"{op}: Received a {rank}-D input to {op}, which is deprecated and will result "
+                  "in an error in a future release. To retain the behavior and silence this "
+                  f"warning, please use dropout instead. Note that {op} exists to provide "
+                  f"channel-wise dropout on inputs with {spatial} spatial dimensions, a channel "
+                  f"dimension, and an optional batch dimension (i.e. {usual} inputs).", stacklevel=3)
+
+
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Channel dropout for (N, C, L) or (C, L) inputs."""
-    return _channel_dropout(input, p, training, 1, "dropout1d")
+    """Channel dropout for (N, C, L) or (C, L) inputs: each channel is zeroed as a whole with
+    probability p, the others scaled by 1 / (1 - p).
+
+    >>> import genesis
+    >>> dropout1d(genesis.ones(2, 3), p=0.0).shape
+    genesis.Size([2, 3])
+    """
+    _check_probability(p)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D "
+                           "input. Note that dropout1d exists to provide channel-wise dropout on "
+                           "inputs with 1 spatial dimension, a channel dimension, and an optional "
+                           "batch dimension (i.e. 2D or 3D inputs).")
+    if input.ndim == 3:
+        return _feature_dropout(input, p, training)
+    return _feature_dropout(input.unsqueeze(0), p, training).squeeze(0)
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Channel dropout for (N, C, H, W) or (C, H, W) inputs."""
-    return _channel_dropout(input, p, training, 2, "dropout2d")
+    """Channel dropout for (N, C, H, W) inputs: each (sample, channel) plane is zeroed as a
+    whole with probability p, the others scaled by 1 / (1 - p).
+
+    Other ranks behave as in PyTorch 2.13, with its warnings: any input of at least 2
+    dimensions drops (input[0], input[1]) features over the remaining ones, so a 3-D input is
+    read as (N, C, L) (1-D channel dropout) and a 2-D (N, C) one drops single elements.
+
+    >>> import genesis
+    >>> dropout2d(genesis.ones(1, 2, 3, 3), p=0.0).shape
+    genesis.Size([1, 2, 3, 3])
+    """
+    _check_probability(p)
+    if input.ndim not in (3, 4):
+        _warn_unusual_rank("dropout2d", input.ndim, "3D or 4D", "2")
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
+                      "1D dropout behavior is desired - input is interpreted as shape (N, C, L), "
+                      "where C is the channel dim. This behavior will change in a future release "
+                      "to interpret the input as one without a batch dimension, i.e. shape "
+                      "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch "
+                      "to using dropout1d instead.", stacklevel=2)
+    return _feature_dropout(input, p, training)
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Channel dropout for (N, C, D, H, W) or (C, D, H, W) inputs."""
-    return _channel_dropout(input, p, training, 3, "dropout3d")
+    """Channel dropout for (N, C, D, H, W) or (C, D, H, W) inputs: each (sample, channel)
+    volume is zeroed as a whole with probability p, the others scaled by 1 / (1 - p).
+
+    Other ranks behave as in PyTorch 2.13, with its warning: an input that is not 5-D is
+    treated as one sample, so its first dimension is the channel one.
+
+    >>> import genesis
+    >>> dropout3d(genesis.ones(2, 2, 2, 2), p=0.0).shape
+    genesis.Size([2, 2, 2, 2])
+    """
+    _check_probability(p)
+    if input.ndim not in (4, 5):
+        _warn_unusual_rank("dropout3d", input.ndim, "4D or 5D", "3")
+    if input.ndim == 5:
+        return _feature_dropout(input, p, training)
+    return _feature_dropout(input.unsqueeze(0), p, training).squeeze(0)

@@ -16,6 +16,7 @@ True
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -24,7 +25,9 @@ from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_",
            "eye_", "orthogonal_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
-           "kaiming_normal_", "dirac_", "sparse_"]
+           "kaiming_normal_", "dirac_", "sparse_", "uniform", "normal", "constant", "eye",
+           "dirac", "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal",
+           "orthogonal", "sparse"]
 
 _LINEAR_FAMILY = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
                   "conv_transpose3d", "sigmoid")
@@ -238,3 +241,28 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01) -> Tensor:
     for column in range(columns):
         values[generator.permutation(rows)[:zeros_per_column], column] = 0
     return _store(tensor, values)
+
+
+def _deprecated(replacement):
+    """The old spelling of `replacement` (without the trailing underscore), which PyTorch
+    keeps with a FutureWarning naming the new one."""
+    new_name = replacement.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.",
+                      FutureWarning, stacklevel=2)
+        return replacement(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old_name
+    deprecated_init.__doc__ = f"`{new_name}` under its deprecated name (warns FutureWarning)."
+    return deprecated_init
+
+
+# The names before the in-place underscore, as old scripts call them:
+# init.xavier_uniform(w) is init.xavier_uniform_(w) with a FutureWarning.
+uniform, normal, constant = _deprecated(uniform_), _deprecated(normal_), _deprecated(constant_)
+eye, dirac, sparse = _deprecated(eye_), _deprecated(dirac_), _deprecated(sparse_)
+xavier_uniform, xavier_normal = _deprecated(xavier_uniform_), _deprecated(xavier_normal_)
+kaiming_uniform, kaiming_normal = _deprecated(kaiming_uniform_), _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)

@@ -543,6 +543,18 @@ class Module:
     def half(self) -> "Module":
         return self._cast_floating("float16")
 
+    def share_memory(self) -> "Module":
+        """Move every parameter and buffer (and any gradient) into memory shared between
+        processes (`Tensor.share_memory_`), so that processes this module is sent to, or forked
+        into, train the same weights (Hogwild). Returns the module.
+
+        >>> import genesis
+        >>> model = genesis.nn.Linear(2, 1).share_memory()
+        >>> all(p.is_shared() for p in model.parameters())
+        True
+        """
+        return self._apply(lambda tensor: tensor.share_memory_())
+
     def cpu(self) -> "Module":
         return self.to("cpu")
 

@@ -23,7 +23,8 @@ from . import (activation, arrangement, binary_math, broadcast, clamp, compariso
 from . import adaptive_pooling, conv_transpose, convolution, linear_systems, pad, pooling, window
 from . import number_functions, special_functions
 from . import decompositions, householder, linalg_composites, lobpcg, matrix_functions, triangular_systems
-from . import array_utilities, foreach, scatter_family, signal_windows, storage, view_func
+from . import array_utilities, foreach, scatter_family, shared_storage, signal_windows, storage, view_func
+from .out_forms import OUT_FORMS, with_out
 from .registry import register_family
 
 __all__ = ["FAMILIES", "public_functions"]
@@ -37,15 +38,18 @@ FAMILIES = (elementwise, division, ternary, unary, rounding, binary_math, where,
             inplace_shapes, tensor_attributes, inplace_functions, copy_variants, scatter_family,
             array_utilities, signal_windows, triangular_systems, decompositions, matrix_functions,
             linalg_composites, householder, lobpcg, special_functions, number_functions, storage, foreach,
-            view_func)
+            view_func, shared_storage)
 
 
 def public_functions() -> dict:
-    """Every function the families export, by name (becomes `genesis.<name>`)."""
+    """Every function the families export, by name (becomes `genesis.<name>`); those PyTorch
+    gives an `out=` and their family writes without one get it here (see `out_forms`)."""
     functions = {}
     for family in FAMILIES:
         for name in family.__all__:
             functions[name] = getattr(family, name)
+    for name in OUT_FORMS:
+        functions[name] = with_out(name, functions[name])
     return functions
 
 

@@ -1,7 +1,7 @@
 """The Tensor attributes PyTorch programs read that describe storage and complex parts, and a
 few legacy methods, with what they mean for genesis's real, dense tensors:
 
-- storage: `data_ptr`, `storage_offset`, `is_set_to`, `is_shared`, `dim_order`;
+- storage: `data_ptr`, `storage_offset`, `is_set_to`, `dim_order` (`is_shared` is in shared_storage);
 - where a tensor lives: `is_xpu`, `is_mps`, `is_meta`, `is_sparse`, `is_quantized`, ... (all
   False: genesis tensors are dense, on the CPU or a CUDA GPU);
 - complex parts of real tensors: `conj`, `resolve_conj`, `resolve_neg`, `real` return the
@@ -65,11 +65,6 @@ def is_set_to(input: Tensor, other: Tensor) -> bool:
     mine, theirs = input._data, other._data
     return (_address(mine) == _address(theirs) and mine.shape == theirs.shape
             and mine.strides == theirs.strides and _storage_root(mine) is _storage_root(theirs))
-
-
-def is_shared(input: Tensor) -> bool:
-    """False: genesis does not put tensors in memory shared between processes."""
-    return False
 
 
 def dim_order(input: Tensor) -> tuple:
@@ -214,7 +209,7 @@ def record_stream(input: Tensor, stream) -> None:
 
 METHODS = {
     "data_ptr": data_ptr, "storage_offset": storage_offset, "is_set_to": is_set_to,
-    "is_shared": is_shared, "dim_order": dim_order, "is_conj": is_conj, "is_neg": is_neg,
+    "dim_order": dim_order, "is_conj": is_conj, "is_neg": is_neg,
     "conj": conj, "conj_physical": conj_physical, "resolve_conj": resolve_conj,
     "resolve_neg": resolve_neg, "real": property(real), "imag": property(imag),
     "adjoint": adjoint, "H": property(_conjugate_transpose), "mH": property(adjoint),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from .. import dtypes
+from .. import cuda, dtypes
 from ..autograd.unbroadcast import sum_to_shape
 from ..creation import empty, tensor
 from ..inference_tensors import is_inference_tensor
@@ -221,7 +221,8 @@ def type_of(input: Tensor, dtype=None, non_blocking: bool = False):
         where = "cuda." if input._device.type == "cuda" else ""
         return f"genesis.{where}{_TYPE_NAMES[input.dtype.name]}"
     if isinstance(dtype, _TypedTensorType):  # a legacy type: genesis.DoubleTensor
-        dtype = dtype.dtype
+        target = "cuda" if dtype.device_type == "cuda" else input._device
+        return input.to(target, dtype=dtype.dtype, non_blocking=non_blocking)
     if isinstance(dtype, str) and dtype.endswith("Tensor"):
         name = dtype.rsplit(".", 1)[-1]
         if name not in _TYPES_BY_NAME:
@@ -233,10 +234,11 @@ def type_of(input: Tensor, dtype=None, non_blocking: bool = False):
 
 class _TypedTensorType(type):
     """The metaclass of the legacy constructors: `isinstance(x, LongTensor)` asks whether x
-    is a CPU tensor of that dtype, as in PyTorch."""
+    is a tensor of that dtype on the type's device (the CPU, or CUDA for `cuda.LongTensor`),
+    as in PyTorch."""
 
     def __instancecheck__(cls, value) -> bool:
-        return isinstance(value, Tensor) and value._device.type == "cpu" and \
+        return isinstance(value, Tensor) and value._device.type == cls.device_type and \
             value.dtype.name == cls.dtype_name
 
     @property
@@ -250,6 +252,7 @@ class _TypedTensor(metaclass=_TypedTensorType):
     uninitialised tensor of that shape), `FloatTensor()` (empty)."""
 
     dtype_name = "float32"
+    device_type = "cpu"
 
     def __new__(cls, *args):
         dtype = dtypes.get_dtype(cls.dtype_name)
@@ -259,9 +262,24 @@ class _TypedTensor(metaclass=_TypedTensorType):
         return empty(*args, dtype=dtype) if args else empty(0, dtype=dtype)
 
 
-def _typed(name: str, dtype_name: str):
-    return _TypedTensorType(name, (_TypedTensor,), {"dtype_name": dtype_name, "__module__": __name__,
-                                                    "__doc__": f"A {dtype_name} tensor (legacy constructor)."})
+class _CudaTypedTensor(_TypedTensor):
+    """A legacy CUDA constructor (`torch.cuda.FloatTensor(2, 3)`): the tensor on the current
+    GPU; without a usable GPU a TypeError, as PyTorch built without CUDA raises."""
+
+    device_type = "cuda"
+
+    def __new__(cls, *args):
+        if not cuda.is_available():
+            raise TypeError(f"type torch.cuda.{cls.__name__} not available: genesis has no usable "
+                            "CUDA device here (Torch not compiled with CUDA enabled)")
+        return super().__new__(cls, *args).to("cuda")
+
+
+def _typed(name: str, dtype_name: str, base=_TypedTensor):
+    where, module = ("a CUDA", "genesis.ops.cuda_tensor_types") if base is _CudaTypedTensor else \
+        ("a", __name__)
+    return _TypedTensorType(name, (base,), {"dtype_name": dtype_name, "__module__": module,
+                                            "__doc__": f"{where} {dtype_name} tensor (legacy constructor)."})
 
 
 FloatTensor, DoubleTensor, HalfTensor = (_typed(n, d) for n, d in (
@@ -269,6 +287,8 @@ FloatTensor, DoubleTensor, HalfTensor = (_typed(n, d) for n, d in (
 BFloat16Tensor = _typed("BFloat16Tensor", "bfloat16")
 LongTensor, IntTensor, ShortTensor = (_typed(n, d) for n, d in (
     ("LongTensor", "int64"), ("IntTensor", "int32"), ("ShortTensor", "int16")))
+# PyTorch's torch.cuda.FloatTensor and the others, by name (genesis.ops.cuda_tensor_types)
+CUDA_TYPES = {name: _typed(name, dtype_name, _CudaTypedTensor) for dtype_name, name in _TYPE_NAMES.items()}
 CharTensor, ByteTensor, BoolTensor = (_typed(n, d) for n, d in (
     ("CharTensor", "int8"), ("ByteTensor", "uint8"), ("BoolTensor", "bool")))
 

@@ -252,3 +252,20 @@ def test_torch_tensor_keeps_numpy_dtypes_as_pytorch_does(case):
         made = torch.tensor(make(np), requires_grad=expected.startswith("float"))
         assert made.dtype is getattr(genesis, expected)
     assert genesis.tensor(np.array([1.0])).dtype is genesis.float32
+
+
+def _report_torch(answers):
+    import torch
+    answers.put((is_served(torch), torch.zeros(2).tolist()))
+
+
+def test_processes_spawned_while_serving_are_served_torch_too():
+    import multiprocessing
+    context = multiprocessing.get_context("spawn")
+    answers = context.SimpleQueue()
+    with serve_torch():
+        child = context.Process(target=_report_torch, args=(answers,))
+        child.start()
+        child.join(120)
+    assert child.exitcode == 0 and answers.get() == (True, [0.0, 0.0])
+    assert not any("genesis-served-torch" in entry for entry in sys.path)  # put back

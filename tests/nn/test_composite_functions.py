@@ -1,6 +1,8 @@
 """The functional forms built from genesis ops (activations, similarities, channel dropout,
 one_hot) and interpolate/Upsample: values and gradients against PyTorch, gradients against
 finite differences in float64, and their modules."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -132,3 +134,71 @@ def test_modules_wrap_their_functions():
     y = genesis.tensor(data((2, 4), 1), dtype=genesis.float64)
     np.testing.assert_array_equal(genesis.nn.CosineSimilarity()(x, y).numpy(), F.cosine_similarity(x, y).numpy())
     np.testing.assert_array_equal(genesis.nn.PairwiseDistance()(x, y).numpy(), F.pairwise_distance(x, y).numpy())
+
+
+def _dropped_pattern(out, ndim_kept):
+    """Whether each zeroed/kept decision is constant over the dimensions after the first
+    `ndim_kept` (one draw per feature), and the values seen."""
+    flat = out.reshape(tuple(out.shape[:ndim_kept]) + (-1,)).numpy()
+    constant = bool((flat == flat[..., :1]).all())
+    return constant, set(np.unique(flat).tolist())
+
+
+# (function, input shape, the leading dimensions each draw covers once the input is seen as
+# PyTorch 2.13 sees it, number of warnings)
+_RANK_CASES = [("dropout2d", (64, 40), 2, 1), ("dropout2d", (6, 8, 5), 2, 1),
+               ("dropout2d", (4, 6, 3, 3), 2, 0), ("dropout2d", (2, 6, 2, 2, 2), 2, 1),
+               ("dropout3d", (60, 40), 1, 1), ("dropout3d", (6, 8, 5), 1, 1),
+               ("dropout3d", (6, 8, 2, 2), 1, 0), ("dropout3d", (2, 6, 2, 2, 2), 2, 0),
+               ("dropout1d", (6, 30), 1, 0), ("dropout1d", (4, 6, 30), 2, 0)]
+
+
+@pytest.mark.parametrize("name, shape, kept, warning_count", _RANK_CASES)
+def test_channel_dropout_reads_each_rank_as_pytorch(name, shape, kept, warning_count):
+    torch = torch_or_skip()
+    results = {}
+    for lib in (genesis, torch):
+        lib.manual_seed(0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = getattr(lib.nn.functional, name)(lib.ones(shape, dtype=lib.float64), p=0.5)
+        assert tuple(out.shape) == shape
+        results[lib] = (_dropped_pattern(out, kept), [str(w.message) for w in caught])
+    (ours, our_warnings), (theirs, their_warnings) = results[genesis], results[torch]
+    assert ours == theirs == (True, {0.0, 2.0})
+    assert our_warnings == their_warnings and len(our_warnings) == warning_count
+
+
+@pytest.mark.parametrize("name, shape", [("dropout2d", (5,)), ("dropout1d", (2, 3, 4, 5)),
+                                         ("dropout1d", (5,))])
+def test_channel_dropout_refuses_the_ranks_pytorch_refuses(name, shape):
+    torch = torch_or_skip()
+    messages = []
+    for lib in (genesis, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(RuntimeError) as raised:
+                getattr(lib.nn.functional, name)(lib.ones(shape))
+        messages.append(str(raised.value))
+    assert messages[0] == messages[1]
+
+
+def test_dropout2d_layer_on_lstm_features_drops_elements_as_pytorch():
+    layer = genesis.nn.Dropout2d(0.5)  # mnist_rnn puts it after an LSTM: (N, C) features
+    with pytest.warns(UserWarning, match="Received a 2-D input to dropout2d"):
+        out = layer(genesis.ones(40, 64))
+    assert set(out.numpy().reshape(-1).tolist()) == {0.0, 2.0}
+    with pytest.warns(UserWarning, match="Received a 2-D input"):  # in eval mode too, as PyTorch
+        assert layer.eval()(genesis.ones(3, 4)).sum().item() == 12.0
+
+
+@pytest.mark.parametrize("shape, kept", [((30, 40), 2), ((4, 6, 30), 2), ((2, 6, 3, 3, 2, 2), 2)])
+def test_torch_feature_dropout_draws_per_leading_pair_for_any_rank(shape, kept):
+    torch = torch_or_skip()
+    patterns = []
+    for lib in (genesis, torch):
+        out = lib.feature_dropout(lib.ones(shape, dtype=lib.float64), 0.5, True)
+        patterns.append(_dropped_pattern(out, kept))
+    assert patterns[0] == patterns[1] == (True, {0.0, 2.0})
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        genesis.feature_dropout(genesis.ones(3), 0.5, True)

@@ -126,3 +126,27 @@ def test_sparse_zeroes_a_share_of_each_column_and_refuses_other_shapes():
         genesis.nn.init.sparse_(genesis.empty(2, 2, 2), 0.5)
     with pytest.raises(ValueError, match="3, 4 or 5-D"):
         genesis.nn.init.dirac_(genesis.empty(2, 2))
+
+
+_DEPRECATED_INITS = [("uniform", (4, 3), (-0.5, 0.5)), ("normal", (4, 3), (0.0, 2.0)),
+                     ("constant", (4, 3), (0.25,)), ("eye", (3, 5), ()),
+                     ("dirac", (4, 2, 3, 3), ()), ("xavier_uniform", (4, 3), (2.0,)),
+                     ("xavier_normal", (4, 3), ()), ("kaiming_uniform", (4, 3), (0.1,)),
+                     ("kaiming_normal", (4, 3), ()), ("orthogonal", (4, 3), (1.5,)),
+                     ("sparse", (6, 3), (0.5,))]
+
+
+@pytest.mark.parametrize("old_name, shape, args", _DEPRECATED_INITS)
+def test_deprecated_names_warn_as_pytorch_and_fill_as_the_underscore_forms(old_name, shape, args):
+    torch = torch_or_skip()
+    with pytest.warns(FutureWarning) as ours_warned:
+        genesis.manual_seed(5)
+        old = getattr(init, old_name)(genesis.empty(*shape), *args)
+    with pytest.warns(FutureWarning) as theirs_warned:
+        getattr(torch.nn.init, old_name)(torch.empty(*shape), *args)
+    assert str(ours_warned[0].message) == str(theirs_warned[0].message)
+    assert ours_warned[0].filename == __file__  # stacklevel points at the caller, as PyTorch's
+    genesis.manual_seed(5)
+    new = getattr(init, old_name + "_")(genesis.empty(*shape), *args)
+    np.testing.assert_array_equal(old.numpy(), new.numpy())
+    assert getattr(init, old_name).__name__ == old_name

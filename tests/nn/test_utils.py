@@ -120,3 +120,17 @@ def test_parameters_to_vector_and_back():
         nn.utils.vector_to_parameters(genesis.zeros(5), model.parameters())
     with pytest.raises(TypeError, match="genesis Tensor"):
         nn.utils.vector_to_parameters([0.0] * 11, model.parameters())
+
+
+def test_deprecated_clip_grad_norm_warns_as_pytorch_and_clips_like_clip_grad_norm_():
+    torch = torch_or_skip()
+    grads = [np.array([3.0, 4.0]), np.array([[12.0]])]
+    ours, theirs = _params_with_grads(genesis, grads, np.float64), _params_with_grads(torch, grads, np.float64)
+    with pytest.warns(FutureWarning) as ours_warned:
+        total = genesis.nn.utils.clip_grad_norm(ours, 1.0)
+    with pytest.warns(FutureWarning) as theirs_warned:
+        torch_total = torch.nn.utils.clip_grad_norm(theirs, 1.0)
+    assert str(ours_warned[0].message) == str(theirs_warned[0].message)
+    assert total.item() == pytest.approx(torch_total.item(), rel=1e-12)
+    for mine, reference in zip(ours, theirs):
+        np.testing.assert_allclose(mine.grad.numpy(), reference.grad.numpy(), rtol=1e-12)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -9,7 +10,8 @@ from ...device import cpu, transfer, writeable
 from ...tensor import Tensor, wrap_array
 from .._grad_edits import tell_cleared, tell_edited
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
+__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_with_norm_",
+           "get_total_norm"]
 
 
 def _as_list(parameters) -> list:
@@ -87,6 +89,23 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     total = get_total_norm([p._grad for p in params], norm_type, error_if_nonfinite)
     clip_grads_with_norm_(params, max_norm, total)
     return total
+
+
+def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach=None) -> Tensor:
+    """`clip_grad_norm_` under its deprecated name: warns FutureWarning, as PyTorch does.
+
+    >>> import genesis, warnings
+    >>> w = genesis.tensor([3., 4.], requires_grad=True)
+    >>> w.grad = genesis.tensor([3., 4.])
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     genesis.nn.utils.clip_grad_norm([w], max_norm=1.0)
+    tensor(5.)
+    """
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grads_with_norm_(parameters, max_norm: float, total_norm, foreach=None) -> None:
