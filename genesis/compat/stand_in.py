@@ -170,7 +170,8 @@ def serve_torch():
         del sys.modules[name]
     sys.meta_path.insert(0, finder)
     child_path = _child_path()
-    sys.path.insert(1, child_path)  # after the script's folder, which a runner sets as sys.path[0]
+    if child_path is not None:  # after the script's folder, which a runner sets as sys.path[0]
+        sys.path.insert(1, child_path)
     dtypes_shown_as, sizes_shown_as = show_dtypes_as("torch"), show_sizes_as("torch")
     try:
         yield
@@ -178,7 +179,7 @@ def serve_torch():
         show_dtypes_as(dtypes_shown_as)
         show_sizes_as(sizes_shown_as)
         sys.meta_path.remove(finder)
-        if child_path in sys.path:
+        if child_path is not None and child_path in sys.path:
             sys.path.remove(child_path)
         for name in [name for name in sys.modules if name == "torch" or name.startswith("torch.")]:
             del sys.modules[name]
@@ -207,13 +208,19 @@ _CHILD_TORCH = (
 _child_folder: list = []  # the folder, made once per process
 
 
-def _child_path() -> str:
-    """A folder holding the `torch` package above (made on first use, in the temp folder)."""
+def _child_path() -> str | None:
+    """A folder holding the `torch` package above (made on first use, in the temp folder),
+    or None where it cannot be made (a full or read-only temp folder: spawned children then
+    import the installed torch, as they would without genesis)."""
     if not _child_folder:
-        folder = tempfile.mkdtemp(prefix="genesis-served-torch-")
-        os.mkdir(os.path.join(folder, "torch"))
-        with open(os.path.join(folder, "torch", "__init__.py"), "w", encoding="utf-8") as handle:
-            handle.write(_CHILD_TORCH)
-        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        try:
+            folder = tempfile.mkdtemp(prefix="genesis-served-torch-")
+            os.mkdir(os.path.join(folder, "torch"))
+            with open(os.path.join(folder, "torch", "__init__.py"), "w", encoding="utf-8") as handle:
+                handle.write(_CHILD_TORCH)
+        except OSError:
+            return None
+        made_by = os.getpid()  # (a forked copy of this process exiting leaves it in place)
+        atexit.register(lambda: os.getpid() == made_by and shutil.rmtree(folder, ignore_errors=True))
         _child_folder.append(folder)
     return _child_folder[0]

@@ -269,3 +269,20 @@ def test_processes_spawned_while_serving_are_served_torch_too():
         child.join(120)
     assert child.exitcode == 0 and answers.get() == (True, [0.0, 0.0])
     assert not any("genesis-served-torch" in entry for entry in sys.path)  # put back
+
+
+def test_serving_torch_works_where_the_temp_folder_cannot_be_written(monkeypatch):
+    """A read-only or full temp folder only leaves spawned children without the stand-in:
+    the script's own `import torch` is served as ever."""
+    from genesis.compat import stand_in
+
+    def refuse(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(stand_in, "_child_folder", [])
+    monkeypatch.setattr(stand_in.tempfile, "mkdtemp", refuse)
+    paths_before = list(sys.path)
+    with serve_torch():
+        import torch
+        assert is_served(torch) and torch.ones(2).tolist() == [1.0, 1.0]
+    assert sys.path == paths_before
