@@ -9,6 +9,7 @@ built only when the backward itself is being recorded.
 """
 from __future__ import annotations
 
+from ..autocast_rules import FLOAT32_ON_CUDA
 from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..dtypes import get_dtype
@@ -23,7 +24,7 @@ __all__ = ["cumsum", "cumprod"]
 class Cumsum(Op):
     """Running sum along `dim`."""
 
-    autocast_policy = "float32"
+    autocast_policy = FLOAT32_ON_CUDA
 
     @staticmethod
     def forward(ctx, a, dim, dtype):
@@ -43,7 +44,7 @@ def reverse_cumsum(tensor: Tensor, dim: int) -> Tensor:
 class Cumprod(Op):
     """Running product along `dim`."""
 
-    autocast_policy = "float32"
+    autocast_policy = FLOAT32_ON_CUDA
 
     @staticmethod
     def forward(ctx, a, dim, dtype):

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32_ON_CUDA
 from ..autograd.function import Op
 from ..tensor import Tensor, wrap_array
 from . import samples
@@ -26,7 +27,7 @@ class VectorNorm(Op):
     """(sum |a|^p)^(1/p) over `dims`; p = inf/-inf is the largest/smallest magnitude, p = 0
     the count of nonzero elements."""
 
-    autocast_policy = "float32"
+    autocast_policy = FLOAT32_ON_CUDA
 
     @staticmethod
     def forward(ctx, a, p, dims, keepdim):

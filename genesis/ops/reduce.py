@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32, FLOAT32_ON_CUDA
 from ..autograd.function import Op
 from ..dtypes import get_dtype
 from ..tensor import Tensor, wrap_array
@@ -82,7 +83,7 @@ def _reduction_op(name: str, doc: str, compute, derivative, reads: tuple):
         return run_rule(rule, grad, ctx), None, None, None
 
     body = {"forward": staticmethod(forward), "backward": staticmethod(backward),
-            "autocast_policy": "float32", "__module__": __name__, "__doc__": doc}
+            "autocast_policy": FLOAT32_ON_CUDA, "__module__": __name__, "__doc__": doc}
     return type(name, (Op,), body)
 
 
@@ -129,7 +130,7 @@ class VarMean(Op):
     """(variance, mean) over `dims` in one node with two outputs, as PyTorch's var_mean: a
     hook on the node sees both gradients, and its backward adds the two rules'."""
 
-    autocast_policy = "float32"
+    autocast_policy = FLOAT32_ON_CUDA
 
     @staticmethod
     def forward(ctx, a, dims, keepdim, correction):
@@ -157,7 +158,7 @@ class Prod(Op):
     zero, else an exact product of exclusive cumulative products (no division).
     """
 
-    autocast_policy = "float32"
+    autocast_policy = FLOAT32
 
     @staticmethod
     def forward(ctx, a, dim, keepdim, dtype):
