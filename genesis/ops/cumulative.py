@@ -15,7 +15,7 @@ from ..autograd.grad_mode import grad_state
 from ..dtypes import get_dtype
 from ..tensor import Tensor, wrap_array
 from . import samples
-from ._operands import normalize_dim, saved_with_input
+from ._operands import accumulated_in_float32, normalize_dim, saved_with_input
 from .registry import OpInfo, Sample
 
 __all__ = ["cumsum", "cumprod"]
@@ -29,6 +29,8 @@ class Cumsum(Op):
     @staticmethod
     def forward(ctx, a, dim, dtype):
         ctx.dim = dim
+        if dtype is None:
+            return accumulated_in_float32(lambda x: x.cumsum(axis=dim), a._data)
         return a._data.cumsum(axis=dim, dtype=dtype)
 
     @staticmethod

@@ -14,7 +14,8 @@ import numpy as np
 from ..autograd.function import Op
 from ..tensor import Tensor, wrap_array
 from . import samples
-from ._operands import as_floating, ignore_float_errors, normalize_dim, normalize_dims
+from ._operands import (accumulated_in_float32, as_floating, ignore_float_errors, normalize_dim,
+                        normalize_dims)
 from ._softmax_kernels import LOG_SOFTMAX, LOG_SOFTMAX_GRAD, SOFTMAX, SOFTMAX_GRAD
 from .registry import OpInfo, Sample
 
@@ -52,7 +53,8 @@ class SoftmaxGrad(Op):
     def forward(ctx, grad, out, dim):
         ctx.dim = dim
         ctx.save_for_backward(grad, out)
-        return SOFTMAX_GRAD(grad._device, grad._data, out._data, axis=dim)
+        return accumulated_in_float32(lambda g, y: SOFTMAX_GRAD(grad._device, g, y, axis=dim),
+                                      grad._data, out._data)
 
     @staticmethod
     def backward(ctx, grad_grad):
@@ -94,7 +96,8 @@ class LogSoftmaxGrad(Op):
     def forward(ctx, grad, out, dim):
         ctx.dim = dim
         ctx.save_for_backward(grad, out)
-        return LOG_SOFTMAX_GRAD(grad._device, grad._data, out._data, axis=dim)
+        return accumulated_in_float32(lambda g, y: LOG_SOFTMAX_GRAD(grad._device, g, y, axis=dim),
+                                      grad._data, out._data)
 
     @staticmethod
     def backward(ctx, grad_grad):
