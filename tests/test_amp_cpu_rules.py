@@ -164,10 +164,13 @@ def test_cuda_rules_apply_to_autocast_cuda_and_to_the_dtype_first_form(device_ty
     x = _bfloat16(3, 4)
     with context:
         assert x.sum().dtype is genesis.float32
+        assert x.softmax(-1).dtype is genesis.float32
         assert x.cumsum(1).dtype is genesis.float32
         assert genesis.nn.functional.layer_norm(x, (4,)).dtype is genesis.float32
         assert genesis.linalg.vector_norm(x).dtype is genesis.float32
         assert genesis.mv(genesis.randn(2, 3), genesis.randn(3)).dtype is genesis.bfloat16
+        assert genesis.addmv(genesis.randn(2), genesis.randn(2, 3),
+                             genesis.randn(3)).dtype is genesis.bfloat16
         # CUDA promotes dot, bilinear and tensordot to the widest input
         assert genesis.dot(_bfloat16(3), genesis.randn(3)).dtype is genesis.float32
         assert genesis.tensordot(genesis.randn(2, 3), genesis.randn(3, 2), 1).dtype is genesis.float32

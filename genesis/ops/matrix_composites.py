@@ -54,11 +54,13 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * (mat @ vec)."""
+    input, mat, vec = autocast_inputs(LOWER_ON_CUDA, input, mat, vec)
     return _scaled_sum(input, mv(mat, vec), beta, alpha)
 
 
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * the outer product of vec1 and vec2."""
+    input, vec1, vec2 = autocast_inputs(LOWER_ON_CUDA, input, vec1, vec2)
     return _scaled_sum(input, vec1.unsqueeze(1) * vec2.unsqueeze(0), beta, alpha)
 
 

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32_ON_CUDA
 from ..autograd.function import Op
 from ..tensor import Tensor, wrap_array
 from . import samples
@@ -29,6 +30,8 @@ def _compute_dtype(data):
 
 class Softmax(Op):
     """exp(x) / sum(exp(x)) along `dim`."""
+
+    autocast_policy = FLOAT32_ON_CUDA
 
     @staticmethod
     @ignore_float_errors
@@ -72,6 +75,8 @@ class SoftmaxGrad(Op):
 
 class LogSoftmax(Op):
     """x - log(sum(exp(x))) along `dim`."""
+
+    autocast_policy = FLOAT32_ON_CUDA
 
     @staticmethod
     @ignore_float_errors
