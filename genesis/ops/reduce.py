@@ -82,6 +82,8 @@ def _reduction_op(name: str, doc: str, compute, derivative, reads: tuple):
             return run_rule(rule, grad, *ctx.saved_tensors, ctx), None, None, None
         return run_rule(rule, grad, ctx), None, None, None
 
+    # CUDA's autocast lists sum (in float32); genesis runs mean, var and std there in float32
+    # too (PyTorch's CUDA autocast leaves them in the input's dtype)
     body = {"forward": staticmethod(forward), "backward": staticmethod(backward),
             "autocast_policy": FLOAT32_ON_CUDA, "__module__": __name__, "__doc__": doc}
     return type(name, (Op,), body)
