@@ -1,10 +1,13 @@
 """Mixed precision: `autocast` and `GradScaler`.
 
 Inside `autocast(dtype=float16)`, matrix products (matmul, bmm, einsum,
-linear, convolutions) run in `dtype`, while reductions, softmax, norms and
-losses run in float32. The casts are ordinary differentiable ops, so
-gradients reach float32 parameters in float32. Setting the spec's global flag
-`genesis.enable_autocast = True` turns autocast on everywhere (float16).
+linear, convolutions) run in `dtype`, while reductions, norms and
+losses run in float32: PyTorch's CUDA rules. `autocast("cpu", ...)` follows
+PyTorch's CPU rules instead: there sums, norms and layer_norm run in the
+input's dtype, and losses and linalg solvers in float32 (genesis.autocast_rules).
+The casts are ordinary differentiable ops, so gradients reach float32
+parameters in float32. Setting the spec's global flag
+`genesis.enable_autocast = True` turns autocast on everywhere (float16, CUDA's rules).
 
 >>> import genesis
 >>> w = genesis.randn(4, 4, requires_grad=True)
@@ -21,9 +24,9 @@ from __future__ import annotations
 import functools
 from typing import Protocol
 
-from .grad_state import global_autocast, grad_state
+from .grad_state import AutocastState, global_autocast, grad_state
 from .device import Device, namespace_of
-from .dtypes import float16, get_dtype
+from .dtypes import bfloat16, float16, get_dtype
 from .listeners import Listeners
 from .nn._grad_edits import tell_edited
 from .tensor import Tensor
@@ -66,9 +69,11 @@ class autocast:
     """Context manager (and decorator) turning autocast on (or off with enabled=False).
 
     Takes PyTorch's form, `autocast("cuda", dtype=genesis.float16)`, as well as a dtype
-    first, `autocast(genesis.float16)`; the dtype defaults to float16. The device type
-    is checked but not separating: autocast applies to ops on every device. Nested
-    contexts restore the previous state on exit.
+    first, `autocast(genesis.float16)`; the dtype defaults to PyTorch's for the device type
+    (bfloat16 for "cpu", float16 otherwise). The device type chooses the rules (PyTorch's
+    CPU lists for "cpu", its CUDA lists for "cuda" and for the dtype-first form) but does
+    not separate devices: autocast applies to ops on every device. Nested contexts restore
+    the previous state on exit.
 
     >>> import genesis
     >>> with genesis.autocast("cuda", dtype=genesis.float16):
@@ -83,7 +88,10 @@ class autocast:
                 raise TypeError(f"autocast: got two dtypes, {device_type!r} and {dtype!r}; "
                                 "use autocast(device_type, dtype=...)")
             device_type, dtype = None, device_type  # autocast(dtype): genesis's older form
-        self._dtype = get_dtype(float16 if dtype is None else dtype)
+        self._device_type = None if device_type is None else str(device_type).split(":")[0]
+        if dtype is None:  # PyTorch's default for the device type
+            dtype = bfloat16 if self._device_type == "cpu" else float16
+        self._dtype = get_dtype(dtype)
         if not self._dtype.is_floating_point or self._dtype.itemsize != 2:
             raise ValueError(f"autocast: dtype must be float16 or bfloat16, got {self._dtype!r}")
         self._enabled = bool(enabled)
@@ -91,7 +99,8 @@ class autocast:
 
     def __enter__(self):
         self._previous.append(grad_state.local_autocast)
-        grad_state.local_autocast = self._dtype if self._enabled else None
+        grad_state.local_autocast = AutocastState(self._dtype, self._device_type) \
+            if self._enabled else None
         return self
 
     def __exit__(self, *exc_info):

@@ -111,8 +111,8 @@ def test_grad_scaler_unscale_twice_is_an_error_and_state_round_trips():
 def test_autocast_takes_pytorchs_device_type_first_form():
     with genesis.autocast("cuda", dtype=genesis.float16):
         assert genesis.amp.get_autocast_dtype() == genesis.float16
-    with genesis.autocast("cpu"):
-        assert genesis.amp.get_autocast_dtype() == genesis.float16
+    with genesis.autocast("cpu"):  # PyTorch's default on the CPU
+        assert genesis.amp.get_autocast_dtype() == genesis.bfloat16
     with genesis.autocast(genesis.device("cuda:0"), genesis.float16, enabled=False):
         assert not genesis.amp.is_autocast_enabled()
     with genesis.autocast(genesis.float16):  # a dtype first, genesis's older form

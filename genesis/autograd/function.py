@@ -35,11 +35,13 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from ..device import cpu, device_mismatch_message, is_cpu_scalar
-from ..dtypes import FLOATING_DTYPES, FLOATING_NUMPY_DTYPES, bfloat16_use, float32
+from ..dtypes import FLOATING_NUMPY_DTYPES, bfloat16_use
 from ..listeners import Listeners
 from ..inference_tensors import inference_state, is_inference_tensor
 from .. import tensor as tensor_module
 from ..tensor import Tensor, wrap_array
+from ..autocast_rules import rule_of
+from .autocast_casts import autocast_arguments
 from .bfloat16_results import rounded_results
 from .grad_mode import grad_state
 from .hooks import RemovableHandle
@@ -370,8 +372,10 @@ class Function:
     # The in-place form writes one value into every element (fill_, zero_), so it may write
     # into a broadcast tensor whose elements share memory, as PyTorch allows (genesis.ops.overlap)
     writes_one_value = False
-    autocast_policy = None   # under genesis.autocast: "lower" (run in the autocast dtype)
-                             # or "float32" (run in float32); None: inputs untouched
+    # Under genesis.autocast, per device type (genesis.autocast_rules): an AutocastRule, or
+    # one policy for both, "lower" (run in the autocast dtype) or "float32" (run in float32);
+    # None: inputs untouched
+    autocast_policy = None
     mixes_devices = False    # True: tensor arguments may sit on different devices (copy_)
     # The op's name in graphs and reports (its node is "<node_name>Backward"); a class sets
     # it where its own name must differ (LayerNormFunction beside the LayerNorm module).
@@ -421,6 +425,7 @@ class Function:
             else:
                 cls.backward = vars(cls)["vjp"]
         cls.node_name = cls.__dict__.get("node_name", cls.__name__)
+        cls.autocast_policy = rule_of(cls.autocast_policy)
         body = {"__slots__": (), "_forward_cls": cls, "__module__": cls.__module__}
         if cls.clear_saved_tensors_on_access:
             body["saved_tensors"] = property(_saved_tensors_once, doc=_saved_tensors_once.__doc__)
@@ -482,8 +487,10 @@ class Function:
         if start_observers:
             for observer in start_observers:
                 observer(cls, args)
-        if cls.autocast_policy is not None and grad_state.autocast_dtype is not None:
-            args = _autocast_arguments(cls.autocast_policy, args)
+        if cls.autocast_policy is not None:
+            autocast = grad_state.autocast
+            if autocast is not None:
+                args = autocast_arguments(cls.autocast_policy, autocast, args)
         ctx = _new_object(cls._backward_cls)
         device = None
         graph = False
@@ -785,23 +792,6 @@ _NODE_ATTRIBUTES = frozenset(("_register_hook_dict", "register_hook", "register_
                               "_input_metadata", "saved_tensors", "needs_input_grad"))
 
 
-def _autocast_arguments(policy: str, args: tuple) -> tuple:
-    """Cast eligible floating tensor arguments for autocast (differentiably, so
-    gradients return to each input in its own dtype). "lower": float32 ->
-    the autocast dtype; "float32": float16/bfloat16 -> float32. float64 is
-    never touched, as in PyTorch."""
-    if policy == "lower":
-        target = grad_state.autocast_dtype
-        eligible = (float32,)
-    else:
-        target = float32
-        eligible = tuple(d for d in FLOATING_DTYPES if d.itemsize == 2)
-    cast = []
-    for arg in args:
-        if isinstance(arg, Tensor) and arg.dtype in eligible and arg.dtype is not target:
-            arg = arg.to(target)
-        cast.append(arg)
-    return tuple(cast)
 _NO_NEEDS = [(False,) * count for count in range(16)]
 
 

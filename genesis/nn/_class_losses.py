@@ -9,6 +9,8 @@ import math
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32
+from ..autograd.autocast_casts import autocast_inputs
 from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..device import device_mismatch_message
@@ -116,6 +118,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore
     >>> F.nll_loss(genesis.tensor([[-1., -2.], [-3., -0.5]]), genesis.tensor([0, 1]))
     tensor(0.7500)
     """
+    input, target, weight = autocast_inputs(FLOAT32, input, target, weight)
     class_dim, safe_target, kept = _class_targets(input, target, ignore_index, "nll_loss")
     weights = _target_weights(weight, safe_target, kept, input)
     return _nll(input, safe_target, kept, weights, class_dim, reduction)
@@ -135,7 +138,7 @@ class CrossEntropy(Op):
     softmax(input), so it reads the saved input, checked for such writes.
     """
 
-    autocast_policy = "float32"
+    autocast_policy = FLOAT32
 
     @staticmethod
     @ignore_float_errors  # inf/nan logits give nan like PyTorch
@@ -195,7 +198,7 @@ class WeightedCrossEntropy(Op):
     the forward's softmax, not the input (see CrossEntropy).
     """
 
-    autocast_policy = "float32"
+    autocast_policy = FLOAT32
 
     @staticmethod
     @ignore_float_errors  # inf/nan logits, or every target ignored (0 / 0), give nan like PyTorch
@@ -274,6 +277,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     >>> F.cross_entropy(genesis.tensor([[2., 0.], [0., 2.]]), genesis.tensor([0, 0]))
     tensor(1.1269)
     """
+    input, target, weight = autocast_inputs(FLOAT32, input, target, weight)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
     if reduction not in REDUCTIONS:

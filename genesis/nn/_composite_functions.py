@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import warnings
 
+from ..autocast_rules import LOWER
+from ..autograd.autocast_casts import autocast_inputs
 from ..creation import zeros
 from ..dtypes import int64
 from ..ops.smooth_activation import softplus
@@ -67,6 +69,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """x where x > 0, else weight * x; `weight` has one slope, or one per channel (dim 1)."""
+    input, weight = autocast_inputs(LOWER, input, weight)
     if weight.numel() != 1:
         if input.ndim < 2 or input.shape[1] != weight.numel():
             raise RuntimeError(f"prelu: {weight.numel()} slopes need an input with {weight.numel()} "

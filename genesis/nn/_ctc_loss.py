@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32_ON_CPU
 from ..autograd.function import Op
 from ..ops.activation import log_softmax
 from ..ops.registry import OpInfo, Sample
@@ -110,6 +111,8 @@ def _shift_int(xp, array):
 
 class CTCLossFunction(Op):
     """The negative log likelihood of each batch entry's target under log_probs (T, N, C)."""
+
+    autocast_policy = FLOAT32_ON_CPU
 
     node_name = "CTCLoss"
     # PyTorch's gradient (see the module docstring) is exp(log_probs) * grad away from the

@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32_ON_CPU
+from ..autograd.autocast_casts import autocast_inputs
 from ..ops._window_kernels import scan_maxima
 from ..ops.pooling import check_input
 from ..ops.registry import OpInfo, Sample
@@ -120,6 +122,7 @@ def fractional_max_pool2d(input: Tensor, kernel_size, output_size=None, output_r
     tensor([[[[ 6.,  9.],
               [21., 24.]]]])
     """
+    input, = autocast_inputs(FLOAT32_ON_CPU, input)
     return _fractional_max_pool("fractional_max_pool2d", 2, input, kernel_size, output_size,
                                 output_ratio, return_indices, _random_samples)
 
@@ -134,6 +137,7 @@ def fractional_max_pool3d(input: Tensor, kernel_size, output_size=None, output_r
     ...                                             output_ratio=0.5).shape
     genesis.Size([1, 2, 3, 3, 3])
     """
+    input, = autocast_inputs(FLOAT32_ON_CPU, input)
     return _fractional_max_pool("fractional_max_pool3d", 3, input, kernel_size, output_size,
                                 output_ratio, return_indices, _random_samples)
 

@@ -13,6 +13,8 @@ import warnings
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32_ON_CPU
+from ..autograd.autocast_casts import autocast_inputs
 from ..ops.gather import gather
 from ..ops.registry import OpInfo, Sample
 from ..ops.where import where
@@ -157,6 +159,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     >>> genesis.nn.functional.grid_sample(image, grid, align_corners=True)
     tensor([[[[1.5000, 0.0000]]]])
     """
+    input, grid = autocast_inputs(FLOAT32_ON_CPU, input, grid)
     align_corners = _default_align_corners(align_corners, "grid_sample")
     dims = _check_grid_sample(input, grid, mode, padding_mode)
     xp, device = input._device.xp, input._device

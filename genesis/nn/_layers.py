@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from ..autocast_rules import LOWER, PROMOTE_ON_CUDA
+from ..autograd.autocast_casts import autocast_inputs, outside_autocast
 from .. import sparse_gradients
 from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
@@ -30,7 +32,7 @@ class LinearFunction(Op):
 
     node_name = "Linear"
 
-    autocast_policy = "lower"
+    autocast_policy = LOWER
 
     @staticmethod
     def forward(ctx, input, weight, bias):
@@ -113,8 +115,10 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     if bias is not None and bias.shape != weight.shape[:1]:
         raise RuntimeError(f"bilinear: bias has shape {tuple(bias.shape)}, expected "
                            f"({weight.shape[0]},) to match out_features")
-    out = einsum("...i,oij,...j->...o", input1, weight, input2)
-    return out + bias if bias is not None else out
+    input1, input2, weight, bias = autocast_inputs(PROMOTE_ON_CUDA, input1, input2, weight, bias)
+    with outside_autocast():
+        out = einsum("...i,oij,...j->...o", input1, weight, input2)
+        return out + bias if bias is not None else out
 
 
 class DropoutFunction(Op):

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+from ..autocast_rules import FLOAT32
+from ..autograd.autocast_casts import autocast_inputs
 from ..ops.composites import xlogy
 from ..ops.smooth_activation import softplus
 from ..ops.softmax import softmax
@@ -31,6 +33,7 @@ def _legacy_reduction(size_average, reduce, reduction: str) -> str:
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                           size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """1 - cos(x1, x2) where target is 1; max(0, cos(x1, x2) - margin) where it is -1."""
+    input1, input2, target = autocast_inputs(FLOAT32, input1, input2, target)
     dim = input1.ndim - 1
     products = (input1 * input2).sum(dim)
     magnitudes = ((input1 * input1).sum(dim) + _EPSILON) * ((input2 * input2).sum(dim) + _EPSILON)
@@ -42,6 +45,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                         size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """max(0, -target * (x1 - x2) + margin)."""
+    input1, input2, target = autocast_inputs(FLOAT32, input1, input2, target)
     loss = (-target * (input1 - input2) + margin).clamp(min=0)
     return reduce_loss(loss, _legacy_reduction(size_average, reduce, reduction), "margin_ranking_loss")
 
@@ -49,6 +53,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None,
                          reduce=None, reduction: str = "mean") -> Tensor:
     """x where target is 1; max(0, margin - x) where it is -1."""
+    input, target = autocast_inputs(FLOAT32, input, target)
     loss = where(target != -1, input, 0.0) + where(target != 1, (margin - input).clamp(min=0), 0.0)
     return reduce_loss(loss, _legacy_reduction(size_average, reduce, reduction), "hinge_embedding_loss")
 
@@ -58,6 +63,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
                         reduce=None, reduction: str = "mean") -> Tensor:
     """max(0, d(anchor, positive) - d(anchor, negative) + margin), d the p-norm distance
     (with `swap`, the smaller of d(anchor, negative) and d(positive, negative))."""
+    anchor, positive, negative = autocast_inputs(FLOAT32, anchor, positive, negative)
     positive_distance = pairwise_distance(anchor, positive, p, eps)
     negative_distance = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -70,6 +76,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                      reduction: str = "mean") -> Tensor:
     """log(1 + exp(-target * input))."""
+    input, target = autocast_inputs(FLOAT32, input, target)
     loss = softplus(-target * input)
     return reduce_loss(loss, _legacy_reduction(size_average, reduce, reduction), "soft_margin_loss")
 
@@ -109,6 +116,7 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     """The Poisson negative log likelihood: exp(input) - target * input for log-rates, else
     input - target * log(input + eps); `full` adds Stirling's term where target > 1, masked
     as PyTorch's: the term's own gradient still reaches the target, nan where it is 0."""
+    input, target = autocast_inputs(FLOAT32, input, target)
     loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
     if full:
         stirling = xlogy(target, target) - target + 0.5 * (2 * math.pi * target).log()

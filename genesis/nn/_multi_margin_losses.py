@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+from ..autocast_rules import FLOAT32
+from ..autograd.autocast_casts import autocast_inputs
 from ..ops.where import where
 from ..tensor import Tensor, wrap_array
 from ._composite_functions import pairwise_distance
@@ -51,6 +53,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     >>> F.multi_margin_loss(genesis.tensor([[0.1, 0.2, 0.4, 0.8]]), genesis.tensor([3]))
     tensor(0.3250)
     """
+    input, target, weight = autocast_inputs(FLOAT32, input, target, weight)
     if p not in (1, 2):
         raise ValueError(f"multi_margin_loss: only p == 1 and p == 2 supported, got p={p}")
     if weight is not None and weight.ndim != 1:
@@ -89,6 +92,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     ...                          genesis.tensor([[3, 0, -1, 1]]))
     tensor(0.8500)
     """
+    input, target = autocast_inputs(FLOAT32, input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     scores, labels = _as_batch("multilabel_margin_loss", input, target, 2)
     xp, device = scores._device.xp, scores._device

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32_ON_CUDA
 from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..device import device_mismatch_message
@@ -153,7 +154,7 @@ class LayerNormFunction(Op):
 
     node_name = "LayerNorm"
     op_name = "layer_norm"  # in messages
-    autocast_policy = "float32"
+    autocast_policy = FLOAT32_ON_CUDA
 
     @staticmethod
     def forward(ctx, input, weight, bias, dims, eps, affine_shape=None):
@@ -172,7 +173,7 @@ class RMSNormFunction(Op):
 
     node_name = "RMSNorm"
     op_name = "rms_norm"  # in messages
-    autocast_policy = "float32"
+    autocast_policy = FLOAT32_ON_CUDA
 
     @staticmethod
     def forward(ctx, input, weight, dims, eps):

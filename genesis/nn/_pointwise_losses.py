@@ -11,6 +11,8 @@ import warnings
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32, FLOAT32_ON_CPU
+from ..autograd.autocast_casts import autocast_inputs
 from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..ops._kernels import MEAN_OF_REDUCED, Elementwise, Reduction
@@ -123,6 +125,8 @@ class MseLoss(Op):
     """(input - target)**2, reduced, in one node: one GPU launch forward and one (two when
     the target needs a gradient too) backward."""
 
+    autocast_policy = FLOAT32
+
     @staticmethod
     @ignore_float_errors  # the mean of nothing is nan
     def forward(ctx, input, target, reduction):
@@ -142,12 +146,14 @@ class MseLoss(Op):
 
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean absolute error: |input - target|, reduced."""
+    input, target = autocast_inputs(FLOAT32, input, target)
     _check_pair(input, target, "l1_loss")
     return reduce_loss(abs(input - target), reduction, "l1_loss")
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """0.5 * d**2 / beta where |d| < beta, else |d| - 0.5 * beta (d = input - target)."""
+    input, target = autocast_inputs(FLOAT32, input, target)
     _check_pair(input, target, "smooth_l1_loss")
     if beta < 0:
         raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
@@ -160,6 +166,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta:
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
     """0.5 * d**2 where |d| < delta, else delta * (|d| - 0.5 * delta)."""
+    input, target = autocast_inputs(FLOAT32, input, target)
     _check_pair(input, target, "huber_loss")
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
@@ -225,6 +232,8 @@ class BinaryCrossEntropy(Op):
     PyTorch's formulas: the loss (t - 1) max(log1p(-x), -100) - t max(log x, -100); the
     gradient g (x - t) / max(x (1 - x), 1e-12) for the input (BinaryCrossEntropyGrad, whose
     own backward gives PyTorch's second derivatives) and -g logit(x) for the target."""
+
+    autocast_policy = FLOAT32_ON_CPU
 
     @staticmethod
     @ignore_float_errors  # log(0); the mean of nothing is nan
@@ -363,6 +372,8 @@ class BinaryCrossEntropyWithLogits(Op):
     launch each way); the target's gradient is PyTorch's, -g x (log sigmoid(-x) - pw log
     sigmoid(x) with a pos_weight), and the weights are constants."""
 
+    autocast_policy = FLOAT32
+
     @staticmethod
     @ignore_float_errors
     def forward(ctx, input, target, weight, pos_weight, reduction):
@@ -416,6 +427,8 @@ class KLDiv(Op):
     target's gradient; with log_target, neither (a plain backward reads the forward's exp(t)
     and t - x; a create_graph backward differentiates them, so reads and checks both). An
     in-place write to what is not read leaves the backward free to run, as in PyTorch."""
+
+    autocast_policy = FLOAT32
 
     @staticmethod
     @ignore_float_errors

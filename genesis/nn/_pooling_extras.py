@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32_ON_CPU
+from ..autograd.autocast_casts import autocast_inputs
 from ..autograd.function import Op
 from ..ops.activation import relu
 from ..ops.adaptive_pooling import adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d
@@ -200,6 +202,7 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
             [ 0.,  0.,  0.,  0.],
             [ 0., 13.,  0., 15.]])
     """
+    input, = autocast_inputs(FLOAT32_ON_CPU, input)
     return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding,
                        output_size)
 
@@ -214,6 +217,7 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
     >>> F.max_unpool3d(values, indices, 2).shape
     genesis.Size([1, 1, 4, 4, 4])
     """
+    input, = autocast_inputs(FLOAT32_ON_CPU, input)
     return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding,
                        output_size)
 

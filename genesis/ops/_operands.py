@@ -7,7 +7,8 @@ import numbers
 import numpy as np
 
 from ..device import device_mismatch_message
-from ..dtypes import bool as bool_dtype, default_float, from_numpy_dtype, int64, promote_types
+from ..dtypes import bfloat16, float16, from_numpy_dtype, int64, promote_types
+from ..dtypes import bool as bool_dtype, default_float
 from ..sizes import normalize_dim, normalize_dims  # noqa: F401 (the ops import them from here)
 from ..tensor import Tensor, wrap_array
 
@@ -237,6 +238,26 @@ def rounded_product(out, dtype):
     (dtype('float32'), dtype(bfloat16))
     """
     return out if out.dtype == dtype else out.astype(dtype)
+
+
+_TWO_BYTE_FLOATS = frozenset(dtype.numpy_dtype for dtype in (float16, bfloat16)
+                             if dtype.numpy_dtype is not None)
+
+
+def accumulated_in_float32(compute, array, *others):
+    """`compute(array, *others)`, computed in float32 and rounded once to the array's dtype
+    when it is float16 or bfloat16 (the others then of its dtype too), as PyTorch's CPU
+    kernels of those accumulate (sum, mean, var, norms, cumsum, the softmax gradients); as
+    it is otherwise.
+
+    >>> x = np.full(4096, 1.0, np.float16)
+    >>> float(x.cumsum()[-1]), float(accumulated_in_float32(np.cumsum, x)[-1])
+    (2048.0, 4096.0)
+    """
+    if array.dtype in _TWO_BYTE_FLOATS:
+        wide = (value.astype(np.float32) for value in (array, *others))
+        return compute(*wide).astype(array.dtype)
+    return compute(array, *others)
 
 
 def saved_with_input(ctx, a: Tensor, out):

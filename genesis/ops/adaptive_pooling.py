@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32_ON_CPU
+from ..autograd.autocast_casts import autocast_inputs
 from ..autograd.function import Op
 from ..tensor import Tensor, wrap_array
 from ._window_kernels import scan_maxima
@@ -167,12 +169,14 @@ def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
     >>> genesis.nn.functional.adaptive_avg_pool3d(genesis.ones(2, 3, 4, 5, 6), (2, 1, 3)).shape
     genesis.Size([2, 3, 2, 1, 3])
     """
+    input, = autocast_inputs(FLOAT32_ON_CPU, input)
     return _adaptive_avg_pool("adaptive_avg_pool3d", 3, input, output_size)
 
 
 def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
     """Max pooling of (N, C, D, H, W) to (N, C, *output_size) over PyTorch's adaptive windows;
     with `return_indices`, also each maximum's flat position in D * H * W."""
+    input, = autocast_inputs(FLOAT32_ON_CPU, input)
     return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)
 
 

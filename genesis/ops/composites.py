@@ -14,6 +14,8 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32, AutocastRule
+from ..autograd.autocast_casts import autocast_inputs, outside_autocast
 from ..autograd.function import Op
 from ..creation import tensor as make_tensor
 from ..dtypes import finfo, int64
@@ -233,6 +235,7 @@ def _gradient_along(f: Tensor, dim: int, step, edge_order: int) -> Tensor:
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str | None = None) -> Tensor:
     """The p-norm distances between each row of x1 (..., P, M) and each row of x2 (..., R, M),
     shape (..., P, R)."""
+    x1, x2 = autocast_inputs(FLOAT32, x1, x2)
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"cdist: X1 and X2 must have the same number of columns. X1: "
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
@@ -260,7 +263,14 @@ def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
         names_b[db] = names_a[da]
     kept = [n for i, n in enumerate(names_a) if i not in dims_a] + \
         [n for i, n in enumerate(names_b) if i not in dims_b]
-    return einsum(f"{''.join(names_a)},{''.join(names_b)}->{''.join(kept)}", a, b)
+    a, b = autocast_inputs(_TENSORDOT, a, b)
+    with outside_autocast():
+        return einsum(f"{''.join(names_a)},{''.join(names_b)}->{''.join(kept)}", a, b)
+
+
+# PyTorch's CUDA autocast promotes tensordot's operands; its CPU autocast lowers the matrix
+# product tensordot is made of
+_TENSORDOT = AutocastRule("promote", "lower")
 
 
 def take(input: Tensor, index: Tensor) -> Tensor:

@@ -13,6 +13,7 @@ work.
 """
 from __future__ import annotations
 
+from ..autocast_rules import LOWER
 from ..autograd.function import Op
 from ..tensor import Tensor
 from .convolution import Convolution, _torch_conv, check_tensor_ranks
@@ -29,7 +30,7 @@ class ConvTranspose(Op):
     """(N, C_in, *in) with weight (C_in, C_out / groups, *kernel) -> (N, C_out, *out_size), plus
     bias; `windows` is the geometry of the convolution this op is the adjoint of."""
 
-    autocast_policy = "lower"
+    autocast_policy = LOWER
 
     @staticmethod
     def forward(ctx, input, weight, bias, windows, groups, out_size):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import warnings
 
+from ..autocast_rules import LOWER
 from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor
@@ -30,7 +31,7 @@ __all__ = ["conv1d", "conv2d", "conv3d"]
 class Convolution(Op):
     """Cross-correlation of (N, C, *spatial) with weight (O, C / groups, *kernel), plus bias."""
 
-    autocast_policy = "lower"
+    autocast_policy = LOWER
 
     @staticmethod
     def forward(ctx, input, weight, bias, windows, groups):

@@ -9,12 +9,13 @@ built only when the backward itself is being recorded.
 """
 from __future__ import annotations
 
+from ..autocast_rules import FLOAT32_ON_CUDA
 from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..dtypes import get_dtype
 from ..tensor import Tensor, wrap_array
 from . import samples
-from ._operands import normalize_dim, saved_with_input
+from ._operands import accumulated_in_float32, normalize_dim, saved_with_input
 from .registry import OpInfo, Sample
 
 __all__ = ["cumsum", "cumprod"]
@@ -23,11 +24,13 @@ __all__ = ["cumsum", "cumprod"]
 class Cumsum(Op):
     """Running sum along `dim`."""
 
-    autocast_policy = "float32"
+    autocast_policy = FLOAT32_ON_CUDA
 
     @staticmethod
     def forward(ctx, a, dim, dtype):
         ctx.dim = dim
+        if dtype is None:
+            return accumulated_in_float32(lambda x: x.cumsum(axis=dim), a._data)
         return a._data.cumsum(axis=dim, dtype=dtype)
 
     @staticmethod
@@ -43,7 +46,7 @@ def reverse_cumsum(tensor: Tensor, dim: int) -> Tensor:
 class Cumprod(Op):
     """Running product along `dim`."""
 
-    autocast_policy = "float32"
+    autocast_policy = FLOAT32_ON_CUDA
 
     @staticmethod
     def forward(ctx, a, dim, dtype):

@@ -25,6 +25,8 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32_ON_CPU
+from ..autograd.autocast_casts import autocast_inputs
 from ..autograd.function import Op
 from ..creation import eye
 from ..tensor import Tensor, wrap_array
@@ -107,6 +109,7 @@ def linalg_svd(A: Tensor, full_matrices: bool = True, *, driver=None):
     >>> genesis.linalg.svd(genesis.tensor([[0., 2.], [1., 0.]])).S
     tensor([2., 1.])
     """
+    A, = autocast_inputs(FLOAT32_ON_CPU, A)
     check_matrices("linalg.svd", "A", A)
     return svd_result(*SingularValueDecomposition.apply(A, bool(full_matrices)))
 
@@ -118,6 +121,7 @@ def svdvals(A: Tensor, *, driver=None) -> Tensor:
     >>> genesis.linalg.svdvals(genesis.tensor([[0., 2.], [1., 0.]]))
     tensor([2., 1.])
     """
+    A, = autocast_inputs(FLOAT32_ON_CPU, A)
     check_matrices("linalg.svdvals", "A", A)
     return SingularValueDecomposition.apply(A, False)[1]
 
@@ -131,6 +135,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True):
     tensor([[0., 1.],
             [1., 0.]])
     """
+    input, = autocast_inputs(FLOAT32_ON_CPU, input)
     check_matrices("svd", "A", input)
     if not compute_uv:
         s = svdvals(input)
@@ -194,6 +199,7 @@ def linalg_qr(A: Tensor, mode: str = "reduced"):
     >>> genesis.allclose(Q @ R, genesis.tensor([[3., 1.], [4., 2.]]))
     True
     """
+    A, = autocast_inputs(FLOAT32_ON_CPU, A)
     check_matrices("linalg.qr", "A", A)
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' "
@@ -254,6 +260,7 @@ def eigh(A: Tensor, UPLO: str = "L"):
     >>> genesis.linalg.eigh(genesis.tensor([[2., 1.], [1., 2.]])).eigenvalues
     tensor([1., 3.])
     """
+    A, = autocast_inputs(FLOAT32_ON_CPU, A)
     check_matrices("linalg.eigh", "A", A, square=True)
     return eigh_result(*SymmetricEigen.apply(A, _check_uplo(UPLO)))
 
@@ -265,6 +272,7 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     >>> genesis.linalg.eigvalsh(genesis.tensor([[2., 1.], [1., 2.]]))
     tensor([1., 3.])
     """
+    A, = autocast_inputs(FLOAT32_ON_CPU, A)
     check_matrices("linalg.eigvalsh", "A", A, square=True)
     return SymmetricEigen.apply(A, _check_uplo(UPLO))[0]
 

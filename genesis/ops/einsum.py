@@ -16,6 +16,7 @@ from collections import Counter
 
 import numpy as np
 
+from ..autocast_rules import LOWER
 from ..autograd.function import Op
 from ..dtypes import bfloat16
 from ..tensor import Tensor, wrap_array
@@ -31,7 +32,7 @@ _LETTERS = frozenset(string.ascii_letters)
 class Einsum(Op):
     """Einstein summation with a fully explicit equation ('ij,jk->ik')."""
 
-    autocast_policy = "lower"
+    autocast_policy = LOWER
 
     @staticmethod
     def forward(ctx, equation, *operands):

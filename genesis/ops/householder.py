@@ -17,6 +17,8 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32_ON_CPU
+from ..autograd.autocast_casts import autocast_inputs
 from ..autograd.grad_mode import no_grad
 from ..creation import eye, ones, zeros
 from ..tensor import Tensor, wrap_array
@@ -31,6 +33,7 @@ geqrf_result = namedtuple("geqrf", ("a", "tau"))
 def geqrf(input: Tensor) -> tuple:
     """(a, tau): the QR of each matrix of `input` (..., m, n) as Householder reflectors
     (below a's diagonal) with scales tau (..., min(m, n)), and R (a's upper triangle)."""
+    input, = autocast_inputs(FLOAT32_ON_CPU, input)
     if input.ndim < 2:
         raise RuntimeError(f"torch.geqrf: input must have at least 2 dimensions, got {input.ndim}")
     with no_grad():
@@ -50,6 +53,7 @@ def geqrf(input: Tensor) -> tuple:
 def householder_product(A: Tensor, tau: Tensor) -> Tensor:
     """The first n columns of the product of the Householder reflectors stored below the
     diagonal of A (..., m, n) with scales tau (..., k), k <= n <= m."""
+    A, tau = autocast_inputs(FLOAT32_ON_CPU, A, tau)
     m, n = A.shape[-2], A.shape[-1]
     k = tau.shape[-1]
     if m < n:

@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 
+from ..autocast_rules import LOWER, PROMOTE_ON_CUDA
+from ..autograd.autocast_casts import autocast_inputs, outside_autocast
 from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor
@@ -19,7 +21,7 @@ class MatMul(Op):
     """a @ b with NumPy/PyTorch semantics: 1-D operands and broadcast batch dims."""
 
     op_name = "matmul"  # in messages (not "mat_mul")
-    autocast_policy = "lower"
+    autocast_policy = LOWER
 
     @staticmethod
     def forward(ctx, a, b):
@@ -142,7 +144,9 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
     if input.shape != other.shape:
         raise RuntimeError(f"dot: the tensors must have the same length, got shapes "
                            f"{tuple(input.shape)} and {tuple(other.shape)}")
-    return matmul(input, other)
+    input, other = autocast_inputs(PROMOTE_ON_CUDA, input, other)
+    with outside_autocast():
+        return matmul(input, other)
 
 
 class Outer(Op):

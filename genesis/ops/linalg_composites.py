@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+from ..autocast_rules import LOWER
+from ..autograd.autocast_casts import autocast_inputs, outside_autocast
 from ..tensor import Tensor
 from ._operands import normalize_dim
 from .arrangement import cross as _cross
@@ -47,10 +49,12 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     >>> genesis.linalg.vecdot(genesis.ones(2, 3), genesis.tensor([1., 2., 3.]))
     tensor([6., 6.])
     """
+    x, y = autocast_inputs(LOWER, x, y)
     if x.shape[dim] != y.shape[dim]:
         raise RuntimeError(f"linalg.vecdot: the vectors along dim {dim} differ in length: "
                            f"{x.shape[dim]} and {y.shape[dim]}")
-    return (x * y).sum(dim)
+    with outside_autocast():  # the sum stays in the lower dtype on CUDA too
+        return (x * y).sum(dim)
 
 
 def multi_dot(tensors) -> Tensor:

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32_ON_CPU
+from ..autograd.autocast_casts import autocast_inputs
 from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
@@ -182,6 +184,7 @@ def inverse(input: Tensor) -> Tensor:
     tensor([[0.5000, 0.0000],
             [0.0000, 0.2500]])
     """
+    input, = autocast_inputs(FLOAT32_ON_CPU, input)
     _check_square("linalg.inv", input)
     return Inverse.apply(input)
 
@@ -229,6 +232,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     >>> genesis.linalg.solve(genesis.tensor([[2., 0.], [0., 4.]]), genesis.tensor([2., 2.]))
     tensor([1.0000, 0.5000])
     """
+    A, B = autocast_inputs(FLOAT32_ON_CPU, A, B)
     _check_square("linalg.solve", A)
     if not isinstance(B, Tensor):
         raise TypeError(f"linalg.solve: B must be a Tensor, got {type(B).__name__}")
@@ -258,6 +262,7 @@ def cholesky(input: Tensor, *, upper: bool = False) -> Tensor:
     tensor([[2., 0.],
             [1., 2.]])
     """
+    input, = autocast_inputs(FLOAT32_ON_CPU, input)
     _check_square("linalg.cholesky", input)
     factor = Cholesky.apply(input)
     return factor.mT if upper else factor

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32_ON_CPU, LOWER, LOWER_ON_CUDA
+from ..autograd.autocast_casts import autocast_inputs, outside_autocast
 from ..creation import eye
 from ..creation import tensor as make_tensor
 from ..tensor import Tensor
@@ -33,26 +35,32 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
     >>> addmm(genesis.ones(2, 2), genesis.eye(2), genesis.eye(2) * 3).tolist()
     [[4.0, 1.0], [1.0, 4.0]]
     """
+    input, mat1, mat2 = autocast_inputs(LOWER, input, mat1, mat2)
     return _scaled_sum(input, mat1 @ mat2, beta, alpha)
 
 
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * the sum over the batch of batch1[i] @ batch2[i]."""
-    return _scaled_sum(input, (batch1 @ batch2).sum(0), beta, alpha)
+    input, batch1, batch2 = autocast_inputs(LOWER, input, batch1, batch2)
+    with outside_autocast():  # the sum over the batch stays in the lower dtype on CUDA too
+        return _scaled_sum(input, (batch1 @ batch2).sum(0), beta, alpha)
 
 
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * (batch1 @ batch2), batch by batch."""
+    input, batch1, batch2 = autocast_inputs(LOWER, input, batch1, batch2)
     return _scaled_sum(input, batch1 @ batch2, beta, alpha)
 
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * (mat @ vec)."""
+    input, mat, vec = autocast_inputs(LOWER_ON_CUDA, input, mat, vec)
     return _scaled_sum(input, mv(mat, vec), beta, alpha)
 
 
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * the outer product of vec1 and vec2."""
+    input, vec1, vec2 = autocast_inputs(LOWER_ON_CUDA, input, vec1, vec2)
     return _scaled_sum(input, vec1.unsqueeze(1) * vec2.unsqueeze(0), beta, alpha)
 
 
@@ -61,7 +69,9 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"mv: expected a matrix and a vector, got shapes {tuple(input.shape)} and "
                            f"{tuple(vec.shape)}")
-    return input @ vec
+    input, vec = autocast_inputs(LOWER_ON_CUDA, input, vec)
+    with outside_autocast():
+        return input @ vec
 
 
 def inner(input: Tensor, other: Tensor) -> Tensor:
@@ -78,6 +88,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
 
 def trace(input: Tensor) -> Tensor:
     """The sum of a matrix's diagonal."""
+    input, = autocast_inputs(FLOAT32_ON_CPU, input)
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, got shape {tuple(input.shape)}")
     return input.diagonal().sum()

@@ -19,6 +19,8 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32_ON_CPU
+from ..autograd.autocast_casts import autocast_inputs, outside_autocast
 from ..autograd.function import Op
 from ..tensor import Tensor, wrap_array
 from .decompositions import run_lapack
@@ -91,6 +93,7 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     tensor([[0.5000, 0.0000],
             [0.0000, 0.0000]])
     """
+    A, = autocast_inputs(FLOAT32_ON_CPU, A)
     check_matrices("linalg.pinv", "A", A, square=hermitian)
     return PseudoInverse.apply(A, atol, rtol, bool(hermitian))
 
@@ -102,6 +105,7 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     >>> genesis.pinverse(genesis.tensor([[4.]]))
     tensor([[0.2500]])
     """
+    input, = autocast_inputs(FLOAT32_ON_CPU, input)
     check_matrices("pinverse", "input", input)
     return PseudoInverse.apply(input, None, rcond, False)
 
@@ -119,6 +123,12 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     tensor([[1.],
             [2.]])
     """
+    A, B = autocast_inputs(FLOAT32_ON_CPU, A, B)
+    with outside_autocast():  # in float32 throughout, its products included
+        return _lstsq(A, B, rcond, driver)
+
+
+def _lstsq(A: Tensor, B: Tensor, rcond, driver):
     op = "torch.linalg.lstsq"
     check_matrices(op, "A", A)
     driver = "gelsy" if driver is None else driver
@@ -163,6 +173,7 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
     >>> genesis.linalg.matrix_rank(genesis.tensor([[1., 2.], [2., 4.]]))
     tensor(1)
     """
+    A, = autocast_inputs(FLOAT32_ON_CPU, A)
     check_matrices("linalg.matrix_rank", "A", A, square=hermitian)
     atol = tol if atol is None else atol
     xp = A._device.xp

@@ -10,10 +10,11 @@ import math
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32_ON_CUDA
 from ..autograd.function import Op
 from ..tensor import Tensor, wrap_array
 from . import samples
-from ._operands import normalize_dim, normalize_dims, saved_with_input
+from ._operands import accumulated_in_float32, normalize_dim, normalize_dims, saved_with_input
 from .extrema import tie_weights, unreduced_array
 from .gradient_rules import nonzero_divisor
 from .reduce import unreduced
@@ -26,16 +27,16 @@ class VectorNorm(Op):
     """(sum |a|^p)^(1/p) over `dims`; p = inf/-inf is the largest/smallest magnitude, p = 0
     the count of nonzero elements."""
 
-    autocast_policy = "float32"
+    autocast_policy = FLOAT32_ON_CUDA
 
     @staticmethod
     def forward(ctx, a, p, dims, keepdim):
         xp = a._device.xp
         x = a._data
         if p == 2:
-            out = xp.sqrt((x * x).sum(axis=dims, keepdims=keepdim))
+            out = accumulated_in_float32(lambda x: xp.sqrt((x * x).sum(axis=dims, keepdims=keepdim)), x)
         elif p == 1:
-            out = xp.abs(x).sum(axis=dims, keepdims=keepdim)
+            out = accumulated_in_float32(lambda x: xp.abs(x).sum(axis=dims, keepdims=keepdim), x)
         elif p == math.inf or p == -math.inf:
             reduce = xp.amax if p > 0 else xp.amin
             magnitude = xp.abs(x)
@@ -47,7 +48,8 @@ class VectorNorm(Op):
             out = (x != 0).sum(axis=dims, keepdims=keepdim, dtype=x.dtype)
         else:
             with np.errstate(divide="ignore"):  # p < 0: |0| ** p = inf, and inf ** (1/p) = 0
-                out = (xp.abs(x) ** p).sum(axis=dims, keepdims=keepdim) ** (1.0 / p)
+                out = accumulated_in_float32(
+                    lambda x: (xp.abs(x) ** p).sum(axis=dims, keepdims=keepdim) ** (1.0 / p), x)
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
         return saved_with_input(ctx, a, out)
 

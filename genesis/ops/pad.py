@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32_ON_CPU
+from ..autograd.autocast_casts import autocast_inputs
 from ..autograd.function import Op
 from ..tensor import Tensor
 from . import samples
@@ -132,10 +134,18 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
             f"pad: {mode} padding of the last {padded_dims} dim(s) needs a "
             f"{padded_dims + 1}-D or {padded_dims + 2}-D input (unbatched or batched), got "
             f"shape {tuple(input.shape)}; constant padding works on any shape")
+    if (mode, padded_dims) in _FLOAT32_ON_CPU:
+        input, = autocast_inputs(FLOAT32_ON_CPU, input)
     xp = input._device.xp
     picks = tuple((dim, xp.asarray(_positions(mode, input.shape[dim], *amounts[dim], dim)))
                   for dim in range(input.ndim - padded_dims, input.ndim))
     return _INDEX_PADS[mode].apply(input, picks)
+
+
+# (mode, padded dims) that PyTorch's CPU autocast runs in float32 (its reflection_pad1d/2d and
+# replication_pad1d/2d/3d); reflect over 3 dims and circular run in the input's dtype
+_FLOAT32_ON_CPU = {("reflect", 1), ("reflect", 2), ("replicate", 1), ("replicate", 2),
+                   ("replicate", 3)}
 
 
 def _amounts(input: Tensor, pad) -> tuple:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32_ON_CPU
+from ..autograd.autocast_casts import autocast_inputs
 from ..dtypes import FLOATING_NUMPY_DTYPES
 from ..autograd.engine import grad
 from ..autograd.function import Op
@@ -237,6 +239,7 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     >>> genesis.nn.functional.max_pool3d(genesis.randn(1, 2, 4, 4, 4), 2).shape
     genesis.Size([1, 2, 2, 2, 2])
     """
+    input, = autocast_inputs(FLOAT32_ON_CPU, input)
     return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode,
                      return_indices)
 
@@ -298,6 +301,7 @@ def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     >>> genesis.nn.functional.avg_pool3d(genesis.ones(1, 1, 2, 2, 2), 2)
     tensor([[[[[1.]]]]])
     """
+    input, = autocast_inputs(FLOAT32_ON_CPU, input)
     return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode,
                      count_include_pad, divisor_override)
 

@@ -13,12 +13,13 @@ import warnings
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32, FLOAT32_ON_CUDA
 from ..autograd.function import Op
 from ..dtypes import get_dtype
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._blocked_sums import in_blocks, summed
-from ._operands import normalize_dim, normalize_dims, saved_with_input
+from ._operands import accumulated_in_float32, normalize_dim, normalize_dims, saved_with_input
 from .gradient_rules import run_rule
 from .join import cat
 from .registry import OpInfo, Sample
@@ -81,8 +82,10 @@ def _reduction_op(name: str, doc: str, compute, derivative, reads: tuple):
             return run_rule(rule, grad, *ctx.saved_tensors, ctx), None, None, None
         return run_rule(rule, grad, ctx), None, None, None
 
+    # CUDA's autocast lists sum (in float32); genesis runs mean, var and std there in float32
+    # too (PyTorch's CUDA autocast leaves them in the input's dtype)
     body = {"forward": staticmethod(forward), "backward": staticmethod(backward),
-            "autocast_policy": "float32", "__module__": __name__, "__doc__": doc}
+            "autocast_policy": FLOAT32_ON_CUDA, "__module__": __name__, "__doc__": doc}
     return type(name, (Op,), body)
 
 
@@ -97,6 +100,8 @@ def _on_kept_dims(derivative, keeps_out: bool, m, g, *operands):
 
 
 def _sum(ctx, a, dims, keepdim, dtype):
+    if dtype is None:
+        return accumulated_in_float32(lambda x: summed(x, dims, keepdim, None), a._data)
     return summed(a._data, dims, keepdim, dtype)
 
 
@@ -104,9 +109,16 @@ def _mean(ctx, a, dims, keepdim, dtype):
     if dtype is None:
         _require_floating(a, "mean")
     ctx.count = reduced_count(a._data.shape, dims)
-    if in_blocks(a._data, dims, dtype):  # NumPy's mean adds the rows one by one (see summed)
-        return np.divide(summed(a._data, dims, keepdim, dtype), ctx.count, dtype=np.float32)
-    return a._data.mean(axis=dims, keepdims=keepdim, dtype=dtype)
+    if dtype is None:
+        return accumulated_in_float32(lambda x: _mean_array(x, dims, keepdim, None, ctx.count),
+                                      a._data)
+    return _mean_array(a._data, dims, keepdim, dtype, ctx.count)
+
+
+def _mean_array(x, dims, keepdim, dtype, count):
+    if in_blocks(x, dims, dtype):  # NumPy's mean adds the rows one by one (see summed)
+        return np.divide(summed(x, dims, keepdim, dtype), count, dtype=np.float32)
+    return x.mean(axis=dims, keepdims=keepdim, dtype=dtype)
 
 
 def _var(ctx, a, dims, keepdim, correction):
@@ -114,7 +126,7 @@ def _var(ctx, a, dims, keepdim, correction):
 
 
 def _std(ctx, a, dims, keepdim, correction):
-    return a._device.xp.sqrt(_variance(ctx, a, dims, correction, keepdim, "std"))
+    return _variance(ctx, a, dims, correction, keepdim, "std", root=True)
 
 
 Sum = _reduction_op("Sum", "Sum over `dims` (None: all elements).", _sum, _sum_gradient, ())
@@ -129,7 +141,7 @@ class VarMean(Op):
     """(variance, mean) over `dims` in one node with two outputs, as PyTorch's var_mean: a
     hook on the node sees both gradients, and its backward adds the two rules'."""
 
-    autocast_policy = "float32"
+    autocast_policy = FLOAT32_ON_CUDA
 
     @staticmethod
     def forward(ctx, a, dims, keepdim, correction):
@@ -138,7 +150,8 @@ class VarMean(Op):
         ctx.count = reduced_count(a.shape, dims)
         if ctx.needs_input_grad[0]:
             ctx.save_for_backward(a)
-        return variance, a._data.mean(axis=dims, keepdims=keepdim)
+        return variance, accumulated_in_float32(
+            lambda x: x.mean(axis=dims, keepdims=keepdim), a._data)
 
     @staticmethod
     def backward(ctx, grad_var, grad_mean):
@@ -157,7 +170,7 @@ class Prod(Op):
     zero, else an exact product of exclusive cumulative products (no division).
     """
 
-    autocast_policy = "float32"
+    autocast_policy = FLOAT32
 
     @staticmethod
     def forward(ctx, a, dim, keepdim, dtype):
@@ -211,21 +224,26 @@ def reduced_count(shape: tuple, dims) -> int:
     return count
 
 
-def _variance(ctx, a: Tensor, dims, correction, keepdim: bool, op: str):
-    """The variance over `dims` dividing by count - correction (var's and std's forward);
-    sets ctx.inverse, 1 / that divisor (inf when it is 0)."""
+def _variance(ctx, a: Tensor, dims, correction, keepdim: bool, op: str, root: bool = False):
+    """The variance over `dims` dividing by count - correction (var's and std's forward), or
+    its square root with `root`; sets ctx.inverse, 1 / that divisor (inf when it is 0)."""
     _require_floating(a, op)
     divisor = max(reduced_count(a.shape, dims) - correction, 0)
     ctx.inverse = 1.0 / divisor if divisor else float("inf")
     xp = a._device.xp
+
+    def variance(x):
+        out = xp.var(x, axis=dims, ddof=correction, keepdims=keepdim)
+        return xp.sqrt(out) if root else out
+
     if divisor > 0:
-        return xp.var(a._data, axis=dims, ddof=correction, keepdims=keepdim)
+        return accumulated_in_float32(variance, a._data)
     warnings.warn(f"{op}(): degrees of freedom is <= 0 (the correction {correction} is not less "
                   f"than the {reduced_count(a.shape, dims)} elements reduced); the result is "
                   "nan or inf", RuntimeWarning, stacklevel=6)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        return xp.var(a._data, axis=dims, ddof=correction, keepdims=keepdim)
+        return accumulated_in_float32(variance, a._data)
 
 
 def _require_floating(a: Tensor, op: str) -> None:

@@ -11,10 +11,12 @@ import warnings
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32_ON_CUDA
 from ..autograd.function import Op
 from ..tensor import Tensor, wrap_array
 from . import samples
-from ._operands import as_floating, ignore_float_errors, normalize_dim, normalize_dims
+from ._operands import (accumulated_in_float32, as_floating, ignore_float_errors, normalize_dim,
+                        normalize_dims)
 from ._softmax_kernels import LOG_SOFTMAX, LOG_SOFTMAX_GRAD, SOFTMAX, SOFTMAX_GRAD
 from .registry import OpInfo, Sample
 
@@ -28,6 +30,8 @@ def _compute_dtype(data):
 
 class Softmax(Op):
     """exp(x) / sum(exp(x)) along `dim`."""
+
+    autocast_policy = FLOAT32_ON_CUDA
 
     @staticmethod
     @ignore_float_errors
@@ -52,7 +56,8 @@ class SoftmaxGrad(Op):
     def forward(ctx, grad, out, dim):
         ctx.dim = dim
         ctx.save_for_backward(grad, out)
-        return SOFTMAX_GRAD(grad._device, grad._data, out._data, axis=dim)
+        return accumulated_in_float32(lambda g, y: SOFTMAX_GRAD(grad._device, g, y, axis=dim),
+                                      grad._data, out._data)
 
     @staticmethod
     def backward(ctx, grad_grad):
@@ -70,6 +75,8 @@ class SoftmaxGrad(Op):
 
 class LogSoftmax(Op):
     """x - log(sum(exp(x))) along `dim`."""
+
+    autocast_policy = FLOAT32_ON_CUDA
 
     @staticmethod
     @ignore_float_errors
@@ -94,7 +101,8 @@ class LogSoftmaxGrad(Op):
     def forward(ctx, grad, out, dim):
         ctx.dim = dim
         ctx.save_for_backward(grad, out)
-        return LOG_SOFTMAX_GRAD(grad._device, grad._data, out._data, axis=dim)
+        return accumulated_in_float32(lambda g, y: LOG_SOFTMAX_GRAD(grad._device, g, y, axis=dim),
+                                      grad._data, out._data)
 
     @staticmethod
     def backward(ctx, grad_grad):

@@ -6,6 +6,8 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32_ON_CPU
+from ..autograd.autocast_casts import autocast_inputs
 from ..tensor import Tensor, wrap_array
 from . import samples
 from ._operands import normalize_dim
@@ -54,12 +56,14 @@ def quantile(input: Tensor, q, dim: int | None = None, keepdim: bool = False, *,
     >>> quantile(genesis.tensor([1.0, 2.0, 3.0, 4.0]), 0.5).item()
     2.5
     """
+    input, q = autocast_inputs(FLOAT32_ON_CPU, input, q)
     return _quantile(input, q, dim, keepdim, interpolation, "quantile")
 
 
 def nanquantile(input: Tensor, q, dim: int | None = None, keepdim: bool = False, *,
                 interpolation: str = "linear") -> Tensor:
     """`quantile` of the elements that are not NaN, over all elements."""
+    input, q = autocast_inputs(FLOAT32_ON_CPU, input, q)
     if dim is not None:
         raise NotImplementedError("nanquantile along a dim is not supported by genesis yet")
     kept = input.reshape(-1)[wrap_array(~input._device.xp.isnan(input._data.reshape(-1)), input._device)]

@@ -25,6 +25,8 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32_ON_CPU
+from ..autograd.autocast_casts import autocast_inputs
 from ..autograd.function import Op
 from ..creation import eye
 from ..tensor import Tensor, wrap_array
@@ -144,6 +146,7 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
     tensor([[2.],
             [2.]])
     """
+    b, A = autocast_inputs(FLOAT32_ON_CPU, b, A)
     coefficient = A.mT if transpose else A
     solution = solve_triangular(coefficient, b, upper=upper != transpose, unitriangular=unitriangular)
     return triangular_solve_result(solution, A.clone())
@@ -158,6 +161,7 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     tensor([[1.],
             [1.]])
     """
+    B, L = autocast_inputs(FLOAT32_ON_CPU, B, L)
     check_matrices("cholesky_solve", "L", L, square=True)
     lower = L.mT if upper else L
     halfway = solve_triangular(lower, B, upper=False)
@@ -172,6 +176,7 @@ def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     tensor([[0.2500, 0.0000],
             [0.0000, 1.0000]])
     """
+    L, = autocast_inputs(FLOAT32_ON_CPU, L)
     check_matrices("cholesky_inverse", "L", L, square=True)
     n = L.shape[-1]
     identity = eye(n, dtype=L.dtype, device=L._device).expand(tuple(L.shape))
@@ -391,6 +396,7 @@ def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
     tensor([[1.],
             [1.]])
     """
+    b, LU_data = autocast_inputs(FLOAT32_ON_CPU, b, LU_data)
     return lu_solve_linalg(LU_data, LU_pivots, b)
 
 
@@ -403,6 +409,7 @@ def inv_ex(A: Tensor, *, check_errors: bool = False):
     >>> genesis.linalg.inv_ex(genesis.tensor([[1., 2.], [2., 4.]])).info
     tensor(2, dtype=genesis.int32)
     """
+    A, = autocast_inputs(FLOAT32_ON_CPU, A)
     op = "linalg.inv_ex"
     check_matrices(op, "A", A, square=True)
     xp = A._device.xp
@@ -444,6 +451,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False):
     >>> genesis.linalg.cholesky_ex(genesis.tensor([[1., 0.], [0., -1.]])).info
     tensor(2, dtype=genesis.int32)
     """
+    A, = autocast_inputs(FLOAT32_ON_CPU, A)
     op = "linalg.cholesky_ex"
     check_matrices(op, "A", A, square=True)
     info = _cholesky_info(A._device.xp, A._data)

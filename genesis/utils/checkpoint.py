@@ -128,8 +128,8 @@ class _Segment:
         self.devices: list = []
         self.rng_states = None
         self.preserve_rng_state = preserve_rng_state
-        # the autocast dtype the forward ran under (None: off), for the recomputation
-        self.autocast = grad_state.autocast_dtype
+        # the autocast the forward ran under (None: off), for the recomputation
+        self.autocast = grad_state.autocast
 
     def call(self, inputs: tuple):
         args = inputs[:self.arg_count]

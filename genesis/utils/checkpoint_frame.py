@@ -171,7 +171,7 @@ class _Frame:
         self.thread = threading.get_ident()
         self.input_saver = None
         self.module_call = module_scope.running.call
-        self.autocast = grad_state.autocast_dtype
+        self.autocast = grad_state.autocast
         devices = sorted({str(arg.device) for arg in (*args, *kwargs.values())
                           if isinstance(arg, Tensor)}) or ["cpu"]
         self.devices = devices
