@@ -224,17 +224,31 @@ class _Table:
     values and the gradients of each node, from two tables at a time): the `KEPT_LISTED`
     tables read last keep their rows as Python lists."""
 
-    __slots__ = ("keys", "rows", "integers", "of_finite", "empty", "_lists")
+    __slots__ = ("keys", "positions", "rows", "integers", "of_finite", "empty", "_lists")
     KEPT_LISTED = 4
     _listed_recently = deque()  # the tables whose rows are kept as lists, oldest first
 
     def __init__(self, keys: tuple, columns: list, counts):
         self.keys = keys
+        self.positions = {key: position for position, key in enumerate(keys)}
         self.rows = np.stack(columns, axis=1).astype(np.float64, copy=False)
         self.integers = tuple(position for position, key in enumerate(keys) if key in COUNT_KEYS)
         self.of_finite = tuple(position for position, key in enumerate(keys) if key in OF_FINITE_KEYS)
-        self.empty = np.flatnonzero(counts == 0).tolist()
+        self.empty = frozenset(np.flatnonzero(counts == 0).tolist())
         self._lists = None
+
+    def value(self, row: int, key: str):
+        """One statistic of one row (KeyError for a key the table does not have)."""
+        position = self.positions[key]
+        lists = self._lists
+        if lists is not None:
+            return lists[row][position]
+        value = self.rows.item(row, position)
+        if position in self.integers:
+            return int(value)
+        if self.empty and position in self.of_finite and row in self.empty:
+            return None
+        return value
 
     def values(self, row: int) -> list:
         lists = self._lists
@@ -280,9 +294,9 @@ class BatchedStats(Mapping):
 
     def __getitem__(self, key):
         table = self._pending.table
-        if table is None or key not in table.keys:
+        if table is None:
             raise KeyError(key)
-        return table.values(self._row)[table.keys.index(key)]
+        return table.value(self._row, key)
 
     def __iter__(self):
         table = self._pending.table
