@@ -176,8 +176,8 @@ class _Layout:
         self.visible = visible
         self.node_count = len(visible)
         placed = _placed_modules(graph, visible)
-        self.parts = {node.id: tuple(placed[node.id].split(".")) if placed[node.id] else ()
-                      for node in visible}
+        # (nodes outside every module, all of a plain chain's, are left out: their parts are ())
+        self.parts = {node.id: tuple(placed[node.id].split(".")) for node in visible if placed[node.id]}
         self.max_depth = max((len(parts) for parts in self.parts.values()), default=0)
         self._repeat_groups = {}
         self._views = {}  # (depth, repeats, chains) -> View
@@ -208,7 +208,7 @@ class _Layout:
         folded = set()
         plain = 0
         for node in self.visible:
-            parts = self.parts[node.id]
+            parts = self.parts.get(node.id, ())
             if len(parts) > depth and node.kind != "output":
                 path = ".".join(parts[:depth + 1])
                 group = repeats.get(path)
@@ -225,7 +225,7 @@ class _Layout:
         repeats = self._repeats_at(depth) if policy.repeats else {}
         folded = {}  # module path (first block of a repeat) -> its item
         for node in self.visible:
-            parts = self.parts[node.id]
+            parts = self.parts.get(node.id, ())
             if depth is not None and len(parts) > depth and node.kind != "output":
                 path = ".".join(parts[:depth + 1])
                 group = repeats.get(path)
@@ -270,7 +270,7 @@ class _Layout:
             return cached
         members = {}
         for node in self.visible:
-            parts = self.parts[node.id]
+            parts = self.parts.get(node.id, ())
             if len(parts) > depth and node.kind != "output":
                 members.setdefault(".".join(parts[:depth + 1]), []).append(node)
         block_of = {node.id: path for path, nodes in members.items() for node in nodes}

@@ -33,6 +33,7 @@ script forks inherits the session but never touches the files.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import time
@@ -79,8 +80,8 @@ class Journal:
 
     def graph(self, index: int, graph: Graph) -> None:
         # the graph's text written in pieces: a big graph's JSON is never one string here
-        self._write_line(lambda: [f'{{"record":"graph","index":{index},"graph":',
-                                  *graph.json_pieces(), "}"], "graph")
+        self._write_line(lambda: itertools.chain([f'{{"record":"graph","index":{index},"graph":'],
+                                                 graph.json_pieces(), ["}"]), "graph")
 
     def finding(self, finding: Finding) -> None:
         self._append({"record": "finding", "finding": finding.to_dict()})

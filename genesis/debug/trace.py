@@ -11,6 +11,7 @@ True
 """
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass, field, replace
 
@@ -121,9 +122,10 @@ class Trace:
             return dumps(self.to_dict(), indent=indent)
         return "".join(self.json_pieces())
 
-    def json_pieces(self) -> list:
+    def json_pieces(self):
         """The compact text of `to_json()` in pieces to write one after another (a big graph's
-        text is never one string).
+        text is never one string): an iterator, each graph's chunks encoded when it is made
+        and expanded as they are read (`Graph.json_pieces`).
 
         >>> trace = Trace(script="train.py", graphs=[Graph()])
         >>> "".join(trace.json_pieces()) == trace.to_json()
@@ -132,13 +134,13 @@ class Trace:
         text = dumps(replace(self, graphs=[]).to_dict(), separators=(",", ":"))
         # the first '"graphs":[]' is the field: inside a string value its quotes are escaped
         head, _, tail = text.partition('"graphs":[]')
-        pieces = [head, '"graphs":[']
+        pieces = [[head, '"graphs":[']]
         for index, graph in enumerate(self.graphs):
             if index:
-                pieces.append(",")
-            pieces.extend(graph.json_pieces())
-        pieces.extend(("]", tail))
-        return pieces
+                pieces.append([","])
+            pieces.append(graph.json_pieces())
+        pieces.append(["]", tail])
+        return itertools.chain.from_iterable(pieces)
 
     @classmethod
     def from_dict(cls, data: dict) -> "Trace":

@@ -91,7 +91,7 @@ def test_a_trace_is_written_in_pieces_that_make_its_json(tmp_path):
     from genesis.debug.trace import Trace
     from genesis.utils.atomic_file import write_atomic
     trace = Trace(script='odd "graphs":[] name.py', graphs=[loop_graph(), loop_graph(3)])
-    pieces = trace.json_pieces()
+    pieces = list(trace.json_pieces())
     assert not {graph.to_json() for graph in trace.graphs} & set(pieces)  # no graph joined whole
     write_atomic(tmp_path / "trace.json", pieces)
     text = (tmp_path / "trace.json").read_text(encoding="utf-8")
