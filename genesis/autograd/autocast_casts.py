@@ -1,6 +1,6 @@
 """The casts autocast makes to an op's tensor arguments: each tensor by the autocast of its
-device type, under the op's rule for that autocast (genesis.autocast_rules). The casts are ordinary differentiable ops,
-so each input's gradient comes back in its own dtype.
+device type, under the op's rule for that autocast (genesis.autocast_rules). The casts are
+ordinary differentiable ops, so each input's gradient comes back in its own dtype.
 
 >>> import genesis
 >>> from genesis.autocast_rules import LOWER
