@@ -1,12 +1,13 @@
 """Mixed precision: `autocast` and `GradScaler`.
 
 Inside `autocast(dtype=float16)`, matrix products (matmul, bmm, einsum,
-linear, convolutions) run in `dtype`, while reductions, norms and
-losses run in float32: PyTorch's CUDA rules. `autocast("cpu", ...)` follows
-PyTorch's CPU rules instead: there sums, norms and layer_norm run in the
-input's dtype, and losses and linalg solvers in float32 (genesis.autocast_rules).
-As in PyTorch, `autocast("cpu")` casts only CPU tensors and `autocast("cuda")` only
-GPU tensors, each device type with its own state. The casts are ordinary differentiable ops, so gradients reach float32
+linear, convolutions) run in `dtype`, while reductions, norms, losses and
+pointwise math such as exp, log and pow run in float32: PyTorch's CUDA rules.
+`autocast("cpu", ...)` follows PyTorch's CPU rules instead: there sums, norms and
+layer_norm run in the input's dtype, and losses and linalg solvers in float32
+(genesis.autocast_rules). As in PyTorch, `autocast("cpu")` casts only CPU tensors
+and `autocast("cuda")` only GPU tensors, each device type with its own state.
+The casts are ordinary differentiable ops, so gradients reach float32
 parameters in float32. Setting the spec's global flag
 `genesis.enable_autocast = True` turns autocast on everywhere (float16, CUDA's rules).
 
