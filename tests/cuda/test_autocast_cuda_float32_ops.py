@@ -119,3 +119,39 @@ def test_in_place_forms_are_not_autocast(fake_cuda):
     (x.float() + y.float()).sum().backward()
     expected = leaf.detach().double().exp() + 2 * leaf.detach().double()
     assert genesis.allclose(leaf.grad.double(), expected, rtol=2e-2)
+
+
+# PyTorch's CUDA promote list: mixed float16/float32 operands run in float32
+PROMOTED = {
+    "vdot": lambda h, f: genesis.vdot(h(3), f(3)),
+    "scatter_add": lambda h, f: h(3).scatter_add(0, genesis.tensor([0, 2], device=h.device),
+                                                 f(2)),
+    "index_put": lambda h, f: h(3).index_put((genesis.tensor([0, 2], device=h.device),), f(2)),
+    "index_put, accumulate": lambda h, f: h(3).index_put(
+        (genesis.tensor([0, 0], device=h.device),), f(2), accumulate=True),
+    "grid_sample": lambda h, f: F.grid_sample(h(1, 1, 3, 3), f(1, 2, 2, 2).tanh(),
+                                              align_corners=False),
+}
+
+
+class _Maker:
+    def __init__(self, device, dtype):
+        self.device, self.dtype, self.made = device, dtype, []
+
+    def __call__(self, *shape):
+        tensor = genesis.randn(*shape, device=self.device).to(self.dtype).requires_grad_()
+        self.made.append(tensor)
+        return tensor
+
+
+@pytest.mark.parametrize("name", PROMOTED)
+def test_mixed_operands_of_a_promote_op_run_in_float32(fake_cuda, name):
+    half, single = _Maker(fake_cuda, genesis.float16), _Maker(fake_cuda, genesis.float32)
+    with genesis.autocast("cuda", dtype=genesis.float16):
+        out = PROMOTED[name](half, single)
+        assert out.dtype is genesis.float32, name
+        assert PROMOTED[name](_Maker(fake_cuda, genesis.float16),
+                              _Maker(fake_cuda, genesis.float16)).dtype is genesis.float16
+    out.sum().backward()
+    assert all(t.grad.dtype is genesis.float16 for t in half.made)
+    assert all(t.grad.dtype is genesis.float32 for t in single.made)
