@@ -1,10 +1,12 @@
 """Mixed precision: `autocast` and `GradScaler`.
 
 Inside `autocast(dtype=float16)`, matrix products (matmul, bmm, einsum,
-linear, convolutions) run in `dtype`, while reductions, norms and
-losses run in float32: PyTorch's CUDA rules. `autocast("cpu", ...)` follows
-PyTorch's CPU rules instead: there sums, norms and layer_norm run in the
-input's dtype, and losses and linalg solvers in float32 (genesis.autocast_rules).
+linear, convolutions) run in `dtype`, while reductions, norms, losses and
+pointwise math such as exp, log and pow run in float32: PyTorch's CUDA rules.
+`autocast("cpu", ...)` follows PyTorch's CPU rules instead: there sums, norms and
+layer_norm run in the input's dtype, and losses and linalg solvers in float32
+(genesis.autocast_rules). As in PyTorch, `autocast("cpu")` casts only CPU tensors
+and `autocast("cuda")` only GPU tensors, each device type with its own state.
 The casts are ordinary differentiable ops, so gradients reach float32
 parameters in float32. Setting the spec's global flag
 `genesis.enable_autocast = True` turns autocast on everywhere (float16, CUDA's rules).
@@ -24,7 +26,7 @@ from __future__ import annotations
 import functools
 from typing import Protocol
 
-from .grad_state import AutocastState, global_autocast, grad_state
+from .grad_state import Autocasts, AutocastState, global_autocast, grad_state
 from .device import Device, namespace_of
 from .dtypes import bfloat16, float16, get_dtype
 from .listeners import Listeners
@@ -49,14 +51,33 @@ listeners: Listeners[ScalerListener] = Listeners()
 
 
 
-def is_autocast_enabled() -> bool:
-    """Whether eligible ops on this thread currently run under autocast."""
-    return grad_state.autocast_dtype is not None
+def is_autocast_enabled(device_type: str | None = None) -> bool:
+    """Whether ops on `device_type` ("cpu", "cuda") run under autocast on this thread; with
+    no device type, whether autocast is on for any.
+
+    >>> with autocast("cpu"):
+    ...     is_autocast_enabled("cpu"), is_autocast_enabled("cuda"), is_autocast_enabled()
+    (True, False, True)
+    """
+    if device_type is None:
+        return grad_state.autocast is not None
+    return grad_state.autocast_on(_device_type_of(device_type)) is not None
 
 
-def get_autocast_dtype():
-    """The dtype autocast runs matrix products in (None when off)."""
-    return grad_state.autocast_dtype
+def get_autocast_dtype(device_type: str | None = None):
+    """The dtype autocast runs ops on `device_type` in; with no device type, that of the GPU's
+    autocast, else the CPU's (None when off).
+
+    >>> with autocast("cuda"), autocast("cpu"):
+    ...     get_autocast_dtype("cuda"), get_autocast_dtype("cpu")
+    (genesis.float16, genesis.bfloat16)
+    """
+    autocasts = grad_state.autocast
+    if autocasts is None:
+        return None
+    state = autocasts.cuda or autocasts.cpu if device_type is None \
+        else autocasts.on(_device_type_of(device_type))
+    return None if state is None else state.dtype
 
 
 def set_global_autocast(enabled: bool, dtype=float16) -> None:
@@ -70,15 +91,16 @@ class autocast:
 
     Takes PyTorch's form, `autocast("cuda", dtype=genesis.float16)`, as well as a dtype
     first, `autocast(genesis.float16)`; the dtype defaults to PyTorch's for the device type
-    (bfloat16 for "cpu", float16 otherwise). The device type chooses the rules (PyTorch's
-    CPU lists for "cpu", its CUDA lists for "cuda" and for the dtype-first form) but does
-    not separate devices: autocast applies to ops on every device. Nested contexts restore
-    the previous state on exit.
+    (bfloat16 for "cpu", float16 otherwise). As in PyTorch, `autocast("cpu")` casts only
+    tensors on the CPU, by PyTorch's CPU lists, and `autocast("cuda")` only tensors on a GPU,
+    by its CUDA lists; each device type keeps its own state, so `autocast("cpu")` inside
+    `autocast("cuda")` leaves the GPU's on. The dtype-first form applies to every device,
+    by the CUDA lists. Nested contexts restore the previous state on exit.
 
     >>> import genesis
     >>> with genesis.autocast("cuda", dtype=genesis.float16):
-    ...     genesis.amp.get_autocast_dtype()
-    genesis.float16
+    ...     (genesis.ones(2, 2) @ genesis.ones(2, 2)).dtype  # CPU tensors: left alone
+    genesis.float32
     """
 
     def __init__(self, device_type=None, dtype=None, enabled: bool = True,
@@ -88,7 +110,7 @@ class autocast:
                 raise TypeError(f"autocast: got two dtypes, {device_type!r} and {dtype!r}; "
                                 "use autocast(device_type, dtype=...)")
             device_type, dtype = None, device_type  # autocast(dtype): genesis's older form
-        self._device_type = None if device_type is None else str(device_type).split(":")[0]
+        self._device_type = None if device_type is None else _device_type_of(device_type)
         if dtype is None:  # PyTorch's default for the device type
             dtype = bfloat16 if self._device_type == "cpu" else float16
         self._dtype = get_dtype(dtype)
@@ -99,8 +121,12 @@ class autocast:
 
     def __enter__(self):
         self._previous.append(grad_state.local_autocast)
-        grad_state.local_autocast = AutocastState(self._dtype, self._device_type) \
-            if self._enabled else None
+        state = AutocastState(self._dtype, self._device_type) if self._enabled else None
+        if self._device_type is None:
+            grad_state.local_autocast = None if state is None else Autocasts(state, state)
+        else:
+            grad_state.local_autocast = (grad_state.autocast or _OFF).replaced(
+                self._device_type, state)
         return self
 
     def __exit__(self, *exc_info):
@@ -114,6 +140,14 @@ class autocast:
                 return function(*args, **kwargs)
 
         return wrapper
+
+
+_OFF = Autocasts(None, None)
+
+
+def _device_type_of(device) -> str:
+    """"cuda" for "cuda", "cuda:1" or a GPU device; "cpu" for the CPU."""
+    return device.type if isinstance(device, Device) else str(device).split(":")[0]
 
 
 def _names_device_type(value) -> bool:

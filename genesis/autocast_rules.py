@@ -1,6 +1,7 @@
 """What autocast does to an op, per device type: PyTorch keeps one list of ops per device
 (aten/src/ATen/autocast_mode.cpp), and the CPU's lists are not CUDA's. On CUDA, softmax,
-layer_norm, sum, cumsum and norms run in float32; on the CPU they run in the input's dtype,
+layer_norm, sum, cumsum, norms, logsumexp, upsampling and pointwise math (exp, log, pow, tan,
+...) run in float32; on the CPU they run in the input's dtype,
 while the CPU lists its own float32 ops (losses, linalg, 3-D pooling, some pads).
 
 An op states its rule as `autocast_policy` (a Function) or with
@@ -38,7 +39,7 @@ class AutocastRule(NamedTuple):
 
 LOWER = AutocastRule("lower", "lower")                # both lower-precision lists: matmul, conv
 FLOAT32 = AutocastRule("float32", "float32")          # both float32 lists: most losses, prod
-FLOAT32_ON_CUDA = AutocastRule("float32", None)       # softmax, sum, cumsum, norms, layer_norm
+FLOAT32_ON_CUDA = AutocastRule("float32", None)       # softmax, sum, norms, exp, log, pow
 FLOAT32_ON_CPU = AutocastRule(None, "float32")        # linalg solvers, 3-D pooling, some pads
 LOWER_ON_CUDA = AutocastRule("lower", None)           # mv
 PROMOTE_ON_CUDA = AutocastRule("promote", None)       # dot, bilinear

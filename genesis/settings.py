@@ -97,16 +97,16 @@ def set_flush_denormal(mode: bool) -> bool:
     return False
 
 
-def is_autocast_enabled(device_type: str | None = None) -> bool:
-    """Whether autocast is on in this thread (for every device: genesis's autocast does not
-    separate them)."""
-    return amp.is_autocast_enabled()
+def is_autocast_enabled(device_type: str = "cuda") -> bool:
+    """Whether autocast is on for `device_type` in this thread; with no argument, for CUDA,
+    as `torch.is_autocast_enabled()`."""
+    return amp.is_autocast_enabled(device_type)
 
 
 def get_autocast_dtype(device_type: str = "cuda"):
-    """The dtype autocast runs eligible ops in: the active one, else PyTorch's default for
-    `device_type` (float16 on CUDA, bfloat16 on the CPU)."""
-    active = amp.get_autocast_dtype()
+    """The dtype autocast runs ops on `device_type` in: the active one, else PyTorch's
+    default for `device_type` (float16 on CUDA, bfloat16 on the CPU)."""
+    active = amp.get_autocast_dtype(device_type)
     if active is not None:
         return active
     return dtypes.bfloat16 if str(device_type).startswith("cpu") else dtypes.float16

@@ -1,6 +1,7 @@
-"""autocast("cpu") follows PyTorch's CPU op lists, autocast("cuda") (and autocast(dtype), the
-global switch) CUDA's: each op's output dtype and values against torch.autocast("cpu"), the
-gradients' dtypes, and a small training run under bfloat16 autocast."""
+"""autocast("cpu") follows PyTorch's CPU op lists, autocast(dtype) and the global switch
+CUDA's: each op's output dtype and values against torch.autocast("cpu"), the gradients'
+dtypes, and a small training run under bfloat16 autocast. autocast("cuda") leaves CPU tensors
+alone; its rules are tested on the fake GPU (tests/cuda/test_autocast_on_device.py)."""
 import numpy as np
 import pytest
 
@@ -155,14 +156,11 @@ def _bfloat16(*shape):
     return genesis.randn(*shape).to(genesis.bfloat16)
 
 
-@pytest.mark.parametrize("device_type", ["cuda", None])
-def test_cuda_rules_apply_to_autocast_cuda_and_to_the_dtype_first_form(device_type):
-    """genesis's autocast does not separate devices: autocast("cuda") and autocast(dtype) run
-    CPU tensors by CUDA's lists, as before."""
-    context = genesis.autocast(genesis.bfloat16) if device_type is None else \
-        genesis.autocast(device_type, dtype=genesis.bfloat16)
+def test_cuda_rules_apply_to_the_dtype_first_form_on_every_device():
+    """genesis's autocast(dtype) form names no device type: it runs CPU tensors by CUDA's
+    lists, as before."""
     x = _bfloat16(3, 4)
-    with context:
+    with genesis.autocast(genesis.bfloat16):
         assert x.sum().dtype is genesis.float32
         assert x.softmax(-1).dtype is genesis.float32
         assert x.cumsum(1).dtype is genesis.float32
@@ -189,12 +187,31 @@ def test_the_global_switch_follows_cudas_rules():
         genesis.enable_autocast = False
 
 
-def test_nested_contexts_switch_rules_and_restore_them():
-    x = _bfloat16(3, 4)
+def test_autocast_cuda_leaves_cpu_tensors_alone_as_in_pytorch():
+    x, a = _bfloat16(3, 4), genesis.randn(3, 4)
     with genesis.autocast("cuda", dtype=genesis.bfloat16):
+        assert x.sum().dtype is genesis.bfloat16 and x.softmax(-1).dtype is genesis.bfloat16
+        assert (a @ a.T).dtype is genesis.float32
         with genesis.autocast("cpu", dtype=genesis.bfloat16):
-            assert x.sum().dtype is genesis.bfloat16
-        assert x.sum().dtype is genesis.float32
+            assert (a @ a.T).dtype is genesis.bfloat16 and x.sum().dtype is genesis.bfloat16
+        assert (a @ a.T).dtype is genesis.float32
+
+
+def test_per_device_queries_match_pytorchs_on_the_cpu_side():
+    torch = torch_or_skip()
+    for lib in (genesis, torch):
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            assert lib.is_autocast_enabled("cpu") and not lib.is_autocast_enabled("cuda")
+            assert not lib.is_autocast_enabled()  # no argument: CUDA's
+            assert lib.get_autocast_dtype("cpu") is lib.bfloat16
+            assert lib.get_autocast_dtype("cuda") is lib.float16  # the default
+            with lib.autocast("cuda", enabled=False):
+                assert lib.is_autocast_enabled("cpu")
+            with lib.autocast("cpu", enabled=False):
+                assert not lib.is_autocast_enabled("cpu")
+        assert not lib.is_autocast_enabled("cpu")
+    with genesis.autocast("cpu"):
+        assert genesis.is_autocast_cpu_enabled()
 
 
 def test_a_checkpoint_recomputes_under_the_cpu_rules_its_forward_ran_in():
@@ -235,6 +252,8 @@ def test_a_users_function_may_give_one_policy_or_a_rule_per_device():
         assert Lowered.apply(x).dtype is genesis.bfloat16
         assert CudaOnly.apply(x).dtype is genesis.float32
     with genesis.autocast("cuda", dtype=genesis.bfloat16):
+        assert CudaOnly.apply(x).dtype is genesis.float32  # a CPU tensor: left alone
+    with genesis.autocast(genesis.bfloat16):  # every device, by CUDA's rules
         assert CudaOnly.apply(x).dtype is genesis.bfloat16
     with pytest.raises(ValueError, match="autocast_policy"):
         rule_of("float64")

@@ -1,6 +1,6 @@
-"""The casts autocast makes to an op's tensor arguments, by the op's rule for the device type
-of the active autocast (genesis.autocast_rules). The casts are ordinary differentiable ops,
-so each input's gradient comes back in its own dtype.
+"""The casts autocast makes to an op's tensor arguments: each tensor by the autocast of its
+device type, under the op's rule for that autocast (genesis.autocast_rules). The casts are
+ordinary differentiable ops, so each input's gradient comes back in its own dtype.
 
 >>> import genesis
 >>> from genesis.autocast_rules import LOWER
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..autocast_rules import AutocastRule
 from ..dtypes import FLOATING_DTYPES, float32
-from ..grad_state import AutocastState, grad_state
+from ..grad_state import Autocasts, AutocastState, grad_state
 from ..tensor import Tensor
 
 __all__ = ["autocast_arguments", "autocast_inputs", "outside_autocast"]
@@ -21,10 +21,25 @@ __all__ = ["autocast_arguments", "autocast_inputs", "outside_autocast"]
 _TWO_BYTE_FLOATS = tuple(dtype for dtype in FLOATING_DTYPES if dtype.itemsize == 2)
 
 
-def autocast_arguments(rule: AutocastRule, autocast: AutocastState, args: tuple) -> tuple:
-    """`args` with the floating tensors cast as `rule` says under `autocast`: "lower":
-    float32 -> the autocast dtype; "float32": float16/bfloat16 -> float32; "promote": all
-    to the widest of their dtypes; None: as they are. float64 is never lowered, as in PyTorch."""
+def autocast_arguments(rule: AutocastRule, autocasts: Autocasts, args: tuple) -> tuple:
+    """`args` with the floating tensors cast as `rule` says under `autocasts`, each by the
+    autocast of its device type, as PyTorch's autocast("cpu") casts only CPU tensors and
+    autocast("cuda") only GPU ones: "lower": float32 -> the autocast dtype; "float32":
+    float16/bfloat16 -> float32; "promote": all to the widest of their dtypes; None: as they
+    are. float64 is never lowered, as in PyTorch."""
+    if autocasts.cpu is autocasts.cuda:  # genesis's autocast(dtype) form: every device alike
+        return _cast(rule, autocasts.cpu, None, args)
+    for device_type in ("cuda", "cpu"):
+        state = autocasts.on(device_type)
+        if state is not None:
+            args = _cast(rule, state, device_type, args)
+    return args
+
+
+def _cast(rule: AutocastRule, autocast: AutocastState, device_type: str | None,
+          args: tuple) -> tuple:
+    """`args` with the floating tensors on `device_type` (None: on any device) cast as
+    `rule` says under `autocast`."""
     policy = rule.on(autocast.device_type)
     if policy is None:
         return args
@@ -33,12 +48,17 @@ def autocast_arguments(rule: AutocastRule, autocast: AutocastState, args: tuple)
     elif policy == "float32":
         target, eligible = float32, _TWO_BYTE_FLOATS
     else:
-        floating = [arg.dtype for arg in args if isinstance(arg, Tensor) and arg.is_floating_point()]
+        floating = [arg.dtype for arg in args if _on(arg, device_type) and arg.is_floating_point()]
         if len(set(floating)) < 2:
             return args
         target, eligible = _widest(floating), FLOATING_DTYPES
-    return tuple(arg.to(target) if isinstance(arg, Tensor) and arg.dtype in eligible
+    return tuple(arg.to(target) if _on(arg, device_type) and arg.dtype in eligible
                  and arg.dtype is not target else arg for arg in args)
+
+
+def _on(arg, device_type: str | None) -> bool:
+    """Whether `arg` is a tensor on `device_type` (None: on any device)."""
+    return isinstance(arg, Tensor) and (device_type is None or arg._device.type == device_type)
 
 
 def autocast_inputs(rule: AutocastRule, *tensors):

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from ..autocast_rules import FLOAT32_ON_CPU
+from ..autocast_rules import AutocastRule
 from ..autograd.autocast_casts import autocast_inputs
 from ..ops.gather import gather
 from ..ops.registry import OpInfo, Sample
@@ -25,6 +25,10 @@ __all__ = ["affine_grid", "grid_sample"]
 
 _MODES = ("bilinear", "nearest", "bicubic")
 _PADDING_MODES = ("zeros", "border", "reflection")
+
+# PyTorch promotes grid_sampler's operands under CUDA's autocast and runs it in float32 under
+# the CPU's
+_GRID_SAMPLER = AutocastRule(cuda="promote", cpu="float32")
 
 
 def _steps(xp, count: int, align_corners: bool, dtype):
@@ -159,7 +163,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     >>> genesis.nn.functional.grid_sample(image, grid, align_corners=True)
     tensor([[[[1.5000, 0.0000]]]])
     """
-    input, grid = autocast_inputs(FLOAT32_ON_CPU, input, grid)
+    input, grid = autocast_inputs(_GRID_SAMPLER, input, grid)
     align_corners = _default_align_corners(align_corners, "grid_sample")
     dims = _check_grid_sample(input, grid, mode, padding_mode)
     xp, device = input._device.xp, input._device

@@ -75,7 +75,7 @@ def _refuse_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
     if bias is not None and bias.shape != (weight.shape[0],):
         raise RuntimeError(f"linear: bias has shape {tuple(bias.shape)}, expected "
                            f"({weight.shape[0]},) to match out_features")
-    if grad_state.autocast_dtype is None:
+    if grad_state.autocast_on(input._device.type) is None:
         names = ", ".join(f"{what} {t.dtype.name}" for what, t in
                           (("input", input), ("weight", weight), ("bias", bias)) if t is not None)
         raise RuntimeError(f"linear: dtypes differ ({names}); cast the input (e.g. x.float()) or "

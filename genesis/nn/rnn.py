@@ -158,9 +158,9 @@ class RNNBase(Module):
 
     def _autocast(self, input: Tensor, hx) -> tuple:
         """PyTorch's autocast runs the whole LSTM in the lower dtype."""
-        if self.mode == "LSTM" and grad_state.autocast_dtype is not None and \
-                input.dtype is float32:
-            lower = grad_state.autocast_dtype
+        autocast = grad_state.autocast_on(input._device.type)
+        if self.mode == "LSTM" and autocast is not None and input.dtype is float32:
+            lower = autocast.dtype
             input = input.to(lower)
             hx = _map_state(hx, lambda t: t.to(lower) if t.dtype is float32 else t)
         return input, hx

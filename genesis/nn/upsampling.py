@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32_ON_CUDA
+from ..autograd.autocast_casts import autocast_inputs
 from ..creation import tensor
 from ..ops.adaptive_pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 from ..tensor import Tensor
@@ -51,7 +53,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     sizes_out, scales = _output_sizes(sizes_in, size, scale_factor, recompute_scale_factor)
     if mode == "area":
         return _AREA[spatial](input, sizes_out)
-    out = input
+    out, = autocast_inputs(FLOAT32_ON_CUDA, input)  # CUDA's autocast lists upsample_* as float32
     for k, (extent_in, extent_out, scale) in enumerate(zip(sizes_in, sizes_out, scales)):
         axis = 2 + k
         if mode == "bicubic":

@@ -17,6 +17,8 @@ from collections import namedtuple
 import numpy as np
 
 from .. import dtypes
+from ..autocast_rules import PROMOTE_ON_CUDA
+from ..autograd.autocast_casts import autocast_inputs, outside_autocast
 from ..creation import ones, zeros
 from ..tensor import Tensor, wrap_array
 from . import samples
@@ -363,13 +365,15 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"vdot: 1D tensors expected, but got {input.ndim}D and {other.ndim}D "
                            "tensors")
+    input, other = autocast_inputs(PROMOTE_ON_CUDA, input, other)
     if input.dtype != other.dtype:
         raise RuntimeError(f"vdot: expected both vectors to have the same dtype, but found "
                            f"{input.dtype.name} and {other.dtype.name}")
     if input.shape[0] != other.shape[0]:
         raise RuntimeError(f"vdot: inconsistent tensor size, expected tensor [{input.shape[0]}] "
                            f"and src [{other.shape[0]}] to have the same number of elements")
-    return (input * other).sum()
+    with outside_autocast():  # one op in PyTorch: its sum is not autocast on its own
+        return (input * other).sum()
 
 
 def result_type(tensor1, tensor2) -> dtypes.DType:

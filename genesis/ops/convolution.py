@@ -141,7 +141,7 @@ def _check_operands(op: str, input: Tensor, weight: Tensor, bias, groups, dims: 
     if any(t._device != input._device for _, t in operands):
         where = ", ".join(f"{name} on {t.device}" for name, t in operands)
         raise RuntimeError(f"{op}: expected all tensors on one device, got {where}")
-    if grad_state.autocast_dtype is None and any(t.dtype != input.dtype for _, t in operands):
+    if grad_state.autocast_on(input._device.type) is None and any(t.dtype != input.dtype for _, t in operands):
         names = ", ".join(f"{name} {t.dtype.name}" for name, t in operands)
         raise RuntimeError(f"{op}: dtypes differ ({names}); cast the input (e.g. x.float()) or "
                            "the layer (e.g. layer.double()) so they match")

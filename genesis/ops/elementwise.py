@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import operator
 
+from ..autocast_rules import FLOAT32_ON_CUDA
 from ..autograd.function import Op
 from ..tensor import Tensor, wrap_array
 from . import samples
@@ -114,6 +115,7 @@ class Pow(Op):
 
     inplace_ufunc = "power"
     saved_names = ("self", "exponent", "result")  # grad_fn._saved_exponent, as in PyTorch
+    autocast_policy = FLOAT32_ON_CUDA  # all three forms are in CUDA's autocast float32 list
 
     @staticmethod
     @ignore_float_errors

@@ -12,6 +12,8 @@ import warnings
 
 import numpy as np
 
+from ..autocast_rules import PROMOTE_ON_CUDA
+from ..autograd.autocast_casts import autocast_inputs
 from ..autograd.function import Op
 from ..creation import full
 from ..device import host_numbers
@@ -230,6 +232,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     >>> genesis.zeros(3).scatter_add(0, genesis.tensor([0, 2, 2]), genesis.tensor([1., 2., 3.]))
     tensor([1., 0., 5.])
     """
+    input, src = autocast_inputs(PROMOTE_ON_CUDA, input, src)
     return ScatterAdd.apply(input, *_scatter_add_arguments("scatter_add", input, dim, index, src))
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from ..autograd import function
+from ..autograd.autocast_casts import outside_autocast
 from ..autograd.function import (LeafModifiedInPlaceError, cpu_scalars_moved, move_retained_grad,
                                  refuse_view_update)
 from ..autograd.grad_mode import grad_state
@@ -45,6 +46,9 @@ def tell_before_write(tensor: Tensor) -> None:
 
 def apply_inplace(cls, target: Tensor, *args, **kwargs) -> Tensor:
     """Run Function `cls` on (target, *args) and store the result in `target`."""
+    if cls.autocast_policy is not None and grad_state.autocast is not None:
+        with outside_autocast():  # as PyTorch's, whose autocast casts out-of-place ops only
+            return apply_inplace(cls, target, *args, **kwargs)
     if write_listeners:
         tell_before_write(target)
     if function.dual_mode.active:  # forward-mode AD: tangents are updated too

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ..autocast_rules import LOWER
+from ..autocast_rules import FLOAT32_ON_CUDA, LOWER
 from ..autograd.autocast_casts import autocast_inputs, outside_autocast
 from ..tensor import Tensor
 from ._operands import normalize_dim
@@ -106,6 +106,8 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,
     if ord not in ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf):
         raise RuntimeError(f"{op}: ord={ord!r} is not supported; use 'fro', 'nuc', 1, -1, 2, -2, "
                            "inf or -inf")
+    if dtype is None:  # CUDA's autocast lists matrix_norm as float32 (unless given a dtype)
+        A, = autocast_inputs(FLOAT32_ON_CUDA, A)
     if ord not in ("nuc", 2, -2):
         return _matrix_norm(A, ord, dim, keepdim, dtype=dtype)
     if not isinstance(dim, list | tuple) or len(dim) != 2:

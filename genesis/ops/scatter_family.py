@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..dtypes import FLOATING_NUMPY_DTYPES
+from ..autocast_rules import PROMOTE_ON_CUDA
+from ..autograd.autocast_casts import autocast_inputs
 from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
@@ -218,6 +220,7 @@ def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) 
     >>> genesis.zeros(3).index_put(index, genesis.tensor(1.), accumulate=True)
     tensor([2., 0., 1.])
     """
+    input, values = autocast_inputs(PROMOTE_ON_CUDA, input, values)
     key, values = _put_arguments("index_put", input, indices, values)
     return (ScatterAdd if accumulate else IndexPut).apply(input, values, key)
 

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32_ON_CUDA
 from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
@@ -257,6 +258,8 @@ class Mish(Op):
 
 class Softplus(Op):
     """log(1 + exp(beta * a)) / beta, or a itself where beta * a > threshold."""
+
+    autocast_policy = FLOAT32_ON_CUDA
 
     @staticmethod
     @ignore_float_errors

@@ -121,6 +121,8 @@ class LogSoftmaxGrad(Op):
 class Logsumexp(Op):
     """log(sum(exp(x))) over `dims`, shifted by the (finite part of the) maximum."""
 
+    autocast_policy = FLOAT32_ON_CUDA
+
     @staticmethod
     @ignore_float_errors
     def forward(ctx, a, dims, keepdim):

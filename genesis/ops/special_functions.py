@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from ..autocast_rules import FLOAT32_ON_CUDA
 from ..autograd.function import Op
 from ..tensor import Tensor, wrap_array
 from . import _bessel, _error_functions, _gamma, samples
@@ -45,12 +46,14 @@ def _in_float64(xp, compute, array, *more):
     return compute(xp, array.astype(np.float64), *wide).astype(array.dtype)
 
 
-def _special_op(name: str, doc: str, compute, derivative, reads=("x", "out")):
+def _special_op(name: str, doc: str, compute, derivative, reads=("x", "out"),
+                autocast_policy=None):
     """A one-input Function `name` computing `compute(xp, x)` on float64 arrays, with
     gradient `derivative(grad, x, out)` in genesis ops. `reads` names which of the input "x"
     and the output "out" the derivative reads, as PyTorch's formula does: only those are saved
     (the other is passed as None), so an in-place write to the other one after the forward
-    leaves the backward free to run, as in PyTorch."""
+    leaves the backward free to run, as in PyTorch. `autocast_policy`: the op's rule under
+    autocast (genesis.autocast_rules)."""
     keep_x, keep_out = "x" in reads, "out" in reads
 
     def forward(ctx, a):
@@ -64,7 +67,7 @@ def _special_op(name: str, doc: str, compute, derivative, reads=("x", "out")):
         return derivative(grad, x, out)
 
     body = {"forward": staticmethod(forward), "backward": staticmethod(backward),
-            "__module__": __name__, "__doc__": doc}
+            "__module__": __name__, "__doc__": doc, "autocast_policy": autocast_policy}
     return type(name, (Op,), body)
 
 
@@ -98,7 +101,8 @@ Erfcx = _special_op("Erfcx", "exp(x^2) erfc(x), finite for large x.", _error_fun
                     lambda g, x, out: g * (2 * x * out - 2 / _SQRT_PI))
 Erfinv = _special_op("Erfinv", "The inverse of erf on [-1, 1] (±inf at ±1, nan outside).",
                      _error_functions.erfinv,
-                     lambda g, x, out: g * ((_SQRT_PI / 2) * exp(erfinv(x) ** 2)), reads=("x",))
+                     lambda g, x, out: g * ((_SQRT_PI / 2) * exp(erfinv(x) ** 2)), reads=("x",),
+                     autocast_policy=FLOAT32_ON_CUDA)  # in CUDA's autocast float32 list
 Ndtri = _special_op("Ndtri", "The standard normal quantile function, the inverse of ndtr.",
                     _error_functions.ndtri,
                     lambda g, x, out: g * (_SQRT_2PI * exp(out * out / 2)), reads=("out",))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from ..autocast_rules import FLOAT32_ON_CUDA
 from ..autograd.function import Op
 from ..autograd.grad_mode import grad_state
 from ..tensor import Tensor, wrap_array
@@ -30,7 +31,8 @@ __all__ = ["exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsq
 
 def _math_op(name: str, doc: str, ufunc: str | None, derivative, *, compute=None,
              saves: str = "input", keeps_integers: bool = False, quiet: bool = False,
-             fused_forward: str | None = None, fused_derivative: str | None = None):
+             fused_forward: str | None = None, fused_derivative: str | None = None,
+             autocast_policy=None):
     """A Function `name` computing the xp ufunc `ufunc` (or `compute(xp, array)` for composite
     ops), with gradient `derivative(m, grad, saved)`.
 
@@ -42,6 +44,7 @@ def _math_op(name: str, doc: str, ufunc: str | None, derivative, *, compute=None
     On a GPU, where each array call is a launch, `fused_forward` (a CUDA expression of `x`)
     and `fused_derivative` (of `g` and `x` or `out`) do a composite forward or a first-order
     gradient in one kernel; tests/ops/test_fused_kernels.py checks each against the rule.
+    `autocast_policy` is the op's rule under autocast (genesis.autocast_rules).
     """
     floating = _same if keeps_integers else as_floating
     if compute is None:
@@ -72,7 +75,7 @@ def _math_op(name: str, doc: str, ufunc: str | None, derivative, *, compute=None
 
     body = {"forward": staticmethod(ignore_float_errors(forward) if quiet else forward),
             "backward": staticmethod(backward), "__module__": __name__, "__doc__": doc,
-            "inplace_ufunc": ufunc}
+            "inplace_ufunc": ufunc, "autocast_policy": autocast_policy}
     return type(name, (Op,), body)
 
 
@@ -106,49 +109,54 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 # name, what it computes, ufunc, derivative (of the math m, grad and the saved input x or
 # output out); the fused forms are the same math as one GPU kernel (derivatives of one call
-# have none)
-Exp = _math_op("Exp", "e ** x.", "exp", lambda m, g, out: g * out, saves="output", quiet=True)
+# have none). The ops in PyTorch's CUDA autocast float32 list run in float32 there (_CUDA_FP32).
+_CUDA_FP32 = {"autocast_policy": FLOAT32_ON_CUDA}
+Exp = _math_op("Exp", "e ** x.", "exp", lambda m, g, out: g * out, saves="output", quiet=True,
+               **_CUDA_FP32)
 Exp2 = _math_op("Exp2", "2 ** x.", "exp2", lambda m, g, out: g * out * _LN2, saves="output",
                 quiet=True, fused_derivative=f"g * out * T({_LN2!r})")
 Expm1 = _math_op("Expm1", "e ** x - 1, accurate for small x.", "expm1",
                  lambda m, g, out: g * (out + 1), saves="output", quiet=True,
-                 fused_derivative="g * (out + T(1))")
-Log = _math_op("Log", "The natural logarithm.", "log", lambda m, g, x: g / x, quiet=True)
+                 fused_derivative="g * (out + T(1))", **_CUDA_FP32)
+Log = _math_op("Log", "The natural logarithm.", "log", lambda m, g, x: g / x, quiet=True,
+               **_CUDA_FP32)
 Log1p = _math_op("Log1p", "log(1 + x), accurate for small x.", "log1p",
-                 lambda m, g, x: g / (x + 1), quiet=True, fused_derivative="g / (x + T(1))")
+                 lambda m, g, x: g / (x + 1), quiet=True, fused_derivative="g / (x + T(1))",
+                 **_CUDA_FP32)
 Log2 = _math_op("Log2", "The base-2 logarithm.", "log2", lambda m, g, x: g / (x * _LN2), quiet=True,
-                fused_derivative=f"g / (x * T({_LN2!r}))")
+                fused_derivative=f"g / (x * T({_LN2!r}))", **_CUDA_FP32)
 Log10 = _math_op("Log10", "The base-10 logarithm.", "log10", lambda m, g, x: g / (x * _LN10),
-                 quiet=True, fused_derivative=f"g / (x * T({_LN10!r}))")
+                 quiet=True, fused_derivative=f"g / (x * T({_LN10!r}))", **_CUDA_FP32)
 Sqrt = _math_op("Sqrt", "The square root.", "sqrt", lambda m, g, out: g / (2 * out), saves="output",
                 quiet=True, fused_derivative="g / (T(2) * out)")
 Rsqrt = _math_op("Rsqrt", "1 / sqrt(x).", None, lambda m, g, out: -0.5 * g * out ** 3,
                  compute=lambda xp, x: 1 / xp.sqrt(x), saves="output", quiet=True,
-                 fused_forward="T(1) / sqrt(x)", fused_derivative="T(-0.5) * g * (out * out * out)")
+                 fused_forward="T(1) / sqrt(x)", fused_derivative="T(-0.5) * g * (out * out * out)",
+                 **_CUDA_FP32)
 Square = _math_op("Square", "x * x (integers stay integers).", "square",
                   lambda m, g, x: g * (2 * x),
                   compute=_square, keeps_integers=True, fused_derivative="g * (T(2) * x)")
 Reciprocal = _math_op("Reciprocal", "1 / x.", None, lambda m, g, out: -g * (out * out),
                       compute=lambda xp, x: 1 / x, saves="output", quiet=True,
-                      fused_derivative="-g * (out * out)")
+                      fused_derivative="-g * (out * out)", **_CUDA_FP32)
 Sin = _math_op("Sin", "The sine (radians).", "sin", lambda m, g, x: g * m.cos(x),
                fused_derivative="g * cos(x)")
 Cos = _math_op("Cos", "The cosine (radians).", "cos", lambda m, g, x: g * -m.sin(x),
                fused_derivative="g * -sin(x)")
 Tan = _math_op("Tan", "The tangent (radians).", "tan", lambda m, g, out: g * (1 + out * out),
-               saves="output", fused_derivative="g * (T(1) + out * out)")
+               saves="output", fused_derivative="g * (T(1) + out * out)", **_CUDA_FP32)
 Asin = _math_op("Asin", "The arcsine, in [-pi/2, pi/2].", "arcsin",
                 lambda m, g, x: g * m.rsqrt(1 - x * x), quiet=True,
-                fused_derivative="g * (T(1) / sqrt(T(1) - x * x))")
+                fused_derivative="g * (T(1) / sqrt(T(1) - x * x))", **_CUDA_FP32)
 Acos = _math_op("Acos", "The arccosine, in [0, pi].", "arccos",
                 lambda m, g, x: -g * m.rsqrt(1 - x * x), quiet=True,
-                fused_derivative="-g * (T(1) / sqrt(T(1) - x * x))")
+                fused_derivative="-g * (T(1) / sqrt(T(1) - x * x))", **_CUDA_FP32)
 Atan = _math_op("Atan", "The arctangent, in (-pi/2, pi/2).", "arctan",
                 lambda m, g, x: g / (x * x + 1), fused_derivative="g / (x * x + T(1))")
 Sinh = _math_op("Sinh", "The hyperbolic sine.", "sinh", lambda m, g, x: g * m.cosh(x), quiet=True,
-                fused_derivative="g * cosh(x)")
+                fused_derivative="g * cosh(x)", **_CUDA_FP32)
 Cosh = _math_op("Cosh", "The hyperbolic cosine.", "cosh", lambda m, g, x: g * m.sinh(x), quiet=True,
-                fused_derivative="g * sinh(x)")
+                fused_derivative="g * sinh(x)", **_CUDA_FP32)
 Asinh = _math_op("Asinh", "The inverse hyperbolic sine.", "arcsinh",
                  lambda m, g, x: g * m.rsqrt(x * x + 1),
                  fused_derivative="g * (T(1) / sqrt(x * x + T(1)))")
