@@ -36,7 +36,7 @@ from ..autograd.nonfinite_counts import Census, all_finite, flat_arguments, inpu
 from ..autograd.nonfinite_report import Defect, Wording
 from ..autograd.source import SourceLocation
 from ..dtypes import FLOATING_NUMPY_DTYPES
-from ..tensor import Tensor
+from ..tensor import Tensor, cut_listeners
 from ._census import CENSUS
 from .findings import Finding, add_knock_on
 from .readings import Readings
@@ -76,10 +76,12 @@ class NaNWatch:
     def start(self) -> None:
         function.observers.add(self)
         engine.node_checkers.add(self._backward)
+        cut_listeners.add(self.tracker.aliased)
 
     def stop(self) -> None:
         function.observers.discard(self)
         engine.node_checkers.discard(self._backward)
+        cut_listeners.discard(self.tracker.aliased)
         self.readings.fetch()
         self.backward_done()  # (a session calls it after each outermost backward call)
         self._file_pending()
