@@ -1,6 +1,7 @@
 """A categorical VAE with straight-through Gumbel-softmax (hard=True): Gumbel noise drawn in
-NumPy and passed in, the hard one-hot built with scatter_ and y_hard - y_soft.detach() + y_soft
-(as F.gumbel_softmax does, with its legacy_contiguous_format zeros_like), KL to a uniform prior, an annealed temperature, Bernoulli
+NumPy and passed in, the hard one-hot built with scatter_ on a zeros_like(...,
+memory_format=torch.legacy_contiguous_format) and y_hard - y_soft.detach() + y_soft (as
+F.gumbel_softmax does), KL to a uniform prior, an annealed temperature, Bernoulli
 reconstruction with binary_cross_entropy_with_logits(reduction='sum'), and RMSprop."""
 import math, os
 import numpy as np
