@@ -41,6 +41,7 @@ class RebuiltCall:
         self.kwargs = kwargs
         self.note = note               # why the call is not re-run in float64, if it is not
         self.tolerances = FLOAT64
+        self.rounded_to_float32 = False  # set by computes_in_float32
         self.output_dtypes = []        # of the outputs in the projection, by projection_values
         self.output_sizes = []
         # set by fix_weights: the projection's weights and each value's resolution; per leaf,
@@ -87,7 +88,7 @@ class RebuiltCall:
         coarse = self.coarse_dtypes()
         if coarse:
             return NodeCheck("skipped", coarse)
-        self.tolerances = FLOAT32 if self.in_float32() else FLOAT64
+        self.tolerances = FLOAT32 if self.in_float32() or self.computes_in_float32(seed) else FLOAT64
         self.fix_weights(base)
         analytical = self.analytical()
         if not self.usable_count:
@@ -136,6 +137,29 @@ class RebuiltCall:
         dtypes = self.output_dtypes + [self.args[p].dtype for p in self.leaf_positions]
         return any(dtype.itemsize == 4 for dtype in dtypes)
 
+    def computes_in_float32(self, seed: int) -> bool:
+        """Whether the forward rounds to float32 inside though its outputs are float64
+        (`F.gelu(x.float()).to(x.dtype)`): at inputs moved off float32's grid, every output
+        value still lies on it. Such a forward has float32's resolution, so finite
+        differences need float32's step."""
+        if self.note or not self.leaves:
+            return False
+        rng = np.random.default_rng(seed)
+        originals = [leaf.copy() for leaf in self.leaves]
+        try:
+            for leaf, original, device in zip(self.leaves, originals, self.devices):
+                nudge = 1.0 + 1e-7 * rng.uniform(0.5, 1.0, size=leaf.shape)
+                leaf[...] = original * transfer(nudge, cpu, device) + 1e-9
+            values = self.projection_values()
+        finally:
+            for leaf, original in zip(self.leaves, originals):
+                leaf[...] = original
+        values = values[np.isfinite(values)]
+        self.rounded_to_float32 = bool(values.size) and bool(
+            (values == values.astype(np.float32).astype(np.float64)).all()) and \
+            bool((values != 0).any())
+        return self.rounded_to_float32
+
     def precision_note(self) -> str:
         """How the call was checked, when not plainly in float64."""
         if self.note:
@@ -143,6 +167,9 @@ class RebuiltCall:
                             if isinstance(arg, Tensor) and arg.dtype.is_floating_point})
             dtypes = names[0] if len(names) == 1 else f"its own dtypes ({' and '.join(names)})"
             return f"checked in {dtypes}: {self.note}"
+        if self.tolerances is FLOAT32 and self.rounded_to_float32:
+            return ("checked with float32's step and tolerances: its forward computes in float32 "
+                    "(its float64 outputs hold float32 values)")
         if self.tolerances is FLOAT32:
             return "checked with float32's step and tolerances: its outputs are float32"
         return ""

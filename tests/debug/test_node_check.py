@@ -358,3 +358,37 @@ def test_a_call_that_cannot_rerun_in_float64_is_checked_in_float32_without_false
     assert "expected both operands to have the same dtype" in right.reason
     wrong = _checks(lambda: _projected_tanh(1.05).apply(x))["ProjectedTanh"]
     assert wrong.status == "fail" and "checked in float32" in wrong.reason
+
+
+def _float32_gelu(factor):
+    class Float32Gelu(genesis.autograd.Function):
+        """GELU computed in float32 whatever the input's dtype, cast back (a common way to
+        keep a bfloat16 model's activation accurate)."""
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return F.gelu(x.float()).to(x.dtype)
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, = ctx.saved_tensors
+            xf = x.float()
+            derivative = 0.5 * (1 + (xf / 2 ** 0.5).erf()) + xf * (-0.5 * xf * xf).exp() / (2 * np.pi) ** 0.5
+            return (grad.float() * derivative * factor).to(grad.dtype)
+    return Float32Gelu
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_forward_that_rounds_to_float32_inside_is_checked_with_float32s_step(seed):
+    """Re-run in float64, its outputs are float64 but hold float32 values: finite
+    differences with float64's step (1e-6) measure its rounding (errors of 0.03 were
+    reported as a wrong gradient). Checked with float32's step: a right backward passes, a
+    wrong one still fails, and the verdict says why the step is float32's."""
+    genesis.manual_seed(seed)
+    x = genesis.randn(32, 16, requires_grad=True)
+    right = _checks(lambda: _float32_gelu(1).apply(x * 2))["Float32Gelu"]
+    assert right.status == "pass", right.reason
+    assert "its forward computes in float32" in right.reason
+    wrong = _checks(lambda: _float32_gelu(1.05).apply(x * 2))["Float32Gelu"]
+    assert wrong.status == "fail"
