@@ -360,14 +360,15 @@ class RebuiltCall:
             note = "; ".join([surrogate] + ([note] if note else []))
         passed = self.passed_through({self.leaf_positions.index(entry["input"]) for entry in mismatches},
                                      compared)
-        if passed:  # an identity forward with a scaled backward: a gradient reversal layer
+        if passed:  # an identity forward with a scaled or clipped backward: a gradient
+            # reversal layer, a gradient clip
             mismatches = [entry for entry in mismatches if entry["input"] not in passed]
             reversal = "; ".join(
-                f"its forward returns input {position} unchanged and its backward multiplies the "
-                f"gradient by {scale:.6g} there: a gradient reversal (or scaling) layer, as in "
-                "domain-adversarial training, whose backward is meant to differ from the "
-                "forward's derivative, so finite differences cannot check it"
-                for position, scale in passed.items())
+                f"its forward returns input {position} unchanged and its backward {does} there: "
+                "a gradient reversal (or scaling, or clipping) layer, as in domain-adversarial "
+                "training, whose backward is meant to differ from the forward's derivative, so "
+                "finite differences cannot check it"
+                for position, does in passed.items())
             if not mismatches:
                 return self.verdict("skipped", reversal + (f"; {note}" if note else ""),
                                     checked, skipped)
@@ -392,9 +393,11 @@ class RebuiltCall:
         return self.verdict("pass", note, checked, skipped)
 
     def passed_through(self, numbers: set, compared: dict) -> dict:
-        """{input position: the factor} for the leaves among `numbers` (leaf numbers) that an
-        output of the forward is, value for value, and whose checked gradient entries are all
-        that one factor (not 1) times the numerical ones: an identity whose backward scales."""
+        """{input position: what its backward does} for the leaves among `numbers` (leaf
+        numbers) that an output of the forward is, value for value, and whose checked gradient
+        entries are all one factor (not 1) times the numerical ones, or the numerical ones
+        clamped to one bound (`grad.clamp(-b, b)`): an identity whose backward scales or
+        clips the gradient, which is what such a Function is written for."""
         if not numbers:
             return {}
         outputs = [output._host_array() for output in self._outputs(self.args)]
@@ -409,11 +412,21 @@ class RebuiltCall:
             pairs = [(a, n) for a, n in zip(analytical, numerical) if abs(n) > self.tolerances.atol]
             if not pairs:
                 continue
-            scale = pairs[0][0] / pairs[0][1]
             tol = self.tolerances
-            if scale != 1.0 and all(abs(a - scale * n) <= tol.atol + tol.rtol * abs(scale * n)
-                                    for a, n in pairs):
-                found[position] = scale
+
+            def close(a, b):
+                return abs(a - b) <= tol.atol + tol.rtol * abs(b)
+            scale = pairs[0][0] / pairs[0][1]
+            if scale != 1.0 and all(close(a, scale * n) for a, n in pairs):
+                found[position] = f"multiplies the gradient by {scale:.6g}"
+                continue
+            clipped = [(a, n) for a, n in pairs if not close(a, n)]
+            bound = abs(clipped[0][0]) if clipped else 0.0
+            if clipped and bound > tol.atol and all(
+                    close(abs(a), bound) and a * n > 0 and abs(n) > bound for a, n in clipped) \
+                    and all(abs(n) <= bound * (1 + tol.rtol) + tol.atol
+                            for a, n in pairs if close(a, n)):
+                found[position] = f"clamps the gradient to ±{bound:.6g}"
         return found
 
     def blame(self, mismatches: list, compared: dict, analytical: list) -> list:

@@ -287,6 +287,34 @@ def test_a_gradient_reversal_layer_is_skipped_as_one_without_being_declared():
     assert _checks(lambda: _reversal(False).apply(x))["GradReverse"].status == "skipped"
 
 
+class ClipGradient(genesis.autograd.Function):
+    """The identity in forward, the gradient clamped to [-bound, bound] in backward (as RL
+    code clips a gradient at one point of a graph); `keep_positive` instead zeroes the
+    negative gradients, which no clip does."""
+
+    @staticmethod
+    def forward(ctx, x, bound, keep_positive=False):
+        ctx.bound, ctx.keep_positive = bound, keep_positive
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if ctx.keep_positive:
+            return grad.clamp(min=0), None, None
+        return grad.clamp(-ctx.bound, ctx.bound), None, None
+
+
+def test_a_gradient_clipping_identity_is_skipped_as_one_without_being_declared():
+    x = genesis.randn(8, 6, requires_grad=True)
+    check = _checks(lambda: ClipGradient.apply(x * 2, 0.5))["ClipGradient"]
+    assert check.status == "skipped", check.reason
+    assert check.reason.startswith("its forward returns input 0 unchanged and its backward "
+                                   "clamps the gradient to ±0.5 there")
+    # a bound above every gradient leaves it unchanged: a pass
+    assert _checks(lambda: ClipGradient.apply(x * 2, 100.0))["ClipGradient"].status == "pass"
+    assert _checks(lambda: ClipGradient.apply(x * 2, 0.5, True))["ClipGradient"].status == "fail"
+
+
 def test_a_gradient_off_by_a_constant_factor_still_fails():
     x = genesis.randn(5, requires_grad=True)
     check = _checks(lambda: HalfSquare.apply(x))["HalfSquare"]
