@@ -6,6 +6,7 @@ import genesis
 import genesis.nn.functional as F
 from genesis.autograd import function
 from genesis.debug.node_check import InvocationLog, check_invocation
+from tests.helpers import line_of
 
 
 def _checks(run, include_builtin=False) -> dict:
@@ -420,3 +421,31 @@ def test_a_forward_that_rounds_to_float32_inside_is_checked_with_float32s_step(s
     assert "its forward computes in float32" in right.reason
     wrong = _checks(lambda: _float32_gelu(1.05).apply(x * 2))["Float32Gelu"]
     assert wrong.status == "fail"
+
+
+class OnceDifferentiableHalfSquare(genesis.autograd.Function):
+    """x ** 2 with a backward off by two, under @once_differentiable (as Functions with a
+    NumPy backward are written)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    @genesis.autograd.once_differentiable
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        wrong = grad * x
+        return wrong
+
+
+def test_a_wrong_backward_under_once_differentiable_is_blamed_in_the_users_code():
+    """The blame names the author's backward and its line, not the decorator's wrapper in
+    genesis/autograd/custom_function.py."""
+    x = genesis.randn(6, requires_grad=True)
+    check = _checks(lambda: OnceDifferentiableHalfSquare.apply(x))["OnceDifferentiableHalfSquare"]
+    assert check.status == "fail"
+    assert check.backward_site.startswith(f"{__file__}:")
+    (row,) = check.blame
+    assert row["line"] == f"{__file__}:{line_of(__file__, 'wrong = grad * x')}"
