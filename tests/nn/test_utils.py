@@ -120,3 +120,22 @@ def test_parameters_to_vector_and_back():
         nn.utils.vector_to_parameters(genesis.zeros(5), model.parameters())
     with pytest.raises(TypeError, match="genesis Tensor"):
         nn.utils.vector_to_parameters([0.0] * 11, model.parameters())
+
+
+def test_skip_init_builds_the_module_without_using_the_random_generator():
+    """torch.nn.utils.skip_init (weights loaded afterwards): the module's shapes and device,
+    the generator's state untouched, PyTorch's refusals."""
+    genesis.manual_seed(3)
+    expected = genesis.rand(2)
+    genesis.manual_seed(3)
+    layer = genesis.nn.utils.skip_init(genesis.nn.Linear, in_features=6, out_features=2, bias=False)
+    assert tuple(layer.weight.shape) == (2, 6) and layer.bias is None and layer.weight.requires_grad
+    assert genesis.equal(genesis.rand(2), expected)
+    with pytest.raises(RuntimeError, match="Expected a Module"):
+        genesis.nn.utils.skip_init(int)
+
+    class NoDevice(genesis.nn.Module):
+        def __init__(self, width):
+            super().__init__()
+    with pytest.raises(RuntimeError, match="must support a 'device' arg"):
+        genesis.nn.utils.skip_init(NoDevice, 3)
