@@ -107,6 +107,13 @@ class RebuiltCall:
                          tolerances=self.tolerances.as_dict(), **errors)
 
     def _outputs(self, args) -> list:
+        if not self.invocation.function._builtin:
+            # a user's Function may change an input in place (mark_dirty), which PyTorch's
+            # rule forbids on a leaf and which would move the leaves the check perturbs: it
+            # gets copies, through which the gradient still reaches the leaves
+            args = list(args)
+            for position in self.leaf_positions:
+                args[position] = args[position].clone()
         result = self.invocation.function.apply(*args, **self.kwargs)
         outputs = [result] if isinstance(result, Tensor) else list(result)
         kept = self.invocation.differentiable_outputs or (True,) * len(outputs)

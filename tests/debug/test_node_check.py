@@ -449,3 +449,29 @@ def test_a_wrong_backward_under_once_differentiable_is_blamed_in_the_users_code(
     assert check.backward_site.startswith(f"{__file__}:")
     (row,) = check.blame
     assert row["line"] == f"{__file__}:{line_of(__file__, 'wrong = grad * x')}"
+
+
+def _tripled_in_place(factor):
+    class TripleInPlace(genesis.autograd.Function):
+        """x *= 3 in place (ctx.mark_dirty), as memory-saving Functions are written."""
+
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(3)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * factor
+    return TripleInPlace
+
+
+def test_a_function_that_changes_its_input_in_place_is_checked():
+    """Its re-run gets copies of the leaves: changing a leaf in place is refused (and would
+    move the points the check perturbs), so it used to be skipped with 'pass a clone of it
+    instead', which the script did."""
+    x = genesis.randn(4, 3, requires_grad=True)
+    right = _checks(lambda: _tripled_in_place(3).apply(x * 1.0))["TripleInPlace"]
+    assert right.status == "pass", right.reason
+    assert _checks(lambda: _tripled_in_place(2).apply(x * 1.0))["TripleInPlace"].status == "fail"
