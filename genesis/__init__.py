@@ -22,8 +22,8 @@ from .device import Device, DeviceError, device, get_default_device, set_default
 from .dtypes import (DType, bfloat16, bool, double, finfo, float, float16, float32, float64,
                      get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long,
                      set_default_dtype, short, uint8)
-from .layouts import (channels_last, channels_last_3d, contiguous_format, layout, memory_format,
-                      preserve_format, strided)
+from .layouts import (channels_last, channels_last_3d, contiguous_format, layout,
+                      legacy_contiguous_format, memory_format, preserve_format, strided)
 from .tensor import Tensor
 from . import ops as _ops  # binds operators and methods onto Tensor
 from . import autograd

@@ -19,6 +19,7 @@ import numpy as np
 from . import dtypes
 from .device import cpu, device as as_device
 from .dtypes import check_fits, get_dtype
+from .layouts import check_memory_format
 from .random import generator_for
 from .sizes import describe_value, integer, shape_of
 from .tensor import Tensor, wrap_array
@@ -402,45 +403,55 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad:
     return _finish(array, device, requires_grad)
 
 
-def _like(input: Tensor, dtype, device, op: str):
+def _like(input: Tensor, dtype, device, op: str, memory_format=None):
+    """The dtype and device of a `*_like` result. A memory format (PyTorch's default for
+    these is `preserve_format`) is checked and otherwise has no effect: genesis keeps
+    row-major order (genesis/layouts.py)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}: input must be a Tensor, got {describe_value(input)}")
+    check_memory_format(memory_format, input.shape, op)
     return (get_dtype(dtype) if dtype is not None else input.dtype,
             as_device(device) if device is not None else input.device)
 
 
-def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    dtype, device = _like(input, dtype, device, "zeros_like")
+def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
+               memory_format=None) -> Tensor:
+    dtype, device = _like(input, dtype, device, "zeros_like", memory_format)
     return zeros(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    dtype, device = _like(input, dtype, device, "ones_like")
+def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
+              memory_format=None) -> Tensor:
+    dtype, device = _like(input, dtype, device, "ones_like", memory_format)
     return ones(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    dtype, device = _like(input, dtype, device, "full_like")
+def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
+              memory_format=None) -> Tensor:
+    dtype, device = _like(input, dtype, device, "full_like", memory_format)
     return full(input.shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    dtype, device = _like(input, dtype, device, "empty_like")
+def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
+               memory_format=None) -> Tensor:
+    dtype, device = _like(input, dtype, device, "empty_like", memory_format)
     return empty(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def randn_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    dtype, device = _like(input, dtype, device, "randn_like")
+def randn_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
+               memory_format=None) -> Tensor:
+    dtype, device = _like(input, dtype, device, "randn_like", memory_format)
     return randn(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    dtype, device = _like(input, dtype, device, "rand_like")
+def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
+              memory_format=None) -> Tensor:
+    dtype, device = _like(input, dtype, device, "rand_like", memory_format)
     return rand(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def randint_like(input: Tensor, *args, low=None, high=None, generator=None, dtype=None, device=None,
-                 requires_grad: bool = False) -> Tensor:
+                 requires_grad: bool = False, memory_format=None) -> Tensor:
     """Integers uniform in [low, high) shaped like `input`, in its dtype and on its device
     unless told otherwise: `randint_like(input, high)` (low = 0) or
     `randint_like(input, low, high)`, as in PyTorch.
@@ -452,7 +463,7 @@ def randint_like(input: Tensor, *args, low=None, high=None, generator=None, dtyp
     """
     bound = _bound_overload("randint_like", (("high",), ("low", "high")), args,
                             _given(low=low, high=high))
-    dtype, device = _like(input, dtype, device, "randint_like")
+    dtype, device = _like(input, dtype, device, "randint_like", memory_format)
     return randint(bound.get("low", 0), bound["high"], input.shape, generator=generator, dtype=dtype,
                    device=device, requires_grad=requires_grad)
 

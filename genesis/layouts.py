@@ -14,7 +14,7 @@ genesis.Size([1, 2, 3, 3])
 from __future__ import annotations
 
 __all__ = ["layout", "memory_format", "strided", "contiguous_format", "channels_last",
-           "channels_last_3d", "preserve_format", "check_memory_format"]
+           "channels_last_3d", "preserve_format", "legacy_contiguous_format", "check_memory_format"]
 
 
 class layout:
@@ -42,6 +42,7 @@ contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
 preserve_format = memory_format("preserve_format")
+legacy_contiguous_format = memory_format("legacy_contiguous_format")  # row-major, as contiguous_format
 _RANK_NEEDED = {channels_last: 4, channels_last_3d: 5}
 
 

@@ -183,7 +183,7 @@ class Tensor:
         >>> x.is_contiguous(), x.permute(0, 2, 3, 1).is_contiguous()
         (True, False)
         """
-        if memory_format is None or memory_format is layouts.contiguous_format:
+        if memory_format in (None, layouts.contiguous_format, layouts.legacy_contiguous_format):
             return bool(self._data.flags.c_contiguous)
         layouts.check_memory_format(memory_format, self._data.shape, "is_contiguous")
         if memory_format is layouts.preserve_format:

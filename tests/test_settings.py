@@ -122,6 +122,22 @@ def test_memory_formats_are_accepted_and_checked():
     assert genesis.nn.Conv2d(1, 1, 3).to(memory_format=genesis.channels_last) is not None
 
 
+def test_like_constructors_take_a_memory_format():
+    """Optimizers and F.gumbel_softmax copied from PyTorch's source pass memory_format to
+    zeros_like and friends (preserve_format, legacy_contiguous_format)."""
+    x = genesis.randn(2, 3, 4, 4)
+    for memory_format in (genesis.preserve_format, genesis.legacy_contiguous_format,
+                          genesis.contiguous_format, genesis.channels_last):
+        for make in (genesis.zeros_like, genesis.ones_like, genesis.empty_like, genesis.rand_like,
+                     genesis.randn_like):
+            assert make(x, memory_format=memory_format).shape == x.shape
+        assert genesis.full_like(x, 2.0, memory_format=memory_format).sum().item() == 192.0
+        assert genesis.randint_like(x, 3, memory_format=memory_format).shape == x.shape
+    assert x.is_contiguous(memory_format=genesis.legacy_contiguous_format)
+    with pytest.raises(RuntimeError, match="4-D"):
+        genesis.zeros_like(genesis.zeros(2, 3), memory_format=genesis.channels_last)
+
+
 def test_as_tensor_and_asarray_share_memory_like_torch():
     torch = torch_or_skip()
     for library in (torch, genesis):

@@ -23,9 +23,14 @@ __all__ = ["to_dot", "view_to_dot"]
 
 # Past this many drawn items, dot's placement of the nodes across (network simplex, which
 # runs until it is optimal) is cut at BOUNDED_NSLIMIT x nodes iterations: an unrolled
-# 2-layer LSTM of 979 items took dot over 2 minutes, and 14 s bounded. Smaller drawings
-# are laid out as before, to the optimum.
+# 2-layer LSTM of 979 items took dot over 2 minutes, and 14 s bounded. What dot places is
+# the items plus one virtual node per rank an edge crosses, so a drawing of few items with
+# many long edges is bounded too, past BOUNDED_FROM_PLACED of those: a 20-step log-domain
+# Sinkhorn loop (282 items, each step reading the cost matrix drawn at the top: 5,400
+# virtual nodes) took dot over 2 minutes, and 2 s bounded. Smaller drawings are laid out as
+# before, to the optimum.
 BOUNDED_FROM_ITEMS = 500
+BOUNDED_FROM_PLACED = 2000
 BOUNDED_NSLIMIT = "3"
 
 
@@ -80,7 +85,8 @@ class _Drawing:
             self.incoming.setdefault(dst, []).extend(shapes)
 
     def digraph(self, rankdir: str) -> graphviz.Digraph:
-        bounded = {"nslimit": BOUNDED_NSLIMIT} if len(self.view.items) > BOUNDED_FROM_ITEMS else {}
+        bounded = {"nslimit": BOUNDED_NSLIMIT} if len(self.view.items) > BOUNDED_FROM_ITEMS \
+            or placed_nodes(self.view) > BOUNDED_FROM_PLACED else {}
         root = graphviz.Digraph("genesis", graph_attr={
             "rankdir": rankdir, "fontname": FONT, "fontsize": "13", "labelloc": "t",
             "label": label_text(self._headline()), "nodesep": "0.25", "ranksep": "0.35",
@@ -255,6 +261,33 @@ class _Drawing:
                 "label": "Legend", "style": "rounded", "color": "#C8C8C8", "fontsize": "11"}) as legend:
             for index, (attributes, text) in enumerate(legend_entries(self.kinds, self.findings)):
                 legend.node(f"legend{index}", label=label_text([text]), **{"fontsize": "10", **attributes})
+
+
+def placed_nodes(view) -> int:
+    """About how many nodes dot places across: the drawn items, plus a virtual node for each
+    rank an edge spans past its first, with ranks by longest path from the sources (dot's own
+    ranking shortens some edges: an upper estimate). Iterative, in topological order.
+
+    >>> from viz.collapse import View
+    >>> edges = {("a", "b"): [], ("b", "c"): [], ("a", "c"): []}  # a -> c spans two ranks
+    >>> placed_nodes(View(items=dict.fromkeys("abc"), edges=edges, notes=[]))
+    4
+    """
+    successors = {key: [] for key in view.items}
+    waiting = dict.fromkeys(view.items, 0)
+    for src, dst in view.edges:
+        successors[src].append(dst)
+        waiting[dst] += 1
+    rank = dict.fromkeys(view.items, 0)
+    ready = [key for key, count in waiting.items() if count == 0]
+    while ready:
+        key = ready.pop()
+        for dst in successors[key]:
+            rank[dst] = max(rank[dst], rank[key] + 1)
+            waiting[dst] -= 1
+            if waiting[dst] == 0:
+                ready.append(dst)
+    return len(view.items) + sum(max(0, rank[dst] - rank[src] - 1) for src, dst in view.edges)
 
 
 def _block_root(title: str) -> str:

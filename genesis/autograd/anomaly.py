@@ -40,6 +40,7 @@ import warnings
 from dataclasses import dataclass
 
 from ..listeners import Listeners
+from ..tensor import cut_listeners
 from . import engine, function
 from .grad_mode import grad_state
 from .nonfinite import NonFiniteTracker
@@ -94,6 +95,7 @@ def _apply(mode: _Mode) -> None:
     _set_registered(function.observers, _record_forward, mode.enabled)
     _set_registered(engine.node_checkers, _check_backward, mode.enabled and mode.check_nan)
     _set_registered(engine.failure_listeners, _report_failure, mode.enabled)
+    _set_registered(cut_listeners, _tracker.aliased, mode.enabled and mode.check_nan)
 
 
 def _set_registered(hooks: Listeners, hook, wanted: bool) -> None:

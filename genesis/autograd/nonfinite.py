@@ -158,6 +158,15 @@ class NonFiniteTracker:
         holder = self._held[tensor] = _Holder(origin)
         return holder
 
+    def aliased(self, tensor: Tensor, alias, how: str) -> None:
+        """`alias` shares `tensor`'s values outside the graph (`.detach()`, `.data`: a
+        `genesis.tensor.CutListener`): it carries what `tensor` carries, so a NaN that comes
+        on through it is the one already followed, not one that came in from nowhere."""
+        if self.held_ids and alias is not tensor and isinstance(alias, Tensor):
+            holder = self._held.get(tensor)
+            if holder is not None:
+                self._held[alias] = holder
+
     def parameter_name(self, tensor: Tensor) -> str | None:
         """The name of `tensor` when it is a parameter (`name_of`), else None."""
         return self._name_of(tensor) if self._name_of is not None else None

@@ -81,7 +81,7 @@ class BackwardSite:
 
     @classmethod
     def of(cls, function) -> "BackwardSite":
-        backward = getattr(function, "backward", None)
+        backward = _written_backward(function)
         code = getattr(backward, "__code__", None)
         if code is None:
             return cls(function)
@@ -101,7 +101,7 @@ class BackwardSite:
     @contextmanager
     def watching(self):
         """Note the line of each `return` that ends a call of the backward run inside."""
-        code = getattr(getattr(self.function, "backward", None), "__code__", None)
+        code = getattr(_written_backward(self.function), "__code__", None)
         previous = sys.getprofile()
 
         def profile(frame, event, arg):
@@ -237,3 +237,10 @@ def _fits(gradient: np.ndarray, checked: tuple, atol: float, rtol: float) -> boo
     numerical = np.asarray(numerical, dtype=np.float64)
     return bool(np.all(np.abs(taken - numerical)
                        <= atol + rtol * np.maximum(np.abs(taken), np.abs(numerical))))
+
+
+def _written_backward(function):
+    """The `backward` its author wrote: under a decorator such as `@once_differentiable`
+    (functools.wraps keeps it as `__wrapped__`), not the decorator's wrapper."""
+    backward = getattr(function, "backward", None)
+    return inspect.unwrap(backward) if callable(backward) else backward

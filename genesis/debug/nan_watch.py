@@ -36,7 +36,7 @@ from ..autograd.nonfinite_counts import Census, all_finite, flat_arguments, inpu
 from ..autograd.nonfinite_report import Defect, Wording
 from ..autograd.source import SourceLocation
 from ..dtypes import FLOATING_NUMPY_DTYPES
-from ..tensor import Tensor
+from ..tensor import Tensor, cut_listeners
 from ._census import CENSUS
 from .findings import Finding, add_knock_on
 from .readings import Readings
@@ -71,6 +71,7 @@ class NaNWatch:
         # as an op observer, views of data are not shown to it while this is empty: while the
         # tracker follows nothing non-finite (see the note above `__call__`)
         self.sees_data_views = self.tracker.held_ids
+        self._listening = False   # the tracker's `aliased` is a cut listener (`_follow_aliases`)
         self.leaf_seen = None     # called with each op's arguments (the NaN replay's leaves)
 
     def start(self) -> None:
@@ -83,6 +84,19 @@ class NaNWatch:
         self.readings.fetch()
         self.backward_done()  # (a session calls it after each outermost backward call)
         self._file_pending()
+        cut_listeners.discard(self.tracker.aliased)
+        self._listening = False
+
+    def _follow_aliases(self) -> None:
+        """Hear of `.detach()` and `.data` (a cut listener: an alias carries what its tensor
+        carries) exactly while the tracker follows a NaN/Inf: a run without one never pays."""
+        following = bool(self.tracker.held_ids)
+        if following != self._listening:
+            if following:
+                cut_listeners.add(self.tracker.aliased)
+            else:
+                cut_listeners.discard(self.tracker.aliased)
+            self._listening = following
 
     # -- a GradScaler's decisions --------------------------------------------------------
     def loss_scaled(self, scaler, output: Tensor, scale: float) -> None:
@@ -139,6 +153,7 @@ class NaNWatch:
                     continue
             if not all_finite(output):  # the rare case: the tracker follows it
                 self.tracker.forward(node, args, outputs)
+                self._follow_aliases()
                 return
 
     def _backward(self, node, grad_outputs, grad_inputs, flowed_from) -> None:
@@ -221,6 +236,7 @@ class NaNWatch:
         in its backward that no node passed on to a leaf is told only if it left the call
         (`NonFiniteTracker.backward_done`)."""
         self.tracker.backward_done()
+        self._follow_aliases()
 
     # -- after an optimizer step ---------------------------------------------------------
     def optimizer_stepped(self, optimizer) -> None:
@@ -245,6 +261,7 @@ class NaNWatch:
                 if source is None and not all(census.finite for _, _, census, _, _ in stepped):
                     source = SourceLocation.capture()  # the step's line: needed only now
                 self.tracker.judge_step(step, source, stepped)
+                self._follow_aliases()
                 continue
             if source is None:  # judged once fetched, when the step's line is gone
                 source = SourceLocation.capture()

@@ -35,7 +35,9 @@ whose gradient the Function defines rather than derives (`Function.defined_gradi
 the padding row of an embedding gets zero, whatever the output does).
 
 Precision. Outputs the re-run still makes in float32 (a cast) are checked with float32's
-step and tolerances (`FLOAT32`); outputs in float16 or bfloat16 are too coarse for any
+step and tolerances (`FLOAT32`), and so are float64 outputs that hold float32 values at
+inputs moved off float32's grid (a forward that computes in float32 inside and casts back:
+`F.gelu(x.float()).to(x.dtype)`); outputs in float16 or bfloat16 are too coarse for any
 finite difference, so such a call is skipped, never failed. The rounding of the outputs
 themselves is allowed for in the element-wise check.
 

@@ -41,6 +41,7 @@ class RebuiltCall:
         self.kwargs = kwargs
         self.note = note               # why the call is not re-run in float64, if it is not
         self.tolerances = FLOAT64
+        self.rounded_to_float32 = False  # set by computes_in_float32
         self.output_dtypes = []        # of the outputs in the projection, by projection_values
         self.output_sizes = []
         # set by fix_weights: the projection's weights and each value's resolution; per leaf,
@@ -87,7 +88,7 @@ class RebuiltCall:
         coarse = self.coarse_dtypes()
         if coarse:
             return NodeCheck("skipped", coarse)
-        self.tolerances = FLOAT32 if self.in_float32() else FLOAT64
+        self.tolerances = FLOAT32 if self.in_float32() or self.computes_in_float32(seed) else FLOAT64
         self.fix_weights(base)
         analytical = self.analytical()
         if not self.usable_count:
@@ -106,6 +107,13 @@ class RebuiltCall:
                          tolerances=self.tolerances.as_dict(), **errors)
 
     def _outputs(self, args) -> list:
+        if not self.invocation.function._builtin:
+            # a user's Function may change an input in place (mark_dirty), which PyTorch's
+            # rule forbids on a leaf and which would move the leaves the check perturbs: it
+            # gets copies, through which the gradient still reaches the leaves
+            args = list(args)
+            for position in self.leaf_positions:
+                args[position] = args[position].clone()
         result = self.invocation.function.apply(*args, **self.kwargs)
         outputs = [result] if isinstance(result, Tensor) else list(result)
         kept = self.invocation.differentiable_outputs or (True,) * len(outputs)
@@ -136,6 +144,29 @@ class RebuiltCall:
         dtypes = self.output_dtypes + [self.args[p].dtype for p in self.leaf_positions]
         return any(dtype.itemsize == 4 for dtype in dtypes)
 
+    def computes_in_float32(self, seed: int) -> bool:
+        """Whether the forward rounds to float32 inside though its outputs are float64
+        (`F.gelu(x.float()).to(x.dtype)`): at inputs moved off float32's grid, every output
+        value still lies on it. Such a forward has float32's resolution, so finite
+        differences need float32's step."""
+        if self.note or not self.leaves:
+            return False
+        rng = np.random.default_rng(seed)
+        originals = [leaf.copy() for leaf in self.leaves]
+        try:
+            for leaf, original, device in zip(self.leaves, originals, self.devices):
+                nudge = 1.0 + 1e-7 * rng.uniform(0.5, 1.0, size=leaf.shape)
+                leaf[...] = original * transfer(nudge, cpu, device) + 1e-9
+            values = self.projection_values()
+        finally:
+            for leaf, original in zip(self.leaves, originals):
+                leaf[...] = original
+        values = values[np.isfinite(values)]
+        self.rounded_to_float32 = bool(values.size) and bool(
+            (values == values.astype(np.float32).astype(np.float64)).all()) and \
+            bool((values != 0).any())
+        return self.rounded_to_float32
+
     def precision_note(self) -> str:
         """How the call was checked, when not plainly in float64."""
         if self.note:
@@ -143,6 +174,9 @@ class RebuiltCall:
                             if isinstance(arg, Tensor) and arg.dtype.is_floating_point})
             dtypes = names[0] if len(names) == 1 else f"its own dtypes ({' and '.join(names)})"
             return f"checked in {dtypes}: {self.note}"
+        if self.tolerances is FLOAT32 and self.rounded_to_float32:
+            return ("checked with float32's step and tolerances: its forward computes in float32 "
+                    "(its float64 outputs hold float32 values)")
         if self.tolerances is FLOAT32:
             return "checked with float32's step and tolerances: its outputs are float32"
         return ""
@@ -333,14 +367,15 @@ class RebuiltCall:
             note = "; ".join([surrogate] + ([note] if note else []))
         passed = self.passed_through({self.leaf_positions.index(entry["input"]) for entry in mismatches},
                                      compared)
-        if passed:  # an identity forward with a scaled backward: a gradient reversal layer
+        if passed:  # an identity forward with a scaled or clipped backward: a gradient
+            # reversal layer, a gradient clip
             mismatches = [entry for entry in mismatches if entry["input"] not in passed]
             reversal = "; ".join(
-                f"its forward returns input {position} unchanged and its backward multiplies the "
-                f"gradient by {scale:.6g} there: a gradient reversal (or scaling) layer, as in "
-                "domain-adversarial training, whose backward is meant to differ from the "
-                "forward's derivative, so finite differences cannot check it"
-                for position, scale in passed.items())
+                f"its forward returns input {position} unchanged and its backward {does} there: "
+                "a gradient reversal (or scaling, or clipping) layer, as in domain-adversarial "
+                "training, whose backward is meant to differ from the forward's derivative, so "
+                "finite differences cannot check it"
+                for position, does in passed.items())
             if not mismatches:
                 return self.verdict("skipped", reversal + (f"; {note}" if note else ""),
                                     checked, skipped)
@@ -365,9 +400,11 @@ class RebuiltCall:
         return self.verdict("pass", note, checked, skipped)
 
     def passed_through(self, numbers: set, compared: dict) -> dict:
-        """{input position: the factor} for the leaves among `numbers` (leaf numbers) that an
-        output of the forward is, value for value, and whose checked gradient entries are all
-        that one factor (not 1) times the numerical ones: an identity whose backward scales."""
+        """{input position: what its backward does} for the leaves among `numbers` (leaf
+        numbers) that an output of the forward is, value for value, and whose checked gradient
+        entries are all one factor (not 1) times the numerical ones, or the numerical ones
+        clamped to one bound (`grad.clamp(-b, b)`): an identity whose backward scales or
+        clips the gradient, which is what such a Function is written for."""
         if not numbers:
             return {}
         outputs = [output._host_array() for output in self._outputs(self.args)]
@@ -382,11 +419,21 @@ class RebuiltCall:
             pairs = [(a, n) for a, n in zip(analytical, numerical) if abs(n) > self.tolerances.atol]
             if not pairs:
                 continue
-            scale = pairs[0][0] / pairs[0][1]
             tol = self.tolerances
-            if scale != 1.0 and all(abs(a - scale * n) <= tol.atol + tol.rtol * abs(scale * n)
-                                    for a, n in pairs):
-                found[position] = scale
+
+            def close(a, b):
+                return abs(a - b) <= tol.atol + tol.rtol * abs(b)
+            scale = pairs[0][0] / pairs[0][1]
+            if scale != 1.0 and all(close(a, scale * n) for a, n in pairs):
+                found[position] = f"multiplies the gradient by {scale:.6g}"
+                continue
+            clipped = [(a, n) for a, n in pairs if not close(a, n)]
+            bound = abs(clipped[0][0]) if clipped else 0.0
+            if clipped and bound > tol.atol and all(
+                    close(abs(a), bound) and a * n > 0 and abs(n) > bound for a, n in clipped) \
+                    and all(abs(n) <= bound * (1 + tol.rtol) + tol.atol
+                            for a, n in pairs if close(a, n)):
+                found[position] = f"clamps the gradient to ±{bound:.6g}"
         return found
 
     def blame(self, mismatches: list, compared: dict, analytical: list) -> list:

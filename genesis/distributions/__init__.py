@@ -26,10 +26,18 @@ from .gamma import Gamma
 from .mixture_same_family import MixtureSameFamily
 from .relaxed import (ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli,
                       RelaxedOneHotCategorical)
+from .student_t import HalfNormal, StudentT
+from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform,
+                         IndependentTransform, PowerTransform, SigmoidTransform, SoftmaxTransform,
+                         SoftplusTransform, StickBreakingTransform, TanhTransform, Transform)
 
 __all__ = ["Distribution", "Normal", "Uniform", "MultivariateNormal", "Bernoulli", "Categorical",
            "Independent", "TransformedDistribution", "LogNormal", "Laplace",
            "Exponential", "Cauchy", "Gumbel", "OneHotCategorical", "Poisson",
            "Geometric", "Binomial", "Gamma", "Beta", "Dirichlet",
            "MixtureSameFamily", "OneHotCategoricalStraightThrough", "RelaxedBernoulli",
-           "LogitRelaxedBernoulli", "RelaxedOneHotCategorical", "ExpRelaxedCategorical", "register_kl", "constraints", "kl_divergence", "transforms"]
+           "LogitRelaxedBernoulli", "RelaxedOneHotCategorical", "ExpRelaxedCategorical", "register_kl", "constraints", "kl_divergence", "transforms", "StudentT", "HalfNormal",
+           # the transforms, as torch.distributions re-exports them
+           "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
+           "IndependentTransform", "PowerTransform", "SigmoidTransform", "SoftmaxTransform",
+           "SoftplusTransform", "StickBreakingTransform", "TanhTransform", "Transform"]

@@ -392,3 +392,29 @@ def test_nan_carried_into_a_view_of_data_is_followed_through_it():
         (picked * w).sum().backward()
     (finding,) = watched(run)
     assert "Log" in finding.title and "born" in finding.message
+
+
+def test_a_nan_a_step_wrote_into_parameters_stays_one_finding_through_detach():
+    """An Inf born at step 0 poisons the gradients, the step writes NaN into the weights, and
+    at step 1 it reaches the loss through a straight-through estimator's `y.detach()` (and
+    `.data`): the same defect, a knock-on of the step-0 finding, not a second one that 'came
+    into Sub through input 1, whose values no watched op made'."""
+    genesis.manual_seed(0)
+    model = nn.Linear(4, 3)
+    optimizer = genesis.optim.SGD(model.parameters(), lr=0.1)
+    x = genesis.randn(8, 4)
+    with TraceSession(steps=1, check=False) as session:
+        for _ in range(2):
+            soft = model(x).softmax(-1)
+            hard = (soft > 0.5).float()
+            straight_through = hard - soft.detach() + soft + 0 * soft.data
+            p = (model(x) * 200).sigmoid()
+            loss = straight_through.sum() - (p * (1 - p).log()).sum()   # log(0) where p is 1
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    (finding,) = session.result().findings
+    assert finding.title == "Inf born in forward: Log"
+    assert finding.source.endswith(f":{line_of(__file__, '(p * (1 - p).log())')}")
+    assert any("SGD.step" in line and "into weight" in line
+               for line in finding.details["knock_on"])

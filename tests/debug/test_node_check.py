@@ -6,6 +6,7 @@ import genesis
 import genesis.nn.functional as F
 from genesis.autograd import function
 from genesis.debug.node_check import InvocationLog, check_invocation
+from tests.helpers import line_of
 
 
 def _checks(run, include_builtin=False) -> dict:
@@ -287,6 +288,34 @@ def test_a_gradient_reversal_layer_is_skipped_as_one_without_being_declared():
     assert _checks(lambda: _reversal(False).apply(x))["GradReverse"].status == "skipped"
 
 
+class ClipGradient(genesis.autograd.Function):
+    """The identity in forward, the gradient clamped to [-bound, bound] in backward (as RL
+    code clips a gradient at one point of a graph); `keep_positive` instead zeroes the
+    negative gradients, which no clip does."""
+
+    @staticmethod
+    def forward(ctx, x, bound, keep_positive=False):
+        ctx.bound, ctx.keep_positive = bound, keep_positive
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if ctx.keep_positive:
+            return grad.clamp(min=0), None, None
+        return grad.clamp(-ctx.bound, ctx.bound), None, None
+
+
+def test_a_gradient_clipping_identity_is_skipped_as_one_without_being_declared():
+    x = genesis.randn(8, 6, requires_grad=True)
+    check = _checks(lambda: ClipGradient.apply(x * 2, 0.5))["ClipGradient"]
+    assert check.status == "skipped", check.reason
+    assert check.reason.startswith("its forward returns input 0 unchanged and its backward "
+                                   "clamps the gradient to ±0.5 there")
+    # a bound above every gradient leaves it unchanged: a pass
+    assert _checks(lambda: ClipGradient.apply(x * 2, 100.0))["ClipGradient"].status == "pass"
+    assert _checks(lambda: ClipGradient.apply(x * 2, 0.5, True))["ClipGradient"].status == "fail"
+
+
 def test_a_gradient_off_by_a_constant_factor_still_fails():
     x = genesis.randn(5, requires_grad=True)
     check = _checks(lambda: HalfSquare.apply(x))["HalfSquare"]
@@ -358,3 +387,91 @@ def test_a_call_that_cannot_rerun_in_float64_is_checked_in_float32_without_false
     assert "expected both operands to have the same dtype" in right.reason
     wrong = _checks(lambda: _projected_tanh(1.05).apply(x))["ProjectedTanh"]
     assert wrong.status == "fail" and "checked in float32" in wrong.reason
+
+
+def _float32_gelu(factor):
+    class Float32Gelu(genesis.autograd.Function):
+        """GELU computed in float32 whatever the input's dtype, cast back (a common way to
+        keep a bfloat16 model's activation accurate)."""
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return F.gelu(x.float()).to(x.dtype)
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, = ctx.saved_tensors
+            xf = x.float()
+            derivative = 0.5 * (1 + (xf / 2 ** 0.5).erf()) + xf * (-0.5 * xf * xf).exp() / (2 * np.pi) ** 0.5
+            return (grad.float() * derivative * factor).to(grad.dtype)
+    return Float32Gelu
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_forward_that_rounds_to_float32_inside_is_checked_with_float32s_step(seed):
+    """Re-run in float64, its outputs are float64 but hold float32 values: finite
+    differences with float64's step (1e-6) measure its rounding (errors of 0.03 were
+    reported as a wrong gradient). Checked with float32's step: a right backward passes, a
+    wrong one still fails, and the verdict says why the step is float32's."""
+    genesis.manual_seed(seed)
+    x = genesis.randn(32, 16, requires_grad=True)
+    right = _checks(lambda: _float32_gelu(1).apply(x * 2))["Float32Gelu"]
+    assert right.status == "pass", right.reason
+    assert "its forward computes in float32" in right.reason
+    wrong = _checks(lambda: _float32_gelu(1.05).apply(x * 2))["Float32Gelu"]
+    assert wrong.status == "fail"
+
+
+class OnceDifferentiableHalfSquare(genesis.autograd.Function):
+    """x ** 2 with a backward off by two, under @once_differentiable (as Functions with a
+    NumPy backward are written)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    @genesis.autograd.once_differentiable
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        wrong = grad * x
+        return wrong
+
+
+def test_a_wrong_backward_under_once_differentiable_is_blamed_in_the_users_code():
+    """The blame names the author's backward and its line, not the decorator's wrapper in
+    genesis/autograd/custom_function.py."""
+    x = genesis.randn(6, requires_grad=True)
+    check = _checks(lambda: OnceDifferentiableHalfSquare.apply(x))["OnceDifferentiableHalfSquare"]
+    assert check.status == "fail"
+    assert check.backward_site.startswith(f"{__file__}:")
+    (row,) = check.blame
+    assert row["line"] == f"{__file__}:{line_of(__file__, 'wrong = grad * x')}"
+
+
+def _tripled_in_place(factor):
+    class TripleInPlace(genesis.autograd.Function):
+        """x *= 3 in place (ctx.mark_dirty), as memory-saving Functions are written."""
+
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(3)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * factor
+    return TripleInPlace
+
+
+def test_a_function_that_changes_its_input_in_place_is_checked():
+    """Its re-run gets copies of the leaves: changing a leaf in place is refused (and would
+    move the points the check perturbs), so it used to be skipped with 'pass a clone of it
+    instead', which the script did."""
+    x = genesis.randn(4, 3, requires_grad=True)
+    right = _checks(lambda: _tripled_in_place(3).apply(x * 1.0))["TripleInPlace"]
+    assert right.status == "pass", right.reason
+    assert _checks(lambda: _tripled_in_place(2).apply(x * 1.0))["TripleInPlace"].status == "fail"

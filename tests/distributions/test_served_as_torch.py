@@ -39,3 +39,23 @@ def test_a_sac_actor_script_runs_on_genesis_unmodified():
         exec(compile(SAC_ACTOR, "sac_actor.py", "exec"), namespace)
     loss, gradient = namespace["result"]
     assert loss == loss and gradient > 0
+
+
+def test_transforms_are_served_from_torch_distributions_itself():
+    """PyTorch re-exports every transform from torch.distributions (`from torch.distributions
+    import AffineTransform, TanhTransform`), as genesis.distributions does."""
+    import genesis.distributions as D
+    from genesis.distributions import transforms
+    for name in transforms.__all__:
+        if name != "identity_transform":
+            assert getattr(D, name) is getattr(transforms, name) and name in D.__all__
+    namespace = {"__name__": "__main__"}
+    with serve_torch():
+        exec(compile("from torch.distributions import AffineTransform, Normal, TanhTransform, "
+                     "TransformedDistribution\n"
+                     "import torch\n"
+                     "d = TransformedDistribution(Normal(torch.zeros(2), torch.ones(2)), "
+                     "[TanhTransform(cache_size=1), AffineTransform(1.0, 2.0)])\n"
+                     "result = d.log_prob(torch.tensor([0.5, 1.5])).tolist()\n",
+                     "affine.py", "exec"), namespace)
+    assert all(value == value for value in namespace["result"])

@@ -134,3 +134,22 @@ def test_deprecated_clip_grad_norm_warns_as_pytorch_and_clips_like_clip_grad_nor
     assert total.item() == pytest.approx(torch_total.item(), rel=1e-12)
     for mine, reference in zip(ours, theirs):
         np.testing.assert_allclose(mine.grad.numpy(), reference.grad.numpy(), rtol=1e-12)
+
+
+def test_skip_init_builds_the_module_without_using_the_random_generator():
+    """torch.nn.utils.skip_init (weights loaded afterwards): the module's shapes and device,
+    the generator's state untouched, PyTorch's refusals."""
+    genesis.manual_seed(3)
+    expected = genesis.rand(2)
+    genesis.manual_seed(3)
+    layer = genesis.nn.utils.skip_init(genesis.nn.Linear, in_features=6, out_features=2, bias=False)
+    assert tuple(layer.weight.shape) == (2, 6) and layer.bias is None and layer.weight.requires_grad
+    assert genesis.equal(genesis.rand(2), expected)
+    with pytest.raises(RuntimeError, match="Expected a Module"):
+        genesis.nn.utils.skip_init(int)
+
+    class NoDevice(genesis.nn.Module):
+        def __init__(self, width):
+            super().__init__()
+    with pytest.raises(RuntimeError, match="must support a 'device' arg"):
+        genesis.nn.utils.skip_init(NoDevice, 3)

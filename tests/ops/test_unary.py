@@ -196,6 +196,50 @@ def test_frac_values_gradient_and_errors():
         genesis.tensor([1]).round(decimals=1)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_fake_quantize_values_and_straight_through_gradient_match_pytorch(dtype):
+    """QAT code calls torch.fake_quantize_per_{tensor,channel}_affine: values with PyTorch's
+    float32 arithmetic (rounding ties included), the gradient 1 inside the range and 0 where
+    clamped; scale and zero point as numbers or tensors (int or float zero points)."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).normal(scale=3.0, size=(4, 6))
+    x[0, :3] = [0.25, -0.75, 0.35]  # ties at scale 0.5 and 0.1
+    calls = [
+        lambda lib, v: lib.fake_quantize_per_tensor_affine(v, 0.1, 3, -20, 20),
+        lambda lib, v: lib.fake_quantize_per_tensor_affine(v, 0.5, 0, -8, 7),
+        lambda lib, v: lib.fake_quantize_per_tensor_affine(
+            v, lib.tensor(0.25), lib.tensor(2, dtype=lib.int32), 0, 15),
+        lambda lib, v: lib.fake_quantize_per_channel_affine(
+            v, lib.tensor([0.5, 0.1, 1.0, 0.3]), lib.tensor([0, 1, -2, 3], dtype=lib.int32), 0, -8, 7),
+        lambda lib, v: lib.fake_quantize_per_channel_affine(
+            v, lib.tensor([0.1, 0.2, 0.3, 0.4, 0.5, 0.6]), lib.tensor([-1.0, -0.5, 0.0, 0.5, 1.0, 1.5]),
+            1, -8, 7),
+    ]
+    for call in calls:
+        mine = genesis.tensor(x, dtype=getattr(genesis, dtype), requires_grad=True)
+        theirs = torch.tensor(x, dtype=getattr(torch, dtype), requires_grad=True)
+        ours, reference = call(genesis, mine), call(torch, theirs)
+        assert ours.dtype is mine.dtype
+        np.testing.assert_array_equal(ours.detach().numpy(), reference.detach().numpy())
+        weight = np.arange(x.size, dtype=np.float64).reshape(x.shape)
+        ours.backward(genesis.tensor(weight, dtype=ours.dtype))
+        reference.backward(torch.tensor(weight, dtype=reference.dtype))
+        np.testing.assert_array_equal(mine.grad.numpy(), theirs.grad.numpy())
+        assert 0 < (mine.grad.numpy() == 0).sum() < x.size - 1  # some clamped, some inside
+
+
+def test_fake_quantize_refuses_what_pytorch_refuses():
+    x = genesis.ones(2, 3)
+    with pytest.raises(RuntimeError, match="zero_point must be between"):
+        genesis.fake_quantize_per_tensor_affine(x, 0.1, 300, 0, 255)
+    with pytest.raises(RuntimeError, match="1-D with 3 values"):
+        genesis.fake_quantize_per_channel_affine(x, genesis.ones(2), genesis.zeros(2), 1, 0, 255)
+    with pytest.raises(RuntimeError, match="axis must be between 0 and 1"):
+        genesis.fake_quantize_per_channel_affine(x, genesis.ones(3), genesis.zeros(3), -1, 0, 255)
+    with pytest.raises(RuntimeError, match="floating point input"):
+        genesis.fake_quantize_per_tensor_affine(genesis.ones(2, dtype=genesis.int64), 0.1, 0, 0, 255)
+
+
 def test_rounding_in_place():
     x = genesis.tensor([-1.5, 2.7])
     assert x.floor_() is x and x.tolist() == [-2.0, 2.0]

@@ -194,3 +194,24 @@ def test_a_big_drawing_bounds_dots_placement_and_a_small_one_does_not():
     x = genesis.ones(2, requires_grad=True)
     wide = genesis.stack([x * float(index) for index in range(BOUNDED_FROM_ITEMS)]).sum()
     assert "nslimit=3" in to_dot(genesis.debug.capture_graph(wide), max_nodes=5000).source
+
+
+def test_few_items_with_many_long_edges_bound_dots_placement():
+    """A log-domain Sinkhorn loop reads its cost matrix in every iteration: under 300 items,
+    but thousands of ranks crossed by edges from the top (dot's virtual nodes), which dot
+    took over 2 minutes to place without a bound."""
+    from viz.dot import BOUNDED_FROM_ITEMS, placed_nodes
+    from viz.collapse import build_view
+
+    cost = (genesis.rand(4, 5, dtype=genesis.float64, requires_grad=True) * 3.0).exp()
+    f = genesis.zeros(4, dtype=genesis.float64)
+    for _ in range(60):
+        f = (f[:, None] - cost).logsumexp(1) * 0.5
+    graph = genesis.debug.capture_graph(f.sum())
+    view = build_view(graph)
+    assert len(view.items) < BOUNDED_FROM_ITEMS and placed_nodes(view) > 2000
+    assert "nslimit=3" in to_dot(graph).source
+    chain = genesis.ones(2, requires_grad=True)
+    for _ in range(100):
+        chain = chain * 2.0
+    assert "nslimit" not in to_dot(genesis.debug.capture_graph(chain.sum())).source
