@@ -412,19 +412,19 @@ def _linear_runs(view: View, graph) -> tuple:
         return None
 
     runs = []
-    in_run = set()
     for key in items:  # each run from its start
-        if key not in ops or key in in_run:
+        if key not in ops:
             continue
         before = only_op_input.get(key)
         if before is not None and before is not _MANY and following(before) == key:
             continue  # inside a run that starts earlier
+        # `following` links each item to at most one and from at most one, and a run's start
+        # follows none: the runs are disjoint paths, and no walk from a start can loop
         run = [key]
         after = following(key)
-        while after is not None and after not in in_run:
+        while after is not None:
             run.append(after)
             after = following(after)
-        in_run.update(run)
         if len(run) >= MIN_CHAIN:
             runs.append(run)
     return runs, leaf_uses

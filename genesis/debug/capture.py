@@ -96,7 +96,6 @@ class GraphBuilder:
         self.include_saved = include_saved
         self.graph = Graph(modules=dict(modules or {}))
         self.ids = {}          # autograd node -> graph id
-        self.in_degree = {}    # autograd node -> edges into it (how many gradients it receives)
         self._pending = deque()
         self._sources = {}     # (file, line, function) -> Source
         self._module_calls = {}  # graph id -> module call, for nodes placed by place_in_modules
@@ -161,9 +160,6 @@ class GraphBuilder:
         child_id = self.ids.get(child)
         if child_id is None:
             child_id = self._add_autograd_node(child)
-            self.in_degree[child] = 1
-        else:
-            self.in_degree[child] += 1
         self.graph.edges.append(Edge(child_id, consumer, index, output_nr, shape))
 
     def _add(self, node: GraphNode) -> int:

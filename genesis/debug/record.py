@@ -159,7 +159,7 @@ class record:
 
     def _close(self, run: "_Run") -> None:
         with paused_gc():  # also when record() ends while a call is open (then no pause)
-            node_ids = dict(run.builder.ids)
+            node_ids = run.builder.ids  # (the run lets go of its builder as it finishes)
             graph = run.finish()
             with self.lock:
                 self.readings.fetch()  # the graph's statistics: one transfer, one host batch
