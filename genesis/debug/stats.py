@@ -224,7 +224,7 @@ class _Table:
     values and the gradients of each node, from two tables at a time): the `KEPT_LISTED`
     tables read last keep their rows as Python lists."""
 
-    __slots__ = ("keys", "positions", "rows", "integers", "of_finite", "empty", "_lists")
+    __slots__ = ("keys", "positions", "rows", "counts", "integers", "of_finite", "empty", "_lists")
     KEPT_LISTED = 4
     _listed_recently = deque()  # the tables whose rows are kept as lists, oldest first
 
@@ -232,6 +232,9 @@ class _Table:
         self.keys = keys
         self.positions = {key: position for position, key in enumerate(keys)}
         self.rows = np.stack(columns, axis=1).astype(np.float64, copy=False)
+        # the counts also as lists of ints (mostly 0: small ints cost a pointer), read fast
+        # by the NaN/Inf checks of drawings and findings
+        self.counts = {key: column.tolist() for key, column in zip(keys, columns) if key in COUNT_KEYS}
         self.integers = tuple(position for position, key in enumerate(keys) if key in COUNT_KEYS)
         self.of_finite = tuple(position for position, key in enumerate(keys) if key in OF_FINITE_KEYS)
         self.empty = frozenset(np.flatnonzero(counts == 0).tolist())
@@ -239,13 +242,14 @@ class _Table:
 
     def value(self, row: int, key: str):
         """One statistic of one row (KeyError for a key the table does not have)."""
+        counts = self.counts.get(key)
+        if counts is not None:
+            return counts[row]
         position = self.positions[key]
         lists = self._lists
         if lists is not None:
             return lists[row][position]
         value = self.rows.item(row, position)
-        if position in self.integers:
-            return int(value)
         if self.empty and position in self.of_finite and row in self.empty:
             return None
         return value
@@ -262,7 +266,7 @@ class _Table:
             recent.popleft()._lists = None
         lists = self.rows.tolist()
         for position in self.integers:
-            for values, count in zip(lists, self.rows[:, position].astype(np.int64).tolist()):
+            for values, count in zip(lists, self.counts[self.keys[position]]):
                 values[position] = count
         for row in self.empty:
             for position in self.of_finite:
@@ -296,7 +300,8 @@ class BatchedStats(Mapping):
         table = self._pending.table
         if table is None:
             raise KeyError(key)
-        return table.value(self._row, key)
+        counts = table.counts.get(key)  # (the NaN/Inf checks' reads, inline)
+        return counts[self._row] if counts is not None else table.value(self._row, key)
 
     def __iter__(self):
         table = self._pending.table
