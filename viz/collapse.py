@@ -18,39 +18,20 @@ from __future__ import annotations
 import re
 import weakref
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from genesis.debug.gc_pause import paused_gc
+
+from .unfolded_chains import unfolded_chain_view
+from .view_items import MIN_CHAIN, Item, View
 
 __all__ = ["View", "Item", "build_view", "neighbourhood", "DEFAULT_MAX_NODES"]
 
 DEFAULT_MAX_NODES = 500
-MIN_CHAIN = 4   # runs shorter than this are drawn as they are
 SHARED_LEAF_USES = 3  # a leaf feeding this many items is drawn beside each use
 _NUMBERED = re.compile(r"^(.*)\.(\d+)$|^(\d+)$")
 _CALL = re.compile(r"^(.*)#(\d+)$")          # "cell#2": the 2nd call of module "cell"
 _CALL_NUMBERS = re.compile(r"#\d+")
-
-
-@dataclass(slots=True)
-class Item:
-    """One drawn node: a graph node ('node'), a folded module ('module'), repeated
-    blocks ('repeat') or a compressed run of ops ('chain')."""
-
-    key: str
-    kind: str
-    cluster: str | None           # module path of the cluster it sits in; None: top level
-    members: list = field(default_factory=list)   # graph node ids it stands for
-    title: str = ""
-    count: int = 1                # blocks merged into a 'repeat'
-    uses: tuple | None = None     # (k, n): the k-th of n copies of a shared leaf
-
-
-@dataclass
-class View:
-    items: dict                   # key -> Item, in drawing order
-    edges: dict                   # (src key, dst key) -> [shape of each graph edge]
-    notes: list                   # what was folded, said in the picture
 
 
 @dataclass
@@ -219,6 +200,18 @@ class _Layout:
 
     def _made_view(self, policy: _Policy) -> View:
         graph = self.graph
+        if policy.chains and policy.depth is None:  # node for node, the runs folded as found
+            view = unfolded_chain_view(graph, self.visible, self.parts)
+        else:
+            view = self._folded(policy)
+            if policy.chains:
+                _compress_chains(view, graph)
+        _copy_shared_leaves(view, graph)
+        return view
+
+    def _folded(self, policy: _Policy) -> View:
+        """The items of `policy`'s folding (chains aside) and the edges between them."""
+        graph = self.graph
         items = {}
         key_of = {}
         depth = policy.depth
@@ -252,12 +245,7 @@ class _Layout:
             if src is None or dst is None or src == dst:
                 continue
             edges.setdefault((src, dst), []).append(edge.shape)
-        del key_of  # (not needed while the view is folded: its peak)
-        view = View(items, edges, [])
-        if policy.chains:
-            _compress_chains(view, graph)
-        _copy_shared_leaves(view, graph)
-        return view
+        return View(items, edges, [])
 
     # -- repeated blocks ------------------------------------------------------
     def _repeats_at(self, depth) -> dict:
