@@ -125,6 +125,7 @@ MODULES = {
     "torch.distributions.weibull": "genesis.distributions.weibull",
     "torch.distributions.pareto": "genesis.distributions.pareto",
     "torch.distributions.negative_binomial": "genesis.distributions.negative_binomial",
+    "torch.distributions.multinomial": "genesis.distributions.multinomial",
     "torch.distributions.beta": "genesis.distributions.beta",
     "torch.distributions.dirichlet": "genesis.distributions.dirichlet",
     "torch.distributions.mixture_same_family": "genesis.distributions.mixture_same_family",
