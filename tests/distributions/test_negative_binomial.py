@@ -31,6 +31,12 @@ def test_a_total_count_of_zero_is_a_point_mass_at_zero():
     for value in ([0.0, 0.0], [1.0, 2.0]):
         assert mine.log_prob(genesis.tensor(value)).tolist() == theirs.log_prob(torch.tensor(value)).tolist()
     assert mine.sample((5,)).tolist() == [[0.0, 0.0]] * 5
+    # d/dr log P(0) = d/dr r log(1 - p) = log(1 - p), also at r = 0 (where PyTorch's is nan,
+    # from 0 · digamma(0) in its masked lgamma terms)
+    count = genesis.tensor([0.0, 1.0], dtype=genesis.float64, requires_grad=True)
+    D.NegativeBinomial(count, probs=genesis.tensor(0.3, dtype=genesis.float64)).log_prob(
+        genesis.zeros(2, dtype=genesis.float64)).sum().backward()
+    np.testing.assert_allclose(count.grad.numpy(), [np.log(0.7)] * 2, rtol=1e-14)
 
 
 def test_invalid_arguments_and_values_raise_as_in_pytorch():
