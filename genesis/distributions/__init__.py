@@ -23,6 +23,11 @@ from .poisson import Poisson
 from .beta import Beta
 from .dirichlet import Dirichlet
 from .gamma import Gamma
+from .chi2 import Chi2
+from .weibull import Weibull
+from .pareto import Pareto
+from .negative_binomial import NegativeBinomial
+from .multinomial import Multinomial
 from .mixture_same_family import MixtureSameFamily
 from .relaxed import (ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli,
                       RelaxedOneHotCategorical)
@@ -37,6 +42,7 @@ __all__ = ["Distribution", "Normal", "Uniform", "MultivariateNormal", "Bernoulli
            "Geometric", "Binomial", "Gamma", "Beta", "Dirichlet",
            "MixtureSameFamily", "OneHotCategoricalStraightThrough", "RelaxedBernoulli",
            "LogitRelaxedBernoulli", "RelaxedOneHotCategorical", "ExpRelaxedCategorical", "register_kl", "constraints", "kl_divergence", "transforms", "StudentT", "HalfNormal",
+           "Chi2", "Weibull", "Pareto", "NegativeBinomial", "Multinomial",
            # the transforms, as torch.distributions re-exports them
            "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
            "IndependentTransform", "PowerTransform", "SigmoidTransform", "SoftmaxTransform",

@@ -14,7 +14,7 @@ from ..tensor import Tensor
 
 __all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
            "greater_than_eq", "half_open_interval", "independent", "integer_interval",
-           "interval", "is_dependent", "less_than", "nonnegative", "nonnegative_integer",
+           "interval", "is_dependent", "less_than", "multinomial", "nonnegative", "nonnegative_integer",
            "one_hot", "positive", "positive_integer", "real", "real_vector", "simplex",
            "unit_interval"]
 
@@ -161,6 +161,19 @@ class _HalfOpenInterval(_Interval):
         return f"HalfOpenInterval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
 
 
+class _Multinomial(Constraint):
+    """Vectors of nonnegative counts summing to at most `upper_bound` (trials), as PyTorch's."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
+
+
 class _Simplex(Constraint):
     event_dim = 1
 
@@ -204,6 +217,7 @@ nonnegative = _GreaterThanEq(0.0)
 greater_than = _GreaterThan
 greater_than_eq = _GreaterThanEq
 less_than = _LessThan
+multinomial = _Multinomial
 unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval

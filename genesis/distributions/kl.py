@@ -28,6 +28,7 @@ from .independent import Independent, sum_rightmost
 from .laplace import Laplace
 from .multivariate_normal import MultivariateNormal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 
@@ -257,6 +258,10 @@ _INFINITE_PAIRS = {
     (Laplace, Beta): "loc", (Laplace, Exponential): "loc", (Laplace, Gamma): "loc", (Laplace, Uniform): "loc",
     (Normal, Beta): "loc", (Normal, Exponential): "loc", (Normal, Gamma): "loc", (Normal, Uniform): "loc",
     (Poisson, Bernoulli): "rate", (Poisson, Binomial): "rate",
+    # a Pareto lives on [scale, ∞): nothing else here fits inside it, and it fits in no interval
+    (Beta, Pareto): "concentration1", (Exponential, Pareto): "rate", (Gamma, Pareto): "concentration",
+    (Gumbel, Pareto): "loc", (Laplace, Pareto): "loc", (Normal, Pareto): "loc",
+    (Pareto, Beta): "scale", (Pareto, Uniform): "scale",
 }
 
 
@@ -342,3 +347,45 @@ def _kl_uniform_gamma(p, q):
 @register_kl(Bernoulli, Poisson)
 def _kl_bernoulli_poisson(p, q):
     return -p.entropy() - p.probs * q.rate.log() + q.rate
+
+
+# Pareto pairs, as PyTorch's (after Gil's thesis): infinite where p's support starts below q's,
+# or where the moment of p that log q needs is infinite (alpha ≤ 1 for the mean, ≤ 2 the variance)
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * (p.scale / q.scale).log() - alpha_ratio.log() + alpha_ratio - 1
+    return _infinite_where(p.scale < q.scale, result)
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p, q):
+    scale_rate = p.scale * q.rate
+    result = (p.alpha / scale_rate).log() - p.alpha.reciprocal() + \
+        p.alpha * scale_rate / (p.alpha - 1) - 1
+    return _infinite_where(p.alpha <= 1, result)
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p, q):
+    common_term = p.scale.log() + p.alpha.reciprocal()
+    result = p.alpha.log() - common_term + lgamma(q.concentration) - q.concentration * q.rate.log() + \
+        (1 - q.concentration) * common_term + q.rate * p.alpha * p.scale / (p.alpha - 1) - 1
+    return _infinite_where(p.alpha <= 1, result)
+
+
+@register_kl(Pareto, Normal)
+def _kl_pareto_normal(p, q):
+    common_term = p.scale / (p.alpha - 1)
+    t1 = (math.sqrt(2 * math.pi) * q.scale * p.alpha / p.scale).log()
+    second = p.alpha * common_term.pow(2) / (p.alpha - 2) + (p.alpha * common_term - q.loc).pow(2)
+    result = t1 - p.alpha.reciprocal() + second / (2 * q.scale.pow(2)) - 1
+    return _infinite_where(p.alpha <= 2, result)
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p, q):
+    width = p.high - p.low
+    mean_log = (xlogy(p.high, p.high) - xlogy(p.low, p.low) - width) / width
+    result = mean_log * (q.alpha + 1) - (q.alpha * q.scale.pow(q.alpha) * width).log()
+    return _infinite_where(p.low < q.scale, result)

@@ -27,11 +27,18 @@ FAMILIES = {
     "Poisson": (dict(rate=[1.0, 0.5, 2.0]), [0.0, 2.0, 3.0]),
     "Geometric": (dict(probs=[0.1, 0.5, 0.8]), [0.0, 2.0, 3.0]),
     "Binomial": (dict(total_count=[4.0, 4.0, 4.0], probs=[0.1, 0.5, 0.8]), [0.0, 2.0, 3.0]),
+    "Chi2": (dict(df=[1.0, 0.5, 4.0]), [0.1, 0.2, 0.3]),
+    "Weibull": (dict(scale=[1.0, 0.5, 2.0], concentration=[1.0, 3.0, 0.2]), [0.1, 0.2, 0.3]),
+    "Pareto": (dict(scale=[0.1, 0.05, 0.2], alpha=[1.0, 3.0, 0.2]), [0.1, 0.2, 0.3]),
+    "NegativeBinomial": (dict(total_count=[4.0, 0.5, 2.0], probs=[0.1, 0.5, 0.8]), [0.0, 2.0, 3.0]),
+    "Multinomial": (dict(total_count=5, probs=[[0.1, 0.9], [0.5, 0.5], [0.3, 0.7]]), [[1.0, 4.0], [5.0, 0.0], [2.0, 3.0]]),
 }
 
 
 def _make(lib, name, params, float_type):
-    return getattr(lib.distributions, name)(**{k: lib.tensor(v, dtype=float_type) for k, v in params.items()})
+    """The family built from `params`; an int (Multinomial's total_count) is passed as it is."""
+    return getattr(lib.distributions, name)(**{k: v if isinstance(v, int) else lib.tensor(v, dtype=float_type)
+                                               for k, v in params.items()})
 
 
 def _value(lib, value, dtype):

@@ -29,6 +29,9 @@ PARAMS = {
     "Categorical": dict(probs=[[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]]),
     "OneHotCategorical": dict(logits=[[0.2, -1.0, 2.0], [1.5, 0.0, -0.3]]),
     "Dirichlet": dict(concentration=[[0.4, 2.0, 5.0], [1.5, 0.8, 3.0]]),
+    "Chi2": dict(df=[[0.7, 2.0, 5.5], [1.5, 3.0, 9.0]]),
+    # alpha ≤ 1 (infinite mean), ≤ 2 (infinite variance) and above
+    "Pareto": dict(scale=[[0.4], [3.0]], alpha=[0.7, 1.5, 3.0]),
 }
 # q's parameters differ from p's (same shapes, so p and q broadcast)
 OTHER = {
@@ -46,13 +49,17 @@ OTHER = {
     "Categorical": dict(probs=[[0.5, 0.3, 0.2], [0.1, 0.1, 0.8]]),
     "OneHotCategorical": dict(logits=[[1.2, 0.0, -2.0], [0.5, 1.0, 0.3]]),
     "Dirichlet": dict(concentration=[[1.4, 0.5, 2.0], [0.5, 2.8, 1.0]]),
+    "Chi2": dict(df=[[1.5, 4.0, 2.0], [0.5, 3.0, 7.0]]),
+    "Pareto": dict(scale=[[0.5], [0.2]], alpha=[1.5, 0.3, 2.0]),   # p's support starts below q's in row 0
 }
 SAME_FAMILY = sorted(PARAMS)
 CROSS = [("Laplace", "Normal"), ("Uniform", "Normal"), ("Exponential", "Normal"), ("Gamma", "Normal"),
          ("Gumbel", "Normal"), ("Normal", "Laplace"), ("Normal", "Gumbel"), ("Uniform", "Exponential"),
          ("Uniform", "Gamma"), ("Bernoulli", "Poisson"), ("Exponential", "Gamma"), ("Gamma", "Exponential"),
          ("Normal", "Uniform"), ("Laplace", "Beta"), ("Gumbel", "Exponential"), ("Poisson", "Binomial"),
-         ("Gamma", "Uniform")]
+         ("Gamma", "Uniform"), ("Pareto", "Exponential"), ("Pareto", "Gamma"), ("Pareto", "Normal"),
+         ("Uniform", "Pareto"), ("Exponential", "Pareto"), ("Pareto", "Uniform"), ("Gamma", "Pareto"),
+         ("Chi2", "Gamma"), ("Chi2", "Normal"), ("Pareto", "Chi2")]
 
 
 def _pair(torch, name, params):
@@ -148,6 +155,8 @@ def test_gradcheck_of_kl_pairs():
     assert gradcheck(lambda a, b: D.kl_divergence(D.Laplace(a, b), D.Normal(b, a)), (a, b))
     assert gradcheck(lambda a, b: D.kl_divergence(D.Normal(a, b), D.Laplace(b, a)), (a, b))
     assert gradcheck(lambda a, b: D.kl_divergence(D.Dirichlet(a), D.Dirichlet(b)), (a, b))
+    assert gradcheck(lambda a, b: D.kl_divergence(D.Pareto(a, b + 2), D.Pareto(a / 2, b)), (a, b))
+    assert gradcheck(lambda a, b: D.kl_divergence(D.Pareto(a, b + 2), D.Normal(b, a)), (a, b))
 
 
 def _mixture_pair(torch, weights, locs, scales, event=False):
