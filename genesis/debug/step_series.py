@@ -27,7 +27,8 @@ import numpy as np
 
 from .norm_history import SummaryBins
 
-__all__ = ["StepSeries", "DistributionSeries", "BANDS", "RECENT_READINGS", "SAMPLES"]
+__all__ = ["StepSeries", "DistributionSeries", "band_percentiles", "BANDS", "RECENT_READINGS",
+           "SAMPLES"]
 
 RECENT_READINGS = 512
 SAMPLES = 64
@@ -91,6 +92,35 @@ class StepSeries:
                 "summary": [summary.to_dict() for summary in self.bins()]}
 
 
+_SORTED_AS_THEY_ARE = (np.dtype(np.float32), np.dtype(np.float64))
+_QUANTILES = np.true_divide(BANDS, 100)
+
+
+def band_percentiles(finite) -> list:
+    """`np.percentile(finite, BANDS)` (its default, linear method, on the values in float64),
+    the same numbers from one sort: NumPy's vectorised sort is several times faster than
+    the selection `np.percentile` makes for nine bands (16,384 float32 values: 0.14 ms
+    against 0.76 ms), and a training run samples hundreds of them.
+
+    >>> values = np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0], dtype=np.float32)
+    >>> band_percentiles(values) == np.percentile(values.astype(np.float64), BANDS).tolist()
+    True
+    """
+    ordered = np.sort(finite)
+    count = ordered.size
+    virtual = (count - 1) * _QUANTILES  # NumPy's virtual index for the linear method
+    below = np.floor(virtual)
+    gamma = virtual - below
+    below = below.astype(np.intp)
+    above = below + 1
+    np.clip(below, 0, count - 1, out=below)
+    np.clip(above, 0, count - 1, out=above)
+    low = ordered[below].astype(np.float64)
+    high = ordered[above].astype(np.float64)
+    difference = high - low  # NumPy's lerp: from the nearer end, so each end is exact
+    return np.where(gamma >= 0.5, high - difference * (1 - gamma), low + difference * gamma).tolist()
+
+
 class DistributionSeries:
     """Percentiles (`BANDS`) of a tensor's finite values at sampled steps, with its count of
     values and of NaN/Inf. At most `limit` samples: when full, every second one of the older
@@ -104,9 +134,12 @@ class DistributionSeries:
 
     def add(self, step: int, values) -> None:
         """Sample `values` (a NumPy array, any shape) as the distribution at `step`."""
-        flat = np.asarray(values, dtype=np.float64).reshape(-1)
+        flat = np.asarray(values)
+        if flat.dtype not in _SORTED_AS_THEY_ARE:
+            flat = flat.astype(np.float64)
+        flat = flat.reshape(-1)
         finite = flat[np.isfinite(flat)]
-        percentiles = np.percentile(finite, BANDS).tolist() if finite.size else None
+        percentiles = band_percentiles(finite) if finite.size else None
         self.samples.append({"step": step, "percentiles": percentiles, "count": int(flat.size),
                              "non_finite": int(flat.size - finite.size)})
         if len(self.samples) > self.limit:
