@@ -8,9 +8,8 @@ import pytest
 import genesis
 import genesis.distributions as D
 from genesis.autograd.gradcheck import gradcheck
-from genesis.compat import serve_torch
 from tests.distributions.sampling_checks import assert_moments
-from tests.distributions.torch_pairs import check_against_torch
+from tests.distributions.torch_pairs import check_against_torch, run_served_and_real
 from tests.helpers import torch_or_skip
 
 POSITIVE_VALUE = [[0.1, 2.0, 3.5], [1.0, 0.4, 0.7]]
@@ -184,14 +183,8 @@ result = (loss.item(), scale.grad.tolist(), Chi2 is Chi2Again and Weibull is Wei
 
 
 def test_served_as_torch_distributions():
-    torch = torch_or_skip()
-    namespace = {"__name__": "__main__"}
-    with serve_torch():
-        exec(compile(SERVED, "served.py", "exec"), namespace)
-    loss, gradient, same = namespace["result"]
+    torch_or_skip()
+    (loss, gradient, same), (their_loss, their_gradient, _) = run_served_and_real(SERVED)
     assert same and isinstance(loss, float)
-    theirs = {"__name__": "__main__", "torch": torch}
-    exec(compile(SERVED, "real.py", "exec"), theirs)
-    their_loss, their_gradient, _ = theirs["result"]
     assert loss == pytest.approx(their_loss, rel=1e-6)
     np.testing.assert_allclose(gradient, their_gradient, rtol=1e-5)

@@ -10,9 +10,8 @@ import pytest
 import genesis
 import genesis.distributions as D
 from genesis.autograd.gradcheck import gradcheck
-from genesis.compat import serve_torch
 from tests.distributions.sampling_checks import assert_moments
-from tests.distributions.torch_pairs import check_against_torch
+from tests.distributions.torch_pairs import check_against_torch, run_served_and_real
 from tests.helpers import torch_or_skip
 
 PARAMETERS = {"probs": [[0.1, 0.5, 0.4], [0.3, 0.3, 0.4]], "logits": [[-1.0, 0.0, 3.0], [0.2, 0.1, -0.5]]}
@@ -116,13 +115,8 @@ result = (loss.item(), logits.grad.flatten().tolist(), Multinomial is Again)
 
 
 def test_served_as_torch_distributions():
-    torch = torch_or_skip()
-    namespace = {"__name__": "__main__"}
-    with serve_torch():
-        exec(compile(SERVED, "served.py", "exec"), namespace)
-    loss, gradient, same = namespace["result"]
+    torch_or_skip()
+    (loss, gradient, same), (their_loss, their_gradient, _) = run_served_and_real(SERVED)
     assert same
-    theirs = {"__name__": "__main__"}
-    exec(compile(SERVED, "real.py", "exec"), theirs)
-    assert loss == pytest.approx(theirs["result"][0], rel=1e-5)
-    np.testing.assert_allclose(gradient, theirs["result"][1], rtol=1e-4, atol=1e-6)
+    assert loss == pytest.approx(their_loss, rel=1e-5)
+    np.testing.assert_allclose(gradient, their_gradient, rtol=1e-4, atol=1e-6)

@@ -7,9 +7,8 @@ import pytest
 import genesis
 import genesis.distributions as D
 from genesis.autograd.gradcheck import gradcheck
-from genesis.compat import serve_torch
 from tests.distributions.sampling_checks import assert_moments
-from tests.distributions.torch_pairs import check_against_torch
+from tests.distributions.torch_pairs import check_against_torch, run_served_and_real
 from tests.helpers import torch_or_skip
 
 COUNT = [[0.5], [2.5]]          # (2, 1) broadcast against the (3,) probabilities
@@ -104,13 +103,8 @@ result = (loss.item(), log_count.grad.tolist() + logits.grad.tolist(), NegativeB
 
 
 def test_served_as_torch_distributions():
-    torch = torch_or_skip()
-    namespace = {"__name__": "__main__"}
-    with serve_torch():
-        exec(compile(SERVED, "served.py", "exec"), namespace)
-    loss, gradient, same = namespace["result"]
+    torch_or_skip()
+    (loss, gradient, same), (their_loss, their_gradient, _) = run_served_and_real(SERVED)
     assert same
-    theirs = {"__name__": "__main__"}
-    exec(compile(SERVED, "real.py", "exec"), theirs)
-    assert loss == pytest.approx(theirs["result"][0], rel=1e-6)
-    np.testing.assert_allclose(gradient, theirs["result"][1], rtol=1e-5)
+    assert loss == pytest.approx(their_loss, rel=1e-6)
+    np.testing.assert_allclose(gradient, their_gradient, rtol=1e-5)

@@ -67,3 +67,16 @@ def check_against_torch(torch, name: str, params: dict, value, *, methods=METHOD
                 np.testing.assert_allclose(mine_params[key].grad.numpy(), leaf.grad.numpy(),
                                            rtol=rtol, atol=atol, err_msg=f"{name}: d/d{key}")
     return mine, theirs
+
+
+def run_served_and_real(source: str) -> tuple:
+    """The `result` a script's `source` leaves, run first with genesis served as torch, then
+    with the real torch: (genesis's, torch's)."""
+    from genesis.compat import serve_torch
+
+    served = {"__name__": "__main__"}
+    with serve_torch():
+        exec(compile(source, "served.py", "exec"), served)
+    real = {"__name__": "__main__"}
+    exec(compile(source, "real.py", "exec"), real)
+    return served["result"], real["result"]
