@@ -57,11 +57,11 @@ def _std_gradient(m, g, a, out, r):  # 0 where the std is 0, as in PyTorch
     return g / m.nonzero_divisor(out) * (a - m.mean_kept(a, r.dims)) * r.inverse
 
 
-def _reduction_op(name: str, doc: str, compute, derivative, reads: tuple):
+def _reduction_op(name: str, doc: str, compute, derivative, reads: tuple, autocast_policy=None):
     """A Function `name`: `compute(ctx, a, dims, keepdim, option)` gives the reduced array
     (`option`: sum's dtype, var's and std's correction); `derivative` (above) is its gradient;
     `reads`, () or ("a",) or ("a", "out"), what it reads besides the gradient, kept for
-    backward when the input needs a gradient."""
+    backward when the input needs a gradient; `autocast_policy` its rule under autocast."""
     keeps_out = "out" in reads
     on_kept_dims = functools.partial(_on_kept_dims, derivative, keeps_out)
 
@@ -82,10 +82,8 @@ def _reduction_op(name: str, doc: str, compute, derivative, reads: tuple):
             return run_rule(rule, grad, *ctx.saved_tensors, ctx), None, None, None
         return run_rule(rule, grad, ctx), None, None, None
 
-    # CUDA's autocast lists sum (in float32); genesis runs mean, var and std there in float32
-    # too (PyTorch's CUDA autocast leaves them in the input's dtype)
     body = {"forward": staticmethod(forward), "backward": staticmethod(backward),
-            "autocast_policy": FLOAT32_ON_CUDA, "__module__": __name__, "__doc__": doc}
+            "autocast_policy": autocast_policy, "__module__": __name__, "__doc__": doc}
     return type(name, (Op,), body)
 
 
@@ -129,7 +127,10 @@ def _std(ctx, a, dims, keepdim, correction):
     return _variance(ctx, a, dims, correction, keepdim, "std", root=True)
 
 
-Sum = _reduction_op("Sum", "Sum over `dims` (None: all elements).", _sum, _sum_gradient, ())
+# CUDA's autocast lists sum (run in float32); mean, var and std keep the input's dtype there,
+# as in PyTorch (a float16 or bfloat16 input is still accumulated in float32 and rounded once)
+Sum = _reduction_op("Sum", "Sum over `dims` (None: all elements).", _sum, _sum_gradient, (),
+                    FLOAT32_ON_CUDA)
 Mean = _reduction_op("Mean", "Mean over `dims` (None: all elements).", _mean, _mean_gradient, ())
 Var = _reduction_op("Var", "Variance over `dims`, dividing by (count - correction).", _var,
                     _var_gradient, ("a",))
@@ -141,7 +142,7 @@ class VarMean(Op):
     """(variance, mean) over `dims` in one node with two outputs, as PyTorch's var_mean: a
     hook on the node sees both gradients, and its backward adds the two rules'."""
 
-    autocast_policy = FLOAT32_ON_CUDA
+    autocast_policy = None  # the input's dtype under autocast, as var and mean
 
     @staticmethod
     def forward(ctx, a, dims, keepdim, correction):

@@ -100,6 +100,30 @@ def test_cpu_tensors_under_autocast_cuda_keep_their_dtype(name):
         assert function(*_inputs(shapes, "cpu")).dtype is genesis.float16
 
 
+# reductions PyTorch's CUDA lists leave out: the input's dtype, accumulated in float32
+KEPT_REDUCTIONS = {
+    "mean": lambda x: x.mean(1),
+    "var": lambda x: x.var(1),
+    "std": lambda x: x.std(1),
+    "var_mean": lambda x: genesis.var_mean(x, 1)[0] + genesis.var_mean(x, 1)[1],
+}
+
+
+@pytest.mark.parametrize("name", KEPT_REDUCTIONS)
+def test_mean_var_and_std_keep_float16_and_accumulate_in_float32(fake_cuda, name):
+    rows = genesis.full((2, 4096), 1.0, device=fake_cuda)
+    rows[1] = genesis.arange(4096, device=fake_cuda) % 2  # float16's sum of these stops at 2048
+    leaf = rows.half().requires_grad_()
+    with genesis.autocast("cuda", dtype=genesis.float16):
+        out = KEPT_REDUCTIONS[name](leaf)
+        assert out.dtype is genesis.float16, name
+        assert leaf.sum(1).dtype is genesis.float32  # sum is on the list
+    expected = KEPT_REDUCTIONS[name](rows.double())
+    assert genesis.allclose(out.double(), expected, rtol=1e-3, atol=1e-3), name
+    out.sum().backward()
+    assert leaf.grad.dtype is genesis.float16
+
+
 def test_float32_inputs_stay_float32_and_float64_stays_float64(fake_cuda):
     x = genesis.rand(4, device=fake_cuda) + 0.5
     with genesis.autocast("cuda", dtype=genesis.float16):
