@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from .nn import functional as F
 from .nn._composite_functions import _feature_dropout
+from .nn._margin_losses import triplet_margin_loss_unchecked
 from .tensor import Tensor
 
 __all__ = ["dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout", "layer_norm",
@@ -225,9 +226,9 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
                         p: float = 2, eps: float = 1e-6, swap: bool = False,
                         reduction=1) -> Tensor:
-    """`F.triplet_margin_loss`."""
-    return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
-                                 reduction=_reduction(reduction))
+    """`F.triplet_margin_loss`, any margin taken (PyTorch's top-level form does not check it)."""
+    return triplet_margin_loss_unchecked(anchor, positive, negative, margin, p, eps, swap,
+                                         reduction=_reduction(reduction))
 
 
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool, eps: float,

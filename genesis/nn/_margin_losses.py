@@ -62,7 +62,20 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
                         p: float = 2, eps: float = 1e-6, swap: bool = False, size_average=None,
                         reduce=None, reduction: str = "mean") -> Tensor:
     """max(0, d(anchor, positive) - d(anchor, negative) + margin), d the p-norm distance
-    (with `swap`, the smaller of d(anchor, negative) and d(positive, negative))."""
+    (with `swap`, the smaller of d(anchor, negative) and d(positive, negative)). The margin
+    must be positive, as in PyTorch's `F.triplet_margin_loss` (`torch.triplet_margin_loss`,
+    `triplet_margin_loss_unchecked` here, takes any)."""
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_loss: margin must be greater than 0, got {margin}")
+    return triplet_margin_loss_unchecked(anchor, positive, negative, margin, p, eps, swap,
+                                         size_average, reduce, reduction)
+
+
+def triplet_margin_loss_unchecked(anchor: Tensor, positive: Tensor, negative: Tensor,
+                                  margin: float = 1.0, p: float = 2, eps: float = 1e-6,
+                                  swap: bool = False, size_average=None, reduce=None,
+                                  reduction: str = "mean") -> Tensor:
+    """`triplet_margin_loss` for any margin, zero and negative ones too."""
     anchor, positive, negative = autocast_inputs(FLOAT32, anchor, positive, negative)
     positive_distance = pairwise_distance(anchor, positive, p, eps)
     negative_distance = pairwise_distance(anchor, negative, p, eps)

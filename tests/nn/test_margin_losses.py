@@ -71,6 +71,24 @@ def test_modules_match_their_functions():
         F.gaussian_nll_loss(x1, x2, -genesis.ones(4, 3))
 
 
+@pytest.mark.parametrize("margin", [0.0, -1.0])
+def test_a_triplet_margin_that_is_not_positive_is_refused_as_pytorch_does(margin):
+    x = genesis.tensor(data((4, 3)))
+    with pytest.raises(ValueError, match="margin must be greater than 0"):
+        F.triplet_margin_loss(x, x, x, margin=margin)
+    with pytest.raises(ValueError, match="TripletMarginLoss: expected margin to be greater than 0"):
+        genesis.nn.TripletMarginLoss(margin=margin)
+    # the top-level form (torch.triplet_margin_loss) takes any margin: max(0, 0 - 0 + margin)
+    assert genesis.triplet_margin_loss(x, x, x, margin, 2, 1e-6, False, 1).item() == 0.0
+    torch = torch_or_skip()
+    t = torch.tensor(data((4, 3)))
+    for call in (lambda: torch.nn.functional.triplet_margin_loss(t, t, t, margin=margin),
+                 lambda: torch.nn.TripletMarginLoss(margin=margin)):
+        with pytest.raises(ValueError):
+            call()
+    assert torch.triplet_margin_loss(t, t, t, margin, 2, 1e-6, False, 1).item() == 0.0
+
+
 def test_gumbel_softmax_samples_and_hard_passes_the_soft_gradient():
     genesis.manual_seed(0)
     logits = genesis.tensor(data((5, 4)), requires_grad=True)
