@@ -1,8 +1,8 @@
 """`DistributedDataParallel` in a run of one process: each process's gradients would be
 averaged with the others', and there are no others, so the wrapped module's own gradients
 are the averaged ones. It keeps PyTorch's face: `.module`, the "module." prefix of its
-parameter names and state dict keys, `no_sync()` and `join()`, and the error PyTorch gives
-when no process group was started."""
+parameter names and state dict keys, `no_sync()` and `join()`, and the errors PyTorch gives
+when no process group was started or `device_ids` are given for a module on the CPU."""
 from __future__ import annotations
 
 import contextlib
@@ -39,6 +39,13 @@ class DistributedDataParallel(Module):
         if not any(parameter.requires_grad for parameter in module.parameters()):
             raise RuntimeError("DistributedDataParallel is not needed when a module doesn't have "
                                "any parameter that requires a gradient.")
+        devices = {parameter.device for parameter in module.parameters()}
+        if device_ids and all(device.type == "cpu" for device in devices):
+            raise ValueError(
+                "DistributedDataParallel device_ids and output_device arguments only work with "
+                "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
+                f"{device_ids}, output_device {output_device}, and module parameters "
+                f"{devices}. For a module on the CPU, leave device_ids out (None).")
         self.module = module
         self.device_ids, self.output_device, self.dim = device_ids, output_device, dim
         self.broadcast_buffers = True if broadcast_buffers is None else broadcast_buffers

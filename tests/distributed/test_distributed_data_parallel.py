@@ -29,6 +29,15 @@ def test_ddp_needs_a_process_group_as_pytorchs(real_dist):
     assert str(mine.value) == str(theirs.value)
 
 
+@pytest.mark.parametrize("device_ids", [[0], ["cpu"]])
+def test_ddp_refuses_device_ids_for_a_module_on_the_cpu_as_pytorch(one_process, device_ids):
+    with pytest.raises(ValueError, match=r"device_ids and output_device arguments only work .* "
+                                         r"leave device_ids out"):
+        DistributedDataParallel(Net(), device_ids=device_ids)
+    for accepted in (None, []):  # as PyTorch: no device_ids, or an empty list
+        assert DistributedDataParallel(Net(), device_ids=accepted).device_ids == accepted
+
+
 def test_ddp_wraps_and_forwards(one_process):
     net = Net()
     model = DistributedDataParallel(net, device_ids=None, output_device=None,
