@@ -1,8 +1,9 @@
 """Mixed precision: `autocast` and `GradScaler`.
 
 Inside `autocast(dtype=float16)`, matrix products (matmul, bmm, einsum,
-linear, convolutions) run in `dtype`, while reductions, norms, losses and
-pointwise math such as exp, log and pow run in float32: PyTorch's CUDA rules.
+linear, convolutions) run in `dtype`, while sums, norms, softmax, losses and
+pointwise math such as exp, log and pow run in float32 (mean, var and std keep
+the input's dtype, accumulated in float32): PyTorch's CUDA rules.
 `autocast("cpu", ...)` follows PyTorch's CPU rules instead: there sums, norms and
 layer_norm run in the input's dtype, and losses and linalg solvers in float32
 (genesis.autocast_rules). As in PyTorch, `autocast("cpu")` casts only CPU tensors
