@@ -231,12 +231,10 @@ class record:
         norms = {node.name: (node.outputs[0].grad or {}).get("norm")
                  for node in graph.nodes if node.kind in ("param", "input")}
         # Filed under the hash of its structure, not the structure itself (a 100,000-op
-        # graph's key is 27 MB of tuples): a graph filed under the same hash has its key
-        # made again to compare.
-        key = graph.structure_key()
-        same_hash = self._by_structure.setdefault(hash(key), [])
-        filed = next((entry for entry in same_hash if entry[0].structure_key() == key), None)
-        del key
+        # graph's key is 27 MB of tuples): the hash is made a piece of the key at a time, and
+        # a graph filed under the same hash is compared with it a piece at a time.
+        same_hash = self._by_structure.setdefault(graph.structure_hash(), [])
+        filed = next((entry for entry in same_hash if entry[0].same_structure(graph)), None)
         if filed is None:
             graph.grad_norms = {name: [norm] for name, norm in norms.items()}
             same_hash.append((graph, len(self._graphs)))
