@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import difflib
 
-from typer.core import TyperCommand
+from typer.core import TyperCommand, TyperGroup
+
+from .plain_values import take_plain_values
 
 try:  # Typer vendors Click since 0.20; before that it used Click itself
     from typer._click.exceptions import NoSuchOption
 except ImportError:  # pragma: no cover - older Typer
     from click.exceptions import NoSuchOption
 
-__all__ = ["GenesisCommand", "TraceCommand", "closest_option", "options_end_at_module"]
+__all__ = ["GenesisCommand", "GenesisGroup", "TraceCommand", "closest_option", "options_end_at_module"]
 
 
 class GenesisCommand(TyperCommand):
@@ -37,14 +39,26 @@ class GenesisCommand(TyperCommand):
                                ctx=ctx) from None
 
 
+class GenesisGroup(TyperGroup):
+    """The `genesis` application's: the plain values of its own options (--version, --help)
+    are checked without pydantic, as `genesis trace`'s are (see `TraceCommand`)."""
+
+    def parse_args(self, ctx, args):
+        take_plain_values(self.get_params(ctx))
+        return super().parse_args(ctx, args)
+
+
 class TraceCommand(GenesisCommand):
     """`genesis trace`'s: like `python -m MODULE ARGS`, `-m MODULE` (or `--module MODULE`) is
-    the last of its options; all that follows goes to the module."""
+    the last of its options; all that follows goes to the module. Its plain option values
+    are checked without pydantic (`genesis_cli.plain_values`): this process waits beside the
+    script's while it runs, and holds what it imported."""
 
     def parse_args(self, ctx, args):
         taking_values = [name for param in self.get_params(ctx)
                          if param.param_type_name == "option" and not param.is_flag
                          and not param.count for name in param.opts]
+        take_plain_values(self.get_params(ctx))
         return super().parse_args(ctx, options_end_at_module(args, taking_values))
 
 

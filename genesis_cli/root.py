@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import typer
 
-from .command import TraceCommand
+from .command import GenesisGroup, TraceCommand
 
 __all__ = ["new_app", "add_trace", "trace_app"]
 
@@ -34,6 +34,7 @@ def new_app() -> typer.Typer:
     """The `genesis` application, without subcommands."""
     app = typer.Typer(
         name="genesis",
+        cls=GenesisGroup,
         help="Genesis: see your autograd graph and find the wrong gradient.",
         no_args_is_help=True,
         add_completion=False,

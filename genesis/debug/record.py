@@ -210,9 +210,7 @@ class record:
                 run.waiting.setdefault(caller, []).append(
                     (node, _copies(grads), _copies(grad_inputs)))
                 return
-        readings = self.readings
-        run.grads[node] = [grad_stats_later(g._data, readings, g._device) if g is not None else None
-                           for g in grads]
+        run.file_grads(node, grads)
         for index, child in enumerate(node._next_nodes):
             # (a leaf not in the graph is a copy of a checkpoint's input, drawn as that input)
             if child.__class__ is AccumulateGrad and isinstance(grad_inputs[index], Tensor) \
@@ -231,12 +229,10 @@ class record:
         norms = {node.name: (node.outputs[0].grad or {}).get("norm")
                  for node in graph.nodes if node.kind in ("param", "input")}
         # Filed under the hash of its structure, not the structure itself (a 100,000-op
-        # graph's key is 27 MB of tuples): a graph filed under the same hash has its key
-        # made again to compare.
-        key = graph.structure_key()
-        same_hash = self._by_structure.setdefault(hash(key), [])
-        filed = next((entry for entry in same_hash if entry[0].structure_key() == key), None)
-        del key
+        # graph's key is 27 MB of tuples): the hash is made a piece of the key at a time, and
+        # a graph filed under the same hash is compared with it a piece at a time.
+        same_hash = self._by_structure.setdefault(graph.structure_hash(), [])
+        filed = next((entry for entry in same_hash if entry[0].same_structure(graph)), None)
         if filed is None:
             graph.grad_norms = {name: [norm] for name, norm in norms.items()}
             same_hash.append((graph, len(self._graphs)))
@@ -263,7 +259,6 @@ class _Run:
         with recorder.lock:
             self.builder.graph.steps = [recorder._steps]
             recorder._steps += 1
-        self.grads = {}           # autograd node -> grad stats per output
         self.leaf_gradients = {}  # AccumulateGrad -> summed gradient array
         self.waiting = {}         # node -> checks of an inner backward call made in its backward
 
@@ -294,6 +289,20 @@ class _Run:
                 return name
         return None
 
+    def file_grads(self, node, grads) -> None:
+        """The statistics of the gradients `node` was given, on its graph node's outputs now
+        (not kept by node until the run finishes: a dict and a list per op, 11 MB at the
+        peak of a 100,000-op backward). A leaf's gradient is summed and filed by `finish`; a
+        node the graph did not take (an inner root given no gradient) files nothing."""
+        node_id = self.builder.ids.get(node)
+        if node_id is None or node.__class__ is AccumulateGrad:
+            return
+        readings = self.readings
+        for info, gradient in zip(self.builder.graph.nodes[node_id].outputs, grads):
+            if info is not None:
+                info.grad = None if gradient is None else grad_stats_later(
+                    gradient._data, readings, gradient._device)
+
     def add_leaf_gradient(self, leaf, array) -> None:
         shape = leaf._output_meta[0][0]
         if array.shape != shape:
@@ -306,18 +315,13 @@ class _Run:
         builder = self.builder
         nodes = builder.graph.nodes
         for node, node_id in builder.ids.items():
-            outputs = nodes[node_id].outputs
             if node.__class__ is AccumulateGrad:
                 total = self.leaf_gradients.get(node)
-                outputs[0].grad = None if total is None else grad_stats_later(
+                nodes[node_id].outputs[0].grad = None if total is None else grad_stats_later(
                     total, self.readings, node._output_meta[0][2])
-                continue
-            for info, stats in zip(outputs, self.grads.get(node, ())):
-                if info is not None:
-                    info.grad = stats
         builder.place_in_modules()
         graph = builder.graph
-        self.builder = self.grads = self.leaf_gradients = self.namespace = self.readings = None
+        self.builder = self.leaf_gradients = self.namespace = self.readings = None
         self.waiting = None
         return graph
 

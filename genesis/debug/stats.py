@@ -221,12 +221,16 @@ class _Table:
     (`OF_FINITE_KEYS`) are None where an array had no finite entry (its count is 0).
 
     Rows are read one by one (a trace written goes through all of them in order, the
-    values and the gradients of each node, from two tables at a time): the `KEPT_LISTED`
-    tables read last keep their rows as Python lists."""
+    values and the gradients of each node, from two tables at a time): a table lists its
+    rows as Python lists `LISTED_ROWS` at a time, the block being read, and only the
+    `KEPT_LISTED` tables read last keep theirs. (Listing a whole table, 16,384 rows of a
+    long chain's small arrays, held 3.5 MB of lists a table, 14 MB at the peak of a trace.)"""
 
-    __slots__ = ("keys", "positions", "rows", "counts", "integers", "of_finite", "empty", "_lists")
+    __slots__ = ("keys", "positions", "rows", "counts", "integers", "of_finite", "empty",
+                 "_lists", "_listed_from")
     KEPT_LISTED = 4
-    _listed_recently = deque()  # the tables whose rows are kept as lists, oldest first
+    LISTED_ROWS = 1024
+    _listed_recently = deque()  # the tables keeping a block of rows as lists, oldest first
 
     def __init__(self, keys: tuple, columns: list, counts):
         self.keys = keys
@@ -238,7 +242,8 @@ class _Table:
         self.integers = tuple(position for position, key in enumerate(keys) if key in COUNT_KEYS)
         self.of_finite = tuple(position for position, key in enumerate(keys) if key in OF_FINITE_KEYS)
         self.empty = frozenset(np.flatnonzero(counts == 0).tolist())
-        self._lists = None
+        self._lists = None       # rows _listed_from, _listed_from + LISTED_ROWS, ... as lists
+        self._listed_from = 0
 
     def value(self, row: int, key: str):
         """One statistic of one row (KeyError for a key the table does not have)."""
@@ -247,8 +252,8 @@ class _Table:
             return counts[row]
         position = self.positions[key]
         lists = self._lists
-        if lists is not None:
-            return lists[row][position]
+        if lists is not None and 0 <= row - self._listed_from < len(lists):
+            return lists[row - self._listed_from][position]
         value = self.rows.item(row, position)
         if self.empty and position in self.of_finite and row in self.empty:
             return None
@@ -256,23 +261,28 @@ class _Table:
 
     def values(self, row: int) -> list:
         lists = self._lists
-        if lists is None:
-            lists = self._listed()
-        return list(lists[row])
+        if lists is None or not 0 <= row - self._listed_from < len(lists):
+            lists = self._listed(row - row % self.LISTED_ROWS)
+        return list(lists[row - self._listed_from])
 
-    def _listed(self) -> list:
+    def _listed(self, start: int) -> list:
+        """Rows `start` to `start + LISTED_ROWS` as lists, kept until another block is read."""
         recent = _Table._listed_recently
-        if len(recent) >= self.KEPT_LISTED:
-            recent.popleft()._lists = None
-        lists = self.rows.tolist()
+        if self._lists is None:
+            if len(recent) >= self.KEPT_LISTED:
+                recent.popleft()._lists = None
+            recent.append(self)
+        end = start + self.LISTED_ROWS
+        lists = self.rows[start:end].tolist()
         for position in self.integers:
-            for values, count in zip(lists, self.counts[self.keys[position]]):
+            for values, count in zip(lists, self.counts[self.keys[position]][start:end]):
                 values[position] = count
-        for row in self.empty:
-            for position in self.of_finite:
-                lists[row][position] = None
-        recent.append(self)
-        self._lists = lists
+        if self.empty:
+            for offset, values in enumerate(lists):
+                if start + offset in self.empty:
+                    for position in self.of_finite:
+                        values[position] = None
+        self._lists, self._listed_from = lists, start
         return lists
 
 

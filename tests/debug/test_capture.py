@@ -70,6 +70,30 @@ def test_capture_is_deterministic():
     assert capture_graph(y).structure_key() == capture_graph(y).structure_key()
 
 
+def test_structure_hash_and_same_structure_tell_what_structure_key_tells(monkeypatch):
+    from genesis.debug import graph as graph_module
+
+    monkeypatch.setattr(graph_module, "STRUCTURE_CHUNK", 3)  # keys in several pieces
+    x = genesis.randn(3, requires_grad=True)
+
+    def chain(ops: int, last=lambda y: y.exp()):
+        y = x
+        for _ in range(ops):
+            y = y.tanh() * 1.5
+        return capture_graph(last(y).sum())
+
+    one, same, longer, other_op = chain(4), chain(4), chain(5), chain(4, lambda y: y.sin())
+    assert one.structure_key() == same.structure_key() and one.same_structure(same)
+    assert one.structure_hash() == same.structure_hash()
+    for different in (longer, other_op):
+        assert one.structure_key() != different.structure_key()
+        assert not one.same_structure(different) and not different.same_structure(one)
+        assert one.structure_hash() != different.structure_hash()  # (true of these)
+    rewired = chain(4)
+    rewired.edges[2].index += 1  # an edge alone differs
+    assert not one.same_structure(rewired) and one.structure_key() != rewired.structure_key()
+
+
 def test_saved_tensors_are_nodes_with_shapes():
     x = genesis.randn(2, 3, requires_grad=True)
     w = genesis.randn(3, 4, requires_grad=True)

@@ -166,3 +166,24 @@ def test_batched_statistics_are_compact_read_only_rows_of_their_batch():
         for pairs in batches:
             for array, found in pairs:
                 assert_figures(found, reference_values(array))
+
+
+def test_rows_of_a_table_longer_than_a_listed_block_read_in_any_order():
+    """A table lists its rows a block at a time (`_Table.LISTED_ROWS`): rows across blocks,
+    read in order, backwards and by key, with arrays that have no finite entry among them."""
+    rng = np.random.default_rng(2)
+    readings = Readings()
+    rows = 2 * stats._Table.LISTED_ROWS + 5
+    arrays = [np.full(2, np.nan) if index % 97 == 3 else rng.standard_normal(3)
+              for index in range(rows)]
+    values = [stats.value_stats_later(array, readings, CPU) for array in arrays]
+    grads = [stats.grad_stats_later(array, readings, CPU) for array in arrays]
+    readings.fetch()
+    assert len({id(found._pending.table) for found in values}) == 1  # one table
+    for index in [*range(rows), *reversed(range(rows))]:
+        assert_figures(values[index], reference_values(arrays[index]))
+        assert_figures(grads[index], reference_grads(arrays[index]))
+    for index in range(0, rows, 7):  # single reads, inside and outside the listed block
+        assert_figures({key: values[index][key] for key in stats.VALUE_KEYS},
+                       reference_values(arrays[index]))
+        assert values[index].values() == [values[index][key] for key in stats.VALUE_KEYS]
