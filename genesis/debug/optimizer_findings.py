@@ -63,20 +63,32 @@ def optimizer_findings(watch, params) -> list:
 
 
 def _accumulation_finding(entry: WatchedOptimizer) -> list:
+    """Located at the step() call after which nothing cleared the gradients, where that
+    call is not the one that then stepped with them (zero_grad() forgotten in one branch
+    only), else at the step() call that stepped with them."""
     if not entry.stale:
         return []
-    step, _, names = entry.stale[0]
-    return _steps_finding(
-        entry, entry.stale, "gradient_accumulation",
-        f"gradients accumulate across {entry.name}.step() calls: nothing clears them",
+    step, source, names, before = entry.stale[0]
+    elsewhere = before is not None and source is not None and \
+        (before.file, before.line) != (source.file, source.line)
+    carried = (f" They were left by the {entry.name}.step() call at "
+               f"{_line_words(before, source)}, which no zero_grad() followed, and applied "
+               f"again by the one at {_line_words(source, before)}." if elsewhere else "")
+    message = (
         f"At step {step}, {_listing(names)} entered {entry.name}.step() with gradients summed "
         f"over backward calls from before its previous step: nothing set .grad to None or "
-        f"to zeros between the two steps (no optimizer.zero_grad() or model.zero_grad()). "
+        f"to zeros between the two steps (no optimizer.zero_grad() or model.zero_grad()).{carried} "
         f"It happened at {len(entry.stale)} of {entry.steps} "
         f"step{'s' if entry.steps != 1 else ''}. Every step then applies "
         "the sum of all the gradients so far, not this batch's. Call optimizer.zero_grad() "
         "before loss.backward() in each iteration; to accumulate over k batches on purpose, "
         "call step() and zero_grad() together once every k backward calls.")
+    return [Finding("gradient_accumulation", "error",
+                    f"gradients accumulate across {entry.name}.step() calls: nothing clears them",
+                    message, **_at_step_call(entry, before if elsewhere else source, step),
+                    details={"steps_affected": len(entry.stale), "steps": entry.steps,
+                             "parameters": names,
+                             **({"step_call": source_text(source)} if elsewhere else {})})]
 
 
 def _repeated_finding(entry: WatchedOptimizer) -> list:

@@ -51,8 +51,9 @@ update_ratio at the end, from what the watch measured):
 from __future__ import annotations
 
 import functools
-
+import inspect
 import math
+import sys
 import weakref
 from collections import deque
 from typing import Callable
@@ -147,8 +148,7 @@ class OptimizerWatch:
     def params_added(self, optimizer, params: list) -> None:
         """Optimizer listener: a parameter group was added; the first names the building line."""
         if id(optimizer) not in self.watched:
-            self.watched[id(optimizer)] = WatchedOptimizer(optimizer,
-                                                           SourceLocation.capture(max_frames=2))
+            self.watched[id(optimizer)] = WatchedOptimizer(optimizer, _call_site(optimizer))
 
     def stepping(self, optimizer) -> None:
         """Optimizer listener, before the update: judge the gradients it is about to use; on
@@ -190,7 +190,7 @@ class OptimizerWatch:
             if with_grads and same:
                 if not entry.repeated:
                     self.live_findings += 1
-                entry.repeated.append((step, SourceLocation.capture(max_frames=2)))
+                entry.repeated.append((step, _call_site(entry.optimizer)))
             return
         stale = [param for param in with_grads  # the very tensor it stepped with, not cleared
                  if self.accumulating_since.get(id(param), calls) < entry.last_step_call
@@ -199,8 +199,8 @@ class OptimizerWatch:
         if stale:
             if not entry.stale:
                 self.live_findings += 1
-            entry.stale.append((step, SourceLocation.capture(max_frames=2),
-                                [self.param_name(param) for param in stale]))
+            entry.stale.append((step, _call_site(entry.optimizer),
+                                [self.param_name(param) for param in stale], entry.last_step_at))
 
     def _judge_cleared(self, entry: WatchedOptimizer, step: int) -> None:
         """A step none of whose gradients from the backward calls since its previous step
@@ -216,7 +216,7 @@ class OptimizerWatch:
             if grad is given and _version_of(grad) == version:
                 return  # as the backward left it: the step applies it
             written.append(grad)
-        source = SourceLocation.capture(max_frames=2)
+        source = _call_site(entry.optimizer)
         given = list(entry.given.values())
         names = [self.param_name(param) for param, _, _, _ in given]
 
@@ -261,6 +261,7 @@ class OptimizerWatch:
         step = calls - 1
         entry.steps += 1
         entry.last_step_call = calls
+        entry.last_step_at = _call_site(optimizer)
         entry.last_grads, entry.last_versions = last_grads, last_versions = {}, {}
         for param in entry.params():
             grad = param._grad
@@ -460,3 +461,29 @@ def _unchanged(state: tuple | None, grad, version: tuple | None = None) -> bool:
         return grad is None
     return grad is not None and state[0]() is grad and state[1] == (version or _version_of(grad))
 
+
+def _call_site(optimizer) -> SourceLocation | None:
+    """Where the script called into `optimizer` (its `step()`, its constructor): the line of
+    that call, not a line inside a method of the optimizer's own class (a hand-written
+    `step` calling its closure, an `__init__` calling `super().__init__`)."""
+    own = _methods_code(type(optimizer))
+    frame, depth, skip = sys._getframe(1), 1, 1
+    while frame is not None:
+        if frame.f_code in own:
+            skip = depth + 1
+        frame, depth = frame.f_back, depth + 1
+    return SourceLocation.capture(max_frames=2, skip=skip + 1)
+
+
+@functools.cache
+def _methods_code(cls: type) -> frozenset:
+    """The code objects of the methods `cls` and its bases define (decorators unwrapped)."""
+    codes = set()
+    for klass in cls.__mro__:
+        for value in vars(klass).values():
+            function = getattr(value, "__func__", value)
+            if callable(function):
+                code = getattr(inspect.unwrap(function), "__code__", None)
+                if code is not None:
+                    codes.add(code)
+    return frozenset(codes)

@@ -19,11 +19,13 @@ class WatchedOptimizer:
         self.steps = 0
         self.steps_with_gradients = 0       # steps at which some parameter it holds had a .grad
         self.last_step_call = None          # backward calls finished at its previous step
+        self.last_step_at = None            # the SourceLocation of its previous step() call
         self.last_grads = {}                # id(param) -> weakref of the grad it stepped with
         self.last_versions = {}             # id(param) -> (version, id of the array) of that grad
         self.skipped = 0                    # steps a GradScaler skipped
         self.lr = []                        # per group: StepSeries of its lr
-        self.stale = []                     # (step, source, [param names])
+        self.stale = []                     # (step, source, [param names], source of the step
+        #                                     before, whose gradients nothing cleared)
         self.repeated = []                  # (step, source): steps with no backward since the last
         self.given = {}                     # id(param) -> (param, grad, its version, step): the gradients
         #                                     backward calls wrote since its previous step

@@ -6,6 +6,7 @@ import genesis
 import genesis.nn as nn
 from genesis.debug.session import TraceSession
 from genesis.optim.lr_scheduler import StepLR
+from tests.helpers import line_of
 
 
 def kinds(session) -> list:
@@ -419,3 +420,100 @@ def test_a_scheduler_after_an_optimizer_with_its_own_step_is_no_finding():
             optimizer.step()
             scheduler.step()
     assert "scheduler_order" not in kinds(session)
+
+
+class SignSGD(genesis.optim.Optimizer):
+    """An optimizer written the way a paper's pseudo-code is: its own step, under no_grad,
+    calling the closure it is given itself."""
+
+    def __init__(self, params, lr=0.01):
+        super().__init__(params, {"lr": lr})  # (not where the optimizer is made)
+
+    @genesis.no_grad()
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with genesis.enable_grad():
+                loss = closure()  # (not where the optimizer steps)
+        for group in self.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    param.sub_(group["lr"] * param.grad.sign())
+        return loss
+
+
+@pytest.mark.parametrize("clears", [True, False], ids=["zero_grad", "forgotten"])
+@pytest.mark.parametrize("with_closure", [False, True], ids=["plain", "closure"])
+def test_an_optimizer_with_a_hand_written_step_is_watched_as_a_built_in_one(clears, with_closure):
+    """Its steps reach the watch (before, a hand-written step was invisible to it: a missing
+    zero_grad went unseen), at the line of the script's step() call, not a line in the class."""
+    x, y = regression()
+    model = nn.Linear(6, 1)
+
+    def closure():
+        if clears:
+            optimizer.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        return loss
+
+    with TraceSession(check=False) as session:
+        optimizer = SignSGD(model.parameters())  # made here
+        for _ in range(4):
+            if with_closure:
+                optimizer.step(closure)  # the closure's step
+            else:
+                closure()
+                optimizer.step()  # the plain step
+    found = session.result(script="t.py").findings
+    (entry,) = session.optimizer_watch.watched.values()
+    assert entry.steps == 4 and entry.made_at.line == line_of(__file__, "# made here")
+    if clears:
+        assert found == []
+        return
+    assert [finding.kind for finding in found] == ["gradient_accumulation"]
+    marker = "# the closure's step" if with_closure else "# the plain step"
+    assert found[0].source == f"{__file__}:{line_of(__file__, marker)}"
+
+
+def test_a_hand_written_step_calling_super_step_is_one_step():
+    class ClippedSGD(genesis.optim.SGD):
+        def step(self, closure=None):
+            nn.utils.clip_grad_norm_([p for g in self.param_groups for p in g["params"]], 1.0)
+            return super().step(closure)
+
+    x, y = regression()
+    model = nn.Linear(6, 1)
+    optimizer = ClippedSGD(model.parameters(), lr=0.01)
+    with TraceSession(check=False) as session:
+        for _ in range(3):
+            optimizer.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            optimizer.step()
+    (entry,) = session.optimizer_watch.watched.values()
+    assert entry.steps == 3 and kinds(session) == []
+
+
+def test_a_zero_grad_forgotten_after_one_of_two_step_calls_is_found_at_that_call():
+    """An epoch's last, partial accumulation group flushed by a step() of its own that no
+    zero_grad() follows: its gradients enter the next epoch's first step. The finding is at
+    the flushing step() (the one to fix), and names the step() that applied them again."""
+    x, y = regression()
+    model = nn.Linear(6, 1)
+    optimizer = genesis.optim.Adam(model.parameters(), lr=0.01)
+    with TraceSession(check=False) as session:
+        for epoch in range(3):
+            for i in range(5):
+                ((model(x[i::5]) - y[i::5]) ** 2).mean().backward()
+                if i % 2 == 1:
+                    optimizer.step()  # every two batches
+                    optimizer.zero_grad()
+                elif i == 4:
+                    optimizer.step()  # the last, partial group
+    found = session.result(script="t.py").findings
+    assert [finding.kind for finding in found] == ["gradient_accumulation"]
+    flush, regular = line_of(__file__, "# the last, partial group"), line_of(__file__, "# every two")
+    assert found[0].source == f"{__file__}:{flush}"
+    assert found[0].details["step_call"] == f"{__file__}:{regular}"
+    assert (f"They were left by the Adam.step() call at line {flush}, which no zero_grad() "
+            f"followed, and applied again by the one at line {regular}.") in found[0].message
