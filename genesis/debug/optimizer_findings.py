@@ -152,6 +152,8 @@ def _scheduler_finding(watch) -> list:
 def _not_updated_findings(watch) -> list:
     found = []
     for entry in watch.watched.values():
+        if entry.inside is not None:
+            continue  # judged as the wrapper that steps it, which holds the same groups
         params = list(entry.params())
         # frozen now, and no step had a gradient to apply (a model trained, then frozen
         # for analysis or as a teacher, is no finding)
@@ -194,6 +196,8 @@ def _not_updated_findings(watch) -> list:
 def _ratio_findings(watch) -> list:
     found = []
     for entry in watch.watched.values():
+        if entry.inside is not None:
+            continue
         for group in entry.optimizer.param_groups:
             medians = {}
             gated = _gated(watch, [watch.param_name(param) for param in group["params"]])
@@ -318,8 +322,9 @@ def _left_behind(watch, params, since: int) -> tuple:
 
 
 def _built_at(entry: WatchedOptimizer) -> dict:
-    """A finding's op, line and code: the optimizer, where it was built."""
-    made = entry.made_at
+    """A finding's op, line and code: the optimizer, where it was built (a wrapper never
+    built itself: where the optimizer it wraps was)."""
+    made = entry.made_at if entry.made_at is not None or entry.wraps is None else entry.wraps.made_at
     return {"function": entry.name, "source": source_text(made),
             "code": made.code if made is not None else None}
 

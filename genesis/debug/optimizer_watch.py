@@ -95,6 +95,7 @@ class OptimizerWatch:
         self.silent_steps = {}      # parameter name -> measured steps its gradient was all zeros
         self.stepped_with_grad = set()  # ids of parameters an optimizer stepped with a non-zero .grad
         self.scheduler_early = []   # (scheduler name, optimizer name, source, step)
+        self.stepping_now = []      # the entries told `stepping` and not yet `stepped`
         self.events_first, self.events_last = [], deque(maxlen=EVENTS_KEPT)
         self.live_findings = 0      # findings known so far (for a live display)
 
@@ -154,6 +155,17 @@ class OptimizerWatch:
         """Optimizer listener, before the update: judge the gradients it is about to use; on
         a sampled step, copy the parameters to measure the update."""
         entry = self._watched(optimizer)
+        if entry in self.stepping_now:  # (its previous step ended in an exception)
+            self.stepping_now.remove(entry)
+        held = {id(param) for param in entry.params()}
+        outer = next((outer for outer in self.stepping_now
+                      if held <= {id(param) for param in outer.params()}), None)
+        self.stepping_now.append(entry)
+        entry.inside = outer.name if outer is not None else None
+        if outer is not None:  # stepped by the step of an optimizer holding its parameters:
+            if outer.made_at is None:  # that one judges (where it was not built, its groups were)
+                outer.wraps = entry
+            return
         calls = self.steps()
         step = calls - 1
         for param in entry.params():  # (a gradient looked at until it is not all zeros)
@@ -255,6 +267,11 @@ class OptimizerWatch:
     def stepped(self, optimizer) -> None:
         """Optimizer listener, after the update: measure it on a sampled step."""
         entry = self._watched(optimizer)
+        if entry in self.stepping_now:
+            self.stepping_now.remove(entry)
+        if entry.inside is not None:
+            entry.steps += 1
+            return
         entry.given = {}
         entry.cleared_by = {}
         calls = self.steps()

@@ -36,12 +36,17 @@ class WatchedOptimizer:
         #                                     _state_of its grad after): the clearing call
         #                                     (zero_grad, clipping to 0) that last wrote a
         #                                     gradient of `given`
+        self.inside = None                  # at its latest step, the name of the optimizer whose
+        #                                     step ran it (a wrapper's: Lookahead, SAM), if one did
+        self.wraps = None                   # the WatchedOptimizer its step ran, where it was not
+        #                                     built itself (a wrapper taking that one's groups)
         self.before = None                  # {id(param): (param, copy of its array)} of a sampled step
         self.measuring_step = None
 
     def made_words(self) -> str:
         if self.made_at is None:
-            return self.name
+            return self.name if self.wraps is None else \
+                f"{self.name} (over the param groups of {self.wraps.made_words()})"
         return f"{self.name} (made at {short_path(self.made_at.file)}:{self.made_at.line})"
 
     def params(self):

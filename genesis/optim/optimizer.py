@@ -73,6 +73,15 @@ class Optimizer:
     `_telling_listeners`).
     """
 
+    # The steps' bookkeeping before any step, here too for a subclass whose __init__ does
+    # not call Optimizer.__init__ (a wrapper such as Lookahead that takes another
+    # optimizer's param_groups, as PyTorch lets it): no step hooks, no steps yet.
+    _step_pre_hooks: tuple = ()
+    _step_post_hooks: tuple = ()
+    _step_calls = 0
+    _inside_step = False
+    _stepping_told = None
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "step" in cls.__dict__:

@@ -517,3 +517,50 @@ def test_a_zero_grad_forgotten_after_one_of_two_step_calls_is_found_at_that_call
     assert found[0].details["step_call"] == f"{__file__}:{regular}"
     assert (f"They were left by the Adam.step() call at line {flush}, which no zero_grad() "
             f"followed, and applied again by the one at line {regular}.") in found[0].message
+
+
+class Lookahead(genesis.optim.Optimizer):
+    """A wrapper stepping another optimizer inside its own step, over the same groups."""
+
+    def __init__(self, inner, k=2):
+        self.inner, self.k, self.counter = inner, k, 0
+        self.param_groups, self.state = inner.param_groups, inner.state
+        self.slow = [p.detach().clone() for g in self.param_groups for p in g["params"]]
+
+    def zero_grad(self, set_to_none=True):
+        self.inner.zero_grad(set_to_none)
+
+    @genesis.no_grad()
+    def step(self, closure=None):
+        loss = self.inner.step(closure)
+        self.counter += 1
+        if self.counter % self.k == 0:
+            for slow, fast in zip(self.slow, (p for g in self.param_groups for p in g["params"])):
+                slow.add_(fast - slow, alpha=0.5)
+                fast.copy_(slow)
+        return loss
+
+
+@pytest.mark.parametrize("bug", [None, "no zero_grad", "lr 0"])
+def test_an_optimizer_stepped_inside_a_wrappers_step_is_judged_once_as_the_wrapper(bug):
+    x, y = regression()
+    model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 1))
+    with TraceSession(check=False) as session:
+        first_lr = 0.0 if bug == "lr 0" else 0.01
+        groups = [{"params": model[0].parameters(), "lr": first_lr}, {"params": model[2].parameters()}]
+        inner = genesis.optim.Adam(groups, lr=0.01)  # the groups
+        optimizer = Lookahead(inner)
+        for _ in range(6):
+            if bug != "no zero_grad":
+                optimizer.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            optimizer.step()  # the wrapper's step
+    found = session.result(script="t.py").findings
+    assert [(finding.kind, finding.function) for finding in found] == {
+        None: [], "no zero_grad": [("gradient_accumulation", "Lookahead.step")],
+        "lr 0": [("not_updated", "Lookahead")]}[bug]
+    if bug == "no zero_grad":
+        assert found[0].source == f"{__file__}:{line_of(__file__, '# the wrapper' + chr(39) + 's step')}"
+    if bug == "lr 0":
+        assert found[0].source == f"{__file__}:{line_of(__file__, '# the groups')}"
+        assert "Lookahead (over the param groups of Adam (made at " in found[0].message
