@@ -9,7 +9,10 @@ judged here, at the end, from what the watch measured:
 - not_updated: an optimizer that stepped while every parameter it holds was frozen
   (requires_grad=False); or a parameter that had a gradient at 3 or more measured steps, a gradient at
   least 1/1000 of its weights' norm (a smaller one may vanish in rounding: a softmax bias
-  gets ~1e-9), and that no step of its optimizer ever changed (lr 0, say).
+  gets ~1e-9), and that no step of its optimizer ever changed (lr 0, say). Only steps the
+  watch samples are measured: where its group's learning rate was higher at some other
+  step than at every measured one (an lr of 0 raised later, to unfreeze it), that step may
+  have changed it, and there is no finding.
 - not_optimized: a module's parameter that received gradients in 2 or more backward
   calls, that no optimizer holds while some optimizer stepped twice or more, once at least
   after its first gradient (gradients taken once training is over, as for a saliency map of
@@ -172,8 +175,10 @@ def _not_updated_findings(watch) -> list:
             continue
         for index, group in enumerate(entry.optimizer.param_groups):
             names = [watch.param_name(param) for param in group["params"]]
+            top = entry.top_lr[index] if index < len(entry.top_lr) else None
             frozen = [name for name in names if name in watch.moved
-                      and watch.moved[name][0] >= MEASURED_AT_LEAST and watch.moved[name][1] == 0]
+                      and watch.moved[name][0] >= MEASURED_AT_LEAST and watch.moved[name][1] == 0
+                      and (top is None or top <= watch.measured_lr.get(name, 0.0))]
             if not frozen:
                 continue
             lr = group.get("lr")

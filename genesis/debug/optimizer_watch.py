@@ -89,6 +89,7 @@ class OptimizerWatch:
         self.grads_at_start = {}    # id(param) -> (grad, its version) as the backward call began
         self.update_ratios = {}     # parameter name -> StepSeries of |Δw|/|w|
         self.moved = {}             # parameter name -> [measured steps with a gradient, changed]
+        self.measured_lr = {}       # parameter name -> its group's highest lr at its measured steps
         self.reached_ratios = {}    # the same on the rows the gradient reached (2+ dimensions)
         self.rows_left_out = {}     # parameter name -> measured steps where it did not reach all
         self.grown_from_zero = set()  # names of parameters measured while all zeros
@@ -291,10 +292,18 @@ class OptimizerWatch:
         groups = optimizer.param_groups
         while len(entry.lr) < len(groups):
             entry.lr.append(StepSeries())
-        for series, group in zip(entry.lr, groups):
+        while len(entry.top_lr) < len(groups):
+            entry.top_lr.append(0.0)
+        measured = {} if entry.before is None else entry.before
+        for index, (series, group) in enumerate(zip(entry.lr, groups)):
             lr = group.get("lr")
             if isinstance(lr, int | float) and step >= 0:
                 series.add(step, float(lr))
+                entry.top_lr[index] = max(entry.top_lr[index], lr)
+                for param in group["params"]:
+                    if id(param) in measured:
+                        name = self.param_name(param)
+                        self.measured_lr[name] = max(self.measured_lr.get(name, 0.0), lr)
         if entry.before is not None:
             self._measure(entry.before, step)
             entry.before = None

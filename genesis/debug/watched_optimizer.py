@@ -24,6 +24,7 @@ class WatchedOptimizer:
         self.last_versions = {}             # id(param) -> (version, id of the array) of that grad
         self.skipped = 0                    # steps a GradScaler skipped
         self.lr = []                        # per group: StepSeries of its lr
+        self.top_lr = []                    # per group: its highest lr at any step
         self.stale = []                     # (step, source, [param names], source of the step
         #                                     before, whose gradients nothing cleared)
         self.repeated = []                  # (step, source): steps with no backward since the last

@@ -232,6 +232,25 @@ def test_a_group_with_learning_rate_zero_never_changes_its_parameters():
     assert found[0].details["parameters"] == ["0.weight", "0.bias"] and found[0].details["lr"] == 0.0
 
 
+@pytest.mark.parametrize("unfrozen_at", [5, None], ids=["unfrozen_between_samples", "never"])
+def test_a_group_frozen_by_learning_rate_zero_then_unfrozen_is_no_finding(unfrozen_at):
+    """Steps 0-3 are measured, then every tenth: a group whose lr 0 is raised at step 5 of
+    8 changed at steps no sample saw, so "never changes" would be untrue; left at 0 it
+    is still found."""
+    x, y = regression()
+    model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 1))
+    optimizer = genesis.optim.Adam([{"params": model[0].parameters(), "lr": 0.0},
+                                    {"params": model[2].parameters()}], lr=1e-2)
+    with TraceSession(check=False) as session:
+        for step in range(8):
+            if step == unfrozen_at:
+                optimizer.param_groups[0]["lr"] = 1e-3
+            optimizer.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            optimizer.step()
+    assert kinds(session) == ([] if unfrozen_at else ["not_updated"])
+
+
 def test_a_weight_updated_orders_of_magnitude_less_than_the_others():
     genesis.manual_seed(0)
     model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(),
