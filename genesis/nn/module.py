@@ -558,6 +558,17 @@ class Module:
     def cpu(self) -> "Module":
         return self.to("cpu")
 
+    def compile(self, *args, **kwargs) -> None:
+        """PyTorch's `module.compile(...)` (torch.compile on this module's forward, in place):
+        genesis has no compiler and runs eagerly, so this changes nothing (see
+        `genesis.compile`); it returns None, as PyTorch's does.
+
+        >>> import genesis
+        >>> layer = genesis.nn.Linear(2, 1)
+        >>> layer.compile(mode="reduce-overhead") is None
+        True
+        """
+
     def cuda(self, device=None) -> "Module":
         return self.to("cuda" if device is None else device if not isinstance(device, int)
                        else f"cuda:{device}")
