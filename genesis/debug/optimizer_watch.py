@@ -15,7 +15,11 @@ update_ratio at the end, from what the watch measured):
   tensor it stepped with then, never set to None, replaced or zeroed in between (no
   `zero_grad()`). Accumulating over several
   backward calls and then stepping and clearing (gradient accumulation on purpose) never
-  carries a gradient across a step, and is not a finding.
+  carries a gradient across a step, and is not a finding. A `step()` that had gradients
+  and changed no parameter (no version moved, no optimizer stepped inside it) is not a
+  step here: a wrapper that skips the update while gradients accumulate, as Hugging Face
+  Accelerate's does, is called every micro-batch. (An optimizer that writes through
+  `.data`, invisible to version counters, is not judged by this rule.)
 - step_without_backward: `optimizer.step()` with no backward call since that optimizer's
   previous step, while its parameters hold the same gradient tensors as then, unchanged
   (the update is applied again with old gradients). Gradients written in place since (an
@@ -164,9 +168,12 @@ class OptimizerWatch:
         self.stepping_now.append(entry)
         entry.inside = outer.name if outer is not None else None
         if outer is not None:  # stepped by the step of an optimizer holding its parameters:
-            if outer.made_at is None:  # that one judges (where it was not built, its groups were)
+            outer.stepped_inside = True  # that one judges (where it was not built, its groups were)
+            if outer.made_at is None:
                 outer.wraps = entry
             return
+        entry.stepped_inside = False
+        entry.versions = [_version_of(param) for param in entry.params()]
         calls = self.steps()
         step = calls - 1
         for param in entry.params():  # (a gradient looked at until it is not all zeros)
@@ -273,6 +280,10 @@ class OptimizerWatch:
         if entry.inside is not None:
             entry.steps += 1
             return
+        if not entry.stepped_inside and entry.versions == [_version_of(param) for param in entry.params()] \
+                and any(param._grad is not None for param in entry.params()):
+            entry.before = None  # it changed nothing it could have: a wrapper that skips the update
+            return  # while gradients accumulate (Accelerate's); as if step() had not been called
         entry.given = {}
         entry.cleared_by = {}
         calls = self.steps()

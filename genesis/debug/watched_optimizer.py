@@ -39,6 +39,8 @@ class WatchedOptimizer:
         #                                     gradient of `given`
         self.inside = None                  # at its latest step, the name of the optimizer whose
         #                                     step ran it (a wrapper's: Lookahead, SAM), if one did
+        self.stepped_inside = False         # whether an optimizer it wraps stepped in its latest step
+        self.versions = None                # (version, array) of each parameter as its latest step began
         self.wraps = None                   # the WatchedOptimizer its step ran, where it was not
         #                                     built itself (a wrapper taking that one's groups)
         self.before = None                  # {id(param): (param, copy of its array)} of a sampled step

@@ -583,3 +583,38 @@ def test_an_optimizer_stepped_inside_a_wrappers_step_is_judged_once_as_the_wrapp
     if bug == "lr 0":
         assert found[0].source == f"{__file__}:{line_of(__file__, '# the groups')}"
         assert "Lookahead (over the param groups of Adam (made at " in found[0].message
+
+
+class AcceleratedOptimizer(genesis.optim.Optimizer):
+    """Hugging Face Accelerate's wrapper, reduced: step() and zero_grad() are called after
+    every micro-batch and act on every `every`-th only (when gradients are synchronised)."""
+
+    def __init__(self, inner, every):
+        self.inner, self.every, self.calls = inner, every, 0
+        self.param_groups, self.state = inner.param_groups, inner.state
+
+    def zero_grad(self, set_to_none=True):
+        if self.calls % self.every == 0:
+            self.inner.zero_grad(set_to_none)
+
+    def step(self, closure=None):
+        self.calls += 1
+        if self.calls % self.every == 0:
+            self.inner.step(closure)
+
+
+@pytest.mark.parametrize("clears", [True, False], ids=["zero_grad", "forgotten"])
+def test_a_wrapper_skipping_steps_while_gradients_accumulate_is_no_finding(clears):
+    """Its skipped steps change no parameter: they are not steps, so the gradients it
+    accumulates over them are not carried across one; without any zero_grad() they are
+    carried across the real ones, and that is found."""
+    x, y = regression()
+    model = nn.Linear(6, 1)
+    with TraceSession(check=False) as session:
+        optimizer = AcceleratedOptimizer(genesis.optim.AdamW(model.parameters(), lr=0.01), every=4)
+        for i in range(16):
+            ((model(x[i::16]) - y[i::16]) ** 2).mean().backward()
+            optimizer.step()
+            if clears:
+                optimizer.zero_grad()
+    assert kinds(session) == ([] if clears else ["gradient_accumulation"])
