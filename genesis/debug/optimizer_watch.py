@@ -505,9 +505,11 @@ def _call_site(optimizer) -> SourceLocation | None:
     `step` calling its closure, an `__init__` calling `super().__init__`)."""
     own = _methods_code(type(optimizer))
     frame, depth, skip = sys._getframe(1), 1, 1
-    while frame is not None:
+    while frame is not None:  # out to the first frame neither genesis's nor the class's
         if frame.f_code in own:
             skip = depth + 1
+        elif not frame.f_globals.get("__name__", "").startswith("genesis."):
+            break
         frame, depth = frame.f_back, depth + 1
     return SourceLocation.capture(max_frames=2, skip=skip + 1)
 
