@@ -92,6 +92,8 @@ MODULES = {
     "torch.amp": "genesis.amp",
     "torch.cuda": "genesis.cuda",
     "torch.cuda.amp": "genesis.compat.torch_cuda_amp",
+    "torch.cpu": "genesis.compat.torch_cpu",
+    "torch.cpu.amp": "genesis.compat.torch_cpu_amp",
     "torch.linalg": "genesis.linalg",
     "torch.serialization": "genesis.serialization",
     "torch.random": "genesis.rng",

@@ -9,7 +9,10 @@ judged here, at the end, from what the watch measured:
 - not_updated: an optimizer that stepped while every parameter it holds was frozen
   (requires_grad=False); or a parameter that had a gradient at 3 or more measured steps, a gradient at
   least 1/1000 of its weights' norm (a smaller one may vanish in rounding: a softmax bias
-  gets ~1e-9), and that no step of its optimizer ever changed (lr 0, say).
+  gets ~1e-9), and that no step of its optimizer ever changed (lr 0, say). Only steps the
+  watch samples are measured: where its group's learning rate was higher at some other
+  step than at every measured one (an lr of 0 raised later, to unfreeze it), that step may
+  have changed it, and there is no finding.
 - not_optimized: a module's parameter that received gradients in 2 or more backward
   calls, that no optimizer holds while some optimizer stepped twice or more, once at least
   after its first gradient (gradients taken once training is over, as for a saliency map of
@@ -63,20 +66,32 @@ def optimizer_findings(watch, params) -> list:
 
 
 def _accumulation_finding(entry: WatchedOptimizer) -> list:
+    """Located at the step() call after which nothing cleared the gradients, where that
+    call is not the one that then stepped with them (zero_grad() forgotten in one branch
+    only), else at the step() call that stepped with them."""
     if not entry.stale:
         return []
-    step, _, names = entry.stale[0]
-    return _steps_finding(
-        entry, entry.stale, "gradient_accumulation",
-        f"gradients accumulate across {entry.name}.step() calls: nothing clears them",
+    step, source, names, before = entry.stale[0]
+    elsewhere = before is not None and source is not None and \
+        (before.file, before.line) != (source.file, source.line)
+    carried = (f" They were left by the {entry.name}.step() call at "
+               f"{_line_words(before, source)}, which no zero_grad() followed, and applied "
+               f"again by the one at {_line_words(source, before)}." if elsewhere else "")
+    message = (
         f"At step {step}, {_listing(names)} entered {entry.name}.step() with gradients summed "
         f"over backward calls from before its previous step: nothing set .grad to None or "
-        f"to zeros between the two steps (no optimizer.zero_grad() or model.zero_grad()). "
+        f"to zeros between the two steps (no optimizer.zero_grad() or model.zero_grad()).{carried} "
         f"It happened at {len(entry.stale)} of {entry.steps} "
         f"step{'s' if entry.steps != 1 else ''}. Every step then applies "
         "the sum of all the gradients so far, not this batch's. Call optimizer.zero_grad() "
         "before loss.backward() in each iteration; to accumulate over k batches on purpose, "
         "call step() and zero_grad() together once every k backward calls.")
+    return [Finding("gradient_accumulation", "error",
+                    f"gradients accumulate across {entry.name}.step() calls: nothing clears them",
+                    message, **_at_step_call(entry, before if elsewhere else source, step),
+                    details={"steps_affected": len(entry.stale), "steps": entry.steps,
+                             "parameters": names,
+                             **({"step_call": source_text(source)} if elsewhere else {})})]
 
 
 def _repeated_finding(entry: WatchedOptimizer) -> list:
@@ -140,6 +155,8 @@ def _scheduler_finding(watch) -> list:
 def _not_updated_findings(watch) -> list:
     found = []
     for entry in watch.watched.values():
+        if entry.inside is not None:
+            continue  # judged as the wrapper that steps it, which holds the same groups
         params = list(entry.params())
         # frozen now, and no step had a gradient to apply (a model trained, then frozen
         # for analysis or as a teacher, is no finding)
@@ -158,8 +175,10 @@ def _not_updated_findings(watch) -> list:
             continue
         for index, group in enumerate(entry.optimizer.param_groups):
             names = [watch.param_name(param) for param in group["params"]]
+            top = entry.top_lr[index] if index < len(entry.top_lr) else None
             frozen = [name for name in names if name in watch.moved
-                      and watch.moved[name][0] >= MEASURED_AT_LEAST and watch.moved[name][1] == 0]
+                      and watch.moved[name][0] >= MEASURED_AT_LEAST and watch.moved[name][1] == 0
+                      and (top is None or top <= watch.measured_lr.get(name, 0.0))]
             if not frozen:
                 continue
             lr = group.get("lr")
@@ -182,6 +201,8 @@ def _not_updated_findings(watch) -> list:
 def _ratio_findings(watch) -> list:
     found = []
     for entry in watch.watched.values():
+        if entry.inside is not None:
+            continue
         for group in entry.optimizer.param_groups:
             medians = {}
             gated = _gated(watch, [watch.param_name(param) for param in group["params"]])
@@ -306,8 +327,9 @@ def _left_behind(watch, params, since: int) -> tuple:
 
 
 def _built_at(entry: WatchedOptimizer) -> dict:
-    """A finding's op, line and code: the optimizer, where it was built."""
-    made = entry.made_at
+    """A finding's op, line and code: the optimizer, where it was built (a wrapper never
+    built itself: where the optimizer it wraps was)."""
+    made = entry.made_at if entry.made_at is not None or entry.wraps is None else entry.wraps.made_at
     return {"function": entry.name, "source": source_text(made),
             "code": made.code if made is not None else None}
 

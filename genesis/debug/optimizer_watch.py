@@ -15,7 +15,11 @@ update_ratio at the end, from what the watch measured):
   tensor it stepped with then, never set to None, replaced or zeroed in between (no
   `zero_grad()`). Accumulating over several
   backward calls and then stepping and clearing (gradient accumulation on purpose) never
-  carries a gradient across a step, and is not a finding.
+  carries a gradient across a step, and is not a finding. A `step()` that had gradients
+  and changed no parameter (no version moved, no optimizer stepped inside it) is not a
+  step here: a wrapper that skips the update while gradients accumulate, as Hugging Face
+  Accelerate's does, is called every micro-batch. (An optimizer that writes through
+  `.data`, invisible to version counters, is not judged by this rule.)
 - step_without_backward: `optimizer.step()` with no backward call since that optimizer's
   previous step, while its parameters hold the same gradient tensors as then, unchanged
   (the update is applied again with old gradients). Gradients written in place since (an
@@ -51,8 +55,9 @@ update_ratio at the end, from what the watch measured):
 from __future__ import annotations
 
 import functools
-
+import inspect
 import math
+import sys
 import weakref
 from collections import deque
 from typing import Callable
@@ -88,12 +93,14 @@ class OptimizerWatch:
         self.grads_at_start = {}    # id(param) -> (grad, its version) as the backward call began
         self.update_ratios = {}     # parameter name -> StepSeries of |Δw|/|w|
         self.moved = {}             # parameter name -> [measured steps with a gradient, changed]
+        self.measured_lr = {}       # parameter name -> its group's highest lr at its measured steps
         self.reached_ratios = {}    # the same on the rows the gradient reached (2+ dimensions)
         self.rows_left_out = {}     # parameter name -> measured steps where it did not reach all
         self.grown_from_zero = set()  # names of parameters measured while all zeros
         self.silent_steps = {}      # parameter name -> measured steps its gradient was all zeros
         self.stepped_with_grad = set()  # ids of parameters an optimizer stepped with a non-zero .grad
         self.scheduler_early = []   # (scheduler name, optimizer name, source, step)
+        self.stepping_now = []      # the entries told `stepping` and not yet `stepped`
         self.events_first, self.events_last = [], deque(maxlen=EVENTS_KEPT)
         self.live_findings = 0      # findings known so far (for a live display)
 
@@ -147,13 +154,26 @@ class OptimizerWatch:
     def params_added(self, optimizer, params: list) -> None:
         """Optimizer listener: a parameter group was added; the first names the building line."""
         if id(optimizer) not in self.watched:
-            self.watched[id(optimizer)] = WatchedOptimizer(optimizer,
-                                                           SourceLocation.capture(max_frames=2))
+            self.watched[id(optimizer)] = WatchedOptimizer(optimizer, _call_site(optimizer))
 
     def stepping(self, optimizer) -> None:
         """Optimizer listener, before the update: judge the gradients it is about to use; on
         a sampled step, copy the parameters to measure the update."""
         entry = self._watched(optimizer)
+        if entry in self.stepping_now:  # (its previous step ended in an exception)
+            self.stepping_now.remove(entry)
+        held = {id(param) for param in entry.params()}
+        outer = next((outer for outer in self.stepping_now
+                      if held <= {id(param) for param in outer.params()}), None)
+        self.stepping_now.append(entry)
+        entry.inside = outer.name if outer is not None else None
+        if outer is not None:  # stepped by the step of an optimizer holding its parameters:
+            outer.stepped_inside = True  # that one judges (where it was not built, its groups were)
+            if outer.made_at is None:
+                outer.wraps = entry
+            return
+        entry.stepped_inside = False
+        entry.versions = [_version_of(param) for param in entry.params()]
         calls = self.steps()
         step = calls - 1
         for param in entry.params():  # (a gradient looked at until it is not all zeros)
@@ -190,7 +210,7 @@ class OptimizerWatch:
             if with_grads and same:
                 if not entry.repeated:
                     self.live_findings += 1
-                entry.repeated.append((step, SourceLocation.capture(max_frames=2)))
+                entry.repeated.append((step, _call_site(entry.optimizer)))
             return
         stale = [param for param in with_grads  # the very tensor it stepped with, not cleared
                  if self.accumulating_since.get(id(param), calls) < entry.last_step_call
@@ -199,8 +219,8 @@ class OptimizerWatch:
         if stale:
             if not entry.stale:
                 self.live_findings += 1
-            entry.stale.append((step, SourceLocation.capture(max_frames=2),
-                                [self.param_name(param) for param in stale]))
+            entry.stale.append((step, _call_site(entry.optimizer),
+                                [self.param_name(param) for param in stale], entry.last_step_at))
 
     def _judge_cleared(self, entry: WatchedOptimizer, step: int) -> None:
         """A step none of whose gradients from the backward calls since its previous step
@@ -216,7 +236,7 @@ class OptimizerWatch:
             if grad is given and _version_of(grad) == version:
                 return  # as the backward left it: the step applies it
             written.append(grad)
-        source = SourceLocation.capture(max_frames=2)
+        source = _call_site(entry.optimizer)
         given = list(entry.given.values())
         names = [self.param_name(param) for param, _, _, _ in given]
 
@@ -255,12 +275,22 @@ class OptimizerWatch:
     def stepped(self, optimizer) -> None:
         """Optimizer listener, after the update: measure it on a sampled step."""
         entry = self._watched(optimizer)
+        if entry in self.stepping_now:
+            self.stepping_now.remove(entry)
+        if entry.inside is not None:
+            entry.steps += 1
+            return
+        if not entry.stepped_inside and entry.versions == [_version_of(param) for param in entry.params()] \
+                and any(param._grad is not None for param in entry.params()):
+            entry.before = None  # it changed nothing it could have: a wrapper that skips the update
+            return  # while gradients accumulate (Accelerate's); as if step() had not been called
         entry.given = {}
         entry.cleared_by = {}
         calls = self.steps()
         step = calls - 1
         entry.steps += 1
         entry.last_step_call = calls
+        entry.last_step_at = _call_site(optimizer)
         entry.last_grads, entry.last_versions = last_grads, last_versions = {}, {}
         for param in entry.params():
             grad = param._grad
@@ -273,10 +303,18 @@ class OptimizerWatch:
         groups = optimizer.param_groups
         while len(entry.lr) < len(groups):
             entry.lr.append(StepSeries())
-        for series, group in zip(entry.lr, groups):
+        while len(entry.top_lr) < len(groups):
+            entry.top_lr.append(0.0)
+        measured = {} if entry.before is None else entry.before
+        for index, (series, group) in enumerate(zip(entry.lr, groups)):
             lr = group.get("lr")
             if isinstance(lr, int | float) and step >= 0:
                 series.add(step, float(lr))
+                entry.top_lr[index] = max(entry.top_lr[index], lr)
+                for param in group["params"]:
+                    if id(param) in measured:
+                        name = self.param_name(param)
+                        self.measured_lr[name] = max(self.measured_lr.get(name, 0.0), lr)
         if entry.before is not None:
             self._measure(entry.before, step)
             entry.before = None
@@ -460,3 +498,31 @@ def _unchanged(state: tuple | None, grad, version: tuple | None = None) -> bool:
         return grad is None
     return grad is not None and state[0]() is grad and state[1] == (version or _version_of(grad))
 
+
+def _call_site(optimizer) -> SourceLocation | None:
+    """Where the script called into `optimizer` (its `step()`, its constructor): the line of
+    that call, not a line inside a method of the optimizer's own class (a hand-written
+    `step` calling its closure, an `__init__` calling `super().__init__`)."""
+    own = _methods_code(type(optimizer))
+    frame, depth, skip = sys._getframe(1), 1, 1
+    while frame is not None:  # out to the first frame neither genesis's nor the class's
+        if frame.f_code in own:
+            skip = depth + 1
+        elif not frame.f_globals.get("__name__", "").startswith("genesis."):
+            break
+        frame, depth = frame.f_back, depth + 1
+    return SourceLocation.capture(max_frames=2, skip=skip + 1)
+
+
+@functools.cache
+def _methods_code(cls: type) -> frozenset:
+    """The code objects of the methods `cls` and its bases define (decorators unwrapped)."""
+    codes = set()
+    for klass in cls.__mro__:
+        for value in vars(klass).values():
+            function = getattr(value, "__func__", value)
+            if callable(function):
+                code = getattr(inspect.unwrap(function), "__code__", None)
+                if code is not None:
+                    codes.add(code)
+    return frozenset(codes)

@@ -19,11 +19,14 @@ class WatchedOptimizer:
         self.steps = 0
         self.steps_with_gradients = 0       # steps at which some parameter it holds had a .grad
         self.last_step_call = None          # backward calls finished at its previous step
+        self.last_step_at = None            # the SourceLocation of its previous step() call
         self.last_grads = {}                # id(param) -> weakref of the grad it stepped with
         self.last_versions = {}             # id(param) -> (version, id of the array) of that grad
         self.skipped = 0                    # steps a GradScaler skipped
         self.lr = []                        # per group: StepSeries of its lr
-        self.stale = []                     # (step, source, [param names])
+        self.top_lr = []                    # per group: its highest lr at any step
+        self.stale = []                     # (step, source, [param names], source of the step
+        #                                     before, whose gradients nothing cleared)
         self.repeated = []                  # (step, source): steps with no backward since the last
         self.given = {}                     # id(param) -> (param, grad, its version, step): the gradients
         #                                     backward calls wrote since its previous step
@@ -34,12 +37,19 @@ class WatchedOptimizer:
         #                                     _state_of its grad after): the clearing call
         #                                     (zero_grad, clipping to 0) that last wrote a
         #                                     gradient of `given`
+        self.inside = None                  # at its latest step, the name of the optimizer whose
+        #                                     step ran it (a wrapper's: Lookahead, SAM), if one did
+        self.stepped_inside = False         # whether an optimizer it wraps stepped in its latest step
+        self.versions = None                # (version, array) of each parameter as its latest step began
+        self.wraps = None                   # the WatchedOptimizer its step ran, where it was not
+        #                                     built itself (a wrapper taking that one's groups)
         self.before = None                  # {id(param): (param, copy of its array)} of a sampled step
         self.measuring_step = None
 
     def made_words(self) -> str:
         if self.made_at is None:
-            return self.name
+            return self.name if self.wraps is None else \
+                f"{self.name} (over the param groups of {self.wraps.made_words()})"
         return f"{self.name} (made at {short_path(self.made_at.file)}:{self.made_at.line})"
 
     def params(self):

@@ -558,6 +558,17 @@ class Module:
     def cpu(self) -> "Module":
         return self.to("cpu")
 
+    def compile(self, *args, **kwargs) -> None:
+        """PyTorch's `module.compile(...)` (torch.compile on this module's forward, in place):
+        genesis has no compiler and runs eagerly, so this changes nothing (see
+        `genesis.compile`); it returns None, as PyTorch's does.
+
+        >>> import genesis
+        >>> layer = genesis.nn.Linear(2, 1)
+        >>> layer.compile(mode="reduce-overhead") is None
+        True
+        """
+
     def cuda(self, device=None) -> "Module":
         return self.to("cuda" if device is None else device if not isinstance(device, int)
                        else f"cuda:{device}")
@@ -614,12 +625,23 @@ class Module:
         hooks = self.__dict__.setdefault("_load_state_dict_pre_hooks", [])
         return RemovableHandle(hooks, (hook, with_module))
 
-    def load_state_dict(self, state_dict, strict: bool = True) -> IncompatibleKeys:
+    def load_state_dict(self, state_dict, strict: bool = True,
+                        assign: bool = False) -> IncompatibleKeys:
         """Copy parameters and buffers from `state_dict` (values cast to each target's dtype).
 
         Every problem (missing keys, unexpected keys, shape mismatches) is
         reported in one RuntimeError, and nothing is copied then. With
         `strict=False`, missing and unexpected keys are allowed and returned.
+        With `assign=True` (PyTorch 2.1's), the module takes the state dict's tensors
+        themselves instead of copies (their dtype too; a parameter's keeps the
+        requires_grad of the one it replaces): an optimizer built before holds the old ones.
+
+        >>> import genesis
+        >>> layer = genesis.nn.Linear(2, 1)
+        >>> weight = genesis.ones(1, 2)
+        >>> _ = layer.load_state_dict({"weight": weight, "bias": genesis.zeros(1)}, assign=True)
+        >>> layer.weight.data_ptr() == weight.data_ptr(), layer.weight.requires_grad
+        (True, True)
         """
         errors = []
         modules = list(self.named_modules())
@@ -657,9 +679,19 @@ class Module:
                 "\n(Pass strict=False to load anyway, ignoring missing and unexpected keys.)")
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors) + hint)
+        owners = dict(self.named_modules(remove_duplicate=False)) if assign else None
         with no_grad():
             for key, target in targets.items():
-                if key in state_dict:
+                if key not in state_dict:
+                    continue
+                if assign:
+                    path, _, name = key.rpartition(".")
+                    value = state_dict[key]
+                    if isinstance(target, Parameter):
+                        value = value if isinstance(value, Parameter) else Parameter(value)
+                        value.requires_grad_(target.requires_grad)
+                    setattr(owners[path], name, value)
+                else:
                     target.copy_(state_dict[key])
         return IncompatibleKeys(missing, unexpected)
 

@@ -2,7 +2,9 @@
 optimizers use), returning a list; the `_`-suffixed forms change each tensor in place and
 return None. Each entry is the plain op on that tensor, so autograd, version counters and
 in-place rules are the ops' own. Binary forms take a number, a tensor (the same for every
-entry), or a list of numbers or tensors (one per entry); add and sub take `alpha`.
+entry), or a list of numbers or tensors (one per entry); add and sub take `alpha`. `lerp`
+takes a list of ends and a weight of either kind (EMA updates: `_foreach_lerp_(ema, live,
+1 - decay)`); `zero_` and `copy_` are the in-place fills.
 
 >>> import genesis
 >>> xs = [genesis.tensor([0.]), genesis.tensor([1., 2.])]
@@ -14,7 +16,7 @@ entry), or a list of numbers or tensors (one per entry); add and sub take `alpha
 from __future__ import annotations
 
 from ..tensor import Tensor
-from . import elementwise, unary
+from . import elementwise, ternary, unary
 
 _UNARY = ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "reciprocal", "sin",
           "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf", "abs",
@@ -23,7 +25,8 @@ _BINARY = ("add", "sub", "mul", "div")
 
 __all__ = ([f"_foreach_{name}" for name in _UNARY + ("neg",)]
            + [f"_foreach_{name}_" for name in _UNARY + ("neg",)]
-           + [f"_foreach_{name}" for name in _BINARY] + [f"_foreach_{name}_" for name in _BINARY])
+           + [f"_foreach_{name}" for name in _BINARY] + [f"_foreach_{name}_" for name in _BINARY]
+           + ["_foreach_lerp", "_foreach_lerp_", "_foreach_zero_", "_foreach_copy_"])
 
 
 def _checked(name: str, tensors) -> list:
@@ -93,6 +96,44 @@ globals().update({f"_foreach_{name}": _binary(name, getattr(elementwise, name), 
                   for name in _BINARY})
 globals().update({f"_foreach_{name}_": _binary(name, getattr(elementwise, name), True)
                   for name in _BINARY})
+
+
+def _foreach_lerp(self, tensors1, weight) -> list:
+    """lerp of each tensor of the list towards its entry of `tensors1` by `weight` (a number,
+    a tensor, or a list of one per entry), as a new list."""
+    tensors = _checked("_foreach_lerp", self)
+    return [ternary.lerp(tensor, end, value) for tensor, end, value in
+            zip(tensors, _others("_foreach_lerp", tensors, list(tensors1)),
+                _others("_foreach_lerp", tensors, weight))]
+
+
+def _foreach_lerp_(self, tensors1, weight) -> None:
+    """In place: lerp of each tensor of the list towards its entry of `tensors1` by `weight`
+    (a number, a tensor, or a list of one per entry).
+
+    >>> import genesis
+    >>> ema, live = [genesis.zeros(2)], [genesis.ones(2)]
+    >>> _foreach_lerp_(ema, live, 0.25); ema
+    [tensor([0.2500, 0.2500])]
+    """
+    tensors = _checked("_foreach_lerp_", self)
+    for tensor, end, value in zip(tensors, _others("_foreach_lerp_", tensors, list(tensors1)),
+                                  _others("_foreach_lerp_", tensors, weight)):
+        tensor.lerp_(end, value)
+
+
+def _foreach_zero_(self) -> None:
+    """In place: zero each tensor of the list."""
+    for tensor in _checked("_foreach_zero_", self):
+        tensor.zero_()
+
+
+def _foreach_copy_(self, src, non_blocking: bool = False) -> None:
+    """In place: copy each entry of `src` into its tensor of the list."""
+    tensors = _checked("_foreach_copy_", self)
+    for tensor, value in zip(tensors, _others("_foreach_copy_", tensors, list(src))):
+        tensor.copy_(value, non_blocking=non_blocking)
+
 
 METHODS: dict = {}
 OPS: list = []

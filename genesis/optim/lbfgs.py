@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..autograd.grad_mode import enable_grad
 from ..tensor import wrap_array
 from ._wolfe import strong_wolfe
-from .optimizer import Optimizer, check_tensor_lr, listeners, scalar
+from .optimizer import Optimizer, check_tensor_lr, scalar
 
 __all__ = ["LBFGS"]
 
@@ -172,8 +172,6 @@ class LBFGS(Optimizer):
                       "old_stps": [wrap_array(v, device) for v in old_steps], "ro": ro,
                       "H_diag": h_diag, "prev_flat_grad": wrap_array(prev_flat_grad, device),
                       "prev_loss": prev_loss})
-        for listener in listeners:
-            listener.stepped(self)
         return first_loss
 
 

@@ -13,6 +13,7 @@ tensor([0.8000, 1.6000], requires_grad=True)
 """
 from __future__ import annotations
 
+import functools
 import warnings
 from collections import defaultdict
 from typing import Protocol
@@ -68,13 +69,23 @@ class Optimizer:
 
     `step` runs the step hooks (see `genesis.optim.step_hooks`) and counts its calls in
     `_step_calls` (learning-rate schedulers and genesis trace check it), also for a
-    subclass with its own `step`.
+    subclass with its own `step`; that one tells the optimizer listeners too (see
+    `_telling_listeners`).
     """
+
+    # The steps' bookkeeping before any step, here too for a subclass whose __init__ does
+    # not call Optimizer.__init__ (a wrapper such as Lookahead that takes another
+    # optimizer's param_groups, as PyTorch lets it): no step hooks, no steps yet.
+    _step_pre_hooks: tuple = ()
+    _step_post_hooks: tuple = ()
+    _step_calls = 0
+    _inside_step = False
+    _stepping_told = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "step" in cls.__dict__:
-            cls.step = run_with_step_hooks(cls.__dict__["step"])
+            cls.step = run_with_step_hooks(_telling_listeners(cls.__dict__["step"]))
 
     def __init__(self, params, defaults: dict):
         self.defaults = defaults
@@ -82,6 +93,7 @@ class Optimizer:
         self._step_post_hooks: list = []
         self._step_calls = 0
         self._inside_step = False
+        self._stepping_told = None  # inside a subclass's step: whether `stepping` was told
         self.state: dict = defaultdict(dict)
         self.param_groups: list = []
         self._scratch_arrays: dict = {}
@@ -167,13 +179,22 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        for listener in listeners:
-            listener.stepping(self)
+        self._tell_stepping()
         for group in self.param_groups:
             self._update_group(group)
-        for listener in listeners:
-            listener.stepped(self)
+        if self._stepping_told is None:  # (a subclass's step tells `stepped` when it ends)
+            for listener in listeners:
+                listener.stepped(self)
         return loss
+
+    def _tell_stepping(self) -> None:
+        """Tell the listeners this step is about to update the parameters: once per step."""
+        if self._stepping_told:
+            return
+        if self._stepping_told is not None:
+            self._stepping_told = True
+        for listener in listeners:
+            listener.stepping(self)
 
     @staticmethod
     def _with_grads(group: dict):
@@ -312,6 +333,44 @@ def check_adam_options(lr, eps: float, betas, weight_decay: float | None = None)
             raise ValueError(f"Invalid beta parameter at index {index}: {beta}")
     if weight_decay is not None and not 0.0 <= weight_decay:
         raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+def _telling_listeners(step):
+    """A subclass's own `step` made to tell the optimizer listeners what `Optimizer.step`
+    tells them: `stepping` before the update (once its closure, if it is given one, has
+    run: the closure's backward gives the gradients the step uses) and `stepped` after it.
+    A step that never calls the closure it is given tells neither. A step calling
+    `super().step()` or another step of its own class's parents tells them once."""
+
+    @functools.wraps(step)
+    def telling_step(self, *args, **kwargs):
+        if self._stepping_told is not None:  # inside a subclass's step already
+            return step(self, *args, **kwargs)
+        closure = args[0] if args else kwargs.get("closure")
+        if callable(closure):
+            def told_closure(*closure_args, **closure_kwargs):
+                loss = closure(*closure_args, **closure_kwargs)
+                self._tell_stepping()
+                return loss
+
+            if args:
+                args = (told_closure, *args[1:])
+            else:
+                kwargs = dict(kwargs, closure=told_closure)
+        self._stepping_told = False
+        try:
+            if not callable(closure):
+                self._tell_stepping()
+            out = step(self, *args, **kwargs)
+            told = self._stepping_told
+        finally:
+            self._stepping_told = None
+        if told:
+            for listener in listeners:
+                listener.stepped(self)
+        return out
+
+    return telling_step
 
 
 def step_counter() -> Tensor:

@@ -219,6 +219,25 @@ def test_foreach_ops_match_torch():
     assert results[0] == pytest.approx(results[1])
 
 
+def test_foreach_lerp_zero_and_copy_match_torch():
+    """The EMA updates scripts write (timm's ModelEmaV3: _foreach_lerp_ of the EMA weights
+    towards the live ones), with a number, a tensor and a list of tensors as the weight."""
+    torch = torch_or_skip()
+    results = []
+    for lib in (genesis, torch):
+        ema = [lib.zeros(2, dtype=lib.float64), lib.ones(1, dtype=lib.float64)]
+        live = [lib.tensor([1.0, 3.0], dtype=lib.float64), lib.tensor([5.0], dtype=lib.float64)]
+        lib._foreach_lerp_(ema, live, 0.25)
+        lib._foreach_lerp_(ema, live, lib.tensor(0.5, dtype=lib.float64))
+        lib._foreach_lerp_(ema, live, [lib.tensor(0.1, dtype=lib.float64)] * 2)
+        made = lib._foreach_lerp(ema, live, 0.5)
+        copies = [lib.empty(2, dtype=lib.float64), lib.empty(1, dtype=lib.float64)]
+        lib._foreach_copy_(copies, ema)
+        lib._foreach_zero_(ema)
+        results.append([value for t in [*made, *copies, *ema] for value in t.tolist()])
+    assert results[0] == pytest.approx(results[1])
+
+
 def test_foreach_gradients_flow_to_each_tensor():
     torch = torch_or_skip()
     grads = []

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from genesis_cli.app import app
+from tests.helpers import line_of
 
 SCRIPTS = Path(__file__).parent / "data" / "torch"
 
@@ -146,3 +147,28 @@ def test_quiet_summary_suggests_torch_too(tmp_path):
     result = CliRunner().invoke(app, ["trace", "--quiet", "--no-html", "--out", str(out),
                                       str(SCRIPTS / "classifier.py")])
     assert "(the script used PyTorch itself: run it with --torch)" in result.output
+
+
+@pytest.mark.parametrize("script, kind, title", [
+    ("custom_optimizer_no_zero_grad.py", "gradient_accumulation",
+     "gradients accumulate across LARS.step() calls: nothing clears them"),
+    ("closure_optimizer_no_zero_grad.py", "gradient_accumulation",
+     "gradients accumulate across MomentumSGD.step() calls: nothing clears them"),
+    ("accumulation_flush_no_zero_grad.py", "gradient_accumulation",
+     "gradients accumulate across Adam.step() calls: nothing clears them"),
+    ("lookahead_no_zero_grad.py", "gradient_accumulation",
+     "gradients accumulate across Lookahead.step() calls: nothing clears them"),
+    ("head_group_lr_zero.py", "not_updated", "Adam never changes head.weight, head.bias"),
+])
+def test_a_training_loop_bug_in_a_pytorch_script_is_found_once_at_its_line(tmp_path, script, kind,
+                                                                           title):
+    """Buggy twins of clean corpus programs (tests/compat/programs): optimizers with a step
+    of their own (watched like the built-in ones, blamed at the script's step() call, not
+    inside the class), a wrapper's inner optimizer (judged once, as the wrapper), a
+    zero_grad() forgotten after one of two step() calls (blamed at that call), and an lr-0
+    group that should train next to one frozen by lr 0 on purpose and unfrozen later."""
+    result, trace = traced(tmp_path, script, "--torch")
+    assert result.exit_code == 1, result.output
+    (finding,) = trace["findings"]
+    assert (finding["kind"], finding["title"]) == (kind, title)
+    assert finding["source"] == f"{SCRIPTS / script}:{line_of(SCRIPTS / script, '# bug')}"

@@ -197,6 +197,8 @@ def test_compile_and_jit_leave_eager_code_as_it_is():
 
         assert double(torch.tensor(3.0)).item() == 6.0 and helper(1) == 1
         assert torch.jit.trace(model, torch.ones(1, 2)) is model and not torch.jit.is_scripting()
+        forward = model.forward
+        assert model.compile(backend="eager") is None and model.forward == forward
 
 
 def test_dtypes_print_as_torchs_while_genesis_serves_torch():

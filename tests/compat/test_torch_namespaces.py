@@ -1,9 +1,9 @@
-"""torch.xpu, torch.version and torch.hub as genesis serves them, against PyTorch's."""
+"""torch.xpu, torch.cpu, torch.version and torch.hub as genesis serves them, against PyTorch's."""
 import importlib.util
 
 import pytest
 
-from genesis.compat import serve_torch, torch_hub, torch_version, torch_xpu
+from genesis.compat import serve_torch, torch_cpu, torch_hub, torch_version, torch_xpu
 from tests.helpers import torch_or_skip
 
 
@@ -21,6 +21,22 @@ def test_xpu_answers_as_a_pytorch_built_without_one():
             getattr(torch.xpu, name)()
         with pytest.raises(AssertionError, match="not compiled with XPU"):
             getattr(torch_xpu, name)()
+
+
+def test_cpu_answers_as_pytorchs_and_its_amp_is_cpu_autocast():
+    torch = torch_or_skip()
+    for name in ("is_available", "device_count", "current_device", "synchronize"):
+        assert getattr(torch_cpu, name)() == getattr(torch.cpu, name)(), name
+    with serve_torch():
+        import torch as served
+        from torch.cpu.amp import autocast
+
+        layer = served.nn.Linear(2, 3)
+        with autocast():
+            assert layer(served.ones(1, 2)).dtype == served.bfloat16
+        with served.cpu.amp.autocast(enabled=False):
+            assert layer(served.ones(1, 2)).dtype == served.float32
+        assert served.cpu.amp.GradScaler(enabled=False).get_scale() == 1.0
 
 
 def test_version_module_names_pytorchs_fields():

@@ -6,6 +6,7 @@ import genesis
 import genesis.nn as nn
 from genesis.debug.session import TraceSession
 from genesis.optim.lr_scheduler import StepLR
+from tests.helpers import line_of
 
 
 def kinds(session) -> list:
@@ -231,6 +232,25 @@ def test_a_group_with_learning_rate_zero_never_changes_its_parameters():
     assert found[0].details["parameters"] == ["0.weight", "0.bias"] and found[0].details["lr"] == 0.0
 
 
+@pytest.mark.parametrize("unfrozen_at", [5, None], ids=["unfrozen_between_samples", "never"])
+def test_a_group_frozen_by_learning_rate_zero_then_unfrozen_is_no_finding(unfrozen_at):
+    """Steps 0-3 are measured, then every tenth: a group whose lr 0 is raised at step 5 of
+    8 changed at steps no sample saw, so "never changes" would be untrue; left at 0 it
+    is still found."""
+    x, y = regression()
+    model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 1))
+    optimizer = genesis.optim.Adam([{"params": model[0].parameters(), "lr": 0.0},
+                                    {"params": model[2].parameters()}], lr=1e-2)
+    with TraceSession(check=False) as session:
+        for step in range(8):
+            if step == unfrozen_at:
+                optimizer.param_groups[0]["lr"] = 1e-3
+            optimizer.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            optimizer.step()
+    assert kinds(session) == ([] if unfrozen_at else ["not_updated"])
+
+
 def test_a_weight_updated_orders_of_magnitude_less_than_the_others():
     genesis.manual_seed(0)
     model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(),
@@ -419,3 +439,182 @@ def test_a_scheduler_after_an_optimizer_with_its_own_step_is_no_finding():
             optimizer.step()
             scheduler.step()
     assert "scheduler_order" not in kinds(session)
+
+
+class SignSGD(genesis.optim.Optimizer):
+    """An optimizer written the way a paper's pseudo-code is: its own step, under no_grad,
+    calling the closure it is given itself."""
+
+    def __init__(self, params, lr=0.01):
+        super().__init__(params, {"lr": lr})  # (not where the optimizer is made)
+
+    @genesis.no_grad()
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with genesis.enable_grad():
+                loss = closure()  # (not where the optimizer steps)
+        for group in self.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    param.sub_(group["lr"] * param.grad.sign())
+        return loss
+
+
+@pytest.mark.parametrize("clears", [True, False], ids=["zero_grad", "forgotten"])
+@pytest.mark.parametrize("with_closure", [False, True], ids=["plain", "closure"])
+def test_an_optimizer_with_a_hand_written_step_is_watched_as_a_built_in_one(clears, with_closure):
+    """Its steps reach the watch (before, a hand-written step was invisible to it: a missing
+    zero_grad went unseen), at the line of the script's step() call, not a line in the class."""
+    x, y = regression()
+    model = nn.Linear(6, 1)
+
+    def closure():
+        if clears:
+            optimizer.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        return loss
+
+    with TraceSession(check=False) as session:
+        optimizer = SignSGD(model.parameters())  # made here
+        for _ in range(4):
+            if with_closure:
+                optimizer.step(closure)  # the closure's step
+            else:
+                closure()
+                optimizer.step()  # the plain step
+    found = session.result(script="t.py").findings
+    (entry,) = session.optimizer_watch.watched.values()
+    assert entry.steps == 4 and entry.made_at.line == line_of(__file__, "# made here")
+    if clears:
+        assert found == []
+        return
+    assert [finding.kind for finding in found] == ["gradient_accumulation"]
+    marker = "# the closure's step" if with_closure else "# the plain step"
+    assert found[0].source == f"{__file__}:{line_of(__file__, marker)}"
+
+
+def test_a_hand_written_step_calling_super_step_is_one_step():
+    class ClippedSGD(genesis.optim.SGD):
+        def step(self, closure=None):
+            nn.utils.clip_grad_norm_([p for g in self.param_groups for p in g["params"]], 1.0)
+            return super().step(closure)
+
+    x, y = regression()
+    model = nn.Linear(6, 1)
+    optimizer = ClippedSGD(model.parameters(), lr=0.01)
+    with TraceSession(check=False) as session:
+        for _ in range(3):
+            optimizer.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            optimizer.step()
+    (entry,) = session.optimizer_watch.watched.values()
+    assert entry.steps == 3 and kinds(session) == []
+
+
+def test_a_zero_grad_forgotten_after_one_of_two_step_calls_is_found_at_that_call():
+    """An epoch's last, partial accumulation group flushed by a step() of its own that no
+    zero_grad() follows: its gradients enter the next epoch's first step. The finding is at
+    the flushing step() (the one to fix), and names the step() that applied them again."""
+    x, y = regression()
+    model = nn.Linear(6, 1)
+    optimizer = genesis.optim.Adam(model.parameters(), lr=0.01)
+    with TraceSession(check=False) as session:
+        for epoch in range(3):
+            for i in range(5):
+                ((model(x[i::5]) - y[i::5]) ** 2).mean().backward()
+                if i % 2 == 1:
+                    optimizer.step()  # every two batches
+                    optimizer.zero_grad()
+                elif i == 4:
+                    optimizer.step()  # the last, partial group
+    found = session.result(script="t.py").findings
+    assert [finding.kind for finding in found] == ["gradient_accumulation"]
+    flush, regular = line_of(__file__, "# the last, partial group"), line_of(__file__, "# every two")
+    assert found[0].source == f"{__file__}:{flush}"
+    assert found[0].details["step_call"] == f"{__file__}:{regular}"
+    assert (f"They were left by the Adam.step() call at line {flush}, which no zero_grad() "
+            f"followed, and applied again by the one at line {regular}.") in found[0].message
+
+
+class Lookahead(genesis.optim.Optimizer):
+    """A wrapper stepping another optimizer inside its own step, over the same groups."""
+
+    def __init__(self, inner, k=2):
+        self.inner, self.k, self.counter = inner, k, 0
+        self.param_groups, self.state = inner.param_groups, inner.state
+        self.slow = [p.detach().clone() for g in self.param_groups for p in g["params"]]
+
+    def zero_grad(self, set_to_none=True):
+        self.inner.zero_grad(set_to_none)
+
+    @genesis.no_grad()
+    def step(self, closure=None):
+        loss = self.inner.step(closure)
+        self.counter += 1
+        if self.counter % self.k == 0:
+            for slow, fast in zip(self.slow, (p for g in self.param_groups for p in g["params"])):
+                slow.add_(fast - slow, alpha=0.5)
+                fast.copy_(slow)
+        return loss
+
+
+@pytest.mark.parametrize("bug", [None, "no zero_grad", "lr 0"])
+def test_an_optimizer_stepped_inside_a_wrappers_step_is_judged_once_as_the_wrapper(bug):
+    x, y = regression()
+    model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 1))
+    with TraceSession(check=False) as session:
+        first_lr = 0.0 if bug == "lr 0" else 0.01
+        groups = [{"params": model[0].parameters(), "lr": first_lr}, {"params": model[2].parameters()}]
+        inner = genesis.optim.Adam(groups, lr=0.01)  # the groups
+        optimizer = Lookahead(inner)
+        for _ in range(6):
+            if bug != "no zero_grad":
+                optimizer.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            optimizer.step()  # the wrapper's step
+    found = session.result(script="t.py").findings
+    assert [(finding.kind, finding.function) for finding in found] == {
+        None: [], "no zero_grad": [("gradient_accumulation", "Lookahead.step")],
+        "lr 0": [("not_updated", "Lookahead")]}[bug]
+    if bug == "no zero_grad":
+        assert found[0].source == f"{__file__}:{line_of(__file__, '# the wrapper' + chr(39) + 's step')}"
+    if bug == "lr 0":
+        assert found[0].source == f"{__file__}:{line_of(__file__, '# the groups')}"
+        assert "Lookahead (over the param groups of Adam (made at " in found[0].message
+
+
+class AcceleratedOptimizer(genesis.optim.Optimizer):
+    """Hugging Face Accelerate's wrapper, reduced: step() and zero_grad() are called after
+    every micro-batch and act on every `every`-th only (when gradients are synchronised)."""
+
+    def __init__(self, inner, every):
+        self.inner, self.every, self.calls = inner, every, 0
+        self.param_groups, self.state = inner.param_groups, inner.state
+
+    def zero_grad(self, set_to_none=True):
+        if self.calls % self.every == 0:
+            self.inner.zero_grad(set_to_none)
+
+    def step(self, closure=None):
+        self.calls += 1
+        if self.calls % self.every == 0:
+            self.inner.step(closure)
+
+
+@pytest.mark.parametrize("clears", [True, False], ids=["zero_grad", "forgotten"])
+def test_a_wrapper_skipping_steps_while_gradients_accumulate_is_no_finding(clears):
+    """Its skipped steps change no parameter: they are not steps, so the gradients it
+    accumulates over them are not carried across one; without any zero_grad() they are
+    carried across the real ones, and that is found."""
+    x, y = regression()
+    model = nn.Linear(6, 1)
+    with TraceSession(check=False) as session:
+        optimizer = AcceleratedOptimizer(genesis.optim.AdamW(model.parameters(), lr=0.01), every=4)
+        for i in range(16):
+            ((model(x[i::16]) - y[i::16]) ** 2).mean().backward()
+            optimizer.step()
+            if clears:
+                optimizer.zero_grad()
+    assert kinds(session) == ([] if clears else ["gradient_accumulation"])

@@ -218,6 +218,28 @@ def test_load_state_dict_casts_to_the_target_dtype_and_keeps_identity():
     assert weight.tolist() == [[1.0, 1.0]] and weight._version > version
 
 
+def test_load_state_dict_with_assign_takes_the_tensors_themselves_as_pytorch_does():
+    """`assign=True`: the module's parameters and buffers become the state dict's tensors
+    (their dtype too; a parameter keeps the requires_grad of the one it replaces), so an
+    optimizer built before still holds the old parameters."""
+    torch = torch_or_skip()
+    seen = []
+    for lib in (genesis, torch):
+        model = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2))
+        model[0].bias.requires_grad_(False)
+        optimizer = lib.optim.SGD(model.parameters(), lr=0.1)
+        state = {key: value.clone() for key, value in model.state_dict().items()}
+        state["1.running_mean"] = lib.full((2,), 3.0, dtype=lib.float64)
+        model.load_state_dict(state, assign=True)
+        seen.append((model[0].weight.data_ptr() == state["0.weight"].data_ptr(),
+                     type(model[0].weight).__name__, model[0].weight.requires_grad,
+                     model[0].bias.requires_grad, str(model[1].running_mean.dtype).split(".")[-1],
+                     model[1].running_mean is state["1.running_mean"],
+                     "1.running_mean" in dict(model.named_buffers()),
+                     optimizer.param_groups[0]["params"][0] is model[0].weight))
+    assert seen[0] == seen[1] == (True, "Parameter", True, False, "float64", True, True, False)
+
+
 def test_train_eval_propagates():
     net = Net()
     assert all(m.training for m in net.modules())

@@ -443,6 +443,37 @@ def test_step_hooks_run_once_for_a_step_of_its_own_that_calls_super():
     assert optimizer._step_calls == 1
 
 
+def test_a_wrapper_subclass_that_never_calls_optimizer_init_steps():
+    """Lookahead as its popular implementations write it: an Optimizer subclass holding
+    another optimizer and taking its param_groups, without Optimizer.__init__ (PyTorch runs
+    it: such a class's step is plain). Its steps run and count."""
+
+    class Lookahead(optim.Optimizer):
+        def __init__(self, inner, k=2):
+            self.inner, self.k, self.counter = inner, k, 0
+            self.param_groups, self.state = inner.param_groups, inner.state
+            self.slow = [p.detach().clone() for g in self.param_groups for p in g["params"]]
+
+        @genesis.no_grad()
+        def step(self, closure=None):
+            loss = self.inner.step(closure)
+            self.counter += 1
+            if self.counter % self.k == 0:
+                for slow, fast in zip(self.slow, (p for g in self.param_groups for p in g["params"])):
+                    slow.add_(fast - slow, alpha=0.5)
+                    fast.copy_(slow)
+            return loss
+
+    w = genesis.tensor([1.0], requires_grad=True)
+    optimizer = Lookahead(optim.SGD([w], lr=0.5))
+    for _ in range(2):
+        optimizer.zero_grad()
+        (w * w).sum().backward()
+        optimizer.step()
+    assert optimizer._step_calls == 2 and optimizer.inner._step_calls == 2
+    assert w.tolist() == [0.5]  # fast: 1 -> 0 -> 0; then slow 1 + (0 - 1) / 2, copied in
+
+
 def test_a_pre_hook_returning_something_else_is_named():
     optimizer = optim.SGD([genesis.ones(1, requires_grad=True)], lr=0.1)
 
