@@ -18,8 +18,9 @@ update_ratio at the end, from what the watch measured):
   carries a gradient across a step, and is not a finding. A `step()` that had gradients
   and changed no parameter (no version moved, no optimizer stepped inside it) is not a
   step here: a wrapper that skips the update while gradients accumulate, as Hugging Face
-  Accelerate's does, is called every micro-batch. (An optimizer that writes through
-  `.data`, invisible to version counters, is not judged by this rule.)
+  Accelerate's does, is called every micro-batch. A write in place during the step counts
+  as a change too: an optimizer that writes through `.data` (`p.data.add_(...)`, as many
+  hand-written ones do) moves no version counter of its parameters.
 - step_without_backward: `optimizer.step()` with no backward call since that optimizer's
   previous step, while its parameters hold the same gradient tensors as then, unchanged
   (the update is applied again with old gradients). Gradients written in place since (an
@@ -66,6 +67,7 @@ from ..autograd.source import SourceLocation
 from ..dtypes import FLOATING_NUMPY_DTYPES
 from ..nn import _grad_edits as grad_edits
 from ..optim import optimizer as optimizers
+from ..ops.inplace import write_listeners
 from ..optim.lr_scheduler import base as schedulers
 from .optimizer_findings import optimizer_findings, source_text
 from .readings import Readings
@@ -101,6 +103,8 @@ class OptimizerWatch:
         self.stepped_with_grad = set()  # ids of parameters an optimizer stepped with a non-zero .grad
         self.scheduler_early = []   # (scheduler name, optimizer name, source, step)
         self.stepping_now = []      # the entries told `stepping` and not yet `stepped`
+        self.writes_in_steps = 0    # in-place writes seen while an optimizer stepped
+        self._count_write = self._saw_write
         self.events_first, self.events_last = [], deque(maxlen=EVENTS_KEPT)
         self.live_findings = 0      # findings known so far (for a live display)
 
@@ -113,6 +117,7 @@ class OptimizerWatch:
         optimizers.listeners.discard(self)
         schedulers.listeners.discard(self)
         grad_edits.listeners.discard(self)
+        write_listeners.discard(self._count_write)  # (a step that raised left it listening)
 
     def edited(self, changes: list) -> None:
         """Gradient-edit listener: clipping or unscaling rescaled gradients in place. A
@@ -174,6 +179,8 @@ class OptimizerWatch:
             return
         entry.stepped_inside = False
         entry.versions = [_version_of(param) for param in entry.params()]
+        entry.writes_before = self.writes_in_steps
+        write_listeners.add(self._count_write)  # (until no step is in progress)
         calls = self.steps()
         step = calls - 1
         for param in entry.params():  # (a gradient looked at until it is not all zeros)
@@ -191,6 +198,11 @@ class OptimizerWatch:
             entry.before = {id(param): (param, param._device.xp.array(param._data, copy=True))
                             for param in entry.params()
                             if param._grad is not None and param._data.dtype in FLOATING_NUMPY_DTYPES}
+
+    def _saw_write(self, tensor) -> None:
+        """Write listener while an optimizer steps: something is written in place (its
+        parameters or its state, through `.data` too)."""
+        self.writes_in_steps += 1
 
     def _stepped_with(self, key: int, values: list) -> None:
         """A step used parameter `key`'s gradient, which was not all zeros if `values[0]`."""
@@ -277,10 +289,13 @@ class OptimizerWatch:
         entry = self._watched(optimizer)
         if entry in self.stepping_now:
             self.stepping_now.remove(entry)
+        if not self.stepping_now:
+            write_listeners.discard(self._count_write)
         if entry.inside is not None:
             entry.steps += 1
             return
-        if not entry.stepped_inside and entry.versions == [_version_of(param) for param in entry.params()] \
+        if not entry.stepped_inside and entry.writes_before == self.writes_in_steps \
+                and entry.versions == [_version_of(param) for param in entry.params()] \
                 and any(param._grad is not None for param in entry.params()):
             entry.before = None  # it changed nothing it could have: a wrapper that skips the update
             return  # while gradients accumulate (Accelerate's); as if step() had not been called

@@ -41,6 +41,7 @@ class WatchedOptimizer:
         #                                     step ran it (a wrapper's: Lookahead, SAM), if one did
         self.stepped_inside = False         # whether an optimizer it wraps stepped in its latest step
         self.versions = None                # (version, array) of each parameter as its latest step began
+        self.writes_before = 0              # the watch's count of in-place writes then
         self.wraps = None                   # the WatchedOptimizer its step ran, where it was not
         #                                     built itself (a wrapper taking that one's groups)
         self.before = None                  # {id(param): (param, copy of its array)} of a sampled step

@@ -618,3 +618,33 @@ def test_a_wrapper_skipping_steps_while_gradients_accumulate_is_no_finding(clear
             if clears:
                 optimizer.zero_grad()
     assert kinds(session) == ([] if clears else ["gradient_accumulation"])
+
+
+class DataWritingSGD(genesis.optim.Optimizer):
+    """A hand-written SGD as many scripts carry one: it writes through `.data`, which moves
+    no version counter of the parameters."""
+
+    def __init__(self, params, lr=0.05):
+        super().__init__(params, {"lr": lr})
+
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.data.add_(p.grad.data, alpha=-group["lr"])
+
+
+@pytest.mark.parametrize("clears", [True, False], ids=["zero_grad", "forgotten"])
+def test_an_optimizer_writing_through_data_is_watched(clears):
+    """Its steps change the parameters where no version counter sees it: they are steps
+    still, so a forgotten zero_grad with it is found, and none when it is called."""
+    x, y = regression()
+    model = nn.Linear(6, 1)
+    with TraceSession(check=False) as session:
+        optimizer = DataWritingSGD(model.parameters())
+        for i in range(8):
+            if clears:
+                optimizer.zero_grad()
+            ((model(x[i::8]) - y[i::8]) ** 2).mean().backward()
+            optimizer.step()
+    assert kinds(session) == ([] if clears else ["gradient_accumulation"])
