@@ -521,7 +521,7 @@ def _call_site(optimizer) -> SourceLocation | None:
     own = _methods_code(type(optimizer))
     frame, depth, skip = sys._getframe(1), 1, 1
     while frame is not None:  # out to the first frame neither genesis's nor the class's
-        if frame.f_code in own:
+        if id(frame.f_code) in own:  # (by id: hashing a code object hashes its constants)
             skip = depth + 1
         elif not frame.f_globals.get("__name__", "").startswith("genesis."):
             break
@@ -530,14 +530,15 @@ def _call_site(optimizer) -> SourceLocation | None:
 
 
 @functools.cache
-def _methods_code(cls: type) -> frozenset:
-    """The code objects of the methods `cls` and its bases define (decorators unwrapped)."""
-    codes = set()
+def _methods_code(cls: type) -> dict:
+    """{id: code object} of the methods `cls` and its bases define (decorators unwrapped),
+    kept alive here so that an id stays its object's."""
+    codes = {}
     for klass in cls.__mro__:
         for value in vars(klass).values():
             function = getattr(value, "__func__", value)
             if callable(function):
                 code = getattr(inspect.unwrap(function), "__code__", None)
                 if code is not None:
-                    codes.add(code)
-    return frozenset(codes)
+                    codes[id(code)] = code
+    return codes
