@@ -165,8 +165,10 @@ class OptimizerWatch:
         """Optimizer listener, before the update: judge the gradients it is about to use; on
         a sampled step, copy the parameters to measure the update."""
         entry = self._watched(optimizer)
-        if entry in self.stepping_now:  # (its previous step ended in an exception)
-            self.stepping_now.remove(entry)
+        # a step that ended in an exception was never told `stepped`: only those still
+        # running (`Optimizer._inside_step`) can hold this one inside them
+        self.stepping_now = [other for other in self.stepping_now
+                             if other is not entry and getattr(other.optimizer, "_inside_step", True)]
         held = {id(param) for param in entry.params()}
         outer = next((outer for outer in self.stepping_now
                       if held <= {id(param) for param in outer.params()}), None)

@@ -648,3 +648,40 @@ def test_an_optimizer_writing_through_data_is_watched(clears):
             ((model(x[i::8]) - y[i::8]) ** 2).mean().backward()
             optimizer.step()
     assert kinds(session) == ([] if clears else ["gradient_accumulation"])
+
+
+class FlakySGD(genesis.optim.Optimizer):
+    """A hand-written SGD whose step raises when told to (a failed step the script catches)."""
+
+    def __init__(self, params, lr=0.05):
+        super().__init__(params, {"lr": lr})
+        self.fail = False
+
+    def step(self, closure=None):
+        if self.fail:
+            raise RuntimeError("step failed")
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.data.sub_(p.grad * group["lr"])
+
+
+def test_a_step_that_raised_does_not_hold_later_steps_inside_it():
+    """An optimizer whose step raised (caught by the script) is not stepping any more: a
+    later step of another optimizer over the same parameters is judged as its own, and a
+    zero_grad forgotten with that one is found at its line."""
+    x, y = regression()
+    model = nn.Linear(6, 1)
+    with TraceSession(check=False) as session:
+        flaky = FlakySGD(model.parameters())
+        flaky.fail = True
+        plain = genesis.optim.SGD(model.parameters(), lr=0.05)
+        ((model(x[:8]) - y[:8]) ** 2).mean().backward()
+        with pytest.raises(RuntimeError, match="step failed"):
+            flaky.step()
+        for i in range(6):
+            ((model(x[i::8]) - y[i::8]) ** 2).mean().backward()
+            plain.step()  # the later steps
+    found = session.result(script="t.py").findings
+    assert [(finding.kind, finding.function) for finding in found] == [
+        ("gradient_accumulation", "SGD.step")]
