@@ -71,6 +71,9 @@ def _no_gradient(watch, entries: list, module, reason, locate) -> Finding:
     source, code, graph, node = locate(entries[0])
     if reason is not None and reason.source is not None:
         source, code = str(reason.source), reason.source.code
+    site = entries[0].optimizer_site
+    if source is None and site is not None:  # (no op used them: the line that gave them to
+        source, code = str(site), site.code  # the optimizer that still holds them)
     calls = f"{watch.steps} backward call{'s' if watch.steps != 1 else ''}"
     them = "them" if plural else "it"
     title = f"{listed} received no gradient" + (f": {reason.summary(plural)}" if reason else "")

@@ -515,7 +515,7 @@ class TraceSession:
                     name, rank = f"{type(optimizer).__name__}.param_groups[{group}][{index}]", 0
                 entry = self.params.track(name, param, rank=rank, role=role)
                 if entry is not None:
-                    entry.optimizer = made
+                    entry.optimizer, entry.optimizer_site = made, site
 
     def stepping(self, optimizer) -> None:
         """Optimizer listener: a step is about to update (the NaN replay keeps the leaves as

@@ -21,6 +21,7 @@ class Tracked:
     rank: int = 1
     roles: set = field(default_factory=set)
     optimizer: str | None = None   # "SGD (lr=3.0) made at train.py:8", when one was given it
+    optimizer_site: object = None  # the SourceLocation of that line
     unregistered: bool = False     # a module's, held in a plain list/dict: not in parameters()
     never_trains: bool = False     # of a layer built anew in each forward (forward_builds)
     grad_set_by_hand: bool = False  # no backward reached it, yet its optimizer stepped on a .grad
