@@ -105,6 +105,18 @@ def test_a_layer_replaced_after_the_optimizer_was_built_is_said_to_be_no_longer_
     assert new.details["parameters"] == ["fc.weight#2", "fc.bias#2"]
 
 
+def test_an_old_head_no_op_uses_is_found_at_the_line_giving_it_to_the_optimizer(tmp_path):
+    """A head replaced inside an nn.Sequential (model[1] = ...): no op ever used the old one,
+    so its no_gradient finding points at the line that gave it to the optimizer holding it."""
+    script = DATA / "buggy_replaced_sequential_head.py"
+    result, traced = trace(tmp_path, script)
+    assert result.exit_code == 1
+    by_kind = {finding.kind: finding for finding in traced.findings}
+    assert sorted(by_kind) == ["no_gradient", "not_optimized"]
+    assert by_kind["no_gradient"].details["reason"] == "replaced"
+    assert by_kind["no_gradient"].source == f"{script}:{line_of(script, 'optimizer = torch.optim')}"
+
+
 def test_layers_kept_in_a_plain_list_are_named_by_their_path_and_found_unoptimized(tmp_path):
     """Modules in a plain list attribute are not registered: model.parameters() misses
     them, so their gradients pile up and nothing applies them. They are named by the list's
