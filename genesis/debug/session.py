@@ -50,6 +50,7 @@ from .readings import Readings
 from .run_history import RunHistory, distribution_step
 from .softmax_loss import softmax_loss_findings
 from .starved_params import fold_starved
+from .zero_factors import fold_zero_factors
 from .stale_state import StaleStateWatch
 from .write_log import WriteLog
 from .record import record
@@ -572,7 +573,7 @@ class TraceSession:
         findings.extend(self.activations.findings(lambda node: self.node_ids.get(node, (None, None))))
         if error is not None:
             findings.extend(self._error_findings(error))
-        findings = fold_starved(findings, graphs)
+        findings = fold_zero_factors(fold_starved(findings, graphs), graphs)
         findings.sort(key=Finding.sort_key)
         for finding in findings:
             if finding.graph is not None and finding.node is not None:

@@ -17,9 +17,9 @@ layer, a dead layer only partly dead) stays a finding of its own.
 """
 from __future__ import annotations
 
-from .findings import Finding, add_knock_on
+from .findings import add_knock_on
 
-__all__ = ["fold_starved"]
+__all__ = ["fold_starved", "gradient_edges", "reached"]
 
 PRODUCTS = frozenset({"Linear", "MatMul", "Convolution"})  # Functions whose weight's gradient
 # is its input times the output's gradient: zero where the input is all zeros
@@ -64,16 +64,10 @@ def _starved(graph, dead: int) -> tuple:
     """(names of the parameters every gradient path to which passes through node `dead`,
     names of those only products with `dead`'s output as the other factor take)."""
     nodes = graph.nodes
-    inputs, consumers, first = {}, {}, {}  # first: node -> what feeds its input slot 0
-    for edge in graph.edges:
-        if nodes[edge.src].kind == "saved" or nodes[edge.dst].kind == "saved":
-            continue
-        inputs.setdefault(edge.dst, []).append(edge.src)
-        consumers.setdefault(edge.src, []).append(edge)
-        if edge.index == 0:
-            first[edge.dst] = edge.src
-    around = _reached([node.id for node in nodes if node.kind == "output"], inputs, dead)
-    through = _reached(inputs.get(dead, []), inputs, None)
+    inputs, consumers, slots = gradient_edges(graph)
+    first = {node: fed for (node, slot), fed in slots.items() if slot == 0}
+    around = reached([node.id for node in nodes if node.kind == "output"], inputs, dead)
+    through = reached(inputs.get(dead, []), inputs, None)
     upstream = {nodes[i].name for i in through - around if nodes[i].kind == "param"}
     fed = set()
     for node in nodes:
@@ -84,7 +78,22 @@ def _starved(graph, dead: int) -> tuple:
     return upstream, fed
 
 
-def _reached(starts: list, inputs: dict, barrier) -> set:
+def gradient_edges(graph) -> tuple:
+    """The edges gradients flow along (those of saved tensors left out), as (node -> the
+    nodes feeding it, node -> the edges leaving it, (node, input slot) -> the node feeding
+    that slot)."""
+    nodes = graph.nodes
+    inputs, consumers, slots = {}, {}, {}
+    for edge in graph.edges:
+        if nodes[edge.src].kind == "saved" or nodes[edge.dst].kind == "saved":
+            continue
+        inputs.setdefault(edge.dst, []).append(edge.src)
+        consumers.setdefault(edge.src, []).append(edge)
+        slots[(edge.dst, edge.index)] = edge.src
+    return inputs, consumers, slots
+
+
+def reached(starts: list, inputs: dict, barrier) -> set:
     """The nodes reached from `starts` going to inputs, not through node `barrier`."""
     seen, stack = set(), [start for start in starts if start != barrier]
     while stack:
