@@ -260,7 +260,7 @@ def _not_optimized_findings(watch, params) -> list:
     if not any(entry.steps >= 2 for entry in watch.watched.values()):
         return []
     held = {id(param) for entry in watch.watched.values() for param in entry.params()}
-    missing, unregistered, since = [], [], None
+    missing, unregistered, since, tensors = [], [], None, []
     last_step_call = max(entry.last_step_call or 0 for entry in watch.watched.values())
     for key, tracked in params.tracked.items():
         if key in held or not tracked.is_parameter:
@@ -270,6 +270,7 @@ def _not_optimized_findings(watch, params) -> list:
         if len([1 for _, grad, _ in readings if grad]) >= 2 and len(weights) == 1 and \
                 last_step_call > readings[0][0]:  # (calls counted at a step: its step + 1)
             missing.append(tracked.name)
+            tensors.append(tracked.tensor)
             since = readings[0][0] if since is None else min(since, readings[0][0])
             if tracked.unregistered:
                 unregistered.append(tracked.name)
@@ -278,12 +279,20 @@ def _not_optimized_findings(watch, params) -> list:
     fix = ("Pass all the model's parameters to the optimizer (model.parameters(), or add a "
            "parameter group for the module that was left out)")
     left, holders = _left_behind(watch, params, since)
+    made = _made_after_the_optimizers(watch, tensors)
+    if made is not None and not left:
+        fix = (f"{'It was' if len(missing) == 1 else 'They were'} made at "
+               f"{short_path(made.file)}:{made.line}, after the optimizer was built: build the "
+               f"optimizer once the model is complete (or give {'it' if len(missing) == 1 else 'them'} "
+               "to it with add_param_group)")
     if left:
         fix = (f"{_listing(left)}, which {' and '.join(holders)} "
                f"hold{'s' if len(holders) == 1 else ''}, "
                f"got no gradient from any backward call since step {since}, when these were "
                "first reached: the model (or these layers) was made anew after the optimizer "
-               "was built, and the optimizer still holds the old tensors. Build the "
+               "was built" + (f" (the new ones at {short_path(made.file)}:{made.line})"
+                              if made is not None else "")
+               + ", and the optimizer still holds the old tensors. Build the "
                "optimizer from the new model's parameters (to resume a run, then load its "
                "state_dict)")
     if unregistered:
@@ -294,19 +303,33 @@ def _not_optimized_findings(watch, params) -> list:
                "in nn.ModuleList or nn.ModuleDict"
                + ("" if len(unregistered) == len(missing) else
                   "; pass the others to the optimizer too"))
-    made = "; ".join(entry.made_words() for entry in watch.watched.values())
+    held_by = "; ".join(entry.made_words() for entry in watch.watched.values())
     first = next(iter(watch.watched.values()))
+    located = _built_at(first) if made is None else \
+        {"function": first.name, "source": source_text(made), "code": made.code}
     return [Finding(
         "not_optimized", "error",
         f"{_listing(missing)} get{'s' if len(missing) == 1 else ''} gradients but no "
         "optimizer updates them",
         f"{_listing(missing)} received gradients, but no optimizer holds "
-        f"{'it' if len(missing) == 1 else 'them'} ({made}) and "
+        f"{'it' if len(missing) == 1 else 'them'} ({held_by}) and "
         f"{'its' if len(missing) == 1 else 'their'} values never changed: "
         f"{'it stays' if len(missing) == 1 else 'they stay'} as initialised. {fix}; if "
         "they are meant to stay fixed, set requires_grad=False.",
-        **_built_at(first),
+        **located,
         details={"parameters": missing})]
+
+
+def _made_after_the_optimizers(watch, tensors: list):
+    """The SourceLocation that made the first of `tensors`, if each was made after every
+    optimizer was built (a layer replaced, or weights loaded with `assign=True`, after the
+    optimizer took the old ones); else None."""
+    built = [entry.made_order for entry in watch.watched.values()]
+    births = [watch.births.of(tensor) for tensor in tensors]
+    if not births or None in built or any(order is None or site is None or order < max(built)
+                                          for site, order in births):
+        return None
+    return min(births, key=lambda birth: birth[1])[0]
 
 
 def _left_behind(watch, params, since: int) -> tuple:

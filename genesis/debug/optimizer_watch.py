@@ -70,6 +70,7 @@ from ..optim import optimizer as optimizers
 from ..ops.inplace import write_listeners
 from ..optim.lr_scheduler import base as schedulers
 from .optimizer_findings import optimizer_findings, source_text
+from .parameter_births import ParameterBirths, now
 from .readings import Readings
 from .sampling import sampled
 from .step_series import StepSeries
@@ -104,6 +105,7 @@ class OptimizerWatch:
         self.scheduler_early = []   # (scheduler name, optimizer name, source, step)
         self.stepping_now = []      # the entries told `stepping` and not yet `stepped`
         self.writes_in_steps = 0    # in-place writes seen while an optimizer stepped
+        self.births = ParameterBirths()  # where each parameter was made, and when
         self._count_write = self._saw_write
         self.events_first, self.events_last = [], deque(maxlen=EVENTS_KEPT)
         self.live_findings = 0      # findings known so far (for a live display)
@@ -112,12 +114,14 @@ class OptimizerWatch:
         optimizers.listeners.add(self)
         schedulers.listeners.add(self)
         grad_edits.listeners.add(self)
+        self.births.start()
 
     def stop(self) -> None:
         optimizers.listeners.discard(self)
         schedulers.listeners.discard(self)
         grad_edits.listeners.discard(self)
         write_listeners.discard(self._count_write)  # (a step that raised left it listening)
+        self.births.stop()
 
     def edited(self, changes: list) -> None:
         """Gradient-edit listener: clipping or unscaling rescaled gradients in place. A
@@ -159,7 +163,8 @@ class OptimizerWatch:
     def params_added(self, optimizer, params: list) -> None:
         """Optimizer listener: a parameter group was added; the first names the building line."""
         if id(optimizer) not in self.watched:
-            self.watched[id(optimizer)] = WatchedOptimizer(optimizer, _call_site(optimizer))
+            entry = self.watched[id(optimizer)] = WatchedOptimizer(optimizer, _call_site(optimizer))
+            entry.made_order = now()
 
     def stepping(self, optimizer) -> None:
         """Optimizer listener, before the update: judge the gradients it is about to use; on

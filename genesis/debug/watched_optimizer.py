@@ -16,6 +16,7 @@ class WatchedOptimizer:
         self.optimizer = optimizer          # kept alive, so its id stays its own
         self.name = type(optimizer).__name__
         self.made_at = made_at
+        self.made_order = None              # `parameter_births.now()` when it was built
         self.steps = 0
         self.steps_with_gradients = 0       # steps at which some parameter it holds had a .grad
         self.last_step_call = None          # backward calls finished at its previous step

@@ -8,10 +8,25 @@ tensor([0., 0.], requires_grad=True)
 """
 from __future__ import annotations
 
+from typing import Protocol
+
 from ..creation import empty
+from ..listeners import Listeners
 from ..tensor import Tensor, wrap_array
 
-__all__ = ["Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer", "is_lazy"]
+__all__ = ["Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer", "is_lazy",
+           "made_listeners", "ParameterMadeListener"]
+
+
+class ParameterMadeListener(Protocol):
+    """Told of each Parameter as it is made (genesis trace: where a model's layers were
+    built, to tell a layer made after its optimizer)."""
+
+    def __call__(self, parameter: "Parameter") -> None:
+        ...
+
+
+made_listeners: Listeners[ParameterMadeListener] = Listeners()
 
 
 class Parameter(Tensor):
@@ -28,6 +43,8 @@ class Parameter(Tensor):
             raise TypeError(f"Parameter expects a genesis Tensor, got {type(data).__name__}; "
                             "wrap it first: Parameter(genesis.tensor(data))")
         self._set_storage(data._data, data._device, data._version_counter, requires_grad)
+        for listener in made_listeners:
+            listener(self)
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()

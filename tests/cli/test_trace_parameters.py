@@ -115,6 +115,11 @@ def test_an_old_head_no_op_uses_is_found_at_the_line_giving_it_to_the_optimizer(
     assert sorted(by_kind) == ["no_gradient", "not_optimized"]
     assert by_kind["no_gradient"].details["reason"] == "replaced"
     assert by_kind["no_gradient"].source == f"{script}:{line_of(script, 'optimizer = torch.optim')}"
+    # the new head's finding is at the line that made it, after the optimizer was built
+    made = line_of(script, "model[1] = nn.Linear")
+    assert by_kind["not_optimized"].source == f"{script}:{made}"
+    assert f"{script.name}:{made}, after the optimizer was built" in \
+        " ".join(by_kind["not_optimized"].message.split())
 
 
 def test_layers_kept_in_a_plain_list_are_named_by_their_path_and_found_unoptimized(tmp_path):
@@ -224,4 +229,6 @@ def test_a_model_rebuilt_after_the_recorded_steps_without_its_optimizer_is_found
     assert ("hidden.weight, hidden.bias, out.weight, out.bias, which Adam holds, got no gradient "
             "from any backward call since step 10") in said
     assert "the model (or these layers) was made anew after the optimizer was built" in said
-    assert finding.source == f"{script}:{line_of(script, 'optimizer = torch.optim.Adam(')}"
+    rebuilt = line_of(script, "model = Net()  # BUG")  # the line that made the new parameters
+    assert f"(the new ones at " in said and f"{script.name}:{rebuilt})" in said
+    assert finding.source == f"{script}:{rebuilt}"

@@ -8,6 +8,7 @@ import genesis
 import genesis.nn as nn
 import genesis.nn.functional as F
 from genesis.debug.session import TraceSession
+from tests.helpers import line_of
 
 
 class LoRALinear(nn.Module):
@@ -96,3 +97,30 @@ def test_a_parameter_with_a_path_around_the_product_keeps_its_own_finding(around
     found = train(model, optimizer)
     assert sorted(finding.kind for finding in found) == ["not_optimized", "zero_gradient"]
     assert "starved" not in next(f for f in found if f.kind == "not_optimized").details
+
+
+
+def test_adapters_added_after_the_optimizer_are_found_at_the_line_adding_them():
+    """The adapter is put in after the optimizer took the model's parameters: B's finding is
+    at the line that made the adapter (not inside its constructor), with A told in it."""
+    genesis.manual_seed(0)
+    x, y = genesis.randn(96, 8), genesis.randint(0, 3, (96,))
+    with TraceSession(check=False) as session:
+        model = Classifier()
+        model.adapted = model.adapted.base  # a plain model first
+        optimizer = genesis.optim.AdamW(model.parameters(), lr=1e-2)
+        model.requires_grad_(False)
+        adapter = LoRALinear(8)  # the adapters, after the optimizer was built
+        adapter.base = model.adapted
+        model.adapted = adapter
+        for step in range(12):
+            batch = slice(8 * step, 8 * step + 8)
+            optimizer.zero_grad()
+            F.cross_entropy(model(x[batch]), y[batch]).backward()
+            optimizer.step()
+    found = session.result(script="t.py").findings
+    assert sorted(finding.kind for finding in found) == ["not_optimized", "not_updated"]
+    missing = next(finding for finding in found if finding.kind == "not_optimized")
+    assert missing.source == f"{__file__}:{line_of(__file__, 'adapter = LoRALinear(8)')}"
+    assert "after the optimizer was built" in " ".join(missing.message.split())
+    assert missing.details["starved"][0].endswith("lora_a")
