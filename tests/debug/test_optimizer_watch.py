@@ -7,6 +7,7 @@ import genesis.nn as nn
 from genesis.debug.session import TraceSession
 from genesis.optim.lr_scheduler import StepLR
 from tests.helpers import line_of
+from tests.optimizer_wrappers import Lookahead
 
 
 def kinds(session) -> list:
@@ -536,28 +537,6 @@ def test_a_zero_grad_forgotten_after_one_of_two_step_calls_is_found_at_that_call
     assert found[0].details["step_call"] == f"{__file__}:{regular}"
     assert (f"They were left by the Adam.step() call at line {flush}, which no zero_grad() "
             f"followed, and applied again by the one at line {regular}.") in found[0].message
-
-
-class Lookahead(genesis.optim.Optimizer):
-    """A wrapper stepping another optimizer inside its own step, over the same groups."""
-
-    def __init__(self, inner, k=2):
-        self.inner, self.k, self.counter = inner, k, 0
-        self.param_groups, self.state = inner.param_groups, inner.state
-        self.slow = [p.detach().clone() for g in self.param_groups for p in g["params"]]
-
-    def zero_grad(self, set_to_none=True):
-        self.inner.zero_grad(set_to_none)
-
-    @genesis.no_grad()
-    def step(self, closure=None):
-        loss = self.inner.step(closure)
-        self.counter += 1
-        if self.counter % self.k == 0:
-            for slow, fast in zip(self.slow, (p for g in self.param_groups for p in g["params"])):
-                slow.add_(fast - slow, alpha=0.5)
-                fast.copy_(slow)
-        return loss
 
 
 @pytest.mark.parametrize("bug", [None, "no zero_grad", "lr 0"])

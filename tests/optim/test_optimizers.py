@@ -7,6 +7,7 @@ import pytest
 import genesis
 from genesis import optim
 from tests.helpers import torch_or_skip
+from tests.optimizer_wrappers import Lookahead
 
 CONFIGS = [
     ("SGD", dict(lr=0.1)),
@@ -447,23 +448,6 @@ def test_a_wrapper_subclass_that_never_calls_optimizer_init_steps():
     """Lookahead as its popular implementations write it: an Optimizer subclass holding
     another optimizer and taking its param_groups, without Optimizer.__init__ (PyTorch runs
     it: such a class's step is plain). Its steps run and count."""
-
-    class Lookahead(optim.Optimizer):
-        def __init__(self, inner, k=2):
-            self.inner, self.k, self.counter = inner, k, 0
-            self.param_groups, self.state = inner.param_groups, inner.state
-            self.slow = [p.detach().clone() for g in self.param_groups for p in g["params"]]
-
-        @genesis.no_grad()
-        def step(self, closure=None):
-            loss = self.inner.step(closure)
-            self.counter += 1
-            if self.counter % self.k == 0:
-                for slow, fast in zip(self.slow, (p for g in self.param_groups for p in g["params"])):
-                    slow.add_(fast - slow, alpha=0.5)
-                    fast.copy_(slow)
-            return loss
-
     w = genesis.tensor([1.0], requires_grad=True)
     optimizer = Lookahead(optim.SGD([w], lr=0.5))
     for _ in range(2):
